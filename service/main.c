@@ -1,0 +1,275 @@
+/* tkd: the tk worker daemon. Parses the command line, prepares the default
+ * socket directory, registers the services and serves until SIGTERM/SIGINT.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <tk/client.h>
+
+#include "rpc/rpc.h"
+
+#ifndef TK_VERSION
+#define TK_VERSION "0.0.0"
+#endif
+
+#define MAX_LISTEN 16
+#define MAX_ROOTS 64
+
+static const char usage_text[] =
+    "usage: tkd [options]\n"
+    "\n"
+    "The tk worker daemon: serves tk.v1.* calls (protobuf over NNG REQ/REP).\n"
+    "\n"
+    "options:\n"
+    "  --listen URL            where to listen (repeatable); default\n"
+    "                          ipc://$XDG_RUNTIME_DIR/tk/tkd.sock, or\n"
+    "                          ipc:///tmp/tk-$UID/tkd.sock without it;\n"
+    "                          TK_ADDR overrides the default\n"
+    "  --root DIR              a directory that repository and search paths\n"
+    "                          must resolve into (repeatable)\n"
+    "  --workers N             threads running calls (default 16)\n"
+    "  --queue-depth N         calls waiting for a worker before callers get\n"
+    "                          RESOURCE_EXHAUSTED (default 64)\n"
+    "  --max-request-bytes N   largest request frame (default 4194304); a\n"
+    "                          larger one closes that connection\n"
+    "  --shutdown-grace-ms N   how long SIGTERM waits for running writes\n"
+    "                          (default 60000)\n"
+    "  --log-level L           error, warn, info (default; one line per\n"
+    "                          call) or debug\n"
+    "  --help                  this text\n"
+    "  --version               the version\n"
+    "\n"
+    "ipc sockets are created 0600 in a 0700 directory, and a peer whose uid\n"
+    "differs from tkd's gets PERMISSION_DENIED. SIGTERM or SIGINT: stop\n"
+    "accepting, cancel reads, let started writes finish, exit 0; a second\n"
+    "signal exits at once (status 130).\n";
+
+typedef struct options {
+    const char *listen[MAX_LISTEN];
+    size_t n_listen;
+    char *roots[MAX_ROOTS];
+    size_t n_roots;
+    rpc_config rpc;
+    char default_addr[PATH_MAX + 8];
+} options;
+
+static int parse_uint(const char *flag, const char *s, unsigned long long max,
+                      unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v > max) {
+        fprintf(stderr, "tkd: %s wants a whole number up to %llu, not \"%s\"\n",
+                flag, max, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int add_root(options *o, const char *dir)
+{
+    if (o->n_roots == MAX_ROOTS) {
+        fprintf(stderr, "tkd: at most %d --root directories\n", MAX_ROOTS);
+        return -1;
+    }
+    char *real = realpath(dir, NULL);
+    struct stat st;
+    if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "tkd: --root %s: %s\n", dir,
+                real == NULL ? strerror(errno) : "not a directory");
+        free(real);
+        return -1;
+    }
+    o->roots[o->n_roots++] = real;
+    return 0;
+}
+
+enum {
+    OPT_LISTEN = 1000,
+    OPT_ROOT,
+    OPT_WORKERS,
+    OPT_QUEUE,
+    OPT_MAXREQ,
+    OPT_GRACE,
+    OPT_LOGLEVEL,
+    OPT_HELP,
+    OPT_VERSION,
+};
+
+/* Returns 0 to run, 1 to exit 0 (help/version), -1 on a usage error. */
+static int parse_args(options *o, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"root", required_argument, NULL, OPT_ROOT},
+        {"workers", required_argument, NULL, OPT_WORKERS},
+        {"queue-depth", required_argument, NULL, OPT_QUEUE},
+        {"max-request-bytes", required_argument, NULL, OPT_MAXREQ},
+        {"shutdown-grace-ms", required_argument, NULL, OPT_GRACE},
+        {"log-level", required_argument, NULL, OPT_LOGLEVEL},
+        {"help", no_argument, NULL, OPT_HELP},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    unsigned long long v;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_LISTEN:
+            if (o->n_listen == MAX_LISTEN) {
+                fprintf(stderr, "tkd: at most %d --listen addresses\n",
+                        MAX_LISTEN);
+                return -1;
+            }
+            o->listen[o->n_listen++] = optarg;
+            break;
+        case OPT_ROOT:
+            if (add_root(o, optarg) != 0)
+                return -1;
+            break;
+        case OPT_WORKERS:
+            if (parse_uint("--workers", optarg, 1024, &v) != 0 || v == 0)
+                return -1;
+            o->rpc.workers = (unsigned)v;
+            break;
+        case OPT_QUEUE:
+            if (parse_uint("--queue-depth", optarg, 65536, &v) != 0 || v == 0)
+                return -1;
+            o->rpc.queue_depth = (unsigned)v;
+            break;
+        case OPT_MAXREQ:
+            if (parse_uint("--max-request-bytes", optarg, 1ULL << 30, &v) !=
+                    0 ||
+                v < 64)
+                return -1;
+            o->rpc.max_request_bytes = (size_t)v;
+            break;
+        case OPT_GRACE:
+            if (parse_uint("--shutdown-grace-ms", optarg, 3600000, &v) != 0)
+                return -1;
+            o->rpc.shutdown_grace_ms = (uint32_t)v;
+            break;
+        case OPT_LOGLEVEL: {
+            int level = rpc_log_level_from_name(optarg);
+            if (level < 0) {
+                fprintf(stderr,
+                        "tkd: --log-level is error, warn, info or debug, "
+                        "not \"%s\"\n",
+                        optarg);
+                return -1;
+            }
+            rpc_log_set_level((rpc_log_level)level);
+            break;
+        }
+        case OPT_HELP:
+            fputs(usage_text, stdout);
+            return 1;
+        case OPT_VERSION:
+            printf("tkd %s\n", TK_VERSION);
+            return 1;
+        default:
+            fprintf(stderr, "tkd --help lists the options\n");
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tkd: unexpected argument \"%s\" (tkd --help)\n",
+                argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+/* The default socket's directory: created 0700, and refused when someone
+ * else owns it or others may enter it. */
+static int prepare_socket_dir(const char *url)
+{
+    if (strncmp(url, "ipc://", 6) != 0)
+        return 0;
+    char dir[PATH_MAX + 8];
+    snprintf(dir, sizeof dir, "%s", url + 6);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL || slash == dir)
+        return 0;
+    *slash = '\0';
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "tkd: cannot create %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "tkd: %s is not a directory\n", dir);
+        return -1;
+    }
+    if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+        fprintf(stderr,
+                "tkd: %s must be a 0700 directory owned by uid %u; fix it "
+                "or pass --listen\n",
+                dir, (unsigned)geteuid());
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    /* Before any thread exists, so every thread inherits the mask. */
+    if (rpc_block_stop_signals() != 0) {
+        fprintf(stderr, "tkd: cannot block signals\n");
+        return 1;
+    }
+    options o;
+    memset(&o, 0, sizeof o);
+    rpc_config_init(&o.rpc);
+    o.rpc.version = TK_VERSION;
+    int rv = parse_args(&o, argc, argv);
+    if (rv != 0) {
+        for (size_t i = 0; i < o.n_roots; i++)
+            free(o.roots[i]);
+        return rv > 0 ? 0 : 2;
+    }
+    if (o.n_listen == 0) {
+        if (tk_default_address(o.default_addr, sizeof o.default_addr) != 0) {
+            fprintf(stderr, "tkd: the default socket path is too long; "
+                            "pass --listen\n");
+            return 2;
+        }
+        if (getenv("TK_ADDR") == NULL &&
+            prepare_socket_dir(o.default_addr) != 0)
+            return 1;
+        o.listen[o.n_listen++] = o.default_addr;
+    }
+    o.rpc.listen = o.listen;
+    o.rpc.n_listen = o.n_listen;
+
+    char err[512] = "";
+    rpc_server *srv = NULL;
+    rv = rpc_server_new(&srv, &o.rpc, err, sizeof err);
+    if (rv == 0)
+        rv = rpc_server_start(srv, err, sizeof err);
+    if (rv != 0) {
+        fprintf(stderr, "tkd: %s\n", err);
+        rpc_server_free(srv);
+        for (size_t i = 0; i < o.n_roots; i++)
+            free(o.roots[i]);
+        return 1;
+    }
+    for (size_t i = 0; i < o.n_listen; i++)
+        rpc_log(RPC_LOG_INFO, "tkd %s listening on %s", TK_VERSION,
+                o.listen[i]);
+    for (size_t i = 0; i < o.n_roots; i++)
+        rpc_log(RPC_LOG_INFO, "root %s", o.roots[i]);
+    rv = rpc_serve_until_signal(srv);
+    rpc_server_free(srv);
+    for (size_t i = 0; i < o.n_roots; i++)
+        free(o.roots[i]);
+    return rv == 0 ? 0 : 1;
+}

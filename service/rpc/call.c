@@ -1,0 +1,295 @@
+/* The call handle: deadline, cancellation, call-scoped memory, outcome. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rpc_int.h"
+
+int64_t rpc_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t rpc_call_deadline(const rpc_call *call)
+{
+    return atomic_load(&call->deadline);
+}
+
+rpc_kind rpc_call_kind(const rpc_call *call)
+{
+    return call->reg->method->kind;
+}
+
+uint64_t rpc_call_id(const rpc_call *call)
+{
+    return call->id;
+}
+
+const char *rpc_call_method(const rpc_call *call)
+{
+    return call->reg->method->name;
+}
+
+rpc_peer rpc_call_peer(const rpc_call *call)
+{
+    return call->peer;
+}
+
+rpc_cause rpc_call_cause(const rpc_call *call)
+{
+    int cause = atomic_load(&call->cause);
+    if (cause != RPC_CAUSE_NONE)
+        return (rpc_cause)cause;
+    if (rpc_now_ns() >= atomic_load(&call->deadline))
+        return RPC_CAUSE_DEADLINE;
+    return RPC_CAUSE_NONE;
+}
+
+int rpc_call_cancel_fd(const rpc_call *call)
+{
+    return call->cancel_fd;
+}
+
+/* Called with the registry lock held, so that a cancel and the end of the
+ * call cannot cross: the first cause wins, the eventfd is written once. */
+void rpc_call__cancel(rpc_call *call, rpc_cause cause)
+{
+    int expected = RPC_CAUSE_NONE;
+    if (!atomic_compare_exchange_strong(&call->cause, &expected, (int)cause))
+        return;
+    uint64_t one = 1;
+    ssize_t n = write(call->cancel_fd, &one, sizeof one);
+    (void)n; /* an eventfd write of 1 cannot fail short of overflow */
+}
+
+int rpc_call_poll(const rpc_call *call, struct pollfd *fds, size_t nfds,
+                  int64_t until_ns)
+{
+    struct pollfd local[17];
+    struct pollfd *all = local;
+    if (nfds + 1 > sizeof local / sizeof local[0]) {
+        all = calloc(nfds + 1, sizeof *all);
+        if (all == NULL)
+            return -ENOMEM;
+    }
+    int rv;
+    for (;;) {
+        if (rpc_call_cause(call) != RPC_CAUSE_NONE) {
+            rv = 0;
+            break;
+        }
+        int64_t end = rpc_call_deadline(call);
+        if (until_ns < end)
+            end = until_ns;
+        int64_t left = end - rpc_now_ns();
+        if (left <= 0) {
+            rv = 0;
+            break;
+        }
+        /* Round up so that poll never returns just before the deadline. */
+        int64_t ms = (left + 999999) / 1000000;
+        int timeout = ms > 60000 ? 60000 : (int)ms;
+        if (nfds > 0)
+            memcpy(all, fds, nfds * sizeof *fds);
+        all[nfds].fd = call->cancel_fd;
+        all[nfds].events = POLLIN;
+        all[nfds].revents = 0;
+        int n = poll(all, (nfds_t)nfds + 1, timeout);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            rv = -errno;
+            break;
+        }
+        if (n == 0)
+            continue; /* re-evaluate deadline / until */
+        int ready = 0;
+        for (size_t i = 0; i < nfds; i++) {
+            fds[i].revents = all[i].revents;
+            if (all[i].revents != 0)
+                ready++;
+        }
+        if (ready > 0) {
+            rv = ready;
+            break;
+        }
+        /* Only the cancel fd: the loop head reports it. */
+    }
+    if (all != local)
+        free(all);
+    return rv;
+}
+
+/* ---- call-scoped memory --------------------------------------------------- */
+
+void *rpc_call_alloc(rpc_call *call, size_t size)
+{
+    const size_t align = _Alignof(max_align_t);
+    size = (size + align - 1) & ~(align - 1);
+    if (size == 0)
+        size = align;
+    rpc_arena_block *b = call->arena;
+    if (b == NULL || b->cap - b->used < size) {
+        size_t cap = size > 16384 ? size : 16384;
+        rpc_arena_block *nb = malloc(sizeof *nb + cap);
+        if (nb == NULL) {
+            rpc_log(RPC_LOG_ERROR, "out of memory for a reply of %zu bytes",
+                    size);
+            abort();
+        }
+        nb->next = b;
+        nb->used = 0;
+        nb->cap = cap;
+        call->arena = nb;
+        b = nb;
+    }
+    void *p = b->data + b->used;
+    b->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+char *rpc_call_strndup(rpc_call *call, const char *s, size_t n)
+{
+    char *p = rpc_call_alloc(call, n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *rpc_call_strdup(rpc_call *call, const char *s)
+{
+    return rpc_call_strndup(call, s, strlen(s));
+}
+
+void rpc_arena__free(rpc_arena_block **arena)
+{
+    rpc_arena_block *b = *arena;
+    while (b != NULL) {
+        rpc_arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    *arena = NULL;
+}
+
+/* ---- outcome -------------------------------------------------------------- */
+
+static void set_message(rpc_call *call, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+static void set_message(rpc_call *call, const char *fmt, va_list ap)
+{
+    char buf[1024];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    call->message = rpc_call_strdup(call, buf);
+}
+
+void rpc_call_fail(rpc_call *call, rpc_code code, const char *reason,
+                   const char *fmt, ...)
+{
+    call->code = code;
+    call->reason = reason;
+    va_list ap;
+    va_start(ap, fmt);
+    set_message(call, fmt, ap);
+    va_end(ap);
+}
+
+rpc_cause rpc_call_fail_stopped(rpc_call *call)
+{
+    rpc_cause cause = rpc_call_cause(call);
+    call->end_cause = cause;
+    switch (cause) {
+    case RPC_CAUSE_CALLER:
+        rpc_call_fail(call, RPC_CANCELLED, NULL, "cancelled by the caller");
+        break;
+    case RPC_CAUSE_SHUTDOWN:
+        rpc_call_fail(call, RPC_UNAVAILABLE, "SHUTTING_DOWN",
+                      "tkd is shutting down");
+        call->retry_after_ms = 1000;
+        break;
+    case RPC_CAUSE_DEADLINE:
+    default:
+        call->end_cause = RPC_CAUSE_DEADLINE;
+        if (rpc_call_kind(call) == RPC_WRITE)
+            rpc_call_fail(call, RPC_DEADLINE_EXCEEDED, "WRITE_TIMEOUT",
+                          "the write exceeded its own timeout of %u ms",
+                          (unsigned)call->reg->method->ceiling_ms);
+        else
+            rpc_call_fail(call, RPC_DEADLINE_EXCEEDED, NULL,
+                          "deadline exceeded");
+        break;
+    }
+    return call->end_cause;
+}
+
+void rpc_call_set_partial(rpc_call *call, rpc_cause cause)
+{
+    call->partial = true;
+    call->end_cause = cause;
+}
+
+void rpc_call_set_stderr(rpc_call *call, const void *data, size_t len)
+{
+    void *copy = rpc_call_alloc(call, len);
+    memcpy(copy, data, len);
+    call->stderr_data = copy;
+    call->stderr_len = len;
+}
+
+void rpc_call_set_cleanup(rpc_call *call, bool process_killed,
+                          uint32_t cleanup_ms)
+{
+    call->process_killed = process_killed;
+    call->cleanup_ms = cleanup_ms;
+}
+
+void rpc_call_set_write_completed(rpc_call *call, bool completed)
+{
+    call->write_completed_set = true;
+    call->write_completed = completed;
+}
+
+void rpc_call_set_retry_after(rpc_call *call, uint32_t ms)
+{
+    call->retry_after_ms = ms;
+}
+
+/* Between calls of a slot: drop the outcome and memory, clear the cancel
+ * signal. The registry lock is held, so no cancel races with the reset. */
+void rpc_call__reset(rpc_call *call)
+{
+    if (atomic_load(&call->cause) != RPC_CAUSE_NONE) {
+        uint64_t v;
+        ssize_t n = read(call->cancel_fd, &v, sizeof v);
+        (void)n; /* the eventfd was written, so this read cannot block */
+    }
+    if (call->payload != NULL)
+        protobuf_c_message_free_unpacked(call->payload, NULL);
+    if (call->request != NULL)
+        tk__v1__request__free_unpacked(call->request, NULL);
+    /* Keep one block: most calls fit, and it spares a malloc per call. */
+    rpc_arena_block *keep = call->arena;
+    if (keep != NULL) {
+        rpc_arena__free(&keep->next);
+        if (keep->cap > 65536) {
+            free(keep);
+            keep = NULL;
+        } else {
+            keep->used = 0;
+        }
+    }
+    int fd = call->cancel_fd;
+    rpc_slot *slot = call->slot;
+    memset(call, 0, sizeof *call);
+    call->cancel_fd = fd;
+    call->slot = slot;
+    call->arena = keep;
+    atomic_init(&call->cause, RPC_CAUSE_NONE);
+    atomic_init(&call->deadline, INT64_MAX);
+}

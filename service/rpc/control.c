@@ -1,0 +1,101 @@
+/* tk.v1.Control: Ping, Cancel, ListMethods. Registered by rpc_server_new on
+ * every server, through the same method table as every other service. */
+#include <string.h>
+
+#include "rpc_int.h"
+
+static void ping(void *svc, rpc_call *call, const ProtobufCMessage *request,
+                 ProtobufCMessage *reply)
+{
+    const rpc_server *srv = svc;
+    const Tk__V1__PingRequest *in = (const Tk__V1__PingRequest *)request;
+    Tk__V1__PingReply *out = (Tk__V1__PingReply *)reply;
+    (void)call;
+    out->data = in->data;
+    out->server_version = (char *)rpc_server__version(srv);
+    out->uptime_ms = (uint64_t)rpc_server__uptime_ms(srv);
+}
+
+/* Inline: runs on the receive path, so it reaches a call even when every
+ * worker is busy. Only the caller's own connection is searched. */
+static void cancel(void *svc, rpc_call *call, const ProtobufCMessage *request,
+                   ProtobufCMessage *reply)
+{
+    const Tk__V1__CancelRequest *in = (const Tk__V1__CancelRequest *)request;
+    Tk__V1__CancelReply *out = (Tk__V1__CancelReply *)reply;
+    out->outcome =
+        rpc_server__cancel(svc, rpc_call_peer(call).conn, in->call_id);
+}
+
+static bool in_service(const char *method, const char *service)
+{
+    size_t n = strlen(service);
+    return n == 0 || (strncmp(method, service, n) == 0 && method[n] == '/');
+}
+
+static void list_methods(void *svc, rpc_call *call,
+                         const ProtobufCMessage *request,
+                         ProtobufCMessage *reply)
+{
+    const Tk__V1__ListMethodsRequest *in =
+        (const Tk__V1__ListMethodsRequest *)request;
+    Tk__V1__ListMethodsReply *out = (Tk__V1__ListMethodsReply *)reply;
+    size_t n;
+    const rpc_registered *all = rpc_server__methods(svc, &n);
+    out->methods = rpc_call_alloc(call, n * sizeof *out->methods);
+    for (size_t i = 0; i < n; i++) {
+        const rpc_method *m = all[i].method;
+        if (!in_service(m->name, in->service))
+            continue;
+        Tk__V1__MethodInfo *mi = rpc_call_alloc(call, sizeof *mi);
+        tk__v1__method_info__init(mi);
+        mi->name = (char *)m->name;
+        mi->request_type = (char *)m->request->name;
+        mi->reply_type = (char *)m->reply->name;
+        mi->kind = m->kind == RPC_WRITE ? TK__V1__METHOD_INFO__KIND__WRITE
+                                        : TK__V1__METHOD_INFO__KIND__READ;
+        mi->default_timeout_ms = m->default_timeout_ms;
+        mi->ceiling_ms = m->ceiling_ms;
+        out->methods[out->n_methods++] = mi;
+    }
+    if (out->n_methods == 0 && in->service[0] != '\0')
+        rpc_call_fail(call, RPC_NOT_FOUND, "UNKNOWN_SERVICE",
+                      "no service named \"%.200s\"", in->service);
+}
+
+const rpc_method rpc_control__methods[] = {
+    {
+        .name = "tk.v1.Control/Ping",
+        .request = &tk__v1__ping_request__descriptor,
+        .reply = &tk__v1__ping_reply__descriptor,
+        .kind = RPC_READ,
+        .default_timeout_ms = 5000,
+        .ceiling_ms = 60000,
+        .handler = ping,
+        /* Never blocks: answers even when every worker is busy, so it
+         * tells "tkd is alive" apart from "tkd is saturated". */
+        .flags = RPC_METHOD_INLINE,
+    },
+    {
+        .name = "tk.v1.Control/Cancel",
+        .request = &tk__v1__cancel_request__descriptor,
+        .reply = &tk__v1__cancel_reply__descriptor,
+        .kind = RPC_READ,
+        .default_timeout_ms = 5000,
+        .ceiling_ms = 60000,
+        .handler = cancel,
+        .flags = RPC_METHOD_INLINE,
+    },
+    {
+        .name = "tk.v1.Control/ListMethods",
+        .request = &tk__v1__list_methods_request__descriptor,
+        .reply = &tk__v1__list_methods_reply__descriptor,
+        .kind = RPC_READ,
+        .default_timeout_ms = 5000,
+        .ceiling_ms = 60000,
+        .handler = list_methods,
+        .flags = RPC_METHOD_INLINE, /* reads a table fixed at start */
+    },
+};
+const size_t rpc_control__n_methods =
+    sizeof rpc_control__methods / sizeof rpc_control__methods[0];

@@ -1,0 +1,223 @@
+/*
+ * rpc — the transport side of tkd.
+ *
+ * Owns: the NNG REP socket and its listeners, the receive contexts, the
+ * Request/Reply envelope, the method table (the only way from the transport
+ * to a service), the call registry (deadline, cancellation and its cause,
+ * per connection), the bounded worker pool, request limits, shutdown, the
+ * process-wide log, and the tk.v1.Control service.
+ * May call: NNG, protobuf-c, libc.
+ * Must never: let a service see NNG (handlers get an rpc_call and decoded
+ * messages only), block in an NNG callback, run a handler whose caller's
+ * deadline passed while it waited in the queue, or cancel a WRITE that has
+ * started.
+ */
+#ifndef TK_SERVICE_RPC_H
+#define TK_SERVICE_RPC_H
+
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+/* tk.v1.Status.Code: the canonical gRPC numbers. */
+typedef enum rpc_code {
+    RPC_OK = 0,
+    RPC_CANCELLED = 1,
+    RPC_UNKNOWN = 2,
+    RPC_INVALID_ARGUMENT = 3,
+    RPC_DEADLINE_EXCEEDED = 4,
+    RPC_NOT_FOUND = 5,
+    RPC_ALREADY_EXISTS = 6,
+    RPC_PERMISSION_DENIED = 7,
+    RPC_RESOURCE_EXHAUSTED = 8,
+    RPC_FAILED_PRECONDITION = 9,
+    RPC_ABORTED = 10,
+    RPC_OUT_OF_RANGE = 11,
+    RPC_UNIMPLEMENTED = 12,
+    RPC_INTERNAL = 13,
+    RPC_UNAVAILABLE = 14,
+    RPC_DATA_LOSS = 15,
+    RPC_UNAUTHENTICATED = 16,
+} rpc_code;
+
+/* tk.v1.Cancellation.Cause */
+typedef enum rpc_cause {
+    RPC_CAUSE_NONE = 0,
+    RPC_CAUSE_CALLER = 1,
+    RPC_CAUSE_DEADLINE = 2,
+    RPC_CAUSE_SHUTDOWN = 3,
+    RPC_CAUSE_LIMIT = 4,
+} rpc_cause;
+
+/* tk.v1.MethodInfo.Kind */
+typedef enum rpc_kind {
+    RPC_READ = 1,  /* follows its caller: cancel, deadline and shutdown end it */
+    RPC_WRITE = 2, /* once started, runs to completion under its own timeout */
+} rpc_kind;
+
+const char *rpc_code_name(rpc_code code);
+const char *rpc_cause_name(rpc_cause cause);
+
+/* ---- the call handle: all a handler knows of its caller ---------------- */
+
+typedef struct rpc_call rpc_call;
+
+/* CLOCK_MONOTONIC in nanoseconds; the clock of every deadline here. */
+int64_t rpc_now_ns(void);
+
+/* The bound the handler must honour (monotonic ns). READ: receipt time +
+ * the caller's timeout, capped by the method's ceiling. WRITE: start time +
+ * the method's ceiling (its own timeout), whatever the caller asked. */
+int64_t rpc_call_deadline(const rpc_call *call);
+rpc_kind rpc_call_kind(const rpc_call *call);
+uint64_t rpc_call_id(const rpc_call *call);
+const char *rpc_call_method(const rpc_call *call);
+
+typedef struct rpc_peer {
+    uint32_t conn; /* the connection (NNG pipe) id; Cancel is scoped to it */
+    int64_t uid;   /* -1 when the transport cannot tell (tcp) */
+    int64_t pid;
+} rpc_peer;
+rpc_peer rpc_call_peer(const rpc_call *call);
+
+/* Why the handler must stop now: CALLER or SHUTDOWN once cancelled (never
+ * for a running WRITE), DEADLINE once rpc_call_deadline has passed, NONE
+ * while it should go on. Cheap; call it between steps. */
+rpc_cause rpc_call_cause(const rpc_call *call);
+
+/* A descriptor that becomes readable when the call is cancelled (not when
+ * the deadline passes: poll with a timeout for that, or use rpc_call_poll).
+ * Owned by the call: never read, write or close it. */
+int rpc_call_cancel_fd(const rpc_call *call);
+
+/* poll(2) on fds plus the cancel signal, until the earlier of until_ns and
+ * the call's deadline (INT64_MAX: the deadline alone). Returns the number of
+ * fds entries with revents (> 0), 0 when the call must stop or until_ns
+ * came (see rpc_call_cause), or -errno. EINTR is retried. */
+int rpc_call_poll(const rpc_call *call, struct pollfd *fds, size_t nfds,
+                  int64_t until_ns);
+
+/* Memory that lives until the reply has been encoded; zeroed. Reply fields
+ * (strings, repeated arrays, nested messages) are allocated here. Never
+ * returns NULL (aborts on exhaustion, as the encoder could not go on). */
+void *rpc_call_alloc(rpc_call *call, size_t size);
+char *rpc_call_strdup(rpc_call *call, const char *s);
+char *rpc_call_strndup(rpc_call *call, const char *s, size_t n);
+
+/* ---- the outcome, set by the handler ----------------------------------- */
+
+/* A non-OK status: code, a stable reason (UPPER_SNAKE, may be NULL) and a
+ * message for humans. The reply message is then not sent. */
+void rpc_call_fail(rpc_call *call, rpc_code code, const char *reason,
+                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The status for a call that stops because of rpc_call_cause(): CANCELLED
+ * (CALLER), DEADLINE_EXCEEDED (DEADLINE) or UNAVAILABLE (SHUTDOWN), with
+ * the cause recorded. Returns that cause. */
+rpc_cause rpc_call_fail_stopped(rpc_call *call);
+/* Success with fewer results than exist: partial, and the cause (LIMIT)
+ * recorded. */
+void rpc_call_set_partial(rpc_call *call, rpc_cause cause);
+void rpc_call_set_stderr(rpc_call *call, const void *data, size_t len);
+void rpc_call_set_cleanup(rpc_call *call, bool process_killed,
+                          uint32_t cleanup_ms);
+/* A WRITE's reply says write_completed when its handler returns; a handler
+ * whose write was cut short (its own timeout) says false here. */
+void rpc_call_set_write_completed(rpc_call *call, bool completed);
+void rpc_call_set_retry_after(rpc_call *call, uint32_t ms);
+
+/* ---- the method table --------------------------------------------------- */
+
+/* Fills *reply (already initialised as a message of method->reply) from
+ * *request, allocating through rpc_call_alloc, or calls rpc_call_fail. svc
+ * is the pointer given to rpc_server_add_service. */
+typedef void (*rpc_handler)(void *svc, rpc_call *call,
+                            const ProtobufCMessage *request,
+                            ProtobufCMessage *reply);
+
+enum {
+    /* Runs on the receive path, before the queue, so it works when every
+     * worker is busy. Only for handlers that never block (Cancel). */
+    RPC_METHOD_INLINE = 1u << 0,
+};
+
+typedef struct rpc_method {
+    const char *name; /* "tk.v1.Git/RevParse" */
+    const ProtobufCMessageDescriptor *request;
+    const ProtobufCMessageDescriptor *reply;
+    rpc_kind kind;
+    uint32_t default_timeout_ms; /* for timeout_ms 0 */
+    uint32_t ceiling_ms;         /* READ: cap on the caller's timeout;
+                                    WRITE: its own timeout */
+    rpc_handler handler;
+    unsigned flags;
+} rpc_method;
+
+/* ---- the server --------------------------------------------------------- */
+
+typedef struct rpc_server rpc_server;
+
+typedef struct rpc_config {
+    const char *const *listen; /* URLs; ipc sockets are made 0600 */
+    size_t n_listen;
+    unsigned workers;          /* threads running handlers */
+    unsigned queue_depth;      /* calls waiting for a worker */
+    size_t max_request_bytes;  /* NNG_OPT_RECVMAXSZ of every listener */
+    int64_t allowed_uid;       /* ipc peers must have this uid; -1: euid */
+    uint32_t shutdown_grace_ms; /* how long shutdown waits for WRITEs */
+    const char *version;       /* for Ping */
+} rpc_config;
+
+#define RPC_DEFAULT_WORKERS 16u
+#define RPC_DEFAULT_QUEUE_DEPTH 64u
+#define RPC_DEFAULT_MAX_REQUEST_BYTES (4u * 1024u * 1024u)
+#define RPC_DEFAULT_SHUTDOWN_GRACE_MS 60000u
+
+void rpc_config_init(rpc_config *cfg);
+
+/* Errors: negative errno-style values, with a message in err. */
+int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,
+                   size_t errlen);
+/* Adds a service's methods; the table and svc must outlive the server.
+ * Only before rpc_server_start. */
+int rpc_server_add_service(rpc_server *srv, void *svc,
+                           const rpc_method *methods, size_t n_methods,
+                           char *err, size_t errlen);
+/* Binds the listeners and starts serving. */
+int rpc_server_start(rpc_server *srv, char *err, size_t errlen);
+/* Stops accepting calls, cancels READ calls (cause SHUTDOWN), lets started
+ * WRITE calls finish within shutdown_grace_ms, answers what waited in the
+ * queue with UNAVAILABLE. Idempotent; blocks until done. */
+void rpc_server_shutdown(rpc_server *srv);
+/* Shuts down if needed and frees. NULL is accepted. */
+void rpc_server_free(rpc_server *srv);
+
+/* Blocks SIGINT and SIGTERM in the calling thread; call it first in main,
+ * before any thread starts, so that every thread inherits the mask. */
+int rpc_block_stop_signals(void);
+/* Waits for SIGINT/SIGTERM, then shuts the server down; a second signal
+ * during shutdown ends the process at once with status 130. Returns 0 after
+ * an orderly shutdown. */
+int rpc_serve_until_signal(rpc_server *srv);
+
+/* ---- the process-wide log (stderr) -------------------------------------- */
+
+typedef enum rpc_log_level {
+    RPC_LOG_ERROR = 0,
+    RPC_LOG_WARN = 1,
+    RPC_LOG_INFO = 2,
+    RPC_LOG_DEBUG = 3,
+} rpc_log_level;
+
+/* Published atomically: safe while other threads log. */
+void rpc_log_set_level(rpc_log_level level);
+/* "error", "warn", "info", "debug"; returns -1 when unknown. */
+int rpc_log_level_from_name(const char *name);
+bool rpc_log_enabled(rpc_log_level level);
+void rpc_log(rpc_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif /* TK_SERVICE_RPC_H */

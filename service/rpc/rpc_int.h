@@ -1,0 +1,147 @@
+/*
+ * Internal to service/rpc: the structures its files share. Nothing outside
+ * service/rpc includes this (the architecture test checks it).
+ */
+#ifndef TK_SERVICE_RPC_INT_H
+#define TK_SERVICE_RPC_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <nng/nng.h>
+
+#include "rpc.h"
+#include "tk/v1/control.pb-c.h"
+#include "tk/v1/rpc.pb-c.h"
+
+/* A chunk of call-scoped memory (rpc_call_alloc). */
+typedef struct rpc_arena_block {
+    struct rpc_arena_block *next;
+    size_t used, cap;
+    _Alignas(max_align_t) unsigned char data[];
+} rpc_arena_block;
+
+typedef struct rpc_registered {
+    const rpc_method *method;
+    void *svc;
+} rpc_registered;
+
+/* Where a call stands; guarded by rpc_server.reg_mu. */
+typedef enum rpc_phase {
+    PHASE_IDLE = 0, /* the slot waits for a request (or is stopped) */
+    PHASE_QUEUED,   /* decoded, registered, waiting for a worker */
+    PHASE_RUNNING,  /* its handler runs */
+    PHASE_SENDING,  /* the reply is handed to NNG */
+} rpc_phase;
+
+struct rpc_call {
+    struct rpc_slot *slot;
+    const rpc_registered *reg;
+    uint64_t id;
+    rpc_peer peer;
+    int64_t t_recv;          /* monotonic ns */
+    int64_t caller_deadline; /* t_recv + capped timeout */
+    _Atomic int64_t deadline; /* what rpc_call_deadline reports */
+    _Atomic int cause;        /* rpc_cause set by cancellation, else NONE */
+    int cancel_fd;            /* eventfd, one per slot, reset per call */
+    Tk__V1__Request *request; /* the unpacked envelope */
+    ProtobufCMessage *payload; /* the unpacked method request */
+
+    /* The outcome, written only by the thread that runs the call. */
+    rpc_code code;
+    const char *reason;
+    char *message;
+    const void *stderr_data;
+    size_t stderr_len;
+    bool partial, process_killed, write_completed_set, write_completed;
+    rpc_cause end_cause;
+    uint32_t cleanup_ms, retry_after_ms;
+    bool ran; /* the handler was invoked */
+
+    rpc_arena_block *arena;
+};
+
+/* One NNG REP context with its aio; at most one call at a time. */
+typedef struct rpc_slot {
+    struct rpc_server *srv;
+    nng_ctx ctx;
+    nng_aio *aio;
+    rpc_phase phase; /* reg_mu */
+    bool receiving;  /* reg_mu: an nng_ctx_recv is outstanding */
+    rpc_call call;
+} rpc_slot;
+
+/* A (connection, call id) pair remembered for a while. */
+typedef struct rpc_callref {
+    uint32_t conn;
+    uint64_t id;
+    int64_t expires; /* tombstones only */
+} rpc_callref;
+
+#define RPC_RECENT 1024u
+#define RPC_TOMBSTONES 256u
+#define RPC_TOMBSTONE_TTL_NS (10LL * 1000000000LL)
+
+struct rpc_server {
+    rpc_config cfg;
+    char **listen_urls;
+    int64_t allowed_uid;
+    int64_t t_start;
+    char version[64];
+
+    rpc_registered *methods; /* sorted by name after start */
+    size_t n_methods, cap_methods;
+
+    nng_socket sock;
+    bool sock_open;
+    nng_listener *listeners;
+    size_t n_listeners;
+
+    rpc_slot *slots;
+    size_t n_slots;
+
+    /* The registry: slot phases, recently finished calls, early cancels. */
+    pthread_mutex_t reg_mu;
+    pthread_cond_t reg_cv; /* a slot went idle or finished sending */
+    rpc_callref recent[RPC_RECENT];
+    size_t recent_next;
+    rpc_callref tombstones[RPC_TOMBSTONES];
+    size_t tomb_next;
+
+    /* The worker pool: a ring of queued slots. */
+    pthread_mutex_t pool_mu;
+    pthread_cond_t pool_cv;
+    rpc_slot **queue;
+    size_t q_head, q_len, q_cap;
+    bool pool_stop;
+    pthread_t *threads;
+    size_t n_threads;
+    pthread_cond_t reaper_cv; /* pool_mu: the queue changed */
+    pthread_t reaper;
+    bool reaper_running;
+    _Atomic int64_t avg_service_us; /* EWMA, for retry_after_ms */
+
+    _Atomic bool stopping;
+    bool started, shut_down;
+    pthread_mutex_t life_mu; /* serialises start/shutdown/free */
+};
+
+/* call.c */
+void rpc_call__reset(rpc_call *call);
+void rpc_call__cancel(rpc_call *call, rpc_cause cause);
+void rpc_arena__free(rpc_arena_block **arena);
+
+/* control.c */
+extern const rpc_method rpc_control__methods[];
+extern const size_t rpc_control__n_methods;
+/* The Cancel handler's access to the registry (server.c). */
+Tk__V1__CancelReply__Outcome rpc_server__cancel(rpc_server *srv,
+                                                uint32_t conn, uint64_t id);
+const rpc_registered *rpc_server__methods(const rpc_server *srv, size_t *n);
+int64_t rpc_server__uptime_ms(const rpc_server *srv);
+const char *rpc_server__version(const rpc_server *srv);
+
+/* log.c: the one line per call. */
+void rpc_log__call(const rpc_call *call, int64_t elapsed_us);
+
+#endif /* TK_SERVICE_RPC_INT_H */

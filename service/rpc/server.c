@@ -1,0 +1,993 @@
+/*
+ * The REP socket, its contexts, the registry and the worker pool.
+ *
+ * Each slot is one NNG REP context with one aio that alternates between
+ * receiving a request and sending its reply. The aio callback (an NNG
+ * thread) decodes the envelope, checks the peer, finds the method, computes
+ * the deadline and registers the call, then queues it for a worker; it
+ * never blocks (short mutexes only). There are more slots than workers plus
+ * queue places, so that a full queue is answered RESOURCE_EXHAUSTED at once
+ * and a Cancel (an inline method) still gets through when every worker is
+ * busy.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/supplemental/util/platform.h>
+
+#include "rpc_int.h"
+
+#define SPARE_SLOTS 16u
+/* After the last reply is handed to NNG at shutdown, how long the socket
+ * stays open so the transport can write it: NNG 1.5 has no linger option
+ * and no signal for "written to the peer". */
+#define SHUTDOWN_FLUSH_MS 100
+
+static void slot_cb(void *arg);
+static void *worker_main(void *arg);
+static void *reaper_main(void *arg);
+static void wake_reaper(rpc_server *srv);
+static void pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg);
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int64_t ms_to_ns(uint32_t ms)
+{
+    return (int64_t)ms * 1000000LL;
+}
+
+static struct timespec mono_timespec(int64_t ns)
+{
+    struct timespec ts = {.tv_sec = ns / 1000000000LL,
+                          .tv_nsec = ns % 1000000000LL};
+    return ts;
+}
+
+void rpc_config_init(rpc_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->workers = RPC_DEFAULT_WORKERS;
+    cfg->queue_depth = RPC_DEFAULT_QUEUE_DEPTH;
+    cfg->max_request_bytes = RPC_DEFAULT_MAX_REQUEST_BYTES;
+    cfg->allowed_uid = -1;
+    cfg->shutdown_grace_ms = RPC_DEFAULT_SHUTDOWN_GRACE_MS;
+    cfg->version = "unknown";
+}
+
+int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,
+                   size_t errlen)
+{
+    *out = NULL;
+    if (cfg->n_listen == 0) {
+        set_err(err, errlen, "no listen address");
+        return -EINVAL;
+    }
+    if (cfg->workers == 0 || cfg->workers > 1024) {
+        set_err(err, errlen, "workers must be 1..1024, not %u", cfg->workers);
+        return -EINVAL;
+    }
+    if (cfg->queue_depth == 0 || cfg->queue_depth > 65536) {
+        set_err(err, errlen, "queue depth must be 1..65536, not %u",
+                cfg->queue_depth);
+        return -EINVAL;
+    }
+    if (cfg->max_request_bytes < 64) {
+        set_err(err, errlen, "max request bytes must be at least 64");
+        return -EINVAL;
+    }
+    rpc_server *srv = calloc(1, sizeof *srv);
+    if (srv == NULL)
+        return -ENOMEM;
+    srv->cfg = *cfg;
+    srv->allowed_uid = cfg->allowed_uid >= 0 ? cfg->allowed_uid
+                                             : (int64_t)geteuid();
+    snprintf(srv->version, sizeof srv->version, "%s",
+             cfg->version ? cfg->version : "unknown");
+    srv->cfg.version = srv->version;
+    srv->listen_urls = calloc(cfg->n_listen, sizeof *srv->listen_urls);
+    if (srv->listen_urls == NULL)
+        goto nomem;
+    for (size_t i = 0; i < cfg->n_listen; i++) {
+        srv->listen_urls[i] = strdup(cfg->listen[i]);
+        if (srv->listen_urls[i] == NULL)
+            goto nomem;
+    }
+    srv->cfg.listen = (const char *const *)srv->listen_urls;
+    /* Timed waits are on the monotonic clock, like every deadline. */
+    pthread_condattr_t mono;
+    pthread_condattr_init(&mono);
+    pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
+    pthread_mutex_init(&srv->reg_mu, NULL);
+    pthread_cond_init(&srv->reg_cv, &mono);
+    pthread_mutex_init(&srv->pool_mu, NULL);
+    pthread_cond_init(&srv->pool_cv, NULL);
+    pthread_cond_init(&srv->reaper_cv, &mono);
+    pthread_condattr_destroy(&mono);
+    pthread_mutex_init(&srv->life_mu, NULL);
+    atomic_init(&srv->stopping, false);
+    atomic_init(&srv->avg_service_us, 0);
+    srv->t_start = rpc_now_ns();
+    int rv = rpc_server_add_service(srv, srv, rpc_control__methods,
+                                    rpc_control__n_methods, err, errlen);
+    if (rv != 0) {
+        rpc_server_free(srv);
+        return rv;
+    }
+    *out = srv;
+    return 0;
+nomem:
+    if (srv->listen_urls != NULL) {
+        for (size_t i = 0; i < cfg->n_listen; i++)
+            free(srv->listen_urls[i]);
+        free(srv->listen_urls);
+    }
+    free(srv);
+    return -ENOMEM;
+}
+
+static int method_cmp(const void *a, const void *b)
+{
+    const rpc_registered *x = a, *y = b;
+    return strcmp(x->method->name, y->method->name);
+}
+
+static const rpc_registered *find_method(const rpc_server *srv,
+                                         const char *name)
+{
+    rpc_method key_method = {.name = name};
+    rpc_registered key = {.method = &key_method};
+    return bsearch(&key, srv->methods, srv->n_methods, sizeof key,
+                   method_cmp);
+}
+
+int rpc_server_add_service(rpc_server *srv, void *svc,
+                           const rpc_method *methods, size_t n_methods,
+                           char *err, size_t errlen)
+{
+    if (srv->started) {
+        set_err(err, errlen, "services are added before the server starts");
+        return -EBUSY;
+    }
+    for (size_t i = 0; i < n_methods; i++) {
+        const rpc_method *m = &methods[i];
+        if (m->name == NULL || strchr(m->name, '/') == NULL ||
+            m->request == NULL || m->reply == NULL || m->handler == NULL ||
+            (m->kind != RPC_READ && m->kind != RPC_WRITE) ||
+            m->ceiling_ms == 0 || m->default_timeout_ms == 0 ||
+            m->default_timeout_ms > m->ceiling_ms) {
+            set_err(err, errlen, "method %s is malformed",
+                    m->name ? m->name : "(null)");
+            return -EINVAL;
+        }
+        for (size_t j = 0; j < srv->n_methods; j++) {
+            if (strcmp(srv->methods[j].method->name, m->name) == 0) {
+                set_err(err, errlen, "method %s registered twice", m->name);
+                return -EEXIST;
+            }
+        }
+        if (srv->n_methods == srv->cap_methods) {
+            size_t cap = srv->cap_methods ? srv->cap_methods * 2 : 16;
+            rpc_registered *nm = realloc(srv->methods, cap * sizeof *nm);
+            if (nm == NULL)
+                return -ENOMEM;
+            srv->methods = nm;
+            srv->cap_methods = cap;
+        }
+        srv->methods[srv->n_methods].method = m;
+        srv->methods[srv->n_methods].svc = svc;
+        srv->n_methods++;
+    }
+    qsort(srv->methods, srv->n_methods, sizeof *srv->methods, method_cmp);
+    return 0;
+}
+
+const rpc_registered *rpc_server__methods(const rpc_server *srv, size_t *n)
+{
+    *n = srv->n_methods;
+    return srv->methods;
+}
+
+int64_t rpc_server__uptime_ms(const rpc_server *srv)
+{
+    return (rpc_now_ns() - srv->t_start) / 1000000;
+}
+
+const char *rpc_server__version(const rpc_server *srv)
+{
+    return srv->version;
+}
+
+/* ---- listeners -------------------------------------------------------------- */
+
+static int start_listener(rpc_server *srv, const char *url, nng_listener *l,
+                          char *err, size_t errlen)
+{
+    int rv = nng_listener_create(l, srv->sock, url);
+    if (rv != 0) {
+        set_err(err, errlen, "cannot listen on %s: %s", url,
+                nng_strerror(rv));
+        return -EINVAL;
+    }
+    /* NNG's default is unlimited: one huge frame must not take the daemon's
+     * memory. Larger frames close that connection. */
+    rv = nng_listener_set_size(*l, NNG_OPT_RECVMAXSZ,
+                               srv->cfg.max_request_bytes);
+    if (rv == 0 && strncmp(url, "ipc://", 6) == 0)
+        rv = nng_listener_set_int(*l, NNG_OPT_IPC_PERMISSIONS, 0600);
+    if (rv != 0) {
+        set_err(err, errlen, "cannot configure %s: %s", url,
+                nng_strerror(rv));
+        return -EINVAL;
+    }
+    rv = nng_listener_start(*l, 0);
+    if (rv != 0) {
+        set_err(err, errlen, "cannot listen on %s: %s", url,
+                nng_strerror(rv));
+        return rv == NNG_EADDRINUSE ? -EADDRINUSE : -EINVAL;
+    }
+    return 0;
+}
+
+static void arm_recv(rpc_slot *s)
+{
+    s->receiving = true;
+    nng_ctx_recv(s->ctx, s->aio);
+}
+
+static int start_slots(rpc_server *srv, char *err, size_t errlen)
+{
+    srv->n_slots =
+        (size_t)srv->cfg.workers + srv->cfg.queue_depth + SPARE_SLOTS;
+    srv->slots = calloc(srv->n_slots, sizeof *srv->slots);
+    if (srv->slots == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < srv->n_slots; i++) {
+        rpc_slot *s = &srv->slots[i];
+        s->srv = srv;
+        s->call.slot = s;
+        s->call.cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (s->call.cancel_fd < 0) {
+            set_err(err, errlen, "eventfd: %s", strerror(errno));
+            return -errno;
+        }
+        atomic_init(&s->call.cause, RPC_CAUSE_NONE);
+        atomic_init(&s->call.deadline, INT64_MAX);
+        int rv = nng_ctx_open(&s->ctx, srv->sock);
+        if (rv == 0)
+            rv = nng_aio_alloc(&s->aio, slot_cb, s);
+        if (rv != 0) {
+            set_err(err, errlen, "nng context: %s", nng_strerror(rv));
+            return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+int rpc_server_start(rpc_server *srv, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&srv->life_mu);
+    int rv = 0;
+    if (srv->started) {
+        rv = -EBUSY;
+        goto done;
+    }
+    srv->started = true;
+    if ((rv = nng_rep0_open(&srv->sock)) != 0) {
+        set_err(err, errlen, "nng_rep0_open: %s", nng_strerror(rv));
+        rv = -ENOMEM;
+        goto done;
+    }
+    srv->sock_open = true;
+    nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_PRE, pipe_event, srv);
+    nng_pipe_notify(srv->sock, NNG_PIPE_EV_REM_POST, pipe_event, srv);
+    srv->q_cap = srv->cfg.queue_depth;
+    srv->queue = calloc(srv->q_cap, sizeof *srv->queue);
+    srv->threads = calloc(srv->cfg.workers, sizeof *srv->threads);
+    srv->listeners = calloc(srv->cfg.n_listen, sizeof *srv->listeners);
+    if (srv->queue == NULL || srv->threads == NULL ||
+        srv->listeners == NULL) {
+        rv = -ENOMEM;
+        goto done;
+    }
+    if ((rv = start_slots(srv, err, errlen)) != 0)
+        goto done;
+    for (size_t i = 0; i < srv->cfg.workers; i++) {
+        if (pthread_create(&srv->threads[i], NULL, worker_main, srv) != 0) {
+            set_err(err, errlen, "cannot start worker threads");
+            rv = -EAGAIN;
+            goto done;
+        }
+        srv->n_threads++;
+    }
+    if (pthread_create(&srv->reaper, NULL, reaper_main, srv) != 0) {
+        set_err(err, errlen, "cannot start the queue reaper");
+        rv = -EAGAIN;
+        goto done;
+    }
+    srv->reaper_running = true;
+    for (size_t i = 0; i < srv->cfg.n_listen; i++) {
+        rv = start_listener(srv, srv->cfg.listen[i], &srv->listeners[i], err,
+                            errlen);
+        if (rv != 0)
+            goto done;
+        srv->n_listeners++;
+    }
+    pthread_mutex_lock(&srv->reg_mu);
+    for (size_t i = 0; i < srv->n_slots; i++)
+        arm_recv(&srv->slots[i]);
+    pthread_mutex_unlock(&srv->reg_mu);
+done:
+    pthread_mutex_unlock(&srv->life_mu);
+    return rv;
+}
+
+/* ---- the registry ----------------------------------------------------------- */
+
+static bool recently_done(const rpc_server *srv, uint32_t conn, uint64_t id)
+{
+    for (size_t i = 0; i < RPC_RECENT; i++)
+        if (srv->recent[i].id == id && srv->recent[i].conn == conn)
+            return true;
+    return false;
+}
+
+static rpc_slot *find_live(rpc_server *srv, uint32_t conn, uint64_t id)
+{
+    for (size_t i = 0; i < srv->n_slots; i++) {
+        rpc_slot *s = &srv->slots[i];
+        if ((s->phase == PHASE_QUEUED || s->phase == PHASE_RUNNING) &&
+            s->call.id == id && s->call.peer.conn == conn)
+            return s;
+    }
+    return NULL;
+}
+
+/* A Cancel can overtake its call: NNG hands the frames of one connection to
+ * different contexts, whose callbacks run on different threads. The cancel
+ * is remembered for a while and applied when the call registers. */
+static void add_tombstone(rpc_server *srv, uint32_t conn, uint64_t id)
+{
+    rpc_callref *t = &srv->tombstones[srv->tomb_next];
+    srv->tomb_next = (srv->tomb_next + 1) % RPC_TOMBSTONES;
+    t->conn = conn;
+    t->id = id;
+    t->expires = rpc_now_ns() + RPC_TOMBSTONE_TTL_NS;
+}
+
+static bool take_tombstone(rpc_server *srv, uint32_t conn, uint64_t id)
+{
+    int64_t now = rpc_now_ns();
+    for (size_t i = 0; i < RPC_TOMBSTONES; i++) {
+        rpc_callref *t = &srv->tombstones[i];
+        if (t->id == id && t->conn == conn && t->expires > now) {
+            memset(t, 0, sizeof *t);
+            return true;
+        }
+    }
+    return false;
+}
+
+Tk__V1__CancelReply__Outcome rpc_server__cancel(rpc_server *srv,
+                                                uint32_t conn, uint64_t id)
+{
+    Tk__V1__CancelReply__Outcome out;
+    pthread_mutex_lock(&srv->reg_mu);
+    rpc_slot *s = id != 0 ? find_live(srv, conn, id) : NULL;
+    if (s == NULL) {
+        if (id != 0 && recently_done(srv, conn, id)) {
+            out = TK__V1__CANCEL_REPLY__OUTCOME__ALREADY_DONE;
+        } else {
+            if (id != 0)
+                add_tombstone(srv, conn, id);
+            out = TK__V1__CANCEL_REPLY__OUTCOME__NOT_FOUND;
+        }
+    } else if (s->phase == PHASE_RUNNING &&
+               s->call.reg->method->kind == RPC_WRITE) {
+        out = TK__V1__CANCEL_REPLY__OUTCOME__WRITE_CONTINUES;
+    } else {
+        /* A READ, or a WRITE still in the queue: nothing written yet. */
+        rpc_call__cancel(&s->call, RPC_CAUSE_CALLER);
+        out = TK__V1__CANCEL_REPLY__OUTCOME__CANCELLED;
+    }
+    pthread_mutex_unlock(&srv->reg_mu);
+    if (out == TK__V1__CANCEL_REPLY__OUTCOME__CANCELLED)
+        wake_reaper(srv); /* it may have been waiting in the queue */
+    return out;
+}
+
+/* A new connection during shutdown is refused (closing the listeners
+ * instead would close their established connections too, and with them
+ * the replies of the calls that shutdown lets finish). A closed
+ * connection's READ calls have nobody to answer to: they are cancelled. */
+static void pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+{
+    rpc_server *srv = arg;
+    if (ev == NNG_PIPE_EV_ADD_PRE) {
+        if (atomic_load(&srv->stopping))
+            nng_pipe_close(pipe);
+        return;
+    }
+    if (ev != NNG_PIPE_EV_REM_POST)
+        return;
+    uint32_t conn = (uint32_t)nng_pipe_id(pipe);
+    pthread_mutex_lock(&srv->reg_mu);
+    for (size_t i = 0; i < srv->n_slots; i++) {
+        rpc_slot *s = &srv->slots[i];
+        /* phase first: peer is written before the call registers */
+        if ((s->phase == PHASE_QUEUED ||
+             (s->phase == PHASE_RUNNING &&
+              s->call.reg->method->kind == RPC_READ)) &&
+            s->call.peer.conn == conn)
+            rpc_call__cancel(&s->call, RPC_CAUSE_CALLER);
+    }
+    for (size_t i = 0; i < RPC_TOMBSTONES; i++)
+        if (srv->tombstones[i].conn == conn)
+            memset(&srv->tombstones[i], 0, sizeof srv->tombstones[i]);
+    pthread_mutex_unlock(&srv->reg_mu);
+    wake_reaper(srv);
+}
+
+/* ---- replies -------------------------------------------------------------- */
+
+static int64_t elapsed_us(const rpc_call *call)
+{
+    return (rpc_now_ns() - call->t_recv) / 1000;
+}
+
+static uint32_t retry_after(rpc_server *srv)
+{
+    /* Roughly the time for the queue ahead to drain; at least 10 ms. */
+    int64_t avg = atomic_load(&srv->avg_service_us);
+    int64_t ms = avg * (int64_t)srv->cfg.queue_depth /
+                 (int64_t)srv->cfg.workers / 1000;
+    if (ms < 10)
+        ms = 10;
+    if (ms > 10000)
+        ms = 10000;
+    return (uint32_t)ms;
+}
+
+/* Builds the Reply frame of the call's outcome; payload may be NULL. */
+static nng_msg *encode_reply(rpc_call *call, const ProtobufCMessage *payload)
+{
+    Tk__V1__Reply rep = TK__V1__REPLY__INIT;
+    Tk__V1__Status st = TK__V1__STATUS__INIT;
+    Tk__V1__Cancellation cn = TK__V1__CANCELLATION__INIT;
+    rep.call_id = call->id;
+    rep.status = &st;
+    st.code = (Tk__V1__Status__Code)call->code;
+    if (call->message != NULL)
+        st.message = call->message;
+    if (call->reason != NULL)
+        st.reason = (char *)call->reason;
+    st.stderr_excerpt.data = (uint8_t *)call->stderr_data;
+    st.stderr_excerpt.len = call->stderr_len;
+    st.partial = call->partial;
+    st.retry_after_ms = call->retry_after_ms;
+    st.elapsed_us = (uint64_t)elapsed_us(call);
+    cn.cause = (Tk__V1__Cancellation__Cause)call->end_cause;
+    cn.process_killed = call->process_killed;
+    cn.cleanup_ms = call->cleanup_ms;
+    if (call->reg != NULL && call->reg->method->kind == RPC_WRITE &&
+        call->ran)
+        cn.write_completed = call->write_completed_set
+                                 ? call->write_completed
+                                 : true;
+    if (cn.cause != TK__V1__CANCELLATION__CAUSE__NONE || cn.process_killed ||
+        cn.write_completed || cn.cleanup_ms != 0)
+        st.cancellation = &cn;
+    uint8_t *packed = NULL;
+    if (payload != NULL && call->code == RPC_OK) {
+        size_t n = protobuf_c_message_get_packed_size(payload);
+        packed = rpc_call_alloc(call, n);
+        protobuf_c_message_pack(payload, packed);
+        rep.payload.data = packed;
+        rep.payload.len = n;
+    }
+    nng_msg *msg = NULL;
+    size_t size = tk__v1__reply__get_packed_size(&rep);
+    if (nng_msg_alloc(&msg, size) != 0)
+        return NULL;
+    tk__v1__reply__pack(&rep, nng_msg_body(msg));
+    return msg;
+}
+
+/* Ends the call: remembers it as done, logs it and sends its reply. */
+static void finish(rpc_slot *s, const ProtobufCMessage *payload)
+{
+    rpc_server *srv = s->srv;
+    rpc_call *call = &s->call;
+    if (call->message == NULL && call->code != RPC_OK)
+        call->message = rpc_call_strdup(call, rpc_code_name(call->code));
+    nng_msg *msg = encode_reply(call, payload);
+    rpc_log__call(call, elapsed_us(call));
+    pthread_mutex_lock(&srv->reg_mu);
+    if (call->id != 0 && (s->phase == PHASE_QUEUED ||
+                          s->phase == PHASE_RUNNING)) {
+        srv->recent[srv->recent_next].conn = call->peer.conn;
+        srv->recent[srv->recent_next].id = call->id;
+        srv->recent_next = (srv->recent_next + 1) % RPC_RECENT;
+    }
+    s->phase = PHASE_SENDING;
+    rpc_call__reset(call);
+    pthread_mutex_unlock(&srv->reg_mu);
+    if (msg == NULL) {
+        /* Out of memory for the reply: the caller's deadline answers. */
+        pthread_mutex_lock(&srv->reg_mu);
+        s->phase = PHASE_IDLE;
+        pthread_cond_broadcast(&srv->reg_cv);
+        if (!atomic_load(&srv->stopping))
+            arm_recv(s);
+        pthread_mutex_unlock(&srv->reg_mu);
+        return;
+    }
+    nng_aio_set_msg(s->aio, msg);
+    nng_ctx_send(s->ctx, s->aio);
+}
+
+/* A status-only answer to a frame that never became a running call. */
+static void answer(rpc_slot *s, rpc_code code, const char *reason,
+                   rpc_cause cause, uint32_t retry_ms, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static void answer(rpc_slot *s, rpc_code code, const char *reason,
+                   rpc_cause cause, uint32_t retry_ms, const char *fmt, ...)
+{
+    rpc_call *call = &s->call;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    call->code = code;
+    call->reason = reason;
+    call->message = rpc_call_strdup(call, buf);
+    call->end_cause = cause;
+    call->retry_after_ms = retry_ms;
+    finish(s, NULL);
+}
+
+/* ---- receiving -------------------------------------------------------------- */
+
+static void peer_of(nng_pipe pipe, rpc_peer *peer)
+{
+    uint64_t v;
+    peer->conn = (uint32_t)nng_pipe_id(pipe);
+    peer->uid = -1;
+    peer->pid = -1;
+    if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &v) == 0)
+        peer->uid = (int64_t)v;
+    if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_PID, &v) == 0)
+        peer->pid = (int64_t)v;
+}
+
+
+static void set_deadlines(rpc_call *call)
+{
+    const rpc_method *m = call->reg->method;
+    uint32_t t = call->request->timeout_ms;
+    if (t == 0)
+        t = m->default_timeout_ms;
+    if (t > m->ceiling_ms)
+        t = m->ceiling_ms;
+    call->caller_deadline = call->t_recv + ms_to_ns(t);
+    atomic_store(&call->deadline, call->caller_deadline);
+}
+
+/* Registers the call; false when it is a duplicate to be dropped. */
+static bool register_call(rpc_slot *s, bool *dup_done)
+{
+    rpc_server *srv = s->srv;
+    rpc_call *call = &s->call;
+    bool ok = true;
+    pthread_mutex_lock(&srv->reg_mu);
+    if (call->id != 0 && find_live(srv, call->peer.conn, call->id) != NULL) {
+        /* A REQ socket that did not disable resend sent it again: the
+         * original is still running and will answer (REQ matches the
+         * reply by its own request id, which a resend keeps). */
+        ok = false;
+    } else if (call->id != 0 &&
+               recently_done(srv, call->peer.conn, call->id)) {
+        /* The same, arriving after the original answered: its reply went
+         * first on this connection, so REQ discards this one's. */
+        *dup_done = true;
+    } else {
+        s->phase = PHASE_QUEUED;
+        if (call->id != 0 && take_tombstone(srv, call->peer.conn, call->id))
+            rpc_call__cancel(call, RPC_CAUSE_CALLER);
+    }
+    pthread_mutex_unlock(&srv->reg_mu);
+    return ok;
+}
+
+static void run_call(rpc_slot *s);
+
+static bool enqueue(rpc_server *srv, rpc_slot *s)
+{
+    pthread_mutex_lock(&srv->pool_mu);
+    bool ok = srv->q_len < srv->q_cap && !srv->pool_stop;
+    if (ok) {
+        srv->queue[(srv->q_head + srv->q_len) % srv->q_cap] = s;
+        srv->q_len++;
+        pthread_cond_signal(&srv->pool_cv);
+        pthread_cond_signal(&srv->reaper_cv); /* a new earliest deadline? */
+    }
+    pthread_mutex_unlock(&srv->pool_mu);
+    return ok;
+}
+
+static void unregister(rpc_slot *s)
+{
+    pthread_mutex_lock(&s->srv->reg_mu);
+    s->phase = PHASE_IDLE;
+    pthread_mutex_unlock(&s->srv->reg_mu);
+}
+
+static void on_request(rpc_slot *s, nng_msg *msg)
+{
+    rpc_server *srv = s->srv;
+    rpc_call *call = &s->call;
+    call->t_recv = rpc_now_ns();
+    peer_of(nng_msg_get_pipe(msg), &call->peer);
+    call->request = tk__v1__request__unpack(NULL, nng_msg_len(msg),
+                                            nng_msg_body(msg));
+    size_t frame_len = nng_msg_len(msg);
+    nng_msg_free(msg);
+    if (call->request == NULL) {
+        answer(s, RPC_INVALID_ARGUMENT, "BAD_FRAME", RPC_CAUSE_NONE, 0,
+               "the frame (%zu bytes) is not a tk.v1.Request", frame_len);
+        return;
+    }
+    call->id = call->request->call_id;
+    if (call->peer.uid >= 0 && call->peer.uid != srv->allowed_uid) {
+        answer(s, RPC_PERMISSION_DENIED, "PEER_UID", RPC_CAUSE_NONE, 0,
+               "uid %lld may not call this tkd (it serves uid %lld)",
+               (long long)call->peer.uid, (long long)srv->allowed_uid);
+        return;
+    }
+    if (atomic_load(&srv->stopping)) {
+        answer(s, RPC_UNAVAILABLE, "SHUTTING_DOWN", RPC_CAUSE_SHUTDOWN, 1000,
+               "tkd is shutting down");
+        return;
+    }
+    call->reg = find_method(srv, call->request->method);
+    if (call->reg == NULL) {
+        answer(s, RPC_UNIMPLEMENTED, "UNKNOWN_METHOD", RPC_CAUSE_NONE, 0,
+               "unknown method \"%.200s\" (tk.v1.Control/ListMethods lists "
+               "them)",
+               call->request->method);
+        return;
+    }
+    set_deadlines(call);
+    bool dup_done = false;
+    if (!register_call(s, &dup_done)) {
+        rpc_log(RPC_LOG_WARN,
+                "dropped a resent copy of call %llu on connection %u",
+                (unsigned long long)call->id, (unsigned)call->peer.conn);
+        pthread_mutex_lock(&srv->reg_mu);
+        rpc_call__reset(call);
+        arm_recv(s);
+        pthread_mutex_unlock(&srv->reg_mu);
+        return;
+    }
+    if (dup_done) {
+        answer(s, RPC_ALREADY_EXISTS, "DUPLICATE_CALL_ID", RPC_CAUSE_NONE, 0,
+               "call %llu was already answered on this connection; it does "
+               "not run twice",
+               (unsigned long long)call->id);
+        return;
+    }
+    if (call->reg->method->flags & RPC_METHOD_INLINE) {
+        run_call(s);
+        return;
+    }
+    if (!enqueue(srv, s)) {
+        const rpc_registered *reg = call->reg;
+        unregister(s);
+        call->reg = reg;
+        answer(s, RPC_RESOURCE_EXHAUSTED, "QUEUE_FULL", RPC_CAUSE_NONE,
+               retry_after(srv), "all %u workers are busy and %u calls wait",
+               srv->cfg.workers, srv->cfg.queue_depth);
+    }
+}
+
+static void slot_cb(void *arg)
+{
+    rpc_slot *s = arg;
+    rpc_server *srv = s->srv;
+    int rv = nng_aio_result(s->aio);
+    pthread_mutex_lock(&srv->reg_mu);
+    bool was_receiving = s->receiving;
+    s->receiving = false;
+    if (!was_receiving) {
+        /* A send completed (or failed: the peer went away). */
+        if (rv != 0)
+            nng_msg_free(nng_aio_get_msg(s->aio));
+        s->phase = PHASE_IDLE;
+        pthread_cond_broadcast(&srv->reg_cv);
+        if (!atomic_load(&srv->stopping))
+            arm_recv(s);
+        pthread_mutex_unlock(&srv->reg_mu);
+        return;
+    }
+    pthread_mutex_unlock(&srv->reg_mu);
+    if (rv == NNG_ECLOSED || rv == NNG_ECANCELED)
+        return; /* the socket closes */
+    if (rv != 0) {
+        pthread_mutex_lock(&srv->reg_mu);
+        if (!atomic_load(&srv->stopping))
+            arm_recv(s);
+        pthread_mutex_unlock(&srv->reg_mu);
+        return;
+    }
+    on_request(s, nng_aio_get_msg(s->aio));
+}
+
+/* ---- running ------------------------------------------------------------------ */
+
+static void invoke(rpc_slot *s)
+{
+    rpc_call *call = &s->call;
+    const rpc_method *m = call->reg->method;
+    const Tk__V1__Request *req = call->request;
+    ProtobufCMessage *in = protobuf_c_message_unpack(
+        m->request, NULL, req->payload.len, req->payload.data);
+    if (in == NULL) {
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_PAYLOAD",
+                      "the payload (%zu bytes) does not decode as %s",
+                      req->payload.len, m->request->name);
+        finish(s, NULL);
+        return;
+    }
+    ProtobufCMessage *out = rpc_call_alloc(call, m->reply->sizeof_message);
+    m->reply->message_init(out);
+    /* Freed with the call: the reply may point into the request. */
+    call->payload = in;
+    call->ran = true;
+    m->handler(call->reg->svc, call, in, out);
+    finish(s, out);
+}
+
+/* Decides whether the call may start, then runs it (worker or inline). */
+static void run_call(rpc_slot *s)
+{
+    rpc_server *srv = s->srv;
+    rpc_call *call = &s->call;
+    int64_t now = rpc_now_ns();
+    pthread_mutex_lock(&srv->reg_mu);
+    rpc_cause cause = (rpc_cause)atomic_load(&call->cause);
+    bool start = cause == RPC_CAUSE_NONE && now < call->caller_deadline &&
+                 !atomic_load(&srv->stopping);
+    if (start) {
+        s->phase = PHASE_RUNNING;
+        if (call->reg->method->kind == RPC_WRITE)
+            atomic_store(&call->deadline,
+                         now + ms_to_ns(call->reg->method->ceiling_ms));
+    }
+    pthread_mutex_unlock(&srv->reg_mu);
+    if (start) {
+        invoke(s);
+        return;
+    }
+    if (cause == RPC_CAUSE_CALLER) {
+        answer(s, RPC_CANCELLED, NULL, RPC_CAUSE_CALLER, 0,
+               "cancelled by the caller before it started");
+    } else if (cause == RPC_CAUSE_SHUTDOWN || atomic_load(&srv->stopping)) {
+        answer(s, RPC_UNAVAILABLE, "SHUTTING_DOWN", RPC_CAUSE_SHUTDOWN, 1000,
+               "tkd is shutting down; the call did not start");
+    } else {
+        answer(s, RPC_DEADLINE_EXCEEDED, "EXPIRED_IN_QUEUE",
+               RPC_CAUSE_DEADLINE, 0,
+               "the deadline passed after %lld ms in the queue; the call "
+               "did not start",
+               (long long)((now - call->t_recv) / 1000000));
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    rpc_server *srv = arg;
+    for (;;) {
+        pthread_mutex_lock(&srv->pool_mu);
+        while (srv->q_len == 0 && !srv->pool_stop)
+            pthread_cond_wait(&srv->pool_cv, &srv->pool_mu);
+        if (srv->q_len == 0) {
+            pthread_mutex_unlock(&srv->pool_mu);
+            return NULL;
+        }
+        rpc_slot *s = srv->queue[srv->q_head];
+        srv->q_head = (srv->q_head + 1) % srv->q_cap;
+        srv->q_len--;
+        pthread_mutex_unlock(&srv->pool_mu);
+        int64_t t0 = rpc_now_ns();
+        run_call(s);
+        int64_t us = (rpc_now_ns() - t0) / 1000;
+        int64_t avg = atomic_load(&srv->avg_service_us);
+        atomic_store(&srv->avg_service_us, avg + (us - avg) / 8);
+    }
+}
+
+/* A queued call that can no longer start (its deadline passed, or it was
+ * cancelled) is answered now, not when a worker frees up: the caller is
+ * told DEADLINE_EXCEEDED or CANCELLED while it still listens. */
+static bool dead_in_queue(const rpc_slot *s, int64_t now, int64_t *next)
+{
+    if (atomic_load(&s->call.cause) != RPC_CAUSE_NONE ||
+        now >= s->call.caller_deadline)
+        return true;
+    if (s->call.caller_deadline < *next)
+        *next = s->call.caller_deadline;
+    return false;
+}
+
+/* Removes and returns the first dead queued slot; pool_mu held. */
+static rpc_slot *take_dead(rpc_server *srv, int64_t *next)
+{
+    int64_t now = rpc_now_ns();
+    *next = INT64_MAX;
+    for (size_t i = 0; i < srv->q_len; i++) {
+        rpc_slot *s = srv->queue[(srv->q_head + i) % srv->q_cap];
+        if (!dead_in_queue(s, now, next))
+            continue;
+        for (size_t j = i; j + 1 < srv->q_len; j++)
+            srv->queue[(srv->q_head + j) % srv->q_cap] =
+                srv->queue[(srv->q_head + j + 1) % srv->q_cap];
+        srv->q_len--;
+        return s;
+    }
+    return NULL;
+}
+
+static void *reaper_main(void *arg)
+{
+    rpc_server *srv = arg;
+    pthread_mutex_lock(&srv->pool_mu);
+    while (!srv->pool_stop) {
+        int64_t next;
+        rpc_slot *s = take_dead(srv, &next);
+        if (s != NULL) {
+            pthread_mutex_unlock(&srv->pool_mu);
+            run_call(s); /* it will not start: this only answers */
+            pthread_mutex_lock(&srv->pool_mu);
+            continue;
+        }
+        if (next == INT64_MAX) {
+            pthread_cond_wait(&srv->reaper_cv, &srv->pool_mu);
+        } else {
+            struct timespec until = mono_timespec(next + 1000000);
+            pthread_cond_timedwait(&srv->reaper_cv, &srv->pool_mu, &until);
+        }
+    }
+    pthread_mutex_unlock(&srv->pool_mu);
+    return NULL;
+}
+
+static void wake_reaper(rpc_server *srv)
+{
+    pthread_mutex_lock(&srv->pool_mu);
+    pthread_cond_signal(&srv->reaper_cv);
+    pthread_mutex_unlock(&srv->pool_mu);
+}
+
+/* ---- shutdown ------------------------------------------------------------------ */
+
+static bool calls_in_flight(const rpc_server *srv)
+{
+    for (size_t i = 0; i < srv->n_slots; i++)
+        if (srv->slots[i].phase != PHASE_IDLE)
+            return true;
+    return false;
+}
+
+void rpc_server_shutdown(rpc_server *srv)
+{
+    pthread_mutex_lock(&srv->life_mu);
+    if (!srv->started || srv->shut_down) {
+        pthread_mutex_unlock(&srv->life_mu);
+        return;
+    }
+    srv->shut_down = true;
+    atomic_store(&srv->stopping, true);
+
+    pthread_mutex_lock(&srv->reg_mu);
+    size_t writes = 0;
+    for (size_t i = 0; i < srv->n_slots; i++) {
+        rpc_slot *s = &srv->slots[i];
+        if (s->phase == PHASE_QUEUED ||
+            (s->phase == PHASE_RUNNING &&
+             s->call.reg->method->kind == RPC_READ))
+            rpc_call__cancel(&s->call, RPC_CAUSE_SHUTDOWN);
+        else if (s->phase == PHASE_RUNNING)
+            writes++;
+    }
+    if (writes > 0)
+        rpc_log(RPC_LOG_INFO, "shutdown: waiting for %zu write(s)", writes);
+    struct timespec until =
+        mono_timespec(rpc_now_ns() + ms_to_ns(srv->cfg.shutdown_grace_ms));
+    while (calls_in_flight(srv)) {
+        if (pthread_cond_timedwait(&srv->reg_cv, &srv->reg_mu, &until) ==
+            ETIMEDOUT) {
+            rpc_log(RPC_LOG_WARN,
+                    "shutdown: calls still running after %u ms; leaving them",
+                    (unsigned)srv->cfg.shutdown_grace_ms);
+            break;
+        }
+    }
+    bool clean = !calls_in_flight(srv);
+    pthread_mutex_unlock(&srv->reg_mu);
+    nng_msleep(SHUTDOWN_FLUSH_MS);
+
+    pthread_mutex_lock(&srv->pool_mu);
+    srv->pool_stop = true;
+    pthread_cond_broadcast(&srv->pool_cv);
+    pthread_cond_broadcast(&srv->reaper_cv);
+    pthread_mutex_unlock(&srv->pool_mu);
+    if (srv->reaper_running) {
+        pthread_join(srv->reaper, NULL);
+        srv->reaper_running = false;
+    }
+    if (clean) {
+        for (size_t i = 0; i < srv->n_threads; i++)
+            pthread_join(srv->threads[i], NULL);
+        srv->n_threads = 0;
+        nng_close(srv->sock);
+        srv->sock_open = false;
+        for (size_t i = 0; i < srv->n_slots; i++)
+            if (srv->slots[i].aio != NULL)
+                nng_aio_stop(srv->slots[i].aio);
+    }
+    pthread_mutex_unlock(&srv->life_mu);
+}
+
+void rpc_server_free(rpc_server *srv)
+{
+    if (srv == NULL)
+        return;
+    rpc_server_shutdown(srv);
+    if (srv->n_threads > 0 || srv->sock_open) {
+        /* Calls outlived the grace: their threads still use the server.
+         * The process is about to exit; leak rather than free under them. */
+        return;
+    }
+    for (size_t i = 0; i < srv->n_slots; i++) {
+        rpc_slot *s = &srv->slots[i];
+        if (s->aio != NULL)
+            nng_aio_free(s->aio);
+        if (s->call.cancel_fd > 0) {
+            rpc_call__reset(&s->call);
+            close(s->call.cancel_fd);
+        }
+        rpc_arena__free(&s->call.arena);
+    }
+    free(srv->slots);
+    free(srv->queue);
+    free(srv->threads);
+    free(srv->listeners);
+    free(srv->methods);
+    for (size_t i = 0; i < srv->cfg.n_listen; i++)
+        free(srv->listen_urls[i]);
+    free(srv->listen_urls);
+    pthread_mutex_destroy(&srv->reg_mu);
+    pthread_cond_destroy(&srv->reg_cv);
+    pthread_mutex_destroy(&srv->pool_mu);
+    pthread_cond_destroy(&srv->pool_cv);
+    pthread_cond_destroy(&srv->reaper_cv);
+    pthread_mutex_destroy(&srv->life_mu);
+    free(srv);
+}
