@@ -1,0 +1,182 @@
+/*
+ * libtkclient — the C client of tkd.
+ *
+ * Boundary: owns the client side of the wire protocol (DESIGN.md "Wire
+ * protocol"): one NNG REQ socket per client with resend disabled
+ * (at-most-once), the Request/Reply envelope, per-call deadlines, and
+ * cancellation through tk.v1.Control/Cancel on the same connection.
+ * May call: NNG, protobuf-c, json-c (the JSON codec, tk/json.h).
+ * Must never: print or log, exit, resend a request, or expose an NNG or
+ * protobuf-c internal through this header (messages are ProtobufCMessage,
+ * the public protobuf-c type of generated code).
+ *
+ * Every name here is tk_ or TK_; every handle is opaque. Thread-safety: a
+ * tk_client may be used by many threads at once; a tk_cancel may be fired
+ * from any thread.
+ */
+#ifndef TK_CLIENT_H
+#define TK_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The canonical gRPC status codes (tk.v1.Status.Code). */
+enum {
+    TK_CODE_OK = 0,
+    TK_CODE_CANCELLED = 1,
+    TK_CODE_UNKNOWN = 2,
+    TK_CODE_INVALID_ARGUMENT = 3,
+    TK_CODE_DEADLINE_EXCEEDED = 4,
+    TK_CODE_NOT_FOUND = 5,
+    TK_CODE_ALREADY_EXISTS = 6,
+    TK_CODE_PERMISSION_DENIED = 7,
+    TK_CODE_RESOURCE_EXHAUSTED = 8,
+    TK_CODE_FAILED_PRECONDITION = 9,
+    TK_CODE_ABORTED = 10,
+    TK_CODE_OUT_OF_RANGE = 11,
+    TK_CODE_UNIMPLEMENTED = 12,
+    TK_CODE_INTERNAL = 13,
+    TK_CODE_UNAVAILABLE = 14,
+    TK_CODE_DATA_LOSS = 15,
+    TK_CODE_UNAUTHENTICATED = 16,
+};
+
+/* Why a call ended early (tk.v1.Cancellation.Cause). */
+enum {
+    TK_CAUSE_NONE = 0,
+    TK_CAUSE_CALLER = 1,
+    TK_CAUSE_DEADLINE = 2,
+    TK_CAUSE_SHUTDOWN = 3,
+    TK_CAUSE_LIMIT = 4,
+};
+
+/* What a Cancel achieved (tk.v1.CancelReply.Outcome), plus NOT_SENT: the
+ * call had not been sent yet and will not be. */
+enum {
+    TK_CANCEL_NOT_SENT = 0,
+    TK_CANCEL_CANCELLED = 1,
+    TK_CANCEL_NOT_FOUND = 2,
+    TK_CANCEL_ALREADY_DONE = 3,
+    TK_CANCEL_WRITE_CONTINUES = 4,
+};
+
+/* Local errors of functions that are not calls (negative returns). */
+enum {
+    TK_OK = 0,
+    TK_ERR_ARG = -1,     /* a NULL or malformed argument */
+    TK_ERR_NOMEM = -2,   /* out of memory */
+    TK_ERR_CONNECT = -3, /* could not open or dial the address */
+    TK_ERR_STATE = -4,   /* the handle is in use by another call */
+};
+
+/* The client gives the server this long past the deadline to deliver its
+ * own structured DEADLINE_EXCEEDED before it reports one itself. */
+#define TK_DEADLINE_GRACE_MS 250u
+/* How long a call with timeout_ms 0 (the method's default, known only to
+ * the server) may wait for its reply at most. */
+#define TK_MAX_WAIT_MS (15u * 60u * 1000u)
+
+/* The outcome of a call. tk_call fills it; tk_status_clear frees what it
+ * holds. A status the client made itself (no reply came) has
+ * from_server false and says so in its message. */
+typedef struct tk_status {
+    int code;           /* TK_CODE_* */
+    char *message;      /* never NULL after a call */
+    char *reason;       /* "" when none */
+    uint8_t *stderr_excerpt;
+    size_t stderr_len;
+    bool partial;
+    uint32_t retry_after_ms;
+    uint64_t elapsed_us; /* server time, 0 when the client made the status */
+    int cause;           /* TK_CAUSE_* */
+    bool process_killed;
+    bool write_completed;
+    uint32_t cleanup_ms;
+    bool from_server;
+} tk_status;
+
+void tk_status_clear(tk_status *status);
+/* "DEADLINE_EXCEEDED"; "CODE_<n>" for a number outside the table. */
+const char *tk_code_name(int code);
+/* Parses a code name; returns -1 when unknown. */
+int tk_code_from_name(const char *name);
+/* "CALLER", ... */
+const char *tk_cause_name(int cause);
+const char *tk_cancel_outcome_name(int outcome);
+
+typedef struct tk_client tk_client;
+
+/* The address tkd listens on by default, and tkcall dials: TK_ADDR if set,
+ * else ipc://$XDG_RUNTIME_DIR/tk/tkd.sock, else ipc:///tmp/tk-<uid>/tkd.sock.
+ * Returns 0, or TK_ERR_ARG when buf is too small. */
+int tk_default_address(char *buf, size_t len);
+
+/* Dials url (ipc:///path, tcp://host:port). Fails with TK_ERR_CONNECT when
+ * nothing listens there, TK_ERR_ARG when url is not a URL NNG knows; once
+ * connected, the client reconnects on its own.
+ * errbuf (may be NULL) receives a message for humans. */
+int tk_client_open(tk_client **out, const char *url, char *errbuf,
+                   size_t errlen);
+/* No call and no tk_cancel_fire (which calls through the client) may be in
+ * flight. NULL is accepted. */
+void tk_client_close(tk_client *client);
+
+/* A cancellation handle: create one, pass it in tk_call_opts, fire it from
+ * any thread. One call at a time may use a handle. */
+typedef struct tk_cancel tk_cancel;
+
+int tk_cancel_new(tk_cancel **out);
+void tk_cancel_free(tk_cancel *cancel);
+/* Cancels the call that uses this handle. If it has not been sent, it will
+ * not be (outcome TK_CANCEL_NOT_SENT, the call returns CANCELLED). If it has,
+ * this sends tk.v1.Control/Cancel on the same connection and returns the
+ * server's outcome; the call itself returns the server's status (CANCELLED
+ * for a READ; a WRITE runs to completion). Returns 0 or a negative TK_ERR_*;
+ * outcome may be NULL. */
+int tk_cancel_fire(tk_cancel *cancel, int *outcome);
+
+typedef struct tk_call_opts {
+    /* Relative deadline sent to the server; 0 = the method's default. */
+    uint32_t timeout_ms;
+    /* Optional; see tk_cancel_fire. */
+    tk_cancel *cancel;
+} tk_call_opts;
+
+/* Calls method ("tk.v1.Control/Ping") with request and waits for the reply
+ * or the deadline (plus TK_DEADLINE_GRACE_MS). On TK_CODE_OK *reply holds a
+ * message of reply_desc, freed with protobuf_c_message_free_unpacked(*reply,
+ * NULL); otherwise *reply is NULL. opts may be NULL. Returns status->code. */
+int tk_call(tk_client *client, const char *method,
+            const ProtobufCMessage *request,
+            const ProtobufCMessageDescriptor *reply_desc,
+            ProtobufCMessage **reply, const tk_call_opts *opts,
+            tk_status *status);
+
+/* The catalog: every service and message of proto/, compiled in. */
+typedef struct tk_method_desc {
+    const char *name; /* "tk.v1.Control/Ping" */
+    const ProtobufCMessageDescriptor *request;
+    const ProtobufCMessageDescriptor *reply;
+} tk_method_desc;
+
+size_t tk_catalog_method_count(void);
+const tk_method_desc *tk_catalog_method(size_t i);
+const tk_method_desc *tk_catalog_find_method(const char *name);
+size_t tk_catalog_message_count(void);
+const ProtobufCMessageDescriptor *tk_catalog_message(size_t i);
+/* By full name, "tk.v1.PingRequest". */
+const ProtobufCMessageDescriptor *tk_catalog_find_message(const char *name);
+const ProtobufCEnumDescriptor *tk_catalog_find_enum(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TK_CLIENT_H */

@@ -1,0 +1,63 @@
+/*
+ * The JSON codec of libtkclient: any protobuf-c message to and from the
+ * proto3 JSON mapping, by reflection over the descriptors (no generated
+ * code per message).
+ *
+ * Boundary: owns the mapping (lowerCamelCase names on output, both the
+ * proto name and lowerCamelCase accepted on input; 64-bit integers as
+ * strings; bytes as base64; enums by name; default values omitted on
+ * output). May call: protobuf-c, json-c (parsing only). Must never: print,
+ * accept an unknown field silently, or produce a message that
+ * protobuf_c_message_free_unpacked cannot free.
+ */
+#ifndef TK_JSON_H
+#define TK_JSON_H
+
+#include <stddef.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include <tk/client.h> /* TK_ERR_* */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    TK_JSON_PRETTY = 1 << 0,        /* two-space indentation, newlines */
+    TK_JSON_EMIT_DEFAULTS = 1 << 1, /* print fields with default values */
+};
+
+/* Encodes msg: fields in descriptor order, by their lowerCamelCase names;
+ * fields that protobuf-c would not put on the wire (proto3 defaults, unset
+ * proto2 optionals, unchosen oneof members) left out unless
+ * TK_JSON_EMIT_DEFAULTS; enums by name, or by number when the enum has no
+ * name for the value; NaN and the infinities as "NaN", "Infinity",
+ * "-Infinity"; strings that are not UTF-8 with U+FFFD. Deterministic.
+ * Returns a malloc'd NUL-terminated string (free it), or NULL when out of
+ * memory or msg is NULL. */
+char *tk_json_encode(const ProtobufCMessage *msg, int flags);
+
+/* Decodes one JSON object of len bytes into a new message of desc, freed
+ * with protobuf_c_message_free_unpacked(*out, NULL). The input is strict
+ * RFC 8259 JSON (UTF-8; no NaN literals, comments or single quotes) with no
+ * duplicate keys, and nothing but whitespace after the object. null for a
+ * field means its default. Returns 0, TK_ERR_ARG with err naming the field
+ * path and what was wrong ("methods[2].kind: unknown enum value \"REED\"
+ * ...", "unknown field \"rpeo\" in tk.v1.PingRequest"), or TK_ERR_NOMEM
+ * (the TK_ERR_* of tk/client.h). err may be NULL; a short one is cut. */
+int tk_json_decode(const ProtobufCMessageDescriptor *desc, const char *json,
+                   size_t len, ProtobufCMessage **out, char *err,
+                   size_t errlen);
+
+/* A JSON string literal, quotes included, of len bytes of text that is not
+ * a message (a status's stderr excerpt): escaped as JSON needs, bytes that
+ * are not UTF-8 replaced by U+FFFD. Returns a malloc'd string (free it), or
+ * NULL when out of memory. */
+char *tk_json_string(const void *data, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TK_JSON_H */

@@ -1,0 +1,1796 @@
+/* The proto3 JSON mapping over protobuf-c descriptors (tk/json.h).
+ *
+ * Decoding runs in three passes. A strict RFC 8259 scan of the text comes
+ * first, because json-c's strict mode still accepts NaN, 'single quotes',
+ * "1." and raw control characters, silently keeps the last of duplicate
+ * keys, and clamps integers beyond 64 bits. The scan records the literal
+ * text of every number; json-c then builds the tree, and each of its number
+ * objects gets its literal hung on it, so integer ranges are checked on the
+ * text, exactly, and nothing passes through a double on the way. Last, the
+ * tree is mapped onto a message allocated with malloc, in a state that
+ * protobuf_c_message_free_unpacked can free at every step.
+ *
+ * Beyond the mapping of proto/: map<K,V> fields are recognised by the shape
+ * protoc gives their entry message (fields key = 1 and value = 2, named
+ * <FieldName>Entry, nested in the parent) and mapped to JSON objects.
+ * protobuf-c 1.4.1 descriptors carry no json_name option and no oneof
+ * names; well-known types (Timestamp, Duration, wrappers, Any, Struct) are
+ * mapped as ordinary messages, not with their special JSON forms.
+ */
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include <tk/client.h>
+#include <tk/json.h>
+
+/* Deeper input is refused by the scan; json-c's own limit sits above it. */
+#define MAX_DEPTH 64
+#define PATH_CAP 256
+/* Bytes of user text quoted in an error message. */
+#define QUOTE_MAX 64
+
+#define MEMBER(type, msg, off) ((type *)(void *)((char *)(msg) + (off)))
+#define CMEMBER(type, msg, off)                                                \
+    ((const type *)(const void *)((const char *)(msg) + (off)))
+
+static const char *const type_names[] = {
+    [PROTOBUF_C_TYPE_INT32] = "int32",       [PROTOBUF_C_TYPE_SINT32] = "sint32",
+    [PROTOBUF_C_TYPE_SFIXED32] = "sfixed32", [PROTOBUF_C_TYPE_INT64] = "int64",
+    [PROTOBUF_C_TYPE_SINT64] = "sint64",     [PROTOBUF_C_TYPE_SFIXED64] = "sfixed64",
+    [PROTOBUF_C_TYPE_UINT32] = "uint32",     [PROTOBUF_C_TYPE_FIXED32] = "fixed32",
+    [PROTOBUF_C_TYPE_UINT64] = "uint64",     [PROTOBUF_C_TYPE_FIXED64] = "fixed64",
+    [PROTOBUF_C_TYPE_FLOAT] = "float",       [PROTOBUF_C_TYPE_DOUBLE] = "double",
+    [PROTOBUF_C_TYPE_BOOL] = "bool",         [PROTOBUF_C_TYPE_ENUM] = "enum",
+    [PROTOBUF_C_TYPE_STRING] = "string",     [PROTOBUF_C_TYPE_BYTES] = "bytes",
+    [PROTOBUF_C_TYPE_MESSAGE] = "message",
+};
+
+/* ---- names --------------------------------------------------------------- */
+
+static char ascii_upper(char c)
+{
+    return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+}
+
+/* Compares s[0..n) with protoc's camel-casing of a snake_case name: '_'
+ * dropped, the letter after it upper-cased (ToJsonName; with upper_first,
+ * the first letter too, as MapEntryName does). */
+static bool camel_eq(const char *name, bool upper_first, const char *s,
+                     size_t n)
+{
+    bool up = upper_first;
+    size_t k = 0;
+    for (; *name != '\0'; name++) {
+        if (*name == '_') {
+            up = true;
+            continue;
+        }
+        char c = up ? ascii_upper(*name) : *name;
+        up = false;
+        if (k >= n || s[k] != c)
+            return false;
+        k++;
+    }
+    return k == n;
+}
+
+static bool field_matches(const ProtobufCFieldDescriptor *f, const char *key)
+{
+    return strcmp(f->name, key) == 0 ||
+           camel_eq(f->name, false, key, strlen(key));
+}
+
+static const ProtobufCFieldDescriptor *
+find_field(const ProtobufCMessageDescriptor *desc, const char *key)
+{
+    for (unsigned i = 0; i < desc->n_fields; i++)
+        if (field_matches(&desc->fields[i], key))
+            return &desc->fields[i];
+    return NULL;
+}
+
+/* A map<K,V> field: protoc's synthetic entry message, recognised by shape
+ * since protobuf-c keeps no map_entry option. */
+static bool is_map(const ProtobufCMessageDescriptor *parent,
+                   const ProtobufCFieldDescriptor *f)
+{
+    if (f->label != PROTOBUF_C_LABEL_REPEATED ||
+        f->type != PROTOBUF_C_TYPE_MESSAGE)
+        return false;
+    const ProtobufCMessageDescriptor *e = f->descriptor;
+    if (e->n_fields != 2 || e->fields[0].id != 1 || e->fields[1].id != 2 ||
+        strcmp(e->fields[0].name, "key") != 0 ||
+        strcmp(e->fields[1].name, "value") != 0)
+        return false;
+    size_t pl = strlen(parent->name);
+    if (strncmp(e->name, parent->name, pl) != 0 || e->name[pl] != '.')
+        return false;
+    const char *short_name = e->name + pl + 1;
+    size_t sl = strlen(short_name);
+    return sl > 5 && strcmp(short_name + sl - 5, "Entry") == 0 &&
+           camel_eq(f->name, true, short_name, sl - 5);
+}
+
+/* ---- UTF-8 and base64 ------------------------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at s (n > 0 bytes left), or 0. */
+static size_t utf8_len(const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    unsigned c = s[0], cp, min;
+    size_t len;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2, cp = c & 0x1f, min = 0x80;
+    } else if ((c & 0xf0) == 0xe0) {
+        len = 3, cp = c & 0x0f, min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4, cp = c & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+static bool utf8_valid(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t l = utf8_len(s + i, n - i);
+        if (l == 0)
+            return false;
+        i += l;
+    }
+    return true;
+}
+
+static const char b64_chars[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* Both alphabets: standard (+/) and URL-safe (-_). */
+static int b64_value(char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+' || c == '-')
+        return 62;
+    if (c == '/' || c == '_')
+        return 63;
+    return -1;
+}
+
+/* Standard or URL-safe base64, with or without padding. Returns 0,
+ * TK_ERR_ARG when malformed, TK_ERR_NOMEM. *out is NULL for no bytes. */
+static int b64_decode(const char *s, size_t n, ProtobufCBinaryData *out)
+{
+    size_t len = n, pad = 0;
+    while (len > 0 && s[len - 1] == '=' && pad < 2)
+        len--, pad++;
+    if ((pad > 0 && n % 4 != 0) || len % 4 == 1)
+        return TK_ERR_ARG;
+    out->data = NULL;
+    out->len = 0;
+    if (len == 0)
+        return 0;
+    uint8_t *buf = malloc(len / 4 * 3 + 2);
+    if (buf == NULL)
+        return TK_ERR_NOMEM;
+    uint32_t acc = 0;
+    size_t bits = 0, k = 0;
+    for (size_t i = 0; i < len; i++) {
+        int v = b64_value(s[i]);
+        if (v < 0) {
+            free(buf);
+            return TK_ERR_ARG;
+        }
+        acc = (acc << 6 | (uint32_t)v) & 0xffffff;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            buf[k++] = (uint8_t)(acc >> bits);
+        }
+    }
+    out->data = buf;
+    out->len = k;
+    return 0;
+}
+
+/* ---- numbers ------------------------------------------------------------- */
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* The length of the JSON number (RFC 8259 grammar) at the start of s, or 0. */
+static size_t number_prefix(const char *s, size_t n)
+{
+    size_t i = 0;
+    if (i < n && s[i] == '-')
+        i++;
+    if (i < n && s[i] == '0') {
+        i++;
+    } else if (i < n && is_digit(s[i])) {
+        while (i < n && is_digit(s[i]))
+            i++;
+    } else {
+        return 0;
+    }
+    if (i < n && s[i] == '.') {
+        if (i + 1 >= n || !is_digit(s[i + 1]))
+            return 0;
+        for (i++; i < n && is_digit(s[i]); i++)
+            ;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i >= n || !is_digit(s[i]))
+            return 0;
+        while (i < n && is_digit(s[i]))
+            i++;
+    }
+    return i;
+}
+
+enum { NUM_OK = 0, NUM_SYNTAX = -1, NUM_FRACTION = -2, NUM_RANGE = -3 };
+
+/* A JSON number that must be an exact integer ("-12", "1e3", "1.50e1"):
+ * sign and magnitude, or NUM_SYNTAX / NUM_FRACTION / NUM_RANGE (beyond 64
+ * bits). Exact at every size: no double on the way. */
+static int parse_integer(const char *s, size_t n, bool *neg, uint64_t *mag)
+{
+    *neg = false;
+    *mag = 0;
+    if (n == 0 || number_prefix(s, n) != n)
+        return NUM_SYNTAX;
+    size_t i = 0;
+    if (s[i] == '-')
+        *neg = true, i++;
+    /* The digits of the mantissa (the point skipped), with their scale. */
+    char digits[32];
+    size_t nd = 0, skipped = 0;
+    long scale = 0;
+    bool frac = false;
+    for (; i < n && (is_digit(s[i]) || s[i] == '.'); i++) {
+        if (s[i] == '.') {
+            frac = true;
+            continue;
+        }
+        if (frac)
+            scale--;
+        if (nd == 0 && s[i] == '0')
+            continue;
+        if (nd < sizeof digits)
+            digits[nd++] = s[i];
+        else if (s[i] != '0')
+            return frac ? NUM_FRACTION : NUM_RANGE;
+        else
+            skipped++;
+    }
+    if (i < n) { /* the exponent; beyond 10^6 it only decides the error */
+        long e = 0;
+        bool eneg = s[++i] == '-';
+        if (s[i] == '+' || s[i] == '-')
+            i++;
+        for (; i < n; i++)
+            e = e < 1000000 ? e * 10 + (s[i] - '0') : e;
+        scale += eneg ? -e : e;
+    }
+    scale += (long)skipped;
+    while (nd > 0 && digits[nd - 1] == '0')
+        nd--, scale++;
+    if (nd == 0)
+        return NUM_OK;
+    if (scale < 0)
+        return NUM_FRACTION;
+    if ((long)nd + scale > 20)
+        return NUM_RANGE;
+    uint64_t v = 0;
+    for (size_t k = 0; k < nd + (size_t)scale; k++) {
+        unsigned d = k < nd ? (unsigned)(digits[k] - '0') : 0;
+        if (v > (UINT64_MAX - d) / 10)
+            return NUM_RANGE;
+        v = v * 10 + d;
+    }
+    *mag = v;
+    return NUM_OK;
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+typedef struct jbuf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} jbuf;
+
+static void jb_put(jbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *np = realloc(b->p, cap);
+        if (np == NULL) {
+            b->oom = true;
+            return;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void jb_puts(jbuf *b, const char *s)
+{
+    jb_put(b, s, strlen(s));
+}
+
+static void jb_printf(jbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void jb_printf(jbuf *b, const char *fmt, ...)
+{
+    char tmp[64];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        jb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* A JSON string. Bytes that are not UTF-8 become U+FFFD: protobuf-c does
+ * not check strings on unpack, and the output must stay valid JSON. */
+static void jb_quote(jbuf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    jb_put(b, "\"", 1);
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        const char *esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\"
+                        : c == '\n' ? "\\n" : c == '\r' ? "\\r"
+                        : c == '\t' ? "\\t" : c == '\b' ? "\\b"
+                        : c == '\f' ? "\\f" : NULL;
+        if (esc != NULL) {
+            jb_puts(b, esc);
+            i++;
+        } else if (c < 0x20) {
+            char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            jb_put(b, u, sizeof u);
+            i++;
+        } else {
+            size_t l = utf8_len(s + i, n - i);
+            jb_put(b, l ? s + i : "\xef\xbf\xbd", l ? l : 3);
+            i += l ? l : 1;
+        }
+    }
+    jb_put(b, "\"", 1);
+}
+
+static void jb_base64(jbuf *b, const uint8_t *d, size_t n)
+{
+    jb_put(b, "\"", 1);
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)d[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)d[i + 1] << 8;
+        if (i + 2 < n)
+            v |= d[i + 2];
+        char q[4] = {b64_chars[v >> 18 & 63], b64_chars[v >> 12 & 63],
+                     i + 1 < n ? b64_chars[v >> 6 & 63] : '=',
+                     i + 2 < n ? b64_chars[v & 63] : '='};
+        jb_put(b, q, 4);
+    }
+    jb_put(b, "\"", 1);
+}
+
+/* ---- encoding -------------------------------------------------------------- */
+
+typedef struct enc {
+    jbuf b;
+    int flags;
+    int depth;
+} enc;
+
+static void enc_message(enc *e, const ProtobufCMessage *m);
+
+static size_t elem_size(ProtobufCType t)
+{
+    switch (t) {
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_FIXED64:
+        return sizeof(uint64_t);
+    case PROTOBUF_C_TYPE_DOUBLE:
+        return sizeof(double);
+    case PROTOBUF_C_TYPE_BOOL:
+        return sizeof(protobuf_c_boolean);
+    case PROTOBUF_C_TYPE_STRING:
+        return sizeof(char *);
+    case PROTOBUF_C_TYPE_BYTES:
+        return sizeof(ProtobufCBinaryData);
+    case PROTOBUF_C_TYPE_MESSAGE:
+        return sizeof(ProtobufCMessage *);
+    default: /* the 32-bit types, enums included (as protobuf-c packs them) */
+        return sizeof(uint32_t);
+    }
+}
+
+static bool is_ptr_type(ProtobufCType t)
+{
+    return t == PROTOBUF_C_TYPE_STRING || t == PROTOBUF_C_TYPE_MESSAGE;
+}
+
+/* The value protobuf-c leaves out of the wire for a proto3 field. */
+static bool is_zero(const ProtobufCFieldDescriptor *f, const void *mem)
+{
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_FLOAT:
+        return *(const float *)mem == 0;
+    case PROTOBUF_C_TYPE_DOUBLE:
+        return *(const double *)mem == 0;
+    case PROTOBUF_C_TYPE_STRING: {
+        const char *s = *(const char *const *)mem;
+        return s == NULL || s[0] == '\0';
+    }
+    case PROTOBUF_C_TYPE_BYTES:
+        return ((const ProtobufCBinaryData *)mem)->len == 0;
+    case PROTOBUF_C_TYPE_MESSAGE:
+        return *(const ProtobufCMessage *const *)mem == NULL;
+    default:
+        return elem_size(f->type) == sizeof(uint64_t)
+                   ? *(const uint64_t *)mem == 0
+                   : *(const uint32_t *)mem == 0;
+    }
+}
+
+/* Whether the field is printed: exactly when protobuf-c would pack it, or
+ * always with TK_JSON_EMIT_DEFAULTS (unchosen oneof members excepted). */
+static bool field_emitted(const ProtobufCMessage *m,
+                          const ProtobufCFieldDescriptor *f, int flags)
+{
+    const void *mem = CMEMBER(char, m, f->offset);
+    bool all = (flags & TK_JSON_EMIT_DEFAULTS) != 0;
+    bool ptr_set = is_ptr_type(f->type) &&
+                   *(const void *const *)mem != NULL &&
+                   *(const void *const *)mem != f->default_value;
+    if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+        return *CMEMBER(uint32_t, m, f->quantifier_offset) == f->id &&
+               (!is_ptr_type(f->type) || ptr_set);
+    switch (f->label) {
+    case PROTOBUF_C_LABEL_REQUIRED:
+        return true;
+    case PROTOBUF_C_LABEL_REPEATED:
+        return all || *CMEMBER(size_t, m, f->quantifier_offset) > 0;
+    case PROTOBUF_C_LABEL_OPTIONAL:
+        return all || (is_ptr_type(f->type)
+                           ? ptr_set
+                           : *CMEMBER(protobuf_c_boolean, m,
+                                      f->quantifier_offset));
+    default:
+        return all || !is_zero(f, mem);
+    }
+}
+
+static void enc_newline(enc *e)
+{
+    if (!(e->flags & TK_JSON_PRETTY))
+        return;
+    jb_put(&e->b, "\n", 1);
+    for (int i = 0; i < e->depth; i++)
+        jb_put(&e->b, "  ", 2);
+}
+
+/* Opens an object member or array element: the comma, the line, the key. */
+static void enc_member(enc *e, bool *first, const char *key, size_t klen)
+{
+    if (!*first)
+        jb_put(&e->b, ",", 1);
+    *first = false;
+    enc_newline(e);
+    if (key == NULL)
+        return;
+    jb_quote(&e->b, key, klen);
+    jb_puts(&e->b, e->flags & TK_JSON_PRETTY ? ": " : ":");
+}
+
+static void enc_close(enc *e, bool empty, const char *bracket)
+{
+    e->depth--;
+    if (!empty)
+        enc_newline(e);
+    jb_puts(&e->b, bracket);
+}
+
+/* Shortest text that reads back to the same value; NaN and the infinities
+ * as the strings of the mapping. */
+static void enc_real(enc *e, double v, bool single)
+{
+    if (isnan(v)) {
+        jb_puts(&e->b, "\"NaN\"");
+        return;
+    }
+    if (isinf(v)) {
+        jb_puts(&e->b, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+        return;
+    }
+    char buf[40];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
+            break;
+    }
+    jb_puts(&e->b, buf);
+}
+
+static void enc_enum(enc *e, const ProtobufCFieldDescriptor *f, int v)
+{
+    const ProtobufCEnumValue *ev =
+        protobuf_c_enum_descriptor_get_value(f->descriptor, v);
+    if (ev != NULL)
+        jb_quote(&e->b, ev->name, strlen(ev->name));
+    else
+        jb_printf(&e->b, "%d", v);
+}
+
+/* One value: a singular field, an element of a repeated one, a map value. */
+static void enc_value(enc *e, const ProtobufCFieldDescriptor *f,
+                      const void *mem)
+{
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_SFIXED32:
+        jb_printf(&e->b, "%" PRId32, *(const int32_t *)mem);
+        break;
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_FIXED32:
+        jb_printf(&e->b, "%" PRIu32, *(const uint32_t *)mem);
+        break;
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_SFIXED64:
+        jb_printf(&e->b, "\"%" PRId64 "\"", *(const int64_t *)mem);
+        break;
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_FIXED64:
+        jb_printf(&e->b, "\"%" PRIu64 "\"", *(const uint64_t *)mem);
+        break;
+    case PROTOBUF_C_TYPE_FLOAT:
+        enc_real(e, *(const float *)mem, true);
+        break;
+    case PROTOBUF_C_TYPE_DOUBLE:
+        enc_real(e, *(const double *)mem, false);
+        break;
+    case PROTOBUF_C_TYPE_BOOL:
+        jb_puts(&e->b, *(const protobuf_c_boolean *)mem ? "true" : "false");
+        break;
+    case PROTOBUF_C_TYPE_ENUM:
+        enc_enum(e, f, *(const int *)mem);
+        break;
+    case PROTOBUF_C_TYPE_STRING: {
+        const char *s = *(const char *const *)mem;
+        if (s == NULL) /* an unset proto2 field, printed for EMIT_DEFAULTS */
+            s = f->default_value != NULL ? f->default_value : "";
+        jb_quote(&e->b, s, strlen(s));
+        break;
+    }
+    case PROTOBUF_C_TYPE_BYTES: {
+        const ProtobufCBinaryData *bd = mem;
+        jb_base64(&e->b, bd->data, bd->len);
+        break;
+    }
+    case PROTOBUF_C_TYPE_MESSAGE: {
+        const ProtobufCMessage *sub = *(const ProtobufCMessage *const *)mem;
+        if (sub != NULL)
+            enc_message(e, sub);
+        else
+            jb_puts(&e->b, "null");
+        break;
+    }
+    }
+}
+
+static void enc_array(enc *e, const ProtobufCFieldDescriptor *f,
+                      const char *arr, size_t n)
+{
+    bool first = true;
+    jb_put(&e->b, "[", 1);
+    e->depth++;
+    for (size_t i = 0; i < n; i++) {
+        enc_member(e, &first, NULL, 0);
+        enc_value(e, f, arr + i * elem_size(f->type));
+    }
+    enc_close(e, n == 0, "]");
+}
+
+/* A map key is always a JSON string: the key's text. */
+static void enc_map_key(enc *e, bool *first, const ProtobufCFieldDescriptor *kf,
+                        const void *mem)
+{
+    char buf[32];
+    const char *s = buf;
+    switch (kf->type) {
+    case PROTOBUF_C_TYPE_STRING:
+        s = *(const char *const *)mem;
+        s = s != NULL ? s : "";
+        break;
+    case PROTOBUF_C_TYPE_BOOL:
+        s = *(const protobuf_c_boolean *)mem ? "true" : "false";
+        break;
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_SFIXED64:
+        snprintf(buf, sizeof buf, "%" PRId64, *(const int64_t *)mem);
+        break;
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_FIXED64:
+        snprintf(buf, sizeof buf, "%" PRIu64, *(const uint64_t *)mem);
+        break;
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_FIXED32:
+        snprintf(buf, sizeof buf, "%" PRIu32, *(const uint32_t *)mem);
+        break;
+    default:
+        snprintf(buf, sizeof buf, "%" PRId32, *(const int32_t *)mem);
+        break;
+    }
+    enc_member(e, first, s, strlen(s));
+}
+
+static void enc_map(enc *e, const ProtobufCFieldDescriptor *f,
+                    ProtobufCMessage *const *entries, size_t n)
+{
+    const ProtobufCMessageDescriptor *ed = f->descriptor;
+    const ProtobufCFieldDescriptor *kf = &ed->fields[0], *vf = &ed->fields[1];
+    bool first = true;
+    jb_put(&e->b, "{", 1);
+    e->depth++;
+    for (size_t i = 0; i < n; i++) {
+        const ProtobufCMessage *entry = entries[i];
+        if (entry == NULL)
+            continue;
+        enc_map_key(e, &first, kf, CMEMBER(char, entry, kf->offset));
+        const void *vmem = CMEMBER(char, entry, vf->offset);
+        /* A message value missing from the wire is an empty message. */
+        if (vf->type == PROTOBUF_C_TYPE_MESSAGE &&
+            *(const ProtobufCMessage *const *)vmem == NULL)
+            jb_puts(&e->b, "{}");
+        else
+            enc_value(e, vf, vmem);
+    }
+    enc_close(e, first, "}");
+}
+
+static void enc_field(enc *e, const ProtobufCMessage *m,
+                      const ProtobufCFieldDescriptor *f)
+{
+    const void *mem = CMEMBER(char, m, f->offset);
+    if (f->label != PROTOBUF_C_LABEL_REPEATED) {
+        enc_value(e, f, mem);
+        return;
+    }
+    size_t n = *CMEMBER(size_t, m, f->quantifier_offset);
+    const void *arr = *(const void *const *)mem;
+    if (arr == NULL)
+        n = 0;
+    if (is_map(m->descriptor, f))
+        enc_map(e, f, arr, n);
+    else
+        enc_array(e, f, arr, n);
+}
+
+static void enc_message(enc *e, const ProtobufCMessage *m)
+{
+    const ProtobufCMessageDescriptor *desc = m->descriptor;
+    bool first = true;
+    jb_put(&e->b, "{", 1);
+    e->depth++;
+    for (unsigned i = 0; i < desc->n_fields && !e->b.oom; i++) {
+        const ProtobufCFieldDescriptor *f = &desc->fields[i];
+        if (!field_emitted(m, f, e->flags))
+            continue;
+        /* The lowerCamelCase name is never longer than the proto name. */
+        char name[256];
+        size_t k = 0;
+        bool up = false;
+        for (const char *p = f->name; *p != '\0' && k < sizeof name; p++) {
+            if (*p == '_')
+                up = true;
+            else
+                name[k++] = up ? ascii_upper(*p) : *p, up = false;
+        }
+        enc_member(e, &first, name, k);
+        enc_field(e, m, f);
+    }
+    enc_close(e, first, "}");
+}
+
+/* Numbers are read and written in the C locale whatever the caller set for
+ * LC_NUMERIC ("1.5", never "1,5"); uselocale affects this thread only. */
+typedef struct c_numeric {
+    locale_t c, old;
+} c_numeric;
+
+static void c_numeric_enter(c_numeric *l)
+{
+    l->c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    l->old = l->c != (locale_t)0 ? uselocale(l->c) : (locale_t)0;
+}
+
+static void c_numeric_leave(c_numeric *l)
+{
+    if (l->c == (locale_t)0)
+        return;
+    uselocale(l->old);
+    freelocale(l->c);
+}
+
+char *tk_json_encode(const ProtobufCMessage *msg, int flags)
+{
+    if (msg == NULL || msg->descriptor == NULL)
+        return NULL;
+    enc e = {.flags = flags};
+    c_numeric loc;
+    c_numeric_enter(&loc);
+    enc_message(&e, msg);
+    c_numeric_leave(&loc);
+    if (e.b.oom) {
+        free(e.b.p);
+        return NULL;
+    }
+    return e.b.p;
+}
+
+char *tk_json_string(const void *data, size_t len)
+{
+    jbuf b = {0};
+    jb_quote(&b, data != NULL ? data : "", data != NULL ? len : 0);
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+/* ---- decoding: errors and the path --------------------------------------- */
+
+typedef struct span {
+    size_t off, len;
+} span;
+
+typedef struct dec {
+    const char *text; /* the input, which number spans point into */
+    char *err;
+    size_t errlen;
+    bool failed;
+    char path[PATH_CAP];
+    size_t plen;
+} dec;
+
+static int dec_fail(dec *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int dec_fail(dec *d, const char *fmt, ...)
+{
+    if (d->failed || d->err == NULL || d->errlen == 0) {
+        d->failed = true;
+        return TK_ERR_ARG;
+    }
+    d->failed = true;
+    int n = d->plen > 0 ? snprintf(d->err, d->errlen, "%s: ", d->path) : 0;
+    if (n < 0 || (size_t)n >= d->errlen)
+        return TK_ERR_ARG;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->err + n, d->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return TK_ERR_ARG;
+}
+
+static int dec_nomem(dec *d)
+{
+    dec_fail(d, "out of memory");
+    return TK_ERR_NOMEM;
+}
+
+/* User text for a message: quoted, escaped, cut at QUOTE_MAX bytes. */
+static const char *quoted(char *buf, size_t cap, const char *s, size_t n)
+{
+    jbuf b = {0};
+    bool cut = n > QUOTE_MAX;
+    jb_quote(&b, s, cut ? QUOTE_MAX : n);
+    snprintf(buf, cap, "%s%s", b.p != NULL ? b.p : "\"\"", cut ? "..." : "");
+    free(b.p);
+    return buf;
+}
+
+static size_t path_push(dec *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static size_t path_push(dec *d, const char *fmt, ...)
+{
+    size_t saved = d->plen;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(d->path + d->plen, sizeof d->path - d->plen, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        d->plen += (size_t)n < sizeof d->path - d->plen
+                       ? (size_t)n
+                       : sizeof d->path - d->plen - 1;
+    return saved;
+}
+
+/* "name" or ".name": a key as the user wrote it, control bytes shown as ?. */
+static size_t path_push_key(dec *d, const char *key, size_t n)
+{
+    char shown[QUOTE_MAX + 1];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < QUOTE_MAX; i++)
+        shown[k++] = (unsigned char)key[i] < 0x20 ? '?' : key[i];
+    shown[k] = '\0';
+    return path_push(d, "%s%s", d->plen > 0 ? "." : "", shown);
+}
+
+static void path_pop(dec *d, size_t saved)
+{
+    d->plen = saved;
+    d->path[saved] = '\0';
+}
+
+/* ---- decoding: the strict scan --------------------------------------------- */
+
+typedef struct scan {
+    dec *d;
+    const char *s;
+    size_t n, i;
+    int depth;
+    span *nums; /* every number literal, in document order */
+    size_t n_nums, cap_nums;
+} scan;
+
+/* A key of an object being scanned, decoded when it holds escapes. */
+typedef struct key_ref {
+    const char *p;
+    size_t len;
+    char *owned;
+    span raw;
+} key_ref;
+
+static int sc_value(scan *sc);
+
+static int sc_fail(scan *sc, const char *what)
+{
+    size_t line = 1, col = 1;
+    for (size_t k = 0; k < sc->i && k < sc->n; k++) {
+        if (sc->s[k] == '\n')
+            line++, col = 1;
+        else
+            col++;
+    }
+    return dec_fail(sc->d, "invalid JSON at line %zu, column %zu: %s", line,
+                    col, what);
+}
+
+static void sc_ws(scan *sc)
+{
+    while (sc->i < sc->n && (sc->s[sc->i] == ' ' || sc->s[sc->i] == '\t' ||
+                             sc->s[sc->i] == '\n' || sc->s[sc->i] == '\r'))
+        sc->i++;
+}
+
+static int hex4(const char *s, size_t n, unsigned *out)
+{
+    unsigned v = 0;
+    if (n < 4)
+        return -1;
+    for (size_t k = 0; k < 4; k++) {
+        char c = s[k];
+        int h = is_digit(c) ? c - '0'
+              : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+              : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+        if (h < 0)
+            return -1;
+        v = v << 4 | (unsigned)h;
+    }
+    *out = v;
+    return 0;
+}
+
+/* The escape at s[i] ('\\'); a \u escape must be a whole code point (no
+ * lone surrogate: json-c would turn it into U+FFFD without a word). */
+static int sc_escape(scan *sc, bool *nul)
+{
+    const char *s = sc->s;
+    size_t i = ++sc->i;
+    if (i >= sc->n)
+        return sc_fail(sc, "unterminated string");
+    if (s[i] != 'u') {
+        if (strchr("\"\\/bfnrt", s[i]) == NULL || s[i] == '\0')
+            return sc_fail(sc, "invalid escape in a string");
+        sc->i++;
+        return 0;
+    }
+    unsigned cp, lo;
+    if (hex4(s + i + 1, sc->n - i - 1, &cp) != 0)
+        return sc_fail(sc, "\\u needs four hex digits");
+    sc->i += 5;
+    if (cp >= 0xdc00 && cp <= 0xdfff)
+        return sc_fail(sc, "unpaired UTF-16 surrogate in a \\u escape");
+    if (cp >= 0xd800 && cp <= 0xdbff) {
+        i = sc->i;
+        if (i + 1 >= sc->n || s[i] != '\\' || s[i + 1] != 'u' ||
+            hex4(s + i + 2, sc->n - i - 2, &lo) != 0 || lo < 0xdc00 ||
+            lo > 0xdfff)
+            return sc_fail(sc, "unpaired UTF-16 surrogate in a \\u escape");
+        sc->i += 6;
+    }
+    if (cp == 0)
+        *nul = true;
+    return 0;
+}
+
+/* A string at s[i] ('"'); *out is its raw content between the quotes. */
+static int sc_string(scan *sc, span *out, bool *escaped, bool *nul)
+{
+    size_t start = ++sc->i;
+    *escaped = *nul = false;
+    while (sc->i < sc->n) {
+        unsigned char c = (unsigned char)sc->s[sc->i];
+        if (c == '"') {
+            *out = (span){start, sc->i - start};
+            sc->i++;
+            return 0;
+        }
+        if (c == '\\') {
+            *escaped = true;
+            if (sc_escape(sc, nul) != 0)
+                return TK_ERR_ARG;
+        } else if (c < 0x20) {
+            return sc_fail(sc, "a control character in a string must be "
+                               "escaped");
+        } else {
+            size_t l = utf8_len(sc->s + sc->i, sc->n - sc->i);
+            if (l == 0)
+                return sc_fail(sc, "invalid UTF-8 in a string");
+            sc->i += l;
+        }
+    }
+    return sc_fail(sc, "unterminated string");
+}
+
+static int sc_number(scan *sc)
+{
+    size_t len = number_prefix(sc->s + sc->i, sc->n - sc->i);
+    size_t end = sc->i + len;
+    if (len == 0 || (end < sc->n && strchr(".eE0123456789", sc->s[end]) &&
+                     sc->s[end] != '\0'))
+        return sc_fail(sc, "invalid number (JSON has no leading zeros, "
+                           "'+' signs or bare points)");
+    if (sc->n_nums == sc->cap_nums) {
+        size_t cap = sc->cap_nums ? sc->cap_nums * 2 : 16;
+        span *nn = realloc(sc->nums, cap * sizeof *nn);
+        if (nn == NULL)
+            return dec_nomem(sc->d);
+        sc->nums = nn;
+        sc->cap_nums = cap;
+    }
+    sc->nums[sc->n_nums++] = (span){sc->i, len};
+    sc->i = end;
+    return 0;
+}
+
+static int sc_literal(scan *sc, const char *word)
+{
+    size_t n = strlen(word);
+    if (sc->n - sc->i < n || memcmp(sc->s + sc->i, word, n) != 0)
+        return sc_fail(sc, "unexpected character");
+    sc->i += n;
+    return 0;
+}
+
+/* The decoded text of a key holding escapes (the scan checked them). */
+static char *unescape(const char *s, size_t n, size_t *out_len)
+{
+    char *out = malloc(n + 1), *o = out;
+    if (out == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '\\') {
+            *o++ = s[i];
+            continue;
+        }
+        char c = s[++i];
+        const char *map = strchr("\"\"\\\\//b\bf\fn\nr\rt\t", c);
+        if (c != 'u' && map != NULL) {
+            *o++ = map[1];
+            continue;
+        }
+        unsigned cp = 0, lo = 0;
+        hex4(s + i + 1, n - i - 1, &cp);
+        i += 4;
+        if (cp >= 0xd800 && cp <= 0xdbff) {
+            hex4(s + i + 3, n - i - 3, &lo);
+            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+            i += 6;
+        }
+        if (cp < 0x80) {
+            *o++ = (char)cp;
+        } else if (cp < 0x800) {
+            *o++ = (char)(0xc0 | cp >> 6);
+            *o++ = (char)(0x80 | (cp & 0x3f));
+        } else if (cp < 0x10000) {
+            *o++ = (char)(0xe0 | cp >> 12);
+            *o++ = (char)(0x80 | (cp >> 6 & 0x3f));
+            *o++ = (char)(0x80 | (cp & 0x3f));
+        } else {
+            *o++ = (char)(0xf0 | cp >> 18);
+            *o++ = (char)(0x80 | (cp >> 12 & 0x3f));
+            *o++ = (char)(0x80 | (cp >> 6 & 0x3f));
+            *o++ = (char)(0x80 | (cp & 0x3f));
+        }
+    }
+    *out_len = (size_t)(o - out);
+    return out;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    const key_ref *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->p, y->p, n);
+    if (c != 0)
+        return c;
+    return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* json-c would keep the last of two equal keys without a word. */
+static int sc_check_dups(scan *sc, key_ref *keys, size_t n)
+{
+    if (n < 2)
+        return 0;
+    qsort(keys, n, sizeof *keys, key_cmp);
+    for (size_t k = 1; k < n; k++) {
+        if (key_cmp(&keys[k - 1], &keys[k]) == 0) {
+            char q[QUOTE_MAX * 6 + 8];
+            return dec_fail(sc->d, "duplicate key %s",
+                            quoted(q, sizeof q, keys[k].p, keys[k].len));
+        }
+    }
+    return 0;
+}
+
+static int sc_key(scan *sc, key_ref *key)
+{
+    bool escaped, nul;
+    if (sc->i >= sc->n)
+        return sc_fail(sc, "unexpected end of input");
+    if (sc->s[sc->i] != '"')
+        return sc_fail(sc, sc->s[sc->i] == '\''
+                               ? "keys take double quotes"
+                               : "expected a double-quoted key");
+    if (sc_string(sc, &key->raw, &escaped, &nul) != 0)
+        return TK_ERR_ARG;
+    if (nul)
+        return sc_fail(sc, "a key must not contain \\u0000");
+    key->p = sc->s + key->raw.off;
+    key->len = key->raw.len;
+    if (escaped) {
+        key->owned = unescape(key->p, key->len, &key->len);
+        if (key->owned == NULL)
+            return dec_nomem(sc->d);
+        key->p = key->owned;
+    }
+    return 0;
+}
+
+/* One member: key, ':', value. Adds the key to *keys. */
+static int sc_member(scan *sc, key_ref **keys, size_t *n, size_t *cap)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 8;
+        key_ref *nk = realloc(*keys, nc * sizeof *nk);
+        if (nk == NULL)
+            return dec_nomem(sc->d);
+        *keys = nk;
+        *cap = nc;
+    }
+    key_ref *key = &(*keys)[*n];
+    *key = (key_ref){0};
+    sc_ws(sc);
+    int rv = sc_key(sc, key);
+    (*n)++;
+    if (rv != 0)
+        return rv;
+    sc_ws(sc);
+    if (sc->i >= sc->n || sc->s[sc->i] != ':')
+        return sc_fail(sc, "expected ':' after a key");
+    sc->i++;
+    size_t saved = path_push_key(sc->d, sc->s + key->raw.off, key->raw.len);
+    rv = sc_value(sc);
+    path_pop(sc->d, saved);
+    return rv;
+}
+
+static int sc_object(scan *sc)
+{
+    key_ref *keys = NULL;
+    size_t n = 0, cap = 0;
+    int rv = 0;
+    sc->i++;
+    sc_ws(sc);
+    if (sc->i < sc->n && sc->s[sc->i] == '}') {
+        sc->i++;
+        return 0;
+    }
+    for (;;) {
+        rv = sc_member(sc, &keys, &n, &cap);
+        if (rv != 0)
+            goto done;
+        sc_ws(sc);
+        char c = sc->i < sc->n ? sc->s[sc->i] : '\0';
+        if (c != ',' && c != '}') {
+            rv = sc_fail(sc, "expected ',' or '}'");
+            goto done;
+        }
+        sc->i++;
+        if (c == '}')
+            break;
+    }
+    rv = sc_check_dups(sc, keys, n);
+done:
+    for (size_t k = 0; k < n; k++)
+        free(keys[k].owned);
+    free(keys);
+    return rv;
+}
+
+static int sc_array(scan *sc)
+{
+    sc->i++;
+    sc_ws(sc);
+    if (sc->i < sc->n && sc->s[sc->i] == ']') {
+        sc->i++;
+        return 0;
+    }
+    for (size_t idx = 0;; idx++) {
+        size_t saved = path_push(sc->d, "[%zu]", idx);
+        int rv = sc_value(sc);
+        path_pop(sc->d, saved);
+        if (rv != 0)
+            return rv;
+        sc_ws(sc);
+        char c = sc->i < sc->n ? sc->s[sc->i] : '\0';
+        if (c != ',' && c != ']')
+            return sc_fail(sc, "expected ',' or ']'");
+        sc->i++;
+        if (c == ']')
+            return 0;
+    }
+}
+
+static int sc_value(scan *sc)
+{
+    sc_ws(sc);
+    if (sc->i >= sc->n)
+        return sc_fail(sc, "unexpected end of input");
+    char c = sc->s[sc->i];
+    bool escaped, nul;
+    span sp;
+    if (c == '{' || c == '[') {
+        if (++sc->depth > MAX_DEPTH)
+            return sc_fail(sc, "nested too deeply");
+        int rv = c == '{' ? sc_object(sc) : sc_array(sc);
+        sc->depth--;
+        return rv;
+    }
+    if (c == '"')
+        return sc_string(sc, &sp, &escaped, &nul);
+    if (c == '-' || is_digit(c))
+        return sc_number(sc);
+    if (c == 't' || c == 'f' || c == 'n')
+        return sc_literal(sc, c == 't' ? "true" : c == 'f' ? "false" : "null");
+    if (c == 'N' || c == 'I')
+        return sc_fail(sc, "NaN and Infinity are strings (\"NaN\") in JSON");
+    if (c == '\'')
+        return sc_fail(sc, "strings take double quotes");
+    return sc_fail(sc, "unexpected character");
+}
+
+static int sc_run(scan *sc)
+{
+    sc_ws(sc);
+    if (sc->i >= sc->n)
+        return dec_fail(sc->d, "empty input: expected a JSON object");
+    char c = sc->s[sc->i];
+    if (c != '{')
+        return dec_fail(sc->d, "the top level must be a JSON object, not %s",
+                        c == '[' ? "an array"
+                        : c == '"' ? "a string"
+                        : c == '-' || is_digit(c) ? "a number"
+                        : c == 't' || c == 'f' ? "a boolean"
+                        : c == 'n' ? "null" : "this");
+    int rv = sc_value(sc);
+    if (rv != 0)
+        return rv;
+    sc_ws(sc);
+    if (sc->i < sc->n)
+        return sc_fail(sc, "trailing data after the JSON object");
+    return 0;
+}
+
+/* ---- decoding: json-c's tree ---------------------------------------------- */
+
+/* Hangs each number's literal (a span of the scan) on json-c's number
+ * object, in document order: with duplicate keys refused, json-c's objects
+ * iterate in insertion order, which is the order of the text. */
+static int attach_numbers(json_object *o, scan *sc, size_t *next)
+{
+    switch (json_object_get_type(o)) {
+    case json_type_object: {
+        struct json_object_iterator it = json_object_iter_begin(o);
+        struct json_object_iterator end = json_object_iter_end(o);
+        for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
+            if (attach_numbers(json_object_iter_peek_value(&it), sc, next))
+                return -1;
+        return 0;
+    }
+    case json_type_array:
+        for (size_t k = 0; k < json_object_array_length(o); k++)
+            if (attach_numbers(json_object_array_get_idx(o, k), sc, next))
+                return -1;
+        return 0;
+    case json_type_int:
+    case json_type_double:
+        if (*next >= sc->n_nums)
+            return -1;
+        /* NULL: keep the default serializer; the span is owned by sc. */
+        json_object_set_serializer(o, NULL, &sc->nums[(*next)++], NULL);
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static int parse_tree(dec *d, scan *sc, json_object **root)
+{
+    *root = NULL;
+    struct json_tokener *tok = json_tokener_new_ex(MAX_DEPTH + 2);
+    if (tok == NULL)
+        return dec_nomem(d);
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    *root = json_tokener_parse_ex(tok, sc->s, (int)sc->n);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    size_t end = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
+    int rv = 0;
+    if (*root == NULL || jerr != json_tokener_success) {
+        rv = dec_fail(d, "invalid JSON: %s", json_tokener_error_desc(jerr));
+    } else {
+        /* The whole input: only whitespace may follow the object. */
+        while (end < sc->n && strchr(" \t\r\n", sc->s[end]) != NULL &&
+               sc->s[end] != '\0')
+            end++;
+        if (end != sc->n)
+            rv = dec_fail(d, "trailing data after the JSON object");
+    }
+    size_t next = 0;
+    if (rv == 0 && (attach_numbers(*root, sc, &next) != 0 ||
+                    next != sc->n_nums))
+        rv = dec_fail(d, "internal error: json-c and the scan disagree on "
+                         "the numbers of the input");
+    return rv;
+}
+
+/* ---- decoding: values ---------------------------------------------------- */
+
+static int dec_message(dec *d, const ProtobufCMessageDescriptor *desc,
+                       json_object *obj, ProtobufCMessage **out);
+
+static const char *jtype(json_object *v)
+{
+    switch (json_object_get_type(v)) {
+    case json_type_null:
+        return "null";
+    case json_type_boolean:
+        return "a boolean";
+    case json_type_int:
+    case json_type_double:
+        return "a number";
+    case json_type_object:
+        return "an object";
+    case json_type_array:
+        return "an array";
+    default:
+        return "a string";
+    }
+}
+
+/* The text of a number (its literal) or a string; false for other types. */
+static bool value_text(const dec *d, json_object *v, const char **s, size_t *n)
+{
+    json_type t = json_object_get_type(v);
+    if (t == json_type_string) {
+        *s = json_object_get_string(v);
+        *n = (size_t)json_object_get_string_len(v);
+        return true;
+    }
+    if (t != json_type_int && t != json_type_double)
+        return false;
+    const span *sp = json_object_get_userdata(v);
+    if (sp == NULL)
+        return false;
+    *s = d->text + sp->off;
+    *n = sp->len;
+    return true;
+}
+
+static bool is_signed_int(ProtobufCType t)
+{
+    return t == PROTOBUF_C_TYPE_INT32 || t == PROTOBUF_C_TYPE_SINT32 ||
+           t == PROTOBUF_C_TYPE_SFIXED32 || t == PROTOBUF_C_TYPE_INT64 ||
+           t == PROTOBUF_C_TYPE_SINT64 || t == PROTOBUF_C_TYPE_SFIXED64 ||
+           t == PROTOBUF_C_TYPE_ENUM;
+}
+
+/* How much of a number's text an error shows (it is not NUL-terminated). */
+static int shown_len(size_t n)
+{
+    return n < QUOTE_MAX ? (int)n : QUOTE_MAX;
+}
+
+/* An integer of type t from its text, range-checked, stored at dst. */
+static int store_int(dec *d, ProtobufCType t, const char *s, size_t n,
+                     void *dst)
+{
+    bool neg, wide = elem_size(t) == sizeof(uint64_t);
+    uint64_t mag;
+    char q[QUOTE_MAX * 6 + 8];
+    int rv = parse_integer(s, n, &neg, &mag);
+    if (rv == NUM_SYNTAX)
+        return dec_fail(d, "%s is not a number", quoted(q, sizeof q, s, n));
+    if (rv == NUM_FRACTION)
+        return dec_fail(d, "%.*s is not an integer", shown_len(n), s);
+    uint64_t pos_max = wide ? (is_signed_int(t) ? INT64_MAX : UINT64_MAX)
+                            : (is_signed_int(t) ? INT32_MAX : UINT32_MAX);
+    uint64_t neg_max = is_signed_int(t) ? pos_max + 1 : 0;
+    if (rv == NUM_RANGE || mag > (neg ? neg_max : pos_max))
+        return dec_fail(d, "%.*s is out of range for %s", shown_len(n), s,
+                        type_names[t]);
+    /* Two's complement without overflow: -(mag - 1) - 1. */
+    int64_t sv = neg && mag > 0 ? -(int64_t)(mag - 1) - 1 : (int64_t)mag;
+    if (wide && is_signed_int(t))
+        *(int64_t *)dst = sv;
+    else if (wide)
+        *(uint64_t *)dst = mag;
+    else if (is_signed_int(t))
+        *(int32_t *)dst = (int32_t)sv;
+    else
+        *(uint32_t *)dst = (uint32_t)mag;
+    return 0;
+}
+
+static int dec_int(dec *d, const ProtobufCFieldDescriptor *f, json_object *v,
+                   void *dst)
+{
+    const char *s;
+    size_t n;
+    if (!value_text(d, v, &s, &n))
+        return dec_fail(d, "expected %s (a number or a string), got %s",
+                        type_names[f->type], jtype(v));
+    return store_int(d, f->type, s, n, dst);
+}
+
+/* Rounds to a float the way a conversion would, without the undefined
+ * behaviour of converting a double beyond FLT_MAX. */
+static int to_float(dec *d, double x, const char *s, size_t n, float *dst)
+{
+    /* Below 2^128 - 2^103 a double rounds to FLT_MAX, not to infinity. */
+    const double limit = 0x1.ffffffp+127;
+    double mag = x < 0 ? -x : x; /* no libm: users link libtkclient alone */
+    if (isfinite(x) && mag > FLT_MAX) {
+        if (mag >= limit)
+            return dec_fail(d, "%.*s is out of range for float",
+                            shown_len(n), s);
+        x = x < 0 ? -FLT_MAX : FLT_MAX;
+    }
+    *dst = (float)x;
+    return 0;
+}
+
+static int dec_real(dec *d, const ProtobufCFieldDescriptor *f, json_object *v,
+                    void *dst)
+{
+    const char *s;
+    size_t n;
+    double x;
+    if (!value_text(d, v, &s, &n))
+        return dec_fail(d, "expected %s (a number, or \"NaN\", \"Infinity\", "
+                           "\"-Infinity\"), got %s",
+                        type_names[f->type], jtype(v));
+    char q[QUOTE_MAX * 6 + 8];
+    bool is_str = json_object_get_type(v) == json_type_string;
+    if (is_str && strcmp(s, "NaN") == 0) {
+        x = NAN;
+    } else if (is_str && strcmp(s, "Infinity") == 0) {
+        x = INFINITY;
+    } else if (is_str && strcmp(s, "-Infinity") == 0) {
+        x = -INFINITY;
+    } else {
+        if (n == 0 || number_prefix(s, n) != n)
+            return dec_fail(d, "%s is not a number",
+                            quoted(q, sizeof q, s, n));
+        /* The text ends at a delimiter or NUL, where strtod stops. */
+        x = strtod(s, NULL);
+        if (isinf(x))
+            return dec_fail(d, "%.*s is out of range for %s", shown_len(n),
+                            s, type_names[f->type]);
+    }
+    if (f->type == PROTOBUF_C_TYPE_FLOAT)
+        return to_float(d, x, s, n, dst);
+    *(double *)dst = x;
+    return 0;
+}
+
+static int dec_enum(dec *d, const ProtobufCFieldDescriptor *f, json_object *v,
+                    void *dst)
+{
+    const ProtobufCEnumDescriptor *ed = f->descriptor;
+    json_type t = json_object_get_type(v);
+    const char *s;
+    size_t n;
+    if ((t == json_type_int || t == json_type_double) &&
+        value_text(d, v, &s, &n))
+        return store_int(d, PROTOBUF_C_TYPE_ENUM, s, n, dst);
+    if (t != json_type_string)
+        return dec_fail(d, "expected a value name of %s (a string) or a "
+                           "number, got %s",
+                        ed->name, jtype(v));
+    const char *name = json_object_get_string(v);
+    const ProtobufCEnumValue *ev =
+        protobuf_c_enum_descriptor_get_value_by_name(ed, name);
+    if (ev == NULL) {
+        char q[QUOTE_MAX * 6 + 8], names[256] = "";
+        size_t k = 0;
+        for (unsigned i = 0; i < ed->n_values && k < sizeof names; i++)
+            k += (size_t)snprintf(names + k, sizeof names - k, "%s%s",
+                                  i ? ", " : "", ed->values[i].name);
+        return dec_fail(d, "unknown enum value %s for %s (one of: %s)",
+                        quoted(q, sizeof q, name,
+                               (size_t)json_object_get_string_len(v)),
+                        ed->name, names);
+    }
+    *(int *)dst = ev->value;
+    return 0;
+}
+
+static int dec_string(dec *d, json_object *v, void *dst)
+{
+    if (json_object_get_type(v) != json_type_string)
+        return dec_fail(d, "expected a string, got %s", jtype(v));
+    const char *s = json_object_get_string(v);
+    size_t n = (size_t)json_object_get_string_len(v);
+    if (memchr(s, '\0', n) != NULL)
+        return dec_fail(d, "a string field cannot hold U+0000");
+    if (!utf8_valid(s, n))
+        return dec_fail(d, "the string is not valid UTF-8");
+    char *copy = malloc(n + 1);
+    if (copy == NULL)
+        return dec_nomem(d);
+    memcpy(copy, s, n + 1);
+    *(char **)dst = copy;
+    return 0;
+}
+
+static int dec_bytes(dec *d, json_object *v, void *dst)
+{
+    if (json_object_get_type(v) != json_type_string)
+        return dec_fail(d, "expected base64 bytes (a string), got %s",
+                        jtype(v));
+    int rv = b64_decode(json_object_get_string(v),
+                        (size_t)json_object_get_string_len(v), dst);
+    if (rv == TK_ERR_NOMEM)
+        return dec_nomem(d);
+    if (rv != 0)
+        return dec_fail(d, "invalid base64 (standard or URL-safe alphabet, "
+                           "padding optional)");
+    return 0;
+}
+
+/* One value of field f into dst: a singular field, an array element, a map
+ * value. */
+static int dec_value(dec *d, const ProtobufCFieldDescriptor *f,
+                     json_object *v, void *dst)
+{
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_FLOAT:
+    case PROTOBUF_C_TYPE_DOUBLE:
+        return dec_real(d, f, v, dst);
+    case PROTOBUF_C_TYPE_BOOL:
+        if (json_object_get_type(v) != json_type_boolean)
+            return dec_fail(d, "expected true or false, got %s", jtype(v));
+        *(protobuf_c_boolean *)dst = json_object_get_boolean(v) ? 1 : 0;
+        return 0;
+    case PROTOBUF_C_TYPE_ENUM:
+        return dec_enum(d, f, v, dst);
+    case PROTOBUF_C_TYPE_STRING:
+        return dec_string(d, v, dst);
+    case PROTOBUF_C_TYPE_BYTES:
+        return dec_bytes(d, v, dst);
+    case PROTOBUF_C_TYPE_MESSAGE:
+        return dec_message(d, f->descriptor, v, dst);
+    default:
+        return dec_int(d, f, v, dst);
+    }
+}
+
+/* Marks a singular field set: the has_ flag of a proto2 optional scalar,
+ * the case of a oneof member. */
+static void mark_present(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
+{
+    if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+        *MEMBER(uint32_t, m, f->quantifier_offset) = f->id;
+    else if (f->label == PROTOBUF_C_LABEL_OPTIONAL && !is_ptr_type(f->type))
+        *MEMBER(protobuf_c_boolean, m, f->quantifier_offset) = 1;
+}
+
+/* Allocates a repeated field's array, counted at once: free_unpacked frees
+ * NULL elements fine if a later element fails. */
+static void *alloc_repeated(ProtobufCMessage *m,
+                            const ProtobufCFieldDescriptor *f, size_t n)
+{
+    void *arr = calloc(n, elem_size(f->type));
+    if (arr == NULL)
+        return NULL;
+    *MEMBER(void *, m, f->offset) = arr;
+    *MEMBER(size_t, m, f->quantifier_offset) = n;
+    return arr;
+}
+
+static int dec_array(dec *d, ProtobufCMessage *m,
+                     const ProtobufCFieldDescriptor *f, json_object *v)
+{
+    if (json_object_get_type(v) != json_type_array)
+        return dec_fail(d, "expected an array, got %s", jtype(v));
+    size_t n = json_object_array_length(v);
+    if (n == 0)
+        return 0;
+    char *arr = alloc_repeated(m, f, n);
+    if (arr == NULL)
+        return dec_nomem(d);
+    for (size_t i = 0; i < n; i++) {
+        json_object *elem = json_object_array_get_idx(v, i);
+        size_t saved = path_push(d, "[%zu]", i);
+        int rv = elem == NULL
+                     ? dec_fail(d, "null is not a value of a repeated field")
+                     : dec_value(d, f, elem, arr + i * elem_size(f->type));
+        path_pop(d, saved);
+        if (rv != 0)
+            return rv;
+    }
+    return 0;
+}
+
+static int dec_map_key(dec *d, const ProtobufCFieldDescriptor *kf,
+                       const char *key, void *dst)
+{
+    size_t n = strlen(key);
+    switch (kf->type) {
+    case PROTOBUF_C_TYPE_STRING: {
+        char *copy = malloc(n + 1);
+        if (copy == NULL)
+            return dec_nomem(d);
+        memcpy(copy, key, n + 1);
+        *(char **)dst = copy;
+        return 0;
+    }
+    case PROTOBUF_C_TYPE_BOOL:
+        if (strcmp(key, "true") != 0 && strcmp(key, "false") != 0)
+            return dec_fail(d, "a bool map key is \"true\" or \"false\"");
+        *(protobuf_c_boolean *)dst = key[0] == 't';
+        return 0;
+    default:
+        return store_int(d, kf->type, key, n, dst);
+    }
+}
+
+static int dec_map_entry(dec *d, const ProtobufCMessageDescriptor *ed,
+                         const char *key, json_object *val,
+                         ProtobufCMessage **slot)
+{
+    const ProtobufCFieldDescriptor *kf = &ed->fields[0], *vf = &ed->fields[1];
+    ProtobufCMessage *e = malloc(ed->sizeof_message);
+    if (e == NULL)
+        return dec_nomem(d);
+    protobuf_c_message_init(ed, e);
+    *slot = e;
+    int rv = dec_map_key(d, kf, key, MEMBER(char, e, kf->offset));
+    if (rv != 0)
+        return rv;
+    mark_present(e, kf);
+    if (val == NULL)
+        return dec_fail(d, "null is not a map value");
+    rv = dec_value(d, vf, val, MEMBER(char, e, vf->offset));
+    if (rv == 0)
+        mark_present(e, vf);
+    return rv;
+}
+
+static int dec_map(dec *d, ProtobufCMessage *m,
+                   const ProtobufCFieldDescriptor *f, json_object *v)
+{
+    if (json_object_get_type(v) != json_type_object)
+        return dec_fail(d, "expected an object (a map), got %s", jtype(v));
+    size_t n = (size_t)json_object_object_length(v);
+    if (n == 0)
+        return 0;
+    ProtobufCMessage **arr = alloc_repeated(m, f, n);
+    if (arr == NULL)
+        return dec_nomem(d);
+    struct json_object_iterator it = json_object_iter_begin(v);
+    struct json_object_iterator end = json_object_iter_end(v);
+    for (size_t i = 0; !json_object_iter_equal(&it, &end);
+         i++, json_object_iter_next(&it)) {
+        const char *key = json_object_iter_peek_name(&it);
+        char q[QUOTE_MAX * 6 + 8];
+        size_t saved = path_push(d, "[%s]", quoted(q, sizeof q, key,
+                                                   strlen(key)));
+        int rv = dec_map_entry(d, f->descriptor, key,
+                               json_object_iter_peek_value(&it), &arr[i]);
+        path_pop(d, saved);
+        if (rv != 0)
+            return rv;
+    }
+    return 0;
+}
+
+static int dec_field(dec *d, ProtobufCMessage *m,
+                     const ProtobufCFieldDescriptor *f, json_object *v)
+{
+    if (v == NULL) { /* null: the field keeps its default */
+        if (f->label == PROTOBUF_C_LABEL_REQUIRED)
+            return dec_fail(d, "a required field cannot be null");
+        return 0;
+    }
+    if (f->label == PROTOBUF_C_LABEL_REPEATED)
+        return is_map(m->descriptor, f) ? dec_map(d, m, f, v)
+                                        : dec_array(d, m, f, v);
+    if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+        uint32_t set = *MEMBER(uint32_t, m, f->quantifier_offset);
+        const ProtobufCFieldDescriptor *other =
+            set != 0 ? protobuf_c_message_descriptor_get_field(m->descriptor,
+                                                                 set)
+                     : NULL;
+        if (other != NULL && other != f)
+            return dec_fail(d, "only one member of a oneof may be set, and "
+                               "\"%s\" is set already",
+                            other->name);
+    }
+    int rv = dec_value(d, f, v, MEMBER(char, m, f->offset));
+    if (rv == 0)
+        mark_present(m, f);
+    return rv;
+}
+
+static int dec_member(dec *d, ProtobufCMessage *m, bool *seen,
+                      const char *key, json_object *v)
+{
+    const ProtobufCMessageDescriptor *desc = m->descriptor;
+    const ProtobufCFieldDescriptor *f = find_field(desc, key);
+    char q[QUOTE_MAX * 6 + 8];
+    if (f == NULL)
+        return dec_fail(d, "unknown field %s in %s",
+                        quoted(q, sizeof q, key, strlen(key)), desc->name);
+    size_t idx = (size_t)(f - desc->fields);
+    if (seen[idx])
+        return dec_fail(d, "field \"%s\" is given twice (by its proto name "
+                           "and its JSON name)",
+                        f->name);
+    seen[idx] = true;
+    size_t saved = path_push_key(d, key, strlen(key));
+    int rv = dec_field(d, m, f, v);
+    path_pop(d, saved);
+    return rv;
+}
+
+static int check_required(dec *d, const ProtobufCMessageDescriptor *desc,
+                          const bool *seen)
+{
+    for (unsigned i = 0; i < desc->n_fields; i++)
+        if (desc->fields[i].label == PROTOBUF_C_LABEL_REQUIRED && !seen[i])
+            return dec_fail(d, "missing required field \"%s\" of %s",
+                            desc->fields[i].name, desc->name);
+    return 0;
+}
+
+static int dec_message(dec *d, const ProtobufCMessageDescriptor *desc,
+                       json_object *obj, ProtobufCMessage **out)
+{
+    *out = NULL;
+    if (json_object_get_type(obj) != json_type_object)
+        return dec_fail(d, "expected an object (%s), got %s", desc->name,
+                        jtype(obj));
+    ProtobufCMessage *m = malloc(desc->sizeof_message);
+    bool *seen = calloc(desc->n_fields + 1, sizeof *seen);
+    if (m == NULL || seen == NULL) {
+        free(m);
+        free(seen);
+        return dec_nomem(d);
+    }
+    protobuf_c_message_init(desc, m);
+    int rv = 0;
+    struct json_object_iterator it = json_object_iter_begin(obj);
+    struct json_object_iterator end = json_object_iter_end(obj);
+    for (; rv == 0 && !json_object_iter_equal(&it, &end);
+         json_object_iter_next(&it))
+        rv = dec_member(d, m, seen, json_object_iter_peek_name(&it),
+                        json_object_iter_peek_value(&it));
+    if (rv == 0)
+        rv = check_required(d, desc, seen);
+    free(seen);
+    if (rv != 0) {
+        protobuf_c_message_free_unpacked(m, NULL);
+        return rv;
+    }
+    *out = m;
+    return 0;
+}
+
+int tk_json_decode(const ProtobufCMessageDescriptor *desc, const char *json,
+                   size_t len, ProtobufCMessage **out, char *err,
+                   size_t errlen)
+{
+    dec d = {.text = json, .err = err, .errlen = errlen};
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    if (out != NULL)
+        *out = NULL;
+    if (desc == NULL || json == NULL || out == NULL)
+        return dec_fail(&d, "tk_json_decode: desc, json and out are "
+                            "required");
+    if (len > (size_t)INT32_MAX) /* json-c takes an int length */
+        return dec_fail(&d, "the input is larger than 2 GiB");
+    scan sc = {.d = &d, .s = json, .n = len};
+    json_object *root = NULL;
+    c_numeric loc;
+    c_numeric_enter(&loc);
+    int rv = sc_run(&sc);
+    if (rv == 0)
+        rv = parse_tree(&d, &sc, &root);
+    if (rv == 0)
+        rv = dec_message(&d, desc, root, out);
+    c_numeric_leave(&loc);
+    json_object_put(root);
+    free(sc.nums);
+    return rv;
+}

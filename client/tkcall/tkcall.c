@@ -1,0 +1,940 @@
+/* tkcall: a grpcurl-style command line over libtkclient (see tkcall.h).
+ * Commands return an exit status of the table in tkcall.h. */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tk/client.h>
+#include <tk/json.h>
+
+#include "tk/v1/control.pb-c.h"
+
+#include "tkcall.h"
+
+#ifndef TK_VERSION
+#define TK_VERSION "0.0.0"
+#endif
+
+/* The largest request tkcall reads (tkd refuses far smaller ones). */
+#define MAX_REQUEST_BYTES (64u << 20)
+#define ADDR_MAX 1024
+
+static const char usage_text[] =
+    "usage: tkcall [options] METHOD              call METHOD\n"
+    "       tkcall [options] list [SERVICE]      the methods tkd serves\n"
+    "       tkcall [options] describe METHOD|MESSAGE\n"
+    "       tkcall --help | --version\n"
+    "\n"
+    "A grpcurl-style client of tkd. METHOD is a full name such as\n"
+    "tk.v1.Control/Ping. Requests and replies are JSON in the proto3 JSON\n"
+    "mapping: lowerCamelCase names (proto names accepted too), 64-bit\n"
+    "integers as strings, bytes as base64, enums by name.\n"
+    "\n"
+    "options:\n"
+    "  -a, --addr URL          tkd's address; default $TK_ADDR, else\n"
+    "                          ipc://$XDG_RUNTIME_DIR/tk/tkd.sock, else\n"
+    "                          ipc:///tmp/tk-$UID/tkd.sock\n"
+    "  -t, --timeout DURATION  the call's deadline, enforced by tkd\n"
+    "                          (default 30s): 500ms, 30s, 1.5s, 2m, 1h, or a\n"
+    "                          bare number of seconds; 0 means the method's\n"
+    "                          own default (see describe)\n"
+    "  -d, --data JSON|@FILE|@-\n"
+    "                          the request (default {}); @FILE reads a file,\n"
+    "                          @- standard input\n"
+    "  -D, --emit-defaults     print reply fields that hold default values\n"
+    "  -h, --help              this text\n"
+    "  -V, --version           the version\n"
+    "\n"
+    "The reply is printed on stdout. A status other than OK is printed on\n"
+    "stderr as one JSON object: {\"code\":\"DEADLINE_EXCEEDED\",\"reason\":..,\n"
+    "\"message\":..,\"stderr\":..,\"partial\":..,\"retryAfterMs\":..,\n"
+    "\"elapsedUs\":..,\"fromServer\":..,\"cancellation\":{\"cause\":..,\n"
+    "\"processKilled\":..,\"writeCompleted\":..,\"cleanupMs\":..}}, members\n"
+    "that are empty or zero left out (code, message and fromServer never).\n"
+    "\n"
+    "Ctrl-C cancels the call (tk.v1.Control/Cancel on its connection): a\n"
+    "read ends CANCELLED; a write that has started runs to completion on\n"
+    "tkd, and tkcall says so and waits for its reply. A second Ctrl-C\n"
+    "exits at once.\n"
+    "\n"
+    "exit status:\n"
+    "  0       OK\n"
+    "  1..16   the gRPC code of a non-OK status, sent by tkd or made by the\n"
+    "          client: 1 CANCELLED (Ctrl-C), 4 DEADLINE_EXCEEDED (also when\n"
+    "          no reply came in time), 5 NOT_FOUND (list with an unknown\n"
+    "          service), 14 UNAVAILABLE (tkd not running or unreachable), ...\n"
+    "          (a code beyond 16 exits 2, UNKNOWN)\n"
+    "  64      usage: bad flags or duration, unreadable -d @FILE, a method\n"
+    "          neither tkcall's catalog nor tkd knows, an unknown message\n"
+    "  65      bad request data: the JSON does not parse or does not match\n"
+    "          the request message (the message names the field)\n"
+    "  130     interrupted: a second Ctrl-C, or one outside a call\n";
+
+/* Ctrl-C. The signal thread owns SIGINT; the first one during a call fires
+ * the call's cancel handle from a thread of its own, so that a second
+ * SIGINT is still taken while the Cancel is on the wire. That thread is
+ * detached (a second Ctrl-C exits without waiting for it) and posts
+ * canceller_done when it no longer touches the handle or the client. */
+typedef struct sigctl {
+    pthread_t thread;
+    bool started;
+    tk_cancel *cancel;
+    _Atomic bool in_call;
+    _Atomic bool quitting;
+    bool canceller_started; /* written by the signal thread alone */
+    sem_t canceller_done;
+} sigctl;
+
+typedef struct tkcall {
+    char addr[ADDR_MAX];
+    uint32_t timeout_ms;
+    const char *data; /* -d, or NULL for {} */
+    int json_flags;
+    char **args; /* the words after the options */
+    int n_args;
+    tk_client *client; /* opened on first use */
+    sigctl sig;
+} tkcall;
+
+/* ---- small helpers --------------------------------------------------------- */
+
+static int usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("tkcall: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\n", stderr);
+    return TKCALL_EXIT_USAGE;
+}
+
+static void note(const char *text)
+{
+    fputs(text, stderr);
+}
+
+/* A status tkcall makes itself, like those libtkclient makes. */
+static int make_status(tk_status *st, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int make_status(tk_status *st, int code, const char *fmt, ...)
+{
+    tk_status_clear(st);
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&st->message, fmt, ap) < 0)
+        st->message = NULL;
+    va_end(ap);
+    st->code = code;
+    st->reason = strdup("");
+    st->from_server = false;
+    return code;
+}
+
+static int exit_status_of(int code)
+{
+    return code >= 1 && code <= 16 ? code : TK_CODE_UNKNOWN;
+}
+
+/* "5s", "1m", "1500ms": a duration as --timeout reads it. */
+static void format_ms(char *buf, size_t len, uint32_t ms)
+{
+    if (ms != 0 && ms % 3600000u == 0)
+        snprintf(buf, len, "%uh", ms / 3600000u);
+    else if (ms != 0 && ms % 60000u == 0)
+        snprintf(buf, len, "%um", ms / 60000u);
+    else if (ms % 1000u == 0)
+        snprintf(buf, len, "%us", ms / 1000u);
+    else
+        snprintf(buf, len, "%ums", ms);
+}
+
+/* "500ms", "30s", "1.5s", "2m", "1h", or a bare number of seconds. 0 is
+ * allowed (the method's default); a positive value below 1 ms is 1 ms. */
+static int parse_duration(uint32_t *out_ms, const char *s)
+{
+    size_t i = 0, digits = 0;
+    for (; s[i] >= '0' && s[i] <= '9'; i++)
+        digits++;
+    if (s[i] == '.')
+        for (i++; s[i] >= '0' && s[i] <= '9'; i++)
+            digits++;
+    if (digits == 0)
+        return -1;
+    const char *unit = s + i;
+    double scale = strcmp(unit, "") == 0 || strcmp(unit, "s") == 0 ? 1000
+                 : strcmp(unit, "ms") == 0                         ? 1
+                 : strcmp(unit, "m") == 0                          ? 60000
+                 : strcmp(unit, "h") == 0                          ? 3600000
+                                                                   : -1;
+    if (scale < 0)
+        return -1;
+    double ms = strtod(s, NULL) * scale;
+    if (!(ms >= 0) || ms > (double)UINT32_MAX)
+        return -1;
+    *out_ms = (uint32_t)(ms + 0.5);
+    if (*out_ms == 0 && ms > 0)
+        *out_ms = 1;
+    return 0;
+}
+
+/* protoc's JSON name of a field: '_' dropped, the next letter upper. */
+static void json_name(char *buf, size_t len, const char *name)
+{
+    size_t k = 0;
+    bool up = false;
+    for (; *name != '\0' && k + 1 < len; name++) {
+        if (*name == '_') {
+            up = true;
+            continue;
+        }
+        buf[k++] = up && *name >= 'a' && *name <= 'z' ? (char)(*name - 32)
+                                                      : *name;
+        up = false;
+    }
+    buf[k] = '\0';
+}
+
+/* ---- output: replies and statuses ---------------------------------------- */
+
+static void put_member(FILE *f, bool *first, const char *key, const char *raw)
+{
+    fprintf(f, "%s\"%s\":%s", *first ? "" : ",", key, raw);
+    *first = false;
+}
+
+static void put_text(FILE *f, bool *first, const char *key, const void *s,
+                     size_t n)
+{
+    char *q = tk_json_string(s, n);
+    put_member(f, first, key, q != NULL ? q : "\"\"");
+    free(q);
+}
+
+static void put_uint(FILE *f, bool *first, const char *key, uint64_t v)
+{
+    char num[24];
+    snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+    put_member(f, first, key, num);
+}
+
+static void put_cancellation(FILE *f, bool *first, const tk_status *st)
+{
+    if (st->cause == TK_CAUSE_NONE && !st->process_killed &&
+        !st->write_completed && st->cleanup_ms == 0)
+        return;
+    bool inner = true;
+    put_member(f, first, "cancellation", "{");
+    if (st->cause != TK_CAUSE_NONE)
+        put_text(f, &inner, "cause", tk_cause_name(st->cause),
+                 strlen(tk_cause_name(st->cause)));
+    if (st->process_killed)
+        put_member(f, &inner, "processKilled", "true");
+    if (st->write_completed)
+        put_member(f, &inner, "writeCompleted", "true");
+    if (st->cleanup_ms != 0)
+        put_uint(f, &inner, "cleanupMs", st->cleanup_ms);
+    fputc('}', f);
+}
+
+/* One line of JSON on stderr, written at once. */
+static void print_status(const tk_status *st)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    const char *msg = st->message != NULL ? st->message : "";
+    if (f == NULL) {
+        fprintf(stderr, "tkcall: %s: %s\n", tk_code_name(st->code), msg);
+        return;
+    }
+    bool first = true;
+    fputc('{', f);
+    put_text(f, &first, "code", tk_code_name(st->code),
+             strlen(tk_code_name(st->code)));
+    if (st->reason != NULL && st->reason[0] != '\0')
+        put_text(f, &first, "reason", st->reason, strlen(st->reason));
+    put_text(f, &first, "message", msg, strlen(msg));
+    if (st->stderr_len > 0)
+        put_text(f, &first, "stderr", st->stderr_excerpt, st->stderr_len);
+    if (st->partial)
+        put_member(f, &first, "partial", "true");
+    if (st->retry_after_ms != 0)
+        put_uint(f, &first, "retryAfterMs", st->retry_after_ms);
+    if (st->elapsed_us != 0)
+        put_uint(f, &first, "elapsedUs", st->elapsed_us);
+    put_member(f, &first, "fromServer", st->from_server ? "true" : "false");
+    put_cancellation(f, &first, st);
+    fputs("}\n", f);
+    fclose(f);
+    fputs(buf, stderr);
+    free(buf);
+}
+
+/* Prints a non-OK status and frees it; returns the exit status. */
+static int report(tk_status *st)
+{
+    int code = st->code;
+    print_status(st);
+    tk_status_clear(st);
+    return exit_status_of(code);
+}
+
+static int print_reply(const ProtobufCMessage *reply, int flags)
+{
+    char *json = tk_json_encode(reply, flags);
+    if (json == NULL) {
+        tk_status st = {0};
+        make_status(&st, TK_CODE_INTERNAL, "out of memory printing the reply");
+        return report(&st);
+    }
+    printf("%s\n", json);
+    free(json);
+    return fflush(stdout) == 0 ? TKCALL_EXIT_OK : TK_CODE_UNKNOWN;
+}
+
+/* ---- Ctrl-C ------------------------------------------------------------------ */
+
+static void *canceller_main(void *arg)
+{
+    sigctl *s = arg;
+    int outcome = TK_CANCEL_NOT_SENT;
+    if (tk_cancel_fire(s->cancel, &outcome) != 0)
+        note("tkcall: the cancel did not reach tkd; still waiting for the "
+             "reply (Ctrl-C again to exit now)\n");
+    else if (outcome == TK_CANCEL_WRITE_CONTINUES)
+        note("tkcall: the call is a write that has started: it runs to "
+             "completion on tkd, and tkcall waits for its reply (Ctrl-C "
+             "again to exit now)\n");
+    sem_post(&s->canceller_done);
+    return NULL;
+}
+
+static bool start_canceller(sigctl *s)
+{
+    pthread_attr_t attr;
+    pthread_t tid;
+    if (pthread_attr_init(&attr) != 0)
+        return false;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    bool ok = pthread_create(&tid, &attr, canceller_main, s) == 0;
+    pthread_attr_destroy(&attr);
+    return ok;
+}
+
+static void *signal_main(void *arg)
+{
+    sigctl *s = arg;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGUSR1);
+    int count = 0;
+    for (;;) {
+        int sig = 0;
+        if (sigwait(&set, &sig) != 0)
+            continue;
+        if (sig == SIGUSR1) { /* sig_stop's wake-up, or a stray one */
+            if (atomic_load(&s->quitting))
+                break;
+            continue;
+        }
+        /* Outside a call there is nothing to cancel: stop, as a second
+         * Ctrl-C does. The call itself is left to tkd (the connection
+         * closes, which cancels a read there). */
+        if (++count > 1 || !atomic_load(&s->in_call) || !start_canceller(s)) {
+            note("tkcall: interrupted\n");
+            _exit(TKCALL_EXIT_INTERRUPTED);
+        }
+        s->canceller_started = true;
+    }
+    return NULL;
+}
+
+/* Before any thread exists (NNG starts its own when the client opens):
+ * every thread inherits the mask, so SIGINT reaches only sigwait. */
+static void block_signals(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+static int sig_start(sigctl *s)
+{
+    if (sem_init(&s->canceller_done, 0, 0) != 0 ||
+        tk_cancel_new(&s->cancel) != TK_OK)
+        return -1;
+    atomic_init(&s->in_call, false);
+    atomic_init(&s->quitting, false);
+    s->started = pthread_create(&s->thread, NULL, signal_main, s) == 0;
+    return s->started ? 0 : -1;
+}
+
+/* After it the handle and the client are free to go. */
+static void sig_stop(sigctl *s)
+{
+    if (s->started) {
+        atomic_store(&s->quitting, true);
+        pthread_kill(s->thread, SIGUSR1);
+        pthread_join(s->thread, NULL);
+    }
+    if (s->canceller_started)
+        while (sem_wait(&s->canceller_done) != 0)
+            ;
+    tk_cancel_free(s->cancel);
+    sem_destroy(&s->canceller_done);
+}
+
+/* ---- calls ----------------------------------------------------------------- */
+
+/* Opens the client on first use; on failure *st says tkd is not running. */
+static int open_client(tkcall *t, tk_status *st)
+{
+    if (t->client != NULL)
+        return TK_CODE_OK;
+    char err[512] = "";
+    if (tk_client_open(&t->client, t->addr, err, sizeof err) == TK_OK)
+        return TK_CODE_OK;
+    return make_status(st, TK_CODE_UNAVAILABLE,
+                       "tkd is not running at %s (%s); start it with "
+                       "`tkd --listen %s` (or `tkd` for the default "
+                       "address), or point tkcall at a running tkd with "
+                       "--addr URL or TK_ADDR",
+                       t->addr, err, t->addr);
+}
+
+static int run_call(tkcall *t, const char *method,
+                    const ProtobufCMessage *request,
+                    const ProtobufCMessageDescriptor *reply_desc,
+                    ProtobufCMessage **reply, tk_status *st)
+{
+    tk_call_opts opts = {.timeout_ms = t->timeout_ms,
+                         .cancel = t->sig.cancel};
+    int code = open_client(t, st);
+    if (code != TK_CODE_OK)
+        return code;
+    atomic_store(&t->sig.in_call, true);
+    code = tk_call(t->client, method, request, reply_desc, reply, &opts, st);
+    atomic_store(&t->sig.in_call, false);
+    return code;
+}
+
+static int list_methods(tkcall *t, const char *service,
+                        Tk__V1__ListMethodsReply **out, tk_status *st)
+{
+    Tk__V1__ListMethodsRequest req = TK__V1__LIST_METHODS_REQUEST__INIT;
+    ProtobufCMessage *reply = NULL;
+    req.service = (char *)service;
+    int code = run_call(t, "tk.v1.Control/ListMethods", &req.base,
+                        &tk__v1__list_methods_reply__descriptor, &reply, st);
+    *out = (Tk__V1__ListMethodsReply *)reply;
+    return code;
+}
+
+/* What tkd says of method: *info is NULL when it does not serve it. */
+static int fetch_method_info(tkcall *t, const char *method,
+                             Tk__V1__ListMethodsReply **list,
+                             const Tk__V1__MethodInfo **info, tk_status *st)
+{
+    *list = NULL;
+    *info = NULL;
+    const char *slash = strchr(method, '/');
+    char service[256];
+    snprintf(service, sizeof service, "%.*s", (int)(slash - method), method);
+    int code = list_methods(t, service, list, st);
+    if (code != TK_CODE_OK && code != TK_CODE_NOT_FOUND)
+        return code;
+    tk_status_clear(st); /* NOT_FOUND: no such service */
+    if (code == TK_CODE_NOT_FOUND)
+        return TK_CODE_OK;
+    for (size_t i = 0; i < (*list)->n_methods; i++)
+        if (strcmp((*list)->methods[i]->name, method) == 0)
+            *info = (*list)->methods[i];
+    return TK_CODE_OK;
+}
+
+static int unknown_method(const tkcall *t, const char *method)
+{
+    return usage_error("unknown method \"%s\": neither tkcall's catalog nor "
+                       "tkd at %s knows it; `tkcall list` shows the methods "
+                       "tkd serves",
+                       method, t->addr);
+}
+
+/* The request and reply types of method: from the catalog compiled in, or
+ * else from tkd's ListMethods (a method tkd added, with known types). */
+static int resolve_method(tkcall *t, const char *method,
+                          const ProtobufCMessageDescriptor **req,
+                          const ProtobufCMessageDescriptor **rep)
+{
+    const tk_method_desc *m = tk_catalog_find_method(method);
+    if (m != NULL) {
+        *req = m->request;
+        *rep = m->reply;
+        return TKCALL_EXIT_OK;
+    }
+    Tk__V1__ListMethodsReply *list = NULL;
+    const Tk__V1__MethodInfo *info = NULL;
+    tk_status st = {0};
+    int rv = TKCALL_EXIT_OK;
+    if (fetch_method_info(t, method, &list, &info, &st) != TK_CODE_OK) {
+        rv = report(&st);
+    } else if (info == NULL) {
+        rv = unknown_method(t, method);
+    } else {
+        *req = tk_catalog_find_message(info->request_type);
+        *rep = tk_catalog_find_message(info->reply_type);
+        if (*req == NULL || *rep == NULL)
+            rv = usage_error("tkd serves %s (%s -> %s), but tkcall's catalog "
+                             "lacks %s; use a tkcall built with its proto",
+                             method, info->request_type, info->reply_type,
+                             *req == NULL ? info->request_type
+                                          : info->reply_type);
+    }
+    if (list != NULL)
+        protobuf_c_message_free_unpacked(&list->base, NULL);
+    return rv;
+}
+
+static int read_all(FILE *f, char **out, size_t *len)
+{
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf != NULL) {
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (ferror(f) || n > MAX_REQUEST_BYTES) {
+            free(buf);
+            return ferror(f) ? -EIO : -EFBIG;
+        }
+        if (feof(f)) {
+            buf[n] = '\0';
+            *out = buf;
+            *len = n;
+            return 0;
+        }
+        if (n + 1 == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (nb == NULL)
+                free(buf);
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    return -ENOMEM;
+}
+
+/* -d: literal JSON, @file or @- (stdin); none means {}. */
+static int read_request(const tkcall *t, char **out, size_t *len)
+{
+    const char *d = t->data != NULL ? t->data : "{}";
+    if (d[0] != '@') {
+        *out = strdup(d);
+        *len = strlen(d);
+        return *out != NULL ? TKCALL_EXIT_OK : usage_error("out of memory");
+    }
+    bool is_stdin = strcmp(d, "@-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(d + 1, "rb");
+    if (f == NULL)
+        return usage_error("cannot read the request from %s: %s", d + 1,
+                           strerror(errno));
+    int rv = read_all(f, out, len);
+    if (!is_stdin)
+        fclose(f);
+    if (rv != 0)
+        return usage_error("cannot read the request from %s: %s",
+                           is_stdin ? "standard input" : d + 1,
+                           rv == -EFBIG ? "larger than 64 MiB"
+                                        : strerror(-rv));
+    return TKCALL_EXIT_OK;
+}
+
+static int call_method(tkcall *t, const char *method,
+                       const ProtobufCMessageDescriptor *req_desc,
+                       const ProtobufCMessageDescriptor *rep_desc,
+                       const char *text, size_t len)
+{
+    ProtobufCMessage *req = NULL, *reply = NULL;
+    char err[512];
+    if (tk_json_decode(req_desc, text, len, &req, err, sizeof err) != 0) {
+        fprintf(stderr, "tkcall: the request is not a valid %s: %s\n",
+                req_desc->name, err);
+        return TKCALL_EXIT_DATA;
+    }
+    tk_status st = {0};
+    int rv;
+    if (run_call(t, method, req, rep_desc, &reply, &st) == TK_CODE_OK) {
+        tk_status_clear(&st);
+        rv = print_reply(reply, t->json_flags);
+    } else {
+        rv = report(&st);
+    }
+    protobuf_c_message_free_unpacked(req, NULL);
+    if (reply != NULL)
+        protobuf_c_message_free_unpacked(reply, NULL);
+    return rv;
+}
+
+static int cmd_call(tkcall *t)
+{
+    const char *method = t->args[0];
+    const ProtobufCMessageDescriptor *req = NULL, *rep = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    if (t->n_args > 1)
+        return usage_error("unexpected \"%s\" after the method (the request "
+                           "goes in -d)",
+                           t->args[1]);
+    if (method[0] == '/' || strchr(method, '/')[1] == '\0')
+        return usage_error("\"%s\" is not a method: write it in full, like "
+                           "tk.v1.Control/Ping",
+                           method);
+    int rv = read_request(t, &text, &len);
+    if (rv == TKCALL_EXIT_OK)
+        rv = resolve_method(t, method, &req, &rep);
+    if (rv == TKCALL_EXIT_OK)
+        rv = call_method(t, method, req, rep, text, len);
+    free(text);
+    return rv;
+}
+
+/* ---- list ------------------------------------------------------------------ */
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int cmd_list(tkcall *t)
+{
+    if (t->n_args > 2)
+        return usage_error("list takes at most one SERVICE");
+    Tk__V1__ListMethodsReply *list = NULL;
+    tk_status st = {0};
+    if (list_methods(t, t->n_args == 2 ? t->args[1] : "", &list, &st) !=
+        TK_CODE_OK)
+        return report(&st);
+    tk_status_clear(&st);
+    const char **names = calloc(list->n_methods + 1, sizeof *names);
+    int rv = TKCALL_EXIT_OK;
+    if (names == NULL) {
+        make_status(&st, TK_CODE_INTERNAL, "out of memory");
+        rv = report(&st);
+    } else {
+        for (size_t i = 0; i < list->n_methods; i++)
+            names[i] = list->methods[i]->name;
+        qsort(names, list->n_methods, sizeof *names, by_name);
+        for (size_t i = 0; i < list->n_methods; i++)
+            printf("%s\n", names[i]);
+    }
+    free(names);
+    protobuf_c_message_free_unpacked(&list->base, NULL);
+    return rv;
+}
+
+/* ---- describe -------------------------------------------------------------- */
+
+static const char *const scalar_names[] = {
+    [PROTOBUF_C_TYPE_INT32] = "int32",       [PROTOBUF_C_TYPE_SINT32] = "sint32",
+    [PROTOBUF_C_TYPE_SFIXED32] = "sfixed32", [PROTOBUF_C_TYPE_INT64] = "int64",
+    [PROTOBUF_C_TYPE_SINT64] = "sint64",     [PROTOBUF_C_TYPE_SFIXED64] = "sfixed64",
+    [PROTOBUF_C_TYPE_UINT32] = "uint32",     [PROTOBUF_C_TYPE_FIXED32] = "fixed32",
+    [PROTOBUF_C_TYPE_UINT64] = "uint64",     [PROTOBUF_C_TYPE_FIXED64] = "fixed64",
+    [PROTOBUF_C_TYPE_FLOAT] = "float",       [PROTOBUF_C_TYPE_DOUBLE] = "double",
+    [PROTOBUF_C_TYPE_BOOL] = "bool",         [PROTOBUF_C_TYPE_STRING] = "string",
+    [PROTOBUF_C_TYPE_BYTES] = "bytes",
+};
+
+/* A type's name as written inside scope: nested types by their short name. */
+static const char *relative(const char *full, const char *scope)
+{
+    size_t n = strlen(scope);
+    return strncmp(full, scope, n) == 0 && full[n] == '.' ? full + n + 1
+                                                           : full;
+}
+
+static const char *type_name(const ProtobufCFieldDescriptor *f,
+                             const char *scope)
+{
+    if (f->type == PROTOBUF_C_TYPE_ENUM)
+        return relative(((const ProtobufCEnumDescriptor *)f->descriptor)->name,
+                        scope);
+    if (f->type == PROTOBUF_C_TYPE_MESSAGE)
+        return relative(
+            ((const ProtobufCMessageDescriptor *)f->descriptor)->name, scope);
+    return scalar_names[f->type];
+}
+
+static void print_field(FILE *out, const ProtobufCFieldDescriptor *f,
+                        const char *scope, const char *indent)
+{
+    const char *label =
+        f->label == PROTOBUF_C_LABEL_REPEATED ? "repeated "
+        : f->label == PROTOBUF_C_LABEL_REQUIRED ? "required "
+        : f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+                !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+            ? "optional "
+            : "";
+    char jname[256];
+    json_name(jname, sizeof jname, f->name);
+    fprintf(out, "%s%s%s %s = %u;", indent, label, type_name(f, scope),
+            f->name, f->id);
+    if (strcmp(jname, f->name) != 0)
+        fprintf(out, "  // JSON: %s", jname);
+    fputc('\n', out);
+}
+
+/* protobuf-c keeps no oneof names: members share the offset of the case. */
+static void print_oneof(FILE *out, const ProtobufCMessageDescriptor *m,
+                        const ProtobufCFieldDescriptor *first)
+{
+    fprintf(out, "  oneof {  // at most one of these is set\n");
+    for (unsigned i = 0; i < m->n_fields; i++)
+        if ((m->fields[i].flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            m->fields[i].quantifier_offset == first->quantifier_offset)
+            print_field(out, &m->fields[i], m->name, "    ");
+    fprintf(out, "  }\n");
+}
+
+static void print_enum(FILE *out, const ProtobufCEnumDescriptor *e,
+                       const char *scope, const char *indent)
+{
+    fprintf(out, "%senum %s {\n", indent, relative(e->name, scope));
+    for (unsigned i = 0; i < e->n_values; i++)
+        fprintf(out, "%s  %s = %d;\n", indent, e->values[i].name,
+                e->values[i].value);
+    fprintf(out, "%s}\n", indent);
+}
+
+/* The enums m's fields use, each once; nested ones inside the block. */
+static void print_enums(FILE *out, const ProtobufCMessageDescriptor *m,
+                        bool nested)
+{
+    for (unsigned i = 0; i < m->n_fields; i++) {
+        const ProtobufCEnumDescriptor *e = m->fields[i].descriptor;
+        if (m->fields[i].type != PROTOBUF_C_TYPE_ENUM)
+            continue;
+        bool seen = false;
+        for (unsigned j = 0; j < i; j++)
+            seen |= m->fields[j].descriptor == e;
+        if (seen || (relative(e->name, m->name) != e->name) != nested)
+            continue;
+        fputc('\n', out);
+        print_enum(out, e, m->name, nested ? "  " : "");
+    }
+}
+
+static void print_message(FILE *out, const ProtobufCMessageDescriptor *m)
+{
+    fprintf(out, "message %s {\n", m->name);
+    for (unsigned i = 0; i < m->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &m->fields[i];
+        if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)) {
+            print_field(out, f, m->name, "  ");
+            continue;
+        }
+        bool first = true;
+        for (unsigned j = 0; j < i; j++)
+            if ((m->fields[j].flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+                m->fields[j].quantifier_offset == f->quantifier_offset)
+                first = false;
+        if (first)
+            print_oneof(out, m, f);
+    }
+    print_enums(out, m, true);
+    fprintf(out, "}\n");
+    print_enums(out, m, false);
+}
+
+static void print_method_info(const Tk__V1__MethodInfo *info)
+{
+    char dflt[32], ceiling[32];
+    format_ms(dflt, sizeof dflt, info->default_timeout_ms);
+    format_ms(ceiling, sizeof ceiling, info->ceiling_ms);
+    const ProtobufCEnumValue *kind = protobuf_c_enum_descriptor_get_value(
+        &tk__v1__method_info__kind__descriptor, (int)info->kind);
+    printf("kind      %s\n", kind != NULL ? kind->name : "?");
+    printf("timeout   %s by default (timeout_ms 0), %s at most%s\n", dflt,
+           ceiling,
+           info->kind == TK__V1__METHOD_INFO__KIND__WRITE
+               ? " (a write's own timeout)"
+               : "");
+}
+
+/* Prints what is known of a method: its types from the catalog or tkd, its
+ * kind and timeouts when tkd answers, then the request's schema. */
+static int describe_method(tkcall *t, const char *name)
+{
+    const tk_method_desc *local = tk_catalog_find_method(name);
+    Tk__V1__ListMethodsReply *list = NULL;
+    const Tk__V1__MethodInfo *info = NULL;
+    tk_status st = {0};
+    int code = fetch_method_info(t, name, &list, &info, &st);
+    int rv = TKCALL_EXIT_OK;
+    if (local == NULL && code != TK_CODE_OK) {
+        rv = report(&st);
+    } else if (local == NULL && info == NULL) {
+        rv = unknown_method(t, name);
+    } else {
+        const char *req = local != NULL ? local->request->name
+                                        : info->request_type;
+        printf("method    %s\n", name);
+        printf("request   %s\n", req);
+        printf("reply     %s\n",
+               local != NULL ? local->reply->name : info->reply_type);
+        if (info != NULL)
+            print_method_info(info);
+        else
+            printf("kind      unknown: %s\n",
+                   code != TK_CODE_OK && st.message != NULL
+                       ? st.message
+                       : "tkd does not serve this method");
+        const ProtobufCMessageDescriptor *rd = tk_catalog_find_message(req);
+        printf("\n");
+        if (rd != NULL)
+            print_message(stdout, rd);
+        else
+            printf("(tkcall's catalog has no schema for %s)\n", req);
+    }
+    tk_status_clear(&st);
+    if (list != NULL)
+        protobuf_c_message_free_unpacked(&list->base, NULL);
+    return rv;
+}
+
+static int cmd_describe(tkcall *t)
+{
+    if (t->n_args != 2)
+        return usage_error("describe takes one METHOD or MESSAGE name");
+    const char *name = t->args[1];
+    if (name[0] == '.') /* grpcurl writes full names with a leading dot */
+        name++;
+    if (strchr(name, '/') != NULL)
+        return describe_method(t, name);
+    const ProtobufCMessageDescriptor *m = tk_catalog_find_message(name);
+    const ProtobufCEnumDescriptor *e = tk_catalog_find_enum(name);
+    if (m != NULL)
+        print_message(stdout, m);
+    else if (e != NULL)
+        print_enum(stdout, e, "", "");
+    else
+        return usage_error("unknown message \"%s\"; describe takes a message "
+                           "(tk.v1.PingRequest) or a method "
+                           "(tk.v1.Control/Ping); `tkcall list` shows the "
+                           "methods",
+                           name);
+    return TKCALL_EXIT_OK;
+}
+
+/* ---- the command line ------------------------------------------------------ */
+
+typedef struct command {
+    const char *name;
+    int (*run)(tkcall *t);
+} command;
+
+static const command commands[] = {
+    {"list", cmd_list},
+    {"describe", cmd_describe},
+};
+
+static int dispatch(tkcall *t)
+{
+    if (t->n_args == 0)
+        return usage_error("a METHOD or a command (list, describe) is "
+                           "needed; see tkcall --help");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(t->args[0], commands[i].name) == 0)
+            return commands[i].run(t);
+    if (strchr(t->args[0], '/') != NULL)
+        return cmd_call(t);
+    return usage_error("unknown command \"%s\": a METHOD is a full name like "
+                       "tk.v1.Control/Ping, and the commands are list and "
+                       "describe",
+                       t->args[0]);
+}
+
+/* Returns -1 to go on, or the status to exit with now. */
+static int parse_args(tkcall *t, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"addr", required_argument, NULL, 'a'},
+        {"timeout", required_argument, NULL, 't'},
+        {"data", required_argument, NULL, 'd'},
+        {"emit-defaults", no_argument, NULL, 'D'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *addr = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, "a:t:d:DhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            addr = optarg;
+            break;
+        case 't':
+            if (parse_duration(&t->timeout_ms, optarg) != 0)
+                return usage_error("--timeout takes a duration such as "
+                                   "500ms, 30s, 1.5s, 2m, 1h or a number of "
+                                   "seconds, not \"%s\"",
+                                   optarg);
+            break;
+        case 'd':
+            t->data = optarg;
+            break;
+        case 'D':
+            t->json_flags |= TK_JSON_EMIT_DEFAULTS;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return TKCALL_EXIT_OK;
+        case 'V':
+            printf("tkcall %s\n", TK_VERSION);
+            return TKCALL_EXIT_OK;
+        default: /* getopt said what */
+            return usage_error("see tkcall --help");
+        }
+    }
+    int n = addr != NULL ? snprintf(t->addr, sizeof t->addr, "%s", addr)
+                         : (tk_default_address(t->addr, sizeof t->addr) == 0
+                                ? 0
+                                : -1);
+    if (n < 0 || (size_t)n >= sizeof t->addr)
+        return usage_error("the address is too long");
+    t->args = argv + optind;
+    t->n_args = argc - optind;
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    block_signals();
+    tkcall t = {.timeout_ms = TKCALL_DEFAULT_TIMEOUT_MS,
+                .json_flags = TK_JSON_PRETTY};
+    int rv = parse_args(&t, argc, argv);
+    if (rv >= 0)
+        return rv;
+    if (sig_start(&t.sig) != 0) {
+        fprintf(stderr, "tkcall: cannot start the signal thread\n");
+        sig_stop(&t.sig);
+        return TK_CODE_INTERNAL;
+    }
+    rv = dispatch(&t);
+    sig_stop(&t.sig);
+    tk_client_close(t.client);
+    return rv;
+}
