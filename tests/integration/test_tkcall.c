@@ -1,0 +1,507 @@
+/* tkcall end to end: the real tkcall against a real tkd (one for the whole
+ * group) and, for the tests that need slow methods, a real testd of their
+ * own (tk.test.Test/Wait and SlowWrite). Waits are on output, never sleeps.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "support.h"
+
+#define RUN_MS 30000
+#define START_MS 10000
+#define MAX_ARGS 16
+
+typedef struct fixture {
+    char dir[200];
+    char tkd_addr[300];
+    ts_proc tkd;
+    /* A test's own testd and its tkcall running in the background: the
+     * test's teardown ends them even when an assertion cut the test. */
+    ts_proc testd, call;
+    bool testd_up, call_up;
+    char testd_addr[300];
+} fixture;
+
+static int group_setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (f == NULL || ts_mkdtemp(f->dir, sizeof f->dir, "tkcall") != 0)
+        return -1;
+    snprintf(f->tkd_addr, sizeof f->tkd_addr, "ipc://%s/tkd.sock", f->dir);
+    const char *argv[] = {ts_program("TKD"), "--listen", f->tkd_addr,
+                          "--log-level", "info", NULL};
+    /* tkd logs "listening on" (info) once its socket exists. */
+    if (ts_spawn(&f->tkd, argv, NULL) != 0 ||
+        !ts_wait_output(&f->tkd, 2, "listening on", START_MS)) {
+        fprintf(stderr, "tkd did not start: %s\n",
+                f->tkd.err != NULL ? f->tkd.err : "");
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int end_processes(void **state);
+
+static int group_teardown(void **state)
+{
+    fixture *f = *state;
+    end_processes(state);
+    ts_signal(&f->tkd, SIGTERM);
+    int rv = ts_finish(&f->tkd, RUN_MS);
+    ts_proc_free(&f->tkd);
+    ts_rmtree(f->dir);
+    free(f);
+    return rv == 0 ? 0 : -1;
+}
+
+/* A testd of the test's own, so that its "ENTERED" lines are the test's. */
+static void start_testd(fixture *f, const char *name)
+{
+    snprintf(f->testd_addr, sizeof f->testd_addr, "ipc://%s/%s.sock",
+             f->dir, name);
+    const char *argv[] = {ts_program("TESTD"), "--listen", f->testd_addr,
+                          "--grace-ms", "200", NULL};
+    assert_int_equal(ts_spawn(&f->testd, argv, NULL), 0);
+    f->testd_up = true;
+    if (!ts_wait_output(&f->testd, 1, "READY", START_MS))
+        fail_msg("testd did not start: %s",
+                 f->testd.err ? f->testd.err : "");
+}
+
+/* The teardown of the tests that start a testd or a background tkcall:
+ * SIGTERM and a bounded wait, then ts_proc_free's SIGKILL of the group. */
+static int end_processes(void **state)
+{
+    fixture *f = *state;
+    if (f->call_up) {
+        ts_proc_free(&f->call);
+        f->call_up = false;
+    }
+    if (f->testd_up) {
+        ts_signal(&f->testd, SIGTERM);
+        ts_finish(&f->testd, RUN_MS);
+        ts_proc_free(&f->testd);
+        f->testd_up = false;
+    }
+    return 0;
+}
+
+/* Starts tkcall [--addr addr] args... (args NULL-terminated). */
+static void spawn_tkcall(ts_proc *p, const char *addr, const char *stdin_path,
+                         const char *const env[], const char *const *args)
+{
+    const char *argv[MAX_ARGS + 4];
+    size_t k = 0;
+    argv[k++] = ts_program("TKCALL");
+    if (addr != NULL) {
+        argv[k++] = "--addr";
+        argv[k++] = addr;
+    }
+    for (; *args != NULL && k < MAX_ARGS; args++)
+        argv[k++] = *args;
+    argv[k] = NULL;
+    assert_int_equal(ts_spawn_in(p, argv, env, stdin_path), 0);
+}
+
+/* Runs tkcall to its end; returns its exit status, output in p. */
+static int tkcall(ts_proc *p, const char *addr, const char *const *args)
+{
+    spawn_tkcall(p, addr, NULL, NULL, args);
+    return ts_finish(p, RUN_MS);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void expect_in(const char *hay, const char *needle)
+{
+    if (hay == NULL || strstr(hay, needle) == NULL)
+        fail_msg("\"%s\" not in:\n%s", needle, hay ? hay : "(nothing)");
+}
+
+static void expect_exit(ts_proc *p, int got, int want)
+{
+    if (got != want)
+        fail_msg("tkcall exited %d, want %d\nstdout:\n%s\nstderr:\n%s", got,
+                 want, p->out ? p->out : "", p->err ? p->err : "");
+}
+
+/* ---- no server needed ------------------------------------------------------ */
+
+static void test_help(void **state)
+{
+    (void)state;
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, NULL, ARGS("--help")), 0);
+    expect_in(p.out, "usage: tkcall");
+    expect_in(p.out, "exit status:");
+    expect_in(p.out, "1..16");
+    expect_in(p.out, "64 ");
+    expect_in(p.out, "65 ");
+    expect_in(p.out, "130 ");
+    expect_in(p.out, "14 UNAVAILABLE");
+    ts_proc_free(&p);
+}
+
+static void test_version(void **state)
+{
+    (void)state;
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, NULL, ARGS("--version")), 0);
+    expect_in(p.out, "tkcall ");
+    ts_proc_free(&p);
+}
+
+static void test_usage_errors(void **state)
+{
+    fixture *f = *state;
+    const char *const *cases[] = {
+        ARGS("--timeout", "1x", "tk.v1.Control/Ping"),
+        ARGS("--timeout", "-1s", "tk.v1.Control/Ping"),
+        ARGS("--timeout", "", "tk.v1.Control/Ping"),
+        ARGS("--timeout", "s", "tk.v1.Control/Ping"),
+        ARGS("--bogus", "tk.v1.Control/Ping"),
+        ARGS("frobnicate"),
+        ARGS("describe"),
+        ARGS("describe", "tk.v1.Nope"),
+        ARGS("-d", "@/nonexistent/req.json", "tk.v1.Control/Ping"),
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ts_proc p;
+        expect_exit(&p, tkcall(&p, f->tkd_addr, cases[i]), 64);
+        ts_proc_free(&p);
+    }
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("--timeout", "1x",
+                                                 "tk.v1.Control/Ping")),
+                64);
+    expect_in(p.err, "--timeout");
+    ts_proc_free(&p);
+}
+
+static void test_no_tkd(void **state)
+{
+    fixture *f = *state;
+    char addr[300];
+    snprintf(addr, sizeof addr, "ipc://%s/nobody.sock", f->dir);
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, addr, ARGS("tk.v1.Control/Ping")), 14);
+    expect_in(p.err, "\"code\":\"UNAVAILABLE\"");
+    expect_in(p.err, "tkd is not running at ");
+    expect_in(p.err, addr);
+    expect_in(p.err, "tkd --listen");
+    expect_in(p.err, "\"fromServer\":false");
+    ts_proc_free(&p);
+    expect_exit(&p, tkcall(&p, addr, ARGS("list")), 14);
+    ts_proc_free(&p);
+}
+
+/* ---- against tkd ----------------------------------------------------------- */
+
+static void test_list(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("list")), 0);
+    expect_in(p.out, "tk.v1.Control/Cancel\n");
+    expect_in(p.out, "tk.v1.Control/ListMethods\n");
+    expect_in(p.out, "tk.v1.Control/Ping\n");
+    /* One name a line, sorted. */
+    const char *prev = NULL;
+    for (char *line = strtok(p.out, "\n"); line; line = strtok(NULL, "\n")) {
+        assert_non_null(strchr(line, '/'));
+        if (prev != NULL)
+            assert_true(strcmp(prev, line) < 0);
+        prev = line;
+    }
+    ts_proc_free(&p);
+}
+
+static void test_list_service(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("list", "tk.v1.Control")),
+                0);
+    expect_in(p.out, "tk.v1.Control/Ping\n");
+    for (char *line = strtok(p.out, "\n"); line; line = strtok(NULL, "\n"))
+        assert_int_equal(strncmp(line, "tk.v1.Control/", 14), 0);
+    ts_proc_free(&p);
+
+    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("list", "tk.nope")), 5);
+    expect_in(p.err, "\"code\":\"NOT_FOUND\"");
+    expect_in(p.err, "\"fromServer\":true");
+    assert_true(p.out == NULL || p.out[0] == '\0');
+    ts_proc_free(&p);
+}
+
+static void test_describe_method(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, f->tkd_addr,
+                           ARGS("describe", "tk.v1.Control/Ping")),
+                0);
+    expect_in(p.out, "request   tk.v1.PingRequest");
+    expect_in(p.out, "reply     tk.v1.PingReply");
+    expect_in(p.out, "kind      READ");
+    expect_in(p.out, "message tk.v1.PingRequest {");
+    expect_in(p.out, "bytes data = 1;");
+    ts_proc_free(&p);
+}
+
+static void test_describe_message(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, f->tkd_addr,
+                           ARGS("describe", "tk.v1.PingRequest")),
+                0);
+    expect_in(p.out, "message tk.v1.PingRequest {\n  bytes data = 1;\n}\n");
+    ts_proc_free(&p);
+    expect_exit(&p, tkcall(&p, NULL, ARGS("describe", "tk.v1.MethodInfo")),
+                0);
+    expect_in(p.out, "  Kind kind = 4;\n");
+    expect_in(p.out, "uint32 default_timeout_ms = 5;  // JSON: "
+                     "defaultTimeoutMs\n");
+    expect_in(p.out, "  enum Kind {\n    KIND_UNSPECIFIED = 0;\n"
+                     "    READ = 1;\n    WRITE = 2;\n  }\n");
+    ts_proc_free(&p);
+}
+
+static void test_ping(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, f->tkd_addr,
+                           ARGS("-d", "{\"data\":\"aGk=\"}",
+                                "tk.v1.Control/Ping")),
+                0);
+    expect_in(p.out, "{\n  \"data\": \"aGk=\",\n");
+    expect_in(p.out, "  \"serverVersion\": \"");
+    expect_in(p.out, "\n}\n");
+    ts_proc_free(&p);
+    /* No -d is {}; a timeout of 0 is the method's default. */
+    expect_exit(&p, tkcall(&p, f->tkd_addr,
+                           ARGS("--timeout", "0", "tk.v1.Control/Ping")),
+                0);
+    expect_in(p.out, "\"serverVersion\"");
+    assert_null(strstr(p.out, "\"data\""));
+    ts_proc_free(&p);
+}
+
+static void test_durations(void **state)
+{
+    fixture *f = *state;
+    const char *forms[] = {"500ms", "30s", "1.5s", "2m", "1h", "3", "0.25"};
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        ts_proc p;
+        expect_exit(&p, tkcall(&p, f->tkd_addr,
+                               ARGS("-t", forms[i], "tk.v1.Control/Ping")),
+                    0);
+        ts_proc_free(&p);
+    }
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    assert_int_equal(fclose(fp), 0);
+}
+
+static void test_data_file_and_stdin(void **state)
+{
+    fixture *f = *state;
+    char path[300], arg[310];
+    snprintf(path, sizeof path, "%s/req.json", f->dir);
+    snprintf(arg, sizeof arg, "@%s", path);
+    write_file(path, "{\n  \"data\": \"aGk=\"\n}\n");
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, f->tkd_addr,
+                           ARGS("-d", arg, "tk.v1.Control/Ping")),
+                0);
+    expect_in(p.out, "\"data\": \"aGk=\"");
+    ts_proc_free(&p);
+
+    spawn_tkcall(&p, f->tkd_addr, path, NULL,
+                 ARGS("-d", "@-", "tk.v1.Control/Ping"));
+    expect_exit(&p, ts_finish(&p, RUN_MS), 0);
+    expect_in(p.out, "\"data\": \"aGk=\"");
+    ts_proc_free(&p);
+}
+
+static void test_bad_data(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, f->tkd_addr,
+                           ARGS("-d", "{\"rpeo\":1}", "tk.v1.Control/Ping")),
+                65);
+    expect_in(p.err, "unknown field \"rpeo\" in tk.v1.PingRequest");
+    ts_proc_free(&p);
+    const char *bad[] = {"{", "[1]", "{\"data\":5}", "{\"data\":\"!\"}",
+                         "{\"data\":\"\"} x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        expect_exit(&p, tkcall(&p, f->tkd_addr,
+                               ARGS("-d", bad[i], "tk.v1.Control/Ping")),
+                    65);
+        ts_proc_free(&p);
+    }
+    /* Bad data is refused before any connection: no tkd needed. */
+    expect_exit(&p, tkcall(&p, "ipc:///nonexistent/tkd.sock",
+                           ARGS("-d", "{\"rpeo\":1}", "tk.v1.Control/Ping")),
+                65);
+    ts_proc_free(&p);
+}
+
+static void test_unknown_method(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("tk.v1.Control/Pnig")), 64);
+    expect_in(p.err, "unknown method \"tk.v1.Control/Pnig\"");
+    expect_in(p.err, "tkcall list");
+    ts_proc_free(&p);
+    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("tk.nope.Svc/Call")), 64);
+    expect_in(p.err, "tkcall list");
+    ts_proc_free(&p);
+    expect_exit(&p, tkcall(&p, f->tkd_addr,
+                           ARGS("describe", "tk.nope.Svc/Call")),
+                64);
+    ts_proc_free(&p);
+}
+
+static void test_tk_addr(void **state)
+{
+    fixture *f = *state;
+    char env_addr[320];
+    snprintf(env_addr, sizeof env_addr, "TK_ADDR=%s", f->tkd_addr);
+    const char *env[] = {env_addr, NULL};
+    ts_proc p;
+    spawn_tkcall(&p, NULL, NULL, env, ARGS("tk.v1.Control/Ping"));
+    expect_exit(&p, ts_finish(&p, RUN_MS), 0);
+    ts_proc_free(&p);
+    /* --addr wins over TK_ADDR. */
+    const char *bad_env[] = {"TK_ADDR=ipc:///nonexistent/tkd.sock", NULL};
+    spawn_tkcall(&p, f->tkd_addr, NULL, bad_env, ARGS("tk.v1.Control/Ping"));
+    expect_exit(&p, ts_finish(&p, RUN_MS), 0);
+    ts_proc_free(&p);
+    spawn_tkcall(&p, NULL, NULL, bad_env, ARGS("tk.v1.Control/Ping"));
+    expect_exit(&p, ts_finish(&p, RUN_MS), 14);
+    expect_in(p.err, "ipc:///nonexistent/tkd.sock");
+    ts_proc_free(&p);
+}
+
+/* ---- against testd: deadlines and Ctrl-C -------------------------------- */
+
+static void test_deadline(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    start_testd(f, "deadline");
+    expect_exit(&p, tkcall(&p, f->testd_addr, ARGS("--timeout", "200ms",
+                                                   "tk.test.Test/Wait")),
+                4);
+    expect_in(p.err, "\"code\":\"DEADLINE_EXCEEDED\"");
+    expect_in(p.err, "\"cause\":\"DEADLINE\"");
+    expect_in(p.err, "\"fromServer\":true");
+    ts_proc_free(&p);
+    /* A method tkcall's catalog lacks, described from tkd's ListMethods. */
+    expect_exit(&p, tkcall(&p, f->testd_addr,
+                           ARGS("describe", "tk.test.Test/Wait")),
+                0);
+    expect_in(p.out, "request   tk.v1.PingRequest");
+    expect_in(p.out, "kind      READ");
+    ts_proc_free(&p);
+}
+
+/* Starts tkcall args... against the test's testd and waits until testd's
+ * handler of method runs. */
+static void call_until_entered(fixture *f, const char *method,
+                               const char *const *args)
+{
+    char entered[64];
+    snprintf(entered, sizeof entered, "ENTERED %s", method);
+    spawn_tkcall(&f->call, f->testd_addr, NULL, NULL, args);
+    f->call_up = true;
+    if (!ts_wait_output(&f->testd, 1, entered, RUN_MS))
+        fail_msg("testd never ran %s", method);
+}
+
+static void test_ctrl_c_read(void **state)
+{
+    fixture *f = *state;
+    start_testd(f, "ctrlc-read");
+    call_until_entered(f, "Wait", ARGS("tk.test.Test/Wait"));
+    ts_signal(&f->call, SIGINT);
+    expect_exit(&f->call, ts_finish(&f->call, RUN_MS), 1);
+    expect_in(f->call.err, "\"code\":\"CANCELLED\"");
+    expect_in(f->call.err, "\"cause\":\"CALLER\"");
+    expect_in(f->call.err, "\"fromServer\":true");
+}
+
+static void test_ctrl_c_write(void **state)
+{
+    fixture *f = *state;
+    start_testd(f, "ctrlc-write");
+    /* "1000": the write takes a second, time enough for the Cancel to find
+     * it running even under the sanitizers. */
+    call_until_entered(f, "SlowWrite",
+                       ARGS("-d", "{\"data\":\"MTAwMA==\"}",
+                            "tk.test.Test/SlowWrite"));
+    ts_signal(&f->call, SIGINT);
+    expect_exit(&f->call, ts_finish(&f->call, RUN_MS), 0);
+    expect_in(f->call.err, "runs to completion");
+    expect_in(f->call.out, "\"data\": \"d3JpdHRlbg==\"");
+}
+
+static void test_ctrl_c_twice(void **state)
+{
+    fixture *f = *state;
+    start_testd(f, "ctrlc-twice");
+    call_until_entered(f, "SlowWrite",
+                       ARGS("-d", "{\"data\":\"MzAwMA==\"}", /* 3000 ms */
+                            "tk.test.Test/SlowWrite"));
+    ts_signal(&f->call, SIGINT);
+    assert_true(ts_wait_output(&f->call, 2, "runs to completion", RUN_MS));
+    /* The second one exits at once, long before the write is done. */
+    ts_signal(&f->call, SIGINT);
+    expect_exit(&f->call, ts_finish(&f->call, RUN_MS), 130);
+    expect_in(f->call.err, "tkcall: interrupted");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_no_tkd),
+        cmocka_unit_test(test_list),
+        cmocka_unit_test(test_list_service),
+        cmocka_unit_test(test_describe_method),
+        cmocka_unit_test(test_describe_message),
+        cmocka_unit_test(test_ping),
+        cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_data_file_and_stdin),
+        cmocka_unit_test(test_bad_data),
+        cmocka_unit_test(test_unknown_method),
+        cmocka_unit_test(test_tk_addr),
+        cmocka_unit_test_teardown(test_deadline, end_processes),
+        cmocka_unit_test_teardown(test_ctrl_c_read, end_processes),
+        cmocka_unit_test_teardown(test_ctrl_c_write, end_processes),
+        cmocka_unit_test_teardown(test_ctrl_c_twice, end_processes),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

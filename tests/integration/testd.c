@@ -1,0 +1,53 @@
+/* testd: the rpc core with tk.test.Test registered, as a process, for the
+ * tests that need one (signals, tkcall's Ctrl-C). Prints "READY" on stdout
+ * once listening, and "ENTERED <method>" when a test handler starts.
+ *   testd --listen URL [--workers N] [--queue-depth N] [--grace-ms N]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpc/rpc.h"
+#include "testsvc.h"
+
+int main(int argc, char **argv)
+{
+    rpc_block_stop_signals();
+    rpc_config cfg;
+    rpc_config_init(&cfg);
+    const char *listen = NULL;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--listen") == 0)
+            listen = argv[i + 1];
+        else if (strcmp(argv[i], "--workers") == 0)
+            cfg.workers = (unsigned)atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--queue-depth") == 0)
+            cfg.queue_depth = (unsigned)atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--grace-ms") == 0)
+            cfg.shutdown_grace_ms = (uint32_t)atoi(argv[i + 1]);
+    }
+    if (listen == NULL) {
+        fprintf(stderr, "usage: testd --listen URL [...]\n");
+        return 2;
+    }
+    cfg.listen = &listen;
+    cfg.n_listen = 1;
+    cfg.version = "testd";
+    setvbuf(stdout, NULL, _IONBF, 0);
+    testsvc t;
+    testsvc_init(&t);
+    t.announce_stdout = true;
+    char err[256];
+    rpc_server *srv = NULL;
+    if (rpc_server_new(&srv, &cfg, err, sizeof err) != 0 ||
+        testsvc_register(&t, srv) != 0 ||
+        rpc_server_start(srv, err, sizeof err) != 0) {
+        fprintf(stderr, "testd: %s\n", err);
+        return 1;
+    }
+    printf("READY %s\n", listen);
+    int rv = rpc_serve_until_signal(srv);
+    rpc_server_free(srv);
+    testsvc_destroy(&t);
+    return rv == 0 ? 0 : 1;
+}

@@ -1,0 +1,269 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "support.h"
+
+extern char **environ;
+
+long long ts_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int ts_mkdtemp(char *out, size_t len, const char *tag)
+{
+    const char *base = getenv("TMPDIR");
+    if (base == NULL || base[0] == '\0')
+        base = "/tmp";
+    int n = snprintf(out, len, "%s/tk-%s-XXXXXX", base, tag);
+    if (n < 0 || (size_t)n >= len)
+        return -1;
+    return mkdtemp(out) != NULL ? 0 : -1;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+int ts_rmtree(const char *path)
+{
+    return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+const char *ts_program(const char *var)
+{
+    const char *p = getenv(var);
+    if (p == NULL || p[0] == '\0') {
+        fprintf(stderr, "test: %s is not set (run the tests with meson test)\n",
+                var);
+        abort();
+    }
+    return p;
+}
+
+int ts_spawn(ts_proc *p, const char *const argv[], const char *const env[])
+{
+    return ts_spawn_in(p, argv, env, NULL);
+}
+
+static void append(char **buf, size_t *len, const char *data, size_t n)
+{
+    char *nb = realloc(*buf, *len + n + 1);
+    if (nb == NULL)
+        abort();
+    memcpy(nb + *len, data, n);
+    *len += n;
+    nb[*len] = '\0';
+    *buf = nb;
+}
+
+/* One poll round over the open streams; false when both are closed or
+ * the time is up. */
+static bool pump(ts_proc *p, long long until)
+{
+    struct pollfd fds[2];
+    int n = 0;
+    if (p->out_fd >= 0)
+        fds[n++] = (struct pollfd){.fd = p->out_fd, .events = POLLIN};
+    if (p->err_fd >= 0)
+        fds[n++] = (struct pollfd){.fd = p->err_fd, .events = POLLIN};
+    if (n == 0)
+        return false;
+    long long left = until - ts_now_ms();
+    if (left <= 0)
+        return false;
+    int r = poll(fds, (nfds_t)n, (int)left);
+    if (r < 0 && errno == EINTR)
+        return true;
+    if (r <= 0)
+        return r == 0 ? ts_now_ms() < until : false;
+    for (int i = 0; i < n; i++) {
+        if (fds[i].revents == 0)
+            continue;
+        char buf[8192];
+        ssize_t got = read(fds[i].fd, buf, sizeof buf);
+        bool is_out = fds[i].fd == p->out_fd;
+        if (got > 0) {
+            if (is_out)
+                append(&p->out, &p->out_len, buf, (size_t)got);
+            else
+                append(&p->err, &p->err_len, buf, (size_t)got);
+        } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+            close(fds[i].fd);
+            if (is_out)
+                p->out_fd = -1;
+            else
+                p->err_fd = -1;
+        }
+    }
+    return true;
+}
+
+bool ts_wait_output(ts_proc *p, int which, const char *needle,
+                    int timeout_ms)
+{
+    long long until = ts_now_ms() + timeout_ms;
+    for (;;) {
+        const char *hay = which == 1 ? p->out : p->err;
+        if (hay != NULL && strstr(hay, needle) != NULL)
+            return true;
+        if (!pump(p, until))
+            return false;
+    }
+}
+
+int ts_finish(ts_proc *p, int timeout_ms)
+{
+    long long until = ts_now_ms() + timeout_ms;
+    while (pump(p, until))
+        ;
+    if (!p->reaped) {
+        for (;;) {
+            pid_t r = waitpid(p->pid, &p->status, WNOHANG);
+            if (r == p->pid)
+                break;
+            if (r < 0 && errno != EINTR)
+                return -1;
+            if (ts_now_ms() >= until) {
+                kill(-p->pid, SIGKILL);
+                waitpid(p->pid, &p->status, 0);
+                p->reaped = true;
+                return -1;
+            }
+            /* Output is closed but the child lingers: it is exiting. */
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+        p->reaped = true;
+    }
+    if (ts_now_ms() > until && (p->out_fd >= 0 || p->err_fd >= 0))
+        return -1;
+    if (WIFEXITED(p->status))
+        return WEXITSTATUS(p->status);
+    if (WIFSIGNALED(p->status))
+        return 128 + WTERMSIG(p->status);
+    return -1;
+}
+
+void ts_signal(ts_proc *p, int sig)
+{
+    if (!p->reaped)
+        kill(p->pid, sig);
+}
+
+void ts_proc_free(ts_proc *p)
+{
+    if (!p->reaped && p->pid > 0) {
+        kill(-p->pid, SIGKILL);
+        waitpid(p->pid, &p->status, 0);
+        p->reaped = true;
+    }
+    if (p->out_fd >= 0)
+        close(p->out_fd);
+    if (p->err_fd >= 0)
+        close(p->err_fd);
+    free(p->out);
+    free(p->err);
+    p->out = p->err = NULL;
+    p->out_fd = p->err_fd = -1;
+}
+
+/* The environment of ts_spawn: env's entries over the inherited ones. The
+ * strings are borrowed; free the array alone. */
+static char **merged_env(const char *const env[])
+{
+    size_t n_env = 0, n_extra = 0;
+    while (environ[n_env] != NULL)
+        n_env++;
+    while (env != NULL && env[n_extra] != NULL)
+        n_extra++;
+    char **envp = calloc(n_env + n_extra + 1, sizeof *envp);
+    if (envp == NULL)
+        abort();
+    if (envp == NULL)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n_extra; i++)
+        envp[k++] = (char *)env[i];
+    for (size_t i = 0; i < n_env; i++) {
+        const char *eq = strchr(environ[i], '=');
+        size_t nl = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+        bool dup = false;
+        for (size_t j = 0; j < n_extra; j++)
+            if (strncmp(env[j], environ[i], nl) == 0 && env[j][nl] == '=')
+                dup = true;
+        if (!dup)
+            envp[k++] = environ[i];
+    }
+    return envp;
+}
+
+int ts_spawn_in(ts_proc *p, const char *const argv[], const char *const env[],
+                const char *stdin_path)
+{
+    memset(p, 0, sizeof *p);
+    p->out_fd = p->err_fd = -1;
+    int out[2] = {-1, -1}, err[2] = {-1, -1};
+    char **envp = merged_env(env);
+    if (envp == NULL || pipe2(out, O_CLOEXEC) != 0 ||
+        pipe2(err, O_CLOEXEC) != 0) {
+        int e = envp == NULL ? ENOMEM : errno;
+        for (int i = 0; i < 2; i++) {
+            if (out[i] >= 0)
+                close(out[i]);
+            if (err[i] >= 0)
+                close(err[i]);
+        }
+        free(envp);
+        return -e;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(
+        &fa, 0, stdin_path != NULL ? stdin_path : "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &all);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF |
+                                      POSIX_SPAWN_SETPGROUP);
+    int rv = posix_spawn(&p->pid, argv[0], &fa, &at, (char *const *)argv,
+                         envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    free(envp);
+    close(out[1]);
+    close(err[1]);
+    if (rv != 0) {
+        close(out[0]);
+        close(err[0]);
+        return -rv;
+    }
+    p->out_fd = out[0];
+    p->err_fd = err[0];
+    return 0;
+}

@@ -1,0 +1,112 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testsvc.h"
+#include "tk/v1/control.pb-c.h"
+
+static void announce(testsvc *t, const char *what)
+{
+    sem_post(&t->entered);
+    if (t->announce_stdout) {
+        char line[128];
+        int n = snprintf(line, sizeof line, "ENTERED %s\n", what);
+        ssize_t w = write(STDOUT_FILENO, line, (size_t)n);
+        (void)w;
+    }
+}
+
+static void wait_handler(void *svc, rpc_call *call,
+                         const ProtobufCMessage *request,
+                         ProtobufCMessage *reply)
+{
+    testsvc *t = svc;
+    (void)request;
+    (void)reply;
+    atomic_fetch_add(&t->wait_runs, 1);
+    announce(t, "Wait");
+    while (rpc_call_cause(call) == RPC_CAUSE_NONE)
+        rpc_call_poll(call, NULL, 0, INT64_MAX);
+    atomic_store(&t->last_cause, (int)rpc_call_fail_stopped(call));
+    sem_post(&t->exited);
+}
+
+static void slow_write(void *svc, rpc_call *call,
+                       const ProtobufCMessage *request,
+                       ProtobufCMessage *reply)
+{
+    testsvc *t = svc;
+    const Tk__V1__PingRequest *in = (const Tk__V1__PingRequest *)request;
+    Tk__V1__PingReply *out = (Tk__V1__PingReply *)reply;
+    atomic_fetch_add(&t->write_runs, 1);
+    announce(t, "SlowWrite");
+    if (t->use_release) {
+        while (sem_wait(&t->release) != 0 && errno == EINTR)
+            ;
+    } else {
+        char ms[32] = "0";
+        size_t n = in->data.len < sizeof ms - 1 ? in->data.len : sizeof ms - 1;
+        memcpy(ms, in->data.data, n);
+        ms[n] = '\0';
+        long v = strtol(ms, NULL, 10);
+        /* The write itself: it takes its time whatever the caller does. */
+        struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+    out->data.data = (uint8_t *)rpc_call_strdup(call, "written");
+    out->data.len = 7;
+}
+
+static const rpc_method test_methods[] = {
+    {
+        .name = "tk.test.Test/Wait",
+        .request = &tk__v1__ping_request__descriptor,
+        .reply = &tk__v1__ping_reply__descriptor,
+        .kind = RPC_READ,
+        .default_timeout_ms = 60000,
+        .ceiling_ms = 600000,
+        .handler = wait_handler,
+    },
+    {
+        .name = "tk.test.Test/SlowWrite",
+        .request = &tk__v1__ping_request__descriptor,
+        .reply = &tk__v1__ping_reply__descriptor,
+        .kind = RPC_WRITE,
+        .default_timeout_ms = 60000,
+        .ceiling_ms = 60000,
+        .handler = slow_write,
+    },
+};
+
+void testsvc_init(testsvc *t)
+{
+    memset(t, 0, sizeof *t);
+    atomic_init(&t->wait_runs, 0);
+    atomic_init(&t->write_runs, 0);
+    sem_init(&t->entered, 0, 0);
+    sem_init(&t->exited, 0, 0);
+    atomic_init(&t->last_cause, 0);
+    sem_init(&t->release, 0, 0);
+}
+
+void testsvc_destroy(testsvc *t)
+{
+    sem_destroy(&t->entered);
+    sem_destroy(&t->exited);
+    sem_destroy(&t->release);
+}
+
+int testsvc_register(testsvc *t, rpc_server *srv)
+{
+    char err[256];
+    int rv = rpc_server_add_service(srv, t, test_methods,
+                                    sizeof test_methods / sizeof *test_methods,
+                                    err, sizeof err);
+    if (rv != 0)
+        fprintf(stderr, "testsvc: %s\n", err);
+    return rv;
+}

@@ -1,0 +1,36 @@
+/*
+ * tk.test.Test: methods that exist only in tests, registered through the
+ * same method-table API as every service (tkd ships none of them).
+ *   Wait       READ: blocks until cancelled or past its deadline, then
+ *              answers as every READ must (CANCELLED / DEADLINE_EXCEEDED /
+ *              UNAVAILABLE with the cause).
+ *   SlowWrite  WRITE: ignores cancellation; finishes when released (in
+ *              process) or after PingRequest.data milliseconds (testd).
+ * Both announce that they started: a semaphore post in process, and a line
+ * "ENTERED <method>" on stdout when announce_stdout is set (testd).
+ */
+#ifndef TK_TESTS_TESTSVC_H
+#define TK_TESTS_TESTSVC_H
+
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "rpc/rpc.h"
+
+typedef struct testsvc {
+    _Atomic int wait_runs;
+    _Atomic int write_runs;
+    sem_t entered;      /* posted when a handler starts */
+    sem_t exited;       /* posted when Wait returns */
+    _Atomic int last_cause; /* the rpc_cause Wait stopped for */
+    sem_t release;      /* SlowWrite waits on it when use_release */
+    bool use_release;
+    bool announce_stdout;
+} testsvc;
+
+void testsvc_init(testsvc *t);
+void testsvc_destroy(testsvc *t);
+int testsvc_register(testsvc *t, rpc_server *srv);
+
+#endif
