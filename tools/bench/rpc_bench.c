@@ -1,0 +1,421 @@
+/*
+ * tools/bench/rpc: Control/Ping round trips through tkd against a plain NNG
+ * REQ/REP echo server with the same frame size, same run, same machine.
+ *
+ *   bench-rpc --tkd PATH [--calls N] [--rounds R] [--size BYTES]
+ *   bench-rpc --echo-server URL      (started by the benchmark itself)
+ *
+ * Both servers run as separate processes listening on ipc. The tkd side
+ * uses libtkclient (envelope, protobuf, deadline, status); the echo side a
+ * raw REQ context per caller thread. Rounds alternate tkd / echo so that
+ * drift of the machine hits both. Prints a markdown table: p50, p99 and
+ * calls/s for 1 and 16 concurrent callers, and the ratios tkd/echo.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/protocol/reqrep0/req.h>
+#include <nng/supplemental/util/platform.h>
+
+#include <tk/client.h>
+
+#include "tk/v1/control.tk.h"
+#include "tk/v1/rpc.pb-c.h"
+
+extern char **environ;
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- the echo server -------------------------------------------------------- */
+
+#define ECHO_CTXS 64
+
+typedef struct echo_ctx {
+    nng_ctx ctx;
+    nng_aio *aio;
+    int sending;
+} echo_ctx;
+
+static void echo_cb(void *arg)
+{
+    echo_ctx *e = arg;
+    if (nng_aio_result(e->aio) != 0) {
+        if (e->sending)
+            nng_msg_free(nng_aio_get_msg(e->aio));
+        if (nng_aio_result(e->aio) == NNG_ECLOSED)
+            return;
+        e->sending = 0;
+        nng_ctx_recv(e->ctx, e->aio);
+        return;
+    }
+    if (e->sending) {
+        e->sending = 0;
+        nng_ctx_recv(e->ctx, e->aio);
+    } else {
+        e->sending = 1; /* the request message goes back as the reply */
+        nng_ctx_send(e->ctx, e->aio);
+    }
+}
+
+static int echo_server(const char *url)
+{
+    nng_socket s;
+    static echo_ctx ctxs[ECHO_CTXS];
+    if (nng_rep0_open(&s) != 0 || nng_listen(s, url, NULL, 0) != 0) {
+        fprintf(stderr, "echo: cannot listen on %s\n", url);
+        return 1;
+    }
+    for (int i = 0; i < ECHO_CTXS; i++) {
+        nng_ctx_open(&ctxs[i].ctx, s);
+        nng_aio_alloc(&ctxs[i].aio, echo_cb, &ctxs[i]);
+        nng_ctx_recv(ctxs[i].ctx, ctxs[i].aio);
+    }
+    printf("READY\n");
+    fflush(stdout);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    int sig;
+    sigwait(&set, &sig);
+    return 0;
+}
+
+/* ---- load ------------------------------------------------------------------- */
+
+typedef struct worker {
+    int use_tkd;
+    const char *url;
+    tk_client *client; /* shared by the tkd workers, as a user would */
+    nng_socket sock;    /* shared by the echo workers */
+    size_t size;
+    int calls;
+    long long *lat;
+    int errors;
+    pthread_barrier_t *start;
+    pthread_t t;
+} worker;
+
+static void run_tkd(worker *w, uint8_t *data)
+{
+    Tk__V1__PingRequest req = TK__V1__PING_REQUEST__INIT;
+    req.data.data = data;
+    req.data.len = w->size;
+    tk_call_opts opts = {.timeout_ms = 10000};
+    for (int i = 0; i < w->calls; i++) {
+        Tk__V1__PingReply *rep = NULL;
+        tk_status st;
+        long long t0 = now_ns();
+        int code = tk_control_ping(w->client, &req, &rep, &opts, &st);
+        w->lat[i] = now_ns() - t0;
+        if (code != 0 || rep->data.len != w->size)
+            w->errors++;
+        if (rep != NULL)
+            protobuf_c_message_free_unpacked((ProtobufCMessage *)rep, NULL);
+        tk_status_clear(&st);
+    }
+}
+
+/* The frame tkd receives for a Ping of this size, so both servers move the
+ * same bytes. */
+static size_t tkd_frame_size(size_t payload)
+{
+    Tk__V1__PingRequest req = TK__V1__PING_REQUEST__INIT;
+    uint8_t *data = calloc(1, payload + 1);
+    req.data.data = data;
+    req.data.len = payload;
+    Tk__V1__Request env = TK__V1__REQUEST__INIT;
+    env.call_id = 1ULL << 40;
+    env.method = "tk.v1.Control/Ping";
+    env.timeout_ms = 10000;
+    env.payload.len = tk__v1__ping_request__get_packed_size(&req);
+    size_t n = tk__v1__request__get_packed_size(&env);
+    free(data);
+    return n;
+}
+
+static void run_echo(worker *w, uint8_t *data)
+{
+    nng_ctx ctx;
+    nng_aio *aio;
+    nng_ctx_open(&ctx, w->sock);
+    nng_aio_alloc(&aio, NULL, NULL);
+    size_t frame = tkd_frame_size(w->size);
+    for (int i = 0; i < w->calls; i++) {
+        nng_msg *m;
+        long long t0 = now_ns();
+        nng_msg_alloc(&m, 0);
+        nng_msg_append(m, data, frame);
+        nng_aio_set_msg(aio, m);
+        nng_ctx_send(ctx, aio);
+        nng_aio_wait(aio);
+        if (nng_aio_result(aio) != 0) {
+            nng_msg_free(m);
+            w->errors++;
+            continue;
+        }
+        nng_ctx_recv(ctx, aio);
+        nng_aio_wait(aio);
+        if (nng_aio_result(aio) == 0) {
+            nng_msg *r = nng_aio_get_msg(aio);
+            if (nng_msg_len(r) != frame)
+                w->errors++;
+            nng_msg_free(r);
+        } else {
+            w->errors++;
+        }
+        w->lat[i] = now_ns() - t0;
+    }
+    nng_aio_free(aio);
+    nng_ctx_close(ctx);
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    uint8_t *data = calloc(1, w->size + 4096);
+    memset(data, 'p', w->size + 4096);
+    pthread_barrier_wait(w->start);
+    if (w->use_tkd)
+        run_tkd(w, data);
+    else
+        run_echo(w, data);
+    free(data);
+    return NULL;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct result {
+    double p50_us, p99_us, calls_per_s;
+    int errors;
+} result;
+
+static result measure(int use_tkd, const char *url, int threads, int calls,
+                      size_t size)
+{
+    worker w[64];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, (unsigned)threads + 1);
+    tk_client *client = NULL;
+    nng_socket sock;
+    if (use_tkd) {
+        char err[256];
+        if (tk_client_open(&client, url, err, sizeof err) != 0) {
+            fprintf(stderr, "bench: %s\n", err);
+            exit(1);
+        }
+    } else {
+        nng_req0_open(&sock);
+        nng_socket_set_ms(sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+        if (nng_dial(sock, url, NULL, 0) != 0) {
+            fprintf(stderr, "bench: cannot dial %s\n", url);
+            exit(1);
+        }
+    }
+    for (int i = 0; i < threads; i++) {
+        w[i] = (worker){.use_tkd = use_tkd, .url = url, .client = client,
+                        .sock = sock, .size = size, .calls = calls,
+                        .start = &start};
+        w[i].lat = calloc((size_t)calls, sizeof *w[i].lat);
+        pthread_create(&w[i].t, NULL, worker_main, &w[i]);
+    }
+    pthread_barrier_wait(&start);
+    long long t0 = now_ns();
+    for (int i = 0; i < threads; i++)
+        pthread_join(w[i].t, NULL);
+    long long wall = now_ns() - t0;
+    size_t total = (size_t)threads * (size_t)calls;
+    long long *all = calloc(total, sizeof *all);
+    result r = {0};
+    for (int i = 0; i < threads; i++) {
+        memcpy(all + (size_t)i * (size_t)calls, w[i].lat,
+               (size_t)calls * sizeof *all);
+        r.errors += w[i].errors;
+        free(w[i].lat);
+    }
+    qsort(all, total, sizeof *all, cmp_ll);
+    r.p50_us = (double)all[total / 2] / 1000.0;
+    r.p99_us = (double)all[total * 99 / 100] / 1000.0;
+    r.calls_per_s = (double)total / ((double)wall / 1e9);
+    free(all);
+    if (use_tkd)
+        tk_client_close(client);
+    else
+        nng_close(sock);
+    pthread_barrier_destroy(&start);
+    return r;
+}
+
+/* ---- processes -------------------------------------------------------------- */
+
+static pid_t start(const char *const argv[])
+{
+    pid_t pid;
+    if (posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv,
+                    environ) != 0) {
+        fprintf(stderr, "bench: cannot start %s\n", argv[0]);
+        exit(1);
+    }
+    return pid;
+}
+
+/* The benchmark, unlike a test, may poll for readiness. */
+static void wait_ready(const char *url, int use_tkd)
+{
+    for (int i = 0; i < 1000; i++) {
+        if (use_tkd) {
+            tk_client *c;
+            if (tk_client_open(&c, url, NULL, 0) == 0) {
+                tk_client_close(c);
+                return;
+            }
+        } else {
+            nng_socket s;
+            nng_req0_open(&s);
+            int rv = nng_dial(s, url, NULL, 0);
+            nng_close(s);
+            if (rv == 0)
+                return;
+        }
+        nng_msleep(10);
+    }
+    fprintf(stderr, "bench: %s did not come up\n", url);
+    exit(1);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median round: robust against one disturbed round. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return v[n / 2];
+}
+
+int main(int argc, char **argv)
+{
+    const char *tkd = NULL;
+    int calls = 20000, rounds = 3;
+    size_t size = 64;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--echo-server") == 0 && i + 1 < argc)
+            return echo_server(argv[i + 1]);
+        if (strcmp(argv[i], "--tkd") == 0 && i + 1 < argc)
+            tkd = argv[++i];
+        else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
+            calls = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
+            size = (size_t)atol(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench-rpc --tkd PATH [--calls N] "
+                            "[--rounds R] [--size BYTES]\n");
+            return 2;
+        }
+    }
+    if (tkd == NULL || rounds < 1 || rounds > 9 || calls < 100) {
+        fprintf(stderr, "bench-rpc: --tkd is required; rounds 1..9\n");
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    char dir[] = "/tmp/tk-bench-XXXXXX";
+    if (mkdtemp(dir) == NULL)
+        return 1;
+    char tkd_url[128], echo_url[128];
+    snprintf(tkd_url, sizeof tkd_url, "ipc://%s/tkd.sock", dir);
+    snprintf(echo_url, sizeof echo_url, "ipc://%s/echo.sock", dir);
+    const char *tkd_argv[] = {tkd, "--listen", tkd_url, "--log-level",
+                              "warn", NULL};
+    const char *echo_argv[] = {"/proc/self/exe", "--echo-server", echo_url,
+                               NULL};
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return 1;
+    self[n] = '\0';
+    echo_argv[0] = self;
+    pid_t tkd_pid = start(tkd_argv), echo_pid = start(echo_argv);
+    wait_ready(tkd_url, 1);
+    wait_ready(echo_url, 0);
+
+    static const int concurrency[] = {1, 16};
+    printf("| callers | server | p50 µs | p99 µs | calls/s |\n");
+    printf("|---|---|---|---|---|\n");
+    double ratio_p50[2], ratio_tp[2];
+    int errors = 0;
+    for (int c = 0; c < 2; c++) {
+        int threads = concurrency[c];
+        int per = calls / threads;
+        double p50[2][9], p99[2][9], tp[2][9];
+        measure(1, tkd_url, threads, per / 10 + 1, size); /* warm up */
+        measure(0, echo_url, threads, per / 10 + 1, size);
+        for (int r = 0; r < rounds; r++) {
+            for (int s = 0; s < 2; s++) {
+                int use_tkd = (r + s) % 2 == 0; /* alternate the order */
+                result res = measure(use_tkd, use_tkd ? tkd_url : echo_url,
+                                     threads, per, size);
+                int k = use_tkd ? 0 : 1;
+                p50[k][r] = res.p50_us;
+                p99[k][r] = res.p99_us;
+                tp[k][r] = res.calls_per_s;
+                errors += res.errors;
+            }
+        }
+        double m50[2], m99[2], mtp[2];
+        for (int k = 0; k < 2; k++) {
+            m50[k] = median(p50[k], rounds);
+            m99[k] = median(p99[k], rounds);
+            mtp[k] = median(tp[k], rounds);
+        }
+        printf("| %d | tkd Ping | %.1f | %.1f | %.0f |\n", threads, m50[0],
+               m99[0], mtp[0]);
+        printf("| %d | NNG echo | %.1f | %.1f | %.0f |\n", threads, m50[1],
+               m99[1], mtp[1]);
+        ratio_p50[c] = m50[0] / m50[1];
+        ratio_tp[c] = mtp[0] / mtp[1];
+    }
+    printf("\n| callers | p50 tkd/echo (target ≤ 1.15) | throughput "
+           "tkd/echo (target ≥ 0.85) |\n|---|---|---|\n");
+    for (int c = 0; c < 2; c++)
+        printf("| %d | %.2f | %.2f |\n", concurrency[c], ratio_p50[c],
+               ratio_tp[c]);
+    printf("\nframe: %zu bytes (Ping data %zu), %d calls per measurement, "
+           "%d rounds, errors: %d\n",
+           tkd_frame_size(size), size, calls, rounds, errors);
+    kill(tkd_pid, SIGTERM);
+    kill(echo_pid, SIGTERM);
+    waitpid(tkd_pid, NULL, 0);
+    waitpid(echo_pid, NULL, 0);
+    char sock[200];
+    snprintf(sock, sizeof sock, "%s/tkd.sock", dir);
+    unlink(sock);
+    snprintf(sock, sizeof sock, "%s/echo.sock", dir);
+    unlink(sock);
+    rmdir(dir);
+    return errors == 0 ? 0 : 1;
+}
