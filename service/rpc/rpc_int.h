@@ -121,6 +121,12 @@ struct rpc_server {
     bool reaper_running;
     _Atomic int64_t avg_service_us; /* EWMA, for retry_after_ms */
 
+    /* Credentials of each connection, read once when it is added (an
+     * NNG pipe option lookup takes NNG's global locks), sorted by conn. */
+    pthread_mutex_t peers_mu;
+    rpc_peer *peers;
+    size_t n_peers, cap_peers;
+
     _Atomic bool stopping;
     bool started, shut_down;
     pthread_mutex_t life_mu; /* serialises start/shutdown/free */

@@ -35,6 +35,8 @@ static void *worker_main(void *arg);
 static void *reaper_main(void *arg);
 static void wake_reaper(rpc_server *srv);
 static void pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg);
+static void remember_peer(rpc_server *srv, nng_pipe pipe);
+static void forget_peer(rpc_server *srv, uint32_t conn);
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -121,6 +123,7 @@ int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,
     pthread_cond_init(&srv->reaper_cv, &mono);
     pthread_condattr_destroy(&mono);
     pthread_mutex_init(&srv->life_mu, NULL);
+    pthread_mutex_init(&srv->peers_mu, NULL);
     atomic_init(&srv->stopping, false);
     atomic_init(&srv->avg_service_us, 0);
     srv->t_start = rpc_now_ns();
@@ -296,6 +299,7 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen)
     }
     srv->sock_open = true;
     nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_PRE, pipe_event, srv);
+    nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_POST, pipe_event, srv);
     nng_pipe_notify(srv->sock, NNG_PIPE_EV_REM_POST, pipe_event, srv);
     srv->q_cap = srv->cfg.queue_depth;
     srv->queue = calloc(srv->q_cap, sizeof *srv->queue);
@@ -424,9 +428,14 @@ static void pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
             nng_pipe_close(pipe);
         return;
     }
+    if (ev == NNG_PIPE_EV_ADD_POST) {
+        remember_peer(srv, pipe);
+        return;
+    }
     if (ev != NNG_PIPE_EV_REM_POST)
         return;
     uint32_t conn = (uint32_t)nng_pipe_id(pipe);
+    forget_peer(srv, conn);
     pthread_mutex_lock(&srv->reg_mu);
     for (size_t i = 0; i < srv->n_slots; i++) {
         rpc_slot *s = &srv->slots[i];
@@ -565,7 +574,8 @@ static void answer(rpc_slot *s, rpc_code code, const char *reason,
 
 /* ---- receiving -------------------------------------------------------------- */
 
-static void peer_of(nng_pipe pipe, rpc_peer *peer)
+/* The credentials the transport knows of a connection (ipc only). */
+static void read_peer(nng_pipe pipe, rpc_peer *peer)
 {
     uint64_t v;
     peer->conn = (uint32_t)nng_pipe_id(pipe);
@@ -577,6 +587,71 @@ static void peer_of(nng_pipe pipe, rpc_peer *peer)
         peer->pid = (int64_t)v;
 }
 
+/* Index of conn in the sorted table, or where it would go; peers_mu. */
+static size_t peer_slot(const rpc_server *srv, uint32_t conn)
+{
+    size_t lo = 0, hi = srv->n_peers;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (srv->peers[mid].conn < conn)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void remember_peer(rpc_server *srv, nng_pipe pipe)
+{
+    rpc_peer p;
+    read_peer(pipe, &p);
+    pthread_mutex_lock(&srv->peers_mu);
+    size_t i = peer_slot(srv, p.conn);
+    bool present = i < srv->n_peers && srv->peers[i].conn == p.conn;
+    if (!present && srv->n_peers == srv->cap_peers) {
+        size_t cap = srv->cap_peers ? srv->cap_peers * 2 : 64;
+        rpc_peer *np = realloc(srv->peers, cap * sizeof *np);
+        if (np == NULL) {
+            /* Not cached: peer_of reads it for each call instead. */
+            pthread_mutex_unlock(&srv->peers_mu);
+            return;
+        }
+        srv->peers = np;
+        srv->cap_peers = cap;
+    }
+    if (!present) {
+        memmove(&srv->peers[i + 1], &srv->peers[i],
+                (srv->n_peers - i) * sizeof *srv->peers);
+        srv->n_peers++;
+    }
+    srv->peers[i] = p;
+    pthread_mutex_unlock(&srv->peers_mu);
+}
+
+static void forget_peer(rpc_server *srv, uint32_t conn)
+{
+    pthread_mutex_lock(&srv->peers_mu);
+    size_t i = peer_slot(srv, conn);
+    if (i < srv->n_peers && srv->peers[i].conn == conn) {
+        memmove(&srv->peers[i], &srv->peers[i + 1],
+                (srv->n_peers - i - 1) * sizeof *srv->peers);
+        srv->n_peers--;
+    }
+    pthread_mutex_unlock(&srv->peers_mu);
+}
+
+static void peer_of(rpc_server *srv, nng_pipe pipe, rpc_peer *peer)
+{
+    uint32_t conn = (uint32_t)nng_pipe_id(pipe);
+    pthread_mutex_lock(&srv->peers_mu);
+    size_t i = peer_slot(srv, conn);
+    bool found = i < srv->n_peers && srv->peers[i].conn == conn;
+    if (found)
+        *peer = srv->peers[i];
+    pthread_mutex_unlock(&srv->peers_mu);
+    if (!found) /* a frame that beat the ADD_POST notification */
+        read_peer(pipe, peer);
+}
 
 static void set_deadlines(rpc_call *call)
 {
@@ -644,7 +719,7 @@ static void on_request(rpc_slot *s, nng_msg *msg)
     rpc_server *srv = s->srv;
     rpc_call *call = &s->call;
     call->t_recv = rpc_now_ns();
-    peer_of(nng_msg_get_pipe(msg), &call->peer);
+    peer_of(srv, nng_msg_get_pipe(msg), &call->peer);
     call->request = tk__v1__request__unpack(NULL, nng_msg_len(msg),
                                             nng_msg_body(msg));
     size_t frame_len = nng_msg_len(msg);
@@ -989,5 +1064,7 @@ void rpc_server_free(rpc_server *srv)
     pthread_cond_destroy(&srv->pool_cv);
     pthread_cond_destroy(&srv->reaper_cv);
     pthread_mutex_destroy(&srv->life_mu);
+    pthread_mutex_destroy(&srv->peers_mu);
+    free(srv->peers);
     free(srv);
 }
