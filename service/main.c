@@ -108,16 +108,16 @@ enum {
 static int parse_args(options *o, int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"listen", required_argument, NULL, OPT_LISTEN},
-        {"root", required_argument, NULL, OPT_ROOT},
-        {"workers", required_argument, NULL, OPT_WORKERS},
-        {"queue-depth", required_argument, NULL, OPT_QUEUE},
-        {"max-request-bytes", required_argument, NULL, OPT_MAXREQ},
-        {"shutdown-grace-ms", required_argument, NULL, OPT_GRACE},
-        {"log-level", required_argument, NULL, OPT_LOGLEVEL},
-        {"help", no_argument, NULL, OPT_HELP},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0},
+        { "listen", required_argument, NULL, OPT_LISTEN },
+        { "root", required_argument, NULL, OPT_ROOT },
+        { "workers", required_argument, NULL, OPT_WORKERS },
+        { "queue-depth", required_argument, NULL, OPT_QUEUE },
+        { "max-request-bytes", required_argument, NULL, OPT_MAXREQ },
+        { "shutdown-grace-ms", required_argument, NULL, OPT_GRACE },
+        { "log-level", required_argument, NULL, OPT_LOGLEVEL },
+        { "help", no_argument, NULL, OPT_HELP },
+        { "version", no_argument, NULL, OPT_VERSION },
+        { NULL, 0, NULL, 0 },
     };
     unsigned long long v;
     int c;

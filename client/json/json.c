@@ -44,14 +44,22 @@
     ((const type *)(const void *)((const char *)(msg) + (off)))
 
 static const char *const type_names[] = {
-    [PROTOBUF_C_TYPE_INT32] = "int32",       [PROTOBUF_C_TYPE_SINT32] = "sint32",
-    [PROTOBUF_C_TYPE_SFIXED32] = "sfixed32", [PROTOBUF_C_TYPE_INT64] = "int64",
-    [PROTOBUF_C_TYPE_SINT64] = "sint64",     [PROTOBUF_C_TYPE_SFIXED64] = "sfixed64",
-    [PROTOBUF_C_TYPE_UINT32] = "uint32",     [PROTOBUF_C_TYPE_FIXED32] = "fixed32",
-    [PROTOBUF_C_TYPE_UINT64] = "uint64",     [PROTOBUF_C_TYPE_FIXED64] = "fixed64",
-    [PROTOBUF_C_TYPE_FLOAT] = "float",       [PROTOBUF_C_TYPE_DOUBLE] = "double",
-    [PROTOBUF_C_TYPE_BOOL] = "bool",         [PROTOBUF_C_TYPE_ENUM] = "enum",
-    [PROTOBUF_C_TYPE_STRING] = "string",     [PROTOBUF_C_TYPE_BYTES] = "bytes",
+    [PROTOBUF_C_TYPE_INT32] = "int32",
+    [PROTOBUF_C_TYPE_SINT32] = "sint32",
+    [PROTOBUF_C_TYPE_SFIXED32] = "sfixed32",
+    [PROTOBUF_C_TYPE_INT64] = "int64",
+    [PROTOBUF_C_TYPE_SINT64] = "sint64",
+    [PROTOBUF_C_TYPE_SFIXED64] = "sfixed64",
+    [PROTOBUF_C_TYPE_UINT32] = "uint32",
+    [PROTOBUF_C_TYPE_FIXED32] = "fixed32",
+    [PROTOBUF_C_TYPE_UINT64] = "uint64",
+    [PROTOBUF_C_TYPE_FIXED64] = "fixed64",
+    [PROTOBUF_C_TYPE_FLOAT] = "float",
+    [PROTOBUF_C_TYPE_DOUBLE] = "double",
+    [PROTOBUF_C_TYPE_BOOL] = "bool",
+    [PROTOBUF_C_TYPE_ENUM] = "enum",
+    [PROTOBUF_C_TYPE_STRING] = "string",
+    [PROTOBUF_C_TYPE_BYTES] = "bytes",
     [PROTOBUF_C_TYPE_MESSAGE] = "message",
 };
 
@@ -121,7 +129,8 @@ static bool is_map(const ProtobufCMessageDescriptor *parent,
            camel_eq(f->name, true, short_name, sl - 5);
 }
 
-/* ---- UTF-8 and base64 ------------------------------------------------------ */
+/* ---- UTF-8 and base64 ------------------------------------------------------
+ */
 
 /* Length of the valid UTF-8 sequence at s (n > 0 bytes left), or 0. */
 static size_t utf8_len(const char *str, size_t n)
@@ -376,15 +385,19 @@ static void jb_quote(jbuf *b, const char *s, size_t n)
     jb_put(b, "\"", 1);
     for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)s[i];
-        const char *esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\"
-                        : c == '\n' ? "\\n" : c == '\r' ? "\\r"
-                        : c == '\t' ? "\\t" : c == '\b' ? "\\b"
-                        : c == '\f' ? "\\f" : NULL;
+        const char *esc = c == '"'    ? "\\\""
+                          : c == '\\' ? "\\\\"
+                          : c == '\n' ? "\\n"
+                          : c == '\r' ? "\\r"
+                          : c == '\t' ? "\\t"
+                          : c == '\b' ? "\\b"
+                          : c == '\f' ? "\\f"
+                                      : NULL;
         if (esc != NULL) {
             jb_puts(b, esc);
             i++;
         } else if (c < 0x20) {
-            char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
             jb_put(b, u, sizeof u);
             i++;
         } else {
@@ -405,15 +418,16 @@ static void jb_base64(jbuf *b, const uint8_t *d, size_t n)
             v |= (uint32_t)d[i + 1] << 8;
         if (i + 2 < n)
             v |= d[i + 2];
-        char q[4] = {b64_chars[v >> 18 & 63], b64_chars[v >> 12 & 63],
-                     i + 1 < n ? b64_chars[v >> 6 & 63] : '=',
-                     i + 2 < n ? b64_chars[v & 63] : '='};
+        char q[4] = { b64_chars[v >> 18 & 63], b64_chars[v >> 12 & 63],
+                      i + 1 < n ? b64_chars[v >> 6 & 63] : '=',
+                      i + 2 < n ? b64_chars[v & 63] : '=' };
         jb_put(b, q, 4);
     }
     jb_put(b, "\"", 1);
 }
 
-/* ---- encoding -------------------------------------------------------------- */
+/* ---- encoding --------------------------------------------------------------
+ */
 
 typedef struct enc {
     jbuf b;
@@ -482,8 +496,7 @@ static bool field_emitted(const ProtobufCMessage *m,
 {
     const void *mem = CMEMBER(char, m, f->offset);
     bool all = (flags & TK_JSON_EMIT_DEFAULTS) != 0;
-    bool ptr_set = is_ptr_type(f->type) &&
-                   *(const void *const *)mem != NULL &&
+    bool ptr_set = is_ptr_type(f->type) && *(const void *const *)mem != NULL &&
                    *(const void *const *)mem != f->default_value;
     if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
         return *CMEMBER(uint32_t, m, f->quantifier_offset) == f->id &&
@@ -494,10 +507,9 @@ static bool field_emitted(const ProtobufCMessage *m,
     case PROTOBUF_C_LABEL_REPEATED:
         return all || *CMEMBER(size_t, m, f->quantifier_offset) > 0;
     case PROTOBUF_C_LABEL_OPTIONAL:
-        return all || (is_ptr_type(f->type)
-                           ? ptr_set
-                           : *CMEMBER(protobuf_c_boolean, m,
-                                      f->quantifier_offset));
+        return all || (is_ptr_type(f->type) ? ptr_set
+                                            : *CMEMBER(protobuf_c_boolean, m,
+                                                       f->quantifier_offset));
     default:
         return all || !is_zero(f, mem);
     }
@@ -761,7 +773,7 @@ char *tk_json_encode(const ProtobufCMessage *msg, int flags)
 {
     if (msg == NULL || msg->descriptor == NULL)
         return NULL;
-    enc e = {.flags = flags};
+    enc e = { .flags = flags };
     c_numeric loc;
     c_numeric_enter(&loc);
     enc_message(&e, msg);
@@ -775,7 +787,7 @@ char *tk_json_encode(const ProtobufCMessage *msg, int flags)
 
 char *tk_json_string(const void *data, size_t len)
 {
-    jbuf b = {0};
+    jbuf b = { 0 };
     jb_quote(&b, data != NULL ? data : "", data != NULL ? len : 0);
     if (b.oom) {
         free(b.p);
@@ -827,7 +839,7 @@ static int dec_nomem(dec *d)
 /* User text for a message: quoted, escaped, cut at QUOTE_MAX bytes. */
 static const char *quoted(char *buf, size_t cap, const char *s, size_t n)
 {
-    jbuf b = {0};
+    jbuf b = { 0 };
     bool cut = n > QUOTE_MAX;
     jb_quote(&b, s, cut ? QUOTE_MAX : n);
     snprintf(buf, cap, "%s%s", b.p != NULL ? b.p : "\"\"", cut ? "..." : "");
@@ -868,7 +880,8 @@ static void path_pop(dec *d, size_t saved)
     d->path[saved] = '\0';
 }
 
-/* ---- decoding: the strict scan --------------------------------------------- */
+/* ---- decoding: the strict scan ---------------------------------------------
+ */
 
 typedef struct scan {
     dec *d;
@@ -916,9 +929,10 @@ static int hex4(const char *s, size_t n, unsigned *out)
         return -1;
     for (size_t k = 0; k < 4; k++) {
         char c = s[k];
-        int h = is_digit(c) ? c - '0'
-              : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-              : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+        int h = is_digit(c)              ? c - '0'
+                : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                         : -1;
         if (h < 0)
             return -1;
         v = v << 4 | (unsigned)h;
@@ -968,7 +982,7 @@ static int sc_string(scan *sc, span *out, bool *escaped, bool *nul)
     while (sc->i < sc->n) {
         unsigned char c = (unsigned char)sc->s[sc->i];
         if (c == '"') {
-            *out = (span){start, sc->i - start};
+            *out = (span){ start, sc->i - start };
             sc->i++;
             return 0;
         }
@@ -1005,7 +1019,7 @@ static int sc_number(scan *sc)
         sc->nums = nn;
         sc->cap_nums = cap;
     }
-    sc->nums[sc->n_nums++] = (span){sc->i, len};
+    sc->nums[sc->n_nums++] = (span){ sc->i, len };
     sc->i = end;
     return 0;
 }
@@ -1126,7 +1140,7 @@ static int sc_member(scan *sc, key_ref **keys, size_t *n, size_t *cap)
         *cap = nc;
     }
     key_ref *key = &(*keys)[*n];
-    *key = (key_ref){0};
+    *key = (key_ref){ 0 };
     sc_ws(sc);
     int rv = sc_key(sc, key);
     (*n)++;
@@ -1235,11 +1249,12 @@ static int sc_run(scan *sc)
     char c = sc->s[sc->i];
     if (c != '{')
         return dec_fail(sc->d, "the top level must be a JSON object, not %s",
-                        c == '[' ? "an array"
-                        : c == '"' ? "a string"
+                        c == '['                  ? "an array"
+                        : c == '"'                ? "a string"
                         : c == '-' || is_digit(c) ? "a number"
-                        : c == 't' || c == 'f' ? "a boolean"
-                        : c == 'n' ? "null" : "this");
+                        : c == 't' || c == 'f'    ? "a boolean"
+                        : c == 'n'                ? "null"
+                                                  : "this");
     int rv = sc_value(sc);
     if (rv != 0)
         return rv;
@@ -1249,7 +1264,8 @@ static int sc_run(scan *sc)
     return 0;
 }
 
-/* ---- decoding: json-c's tree ---------------------------------------------- */
+/* ---- decoding: json-c's tree ----------------------------------------------
+ */
 
 /* Hangs each number's literal (a span of the scan) on json-c's number
  * object, in document order: with duplicate keys refused, json-c's objects
@@ -1305,8 +1321,8 @@ static int parse_tree(dec *d, scan *sc, json_object **root)
             rv = dec_fail(d, "trailing data after the JSON object");
     }
     size_t next = 0;
-    if (rv == 0 && (attach_numbers(*root, sc, &next) != 0 ||
-                    next != sc->n_nums))
+    if (rv == 0 &&
+        (attach_numbers(*root, sc, &next) != 0 || next != sc->n_nums))
         rv = dec_fail(d, "internal error: json-c and the scan disagree on "
                          "the numbers of the input");
     return rv;
@@ -1420,8 +1436,8 @@ static int to_float(dec *d, double x, const char *s, size_t n, float *dst)
     double mag = x < 0 ? -x : x; /* no libm: users link libtkclient alone */
     if (isfinite(x) && mag > FLT_MAX) {
         if (mag >= limit)
-            return dec_fail(d, "%.*s is out of range for float",
-                            shown_len(n), s);
+            return dec_fail(d, "%.*s is out of range for float", shown_len(n),
+                            s);
         x = x < 0 ? -FLT_MAX : FLT_MAX;
     }
     *dst = (float)x;
@@ -1435,8 +1451,9 @@ static int dec_real(dec *d, const ProtobufCFieldDescriptor *f, json_object *v,
     size_t n;
     double x;
     if (!value_text(d, v, &s, &n))
-        return dec_fail(d, "expected %s (a number, or \"NaN\", \"Infinity\", "
-                           "\"-Infinity\"), got %s",
+        return dec_fail(d,
+                        "expected %s (a number, or \"NaN\", \"Infinity\", "
+                        "\"-Infinity\"), got %s",
                         type_names[f->type], jtype(v));
     char q[QUOTE_MAX * 6 + 8];
     bool is_str = json_object_get_type(v) == json_type_string;
@@ -1448,13 +1465,12 @@ static int dec_real(dec *d, const ProtobufCFieldDescriptor *f, json_object *v,
         x = -INFINITY;
     } else {
         if (n == 0 || number_prefix(s, n) != n)
-            return dec_fail(d, "%s is not a number",
-                            quoted(q, sizeof q, s, n));
+            return dec_fail(d, "%s is not a number", quoted(q, sizeof q, s, n));
         /* The text ends at a delimiter or NUL, where strtod stops. */
         x = strtod(s, NULL);
         if (isinf(x))
-            return dec_fail(d, "%.*s is out of range for %s", shown_len(n),
-                            s, type_names[f->type]);
+            return dec_fail(d, "%.*s is out of range for %s", shown_len(n), s,
+                            type_names[f->type]);
     }
     if (f->type == PROTOBUF_C_TYPE_FLOAT)
         return to_float(d, x, s, n, dst);
@@ -1473,8 +1489,9 @@ static int dec_enum(dec *d, const ProtobufCFieldDescriptor *f, json_object *v,
         value_text(d, v, &s, &n))
         return store_int(d, PROTOBUF_C_TYPE_ENUM, s, n, dst);
     if (t != json_type_string)
-        return dec_fail(d, "expected a value name of %s (a string) or a "
-                           "number, got %s",
+        return dec_fail(d,
+                        "expected a value name of %s (a string) or a "
+                        "number, got %s",
                         ed->name, jtype(v));
     const char *name = json_object_get_string(v);
     const ProtobufCEnumValue *ev =
@@ -1485,10 +1502,10 @@ static int dec_enum(dec *d, const ProtobufCFieldDescriptor *f, json_object *v,
         for (unsigned i = 0; i < ed->n_values && k < sizeof names; i++)
             k += (size_t)snprintf(names + k, sizeof names - k, "%s%s",
                                   i ? ", " : "", ed->values[i].name);
-        return dec_fail(d, "unknown enum value %s for %s (one of: %s)",
-                        quoted(q, sizeof q, name,
-                               (size_t)json_object_get_string_len(v)),
-                        ed->name, names);
+        return dec_fail(
+            d, "unknown enum value %s for %s (one of: %s)",
+            quoted(q, sizeof q, name, (size_t)json_object_get_string_len(v)),
+            ed->name, names);
     }
     *(int *)dst = ev->value;
     return 0;
@@ -1529,8 +1546,8 @@ static int dec_bytes(dec *d, json_object *v, void *dst)
 
 /* One value of field f into dst: a singular field, an array element, a map
  * value. */
-static int dec_value(dec *d, const ProtobufCFieldDescriptor *f,
-                     json_object *v, void *dst)
+static int dec_value(dec *d, const ProtobufCFieldDescriptor *f, json_object *v,
+                     void *dst)
 {
     switch (f->type) {
     case PROTOBUF_C_TYPE_FLOAT:
@@ -1663,8 +1680,8 @@ static int dec_map(dec *d, ProtobufCMessage *m,
          i++, json_object_iter_next(&it)) {
         const char *key = json_object_iter_peek_name(&it);
         char q[QUOTE_MAX * 6 + 8];
-        size_t saved = path_push(d, "[%s]", quoted(q, sizeof q, key,
-                                                   strlen(key)));
+        size_t saved =
+            path_push(d, "[%s]", quoted(q, sizeof q, key, strlen(key)));
         int rv = dec_map_entry(d, f->descriptor, key,
                                json_object_iter_peek_value(&it), &arr[i]);
         path_pop(d, saved);
@@ -1688,12 +1705,13 @@ static int dec_field(dec *d, ProtobufCMessage *m,
     if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
         uint32_t set = *MEMBER(uint32_t, m, f->quantifier_offset);
         const ProtobufCFieldDescriptor *other =
-            set != 0 ? protobuf_c_message_descriptor_get_field(m->descriptor,
-                                                                 set)
-                     : NULL;
+            set != 0
+                ? protobuf_c_message_descriptor_get_field(m->descriptor, set)
+                : NULL;
         if (other != NULL && other != f)
-            return dec_fail(d, "only one member of a oneof may be set, and "
-                               "\"%s\" is set already",
+            return dec_fail(d,
+                            "only one member of a oneof may be set, and "
+                            "\"%s\" is set already",
                             other->name);
     }
     int rv = dec_value(d, f, v, MEMBER(char, m, f->offset));
@@ -1702,8 +1720,8 @@ static int dec_field(dec *d, ProtobufCMessage *m,
     return rv;
 }
 
-static int dec_member(dec *d, ProtobufCMessage *m, bool *seen,
-                      const char *key, json_object *v)
+static int dec_member(dec *d, ProtobufCMessage *m, bool *seen, const char *key,
+                      json_object *v)
 {
     const ProtobufCMessageDescriptor *desc = m->descriptor;
     const ProtobufCFieldDescriptor *f = find_field(desc, key);
@@ -1713,8 +1731,9 @@ static int dec_member(dec *d, ProtobufCMessage *m, bool *seen,
                         quoted(q, sizeof q, key, strlen(key)), desc->name);
     size_t idx = (size_t)(f - desc->fields);
     if (seen[idx])
-        return dec_fail(d, "field \"%s\" is given twice (by its proto name "
-                           "and its JSON name)",
+        return dec_fail(d,
+                        "field \"%s\" is given twice (by its proto name "
+                        "and its JSON name)",
                         f->name);
     seen[idx] = true;
     size_t saved = path_push_key(d, key, strlen(key));
@@ -1767,10 +1786,9 @@ static int dec_message(dec *d, const ProtobufCMessageDescriptor *desc,
 }
 
 int tk_json_decode(const ProtobufCMessageDescriptor *desc, const char *json,
-                   size_t len, ProtobufCMessage **out, char *err,
-                   size_t errlen)
+                   size_t len, ProtobufCMessage **out, char *err, size_t errlen)
 {
-    dec d = {.text = json, .err = err, .errlen = errlen};
+    dec d = { .text = json, .err = err, .errlen = errlen };
     if (err != NULL && errlen > 0)
         err[0] = '\0';
     if (out != NULL)
@@ -1780,7 +1798,7 @@ int tk_json_decode(const ProtobufCMessageDescriptor *desc, const char *json,
                             "required");
     if (len > (size_t)INT32_MAX) /* json-c takes an int length */
         return dec_fail(&d, "the input is larger than 2 GiB");
-    scan sc = {.d = &d, .s = json, .n = len};
+    scan sc = { .d = &d, .s = json, .n = len };
     json_object *root = NULL;
     c_numeric loc;
     c_numeric_enter(&loc);

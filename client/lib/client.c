@@ -83,7 +83,7 @@ int tk_client_open(tk_client **out, const char *url, char *errbuf,
         free(c);
         /* A URL NNG cannot parse is the caller's mistake, not a down tkd. */
         return rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? TK_ERR_ARG
-                                                          : TK_ERR_CONNECT;
+                                                         : TK_ERR_CONNECT;
     }
     /* Call ids need only be unique per connection; a random start keeps
      * the ids of different clients apart in tkd's log. */
@@ -113,7 +113,8 @@ void tk_client_close(tk_client *client)
     free(client);
 }
 
-/* ---- status --------------------------------------------------------------- */
+/* ---- status ---------------------------------------------------------------
+ */
 
 static const char *const code_names[] = {
     "OK",
@@ -154,8 +155,8 @@ int tk_code_from_name(const char *name)
 
 const char *tk_cause_name(int cause)
 {
-    static const char *const names[] = {"NONE", "CALLER", "DEADLINE",
-                                        "SHUTDOWN", "LIMIT"};
+    static const char *const names[] = { "NONE", "CALLER", "DEADLINE",
+                                         "SHUTDOWN", "LIMIT" };
     if (cause >= 0 && (size_t)cause < sizeof names / sizeof names[0])
         return names[cause];
     return "UNKNOWN";
@@ -163,8 +164,8 @@ const char *tk_cause_name(int cause)
 
 const char *tk_cancel_outcome_name(int outcome)
 {
-    static const char *const names[] = {"NOT_SENT", "CANCELLED", "NOT_FOUND",
-                                        "ALREADY_DONE", "WRITE_CONTINUES"};
+    static const char *const names[] = { "NOT_SENT", "CANCELLED", "NOT_FOUND",
+                                         "ALREADY_DONE", "WRITE_CONTINUES" };
     if (outcome >= 0 && (size_t)outcome < sizeof names / sizeof names[0])
         return names[outcome];
     return "UNKNOWN";
@@ -234,7 +235,8 @@ static int copy_status(tk_status *st, const Tk__V1__Status *in)
     return st->code;
 }
 
-/* ---- cancellation handles ------------------------------------------------- */
+/* ---- cancellation handles -------------------------------------------------
+ */
 
 int tk_cancel_new(tk_cancel **out)
 {
@@ -283,11 +285,11 @@ int tk_cancel_fire(tk_cancel *cancel, int *outcome)
     Tk__V1__CancelRequest req = TK__V1__CANCEL_REQUEST__INIT;
     req.call_id = id;
     ProtobufCMessage *rep = NULL;
-    tk_status st = {0};
-    tk_call_opts opts = {.timeout_ms = CANCEL_TIMEOUT_MS};
-    int code = tk_call(client, "tk.v1.Control/Cancel",
-                       (const ProtobufCMessage *)&req,
-                       &tk__v1__cancel_reply__descriptor, &rep, &opts, &st);
+    tk_status st = { 0 };
+    tk_call_opts opts = { .timeout_ms = CANCEL_TIMEOUT_MS };
+    int code =
+        tk_call(client, "tk.v1.Control/Cancel", (const ProtobufCMessage *)&req,
+                &tk__v1__cancel_reply__descriptor, &rep, &opts, &st);
     int rv = TK_OK;
     if (code == TK_CODE_OK) {
         if (outcome != NULL)
@@ -384,7 +386,8 @@ static void chan_put(tk_client *c, chan *ch, bool reusable)
     }
 }
 
-/* ---- calls ------------------------------------------------------------------ */
+/* ---- calls ------------------------------------------------------------------
+ */
 
 static nng_msg *encode_request(uint64_t id, const char *method,
                                uint32_t timeout_ms,
@@ -428,9 +431,8 @@ static int decode_reply(nng_msg *msg, uint64_t id,
     } else {
         code = copy_status(st, env->status);
         if (code == TK_CODE_OK) {
-            *reply = protobuf_c_message_unpack(reply_desc, NULL,
-                                               env->payload.len,
-                                               env->payload.data);
+            *reply = protobuf_c_message_unpack(
+                reply_desc, NULL, env->payload.len, env->payload.data);
             if (*reply == NULL)
                 code = local_status(st, TK_CODE_INTERNAL, TK_CAUSE_NONE,
                                     "the reply payload does not decode as %s",
@@ -442,11 +444,10 @@ static int decode_reply(nng_msg *msg, uint64_t id,
 }
 
 /* Waits for the reply on ctx until wait_ms has passed since the start. */
-static int await_reply(tk_client *client, chan *ch, uint64_t id,
-                       nng_time start, nng_duration wait_ms,
+static int await_reply(tk_client *client, chan *ch, uint64_t id, nng_time start,
+                       nng_duration wait_ms,
                        const ProtobufCMessageDescriptor *reply_desc,
-                       ProtobufCMessage **reply, tk_status *st,
-                       bool *replied)
+                       ProtobufCMessage **reply, tk_status *st, bool *replied)
 {
     nng_ctx ctx = ch->ctx;
     nng_aio *aio = ch->aio;
@@ -495,7 +496,7 @@ int tk_call(tk_client *client, const char *method,
             ProtobufCMessage **reply, const tk_call_opts *opts,
             tk_status *status)
 {
-    static const tk_call_opts no_opts = {0};
+    static const tk_call_opts no_opts = { 0 };
     if (status == NULL)
         return TK_CODE_INVALID_ARGUMENT;
     memset(status, 0, sizeof *status);

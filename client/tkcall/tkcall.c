@@ -55,7 +55,8 @@ static const char usage_text[] =
     "  -V, --version           the version\n"
     "\n"
     "The reply is printed on stdout. A status other than OK is printed on\n"
-    "stderr as one JSON object: {\"code\":\"DEADLINE_EXCEEDED\",\"reason\":..,\n"
+    "stderr as one JSON object: "
+    "{\"code\":\"DEADLINE_EXCEEDED\",\"reason\":..,\n"
     "\"message\":..,\"stderr\":..,\"partial\":..,\"retryAfterMs\":..,\n"
     "\"elapsedUs\":..,\"fromServer\":..,\"cancellation\":{\"cause\":..,\n"
     "\"processKilled\":..,\"writeCompleted\":..,\"cleanupMs\":..}}, members\n"
@@ -105,7 +106,8 @@ typedef struct tkcall {
     sigctl sig;
 } tkcall;
 
-/* ---- small helpers --------------------------------------------------------- */
+/* ---- small helpers ---------------------------------------------------------
+ */
 
 static int usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
@@ -174,9 +176,9 @@ static int parse_duration(uint32_t *out_ms, const char *s)
         return -1;
     const char *unit = s + i;
     double scale = strcmp(unit, "") == 0 || strcmp(unit, "s") == 0 ? 1000
-                 : strcmp(unit, "ms") == 0                         ? 1
-                 : strcmp(unit, "m") == 0                          ? 60000
-                 : strcmp(unit, "h") == 0                          ? 3600000
+                   : strcmp(unit, "ms") == 0                       ? 1
+                   : strcmp(unit, "m") == 0                        ? 60000
+                   : strcmp(unit, "h") == 0                        ? 3600000
                                                                    : -1;
     if (scale < 0)
         return -1;
@@ -199,8 +201,8 @@ static void json_name(char *buf, size_t len, const char *name)
             up = true;
             continue;
         }
-        buf[k++] = up && *name >= 'a' && *name <= 'z' ? (char)(*name - 32)
-                                                      : *name;
+        buf[k++] =
+            up && *name >= 'a' && *name <= 'z' ? (char)(*name - 32) : *name;
         up = false;
     }
     buf[k] = '\0';
@@ -295,7 +297,7 @@ static int print_reply(const ProtobufCMessage *reply, int flags)
 {
     char *json = tk_json_encode(reply, flags);
     if (json == NULL) {
-        tk_status st = {0};
+        tk_status st = { 0 };
         make_status(&st, TK_CODE_INTERNAL, "out of memory printing the reply");
         return report(&st);
     }
@@ -304,7 +306,8 @@ static int print_reply(const ProtobufCMessage *reply, int flags)
     return fflush(stdout) == 0 ? TKCALL_EXIT_OK : TK_CODE_UNKNOWN;
 }
 
-/* ---- Ctrl-C ------------------------------------------------------------------ */
+/* ---- Ctrl-C
+ * ------------------------------------------------------------------ */
 
 static void *canceller_main(void *arg)
 {
@@ -399,7 +402,8 @@ static void sig_stop(sigctl *s)
     sem_destroy(&s->canceller_done);
 }
 
-/* ---- calls ----------------------------------------------------------------- */
+/* ---- calls -----------------------------------------------------------------
+ */
 
 /* Opens the client on first use; on failure *st says tkd is not running. */
 static int open_client(tkcall *t, tk_status *st)
@@ -422,8 +426,8 @@ static int run_call(tkcall *t, const char *method,
                     const ProtobufCMessageDescriptor *reply_desc,
                     ProtobufCMessage **reply, tk_status *st)
 {
-    tk_call_opts opts = {.timeout_ms = t->timeout_ms,
-                         .cancel = t->sig.cancel};
+    tk_call_opts opts = { .timeout_ms = t->timeout_ms,
+                          .cancel = t->sig.cancel };
     int code = open_client(t, st);
     if (code != TK_CODE_OK)
         return code;
@@ -489,7 +493,7 @@ static int resolve_method(tkcall *t, const char *method,
     }
     Tk__V1__ListMethodsReply *list = NULL;
     const Tk__V1__MethodInfo *info = NULL;
-    tk_status st = {0};
+    tk_status st = { 0 };
     int rv = TKCALL_EXIT_OK;
     if (fetch_method_info(t, method, &list, &info, &st) != TK_CODE_OK) {
         rv = report(&st);
@@ -557,8 +561,7 @@ static int read_request(const tkcall *t, char **out, size_t *len)
     if (rv != 0)
         return usage_error("cannot read the request from %s: %s",
                            is_stdin ? "standard input" : d + 1,
-                           rv == -EFBIG ? "larger than 64 MiB"
-                                        : strerror(-rv));
+                           rv == -EFBIG ? "larger than 64 MiB" : strerror(-rv));
     return TKCALL_EXIT_OK;
 }
 
@@ -574,7 +577,7 @@ static int call_method(tkcall *t, const char *method,
                 req_desc->name, err);
         return TKCALL_EXIT_DATA;
     }
-    tk_status st = {0};
+    tk_status st = { 0 };
     int rv;
     if (run_call(t, method, req, rep_desc, &reply, &st) == TK_CODE_OK) {
         tk_status_clear(&st);
@@ -611,7 +614,8 @@ static int cmd_call(tkcall *t)
     return rv;
 }
 
-/* ---- list ------------------------------------------------------------------ */
+/* ---- list ------------------------------------------------------------------
+ */
 
 static int by_name(const void *a, const void *b)
 {
@@ -623,7 +627,7 @@ static int cmd_list(tkcall *t)
     if (t->n_args > 2)
         return usage_error("list takes at most one SERVICE");
     Tk__V1__ListMethodsReply *list = NULL;
-    tk_status st = {0};
+    tk_status st = { 0 };
     if (list_methods(t, t->n_args == 2 ? t->args[1] : "", &list, &st) !=
         TK_CODE_OK)
         return report(&st);
@@ -645,16 +649,24 @@ static int cmd_list(tkcall *t)
     return rv;
 }
 
-/* ---- describe -------------------------------------------------------------- */
+/* ---- describe --------------------------------------------------------------
+ */
 
 static const char *const scalar_names[] = {
-    [PROTOBUF_C_TYPE_INT32] = "int32",       [PROTOBUF_C_TYPE_SINT32] = "sint32",
-    [PROTOBUF_C_TYPE_SFIXED32] = "sfixed32", [PROTOBUF_C_TYPE_INT64] = "int64",
-    [PROTOBUF_C_TYPE_SINT64] = "sint64",     [PROTOBUF_C_TYPE_SFIXED64] = "sfixed64",
-    [PROTOBUF_C_TYPE_UINT32] = "uint32",     [PROTOBUF_C_TYPE_FIXED32] = "fixed32",
-    [PROTOBUF_C_TYPE_UINT64] = "uint64",     [PROTOBUF_C_TYPE_FIXED64] = "fixed64",
-    [PROTOBUF_C_TYPE_FLOAT] = "float",       [PROTOBUF_C_TYPE_DOUBLE] = "double",
-    [PROTOBUF_C_TYPE_BOOL] = "bool",         [PROTOBUF_C_TYPE_STRING] = "string",
+    [PROTOBUF_C_TYPE_INT32] = "int32",
+    [PROTOBUF_C_TYPE_SINT32] = "sint32",
+    [PROTOBUF_C_TYPE_SFIXED32] = "sfixed32",
+    [PROTOBUF_C_TYPE_INT64] = "int64",
+    [PROTOBUF_C_TYPE_SINT64] = "sint64",
+    [PROTOBUF_C_TYPE_SFIXED64] = "sfixed64",
+    [PROTOBUF_C_TYPE_UINT32] = "uint32",
+    [PROTOBUF_C_TYPE_FIXED32] = "fixed32",
+    [PROTOBUF_C_TYPE_UINT64] = "uint64",
+    [PROTOBUF_C_TYPE_FIXED64] = "fixed64",
+    [PROTOBUF_C_TYPE_FLOAT] = "float",
+    [PROTOBUF_C_TYPE_DOUBLE] = "double",
+    [PROTOBUF_C_TYPE_BOOL] = "bool",
+    [PROTOBUF_C_TYPE_STRING] = "string",
     [PROTOBUF_C_TYPE_BYTES] = "bytes",
 };
 
@@ -662,8 +674,7 @@ static const char *const scalar_names[] = {
 static const char *relative(const char *full, const char *scope)
 {
     size_t n = strlen(scope);
-    return strncmp(full, scope, n) == 0 && full[n] == '.' ? full + n + 1
-                                                           : full;
+    return strncmp(full, scope, n) == 0 && full[n] == '.' ? full + n + 1 : full;
 }
 
 static const char *type_name(const ProtobufCFieldDescriptor *f,
@@ -681,17 +692,16 @@ static const char *type_name(const ProtobufCFieldDescriptor *f,
 static void print_field(FILE *out, const ProtobufCFieldDescriptor *f,
                         const char *scope, const char *indent)
 {
-    const char *label =
-        f->label == PROTOBUF_C_LABEL_REPEATED ? "repeated "
-        : f->label == PROTOBUF_C_LABEL_REQUIRED ? "required "
-        : f->label == PROTOBUF_C_LABEL_OPTIONAL &&
-                !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-            ? "optional "
-            : "";
+    const char *label = f->label == PROTOBUF_C_LABEL_REPEATED   ? "repeated "
+                        : f->label == PROTOBUF_C_LABEL_REQUIRED ? "required "
+                        : f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+                                !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+                            ? "optional "
+                            : "";
     char jname[256];
     json_name(jname, sizeof jname, f->name);
-    fprintf(out, "%s%s%s %s = %u;", indent, label, type_name(f, scope),
-            f->name, f->id);
+    fprintf(out, "%s%s%s %s = %u;", indent, label, type_name(f, scope), f->name,
+            f->id);
     if (strcmp(jname, f->name) != 0)
         fprintf(out, "  // JSON: %s", jname);
     fputc('\n', out);
@@ -781,7 +791,7 @@ static int describe_method(tkcall *t, const char *name)
     const tk_method_desc *local = tk_catalog_find_method(name);
     Tk__V1__ListMethodsReply *list = NULL;
     const Tk__V1__MethodInfo *info = NULL;
-    tk_status st = {0};
+    tk_status st = { 0 };
     int code = fetch_method_info(t, name, &list, &info, &st);
     int rv = TKCALL_EXIT_OK;
     if (local == NULL && code != TK_CODE_OK) {
@@ -789,8 +799,8 @@ static int describe_method(tkcall *t, const char *name)
     } else if (local == NULL && info == NULL) {
         rv = unknown_method(t, name);
     } else {
-        const char *req = local != NULL ? local->request->name
-                                        : info->request_type;
+        const char *req =
+            local != NULL ? local->request->name : info->request_type;
         printf("method    %s\n", name);
         printf("request   %s\n", req);
         printf("reply     %s\n",
@@ -839,7 +849,8 @@ static int cmd_describe(tkcall *t)
     return TKCALL_EXIT_OK;
 }
 
-/* ---- the command line ------------------------------------------------------ */
+/* ---- the command line ------------------------------------------------------
+ */
 
 typedef struct command {
     const char *name;
@@ -847,8 +858,8 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"list", cmd_list},
-    {"describe", cmd_describe},
+    { "list", cmd_list },
+    { "describe", cmd_describe },
 };
 
 static int dispatch(tkcall *t)
@@ -871,13 +882,13 @@ static int dispatch(tkcall *t)
 static int parse_args(tkcall *t, int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"addr", required_argument, NULL, 'a'},
-        {"timeout", required_argument, NULL, 't'},
-        {"data", required_argument, NULL, 'd'},
-        {"emit-defaults", no_argument, NULL, 'D'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
+        { "addr", required_argument, NULL, 'a' },
+        { "timeout", required_argument, NULL, 't' },
+        { "data", required_argument, NULL, 'd' },
+        { "emit-defaults", no_argument, NULL, 'D' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
     };
     const char *addr = NULL;
     int c;
@@ -909,10 +920,9 @@ static int parse_args(tkcall *t, int argc, char **argv)
             return usage_error("see tkcall --help");
         }
     }
-    int n = addr != NULL ? snprintf(t->addr, sizeof t->addr, "%s", addr)
-                         : (tk_default_address(t->addr, sizeof t->addr) == 0
-                                ? 0
-                                : -1);
+    int n = addr != NULL
+                ? snprintf(t->addr, sizeof t->addr, "%s", addr)
+                : (tk_default_address(t->addr, sizeof t->addr) == 0 ? 0 : -1);
     if (n < 0 || (size_t)n >= sizeof t->addr)
         return usage_error("the address is too long");
     t->args = argv + optind;
@@ -923,8 +933,8 @@ static int parse_args(tkcall *t, int argc, char **argv)
 int main(int argc, char **argv)
 {
     block_signals();
-    tkcall t = {.timeout_ms = TKCALL_DEFAULT_TIMEOUT_MS,
-                .json_flags = TK_JSON_PRETTY};
+    tkcall t = { .timeout_ms = TKCALL_DEFAULT_TIMEOUT_MS,
+                 .json_flags = TK_JSON_PRETTY };
     int rv = parse_args(&t, argc, argv);
     if (rv >= 0)
         return rv;

@@ -125,7 +125,8 @@ int rpc_call_poll(const rpc_call *call, struct pollfd *fds, size_t nfds,
     return rv;
 }
 
-/* ---- call-scoped memory --------------------------------------------------- */
+/* ---- call-scoped memory ---------------------------------------------------
+ */
 
 void *rpc_call_alloc(rpc_call *call, size_t size)
 {
@@ -178,7 +179,8 @@ void rpc_arena__free(rpc_arena_block **arena)
     *arena = NULL;
 }
 
-/* ---- outcome -------------------------------------------------------------- */
+/* ---- outcome --------------------------------------------------------------
+ */
 
 static void set_message(rpc_call *call, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));

@@ -10,7 +10,7 @@
 
 static _Atomic int log_level = RPC_LOG_INFO;
 
-static const char *const level_names[] = {"error", "warn", "info", "debug"};
+static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
 void rpc_log_set_level(rpc_log_level level)
 {
@@ -39,11 +39,11 @@ static void emit(rpc_log_level level, const char *fmt, va_list ap)
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
-    int n = snprintf(line, sizeof line,
-                     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ tkd %s: ",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                     tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
-                     level_names[level]);
+    int n = snprintf(
+        line, sizeof line,
+        "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ tkd %s: ", tm.tm_year + 1900,
+        tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+        ts.tv_nsec / 1000000, level_names[level]);
     if (n < 0)
         return;
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
@@ -103,8 +103,8 @@ const char *rpc_code_name(rpc_code code)
 
 const char *rpc_cause_name(rpc_cause cause)
 {
-    static const char *const names[] = {"NONE", "CALLER", "DEADLINE",
-                                        "SHUTDOWN", "LIMIT"};
+    static const char *const names[] = { "NONE", "CALLER", "DEADLINE",
+                                         "SHUTDOWN", "LIMIT" };
     if ((unsigned)cause < sizeof names / sizeof names[0])
         return names[cause];
     return "NONE";

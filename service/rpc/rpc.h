@@ -55,7 +55,7 @@ typedef enum rpc_cause {
 
 /* tk.v1.MethodInfo.Kind */
 typedef enum rpc_kind {
-    RPC_READ = 1,  /* follows its caller: cancel, deadline and shutdown end it */
+    RPC_READ = 1, /* follows its caller: cancel, deadline and shutdown end it */
     RPC_WRITE = 2, /* once started, runs to completion under its own timeout */
 } rpc_kind;
 
@@ -163,12 +163,12 @@ typedef struct rpc_server rpc_server;
 typedef struct rpc_config {
     const char *const *listen; /* URLs; ipc sockets are made 0600 */
     size_t n_listen;
-    unsigned workers;          /* threads running handlers */
-    unsigned queue_depth;      /* calls waiting for a worker */
-    size_t max_request_bytes;  /* NNG_OPT_RECVMAXSZ of every listener */
-    int64_t allowed_uid;       /* ipc peers must have this uid; -1: euid */
+    unsigned workers;           /* threads running handlers */
+    unsigned queue_depth;       /* calls waiting for a worker */
+    size_t max_request_bytes;   /* NNG_OPT_RECVMAXSZ of every listener */
+    int64_t allowed_uid;        /* ipc peers must have this uid; -1: euid */
     uint32_t shutdown_grace_ms; /* how long shutdown waits for WRITEs */
-    const char *version;       /* for Ping */
+    const char *version;        /* for Ping */
 } rpc_config;
 
 #define RPC_DEFAULT_WORKERS 16u

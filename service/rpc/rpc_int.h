@@ -39,12 +39,12 @@ struct rpc_call {
     const rpc_registered *reg;
     uint64_t id;
     rpc_peer peer;
-    int64_t t_recv;          /* monotonic ns */
-    int64_t caller_deadline; /* t_recv + capped timeout */
-    _Atomic int64_t deadline; /* what rpc_call_deadline reports */
-    _Atomic int cause;        /* rpc_cause set by cancellation, else NONE */
-    int cancel_fd;            /* eventfd, one per slot, reset per call */
-    Tk__V1__Request *request; /* the unpacked envelope */
+    int64_t t_recv;            /* monotonic ns */
+    int64_t caller_deadline;   /* t_recv + capped timeout */
+    _Atomic int64_t deadline;  /* what rpc_call_deadline reports */
+    _Atomic int cause;         /* rpc_cause set by cancellation, else NONE */
+    int cancel_fd;             /* eventfd, one per slot, reset per call */
+    Tk__V1__Request *request;  /* the unpacked envelope */
     ProtobufCMessage *payload; /* the unpacked method request */
 
     /* The outcome, written only by the thread that runs the call. */
@@ -141,8 +141,8 @@ void rpc_arena__free(rpc_arena_block **arena);
 extern const rpc_method rpc_control__methods[];
 extern const size_t rpc_control__n_methods;
 /* The Cancel handler's access to the registry (server.c). */
-Tk__V1__CancelReply__Outcome rpc_server__cancel(rpc_server *srv,
-                                                uint32_t conn, uint64_t id);
+Tk__V1__CancelReply__Outcome rpc_server__cancel(rpc_server *srv, uint32_t conn,
+                                                uint64_t id);
 const rpc_registered *rpc_server__methods(const rpc_server *srv, size_t *n);
 int64_t rpc_server__uptime_ms(const rpc_server *srv);
 const char *rpc_server__version(const rpc_server *srv);

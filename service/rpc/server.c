@@ -57,8 +57,8 @@ static int64_t ms_to_ns(uint32_t ms)
 
 static struct timespec mono_timespec(int64_t ns)
 {
-    struct timespec ts = {.tv_sec = ns / 1000000000LL,
-                          .tv_nsec = ns % 1000000000LL};
+    struct timespec ts = { .tv_sec = ns / 1000000000LL,
+                           .tv_nsec = ns % 1000000000LL };
     return ts;
 }
 
@@ -98,8 +98,8 @@ int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,
     if (srv == NULL)
         return -ENOMEM;
     srv->cfg = *cfg;
-    srv->allowed_uid = cfg->allowed_uid >= 0 ? cfg->allowed_uid
-                                             : (int64_t)geteuid();
+    srv->allowed_uid =
+        cfg->allowed_uid >= 0 ? cfg->allowed_uid : (int64_t)geteuid();
     snprintf(srv->version, sizeof srv->version, "%s",
              cfg->version ? cfg->version : "unknown");
     srv->cfg.version = srv->version;
@@ -154,10 +154,9 @@ static int method_cmp(const void *a, const void *b)
 static const rpc_registered *find_method(const rpc_server *srv,
                                          const char *name)
 {
-    rpc_method key_method = {.name = name};
-    rpc_registered key = {.method = &key_method};
-    return bsearch(&key, srv->methods, srv->n_methods, sizeof key,
-                   method_cmp);
+    rpc_method key_method = { .name = name };
+    rpc_registered key = { .method = &key_method };
+    return bsearch(&key, srv->methods, srv->n_methods, sizeof key, method_cmp);
 }
 
 int rpc_server_add_service(rpc_server *srv, void *svc,
@@ -217,15 +216,15 @@ const char *rpc_server__version(const rpc_server *srv)
     return srv->version;
 }
 
-/* ---- listeners -------------------------------------------------------------- */
+/* ---- listeners --------------------------------------------------------------
+ */
 
 static int start_listener(rpc_server *srv, const char *url, nng_listener *l,
                           char *err, size_t errlen)
 {
     int rv = nng_listener_create(l, srv->sock, url);
     if (rv != 0) {
-        set_err(err, errlen, "cannot listen on %s: %s", url,
-                nng_strerror(rv));
+        set_err(err, errlen, "cannot listen on %s: %s", url, nng_strerror(rv));
         return -EINVAL;
     }
     /* NNG's default is unlimited: one huge frame must not take the daemon's
@@ -235,14 +234,12 @@ static int start_listener(rpc_server *srv, const char *url, nng_listener *l,
     if (rv == 0 && strncmp(url, "ipc://", 6) == 0)
         rv = nng_listener_set_int(*l, NNG_OPT_IPC_PERMISSIONS, 0600);
     if (rv != 0) {
-        set_err(err, errlen, "cannot configure %s: %s", url,
-                nng_strerror(rv));
+        set_err(err, errlen, "cannot configure %s: %s", url, nng_strerror(rv));
         return -EINVAL;
     }
     rv = nng_listener_start(*l, 0);
     if (rv != 0) {
-        set_err(err, errlen, "cannot listen on %s: %s", url,
-                nng_strerror(rv));
+        set_err(err, errlen, "cannot listen on %s: %s", url, nng_strerror(rv));
         return rv == NNG_EADDRINUSE ? -EADDRINUSE : -EINVAL;
     }
     return 0;
@@ -305,8 +302,7 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen)
     srv->queue = calloc(srv->q_cap, sizeof *srv->queue);
     srv->threads = calloc(srv->cfg.workers, sizeof *srv->threads);
     srv->listeners = calloc(srv->cfg.n_listen, sizeof *srv->listeners);
-    if (srv->queue == NULL || srv->threads == NULL ||
-        srv->listeners == NULL) {
+    if (srv->queue == NULL || srv->threads == NULL || srv->listeners == NULL) {
         rv = -ENOMEM;
         goto done;
     }
@@ -342,7 +338,8 @@ done:
     return rv;
 }
 
-/* ---- the registry ----------------------------------------------------------- */
+/* ---- the registry -----------------------------------------------------------
+ */
 
 static bool recently_done(const rpc_server *srv, uint32_t conn, uint64_t id)
 {
@@ -388,8 +385,8 @@ static bool take_tombstone(rpc_server *srv, uint32_t conn, uint64_t id)
     return false;
 }
 
-Tk__V1__CancelReply__Outcome rpc_server__cancel(rpc_server *srv,
-                                                uint32_t conn, uint64_t id)
+Tk__V1__CancelReply__Outcome rpc_server__cancel(rpc_server *srv, uint32_t conn,
+                                                uint64_t id)
 {
     Tk__V1__CancelReply__Outcome out;
     pthread_mutex_lock(&srv->reg_mu);
@@ -453,7 +450,8 @@ static void pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
     wake_reaper(srv);
 }
 
-/* ---- replies -------------------------------------------------------------- */
+/* ---- replies --------------------------------------------------------------
+ */
 
 static int64_t elapsed_us(const rpc_call *call)
 {
@@ -464,8 +462,8 @@ static uint32_t retry_after(rpc_server *srv)
 {
     /* Roughly the time for the queue ahead to drain; at least 10 ms. */
     int64_t avg = atomic_load(&srv->avg_service_us);
-    int64_t ms = avg * (int64_t)srv->cfg.queue_depth /
-                 (int64_t)srv->cfg.workers / 1000;
+    int64_t ms =
+        avg * (int64_t)srv->cfg.queue_depth / (int64_t)srv->cfg.workers / 1000;
     if (ms < 10)
         ms = 10;
     if (ms > 10000)
@@ -494,11 +492,9 @@ static nng_msg *encode_reply(rpc_call *call, const ProtobufCMessage *payload)
     cn.cause = (Tk__V1__Cancellation__Cause)call->end_cause;
     cn.process_killed = call->process_killed;
     cn.cleanup_ms = call->cleanup_ms;
-    if (call->reg != NULL && call->reg->method->kind == RPC_WRITE &&
-        call->ran)
-        cn.write_completed = call->write_completed_set
-                                 ? call->write_completed
-                                 : true;
+    if (call->reg != NULL && call->reg->method->kind == RPC_WRITE && call->ran)
+        cn.write_completed =
+            call->write_completed_set ? call->write_completed : true;
     if (cn.cause != TK__V1__CANCELLATION__CAUSE__NONE || cn.process_killed ||
         cn.write_completed || cn.cleanup_ms != 0)
         st.cancellation = &cn;
@@ -528,8 +524,8 @@ static void finish(rpc_slot *s, const ProtobufCMessage *payload)
     nng_msg *msg = encode_reply(call, payload);
     rpc_log__call(call, elapsed_us(call));
     pthread_mutex_lock(&srv->reg_mu);
-    if (call->id != 0 && (s->phase == PHASE_QUEUED ||
-                          s->phase == PHASE_RUNNING)) {
+    if (call->id != 0 &&
+        (s->phase == PHASE_QUEUED || s->phase == PHASE_RUNNING)) {
         srv->recent[srv->recent_next].conn = call->peer.conn;
         srv->recent[srv->recent_next].id = call->id;
         srv->recent_next = (srv->recent_next + 1) % RPC_RECENT;
@@ -572,7 +568,8 @@ static void answer(rpc_slot *s, rpc_code code, const char *reason,
     finish(s, NULL);
 }
 
-/* ---- receiving -------------------------------------------------------------- */
+/* ---- receiving --------------------------------------------------------------
+ */
 
 /* The credentials the transport knows of a connection (ipc only). */
 static void read_peer(nng_pipe pipe, rpc_peer *peer)
@@ -677,8 +674,7 @@ static bool register_call(rpc_slot *s, bool *dup_done)
          * original is still running and will answer (REQ matches the
          * reply by its own request id, which a resend keeps). */
         ok = false;
-    } else if (call->id != 0 &&
-               recently_done(srv, call->peer.conn, call->id)) {
+    } else if (call->id != 0 && recently_done(srv, call->peer.conn, call->id)) {
         /* The same, arriving after the original answered: its reply went
          * first on this connection, so REQ discards this one's. */
         *dup_done = true;
@@ -720,8 +716,8 @@ static void on_request(rpc_slot *s, nng_msg *msg)
     rpc_call *call = &s->call;
     call->t_recv = rpc_now_ns();
     peer_of(srv, nng_msg_get_pipe(msg), &call->peer);
-    call->request = tk__v1__request__unpack(NULL, nng_msg_len(msg),
-                                            nng_msg_body(msg));
+    call->request =
+        tk__v1__request__unpack(NULL, nng_msg_len(msg), nng_msg_body(msg));
     size_t frame_len = nng_msg_len(msg);
     nng_msg_free(msg);
     if (call->request == NULL) {
@@ -814,7 +810,8 @@ static void slot_cb(void *arg)
     on_request(s, nng_aio_get_msg(s->aio));
 }
 
-/* ---- running ------------------------------------------------------------------ */
+/* ---- running
+ * ------------------------------------------------------------------ */
 
 static void invoke(rpc_slot *s)
 {
@@ -867,8 +864,8 @@ static void run_call(rpc_slot *s)
         answer(s, RPC_UNAVAILABLE, "SHUTTING_DOWN", RPC_CAUSE_SHUTDOWN, 1000,
                "tkd is shutting down; the call did not start");
     } else {
-        answer(s, RPC_DEADLINE_EXCEEDED, "EXPIRED_IN_QUEUE",
-               RPC_CAUSE_DEADLINE, 0,
+        answer(s, RPC_DEADLINE_EXCEEDED, "EXPIRED_IN_QUEUE", RPC_CAUSE_DEADLINE,
+               0,
                "the deadline passed after %lld ms in the queue; the call "
                "did not start",
                (long long)((now - call->t_recv) / 1000000));
@@ -960,7 +957,8 @@ static void wake_reaper(rpc_server *srv)
     pthread_mutex_unlock(&srv->pool_mu);
 }
 
-/* ---- shutdown ------------------------------------------------------------------ */
+/* ---- shutdown
+ * ------------------------------------------------------------------ */
 
 static bool calls_in_flight(const rpc_server *srv)
 {
@@ -984,9 +982,8 @@ void rpc_server_shutdown(rpc_server *srv)
     size_t writes = 0;
     for (size_t i = 0; i < srv->n_slots; i++) {
         rpc_slot *s = &srv->slots[i];
-        if (s->phase == PHASE_QUEUED ||
-            (s->phase == PHASE_RUNNING &&
-             s->call.reg->method->kind == RPC_READ))
+        if (s->phase == PHASE_QUEUED || (s->phase == PHASE_RUNNING &&
+                                         s->call.reg->method->kind == RPC_READ))
             rpc_call__cancel(&s->call, RPC_CAUSE_SHUTDOWN);
         else if (s->phase == PHASE_RUNNING)
             writes++;

@@ -83,8 +83,7 @@ static void fx_start(fixture *fx, const fx_opts *o)
     int rv = rpc_server_start(fx->srv, err, sizeof err);
     if (rv != 0)
         fail_msg("start: %s", err);
-    assert_int_equal(tk_client_open(&fx->client, fx->url, err, sizeof err),
-                     0);
+    assert_int_equal(tk_client_open(&fx->client, fx->url, err, sizeof err), 0);
 }
 
 static void fx_stop(fixture *fx)
@@ -107,7 +106,8 @@ static void sem_wait_ok(sem_t *s, const char *what)
     }
 }
 
-/* ---- calls in a thread ---------------------------------------------------- */
+/* ---- calls in a thread ----------------------------------------------------
+ */
 
 typedef struct async_call {
     tk_client *client;
@@ -121,13 +121,13 @@ typedef struct async_call {
 } async_call;
 
 static int call_ping_like(tk_client *c, const char *method, const char *data,
-                          uint32_t timeout_ms, tk_cancel *cancel,
-                          tk_status *st, Tk__V1__PingReply **reply)
+                          uint32_t timeout_ms, tk_cancel *cancel, tk_status *st,
+                          Tk__V1__PingReply **reply)
 {
     Tk__V1__PingRequest req = TK__V1__PING_REQUEST__INIT;
     req.data.data = (uint8_t *)data;
     req.data.len = data ? strlen(data) : 0;
-    tk_call_opts opts = {.timeout_ms = timeout_ms, .cancel = cancel};
+    tk_call_opts opts = { .timeout_ms = timeout_ms, .cancel = cancel };
     ProtobufCMessage *rep = NULL;
     int code = tk_call(c, method, (const ProtobufCMessage *)&req,
                        &tk__v1__ping_reply__descriptor, &rep, &opts, st);
@@ -181,8 +181,8 @@ typedef struct raw {
 static void raw_open(raw *r, const char *url, nng_duration resend)
 {
     assert_int_equal(nng_req0_open(&r->sock), 0);
-    assert_int_equal(
-        nng_socket_set_ms(r->sock, NNG_OPT_REQ_RESENDTIME, resend), 0);
+    assert_int_equal(nng_socket_set_ms(r->sock, NNG_OPT_REQ_RESENDTIME, resend),
+                     0);
     assert_int_equal(nng_socket_set_ms(r->sock, NNG_OPT_RECVTIMEO, 20000), 0);
     assert_int_equal(nng_dial(r->sock, url, NULL, 0), 0);
 }
@@ -259,8 +259,8 @@ static void expect_ping_ok(tk_client *c)
 {
     tk_status st;
     Tk__V1__PingReply *rep = NULL;
-    int code = call_ping_like(c, "tk.v1.Control/Ping", "hello", 5000, NULL,
-                              &st, &rep);
+    int code =
+        call_ping_like(c, "tk.v1.Control/Ping", "hello", 5000, NULL, &st, &rep);
     if (code != TK_CODE_OK)
         fail_msg("ping: %s %s", tk_code_name(code), st.message);
     assert_int_equal(rep->data.len, 5);
@@ -277,7 +277,8 @@ static void test_ping(void **state)
     fixture fx;
     fx_start(&fx, NULL);
     Tk__V1__PingRequest req = TK__V1__PING_REQUEST__INIT;
-    req.data.data = (uint8_t *)"\x00\xff" "bytes";
+    req.data.data = (uint8_t *)"\x00\xff"
+                               "bytes";
     req.data.len = 7;
     Tk__V1__PingReply *rep = NULL;
     tk_status st;
@@ -285,15 +286,18 @@ static void test_ping(void **state)
                      TK_CODE_OK);
     assert_true(st.from_server);
     assert_int_equal(rep->data.len, 7);
-    assert_memory_equal(rep->data.data, "\x00\xff" "bytes", 7);
+    assert_memory_equal(rep->data.data,
+                        "\x00\xff"
+                        "bytes",
+                        7);
     assert_string_equal(rep->server_version, "test");
     protobuf_c_message_free_unpacked((ProtobufCMessage *)rep, NULL);
     tk_status_clear(&st);
     fx_stop(&fx);
 }
 
-static const Tk__V1__MethodInfo *
-find_info(const Tk__V1__ListMethodsReply *rep, const char *name)
+static const Tk__V1__MethodInfo *find_info(const Tk__V1__ListMethodsReply *rep,
+                                           const char *name)
 {
     for (size_t i = 0; i < rep->n_methods; i++)
         if (strcmp(rep->methods[i]->name, name) == 0)
@@ -309,8 +313,8 @@ static void test_list_methods(void **state)
     Tk__V1__ListMethodsRequest req = TK__V1__LIST_METHODS_REQUEST__INIT;
     Tk__V1__ListMethodsReply *rep = NULL;
     tk_status st;
-    assert_int_equal(
-        tk_control_list_methods(fx.client, &req, &rep, NULL, &st), 0);
+    assert_int_equal(tk_control_list_methods(fx.client, &req, &rep, NULL, &st),
+                     0);
     const Tk__V1__MethodInfo *w = find_info(rep, WAIT_METHOD);
     assert_non_null(w);
     assert_int_equal(w->kind, TK__V1__METHOD_INFO__KIND__READ);
@@ -325,23 +329,23 @@ static void test_list_methods(void **state)
     tk_status_clear(&st);
 
     req.service = "tk.v1.Control";
-    assert_int_equal(
-        tk_control_list_methods(fx.client, &req, &rep, NULL, &st), 0);
+    assert_int_equal(tk_control_list_methods(fx.client, &req, &rep, NULL, &st),
+                     0);
     assert_int_equal(rep->n_methods, 3);
     assert_null(find_info(rep, WAIT_METHOD));
     protobuf_c_message_free_unpacked((ProtobufCMessage *)rep, NULL);
     tk_status_clear(&st);
 
     req.service = "tk.v1.Nope";
-    assert_int_equal(
-        tk_control_list_methods(fx.client, &req, &rep, NULL, &st),
-        TK_CODE_NOT_FOUND);
+    assert_int_equal(tk_control_list_methods(fx.client, &req, &rep, NULL, &st),
+                     TK_CODE_NOT_FOUND);
     assert_string_equal(st.reason, "UNKNOWN_SERVICE");
     tk_status_clear(&st);
     fx_stop(&fx);
 }
 
-/* ---- tests: bad input ------------------------------------------------------ */
+/* ---- tests: bad input ------------------------------------------------------
+ */
 
 static void test_bad_frame_then_serves(void **state)
 {
@@ -361,8 +365,8 @@ static void test_bad_frame_then_serves(void **state)
     tk__v1__reply__free_unpacked(rep, NULL);
     /* The daemon keeps serving, on the same connection and others. */
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
-    rep = raw_roundtrip(&r, envelope(9, "tk.v1.Control/Ping", 1000,
-                                     (ProtobufCMessage *)&ping));
+    rep = raw_roundtrip(
+        &r, envelope(9, "tk.v1.Control/Ping", 1000, (ProtobufCMessage *)&ping));
     assert_int_equal(rep->status->code, TK_CODE_OK);
     assert_int_equal(rep->call_id, 9);
     tk__v1__reply__free_unpacked(rep, NULL);
@@ -377,8 +381,8 @@ static void test_unknown_method(void **state)
     fixture fx;
     fx_start(&fx, NULL);
     tk_status st;
-    int code = call_ping_like(fx.client, "tk.v1.Nope/Nothing", NULL, 1000,
-                              NULL, &st, NULL);
+    int code = call_ping_like(fx.client, "tk.v1.Nope/Nothing", NULL, 1000, NULL,
+                              &st, NULL);
     assert_int_equal(code, TK_CODE_UNIMPLEMENTED);
     assert_string_equal(st.reason, "UNKNOWN_METHOD");
     assert_true(st.from_server);
@@ -399,7 +403,7 @@ static void test_undecodable_payload(void **state)
     env.call_id = 5;
     env.method = "tk.v1.Control/Ping";
     /* field 1 claims 100 bytes of a 2-byte buffer */
-    static uint8_t bad[] = {0x0a, 0x64, 0x01, 0x02};
+    static uint8_t bad[] = { 0x0a, 0x64, 0x01, 0x02 };
     env.payload.data = bad;
     env.payload.len = sizeof bad;
     uint8_t buf[128];
@@ -418,15 +422,15 @@ static void test_oversize_request(void **state)
 {
     (void)state;
     fixture fx;
-    fx_opts o = {.max_request_bytes = 64 * 1024};
+    fx_opts o = { .max_request_bytes = 64 * 1024 };
     fx_start(&fx, &o);
     size_t big = 128 * 1024;
     char *data = malloc(big + 1);
     memset(data, 'x', big);
     data[big] = '\0';
     tk_status st;
-    int code = call_ping_like(fx.client, "tk.v1.Control/Ping", data, 5000,
-                              NULL, &st, NULL);
+    int code = call_ping_like(fx.client, "tk.v1.Control/Ping", data, 5000, NULL,
+                              &st, NULL);
     /* NNG drops the connection on a frame over the limit; the client says
      * the call's fate is unknown and does not resend it. */
     assert_int_equal(code, TK_CODE_UNAVAILABLE);
@@ -442,7 +446,8 @@ static void test_oversize_request(void **state)
     fx_stop(&fx);
 }
 
-/* ---- tests: deadlines -------------------------------------------------------- */
+/* ---- tests: deadlines
+ * -------------------------------------------------------- */
 
 static void test_deadline_expiry(void **state)
 {
@@ -450,8 +455,8 @@ static void test_deadline_expiry(void **state)
     fixture fx;
     fx_start(&fx, NULL);
     tk_status st;
-    int code = call_ping_like(fx.client, WAIT_METHOD, NULL, 200, NULL, &st,
-                              NULL);
+    int code =
+        call_ping_like(fx.client, WAIT_METHOD, NULL, 200, NULL, &st, NULL);
     assert_int_equal(code, TK_CODE_DEADLINE_EXCEEDED);
     assert_true(st.from_server); /* the server's own answer, not a timeout */
     assert_int_equal(st.cause, TK_CAUSE_DEADLINE);
@@ -475,8 +480,8 @@ static void test_client_deadline_without_reply(void **state)
     assert_int_equal(tk_client_open(&c, url, NULL, 0), 0);
     tk_status st;
     long long t0 = ts_now_ms();
-    int code = call_ping_like(c, "tk.v1.Control/Ping", NULL, 100, NULL, &st,
-                              NULL);
+    int code =
+        call_ping_like(c, "tk.v1.Control/Ping", NULL, 100, NULL, &st, NULL);
     long long took = ts_now_ms() - t0;
     assert_int_equal(code, TK_CODE_DEADLINE_EXCEEDED);
     assert_false(st.from_server);
@@ -493,7 +498,7 @@ static void test_expired_in_queue_does_not_run(void **state)
 {
     (void)state;
     fixture fx;
-    fx_opts o = {.workers = 1, .queue_depth = 4};
+    fx_opts o = { .workers = 1, .queue_depth = 4 };
     fx_start(&fx, &o);
     tk_cancel *busy;
     tk_cancel_new(&busy);
@@ -503,8 +508,8 @@ static void test_expired_in_queue_does_not_run(void **state)
     /* The only worker is busy: this call waits in the queue past its
      * deadline, and is answered without running. */
     tk_status st;
-    int code = call_ping_like(fx.client, WAIT_METHOD, NULL, 150, NULL, &st,
-                              NULL);
+    int code =
+        call_ping_like(fx.client, WAIT_METHOD, NULL, 150, NULL, &st, NULL);
     assert_int_equal(code, TK_CODE_DEADLINE_EXCEEDED);
     assert_true(st.from_server);
     assert_string_equal(st.reason, "EXPIRED_IN_QUEUE");
@@ -524,7 +529,7 @@ static void test_queue_full(void **state)
 {
     (void)state;
     fixture fx;
-    fx_opts o = {.workers = 1, .queue_depth = 1};
+    fx_opts o = { .workers = 1, .queue_depth = 1 };
     fx_start(&fx, &o);
     tk_cancel *busy;
     tk_cancel_new(&busy);
@@ -555,7 +560,8 @@ static void test_queue_full(void **state)
     assert_int_equal(atomic_load(&fx.svc.wait_runs), 1);
 }
 
-/* ---- tests: cancellation ---------------------------------------------------- */
+/* ---- tests: cancellation ----------------------------------------------------
+ */
 
 static void test_cancel_same_connection(void **state)
 {
@@ -593,8 +599,8 @@ static void test_cancel_before_send(void **state)
     assert_int_equal(tk_cancel_fire(cancel, &outcome), 0);
     assert_int_equal(outcome, TK_CANCEL_NOT_SENT);
     tk_status st;
-    int code = call_ping_like(fx.client, WAIT_METHOD, NULL, 1000, cancel,
-                              &st, NULL);
+    int code =
+        call_ping_like(fx.client, WAIT_METHOD, NULL, 1000, cancel, &st, NULL);
     assert_int_equal(code, TK_CODE_CANCELLED);
     assert_false(st.from_server);
     assert_int_equal(st.cause, TK_CAUSE_CALLER);
@@ -610,12 +616,11 @@ static Tk__V1__CancelReply__Outcome raw_cancel(raw *r, uint64_t id)
     Tk__V1__CancelRequest creq = TK__V1__CANCEL_REQUEST__INIT;
     creq.call_id = id;
     Tk__V1__Reply *rep = raw_roundtrip(
-        r, envelope(atomic_fetch_add(&next_id, 1), "tk.v1.Control/Cancel",
-                    1000,
+        r, envelope(atomic_fetch_add(&next_id, 1), "tk.v1.Control/Cancel", 1000,
                     (ProtobufCMessage *)&creq));
     assert_int_equal(rep->status->code, TK_CODE_OK);
-    Tk__V1__CancelReply *cr = tk__v1__cancel_reply__unpack(
-        NULL, rep->payload.len, rep->payload.data);
+    Tk__V1__CancelReply *cr =
+        tk__v1__cancel_reply__unpack(NULL, rep->payload.len, rep->payload.data);
     Tk__V1__CancelReply__Outcome out = cr->outcome;
     tk__v1__cancel_reply__free_unpacked(cr, NULL);
     tk__v1__reply__free_unpacked(rep, NULL);
@@ -633,8 +638,8 @@ static void test_cancel_scoped_to_connection(void **state)
 
     /* Another connection names the call: not found, call unaffected. */
     raw_call rc;
-    raw_send(&r, &rc, envelope(4242, WAIT_METHOD, 400,
-                               (ProtobufCMessage *)&ping));
+    raw_send(&r, &rc,
+             envelope(4242, WAIT_METHOD, 400, (ProtobufCMessage *)&ping));
     sem_wait_ok(&fx.svc.entered, "Wait to start");
     Tk__V1__CancelRequest creq = TK__V1__CANCEL_REQUEST__INIT;
     creq.call_id = 4242;
@@ -650,8 +655,8 @@ static void test_cancel_scoped_to_connection(void **state)
     tk__v1__reply__free_unpacked(rep, NULL);
 
     /* Negative control: the same Cancel from the call's own connection. */
-    raw_send(&r, &rc, envelope(4243, WAIT_METHOD, 30000,
-                               (ProtobufCMessage *)&ping));
+    raw_send(&r, &rc,
+             envelope(4243, WAIT_METHOD, 30000, (ProtobufCMessage *)&ping));
     sem_wait_ok(&fx.svc.entered, "Wait to start");
     assert_int_equal(raw_cancel(&r, 4243),
                      TK__V1__CANCEL_REPLY__OUTCOME__CANCELLED);
@@ -674,7 +679,7 @@ static void test_cancel_queued_call_never_runs(void **state)
 {
     (void)state;
     fixture fx;
-    fx_opts o = {.workers = 1, .queue_depth = 4};
+    fx_opts o = { .workers = 1, .queue_depth = 4 };
     fx_start(&fx, &o);
     tk_cancel *busy;
     tk_cancel_new(&busy);
@@ -691,11 +696,12 @@ static void test_cancel_queued_call_never_runs(void **state)
     static const struct {
         uint64_t id;
         const char *method;
-    } queued[] = {{501, WAIT_METHOD}, {502, WRITE_METHOD}};
+    } queued[] = { { 501, WAIT_METHOD }, { 502, WRITE_METHOD } };
     for (size_t i = 0; i < 2; i++) {
         raw_call rc;
-        raw_send(&r, &rc, envelope(queued[i].id, queued[i].method, 30000,
-                                   (ProtobufCMessage *)&ping));
+        raw_send(&r, &rc,
+                 envelope(queued[i].id, queued[i].method, 30000,
+                          (ProtobufCMessage *)&ping));
         Tk__V1__CancelReply__Outcome out = raw_cancel(&r, queued[i].id);
         assert_true(out == TK__V1__CANCEL_REPLY__OUTCOME__CANCELLED ||
                     out == TK__V1__CANCEL_REPLY__OUTCOME__NOT_FOUND);
@@ -751,8 +757,9 @@ static void test_connection_close_cancels_reads(void **state)
     raw_open(&r, fx.url, NNG_DURATION_INFINITE);
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
     raw_call rc;
-    raw_send(&r, &rc, envelope(7, WAIT_METHOD, 0, /* method default: 60 s */
-                               (ProtobufCMessage *)&ping));
+    raw_send(&r, &rc,
+             envelope(7, WAIT_METHOD, 0, /* method default: 60 s */
+                      (ProtobufCMessage *)&ping));
     sem_wait_ok(&fx.svc.entered, "Wait to start");
     nng_aio_free(rc.aio);
     nng_close(r.sock); /* the caller goes away */
@@ -761,7 +768,8 @@ static void test_connection_close_cancels_reads(void **state)
     fx_stop(&fx);
 }
 
-/* ---- tests: delivery --------------------------------------------------------- */
+/* ---- tests: delivery
+ * --------------------------------------------------------- */
 
 static void test_duplicate_call_id_runs_once(void **state)
 {
@@ -807,7 +815,7 @@ static void *dropper_main(void *arg)
 
 static int dropped_calls(const char *url, bool default_resend)
 {
-    dropper d = {0};
+    dropper d = { 0 };
     assert_int_equal(nng_rep0_open(&d.rep), 0);
     assert_int_equal(nng_socket_set_ms(d.rep, NNG_OPT_RECVTIMEO, 1000), 0);
     assert_int_equal(nng_listen(d.rep, url, NULL, 0), 0);
@@ -868,8 +876,8 @@ static void *hammer_main(void *arg)
         snprintf(data, sizeof data, "t%d-%d", h->index, i);
         tk_status st;
         Tk__V1__PingReply *rep = NULL;
-        int code = call_ping_like(h->c, "tk.v1.Control/Ping", data, 10000,
-                                  NULL, &st, &rep);
+        int code = call_ping_like(h->c, "tk.v1.Control/Ping", data, 10000, NULL,
+                                  &st, &rep);
         if (code != TK_CODE_OK || rep->data.len != strlen(data) ||
             memcmp(rep->data.data, data, rep->data.len) != 0)
             h->failures++;
@@ -887,7 +895,7 @@ static void test_many_threads_one_client(void **state)
     fx_start(&fx, NULL);
     hammer h[16];
     for (int i = 0; i < 16; i++) {
-        h[i] = (hammer){.c = fx.client, .index = i};
+        h[i] = (hammer){ .c = fx.client, .index = i };
         pthread_create(&h[i].t, NULL, hammer_main, &h[i]);
     }
     int failures = 0;
@@ -899,17 +907,18 @@ static void test_many_threads_one_client(void **state)
     fx_stop(&fx);
 }
 
-/* ---- tests: security --------------------------------------------------------- */
+/* ---- tests: security
+ * --------------------------------------------------------- */
 
 static void test_peer_uid_refused(void **state)
 {
     (void)state;
     fixture fx;
-    fx_opts o = {.allowed_uid = (int64_t)geteuid() + 1};
+    fx_opts o = { .allowed_uid = (int64_t)geteuid() + 1 };
     fx_start(&fx, &o);
     tk_status st;
-    int code = call_ping_like(fx.client, "tk.v1.Control/Ping", NULL, 1000,
-                              NULL, &st, NULL);
+    int code = call_ping_like(fx.client, "tk.v1.Control/Ping", NULL, 1000, NULL,
+                              &st, NULL);
     assert_int_equal(code, TK_CODE_PERMISSION_DENIED);
     assert_string_equal(st.reason, "PEER_UID");
     assert_true(st.from_server);
@@ -937,7 +946,7 @@ static void test_socket_is_private(void **state)
                 _exit(3);
             /* Plain connect(2): NNG must not be used after fork. */
             int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-            struct sockaddr_un sa = {.sun_family = AF_UNIX};
+            struct sockaddr_un sa = { .sun_family = AF_UNIX };
             memcpy(sa.sun_path, fx.path,
                    strnlen(fx.path, sizeof sa.sun_path - 1));
             int rv = connect(fd, (struct sockaddr *)&sa, sizeof sa);
@@ -951,7 +960,8 @@ static void test_socket_is_private(void **state)
     fx_stop(&fx);
 }
 
-/* ---- tests: shutdown ----------------------------------------------------------- */
+/* ---- tests: shutdown
+ * ----------------------------------------------------------- */
 
 static void test_shutdown_in_process(void **state)
 {
@@ -988,7 +998,7 @@ static void daemon_start(testd_proc *d)
 {
     assert_int_equal(ts_mkdtemp(d->dir, sizeof d->dir, "testd"), 0);
     snprintf(d->url, sizeof d->url, "ipc://%s/t.sock", d->dir);
-    const char *argv[] = {ts_program("TESTD"), "--listen", d->url, NULL};
+    const char *argv[] = { ts_program("TESTD"), "--listen", d->url, NULL };
     assert_int_equal(ts_spawn(&d->p, argv, NULL), 0);
     assert_true(ts_wait_output(&d->p, 1, "READY", 20000));
     assert_int_equal(tk_client_open(&d->client, d->url, NULL, 0), 0);

@@ -37,8 +37,8 @@ static int group_setup(void **state)
     if (f == NULL || ts_mkdtemp(f->dir, sizeof f->dir, "tkcall") != 0)
         return -1;
     snprintf(f->tkd_addr, sizeof f->tkd_addr, "ipc://%s/tkd.sock", f->dir);
-    const char *argv[] = {ts_program("TKD"), "--listen", f->tkd_addr,
-                          "--log-level", "info", NULL};
+    const char *argv[] = { ts_program("TKD"), "--listen", f->tkd_addr,
+                           "--log-level",     "info",     NULL };
     /* tkd logs "listening on" (info) once its socket exists. */
     if (ts_spawn(&f->tkd, argv, NULL) != 0 ||
         !ts_wait_output(&f->tkd, 2, "listening on", START_MS)) {
@@ -67,15 +67,14 @@ static int group_teardown(void **state)
 /* A testd of the test's own, so that its "ENTERED" lines are the test's. */
 static void start_testd(fixture *f, const char *name)
 {
-    snprintf(f->testd_addr, sizeof f->testd_addr, "ipc://%s/%s.sock",
-             f->dir, name);
-    const char *argv[] = {ts_program("TESTD"), "--listen", f->testd_addr,
-                          "--grace-ms", "200", NULL};
+    snprintf(f->testd_addr, sizeof f->testd_addr, "ipc://%s/%s.sock", f->dir,
+             name);
+    const char *argv[] = { ts_program("TESTD"), "--listen", f->testd_addr,
+                           "--grace-ms",        "200",      NULL };
     assert_int_equal(ts_spawn(&f->testd, argv, NULL), 0);
     f->testd_up = true;
     if (!ts_wait_output(&f->testd, 1, "READY", START_MS))
-        fail_msg("testd did not start: %s",
-                 f->testd.err ? f->testd.err : "");
+        fail_msg("testd did not start: %s", f->testd.err ? f->testd.err : "");
 }
 
 /* The teardown of the tests that start a testd or a background tkcall:
@@ -120,7 +119,7 @@ static int tkcall(ts_proc *p, const char *addr, const char *const *args)
     return ts_finish(p, RUN_MS);
 }
 
-#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 static void expect_in(const char *hay, const char *needle)
 {
@@ -135,7 +134,8 @@ static void expect_exit(ts_proc *p, int got, int want)
                  want, p->out ? p->out : "", p->err ? p->err : "");
 }
 
-/* ---- no server needed ------------------------------------------------------ */
+/* ---- no server needed ------------------------------------------------------
+ */
 
 static void test_help(void **state)
 {
@@ -181,9 +181,10 @@ static void test_usage_errors(void **state)
         ts_proc_free(&p);
     }
     ts_proc p;
-    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("--timeout", "1x",
-                                                 "tk.v1.Control/Ping")),
-                64);
+    expect_exit(
+        &p,
+        tkcall(&p, f->tkd_addr, ARGS("--timeout", "1x", "tk.v1.Control/Ping")),
+        64);
     expect_in(p.err, "--timeout");
     ts_proc_free(&p);
 }
@@ -205,7 +206,8 @@ static void test_no_tkd(void **state)
     ts_proc_free(&p);
 }
 
-/* ---- against tkd ----------------------------------------------------------- */
+/* ---- against tkd -----------------------------------------------------------
+ */
 
 static void test_list(void **state)
 {
@@ -230,8 +232,7 @@ static void test_list_service(void **state)
 {
     fixture *f = *state;
     ts_proc p;
-    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("list", "tk.v1.Control")),
-                0);
+    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("list", "tk.v1.Control")), 0);
     expect_in(p.out, "tk.v1.Control/Ping\n");
     for (char *line = strtok(p.out, "\n"); line; line = strtok(NULL, "\n"))
         assert_int_equal(strncmp(line, "tk.v1.Control/", 14), 0);
@@ -248,9 +249,8 @@ static void test_describe_method(void **state)
 {
     fixture *f = *state;
     ts_proc p;
-    expect_exit(&p, tkcall(&p, f->tkd_addr,
-                           ARGS("describe", "tk.v1.Control/Ping")),
-                0);
+    expect_exit(
+        &p, tkcall(&p, f->tkd_addr, ARGS("describe", "tk.v1.Control/Ping")), 0);
     expect_in(p.out, "request   tk.v1.PingRequest");
     expect_in(p.out, "reply     tk.v1.PingReply");
     expect_in(p.out, "kind      READ");
@@ -263,13 +263,11 @@ static void test_describe_message(void **state)
 {
     fixture *f = *state;
     ts_proc p;
-    expect_exit(&p, tkcall(&p, f->tkd_addr,
-                           ARGS("describe", "tk.v1.PingRequest")),
-                0);
+    expect_exit(
+        &p, tkcall(&p, f->tkd_addr, ARGS("describe", "tk.v1.PingRequest")), 0);
     expect_in(p.out, "message tk.v1.PingRequest {\n  bytes data = 1;\n}\n");
     ts_proc_free(&p);
-    expect_exit(&p, tkcall(&p, NULL, ARGS("describe", "tk.v1.MethodInfo")),
-                0);
+    expect_exit(&p, tkcall(&p, NULL, ARGS("describe", "tk.v1.MethodInfo")), 0);
     expect_in(p.out, "  Kind kind = 4;\n");
     expect_in(p.out, "uint32 default_timeout_ms = 5;  // JSON: "
                      "defaultTimeoutMs\n");
@@ -282,18 +280,19 @@ static void test_ping(void **state)
 {
     fixture *f = *state;
     ts_proc p;
-    expect_exit(&p, tkcall(&p, f->tkd_addr,
-                           ARGS("-d", "{\"data\":\"aGk=\"}",
-                                "tk.v1.Control/Ping")),
+    expect_exit(&p,
+                tkcall(&p, f->tkd_addr,
+                       ARGS("-d", "{\"data\":\"aGk=\"}", "tk.v1.Control/Ping")),
                 0);
     expect_in(p.out, "{\n  \"data\": \"aGk=\",\n");
     expect_in(p.out, "  \"serverVersion\": \"");
     expect_in(p.out, "\n}\n");
     ts_proc_free(&p);
     /* No -d is {}; a timeout of 0 is the method's default. */
-    expect_exit(&p, tkcall(&p, f->tkd_addr,
-                           ARGS("--timeout", "0", "tk.v1.Control/Ping")),
-                0);
+    expect_exit(
+        &p,
+        tkcall(&p, f->tkd_addr, ARGS("--timeout", "0", "tk.v1.Control/Ping")),
+        0);
     expect_in(p.out, "\"serverVersion\"");
     assert_null(strstr(p.out, "\"data\""));
     ts_proc_free(&p);
@@ -302,12 +301,13 @@ static void test_ping(void **state)
 static void test_durations(void **state)
 {
     fixture *f = *state;
-    const char *forms[] = {"500ms", "30s", "1.5s", "2m", "1h", "3", "0.25"};
+    const char *forms[] = { "500ms", "30s", "1.5s", "2m", "1h", "3", "0.25" };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
         ts_proc p;
-        expect_exit(&p, tkcall(&p, f->tkd_addr,
-                               ARGS("-t", forms[i], "tk.v1.Control/Ping")),
-                    0);
+        expect_exit(
+            &p,
+            tkcall(&p, f->tkd_addr, ARGS("-t", forms[i], "tk.v1.Control/Ping")),
+            0);
         ts_proc_free(&p);
     }
 }
@@ -328,9 +328,8 @@ static void test_data_file_and_stdin(void **state)
     snprintf(arg, sizeof arg, "@%s", path);
     write_file(path, "{\n  \"data\": \"aGk=\"\n}\n");
     ts_proc p;
-    expect_exit(&p, tkcall(&p, f->tkd_addr,
-                           ARGS("-d", arg, "tk.v1.Control/Ping")),
-                0);
+    expect_exit(
+        &p, tkcall(&p, f->tkd_addr, ARGS("-d", arg, "tk.v1.Control/Ping")), 0);
     expect_in(p.out, "\"data\": \"aGk=\"");
     ts_proc_free(&p);
 
@@ -345,22 +344,25 @@ static void test_bad_data(void **state)
 {
     fixture *f = *state;
     ts_proc p;
-    expect_exit(&p, tkcall(&p, f->tkd_addr,
-                           ARGS("-d", "{\"rpeo\":1}", "tk.v1.Control/Ping")),
+    expect_exit(&p,
+                tkcall(&p, f->tkd_addr,
+                       ARGS("-d", "{\"rpeo\":1}", "tk.v1.Control/Ping")),
                 65);
     expect_in(p.err, "unknown field \"rpeo\" in tk.v1.PingRequest");
     ts_proc_free(&p);
-    const char *bad[] = {"{", "[1]", "{\"data\":5}", "{\"data\":\"!\"}",
-                         "{\"data\":\"\"} x"};
+    const char *bad[] = { "{", "[1]", "{\"data\":5}", "{\"data\":\"!\"}",
+                          "{\"data\":\"\"} x" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        expect_exit(&p, tkcall(&p, f->tkd_addr,
-                               ARGS("-d", bad[i], "tk.v1.Control/Ping")),
-                    65);
+        expect_exit(
+            &p,
+            tkcall(&p, f->tkd_addr, ARGS("-d", bad[i], "tk.v1.Control/Ping")),
+            65);
         ts_proc_free(&p);
     }
     /* Bad data is refused before any connection: no tkd needed. */
-    expect_exit(&p, tkcall(&p, "ipc:///nonexistent/tkd.sock",
-                           ARGS("-d", "{\"rpeo\":1}", "tk.v1.Control/Ping")),
+    expect_exit(&p,
+                tkcall(&p, "ipc:///nonexistent/tkd.sock",
+                       ARGS("-d", "{\"rpeo\":1}", "tk.v1.Control/Ping")),
                 65);
     ts_proc_free(&p);
 }
@@ -376,9 +378,8 @@ static void test_unknown_method(void **state)
     expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("tk.nope.Svc/Call")), 64);
     expect_in(p.err, "tkcall list");
     ts_proc_free(&p);
-    expect_exit(&p, tkcall(&p, f->tkd_addr,
-                           ARGS("describe", "tk.nope.Svc/Call")),
-                64);
+    expect_exit(
+        &p, tkcall(&p, f->tkd_addr, ARGS("describe", "tk.nope.Svc/Call")), 64);
     ts_proc_free(&p);
 }
 
@@ -387,13 +388,13 @@ static void test_tk_addr(void **state)
     fixture *f = *state;
     char env_addr[320];
     snprintf(env_addr, sizeof env_addr, "TK_ADDR=%s", f->tkd_addr);
-    const char *env[] = {env_addr, NULL};
+    const char *env[] = { env_addr, NULL };
     ts_proc p;
     spawn_tkcall(&p, NULL, NULL, env, ARGS("tk.v1.Control/Ping"));
     expect_exit(&p, ts_finish(&p, RUN_MS), 0);
     ts_proc_free(&p);
     /* --addr wins over TK_ADDR. */
-    const char *bad_env[] = {"TK_ADDR=ipc:///nonexistent/tkd.sock", NULL};
+    const char *bad_env[] = { "TK_ADDR=ipc:///nonexistent/tkd.sock", NULL };
     spawn_tkcall(&p, f->tkd_addr, NULL, bad_env, ARGS("tk.v1.Control/Ping"));
     expect_exit(&p, ts_finish(&p, RUN_MS), 0);
     ts_proc_free(&p);
@@ -410,17 +411,18 @@ static void test_deadline(void **state)
     fixture *f = *state;
     ts_proc p;
     start_testd(f, "deadline");
-    expect_exit(&p, tkcall(&p, f->testd_addr, ARGS("--timeout", "200ms",
-                                                   "tk.test.Test/Wait")),
+    expect_exit(&p,
+                tkcall(&p, f->testd_addr,
+                       ARGS("--timeout", "200ms", "tk.test.Test/Wait")),
                 4);
     expect_in(p.err, "\"code\":\"DEADLINE_EXCEEDED\"");
     expect_in(p.err, "\"cause\":\"DEADLINE\"");
     expect_in(p.err, "\"fromServer\":true");
     ts_proc_free(&p);
     /* A method tkcall's catalog lacks, described from tkd's ListMethods. */
-    expect_exit(&p, tkcall(&p, f->testd_addr,
-                           ARGS("describe", "tk.test.Test/Wait")),
-                0);
+    expect_exit(
+        &p, tkcall(&p, f->testd_addr, ARGS("describe", "tk.test.Test/Wait")),
+        0);
     expect_in(p.out, "request   tk.v1.PingRequest");
     expect_in(p.out, "kind      READ");
     ts_proc_free(&p);
@@ -457,9 +459,9 @@ static void test_ctrl_c_write(void **state)
     start_testd(f, "ctrlc-write");
     /* "1000": the write takes a second, time enough for the Cancel to find
      * it running even under the sanitizers. */
-    call_until_entered(f, "SlowWrite",
-                       ARGS("-d", "{\"data\":\"MTAwMA==\"}",
-                            "tk.test.Test/SlowWrite"));
+    call_until_entered(
+        f, "SlowWrite",
+        ARGS("-d", "{\"data\":\"MTAwMA==\"}", "tk.test.Test/SlowWrite"));
     ts_signal(&f->call, SIGINT);
     expect_exit(&f->call, ts_finish(&f->call, RUN_MS), 0);
     expect_in(f->call.err, "runs to completion");

@@ -49,7 +49,7 @@ static void *dup_bytes(const void *p, size_t n)
 static void sample_value(const ProtobufCFieldDescriptor *f, int k, void *dst,
                          int depth, unsigned variant)
 {
-    static const uint8_t bin0[] = {0xff, 0x00, 0xfe, 'a', 0x80};
+    static const uint8_t bin0[] = { 0xff, 0x00, 0xfe, 'a', 0x80 };
     const ProtobufCEnumDescriptor *ed;
     switch (f->type) {
     case PROTOBUF_C_TYPE_INT32:
@@ -92,7 +92,7 @@ static void sample_value(const ProtobufCFieldDescriptor *f, int k, void *dst,
                                  : "h\xc3\xa9llo \"w\" \\ / \n\t\x01 "
                                    "\xe2\x9c\x93");
         if ((*(char **)dst) == NULL)
-        abort();
+            abort();
         break;
     case PROTOBUF_C_TYPE_BYTES: {
         ProtobufCBinaryData *bd = dst;
@@ -105,7 +105,7 @@ static void sample_value(const ProtobufCFieldDescriptor *f, int k, void *dst,
             const ProtobufCMessageDescriptor *md = f->descriptor;
             ProtobufCMessage *e = malloc(md->sizeof_message);
             if ((e) == NULL)
-        abort();
+                abort();
             protobuf_c_message_init(md, e);
             *(ProtobufCMessage **)dst = e;
         } else {
@@ -141,7 +141,7 @@ static void fill_field(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
         size_t es = elem_size(f->type);
         char *arr = calloc(2, es);
         if ((arr) == NULL)
-        abort();
+            abort();
         *(void **)mem = arr;
         *(size_t *)MEM(m, f->quantifier_offset) = 2;
         for (int i = 0; i < 2; i++)

@@ -81,9 +81,9 @@ static bool pump(ts_proc *p, long long until)
     struct pollfd fds[2];
     int n = 0;
     if (p->out_fd >= 0)
-        fds[n++] = (struct pollfd){.fd = p->out_fd, .events = POLLIN};
+        fds[n++] = (struct pollfd){ .fd = p->out_fd, .events = POLLIN };
     if (p->err_fd >= 0)
-        fds[n++] = (struct pollfd){.fd = p->err_fd, .events = POLLIN};
+        fds[n++] = (struct pollfd){ .fd = p->err_fd, .events = POLLIN };
     if (n == 0)
         return false;
     long long left = until - ts_now_ms();
@@ -116,8 +116,7 @@ static bool pump(ts_proc *p, long long until)
     return true;
 }
 
-bool ts_wait_output(ts_proc *p, int which, const char *needle,
-                    int timeout_ms)
+bool ts_wait_output(ts_proc *p, int which, const char *needle, int timeout_ms)
 {
     long long until = ts_now_ms() + timeout_ms;
     for (;;) {
@@ -148,7 +147,7 @@ int ts_finish(ts_proc *p, int timeout_ms)
                 return -1;
             }
             /* Output is closed but the child lingers: it is exiting. */
-            struct timespec ts = {0, 2000000};
+            struct timespec ts = { 0, 2000000 };
             nanosleep(&ts, NULL);
         }
         p->reaped = true;
@@ -220,7 +219,7 @@ int ts_spawn_in(ts_proc *p, const char *const argv[], const char *const env[],
 {
     memset(p, 0, sizeof *p);
     p->out_fd = p->err_fd = -1;
-    int out[2] = {-1, -1}, err[2] = {-1, -1};
+    int out[2] = { -1, -1 }, err[2] = { -1, -1 };
     char **envp = merged_env(env);
     if (envp == NULL || pipe2(out, O_CLOEXEC) != 0 ||
         pipe2(err, O_CLOEXEC) != 0) {
@@ -251,8 +250,7 @@ int ts_spawn_in(ts_proc *p, const char *const argv[], const char *const env[],
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
                                       POSIX_SPAWN_SETSIGDEF |
                                       POSIX_SPAWN_SETPGROUP);
-    int rv = posix_spawn(&p->pid, argv[0], &fa, &at, (char *const *)argv,
-                         envp);
+    int rv = posix_spawn(&p->pid, argv[0], &fa, &at, (char *const *)argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     free(envp);

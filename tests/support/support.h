@@ -40,8 +40,7 @@ int ts_spawn_in(ts_proc *p, const char *const argv[], const char *const env[],
 /* Reads the child's output until needle appears in stdout (which = 1) or
  * stderr (which = 2), or timeout_ms passes, or both streams close.
  * Returns true when found. */
-bool ts_wait_output(ts_proc *p, int which, const char *needle,
-                    int timeout_ms);
+bool ts_wait_output(ts_proc *p, int which, const char *needle, int timeout_ms);
 
 /* Reads until both streams close, then reaps. Returns the exit status
  * (WEXITSTATUS), 128+signal when killed, or -1 on timeout (the child is

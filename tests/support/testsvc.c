@@ -35,8 +35,7 @@ static void wait_handler(void *svc, rpc_call *call,
 }
 
 static void slow_write(void *svc, rpc_call *call,
-                       const ProtobufCMessage *request,
-                       ProtobufCMessage *reply)
+                       const ProtobufCMessage *request, ProtobufCMessage *reply)
 {
     testsvc *t = svc;
     const Tk__V1__PingRequest *in = (const Tk__V1__PingRequest *)request;
@@ -53,7 +52,7 @@ static void slow_write(void *svc, rpc_call *call,
         ms[n] = '\0';
         long v = strtol(ms, NULL, 10);
         /* The write itself: it takes its time whatever the caller does. */
-        struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
+        struct timespec ts = { v / 1000, (v % 1000) * 1000000L };
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
     }

@@ -21,10 +21,10 @@
 typedef struct testsvc {
     _Atomic int wait_runs;
     _Atomic int write_runs;
-    sem_t entered;      /* posted when a handler starts */
-    sem_t exited;       /* posted when Wait returns */
+    sem_t entered;          /* posted when a handler starts */
+    sem_t exited;           /* posted when Wait returns */
     _Atomic int last_cause; /* the rpc_cause Wait stopped for */
-    sem_t release;      /* SlowWrite waits on it when use_release */
+    sem_t release;          /* SlowWrite waits on it when use_release */
     bool use_release;
     bool announce_stdout;
 } testsvc;

@@ -110,7 +110,7 @@ static void test_status_fields(void **state)
     st.code = TK__V1__STATUS__CODE__UNAUTHENTICATED;
     st.message = "m";
     st.reason = "R";
-    static uint8_t err[] = {0xff, 0, 'x'};
+    static uint8_t err[] = { 0xff, 0, 'x' };
     st.stderr_excerpt.data = err;
     st.stderr_excerpt.len = sizeof err;
     st.partial = 1;

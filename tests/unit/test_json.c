@@ -57,8 +57,7 @@ static ProtobufCMessage *decode_ok(const ProtobufCMessageDescriptor *desc,
     ProtobufCMessage *m = NULL;
     int rv = tk_json_decode(desc, json, strlen(json), &m, err, sizeof err);
     if (rv != 0)
-        fail_msg("%s: decoding %s failed (%d): %s", desc->name, json, rv,
-                 err);
+        fail_msg("%s: decoding %s failed (%d): %s", desc->name, json, rv, err);
     assert_non_null(m);
     return m;
 }
@@ -176,15 +175,15 @@ static void test_roundtrip_fixtures(void **state)
 
 /* ---- the rules, one by one ----------------------------------------------- */
 
-static void decode_err(const ProtobufCMessageDescriptor *desc,
-                       const char *json, size_t len, const char *want)
+static void decode_err(const ProtobufCMessageDescriptor *desc, const char *json,
+                       size_t len, const char *want)
 {
     char err[512] = "";
     ProtobufCMessage *m = (ProtobufCMessage *)&err; /* must become NULL */
     int rv = tk_json_decode(desc, json, len, &m, err, sizeof err);
     if (rv != TK_ERR_ARG)
-        fail_msg("decoding %s as %s: want TK_ERR_ARG, got %d", json,
-                 desc->name, rv);
+        fail_msg("decoding %s as %s: want TK_ERR_ARG, got %d", json, desc->name,
+                 rv);
     assert_null(m);
     if (strstr(err, want) == NULL)
         fail_msg("decoding %s: error \"%s\" lacks \"%s\"", json, err, want);
@@ -220,8 +219,8 @@ static void test_exact_text(void **state)
     assert_string_equal(c, "{}");
     free(c);
     c = tk_json_encode(&empty.base, TK_JSON_EMIT_DEFAULTS);
-    assert_string_equal(c,
-                        "{\"data\":\"\",\"serverVersion\":\"\",\"uptimeMs\":\"0\"}");
+    assert_string_equal(
+        c, "{\"data\":\"\",\"serverVersion\":\"\",\"uptimeMs\":\"0\"}");
     free(c);
 }
 
@@ -234,7 +233,7 @@ static void test_exact_nested(void **state)
     a.default_timeout_ms = 5000;
     b.name = "x";
     b.kind = 7; /* a number the enum does not name */
-    Tk__V1__MethodInfo *list[] = {&a, &b};
+    Tk__V1__MethodInfo *list[] = { &a, &b };
     Tk__V1__ListMethodsReply r = TK__V1__LIST_METHODS_REPLY__INIT;
     r.methods = list;
     r.n_methods = 2;
@@ -275,11 +274,11 @@ static void test_camel_names(void **state)
     s.elapsed_us = (UINT64_C(1) << 53) + 1;
     s.cancellation = &cc;
     char *c = tk_json_encode(&s.base, 0);
-    assert_string_equal(
-        c, "{\"code\":\"DEADLINE_EXCEEDED\",\"message\":\"m\","
-           "\"stderrExcerpt\":\"Zf8=\",\"retryAfterMs\":10,"
-           "\"elapsedUs\":\"9007199254740993\",\"cancellation\":"
-           "{\"cause\":\"DEADLINE\",\"processKilled\":true}}");
+    assert_string_equal(c,
+                        "{\"code\":\"DEADLINE_EXCEEDED\",\"message\":\"m\","
+                        "\"stderrExcerpt\":\"Zf8=\",\"retryAfterMs\":10,"
+                        "\"elapsedUs\":\"9007199254740993\",\"cancellation\":"
+                        "{\"cause\":\"DEADLINE\",\"processKilled\":true}}");
     free(c);
 }
 
@@ -292,8 +291,8 @@ static void test_both_names(void **state)
         "{\"stderrExcerpt\":\"Zf8=\",\"retry_after_ms\":7}",
     };
     for (size_t i = 0; i < 3; i++) {
-        Tk__V1__Status *s = (Tk__V1__Status *)decode_ok(
-            &tk__v1__status__descriptor, forms[i]);
+        Tk__V1__Status *s =
+            (Tk__V1__Status *)decode_ok(&tk__v1__status__descriptor, forms[i]);
         assert_int_equal(s->stderr_excerpt.len, 2);
         assert_memory_equal(s->stderr_excerpt.data, "e\xff", 2);
         assert_int_equal(s->retry_after_ms, 7);
@@ -344,14 +343,16 @@ static void test_utf8(void **state)
 {
     (void)state;
     const ProtobufCMessageDescriptor *st = &tk__v1__status__descriptor;
-    ERR(st, "{\"message\":\"a\xff\"}", "message: invalid JSON at line 1, "
-                                       "column 14: invalid UTF-8");
-    ERR(st, "{\"message\":\"\xc0\xaf\"}", "invalid UTF-8"); /* overlong */
+    ERR(st, "{\"message\":\"a\xff\"}",
+        "message: invalid JSON at line 1, "
+        "column 14: invalid UTF-8");
+    ERR(st, "{\"message\":\"\xc0\xaf\"}", "invalid UTF-8");     /* overlong */
     ERR(st, "{\"message\":\"\xed\xa0\x80\"}", "invalid UTF-8"); /* surrogate */
     ERR(st, "{\"message\":\"\\ud800\"}", "unpaired UTF-16 surrogate");
     ERR(st, "{\"message\":\"\\udc00x\"}", "unpaired UTF-16 surrogate");
-    ERR(st, "{\"message\":\"a\\u0000b\"}", "message: a string field cannot "
-                                           "hold U+0000");
+    ERR(st, "{\"message\":\"a\\u0000b\"}",
+        "message: a string field cannot "
+        "hold U+0000");
     Tk__V1__Status *s = (Tk__V1__Status *)decode_ok(
         st, "{\"message\":\"\\ud83d\\ude00 \\u00e9\\n\xe2\x9c\x93\"}");
     assert_string_equal(s->message, "\xf0\x9f\x98\x80 \xc3\xa9\n\xe2\x9c\x93");
@@ -369,8 +370,8 @@ static void test_base64(void **state)
 {
     (void)state;
     const ProtobufCMessageDescriptor *pr = &tk__v1__ping_request__descriptor;
-    const char *same[] = {"{\"data\":\"+/8=\"}", "{\"data\":\"+/8\"}",
-                          "{\"data\":\"-_8=\"}", "{\"data\":\"-_8\"}"};
+    const char *same[] = { "{\"data\":\"+/8=\"}", "{\"data\":\"+/8\"}",
+                           "{\"data\":\"-_8=\"}", "{\"data\":\"-_8\"}" };
     for (size_t i = 0; i < 4; i++) {
         Tk__V1__PingRequest *r = (Tk__V1__PingRequest *)decode_ok(pr, same[i]);
         assert_int_equal(r->data.len, 2);
@@ -381,7 +382,7 @@ static void test_base64(void **state)
         (Tk__V1__PingRequest *)decode_ok(pr, "{\"data\":\"\"}");
     assert_int_equal(r->data.len, 0);
     tk__v1__ping_request__free_unpacked(r, NULL);
-    const char *bad[] = {"a", "ab=", "a===", "!!!!", "ab=c", "ab c", "abcd="};
+    const char *bad[] = { "a", "ab=", "a===", "!!!!", "ab=c", "ab c", "abcd=" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char j[64];
         snprintf(j, sizeof j, "{\"data\":\"%s\"}", bad[i]);
@@ -398,7 +399,8 @@ static void test_integers(void **state)
         cr, "{\"callId\":18446744073709551615}");
     assert_true(c->call_id == UINT64_MAX);
     tk__v1__cancel_request__free_unpacked(c, NULL);
-    c = (Tk__V1__CancelRequest *)decode_ok(cr, "{\"callId\":\"9007199254740993\"}");
+    c = (Tk__V1__CancelRequest *)decode_ok(cr,
+                                           "{\"callId\":\"9007199254740993\"}");
     assert_true(c->call_id == (UINT64_C(1) << 53) + 1);
     tk__v1__cancel_request__free_unpacked(c, NULL);
     c = (Tk__V1__CancelRequest *)decode_ok(cr, "{\"callId\":1e3}");
@@ -408,8 +410,9 @@ static void test_integers(void **state)
     assert_true(c->call_id == 125);
     tk__v1__cancel_request__free_unpacked(c, NULL);
 
-    ERR(cr, "{\"callId\":18446744073709551616}", "callId: 18446744073709551616 "
-                                                 "is out of range for uint64");
+    ERR(cr, "{\"callId\":18446744073709551616}",
+        "callId: 18446744073709551616 "
+        "is out of range for uint64");
     ERR(cr, "{\"callId\":\"18446744073709551616\"}", "out of range");
     ERR(cr, "{\"callId\":-1}", "out of range for uint64");
     ERR(cr, "{\"callId\":1.5}", "callId: 1.5 is not an integer");
@@ -531,7 +534,8 @@ static void test_syntax(void **state)
     ERR(&tk__jsontest__scalars__descriptor, "{\"fInt32\":+1}",
         "unexpected character");
     ERR(pr, "{\"data\":\"\",\"data\":\"aGk=\"}", "duplicate key \"data\"");
-    ERR(pr, "{\"data\":\"\",\"d\\u0061ta\":\"aGk=\"}", "duplicate key \"data\"");
+    ERR(pr, "{\"data\":\"\",\"d\\u0061ta\":\"aGk=\"}",
+        "duplicate key \"data\"");
     ERR(&tk__v1__list_methods_reply__descriptor,
         "{\"methods\":[{},{\"name\":\"a\",\"name\":\"b\"}]}",
         "methods[1]: duplicate key \"name\"");
@@ -595,10 +599,10 @@ static void test_maps(void **state)
     assert_non_null(m->i_msg[0]->value);
     assert_true(m->u_bytes[0]->key == UINT64_MAX);
     char *j = tk_json_encode(&m->base, 0);
-    assert_string_equal(
-        j, "{\"ss\":{\"a\":\"b\",\"\":\"\"},\"iMsg\":{\"-5\":{}},"
-           "\"uBytes\":{\"18446744073709551615\":\"AA==\"},"
-           "\"bEnum\":{\"true\":\"RED\",\"false\":7}}");
+    assert_string_equal(j,
+                        "{\"ss\":{\"a\":\"b\",\"\":\"\"},\"iMsg\":{\"-5\":{}},"
+                        "\"uBytes\":{\"18446744073709551615\":\"AA==\"},"
+                        "\"bEnum\":{\"true\":\"RED\",\"false\":7}}");
     free(j);
     tk__jsontest__maps__free_unpacked(m, NULL);
     ERR(mp, "{\"iMsg\":{\"x\":{}}}", "iMsg[\"x\"]: \"x\" is not a number");
@@ -650,8 +654,8 @@ static void test_arguments(void **state)
     ProtobufCMessage *m = NULL;
     assert_int_equal(tk_json_decode(NULL, "{}", 2, &m, err, sizeof err),
                      TK_ERR_ARG);
-    assert_int_equal(tk_json_decode(&tk__v1__ping_request__descriptor, NULL,
-                                    0, &m, err, sizeof err),
+    assert_int_equal(tk_json_decode(&tk__v1__ping_request__descriptor, NULL, 0,
+                                    &m, err, sizeof err),
                      TK_ERR_ARG);
     assert_null(tk_json_encode(NULL, 0));
     /* A short error buffer is cut, never overrun. */

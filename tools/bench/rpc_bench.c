@@ -41,7 +41,8 @@ static long long now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* ---- the echo server -------------------------------------------------------- */
+/* ---- the echo server --------------------------------------------------------
+ */
 
 #define ECHO_CTXS 64
 
@@ -96,13 +97,14 @@ static int echo_server(const char *url)
     return 0;
 }
 
-/* ---- load ------------------------------------------------------------------- */
+/* ---- load -------------------------------------------------------------------
+ */
 
 typedef struct worker {
     int use_tkd;
     const char *url;
     tk_client *client; /* shared by the tkd workers, as a user would */
-    nng_socket sock;    /* shared by the echo workers */
+    nng_socket sock;   /* shared by the echo workers */
     size_t size;
     int calls;
     long long *lat;
@@ -116,7 +118,7 @@ static void run_tkd(worker *w, uint8_t *data)
     Tk__V1__PingRequest req = TK__V1__PING_REQUEST__INIT;
     req.data.data = data;
     req.data.len = w->size;
-    tk_call_opts opts = {.timeout_ms = 10000};
+    tk_call_opts opts = { .timeout_ms = 10000 };
     for (int i = 0; i < w->calls; i++) {
         Tk__V1__PingReply *rep = NULL;
         tk_status st;
@@ -233,9 +235,13 @@ static result measure(int use_tkd, const char *url, int threads, int calls,
         }
     }
     for (int i = 0; i < threads; i++) {
-        w[i] = (worker){.use_tkd = use_tkd, .url = url, .client = client,
-                        .sock = sock, .size = size, .calls = calls,
-                        .start = &start};
+        w[i] = (worker){ .use_tkd = use_tkd,
+                         .url = url,
+                         .client = client,
+                         .sock = sock,
+                         .size = size,
+                         .calls = calls,
+                         .start = &start };
         w[i].lat = calloc((size_t)calls, sizeof *w[i].lat);
         pthread_create(&w[i].t, NULL, worker_main, &w[i]);
     }
@@ -246,7 +252,7 @@ static result measure(int use_tkd, const char *url, int threads, int calls,
     long long wall = now_ns() - t0;
     size_t total = (size_t)threads * (size_t)calls;
     long long *all = calloc(total, sizeof *all);
-    result r = {0};
+    result r = { 0 };
     for (int i = 0; i < threads; i++) {
         memcpy(all + (size_t)i * (size_t)calls, w[i].lat,
                (size_t)calls * sizeof *all);
@@ -266,13 +272,14 @@ static result measure(int use_tkd, const char *url, int threads, int calls,
     return r;
 }
 
-/* ---- processes -------------------------------------------------------------- */
+/* ---- processes --------------------------------------------------------------
+ */
 
 static pid_t start(const char *const argv[])
 {
     pid_t pid;
-    if (posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv,
-                    environ) != 0) {
+    if (posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ) !=
+        0) {
         fprintf(stderr, "bench: cannot start %s\n", argv[0]);
         exit(1);
     }
@@ -349,10 +356,10 @@ int main(int argc, char **argv)
     char tkd_url[128], echo_url[128];
     snprintf(tkd_url, sizeof tkd_url, "ipc://%s/tkd.sock", dir);
     snprintf(echo_url, sizeof echo_url, "ipc://%s/echo.sock", dir);
-    const char *tkd_argv[] = {tkd, "--listen", tkd_url, "--log-level",
-                              "warn", NULL};
-    const char *echo_argv[] = {"/proc/self/exe", "--echo-server", echo_url,
-                               NULL};
+    const char *tkd_argv[] = { tkd,           "--listen", tkd_url,
+                               "--log-level", "warn",     NULL };
+    const char *echo_argv[] = { "/proc/self/exe", "--echo-server", echo_url,
+                                NULL };
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0)
@@ -363,7 +370,7 @@ int main(int argc, char **argv)
     wait_ready(tkd_url, 1);
     wait_ready(echo_url, 0);
 
-    static const int concurrency[] = {1, 16};
+    static const int concurrency[] = { 1, 16 };
     printf("| callers | server | p50 µs | p99 µs | calls/s |\n");
     printf("|---|---|---|---|---|\n");
     double ratio_p50[2], ratio_tp[2];

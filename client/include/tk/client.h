@@ -87,9 +87,9 @@ enum {
  * holds. A status the client made itself (no reply came) has
  * from_server false and says so in its message. */
 typedef struct tk_status {
-    int code;           /* TK_CODE_* */
-    char *message;      /* never NULL after a call */
-    char *reason;       /* "" when none */
+    int code;      /* TK_CODE_* */
+    char *message; /* never NULL after a call */
+    char *reason;  /* "" when none */
     uint8_t *stderr_excerpt;
     size_t stderr_len;
     bool partial;
