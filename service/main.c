@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,15 +60,17 @@ typedef struct options {
     char default_addr[PATH_MAX + 8];
 } options;
 
-static int parse_uint(const char *flag, const char *s, unsigned long long max,
-                      unsigned long long *out)
+static int parse_uint(const char *flag, const char *s, unsigned long long min,
+                      unsigned long long max, unsigned long long *out)
 {
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v > max) {
-        fprintf(stderr, "tkd: %s wants a whole number up to %llu, not \"%s\"\n",
-                flag, max, s);
+    if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < min ||
+        v > max) {
+        fprintf(stderr,
+                "tkd: %s wants a whole number from %llu to %llu, not \"%s\"\n",
+                flag, min, max, s);
         return -1;
     }
     *out = v;
@@ -136,24 +139,23 @@ static int parse_args(options *o, int argc, char **argv)
                 return -1;
             break;
         case OPT_WORKERS:
-            if (parse_uint("--workers", optarg, 1024, &v) != 0 || v == 0)
+            if (parse_uint("--workers", optarg, 1, 1024, &v) != 0)
                 return -1;
             o->rpc.workers = (unsigned)v;
             break;
         case OPT_QUEUE:
-            if (parse_uint("--queue-depth", optarg, 65536, &v) != 0 || v == 0)
+            if (parse_uint("--queue-depth", optarg, 1, 65536, &v) != 0)
                 return -1;
             o->rpc.queue_depth = (unsigned)v;
             break;
         case OPT_MAXREQ:
-            if (parse_uint("--max-request-bytes", optarg, 1ULL << 30, &v) !=
-                    0 ||
-                v < 64)
+            if (parse_uint("--max-request-bytes", optarg, 64, 1ULL << 30, &v) !=
+                0)
                 return -1;
             o->rpc.max_request_bytes = (size_t)v;
             break;
         case OPT_GRACE:
-            if (parse_uint("--shutdown-grace-ms", optarg, 3600000, &v) != 0)
+            if (parse_uint("--shutdown-grace-ms", optarg, 0, 3600000, &v) != 0)
                 return -1;
             o->rpc.shutdown_grace_ms = (uint32_t)v;
             break;
@@ -242,8 +244,9 @@ int main(int argc, char **argv)
                             "pass --listen\n");
             return 2;
         }
-        if (getenv("TK_ADDR") == NULL &&
-            prepare_socket_dir(o.default_addr) != 0)
+        const char *env_addr = getenv("TK_ADDR");
+        bool from_env = env_addr != NULL && env_addr[0] != '\0';
+        if (!from_env && prepare_socket_dir(o.default_addr) != 0)
             return 1;
         o.listen[o.n_listen++] = o.default_addr;
     }
