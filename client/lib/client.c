@@ -265,6 +265,9 @@ uint64_t tk_cancel_call_id(tk_cancel *cancel)
     if (cancel == NULL)
         return 0;
     pthread_mutex_lock(&cancel->mu);
+    /* The request may be on the wire: wait until the send is decided. */
+    while (cancel->state == CS_SENDING)
+        pthread_cond_wait(&cancel->cv, &cancel->mu);
     uint64_t id = cancel->state == CS_SENT ? cancel->call_id : 0;
     pthread_mutex_unlock(&cancel->mu);
     return id;

@@ -143,7 +143,8 @@ void tk_cancel_free(tk_cancel *cancel);
 int tk_cancel_fire(tk_cancel *cancel, int *outcome);
 
 /* The id of the call that uses this handle, once it has been sent and
- * until it returns; 0 otherwise. For callers that name the call elsewhere
+ * until it returns (while it is being sent, this waits for the send to be
+ * decided); 0 otherwise. For callers that name the call elsewhere
  * (a log line, or a Cancel from another connection, which tkd never
  * honours). */
 uint64_t tk_cancel_call_id(tk_cancel *cancel);

@@ -31,6 +31,7 @@ from tk.client import (  # noqa: E402
     default_address,
     message_class,
     reply_class,
+    request_class,
 )
 from tk.status import (  # noqa: E402
     CancelOutcome,
@@ -53,4 +54,5 @@ __all__ = [
     "default_address",
     "message_class",
     "reply_class",
+    "request_class",
 ]

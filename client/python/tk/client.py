@@ -20,6 +20,7 @@ import weakref
 from typing import Callable, Generic, Optional, Type, TypeVar, Union, overload
 
 from google.protobuf import descriptor_pool, message_factory, symbol_database
+from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from tk import _nng
@@ -64,22 +65,33 @@ def message_class(full_name: str) -> Type[Message]:
     return symbol_database.Default().GetSymbol(full_name)  # type: ignore[no-any-return]
 
 
-def reply_class(method: str) -> Optional[Type[Message]]:
-    """The reply class of a method ("tk.v1.Git/RevParse") from the service
-    descriptors, or None when gen/python does not have the method."""
+def _method(method: str) -> Optional[MethodDescriptor]:
     service, _, name = method.partition("/")
     try:
         svc = descriptor_pool.Default().FindServiceByName(service)
     except KeyError:
         return None
-    rpc = svc.methods_by_name.get(name)
+    return svc.methods_by_name.get(name)  # type: ignore[no-any-return]
+
+
+def request_class(method: str) -> Optional[Type[Message]]:
+    """The request class of a method ("tk.v1.Git/RevParse") from the
+    service descriptors, or None when gen/python does not have the method."""
+    rpc = _method(method)
+    return None if rpc is None else message_class(rpc.input_type.full_name)
+
+
+def reply_class(method: str) -> Optional[Type[Message]]:
+    """The reply class of a method, as request_class."""
+    rpc = _method(method)
     return None if rpc is None else message_class(rpc.output_type.full_name)
 
 
 def _timeout_ms(timeout: Optional[float]) -> int:
     if timeout is None:
         return 0
-    ms = math.ceil(timeout * 1000)
+    # Rounded first: 0.2 s is 200.00000000000003 ms in binary floating point.
+    ms = math.ceil(round(timeout * 1000, 6))
     if timeout <= 0 or ms > 0xFFFFFFFF:
         raise ValueError("timeout must be > 0 and < 2^32 ms, not %r" % timeout)
     return ms
