@@ -143,8 +143,9 @@ class Case:
                                     "tk.v1.Control/ListMethods)" % need)
             request, reply_type = self.request(served)
             timeout = self.case.get("timeout_ms", DEFAULT_TIMEOUT_MS) / 1000
-            call = client.start(self.case["method"], request, timeout=timeout,
-                                reply_type=reply_type)
+            call: tk.Call[Any] = client.start(
+                self.case["method"], request, timeout=timeout,
+                reply_type=reply_type)
             outcome = self.cancel(call) if "cancel" in self.case else None
             status = call.status()
             reply = call.result() if status.ok else None

@@ -35,8 +35,10 @@ fail() { echo "wire: $*" >&2; exit 1; }
 
 call() { # call REQUEST_TEXT -> the decoded tk.v1.Reply on stdout
     printf '%s\n' "$1" | proto --encode=tk.v1.Request tk/v1/rpc.proto >"$dir/req.bin"
-    nngcat --req --dial "$url" --file "$dir/req.bin" --raw --count 1 \
-        --recv-timeout 10 >"$dir/rep.bin"
+    # One request, one reply. (Not --count 1: nngcat 1.5.2 then computes a
+    # negative receive timeout once a millisecond has passed, and fails.)
+    nngcat --req --dial "$url" --file "$dir/req.bin" --raw --recv-timeout 10 \
+        >"$dir/rep.bin"
     proto --decode=tk.v1.Reply tk/v1/rpc.proto <"$dir/rep.bin"
 }
 

@@ -15,7 +15,7 @@ import threading
 import time
 import typing
 import unittest
-from ctypes import POINTER, byref, c_char_p, c_int, c_int32, c_uint32, c_void_p
+from ctypes import POINTER, byref, c_char_p, c_int, c_uint32, c_void_p
 from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),

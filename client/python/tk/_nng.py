@@ -138,7 +138,8 @@ class Channel:
         self._open = True
         try:
             _check(
-                _lib.nng_aio_alloc(byref(self._send_aio), AIO_CALLBACK(), None),
+                _lib.nng_aio_alloc(byref(self._send_aio),
+                                   AIO_CALLBACK(0), None),  # no callback
                 "nng_aio_alloc",
             )
             _check(

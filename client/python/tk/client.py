@@ -17,7 +17,8 @@ import os
 import threading
 import time
 import weakref
-from typing import Callable, Generic, Optional, Type, TypeVar, Union, overload
+from typing import (Any, Callable, Generic, Optional, Tuple, Type, TypeVar,
+                    Union, overload)
 
 from google.protobuf import descriptor_pool, message_factory, symbol_database
 from google.protobuf.descriptor import MethodDescriptor
@@ -61,8 +62,8 @@ def message_class(full_name: str) -> Type[Message]:
     desc = descriptor_pool.Default().FindMessageTypeByName(full_name)
     get = getattr(message_factory, "GetMessageClass", None)
     if get is not None:  # protobuf >= 4.22
-        return get(desc)  # type: ignore[no-any-return]
-    return symbol_database.Default().GetSymbol(full_name)  # type: ignore[no-any-return]
+        return get(desc)
+    return symbol_database.Default().GetSymbol(full_name)
 
 
 def _method(method: str) -> Optional[MethodDescriptor]:
@@ -71,7 +72,7 @@ def _method(method: str) -> Optional[MethodDescriptor]:
         svc = descriptor_pool.Default().FindServiceByName(service)
     except KeyError:
         return None
-    return svc.methods_by_name.get(name)  # type: ignore[no-any-return]
+    return svc.methods_by_name.get(name)
 
 
 def request_class(method: str) -> Optional[Type[Message]]:
@@ -305,7 +306,7 @@ class Client(Services):
 
     def start(self, method: str, request: Union[Message, bytes], *,
               timeout: Optional[float] = None,
-              reply_type: Optional[type] = None) -> Call[object]:
+              reply_type: Optional[type] = None) -> Call[Any]:
         """As call(), without waiting for the reply: sends the request and
         returns its Call (result(), status(), cancel())."""
         timeout_ms = _timeout_ms(timeout)
@@ -317,20 +318,21 @@ class Client(Services):
             call_id = next(self._ids) & 0xFFFFFFFFFFFFFFFF
         envelope = rpc_pb2.Request(call_id=call_id, method=method,
                                    timeout_ms=timeout_ms, payload=payload)
-        call: Call[object] = Call(self, call_id, method, decode)
+        call: Call[Any] = Call(self, call_id, method, decode)
         call._send(self._sock, envelope.SerializeToString(), timeout_ms)
         return call
 
     @staticmethod
-    def _decoder(method: str, reply_type: Optional[type]) -> Callable[[bytes], object]:
+    def _decoder(method: str, reply_type: Optional[type]) -> Callable[[bytes], Any]:
         if reply_type is bytes:
             return bytes
-        cls = reply_type if reply_type is not None else reply_class(method)
+        cls: Optional[Type[Message]] = (reply_type if reply_type is not None
+                                        else reply_class(method))
         if cls is None:
             raise ValueError(
                 "tk: %s is not in gen/python; pass reply_type (a message "
                 "class, or bytes for the payload undecoded)" % method)
-        return cls.FromString  # type: ignore[no-any-return]
+        return cls.FromString
 
     def _failure(self, errno: int) -> Status:
         """The status of a call that got no reply (NNG error errno)."""
@@ -358,7 +360,7 @@ class Client(Services):
 
     @staticmethod
     def _decode_reply(data: bytes, call_id: int,
-                      decode: Callable[[bytes], R]) -> tuple:
+                      decode: Callable[[bytes], R]) -> Tuple[Status, Optional[R]]:
         """(status, reply or None) of a tk.v1.Reply frame."""
         try:
             env = rpc_pb2.Reply.FromString(data)
