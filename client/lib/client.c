@@ -260,6 +260,19 @@ void tk_cancel_free(tk_cancel *cancel)
     free(cancel);
 }
 
+uint64_t tk_cancel_call_id(tk_cancel *cancel)
+{
+    if (cancel == NULL)
+        return 0;
+    pthread_mutex_lock(&cancel->mu);
+    /* The request may be on the wire: wait until the send is decided. */
+    while (cancel->state == CS_SENDING)
+        pthread_cond_wait(&cancel->cv, &cancel->mu);
+    uint64_t id = cancel->state == CS_SENT ? cancel->call_id : 0;
+    pthread_mutex_unlock(&cancel->mu);
+    return id;
+}
+
 /* How long a Cancel may take: it is inline on the server, so this is only
  * the bound for a server that stopped answering. */
 #define CANCEL_TIMEOUT_MS 5000u
@@ -390,31 +403,55 @@ static void chan_put(tk_client *c, chan *ch, bool reusable)
  */
 
 static nng_msg *encode_request(uint64_t id, const char *method,
-                               uint32_t timeout_ms,
-                               const ProtobufCMessage *request)
+                               uint32_t timeout_ms, const uint8_t *payload,
+                               size_t plen)
 {
     Tk__V1__Request env = TK__V1__REQUEST__INIT;
     env.call_id = id;
     env.method = (char *)method;
     env.timeout_ms = timeout_ms;
-    size_t plen = protobuf_c_message_get_packed_size(request);
-    uint8_t *payload = malloc(plen > 0 ? plen : 1);
-    if (payload == NULL)
-        return NULL;
-    protobuf_c_message_pack(request, payload);
-    env.payload.data = payload;
+    env.payload.data = (uint8_t *)payload;
     env.payload.len = plen;
     nng_msg *msg = NULL;
     size_t n = tk__v1__request__get_packed_size(&env);
     if (nng_msg_alloc(&msg, n) == 0)
         tk__v1__request__pack(&env, nng_msg_body(msg));
-    free(payload);
     return msg;
 }
 
-static int decode_reply(nng_msg *msg, uint64_t id,
-                        const ProtobufCMessageDescriptor *reply_desc,
-                        ProtobufCMessage **reply, tk_status *st)
+/* Where a reply's payload goes: decoded as a message of desc, or copied as
+ * bytes when desc is NULL. */
+typedef struct reply_sink {
+    const ProtobufCMessageDescriptor *desc;
+    ProtobufCMessage **msg;
+    uint8_t **raw;
+    size_t *raw_len;
+} reply_sink;
+
+static int sink_payload(const reply_sink *sink, const ProtobufCBinaryData *in,
+                        tk_status *st)
+{
+    if (sink->desc != NULL) {
+        *sink->msg =
+            protobuf_c_message_unpack(sink->desc, NULL, in->len, in->data);
+        if (*sink->msg == NULL)
+            return local_status(st, TK_CODE_INTERNAL, TK_CAUSE_NONE,
+                                "the reply payload does not decode as %s",
+                                sink->desc->name);
+        return TK_CODE_OK;
+    }
+    *sink->raw = malloc(in->len > 0 ? in->len : 1);
+    if (*sink->raw == NULL)
+        return local_status(st, TK_CODE_INTERNAL, TK_CAUSE_NONE,
+                            "out of memory");
+    if (in->len > 0)
+        memcpy(*sink->raw, in->data, in->len);
+    *sink->raw_len = in->len;
+    return TK_CODE_OK;
+}
+
+static int decode_reply(nng_msg *msg, uint64_t id, const reply_sink *sink,
+                        tk_status *st)
 {
     Tk__V1__Reply *env =
         tk__v1__reply__unpack(NULL, nng_msg_len(msg), nng_msg_body(msg));
@@ -430,14 +467,8 @@ static int decode_reply(nng_msg *msg, uint64_t id,
                             (unsigned long long)id);
     } else {
         code = copy_status(st, env->status);
-        if (code == TK_CODE_OK) {
-            *reply = protobuf_c_message_unpack(
-                reply_desc, NULL, env->payload.len, env->payload.data);
-            if (*reply == NULL)
-                code = local_status(st, TK_CODE_INTERNAL, TK_CAUSE_NONE,
-                                    "the reply payload does not decode as %s",
-                                    reply_desc->name);
-        }
+        if (code == TK_CODE_OK)
+            code = sink_payload(sink, &env->payload, st);
     }
     tk__v1__reply__free_unpacked(env, NULL);
     return code;
@@ -445,9 +476,8 @@ static int decode_reply(nng_msg *msg, uint64_t id,
 
 /* Waits for the reply on ctx until wait_ms has passed since the start. */
 static int await_reply(tk_client *client, chan *ch, uint64_t id, nng_time start,
-                       nng_duration wait_ms,
-                       const ProtobufCMessageDescriptor *reply_desc,
-                       ProtobufCMessage **reply, tk_status *st, bool *replied)
+                       nng_duration wait_ms, const reply_sink *sink,
+                       tk_status *st, bool *replied)
 {
     nng_ctx ctx = ch->ctx;
     nng_aio *aio = ch->aio;
@@ -463,7 +493,7 @@ static int await_reply(tk_client *client, chan *ch, uint64_t id, nng_time start,
     switch (rv) {
     case 0: {
         nng_msg *msg = nng_aio_get_msg(aio);
-        int code = decode_reply(msg, id, reply_desc, reply, st);
+        int code = decode_reply(msg, id, sink, st);
         nng_msg_free(msg);
         return code;
     }
@@ -490,23 +520,13 @@ static int await_reply(tk_client *client, chan *ch, uint64_t id, nng_time start,
     }
 }
 
-int tk_call(tk_client *client, const char *method,
-            const ProtobufCMessage *request,
-            const ProtobufCMessageDescriptor *reply_desc,
-            ProtobufCMessage **reply, const tk_call_opts *opts,
-            tk_status *status)
+/* One call, its payload already serialized; the reply goes to sink. */
+static int call_payload(tk_client *client, const char *method,
+                        const uint8_t *payload, size_t plen,
+                        const reply_sink *sink, const tk_call_opts *opts,
+                        tk_status *status)
 {
     static const tk_call_opts no_opts = { 0 };
-    if (status == NULL)
-        return TK_CODE_INVALID_ARGUMENT;
-    memset(status, 0, sizeof *status);
-    if (reply != NULL)
-        *reply = NULL;
-    if (client == NULL || method == NULL || request == NULL ||
-        reply_desc == NULL || reply == NULL)
-        return local_status(status, TK_CODE_INVALID_ARGUMENT, TK_CAUSE_NONE,
-                            "tk_call: client, method, request, reply_desc "
-                            "and reply are required");
     if (opts == NULL)
         opts = &no_opts;
     nng_time start = nng_clock();
@@ -521,7 +541,7 @@ int tk_call(tk_client *client, const char *method,
     int code;
     bool replied = false;
     chan *ch = NULL;
-    nng_msg *msg = encode_request(id, method, opts->timeout_ms, request);
+    nng_msg *msg = encode_request(id, method, opts->timeout_ms, payload, plen);
     if (msg == NULL || (ch = chan_get(client)) == NULL) {
         if (msg != NULL)
             nng_msg_free(msg);
@@ -544,10 +564,57 @@ int tk_call(tk_client *client, const char *method,
         goto done;
     }
     cancel_set(opts->cancel, CS_SENT);
-    code = await_reply(client, ch, id, start, wait_ms, reply_desc, reply,
-                       status, &replied);
+    code = await_reply(client, ch, id, start, wait_ms, sink, status, &replied);
 done:
     cancel_set(opts->cancel, CS_IDLE);
     chan_put(client, ch, replied);
     return code;
+}
+
+int tk_call(tk_client *client, const char *method,
+            const ProtobufCMessage *request,
+            const ProtobufCMessageDescriptor *reply_desc,
+            ProtobufCMessage **reply, const tk_call_opts *opts,
+            tk_status *status)
+{
+    if (status == NULL)
+        return TK_CODE_INVALID_ARGUMENT;
+    memset(status, 0, sizeof *status);
+    if (reply != NULL)
+        *reply = NULL;
+    if (client == NULL || method == NULL || request == NULL ||
+        reply_desc == NULL || reply == NULL)
+        return local_status(status, TK_CODE_INVALID_ARGUMENT, TK_CAUSE_NONE,
+                            "tk_call: client, method, request, reply_desc "
+                            "and reply are required");
+    size_t plen = protobuf_c_message_get_packed_size(request);
+    uint8_t *payload = malloc(plen > 0 ? plen : 1);
+    if (payload == NULL)
+        return local_status(status, TK_CODE_INTERNAL, TK_CAUSE_NONE,
+                            "out of memory");
+    protobuf_c_message_pack(request, payload);
+    reply_sink sink = { .desc = reply_desc, .msg = reply };
+    int code = call_payload(client, method, payload, plen, &sink, opts, status);
+    free(payload);
+    return code;
+}
+
+int tk_call_raw(tk_client *client, const char *method, const void *payload,
+                size_t len, uint8_t **reply, size_t *reply_len,
+                const tk_call_opts *opts, tk_status *status)
+{
+    if (status == NULL)
+        return TK_CODE_INVALID_ARGUMENT;
+    memset(status, 0, sizeof *status);
+    if (reply != NULL)
+        *reply = NULL;
+    if (reply_len != NULL)
+        *reply_len = 0;
+    if (client == NULL || method == NULL || (payload == NULL && len > 0) ||
+        reply == NULL || reply_len == NULL)
+        return local_status(status, TK_CODE_INVALID_ARGUMENT, TK_CAUSE_NONE,
+                            "tk_call_raw: client, method, payload, reply "
+                            "and reply_len are required");
+    reply_sink sink = { .raw = reply, .raw_len = reply_len };
+    return call_payload(client, method, payload, len, &sink, opts, status);
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Fails when gen/ is not exactly what tools/regen makes of proto/: a .proto
-# edited without regenerating, or a hand edit in generated code.
+# edited without regenerating, or a hand edit in generated code. (Python
+# leaves __pycache__ in gen/python when the client runs from a checkout.)
 set -euo pipefail
 top=${1:?source root}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$top/tools/regen" --out "$out"
 if ! diff -r "$top/gen/c" "$out/c" >"$out/c.diff" ||
-    ! diff -r "$top/gen/python" "$out/python" >"$out/py.diff"; then
+    ! diff -r -x __pycache__ "$top/gen/python" "$out/python" >"$out/py.diff"; then
     cat "$out/c.diff" "$out/py.diff" | head -50
     echo "gen/ differs from tools/regen output: run tools/regen and commit" >&2
     exit 1

@@ -142,6 +142,13 @@ void tk_cancel_free(tk_cancel *cancel);
  * outcome may be NULL. */
 int tk_cancel_fire(tk_cancel *cancel, int *outcome);
 
+/* The id of the call that uses this handle, once it has been sent and
+ * until it returns (while it is being sent, this waits for the send to be
+ * decided); 0 otherwise. For callers that name the call elsewhere
+ * (a log line, or a Cancel from another connection, which tkd never
+ * honours). */
+uint64_t tk_cancel_call_id(tk_cancel *cancel);
+
 typedef struct tk_call_opts {
     /* Relative deadline sent to the server; 0 = the method's default. */
     uint32_t timeout_ms;
@@ -158,6 +165,15 @@ int tk_call(tk_client *client, const char *method,
             const ProtobufCMessageDescriptor *reply_desc,
             ProtobufCMessage **reply, const tk_call_opts *opts,
             tk_status *status);
+
+/* As tk_call, with the payloads as bytes: the request's is sent as it is
+ * (even when it is no valid message of the method), and on TK_CODE_OK
+ * *reply (malloc'd; free it) holds the reply's, *reply_len bytes long;
+ * otherwise *reply is NULL. For gateways that pass payloads through, and for
+ * tests of what a server does with bytes no encoder would make. */
+int tk_call_raw(tk_client *client, const char *method, const void *payload,
+                size_t len, uint8_t **reply, size_t *reply_len,
+                const tk_call_opts *opts, tk_status *status);
 
 /* The catalog: every service and message of proto/, compiled in. */
 typedef struct tk_method_desc {

@@ -1,0 +1,195 @@
+"""A ctypes binding to the few calls of the system NNG (libnng.so.1, Debian's
+libnng1 1.5.2) that a REQ client needs. Internal to tk.client.
+
+nng_socket and nng_ctx are structs of one uint32 passed by value, so they
+are ctypes Structures (libffi passes them as the C ABI does), never bare
+integers. Every pointer result is declared c_void_p: ctypes' default int
+would cut 64-bit pointers. CDLL releases the GIL during each call, so a
+thread blocked in NNG never blocks the others.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+from ctypes import POINTER, byref, c_char_p, c_int, c_int32, c_size_t, c_uint32
+from ctypes import c_void_p
+from typing import Callable, Optional, Tuple
+
+# nng.h's error numbers that the client tells apart.
+ETIMEDOUT = 5
+ECONNREFUSED = 6
+ECLOSED = 7
+ENOTSUP = 9
+ENOENT = 12
+EADDRINVAL = 15
+ECONNRESET = 19
+ECONNSHUT = 31
+
+DURATION_INFINITE = -1
+OPT_REQ_RESENDTIME = b"req:resend-time"
+
+
+class Socket(ctypes.Structure):
+    _fields_ = [("id", c_uint32)]
+
+
+class Ctx(ctypes.Structure):
+    _fields_ = [("id", c_uint32)]
+
+
+# void (*)(void *): an aio's completion callback.
+AIO_CALLBACK = ctypes.CFUNCTYPE(None, c_void_p)
+
+
+def _load() -> ctypes.CDLL:
+    try:
+        return ctypes.CDLL("libnng.so.1")
+    except OSError:
+        found = ctypes.util.find_library("nng")
+        if found is None:
+            raise ImportError(
+                "tk: libnng.so.1 not found; apt-get install libnng1"
+            ) from None
+        return ctypes.CDLL(found)
+
+
+_lib = _load()
+
+_SIGNATURES = {
+    "nng_req0_open": (c_int, [POINTER(Socket)]),
+    "nng_socket_set_ms": (c_int, [Socket, c_char_p, c_int32]),
+    "nng_dial": (c_int, [Socket, c_char_p, c_void_p, c_int]),
+    "nng_close": (c_int, [Socket]),
+    "nng_ctx_open": (c_int, [POINTER(Ctx), Socket]),
+    "nng_ctx_close": (c_int, [Ctx]),
+    "nng_ctx_send": (None, [Ctx, c_void_p]),
+    "nng_ctx_recv": (None, [Ctx, c_void_p]),
+    "nng_aio_alloc": (c_int, [POINTER(c_void_p), AIO_CALLBACK, c_void_p]),
+    "nng_aio_free": (None, [c_void_p]),
+    "nng_aio_wait": (None, [c_void_p]),
+    "nng_aio_result": (c_int, [c_void_p]),
+    "nng_aio_set_timeout": (None, [c_void_p, c_int32]),
+    "nng_aio_set_msg": (None, [c_void_p, c_void_p]),
+    "nng_aio_get_msg": (c_void_p, [c_void_p]),
+    "nng_msg_alloc": (c_int, [POINTER(c_void_p), c_size_t]),
+    "nng_msg_free": (None, [c_void_p]),
+    "nng_msg_body": (c_void_p, [c_void_p]),
+    "nng_msg_len": (c_size_t, [c_void_p]),
+    "nng_strerror": (c_char_p, [c_int]),
+}
+for _name, (_res, _args) in _SIGNATURES.items():
+    _fn = getattr(_lib, _name)
+    _fn.restype = _res
+    _fn.argtypes = _args
+
+
+class NngError(Exception):
+    """An NNG call failed; errno is NNG's error number."""
+
+    def __init__(self, errno: int, what: str) -> None:
+        super().__init__("%s: %s" % (what, strerror(errno)))
+        self.errno = errno
+
+
+def strerror(errno: int) -> str:
+    return _lib.nng_strerror(errno).decode("utf-8", "replace")
+
+
+def _check(rv: int, what: str) -> None:
+    if rv != 0:
+        raise NngError(rv, what)
+
+
+def open_req(url: str) -> Socket:
+    """A REQ socket dialed to url, with resend disabled (at most once)."""
+    sock = Socket()
+    _check(_lib.nng_req0_open(byref(sock)), "nng_req0_open")
+    try:
+        # REQ would resend an unanswered request (every 60 s, and at once
+        # on a new pipe): a WRITE would run twice.
+        _check(
+            _lib.nng_socket_set_ms(sock, OPT_REQ_RESENDTIME, DURATION_INFINITE),
+            "setting " + OPT_REQ_RESENDTIME.decode(),
+        )
+        _check(_lib.nng_dial(sock, url.encode(), None, 0), "cannot connect to " + url)
+    except NngError:
+        _lib.nng_close(sock)
+        raise
+    return sock
+
+
+def close(sock: Socket) -> None:
+    _lib.nng_close(sock)
+
+
+class Channel:
+    """One REQ context with a send aio (waited on in place) and a receive
+    aio whose completion calls on_done from an NNG thread. For one call."""
+
+    def __init__(self, sock: Socket, on_done: Callable[[], None]) -> None:
+        self._ctx = Ctx()
+        self._send_aio = c_void_p()
+        self._recv_aio = c_void_p()
+        # Kept here: the C side holds only a pointer to it.
+        self._callback = AIO_CALLBACK(lambda _arg: on_done())
+        self._open = False
+        _check(_lib.nng_ctx_open(byref(self._ctx), sock), "nng_ctx_open")
+        self._open = True
+        try:
+            _check(
+                _lib.nng_aio_alloc(byref(self._send_aio),
+                                   AIO_CALLBACK(0), None),  # no callback
+                "nng_aio_alloc",
+            )
+            _check(
+                _lib.nng_aio_alloc(byref(self._recv_aio), self._callback, None),
+                "nng_aio_alloc",
+            )
+        except NngError:
+            self.close()
+            raise
+
+    def send(self, data: bytes, timeout_ms: int) -> int:
+        """Queues data for sending; returns 0 or NNG's error number."""
+        msg = c_void_p()
+        rv = _lib.nng_msg_alloc(byref(msg), len(data))
+        if rv != 0:
+            return rv
+        ctypes.memmove(_lib.nng_msg_body(msg), data, len(data))
+        _lib.nng_aio_set_msg(self._send_aio, msg)
+        _lib.nng_aio_set_timeout(self._send_aio, timeout_ms)
+        _lib.nng_ctx_send(self._ctx, self._send_aio)
+        _lib.nng_aio_wait(self._send_aio)
+        rv = _lib.nng_aio_result(self._send_aio)
+        if rv != 0:  # the message is still ours
+            _lib.nng_msg_free(_lib.nng_aio_get_msg(self._send_aio))
+        return rv
+
+    def start_recv(self, timeout_ms: int) -> None:
+        """Starts receiving the reply; on_done is called when it ends."""
+        _lib.nng_aio_set_timeout(self._recv_aio, timeout_ms)
+        _lib.nng_ctx_recv(self._ctx, self._recv_aio)
+
+    def recv_result(self) -> Tuple[int, Optional[bytes]]:
+        """After on_done: (0, the reply) or (NNG's error number, None)."""
+        _lib.nng_aio_wait(self._recv_aio)
+        rv = _lib.nng_aio_result(self._recv_aio)
+        if rv != 0:
+            return rv, None
+        msg = _lib.nng_aio_get_msg(self._recv_aio)
+        try:
+            return 0, ctypes.string_at(_lib.nng_msg_body(msg), _lib.nng_msg_len(msg))
+        finally:
+            _lib.nng_msg_free(msg)
+
+    def close(self) -> None:
+        """Stops what is in flight (waiting for its callback) and frees all.
+        Never from on_done itself. Idempotent."""
+        for aio in (self._send_aio, self._recv_aio):
+            if aio.value is not None:
+                _lib.nng_aio_free(aio)
+                aio.value = None
+        if self._open:
+            _lib.nng_ctx_close(self._ctx)
+            self._open = False

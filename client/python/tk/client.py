@@ -1,0 +1,382 @@
+"""tk.Client: calls to tkd over one NNG REQ socket, at most once each.
+
+Mirrors libtkclient (client/lib/client.c): call ids unique per connection,
+the deadline sent in the envelope (timeout_ms), NNG's REQ resend disabled,
+the client waiting the deadline plus 250 ms of grace for the server's own
+DEADLINE_EXCEEDED before it reports one itself, a lost connection reported
+as UNAVAILABLE ("whether it ran is unknown"), and cancellation as
+tk.v1.Control/Cancel sent on the same socket, from any thread.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import math
+import os
+import threading
+import time
+import weakref
+from typing import (Any, Callable, Generic, Optional, Tuple, Type, TypeVar,
+                    Union, overload)
+
+from google.protobuf import descriptor_pool, message_factory, symbol_database
+from google.protobuf.descriptor import MethodDescriptor
+from google.protobuf.message import DecodeError, Message
+
+from tk import _nng
+from tk._services import Services
+from tk.status import CancelOutcome, Cause, Code, Status, TkError, _enum_or_int
+from tk.v1 import rpc_pb2
+
+#: How long past the deadline the client waits for the server's own
+#: DEADLINE_EXCEEDED before it reports one itself (TK_DEADLINE_GRACE_MS).
+GRACE_MS = 250
+#: How long a call without a timeout (the method's default, known only to
+#: the server) may wait for its reply at most (TK_MAX_WAIT_MS).
+MAX_WAIT_MS = 15 * 60 * 1000
+#: The bound of a Cancel: tkd answers it inline, so this only matters for a
+#: server that stopped answering.
+CANCEL_TIMEOUT = 5.0
+
+M = TypeVar("M", bound=Message)
+R = TypeVar("R")
+
+
+def default_address() -> str:
+    """The address tkd listens on by default: TK_ADDR if set, else
+    ipc://$XDG_RUNTIME_DIR/tk/tkd.sock, else ipc:///tmp/tk-<uid>/tkd.sock
+    (as tk_default_address of libtkclient)."""
+    addr = os.environ.get("TK_ADDR", "")
+    if addr:
+        return addr
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+    if xdg.startswith("/"):
+        return "ipc://%s/tk/tkd.sock" % xdg
+    return "ipc:///tmp/tk-%d/tkd.sock" % os.geteuid()
+
+
+def message_class(full_name: str) -> Type[Message]:
+    """The generated class of a message by its full name
+    ("tk.v1.PingRequest"); KeyError when gen/python has no such message."""
+    desc = descriptor_pool.Default().FindMessageTypeByName(full_name)
+    get = getattr(message_factory, "GetMessageClass", None)
+    if get is not None:  # protobuf >= 4.22
+        return get(desc)
+    return symbol_database.Default().GetSymbol(full_name)
+
+
+def _method(method: str) -> Optional[MethodDescriptor]:
+    service, _, name = method.partition("/")
+    try:
+        svc = descriptor_pool.Default().FindServiceByName(service)
+    except KeyError:
+        return None
+    return svc.methods_by_name.get(name)
+
+
+def request_class(method: str) -> Optional[Type[Message]]:
+    """The request class of a method ("tk.v1.Git/RevParse") from the
+    service descriptors, or None when gen/python does not have the method."""
+    rpc = _method(method)
+    return None if rpc is None else message_class(rpc.input_type.full_name)
+
+
+def reply_class(method: str) -> Optional[Type[Message]]:
+    """The reply class of a method, as request_class."""
+    rpc = _method(method)
+    return None if rpc is None else message_class(rpc.output_type.full_name)
+
+
+def _timeout_ms(timeout: Optional[float]) -> int:
+    if timeout is None:
+        return 0
+    # Rounded first: 0.2 s is 200.00000000000003 ms in binary floating point.
+    ms = math.ceil(round(timeout * 1000, 6))
+    if timeout <= 0 or ms > 0xFFFFFFFF:
+        raise ValueError("timeout must be > 0 and < 2^32 ms, not %r" % timeout)
+    return ms
+
+
+class Call(Generic[R]):
+    """A call in flight, from Client.start (or a start_<method> stub).
+
+    result() waits for its end and returns the reply or raises TkError;
+    cancel() sends tk.v1.Control/Cancel for it, from any thread. The wait
+    is bounded by the call's deadline (plus the grace), so a Call always
+    ends. Thread-safe.
+    """
+
+    def __init__(self, client: Client, call_id: int, method: str,
+                 decode: Callable[[bytes], R]) -> None:
+        self.call_id = call_id
+        self.method = method
+        self._client = client
+        self._decode = decode
+        self._done = threading.Event()
+        self._lock = threading.Lock()  # collecting the outcome
+        self._channel: Optional[_nng.Channel] = None
+        self._sent = False
+        self._status: Optional[Status] = None
+        self._reply: Optional[R] = None
+
+    def _send(self, sock: _nng.Socket, envelope: bytes, timeout_ms: int) -> None:
+        wait_ms = MAX_WAIT_MS if timeout_ms == 0 else timeout_ms + GRACE_MS
+        t0 = time.monotonic()
+        try:
+            self._channel = _nng.Channel(sock, self._done.set)
+        except _nng.NngError as e:
+            self._finish(self._client._failure(e.errno))
+            return
+        # A send waits for a connection; bound it by the same deadline.
+        rv = self._channel.send(envelope, wait_ms)
+        if rv != 0:
+            self._finish(Status.local(
+                Code.UNAVAILABLE,
+                "could not send to tkd at %s: %s (the call was not sent)"
+                % (self._client.address, _nng.strerror(rv))))
+            return
+        self._sent = True
+        spent = int((time.monotonic() - t0) * 1000)
+        self._channel.start_recv(max(1, wait_ms - spent))
+
+    def _finish(self, status: Status, reply: Optional[R] = None) -> None:
+        self._status, self._reply = status, reply
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+        self._done.set()
+
+    def _collect(self) -> None:
+        # Under self._lock, once the receive has ended.
+        if self._status is not None:
+            return
+        assert self._channel is not None
+        rv, data = self._channel.recv_result()
+        if rv != 0:
+            self._finish(self._client._failure(rv))
+            return
+        self._finish(*self._client._decode_reply(data or b"", self.call_id,
+                                                 self._decode))
+
+    def done(self) -> bool:
+        """Whether the call has ended (result() would not wait)."""
+        return self._done.is_set()
+
+    def status(self, timeout: Optional[float] = None) -> Status:
+        """Waits for the end of the call and returns its status, OK or not
+        (partial, write_completed, elapsed_us of a successful call).
+        Raises TimeoutError when timeout (seconds) passes first; the call
+        goes on."""
+        if not self._done.wait(timeout):
+            raise TimeoutError("%s (call %d) still running" % (self.method, self.call_id))
+        with self._lock:
+            self._collect()
+            assert self._status is not None
+            return self._status
+
+    def result(self, timeout: Optional[float] = None) -> R:
+        """Waits for the end of the call: returns the reply, or raises
+        TkError with the status. TimeoutError as for status()."""
+        st = self.status(timeout)
+        if not st.ok:
+            raise TkError(st)
+        assert self._reply is not None
+        return self._reply
+
+    def cancel(self) -> Union[CancelOutcome, int]:
+        """Sends tk.v1.Control/Cancel for this call on the same connection
+        and returns tkd's outcome: CANCELLED (the call ends CANCELLED, cause
+        CALLER), WRITE_CONTINUES (a started WRITE runs to completion),
+        ALREADY_DONE, NOT_FOUND; NOT_SENT when the call was never sent.
+        Raises TkError when the Cancel itself fails."""
+        if not self._sent:
+            return CancelOutcome.NOT_SENT
+        reply = self._client.control.cancel(call_id=self.call_id,
+                                            timeout=CANCEL_TIMEOUT)
+        return _enum_or_int(CancelOutcome, reply.outcome)
+
+    def __del__(self) -> None:
+        # An abandoned call: stop its receive and free the NNG objects.
+        channel = getattr(self, "_channel", None)
+        if channel is not None:
+            try:
+                channel.close()
+            except Exception:  # interpreter shutdown
+                pass
+
+
+_open_clients: "weakref.WeakSet[Client]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    # NNG's threads must not call back into a finalizing interpreter.
+    for client in list(_open_clients):
+        client.close()
+
+
+class Client(Services):
+    """A connection to tkd: Client(addr=None) dials addr (default:
+    default_address()). Thread-safe: share one Client between threads.
+
+    Every method of proto/ is a typed method on an attribute per service,
+    generated from the service descriptors (gen/python/tk/*/*_tk.py):
+    client.control.ping(data=b"x"), client.control.start_ping(...) -> Call.
+    call()/start() call any method by name. Use it as a context manager,
+    or close() it.
+    """
+
+    def __init__(self, addr: Optional[str] = None) -> None:
+        self.address = addr if addr is not None else default_address()
+        self._lock = threading.Lock()
+        self._closed = False
+        try:
+            self._sock = _nng.open_req(self.address)
+        except _nng.NngError as e:
+            if e.errno in (_nng.EADDRINVAL, _nng.ENOTSUP):
+                raise ValueError("tk: %s is not an address NNG knows: %s"
+                                 % (self.address, e)) from None
+            hint = (" (is tkd running there?)"
+                    if e.errno in (_nng.ECONNREFUSED, _nng.ENOENT) else "")
+            raise TkError(Status.local(Code.UNAVAILABLE, str(e) + hint)) from None
+        # Ids need only be unique per connection; a random start keeps the
+        # ids of different clients apart in tkd's log.
+        seed = int.from_bytes(os.urandom(8), "little")
+        self._ids = itertools.count((seed >> 16) | 1)
+        self._init_services(self)
+        _open_clients.add(self)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes the connection; calls still in flight end CANCELLED
+        (cause CALLER, "the client was closed"). Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        _nng.close(self._sock)
+        _open_clients.discard(self)
+
+    @overload
+    def call(self, method: str, request: Union[Message, bytes], *,
+             timeout: Optional[float] = ..., reply_type: Type[M]) -> M: ...
+
+    @overload
+    def call(self, method: str, request: Union[Message, bytes], *,
+             timeout: Optional[float] = ..., reply_type: Type[bytes]) -> bytes: ...
+
+    @overload
+    def call(self, method: str, request: Union[Message, bytes], *,
+             timeout: Optional[float] = ..., reply_type: None = ...) -> Message: ...
+
+    def call(self, method: str, request: Union[Message, bytes], *,
+             timeout: Optional[float] = None,
+             reply_type: Optional[type] = None) -> object:
+        """Calls method ("tk.v1.Control/Ping") with request and waits for
+        the reply, which it returns; raises TkError for any other end.
+
+        request is a message, or bytes sent as the payload as they are.
+        timeout (seconds) is the deadline sent to tkd; None means the
+        method's default. reply_type is the class to decode the reply as
+        (default: from the service descriptors), or bytes for the payload
+        undecoded; a method gen/python does not know needs one.
+        """
+        return self.start(method, request, timeout=timeout,
+                          reply_type=reply_type).result()
+
+    @overload
+    def start(self, method: str, request: Union[Message, bytes], *,
+              timeout: Optional[float] = ..., reply_type: Type[M]) -> Call[M]: ...
+
+    @overload
+    def start(self, method: str, request: Union[Message, bytes], *,
+              timeout: Optional[float] = ...,
+              reply_type: Type[bytes]) -> Call[bytes]: ...
+
+    @overload
+    def start(self, method: str, request: Union[Message, bytes], *,
+              timeout: Optional[float] = ...,
+              reply_type: None = ...) -> Call[Message]: ...
+
+    def start(self, method: str, request: Union[Message, bytes], *,
+              timeout: Optional[float] = None,
+              reply_type: Optional[type] = None) -> Call[Any]:
+        """As call(), without waiting for the reply: sends the request and
+        returns its Call (result(), status(), cancel())."""
+        timeout_ms = _timeout_ms(timeout)
+        decode = self._decoder(method, reply_type)
+        payload = request if isinstance(request, bytes) else request.SerializeToString()
+        with self._lock:
+            if self._closed:
+                raise ValueError("tk: the client is closed")
+            call_id = next(self._ids) & 0xFFFFFFFFFFFFFFFF
+        envelope = rpc_pb2.Request(call_id=call_id, method=method,
+                                   timeout_ms=timeout_ms, payload=payload)
+        call: Call[Any] = Call(self, call_id, method, decode)
+        call._send(self._sock, envelope.SerializeToString(), timeout_ms)
+        return call
+
+    @staticmethod
+    def _decoder(method: str, reply_type: Optional[type]) -> Callable[[bytes], Any]:
+        if reply_type is bytes:
+            return bytes
+        cls: Optional[Type[Message]] = (reply_type if reply_type is not None
+                                        else reply_class(method))
+        if cls is None:
+            raise ValueError(
+                "tk: %s is not in gen/python; pass reply_type (a message "
+                "class, or bytes for the payload undecoded)" % method)
+        return cls.FromString
+
+    def _failure(self, errno: int) -> Status:
+        """The status of a call that got no reply (NNG error errno)."""
+        with self._lock:
+            closed = self._closed
+        if closed or errno == _nng.ECLOSED:
+            # Closing drops the connection first: not a server's doing.
+            return Status.local(Code.CANCELLED,
+                                "the client was closed during the call",
+                                Cause.CALLER)
+        if errno == _nng.ETIMEDOUT:
+            return Status.local(
+                Code.DEADLINE_EXCEEDED,
+                "no reply from tkd at %s within the deadline and %d ms of "
+                "grace: the server did not answer (a WRITE may still complete "
+                "there)" % (self.address, GRACE_MS), Cause.DEADLINE)
+        if errno in (_nng.ECONNRESET, _nng.ECONNSHUT):
+            return Status.local(
+                Code.UNAVAILABLE,
+                "the connection to tkd at %s was lost while the call was in "
+                "flight; whether it ran is unknown (it is not resent)"
+                % self.address)
+        return Status.local(Code.UNAVAILABLE, "receiving from %s: %s"
+                            % (self.address, _nng.strerror(errno)))
+
+    @staticmethod
+    def _decode_reply(data: bytes, call_id: int,
+                      decode: Callable[[bytes], R]) -> Tuple[Status, Optional[R]]:
+        """(status, reply or None) of a tk.v1.Reply frame."""
+        try:
+            env = rpc_pb2.Reply.FromString(data)
+        except DecodeError:
+            return Status.local(Code.INTERNAL, "the reply (%d bytes) is not "
+                                "a tk.v1.Reply" % len(data)), None
+        if env.call_id not in (call_id, 0):
+            return Status.local(Code.INTERNAL, "the reply is for call %d, "
+                                "not %d" % (env.call_id, call_id)), None
+        if not env.HasField("status"):
+            return Status.local(Code.INTERNAL, "the reply carries no status"), None
+        status = Status.from_proto(env.status)
+        if not status.ok:
+            return status, None
+        try:
+            return status, decode(env.payload)
+        except DecodeError:
+            return Status.local(Code.INTERNAL, "the reply payload does not "
+                                "decode as the method's reply"), None

@@ -1,0 +1,75 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class CancelReply(_message.Message):
+    __slots__ = ["outcome"]
+    class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = []
+    ALREADY_DONE: CancelReply.Outcome
+    CANCELLED: CancelReply.Outcome
+    NOT_FOUND: CancelReply.Outcome
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_UNSPECIFIED: CancelReply.Outcome
+    WRITE_CONTINUES: CancelReply.Outcome
+    outcome: CancelReply.Outcome
+    def __init__(self, outcome: _Optional[_Union[CancelReply.Outcome, str]] = ...) -> None: ...
+
+class CancelRequest(_message.Message):
+    __slots__ = ["call_id"]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    call_id: int
+    def __init__(self, call_id: _Optional[int] = ...) -> None: ...
+
+class ListMethodsReply(_message.Message):
+    __slots__ = ["methods"]
+    METHODS_FIELD_NUMBER: _ClassVar[int]
+    methods: _containers.RepeatedCompositeFieldContainer[MethodInfo]
+    def __init__(self, methods: _Optional[_Iterable[_Union[MethodInfo, _Mapping]]] = ...) -> None: ...
+
+class ListMethodsRequest(_message.Message):
+    __slots__ = ["service"]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
+    service: str
+    def __init__(self, service: _Optional[str] = ...) -> None: ...
+
+class MethodInfo(_message.Message):
+    __slots__ = ["ceiling_ms", "default_timeout_ms", "kind", "name", "reply_type", "request_type"]
+    class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = []
+    CEILING_MS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    KIND_UNSPECIFIED: MethodInfo.Kind
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    READ: MethodInfo.Kind
+    REPLY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_TYPE_FIELD_NUMBER: _ClassVar[int]
+    WRITE: MethodInfo.Kind
+    ceiling_ms: int
+    default_timeout_ms: int
+    kind: MethodInfo.Kind
+    name: str
+    reply_type: str
+    request_type: str
+    def __init__(self, name: _Optional[str] = ..., request_type: _Optional[str] = ..., reply_type: _Optional[str] = ..., kind: _Optional[_Union[MethodInfo.Kind, str]] = ..., default_timeout_ms: _Optional[int] = ..., ceiling_ms: _Optional[int] = ...) -> None: ...
+
+class PingReply(_message.Message):
+    __slots__ = ["data", "server_version", "uptime_ms"]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
+    UPTIME_MS_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    server_version: str
+    uptime_ms: int
+    def __init__(self, data: _Optional[bytes] = ..., server_version: _Optional[str] = ..., uptime_ms: _Optional[int] = ...) -> None: ...
+
+class PingRequest(_message.Message):
+    __slots__ = ["data"]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    def __init__(self, data: _Optional[bytes] = ...) -> None: ...

@@ -1,0 +1,210 @@
+"""The conformance table (tests/conformance/cases.json) run through the
+Python client (client/python/tk): each case a test, against a fresh real
+tkd or testd. The C client runs the same table (conformance.c); both
+assert the table, so both agree on code, reason and cause.
+    /usr/bin/python3 test_conformance.py   (TKD, TESTD from meson; another
+                                           table: TK_CONFORMANCE_CASES)
+Waits are on the server's output, never sleeps.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import unittest
+from typing import Any, Dict, Optional, Tuple
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "support"))
+import tkproc  # noqa: E402
+
+import tk  # noqa: E402
+from google.protobuf import json_format  # noqa: E402
+from google.protobuf.message import Message  # noqa: E402
+from tk.v1 import control_pb2  # noqa: E402
+
+CASES = os.environ.get("TK_CONFORMANCE_CASES") or os.path.join(
+    tkproc.SOURCE_ROOT, "tests", "conformance", "cases.json")
+DEFAULT_TIMEOUT_MS = 10000
+
+
+def substitute(value: Any, root: str) -> Any:
+    """value with ${ROOT} replaced by root in every string."""
+    if isinstance(value, str):
+        return value.replace("${ROOT}", root)
+    if isinstance(value, list):
+        return [substitute(v, root) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v, root) for k, v in value.items()}
+    return value
+
+
+def make_fixture(fixture: Optional[Dict[str, Any]], root: str, home: str) -> None:
+    if not fixture:
+        return
+    for rel, text in fixture.get("files", {}).items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    if fixture.get("git"):
+        env = dict(os.environ, HOME=home, GIT_CONFIG_NOSYSTEM="1",
+                   GIT_AUTHOR_NAME="tk", GIT_AUTHOR_EMAIL="tk@example.invalid",
+                   GIT_COMMITTER_NAME="tk",
+                   GIT_COMMITTER_EMAIL="tk@example.invalid")
+        for args in (["init", "-q"], ["add", "-A"],
+                     ["commit", "-q", "-m", "fixture"]):
+            subprocess.run(["git", "-C", root] + args, env=env, check=True)
+
+
+def method_types(method: str, served: Dict[str, control_pb2.MethodInfo]
+                 ) -> Tuple[type, type]:
+    """The request and reply classes: from gen/python's descriptors, else
+    by the names the server gives in ListMethods (test methods have no
+    .proto)."""
+    req, rep = tk.request_class(method), tk.reply_class(method)
+    if req is not None and rep is not None:
+        return req, rep
+    info = served.get(method)
+    if info is None:
+        raise AssertionError("%s: no request/reply type known (give "
+                             "payload_base64)" % method)
+    return tk.message_class(info.request_type), tk.message_class(info.reply_type)
+
+
+def subset(want: Any, got: Any) -> bool:
+    """Every key of want is in got with a value that matches: objects by
+    subset, arrays element by element (same length), the rest equal."""
+    if isinstance(want, dict):
+        return isinstance(got, dict) and all(
+            k in got and subset(v, got[k]) for k, v in want.items())
+    if isinstance(want, list):
+        return isinstance(got, list) and len(want) == len(got) and all(
+            subset(w, g) for w, g in zip(want, got))
+    return bool(want == got)
+
+
+def enum_name(cls: type, value: int) -> str:
+    try:
+        return str(cls(value).name)
+    except ValueError:
+        return str(value)
+
+
+class Case:
+    """One case being run: its directory, fixture and server."""
+
+    def __init__(self, test: unittest.TestCase, case: Dict[str, Any],
+                 workdir: str) -> None:
+        self.t, self.case = test, case
+        self.root = os.path.join(workdir, "root")
+        os.mkdir(self.root)
+        make_fixture(case.get("fixture"), self.root, workdir)
+        kind = case.get("server", "tkd")
+        if kind == "tkd":
+            self.server, self.addr = tkproc.start_tkd(workdir, [self.root])
+        elif kind == "testd":
+            self.server, self.addr = tkproc.start_testd(workdir)
+        else:
+            raise AssertionError("unknown server %r (tkd or testd)" % kind)
+
+    def request(self, served: Dict[str, control_pb2.MethodInfo]
+                ) -> Tuple[Any, type]:
+        """(the request: a message, or bytes; the reply type)."""
+        if "payload_base64" in self.case:
+            return base64.b64decode(self.case["payload_base64"], validate=True), bytes
+        req_cls, rep_cls = method_types(self.case["method"], served)
+        msg: Message = req_cls()
+        json_format.ParseDict(substitute(self.case.get("request", {}), self.root), msg)
+        return msg, rep_cls
+
+    def cancel(self, call: tk.Call[Any]) -> str:
+        how = self.case["cancel"]
+        if "after_output" in how:
+            self.server.wait_output(how["after_output"])
+        where = how.get("from", "same_connection")
+        if where == "same_connection":
+            return enum_name(tk.CancelOutcome, call.cancel())
+        self.t.assertEqual(where, "other_connection")
+        with tk.Client(self.addr) as other:
+            reply = other.control.cancel(call_id=call.call_id, timeout=5)
+        return enum_name(tk.CancelOutcome, reply.outcome)
+
+    def run(self) -> None:
+        with tk.Client(self.addr) as client:
+            served = {m.name: m for m in
+                      client.control.list_methods(timeout=10).methods}
+            for need in self.case.get("needs", []):
+                if need not in served:
+                    self.t.skipTest("the server does not serve %s (not in "
+                                    "tk.v1.Control/ListMethods)" % need)
+            request, reply_type = self.request(served)
+            timeout = self.case.get("timeout_ms", DEFAULT_TIMEOUT_MS) / 1000
+            call: tk.Call[Any] = client.start(
+                self.case["method"], request, timeout=timeout,
+                reply_type=reply_type)
+            outcome = self.cancel(call) if "cancel" in self.case else None
+            status = call.status()
+            reply = call.result() if status.ok else None
+        self.check(status, reply, outcome)
+
+    def check(self, st: tk.Status, reply: Any, cancel_outcome: Optional[str]) -> None:
+        e = self.case["expect"]
+        got = {
+            "code": st.code_name,
+            "reason": st.reason,
+            "cause": enum_name(tk.Cause, st.cancellation.cause),
+            "from_server": st.from_server,
+        }
+        want = {
+            "code": e.get("code", "OK"),
+            "reason": e.get("reason", ""),
+            "cause": e.get("cause", "NONE"),
+            "from_server": e.get("from_server", True),
+        }
+        if "partial" in e:
+            got["partial"], want["partial"] = st.partial, e["partial"]
+        if "cancel_outcome" in e:
+            got["cancel_outcome"] = cancel_outcome
+            want["cancel_outcome"] = e["cancel_outcome"]
+        self.t.assertEqual(got, want, "status: %s" % st)
+        if "reply" in e:
+            self.t.assertIsInstance(reply, Message)
+            as_json = json_format.MessageToDict(reply)
+            self.t.assertTrue(subset(e["reply"], as_json),
+                              "reply %s lacks %s" % (as_json, e["reply"]))
+
+    def close(self) -> None:
+        self.server.stop()
+
+
+class Conformance(unittest.TestCase):
+    """One test per case of cases.json, added below."""
+
+
+def _test(case: Dict[str, Any]) -> Any:
+    def test(self: unittest.TestCase) -> None:
+        with tkproc.tempdir("conf") as workdir:
+            c = Case(self, case, workdir)
+            try:
+                c.run()
+            finally:
+                c.close()
+    test.__doc__ = case.get("about")
+    return test
+
+
+def _load() -> None:
+    with open(CASES, encoding="utf-8") as f:
+        table = json.load(f)
+    for case in table["cases"]:
+        setattr(Conformance, "test_" + case["name"], _test(case))
+
+
+_load()
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

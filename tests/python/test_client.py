@@ -1,0 +1,351 @@
+"""The Python client (client/python/tk) against a real testd, and against
+bare NNG REP sockets for what no tkd does (never answering, dropping the
+connection). Run by meson under /usr/bin/python3; waits are on the
+daemon's output, never sleeps.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import importlib
+import os
+import sys
+import threading
+import time
+import typing
+import unittest
+from ctypes import POINTER, byref, c_char_p, c_int, c_uint32, c_void_p
+from unittest import mock
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "support"))
+import tkproc  # noqa: E402
+
+import tk  # noqa: E402
+from tk import _nng  # noqa: E402
+from tk.v1 import control_pb2, rpc_pb2  # noqa: E402
+
+WAIT = "tk.test.Test/Wait"
+WRITE = "tk.test.Test/SlowWrite"
+
+
+class Pipe(ctypes.Structure):
+    _fields_ = [("id", c_uint32)]
+
+
+_lib = _nng._lib
+for _name, _res, _args in (
+        ("nng_rep0_open", c_int, [POINTER(_nng.Socket)]),
+        ("nng_listen", c_int, [_nng.Socket, c_char_p, c_void_p, c_int]),
+        ("nng_recvmsg", c_int, [_nng.Socket, POINTER(c_void_p), c_int]),
+        ("nng_sendmsg", c_int, [_nng.Socket, c_void_p, c_int]),
+        ("nng_msg_get_pipe", Pipe, [c_void_p]),
+        ("nng_pipe_close", c_int, [Pipe])):
+    getattr(_lib, _name).restype = _res
+    getattr(_lib, _name).argtypes = _args
+
+
+def rep_socket(url: str, recv_timeout_ms: int) -> _nng.Socket:
+    """A bare REP socket listening on url: a server that is not tkd."""
+    sock = _nng.Socket()
+    assert _lib.nng_rep0_open(byref(sock)) == 0
+    assert _lib.nng_socket_set_ms(sock, b"recv-timeout", recv_timeout_ms) == 0
+    assert _lib.nng_listen(sock, url.encode(), None, 0) == 0
+    return sock
+
+
+class TestdCase(unittest.TestCase):
+    """Each test with a testd of its own and a client on it."""
+
+    def setUp(self) -> None:
+        self.dir = tkproc.tempdir("py")
+        self.testd, self.addr = tkproc.start_testd(self.dir.name)
+        self.client = tk.Client(self.addr)
+
+    def tearDown(self) -> None:
+        self.client.close()
+        self.testd.stop()
+        self.dir.cleanup()
+
+    def start_wait(self, timeout: float = 30.0) -> tk.Call[control_pb2.PingReply]:
+        """A Wait that has entered its handler."""
+        mark = self.testd.mark()
+        call = self.client.start(WAIT, control_pb2.PingRequest(), timeout=timeout,
+                                 reply_type=control_pb2.PingReply)
+        self.testd.wait_output("ENTERED Wait", start=mark)
+        return call
+
+
+class TestCalls(TestdCase):
+    def test_typed_ping(self) -> None:
+        reply = self.client.control.ping(data=b"\x00\xffbytes", timeout=5)
+        self.assertIsInstance(reply, control_pb2.PingReply)
+        self.assertEqual(reply.data, b"\x00\xffbytes")
+        self.assertEqual(reply.server_version, "testd")
+        # A message instead of keyword arguments; not both.
+        req = control_pb2.PingRequest(data=b"m")
+        self.assertEqual(self.client.control.ping(req).data, b"m")
+        with self.assertRaises(TypeError):
+            self.client.control.ping(req, data=b"x")
+        with self.assertRaises(TypeError):
+            self.client.control.ping(control_pb2.CancelRequest())  # type: ignore
+
+    def test_call_by_name(self) -> None:
+        reply = self.client.call("tk.v1.Control/Ping",
+                                 control_pb2.PingRequest(data=b"x"))
+        self.assertEqual(reply, control_pb2.PingReply(
+            data=b"x", server_version="testd", uptime_ms=reply.uptime_ms))
+        raw = self.client.call("tk.v1.Control/Ping",
+                               control_pb2.PingRequest(data=b"y").SerializeToString(),
+                               reply_type=bytes)
+        self.assertEqual(control_pb2.PingReply.FromString(raw).data, b"y")
+
+    def test_list_methods(self) -> None:
+        names = {m.name for m in self.client.control.list_methods().methods}
+        self.assertIn(WAIT, names)
+        self.assertIn("tk.v1.Control/Cancel", names)
+
+    def test_unknown_method(self) -> None:
+        # Not in gen/python: the client cannot know the reply type.
+        with self.assertRaises(ValueError):
+            self.client.call("tk.v1.Nope/Nothing", control_pb2.PingRequest())
+        with self.assertRaises(tk.TkError) as cm:
+            self.client.call("tk.v1.Nope/Nothing", b"", reply_type=bytes)
+        e = cm.exception
+        self.assertEqual(e.code, tk.Code.UNIMPLEMENTED)
+        self.assertEqual(e.code.name, "UNIMPLEMENTED")
+        self.assertEqual(e.reason, "UNKNOWN_METHOD")
+        self.assertTrue(e.from_server)
+        self.assertIn("UNIMPLEMENTED (12) UNKNOWN_METHOD", str(e))
+
+    def test_deadline_from_server(self) -> None:
+        t0 = time.monotonic()
+        with self.assertRaises(tk.TkError) as cm:
+            self.client.call(WAIT, control_pb2.PingRequest(), timeout=0.2,
+                             reply_type=control_pb2.PingReply)
+        e = cm.exception
+        self.assertEqual(e.code, tk.Code.DEADLINE_EXCEEDED)
+        self.assertEqual(e.cancellation.cause, tk.Cause.DEADLINE)
+        self.assertTrue(e.from_server)  # the server's answer, not a timeout
+        self.assertGreaterEqual(e.status.elapsed_us, 200000)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.2)
+
+    def test_bad_timeouts(self) -> None:
+        for bad in (0, -1, 2 ** 32 / 1000):
+            with self.assertRaises(ValueError):
+                self.client.control.ping(timeout=bad)
+
+    def test_many_threads_one_client(self) -> None:
+        failures = []
+
+        def hammer(n: int) -> None:
+            for i in range(50):
+                data = b"t%d-%d" % (n, i)
+                try:
+                    if self.client.control.ping(data=data, timeout=10).data != data:
+                        failures.append(data)
+                except tk.TkError as e:
+                    failures.append(str(e).encode())
+
+        threads = [threading.Thread(target=hammer, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(failures, [])
+
+
+class TestCancel(TestdCase):
+    def test_cancel_from_another_thread(self) -> None:
+        call = self.start_wait()
+        outcome: list = []
+        t = threading.Thread(target=lambda: outcome.append(call.cancel()))
+        t.start()
+        with self.assertRaises(tk.TkError) as cm:
+            call.result()
+        t.join()
+        self.assertEqual(outcome, [tk.CancelOutcome.CANCELLED])
+        e = cm.exception
+        self.assertEqual(e.code, tk.Code.CANCELLED)
+        self.assertEqual(e.cancellation.cause, tk.Cause.CALLER)
+        self.assertTrue(e.from_server)
+        self.assertTrue(call.done())
+        # Asked again: the call is over.
+        self.assertEqual(call.cancel(), tk.CancelOutcome.ALREADY_DONE)
+
+    def test_cancel_from_another_client_not_honoured(self) -> None:
+        call = self.start_wait(timeout=1.0)
+        with tk.Client(self.addr) as other:
+            reply = other.control.cancel(call_id=call.call_id)
+        self.assertEqual(reply.outcome, control_pb2.CancelReply.NOT_FOUND)
+        st = call.status()  # ran on to its deadline
+        self.assertEqual(st.code, tk.Code.DEADLINE_EXCEEDED)
+        self.assertEqual(st.cancellation.cause, tk.Cause.DEADLINE)
+
+    def test_cancel_running_write_continues(self) -> None:
+        mark = self.testd.mark()
+        w = self.client.start(WRITE, control_pb2.PingRequest(data=b"300"),
+                              timeout=30, reply_type=control_pb2.PingReply)
+        self.testd.wait_output("ENTERED SlowWrite", start=mark)
+        self.assertEqual(w.cancel(), tk.CancelOutcome.WRITE_CONTINUES)
+        self.assertEqual(w.result().data, b"written")
+        st = w.status()
+        self.assertTrue(st.ok)
+        self.assertTrue(st.cancellation.write_completed)
+        self.assertEqual(st.cancellation.cause, tk.Cause.NONE)
+
+    def test_result_timeout_leaves_the_call_running(self) -> None:
+        call = self.start_wait()
+        with self.assertRaises(TimeoutError):
+            call.result(timeout=0.01)
+        self.assertFalse(call.done())
+        self.assertEqual(call.cancel(), tk.CancelOutcome.CANCELLED)
+        self.assertEqual(call.status().code, tk.Code.CANCELLED)
+
+    def test_close_during_call(self) -> None:
+        call = self.start_wait()
+        self.client.close()
+        st = call.status()
+        self.assertEqual(st.code, tk.Code.CANCELLED)
+        self.assertFalse(st.from_server)
+        with self.assertRaises(ValueError):
+            self.client.control.ping()
+        self.client.close()  # idempotent
+
+
+class TestWithoutTkd(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tkproc.tempdir("py")
+
+    def tearDown(self) -> None:
+        self.dir.cleanup()
+
+    def test_connect_errors(self) -> None:
+        with self.assertRaises(tk.TkError) as cm:
+            tk.Client("ipc://%s/nobody.sock" % self.dir.name)
+        self.assertEqual(cm.exception.code, tk.Code.UNAVAILABLE)
+        self.assertFalse(cm.exception.from_server)
+        self.assertIn("is tkd running there?", cm.exception.message)
+        with self.assertRaises(ValueError):
+            tk.Client("nosuch://where")
+
+    def test_deadline_without_reply(self) -> None:
+        url = "ipc://%s/mute.sock" % self.dir.name
+        rep = rep_socket(url, 1000)
+        try:
+            with tk.Client(url) as c:
+                t0 = time.monotonic()
+                with self.assertRaises(tk.TkError) as cm:
+                    c.control.ping(timeout=0.1)
+                took = time.monotonic() - t0
+        finally:
+            _nng.close(rep)
+        e = cm.exception
+        self.assertEqual(e.code, tk.Code.DEADLINE_EXCEEDED)
+        self.assertEqual(e.cancellation.cause, tk.Cause.DEADLINE)
+        self.assertFalse(e.from_server)
+        self.assertIn("did not answer", e.message)
+        # It waited the deadline plus the grace for the server's own answer.
+        self.assertGreaterEqual(took, (100 + tk.client.GRACE_MS - 5) / 1000)
+
+    def dropped_calls(self, url: str, use_tk: bool) -> int:
+        """How often a request reaches a server that drops the connection
+        on receipt, then waits a second for a resent copy."""
+        rep = rep_socket(url, 1000)
+        received = []
+
+        def serve() -> None:
+            msg = c_void_p()
+            if _lib.nng_recvmsg(rep, byref(msg), 0) == 0:
+                received.append(1)
+                _lib.nng_pipe_close(_lib.nng_msg_get_pipe(msg))
+                _lib.nng_msg_free(msg)
+            if _lib.nng_recvmsg(rep, byref(msg), 0) == 0:
+                received.append(2)
+                _lib.nng_msg_free(msg)
+
+        server = threading.Thread(target=serve)
+        server.start()
+        if use_tk:
+            with tk.Client(url) as c:
+                with self.assertRaises(tk.TkError) as cm:
+                    c.control.ping(timeout=5)
+            self.assertEqual(cm.exception.code, tk.Code.UNAVAILABLE)
+            self.assertIn("not resent", cm.exception.message)
+            server.join()
+        else:
+            # What a plain REQ socket does: resend on the next connection.
+            req = _nng.Socket()
+            assert _lib.nng_req0_open(byref(req)) == 0
+            _lib.nng_socket_set_ms(req, b"reconnect-time-min", 10)
+            assert _lib.nng_dial(req, url.encode(), None, 0) == 0
+            env = rpc_pb2.Request(call_id=1, method="tk.v1.Control/Ping",
+                                  timeout_ms=1000).SerializeToString()
+            msg = c_void_p()
+            assert _lib.nng_msg_alloc(byref(msg), len(env)) == 0
+            ctypes.memmove(_lib.nng_msg_body(msg), env, len(env))
+            assert _lib.nng_sendmsg(req, msg, 0) == 0
+            server.join()
+            _nng.close(req)
+        _nng.close(rep)
+        return len(received)
+
+    def test_at_most_once(self) -> None:
+        self.assertEqual(self.dropped_calls("ipc://%s/a.sock" % self.dir.name, True), 1)
+        # Negative control: NNG's default REQ delivers the request twice.
+        self.assertEqual(self.dropped_calls("ipc://%s/b.sock" % self.dir.name, False), 2)
+
+
+class TestSurface(unittest.TestCase):
+    def test_default_address(self) -> None:
+        with mock.patch.dict(os.environ, {"TK_ADDR": "tcp://h:1",
+                                          "XDG_RUNTIME_DIR": "/run/u"}):
+            self.assertEqual(tk.default_address(), "tcp://h:1")
+        with mock.patch.dict(os.environ, {"TK_ADDR": "", "XDG_RUNTIME_DIR": "/run/u"}):
+            self.assertEqual(tk.default_address(), "ipc:///run/u/tk/tkd.sock")
+        with mock.patch.dict(os.environ, {"TK_ADDR": "", "XDG_RUNTIME_DIR": "rel"}):
+            self.assertEqual(tk.default_address(),
+                             "ipc:///tmp/tk-%d/tkd.sock" % os.geteuid())
+
+    def test_enums_match_the_proto(self) -> None:
+        for enum_cls, proto_enum in (
+                (tk.Code, rpc_pb2.Status.Code),
+                (tk.Cause, rpc_pb2.Cancellation.Cause)):
+            self.assertEqual({m.name: m.value for m in enum_cls},
+                             dict(proto_enum.items()))
+        outcomes = dict(control_pb2.CancelReply.Outcome.items())
+        del outcomes["OUTCOME_UNSPECIFIED"]  # the client's NOT_SENT is 0
+        self.assertEqual({m.name: m.value for m in tk.CancelOutcome
+                          if m is not tk.CancelOutcome.NOT_SENT}, outcomes)
+
+    def test_every_rpc_has_typed_methods(self) -> None:
+        # Whatever gen/python holds, generated from the service descriptors.
+        gen = os.path.join(tkproc.SOURCE_ROOT, "gen", "python")
+        hints = typing.get_type_hints(tk._services.Services)
+        n = 0
+        for path in glob.glob(gen + "/tk/**/*_pb2.py", recursive=True):
+            name = os.path.relpath(path, gen)[:-3].replace(os.sep, ".")
+            module = importlib.import_module(name)
+            for svc in module.DESCRIPTOR.services_by_name.values():
+                stub = hints[_snake(svc.name)]
+                for m in svc.methods:
+                    self.assertTrue(callable(getattr(stub, _snake(m.name))))
+                    self.assertTrue(callable(getattr(stub, "start_" + _snake(m.name))))
+                    n += 1
+        self.assertGreaterEqual(n, 3)
+
+    def test_status_of_unknown_numbers(self) -> None:
+        st = tk.Status.from_proto(rpc_pb2.Status(code=99, reason="R"))
+        self.assertEqual(st.code, 99)
+        self.assertEqual(st.code_name, "CODE_99")
+        self.assertIn("CODE_99 (99) R", str(tk.TkError(st)))
+
+
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() and i else c.lower()
+                   for i, c in enumerate(name))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,127 @@
+"""Test support for the Python tests: tkd and testd as child processes on
+private sockets, waited for by their output (never by sleeping), and the
+import path of the client in this checkout. The Python twin of support.h's
+ts_spawn / ts_wait_output.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from typing import Dict, List, Optional
+
+SOURCE_ROOT = os.environ.get("TK_SOURCE_ROOT") or os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+# The client finds gen/python itself.
+sys.path.insert(0, os.path.join(SOURCE_ROOT, "client", "python"))
+
+START_S = 20.0
+
+
+def program(var: str) -> str:
+    """A built program handed to the test by meson (TKD, TESTD)."""
+    path = os.environ.get(var, "")
+    if not path:
+        raise RuntimeError("%s is not set (run the tests with meson test)" % var)
+    return path
+
+
+class Daemon:
+    """A child process whose stdout and stderr are read by two threads into
+    buffers that wait_output searches."""
+
+    def __init__(self, argv: List[str]) -> None:
+        self.argv = argv
+        self._cv = threading.Condition()
+        self._out: Dict[str, str] = {"stdout": "", "stderr": ""}
+        self._open = {"stdout": True, "stderr": True}
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE,
+                                     start_new_session=True)
+        self._threads = [
+            threading.Thread(target=self._pump, args=(name, stream), daemon=True)
+            for name, stream in (("stdout", self.proc.stdout),
+                                 ("stderr", self.proc.stderr))]
+        for t in self._threads:
+            t.start()
+
+    def _pump(self, name: str, stream: object) -> None:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+        while True:
+            data = os.read(fd, 8192)
+            with self._cv:
+                if not data:
+                    self._open[name] = False
+                else:
+                    self._out[name] += data.decode("utf-8", "replace")
+                self._cv.notify_all()
+            if not data:
+                return
+
+    def output(self, stream: str = "stdout") -> str:
+        with self._cv:
+            return self._out[stream]
+
+    def mark(self, stream: str = "stdout") -> int:
+        """Where output read later starts (for wait_output's start)."""
+        with self._cv:
+            return len(self._out[stream])
+
+    def wait_output(self, needle: str, stream: str = "stdout",
+                    timeout: float = START_S, start: int = 0) -> None:
+        """Waits until needle appears in stream after position start;
+        AssertionError when timeout passes or the stream closes first."""
+        with self._cv:
+            ok = self._cv.wait_for(
+                lambda: needle in self._out[stream][start:] or not self._open[stream],
+                timeout)
+            if not ok or needle not in self._out[stream][start:]:
+                raise AssertionError("%s: no %r on %s within %.0f s; stderr:\n%s"
+                                     % (os.path.basename(self.argv[0]), needle,
+                                        stream, timeout, self._out["stderr"]))
+
+    def stop(self) -> int:
+        """SIGTERM, then reaps; the exit status (negative: signal)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            rv = self.proc.wait(timeout=START_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            rv = self.proc.wait()
+        for t in self._threads:
+            t.join()
+        for s in (self.proc.stdout, self.proc.stderr):
+            if s is not None:
+                s.close()
+        return rv
+
+
+def start_tkd(sockdir: str, roots: Optional[List[str]] = None) -> tuple:
+    """A tkd listening in sockdir; (daemon, address)."""
+    addr = "ipc://%s/tkd.sock" % sockdir
+    argv = [program("TKD"), "--listen", addr, "--log-level", "info"]
+    for r in roots or []:
+        argv += ["--root", r]
+    d = Daemon(argv)
+    d.wait_output("listening on", "stderr")  # logged once the socket exists
+    return d, addr
+
+
+def start_testd(sockdir: str) -> tuple:
+    """A testd (tk.test.Test/Wait and SlowWrite) in sockdir; (daemon,
+    address). It prints "ENTERED <method>" when a handler starts."""
+    addr = "ipc://%s/testd.sock" % sockdir
+    d = Daemon([program("TESTD"), "--listen", addr])
+    d.wait_output("READY")
+    return d, addr
+
+
+def tempdir(tag: str) -> tempfile.TemporaryDirectory:
+    # Short: an ipc socket path must fit in sun_path (108 bytes).
+    return tempfile.TemporaryDirectory(prefix="tk-%s-" % tag)
