@@ -2,6 +2,7 @@
  * (as chunks or records) to the caller's callback; stderr kept as a head
  * and a tail with the count of what lies between. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,9 @@ void proc__sink_init(proc_sink *s, const proc_opts *opts)
 {
     memset(s, 0, sizeof *s);
     s->opts = opts;
-    s->cap = opts->stdout_cap != 0 ? opts->stdout_cap : PROC_DEFAULT_STDOUT_CAP;
+    s->cap = opts->stdout_cap;
+    if (s->cap == 0) /* a consumer bounds what it keeps itself */
+        s->cap = opts->on_stdout != NULL ? SIZE_MAX : PROC_DEFAULT_STDOUT_CAP;
 }
 
 /* Makes room for len more bytes (plus a NUL) in s->buf. */
@@ -73,8 +76,8 @@ static proc_feed feed_records(proc_sink *s, const char *data, size_t len)
         }
         if (end == NULL)
             return PROC_FEED_OK;
-        proc_feed f = deliver(s, s->buf != NULL ? s->buf : "", s->len,
-                              s->rec_cut);
+        proc_feed f =
+            deliver(s, s->buf != NULL ? s->buf : "", s->len, s->rec_cut);
         s->len = 0;
         s->rec_cut = false;
         data += part + 1;
@@ -112,8 +115,8 @@ proc_feed proc__sink_feed(proc_sink *s, const char *data, size_t len)
 
 void proc__sink_eof(proc_sink *s)
 {
-    if (s->opts->on_stdout != NULL && s->opts->record_max > 0 &&
-        !s->stopped && !s->overflow && (s->len > 0 || s->rec_cut))
+    if (s->opts->on_stdout != NULL && s->opts->record_max > 0 && !s->stopped &&
+        !s->overflow && (s->len > 0 || s->rec_cut))
         deliver(s, s->buf != NULL ? s->buf : "", s->len, s->rec_cut);
     if (s->opts->on_stdout != NULL)
         s->len = 0;
@@ -146,10 +149,10 @@ void proc__sink_discard(proc_sink *s)
 int proc__excerpt_init(proc_excerpt *e, const proc_opts *opts)
 {
     memset(e, 0, sizeof *e);
-    e->head_max = opts->stderr_head != 0 ? opts->stderr_head
-                                         : PROC_DEFAULT_STDERR_HEAD;
-    e->tail_max = opts->stderr_tail != 0 ? opts->stderr_tail
-                                         : PROC_DEFAULT_STDERR_TAIL;
+    e->head_max =
+        opts->stderr_head != 0 ? opts->stderr_head : PROC_DEFAULT_STDERR_HEAD;
+    e->tail_max =
+        opts->stderr_tail != 0 ? opts->stderr_tail : PROC_DEFAULT_STDERR_TAIL;
     e->head = malloc(e->head_max);
     e->tail = malloc(e->tail_max);
     if (e->head == NULL || e->tail == NULL) {
@@ -194,8 +197,8 @@ void proc__excerpt_discard(proc_excerpt *e)
 void proc__excerpt_finish(proc_excerpt *e, proc_result *r)
 {
     uint64_t after_head = e->total - e->head_len;
-    size_t in_tail = after_head < e->tail_max ? (size_t)after_head
-                                              : e->tail_max;
+    size_t in_tail =
+        after_head < e->tail_max ? (size_t)after_head : e->tail_max;
     uint64_t omitted = after_head - in_tail;
     char marker[64] = "";
     if (omitted > 0)

@@ -73,8 +73,8 @@ int proc__run_hooked(proc_result *out, const proc_opts *opts, unsigned hooks)
     if (opts == NULL)
         return -EINVAL;
     out->kind = opts->kind;
-    out->timeout_ms = opts->timeout_ms != 0 ? opts->timeout_ms
-                                            : PROC_DEFAULT_TIMEOUT_MS;
+    out->timeout_ms =
+        opts->timeout_ms != 0 ? opts->timeout_ms : PROC_DEFAULT_TIMEOUT_MS;
     int rv = validate(opts);
     if (rv != 0)
         return rv;

@@ -170,8 +170,8 @@ typedef enum proc_verdict {
  * passed at EOF. Return PROC_STOP to end the run (a READ is then killed,
  * drained and reported PROC_END_STOPPED; a WRITE runs on and its further
  * stdout is dropped); after PROC_STOP the callback is not called again. */
-typedef proc_verdict (*proc_stdout_fn)(void *arg, const char *data,
-                                       size_t len, bool truncated);
+typedef proc_verdict (*proc_stdout_fn)(void *arg, const char *data, size_t len,
+                                       bool truncated);
 
 typedef struct proc_opts {
     const char *path;        /* the program: an absolute path (see
@@ -182,20 +182,21 @@ typedef struct proc_opts {
                                 the snapshot, "K" removes K */
     const char *cwd;         /* NULL: tkd's own working directory */
     proc_kind kind;
-    int cancel_fd;           /* READ: readable means stop (never read or
-                                closed here); -1: none. WRITE: ignored */
-    int64_t deadline_ns;     /* READ: CLOCK_MONOTONIC ns, INT64_MAX: none.
-                                WRITE: ignored */
-    uint32_t timeout_ms;     /* own bound from the spawn; 0: default */
-    uint32_t term_grace_ms;  /* WRITE past timeout: SIGTERM..SIGKILL */
-    uint32_t drain_ms;       /* pipes after the group kill; 0: default */
-    size_t stdout_cap;       /* bytes of stdout taken in (captured or
-                                passed to on_stdout); 0: default */
+    int cancel_fd;          /* READ: readable means stop (never read or
+                               closed here); -1: none. WRITE: ignored */
+    int64_t deadline_ns;    /* READ: CLOCK_MONOTONIC ns, INT64_MAX: none.
+                               WRITE: ignored */
+    uint32_t timeout_ms;    /* own bound from the spawn; 0: default */
+    uint32_t term_grace_ms; /* WRITE past timeout: SIGTERM..SIGKILL */
+    uint32_t drain_ms;      /* pipes after the group kill; 0: default */
+    size_t stdout_cap;      /* bytes of stdout taken in (captured or
+                               passed to on_stdout); 0: the default
+                               when captured, no cap when streamed */
     proc_cap_policy cap_policy;
     proc_stdout_fn on_stdout; /* NULL: capture stdout in the result */
     void *on_stdout_arg;
-    size_t record_max; /* see proc_stdout_fn */
-    char record_delim; /* '\n' after proc_opts_init; '\0' for -z output */
+    size_t record_max;  /* see proc_stdout_fn */
+    char record_delim;  /* '\n' after proc_opts_init; '\0' for -z output */
     size_t stderr_head; /* excerpt: first bytes kept; 0: default */
     size_t stderr_tail; /* excerpt: last bytes kept; 0: default */
 } proc_opts;
@@ -208,28 +209,28 @@ void proc_opts_init(proc_opts *opts);
 typedef struct proc_result {
     proc_end end;
     proc_kind kind;
-    bool started;             /* a process was spawned */
-    proc_spawn_error spawn;   /* why it was not started (proc_run < 0) */
-    int spawn_errno;          /* the errno behind spawn */
-    pid_t pid;                /* the leader = the group id. Reaped when
-                                 proc_run returns: never signal it */
-    proc_status status;       /* the leader's wait status */
-    bool reaped;              /* false: still dying, a thread reaps it */
-    bool process_killed;      /* we signalled the group to cut it short */
-    int kill_signal;          /* SIGKILL, or SIGTERM if that sufficed;
-                                 0 when not cut short */
-    bool drain_timed_out;     /* a pipe stayed open past drain_ms */
-    uint32_t timeout_ms;      /* the own bound that applied */
-    uint32_t elapsed_ms;      /* spawn to reap */
-    uint32_t cleanup_ms;      /* from the end decision (or the leader's
-                                 exit) to the reap: kill, drain, wait */
+    bool started;           /* a process was spawned */
+    proc_spawn_error spawn; /* why it was not started (proc_run < 0) */
+    int spawn_errno;        /* the errno behind spawn */
+    pid_t pid;              /* the leader = the group id. Reaped when
+                               proc_run returns: never signal it */
+    proc_status status;     /* the leader's wait status */
+    bool reaped;            /* false: still dying, a thread reaps it */
+    bool process_killed;    /* we signalled the group to cut it short */
+    int kill_signal;        /* SIGKILL, or SIGTERM if that sufficed;
+                               0 when not cut short */
+    bool drain_timed_out;   /* a pipe stayed open past drain_ms */
+    uint32_t timeout_ms;    /* the own bound that applied */
+    uint32_t elapsed_ms;    /* spawn to reap */
+    uint32_t cleanup_ms;    /* from the end decision (or the leader's
+                               exit) to the reap: kill, drain, wait */
     /* stdout, when captured (on_stdout NULL) and started: NUL-terminated,
      * malloc'd; else NULL. */
     char *out;
     size_t out_len;
-    uint64_t out_total;       /* bytes read from stdout in all */
-    bool out_truncated;       /* out_total exceeded stdout_cap */
-    bool records_truncated;   /* on_stdout got a record cut at record_max */
+    uint64_t out_total;     /* bytes read from stdout in all */
+    bool out_truncated;     /* out_total exceeded stdout_cap */
+    bool records_truncated; /* on_stdout got a record cut at record_max */
     /* stderr excerpt, when started: all of it when it fits head + tail,
      * else the head, a line "[... N bytes omitted ...]", and the tail.
      * NUL-terminated, malloc'd; NULL when not started. */

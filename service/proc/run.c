@@ -252,8 +252,8 @@ static void hand_to_reaper(run *u)
     bool ok = pthread_attr_init(&attr) == 0;
     if (ok) {
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        ok = pthread_create(&t, &attr, reap_later,
-                            (void *)(intptr_t)u->pid) == 0;
+        ok = pthread_create(&t, &attr, reap_later, (void *)(intptr_t)u->pid) ==
+             0;
         pthread_attr_destroy(&attr);
     }
     if (!ok)
@@ -345,8 +345,8 @@ int proc__execute(proc_result *r, const proc_opts *opts, unsigned hooks)
     if (rv == 0)
         rv = proc__spawn(&c, opts, r);
     if (rv == 0) {
-        uint32_t t = opts->timeout_ms != 0 ? opts->timeout_ms
-                                           : PROC_DEFAULT_TIMEOUT_MS;
+        uint32_t t =
+            opts->timeout_ms != 0 ? opts->timeout_ms : PROC_DEFAULT_TIMEOUT_MS;
         r->started = true;
         r->pid = u.pid = c.pid;
         u.fd[SLOT_OUT] = c.out_fd;

@@ -230,6 +230,7 @@ typedef struct watcher {
     const char *fire_on;
     int stop_after;
     int n_lines;
+    size_t bytes;
     bool any_truncated;
     char lines[16][64];
     pid_t grandchild, straggler;
@@ -253,6 +254,7 @@ static proc_verdict watch(void *arg, const char *data, size_t len,
     if (w->n_lines < 16)
         memcpy(w->lines[w->n_lines], line, sizeof line);
     w->n_lines++;
+    w->bytes += len;
     w->any_truncated |= truncated;
     note_pid(w, line);
     if (w->fire_on != NULL && strcmp(line, w->fire_on) == 0) {
@@ -381,6 +383,51 @@ static void test_stdout_cap_streamed(void **state)
     assert_int_equal(proc_run(&r, &c.o), 0);
     assert_int_equal(r.end, PROC_END_OUTPUT_CAP);
     assert_true(r.out_truncated && r.out == NULL);
+    assert_int_equal(c.w.bytes, 5000);
+    proc_result_free(&r);
+    teardown_case(&c);
+
+    /* Streamed, the consumer bounds what it keeps: no cap by default. */
+    setup_watched(&c, "hundredk", NULL);
+    c.o.record_max = 0;
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_EXITED);
+    assert_false(r.out_truncated);
+    assert_int_equal(c.w.bytes, 100000);
+    assert_int_equal(r.out_total, 100000);
+    proc_result_free(&r);
+    teardown_case(&c);
+}
+
+/* A WRITE is never cut short by its output: a cap under PROC_CAP_KILL and
+ * a PROC_STOP from the callback only drop the rest of stdout. */
+static void test_write_not_cut_by_output(void **state)
+{
+    (void)state;
+    run_case c;
+    setup_case(&c, "hundredk");
+    c.o.kind = PROC_WRITE;
+    c.o.stdout_cap = 1000;
+    proc_result r;
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_EXITED);
+    assert_int_equal(r.status.code, 0);
+    assert_false(r.process_killed);
+    assert_true(r.out_truncated);
+    assert_int_equal(r.out_len, 1000);
+    assert_int_equal(r.out_total, 100000);
+    proc_result_free(&r);
+    teardown_case(&c);
+
+    setup_watched(&c, "hundredk", NULL);
+    c.o.kind = PROC_WRITE;
+    c.o.record_max = 0;
+    c.w.stop_after = 1;
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_EXITED);
+    assert_false(r.process_killed);
+    assert_int_equal(c.w.n_lines, 1); /* not called after PROC_STOP */
+    assert_int_equal(r.out_total, 100000);
     proc_result_free(&r);
     teardown_case(&c);
 }
@@ -558,9 +605,8 @@ static char *naive_run(const char *const argv[])
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
     pid_t pid;
-    assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL,
-                                 (char *const *)argv, environ),
-                     0);
+    assert_int_equal(
+        posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ), 0);
     posix_spawn_file_actions_destroy(&fa);
     close(p[1]);
     char *buf = calloc(1, 65536);
@@ -834,7 +880,8 @@ static void test_write_timeout_term_then_kill(void **state)
     assert_non_null(strstr(r.err, "got-TERM")); /* TERM came first */
     assert_true(r.elapsed_ms >= 600);
     assert_int_equal(r.status.kind, PROC_STATUS_SIGNALED);
-    assert_described(&r, "write timed out after 300 ms (SIGTERM, then SIGKILL)");
+    assert_described(&r,
+                     "write timed out after 300 ms (SIGTERM, then SIGKILL)");
     reap_group(r.pid); /* the script's last `sleep 1` */
     proc_result_free(&r);
 
@@ -963,8 +1010,8 @@ static void test_leftovers(void **state)
 
     /* Negative control: without the group sweep the straggler survives. */
     setup_watched(&c, "leftovers", NULL);
-    assert_int_equal(
-        proc__run_hooked(&r, &c.o, PROC__HOOK_KILL_LEADER_ONLY), 0);
+    assert_int_equal(proc__run_hooked(&r, &c.o, PROC__HOOK_KILL_LEADER_ONLY),
+                     0);
     assert_int_equal(r.end, PROC_END_EXITED);
     assert_int_equal(kill(c.w.straggler, 0), 0);
     assert_true(proc_state(c.w.straggler) != 'Z');
@@ -1069,7 +1116,8 @@ static void test_no_zombies_at_the_end(void **state)
     assert_int_equal(count_children(false), 0);
 }
 
-/* ---- main ----------------------------------------------------------------- */
+/* ---- main -----------------------------------------------------------------
+ */
 
 static int group_setup(void **state)
 {
@@ -1112,6 +1160,7 @@ int main(void)
         cmocka_unit_test(test_stdout_cap_kill),
         cmocka_unit_test(test_stdout_cap_discard),
         cmocka_unit_test(test_stdout_cap_streamed),
+        cmocka_unit_test(test_write_not_cut_by_output),
         cmocka_unit_test(test_stderr_head_and_tail),
         cmocka_unit_test(test_missing_program),
         cmocka_unit_test(test_find_program),
