@@ -1,0 +1,187 @@
+/* Starting a child: posix_spawn (glibc's runs the child on its own stack
+ * with CLONE_VFORK, so nothing async-signal-unsafe of ours runs between
+ * fork and exec in a multi-threaded tkd), as the leader of a new process
+ * group, with stdin from /dev/null, stdout and stderr on pipes, every
+ * other fd closed, the signal mask emptied and every disposition reset:
+ * tkd blocks SIGTERM/SIGINT in all threads, and a child must not inherit
+ * that (nor an ignored SIGPIPE). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc_int.h"
+
+/* Moves fd above the standard descriptors, so that dup2 onto 0-2 in the
+ * child always makes a new descriptor (dup2(fd, fd) would keep
+ * close-on-exec). */
+static int above_stdio(int fd)
+{
+    if (fd > STDERR_FILENO)
+        return fd;
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return moved;
+}
+
+/* A close-on-exec pipe with both ends above stdio; the read end (ours) is
+ * non-blocking. */
+static int make_pipe(int p[2])
+{
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return -errno;
+    p[0] = above_stdio(p[0]);
+    p[1] = above_stdio(p[1]);
+    if (p[0] < 0 || p[1] < 0 || fcntl(p[0], F_SETFL, O_NONBLOCK) != 0) {
+        int e = errno;
+        if (p[0] >= 0)
+            close(p[0]);
+        if (p[1] >= 0)
+            close(p[1]);
+        p[0] = p[1] = -1;
+        return -e;
+    }
+    return 0;
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+typedef struct spawn_setup {
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    bool fa_ok, attr_ok;
+    int out[2], err[2];
+    int cwd_fd;
+    char **envp;
+} spawn_setup;
+
+static int set_file_actions(spawn_setup *s)
+{
+    posix_spawn_file_actions_t *fa = &s->fa;
+    int rv = posix_spawn_file_actions_addopen(fa, STDIN_FILENO, "/dev/null",
+                                              O_RDONLY, 0);
+    if (rv == 0)
+        rv = posix_spawn_file_actions_adddup2(fa, s->out[1], STDOUT_FILENO);
+    if (rv == 0)
+        rv = posix_spawn_file_actions_adddup2(fa, s->err[1], STDERR_FILENO);
+    if (rv == 0 && s->cwd_fd >= 0)
+        rv = posix_spawn_file_actions_addfchdir_np(fa, s->cwd_fd);
+    /* Whatever another thread opened without O_CLOEXEC stays with us. */
+    if (rv == 0)
+        rv = posix_spawn_file_actions_addclosefrom_np(fa, STDERR_FILENO + 1);
+    return -rv;
+}
+
+static int set_attributes(posix_spawnattr_t *attr)
+{
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    int rv = posix_spawnattr_setflags(attr, POSIX_SPAWN_SETPGROUP |
+                                                POSIX_SPAWN_SETSIGMASK |
+                                                POSIX_SPAWN_SETSIGDEF);
+    if (rv == 0)
+        rv = posix_spawnattr_setpgroup(attr, 0); /* its own group */
+    if (rv == 0)
+        rv = posix_spawnattr_setsigmask(attr, &none);
+    if (rv == 0)
+        rv = posix_spawnattr_setsigdefault(attr, &all);
+    return -rv;
+}
+
+static int prepare(spawn_setup *s, const proc_opts *opts, proc_result *r)
+{
+    if (opts->cwd != NULL) {
+        s->cwd_fd = open(opts->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (s->cwd_fd < 0) {
+            r->spawn = PROC_SPAWN_BAD_CWD;
+            return -errno;
+        }
+    }
+    r->spawn = PROC_SPAWN_SYSTEM;
+    s->envp = proc__child_env(opts);
+    if (s->envp == NULL)
+        return -ENOMEM;
+    int rv = make_pipe(s->out);
+    if (rv == 0)
+        rv = make_pipe(s->err);
+    if (rv == 0) {
+        rv = -posix_spawn_file_actions_init(&s->fa);
+        s->fa_ok = rv == 0;
+    }
+    if (rv == 0)
+        rv = set_file_actions(s);
+    if (rv == 0) {
+        rv = -posix_spawnattr_init(&s->attr);
+        s->attr_ok = rv == 0;
+    }
+    if (rv == 0)
+        rv = set_attributes(&s->attr);
+    if (rv == 0)
+        r->spawn = PROC_SPAWN_OK;
+    return rv;
+}
+
+static void release(spawn_setup *s)
+{
+    if (s->fa_ok)
+        posix_spawn_file_actions_destroy(&s->fa);
+    if (s->attr_ok)
+        posix_spawnattr_destroy(&s->attr);
+    close_fd(&s->out[0]);
+    close_fd(&s->out[1]);
+    close_fd(&s->err[0]);
+    close_fd(&s->err[1]);
+    close_fd(&s->cwd_fd);
+    free(s->envp);
+}
+
+static proc_spawn_error classify(int err)
+{
+    switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+        return PROC_SPAWN_NOT_FOUND;
+    case EACCES:
+    case ENOEXEC:
+    case EISDIR:
+    case EPERM:
+    case ETXTBSY:
+    case ELOOP:
+    case ENAMETOOLONG:
+        return PROC_SPAWN_NOT_EXECUTABLE;
+    default:
+        return PROC_SPAWN_SYSTEM;
+    }
+}
+
+int proc__spawn(proc_child *c, const proc_opts *opts, proc_result *r)
+{
+    spawn_setup s = { .out = { -1, -1 }, .err = { -1, -1 }, .cwd_fd = -1 };
+    c->pid = -1;
+    c->out_fd = c->err_fd = -1;
+    int rv = prepare(&s, opts, r);
+    if (rv == 0) {
+        rv = -posix_spawn(&c->pid, opts->path, &s.fa, &s.attr,
+                          (char *const *)opts->argv, s.envp);
+        if (rv != 0)
+            r->spawn = classify(-rv);
+    }
+    if (rv == 0) {
+        c->out_fd = s.out[0];
+        c->err_fd = s.err[0];
+        s.out[0] = s.err[0] = -1;
+    }
+    release(&s);
+    return rv;
+}
