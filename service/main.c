@@ -13,6 +13,7 @@
 
 #include <tk/client.h>
 
+#include "roots/roots.h"
 #include "rpc/rpc.h"
 
 #ifndef TK_VERSION
@@ -54,8 +55,9 @@ static const char usage_text[] =
 typedef struct options {
     const char *listen[MAX_LISTEN];
     size_t n_listen;
-    char *roots[MAX_ROOTS];
+    const char *root_args[MAX_ROOTS];
     size_t n_roots;
+    roots *roots;
     rpc_config rpc;
     char default_addr[PATH_MAX + 8];
 } options;
@@ -83,15 +85,7 @@ static int add_root(options *o, const char *dir)
         fprintf(stderr, "tkd: at most %d --root directories\n", MAX_ROOTS);
         return -1;
     }
-    char *real = realpath(dir, NULL);
-    struct stat st;
-    if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "tkd: --root %s: %s\n", dir,
-                real == NULL ? strerror(errno) : "not a directory");
-        free(real);
-        return -1;
-    }
-    o->roots[o->n_roots++] = real;
+    o->root_args[o->n_roots++] = dir;
     return 0;
 }
 
@@ -221,6 +215,26 @@ static int prepare_socket_dir(const char *url)
     return 0;
 }
 
+/* --listen, or the default address (whose directory tkd prepares). */
+static int set_listen(options *o)
+{
+    if (o->n_listen == 0) {
+        if (tk_default_address(o->default_addr, sizeof o->default_addr) != 0) {
+            fprintf(stderr, "tkd: the default socket path is too long; "
+                            "pass --listen\n");
+            return -1;
+        }
+        const char *env_addr = getenv("TK_ADDR");
+        bool from_env = env_addr != NULL && env_addr[0] != '\0';
+        if (!from_env && prepare_socket_dir(o->default_addr) != 0)
+            return -1;
+        o->listen[o->n_listen++] = o->default_addr;
+    }
+    o->rpc.listen = o->listen;
+    o->rpc.n_listen = o->n_listen;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* Before any thread exists, so every thread inherits the mask. */
@@ -233,27 +247,17 @@ int main(int argc, char **argv)
     rpc_config_init(&o.rpc);
     o.rpc.version = TK_VERSION;
     int rv = parse_args(&o, argc, argv);
-    if (rv != 0) {
-        for (size_t i = 0; i < o.n_roots; i++)
-            free(o.roots[i]);
+    if (rv != 0)
         return rv > 0 ? 0 : 2;
-    }
-    if (o.n_listen == 0) {
-        if (tk_default_address(o.default_addr, sizeof o.default_addr) != 0) {
-            fprintf(stderr, "tkd: the default socket path is too long; "
-                            "pass --listen\n");
-            return 2;
-        }
-        const char *env_addr = getenv("TK_ADDR");
-        bool from_env = env_addr != NULL && env_addr[0] != '\0';
-        if (!from_env && prepare_socket_dir(o.default_addr) != 0)
-            return 1;
-        o.listen[o.n_listen++] = o.default_addr;
-    }
-    o.rpc.listen = o.listen;
-    o.rpc.n_listen = o.n_listen;
-
     char err[512] = "";
+    if (roots_new(&o.roots, o.root_args, o.n_roots, err, sizeof err) != 0) {
+        fprintf(stderr, "tkd: %s\n", err);
+        return 2;
+    }
+    if (set_listen(&o) != 0) {
+        roots_free(o.roots);
+        return 1;
+    }
     rpc_server *srv = NULL;
     rv = rpc_server_new(&srv, &o.rpc, err, sizeof err);
     if (rv == 0)
@@ -261,18 +265,16 @@ int main(int argc, char **argv)
     if (rv != 0) {
         fprintf(stderr, "tkd: %s\n", err);
         rpc_server_free(srv);
-        for (size_t i = 0; i < o.n_roots; i++)
-            free(o.roots[i]);
+        roots_free(o.roots);
         return 1;
     }
     for (size_t i = 0; i < o.n_listen; i++)
         rpc_log(RPC_LOG_INFO, "tkd %s listening on %s", TK_VERSION,
                 o.listen[i]);
-    for (size_t i = 0; i < o.n_roots; i++)
-        rpc_log(RPC_LOG_INFO, "root %s", o.roots[i]);
+    for (size_t i = 0; i < roots_count(o.roots); i++)
+        rpc_log(RPC_LOG_INFO, "root %s", roots_get(o.roots, i));
     rv = rpc_serve_until_signal(srv);
     rpc_server_free(srv);
-    for (size_t i = 0; i < o.n_roots; i++)
-        free(o.roots[i]);
+    roots_free(o.roots);
     return rv == 0 ? 0 : 1;
 }

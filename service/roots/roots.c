@@ -1,0 +1,122 @@
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "roots.h"
+
+struct roots {
+    size_t n;
+    char **dirs;
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+int roots_new(roots **out, const char *const *dirs, size_t n, char *err,
+              size_t errlen)
+{
+    *out = NULL;
+    roots *r = calloc(1, sizeof *r);
+    if (r == NULL || (n > 0 && (r->dirs = calloc(n, sizeof *r->dirs)) == NULL)) {
+        free(r);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        char *real = realpath(dirs[i], NULL);
+        if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            int e = real == NULL ? errno : ENOTDIR;
+            set_err(err, errlen, "--root %s: %s", dirs[i], strerror(e));
+            free(real);
+            roots_free(r);
+            return -e;
+        }
+        r->dirs[r->n++] = real;
+    }
+    *out = r;
+    return 0;
+}
+
+void roots_free(roots *r)
+{
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        free(r->dirs[i]);
+    free(r->dirs);
+    free(r);
+}
+
+size_t roots_count(const roots *r)
+{
+    return r->n;
+}
+
+const char *roots_get(const roots *r, size_t i)
+{
+    return i < r->n ? r->dirs[i] : NULL;
+}
+
+/* real lies in dir: equal, or dir followed by '/' ("/" holds everything). */
+static int inside(const char *dir, const char *real)
+{
+    size_t n = strlen(dir);
+    if (n == 1 && dir[0] == '/')
+        return 1;
+    return strncmp(real, dir, n) == 0 && (real[n] == '\0' || real[n] == '/');
+}
+
+int roots_resolve(const roots *r, const char *path, char *out, size_t outlen,
+                  char *err, size_t errlen)
+{
+    if (path == NULL || path[0] == '\0') {
+        set_err(err, errlen, "the path is empty");
+        return -EINVAL;
+    }
+    if (path[0] != '/') {
+        set_err(err, errlen, "\"%.200s\" is not an absolute path", path);
+        return -EINVAL;
+    }
+    if (strlen(path) >= PATH_MAX) {
+        set_err(err, errlen, "the path is longer than %d bytes", PATH_MAX);
+        return -EINVAL;
+    }
+    char real[PATH_MAX];
+    if (realpath(path, real) == NULL) {
+        int e = errno;
+        set_err(err, errlen, "%.200s: %s", path, strerror(e));
+        return -e;
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        if (inside(r->dirs[i], real)) {
+            if (strlen(real) >= outlen) {
+                set_err(err, errlen, "%.200s: resolved path too long", path);
+                return -EINVAL;
+            }
+            memcpy(out, real, strlen(real) + 1);
+            return 0;
+        }
+    }
+    if (r->n == 0)
+        set_err(err, errlen,
+                "%.200s: tkd serves no directories (start it with --root DIR)",
+                path);
+    else
+        set_err(err, errlen,
+                "%.200s resolves to %.200s, outside tkd's --root directories",
+                path, real);
+    return -EACCES;
+}
