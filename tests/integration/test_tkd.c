@@ -23,12 +23,12 @@ static void test_help_and_version(void **state)
 {
     (void)state;
     ts_proc p;
-    const char *help[] = {ts_program("TKD"), "--help", NULL};
+    const char *help[] = { ts_program("TKD"), "--help", NULL };
     assert_int_equal(run_tkd(help, &p), 0);
     assert_non_null(strstr(p.out, "--listen URL"));
     assert_non_null(strstr(p.out, "--max-request-bytes"));
     ts_proc_free(&p);
-    const char *version[] = {ts_program("TKD"), "--version", NULL};
+    const char *version[] = { ts_program("TKD"), "--version", NULL };
     assert_int_equal(run_tkd(version, &p), 0);
     assert_true(strncmp(p.out, "tkd ", 4) == 0);
     ts_proc_free(&p);
@@ -38,17 +38,17 @@ static void test_bad_arguments(void **state)
 {
     (void)state;
     static const char *const cases[][3] = {
-        {"--workers", "0", "--workers"},
-        {"--workers", "x", "--workers"},
-        {"--log-level", "loud", "--log-level"},
-        {"--root", "/nonexistent/dir", "--root"},
-        {"--max-request-bytes", "-5", "--max-request-bytes"},
-        {"--frobnicate", NULL, "--help"},
+        { "--workers", "0", "--workers" },
+        { "--workers", "x", "--workers" },
+        { "--log-level", "loud", "--log-level" },
+        { "--root", "/nonexistent/dir", "--root" },
+        { "--max-request-bytes", "-5", "--max-request-bytes" },
+        { "--frobnicate", NULL, "--help" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ts_proc p;
-        const char *argv[] = {ts_program("TKD"), cases[i][0], cases[i][1],
-                              NULL};
+        const char *argv[] = { ts_program("TKD"), cases[i][0], cases[i][1],
+                               NULL };
         assert_int_equal(run_tkd(argv, &p), 2);
         if (p.err == NULL || strstr(p.err, cases[i][2]) == NULL)
             fail_msg("%s: stderr does not mention %s: %s", cases[i][0],
@@ -67,8 +67,8 @@ static void test_default_socket_and_call_log(void **state)
     snprintf(env, sizeof env, "XDG_RUNTIME_DIR=%s", dir);
     snprintf(sockdir, sizeof sockdir, "%s/tk", dir);
     snprintf(sock, sizeof sock, "%s/tk/tkd.sock", dir);
-    const char *envs[] = {env, "TK_ADDR=", NULL};
-    const char *argv[] = {ts_program("TKD"), NULL};
+    const char *envs[] = { env, "TK_ADDR=", NULL };
+    const char *argv[] = { ts_program("TKD"), NULL };
     ts_proc p;
     assert_int_equal(ts_spawn(&p, argv, envs), 0);
     assert_true(ts_wait_output(&p, 2, "listening on", 20000));
@@ -79,7 +79,7 @@ static void test_default_socket_and_call_log(void **state)
     assert_int_equal(st.st_mode & 0777, 0600);
 
     ts_proc c;
-    const char *call[] = {ts_program("TKCALL"), "tk.v1.Control/Ping", NULL};
+    const char *call[] = { ts_program("TKCALL"), "tk.v1.Control/Ping", NULL };
     assert_int_equal(ts_spawn(&c, call, envs), 0); /* the same default */
     assert_int_equal(ts_finish(&c, 20000), 0);
     ts_proc_free(&c);
@@ -104,8 +104,8 @@ static void test_refuses_open_socket_dir(void **state)
     snprintf(sockdir, sizeof sockdir, "%s/tk", dir);
     assert_int_equal(mkdir(sockdir, 0700), 0);
     assert_int_equal(chmod(sockdir, 0755), 0);
-    const char *envs[] = {env, "TK_ADDR=", NULL};
-    const char *argv[] = {ts_program("TKD"), NULL};
+    const char *envs[] = { env, "TK_ADDR=", NULL };
+    const char *argv[] = { ts_program("TKD"), NULL };
     ts_proc p;
     assert_int_equal(ts_spawn(&p, argv, envs), 0);
     assert_int_equal(ts_finish(&p, 20000), 1);
