@@ -118,6 +118,7 @@ static int parse_args(options *o, int argc, char **argv)
     };
     unsigned long long v;
     int c;
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): argv is parsed in main, before any thread starts
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_LISTEN:
@@ -197,7 +198,9 @@ static int prepare_socket_dir(const char *url)
         return 0;
     *slash = '\0';
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        fprintf(stderr, "tkd: cannot create %s: %s\n", dir, strerror(errno));
+        char ebuf[128];
+        fprintf(stderr, "tkd: cannot create %s: %s\n", dir,
+                strerror_r(errno, ebuf, sizeof ebuf));
         return -1;
     }
     struct stat st;

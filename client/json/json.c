@@ -67,7 +67,9 @@ static const char *const type_names[] = {
 
 static char ascii_upper(char c)
 {
-    return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+    if (c >= 'a' && c <= 'z')
+        return (char)(c - 'a' + 'A');
+    return c;
 }
 
 /* Compares s[0..n) with protoc's camel-casing of a snake_case name: '_'
@@ -83,7 +85,9 @@ static bool camel_eq(const char *name, bool upper_first, const char *s,
             up = true;
             continue;
         }
-        char c = up ? ascii_upper(*name) : *name;
+        char c = *name;
+        if (up)
+            c = ascii_upper(c);
         up = false;
         if (k >= n || s[k] != c)
             return false;
@@ -234,25 +238,30 @@ static bool is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
+/* The end of the run of digits that starts at s[i]. */
+static size_t skip_digits(const char *s, size_t n, size_t i)
+{
+    while (i < n && is_digit(s[i]))
+        i++;
+    return i;
+}
+
 /* The length of the JSON number (RFC 8259 grammar) at the start of s, or 0. */
 static size_t number_prefix(const char *s, size_t n)
 {
     size_t i = 0;
     if (i < n && s[i] == '-')
         i++;
-    if (i < n && s[i] == '0') {
+    if (i < n && s[i] == '0')
         i++;
-    } else if (i < n && is_digit(s[i])) {
-        while (i < n && is_digit(s[i]))
-            i++;
-    } else {
+    else if (i < n && is_digit(s[i]))
+        i = skip_digits(s, n, i);
+    else
         return 0;
-    }
     if (i < n && s[i] == '.') {
         if (i + 1 >= n || !is_digit(s[i + 1]))
             return 0;
-        for (i++; i < n && is_digit(s[i]); i++)
-            ;
+        i = skip_digits(s, n, i + 1);
     }
     if (i < n && (s[i] == 'e' || s[i] == 'E')) {
         i++;
@@ -260,13 +269,49 @@ static size_t number_prefix(const char *s, size_t n)
             i++;
         if (i >= n || !is_digit(s[i]))
             return 0;
-        while (i < n && is_digit(s[i]))
-            i++;
+        i = skip_digits(s, n, i);
     }
     return i;
 }
 
 enum { NUM_OK = 0, NUM_SYNTAX = -1, NUM_FRACTION = -2, NUM_RANGE = -3 };
+
+/* The exponent of a number whose 'e' or 'E' is at s[i]; beyond 10^6 it only
+ * decides the error. */
+static long exponent_value(const char *s, size_t n, size_t i)
+{
+    long e = 0;
+    bool eneg = s[++i] == '-';
+    if (s[i] == '+' || s[i] == '-')
+        i++;
+    for (; i < n; i++)
+        e = e < 1000000 ? e * 10 + (s[i] - '0') : e;
+    return eneg ? -e : e;
+}
+
+/* The integer digits[0..nd) * 10^scale into *mag, or NUM_FRACTION /
+ * NUM_RANGE. Leading zeros are already gone. */
+static int digits_value(const char *digits, size_t nd, long scale,
+                        uint64_t *mag)
+{
+    while (nd > 0 && digits[nd - 1] == '0')
+        nd--, scale++;
+    if (nd == 0)
+        return NUM_OK;
+    if (scale < 0)
+        return NUM_FRACTION;
+    if ((long)nd + scale > 20)
+        return NUM_RANGE;
+    uint64_t v = 0;
+    for (size_t k = 0; k < nd + (size_t)scale; k++) {
+        unsigned d = k < nd ? (unsigned)(digits[k] - '0') : 0;
+        if (v > (UINT64_MAX - d) / 10)
+            return NUM_RANGE;
+        v = v * 10 + d;
+    }
+    *mag = v;
+    return NUM_OK;
+}
 
 /* A JSON number that must be an exact integer ("-12", "1e3", "1.50e1"):
  * sign and magnitude, or NUM_SYNTAX / NUM_FRACTION / NUM_RANGE (beyond 64
@@ -301,33 +346,10 @@ static int parse_integer(const char *s, size_t n, bool *neg, uint64_t *mag)
         else
             skipped++;
     }
-    if (i < n) { /* the exponent; beyond 10^6 it only decides the error */
-        long e = 0;
-        bool eneg = s[++i] == '-';
-        if (s[i] == '+' || s[i] == '-')
-            i++;
-        for (; i < n; i++)
-            e = e < 1000000 ? e * 10 + (s[i] - '0') : e;
-        scale += eneg ? -e : e;
-    }
+    if (i < n)
+        scale += exponent_value(s, n, i);
     scale += (long)skipped;
-    while (nd > 0 && digits[nd - 1] == '0')
-        nd--, scale++;
-    if (nd == 0)
-        return NUM_OK;
-    if (scale < 0)
-        return NUM_FRACTION;
-    if ((long)nd + scale > 20)
-        return NUM_RANGE;
-    uint64_t v = 0;
-    for (size_t k = 0; k < nd + (size_t)scale; k++) {
-        unsigned d = k < nd ? (unsigned)(digits[k] - '0') : 0;
-        if (v > (UINT64_MAX - d) / 10)
-            return NUM_RANGE;
-        v = v * 10 + d;
-    }
-    *mag = v;
-    return NUM_OK;
+    return digits_value(digits, nd, scale, mag);
 }
 
 /* ---- output -------------------------------------------------------------- */
@@ -379,20 +401,36 @@ static void jb_printf(jbuf *b, const char *fmt, ...)
 
 /* A JSON string. Bytes that are not UTF-8 become U+FFFD: protobuf-c does
  * not check strings on unpack, and the output must stay valid JSON. */
+/* The two-character escape of c (RFC 8259), or NULL. */
+static const char *short_escape(unsigned char c)
+{
+    switch (c) {
+    case '"':
+        return "\\\"";
+    case '\\':
+        return "\\\\";
+    case '\n':
+        return "\\n";
+    case '\r':
+        return "\\r";
+    case '\t':
+        return "\\t";
+    case '\b':
+        return "\\b";
+    case '\f':
+        return "\\f";
+    default:
+        return NULL;
+    }
+}
+
 static void jb_quote(jbuf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     jb_put(b, "\"", 1);
     for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)s[i];
-        const char *esc = c == '"'    ? "\\\""
-                          : c == '\\' ? "\\\\"
-                          : c == '\n' ? "\\n"
-                          : c == '\r' ? "\\r"
-                          : c == '\t' ? "\\t"
-                          : c == '\b' ? "\\b"
-                          : c == '\f' ? "\\f"
-                                      : NULL;
+        const char *esc = short_escape(c);
         if (esc != NULL) {
             jb_puts(b, esc);
             i++;
@@ -419,8 +457,8 @@ static void jb_base64(jbuf *b, const uint8_t *d, size_t n)
         if (i + 2 < n)
             v |= d[i + 2];
         char q[4] = { b64_chars[v >> 18 & 63], b64_chars[v >> 12 & 63],
-                      i + 1 < n ? b64_chars[v >> 6 & 63] : '=',
-                      i + 2 < n ? b64_chars[v & 63] : '=' };
+                      (char)(i + 1 < n ? b64_chars[v >> 6 & 63] : '='),
+                      (char)(i + 2 < n ? b64_chars[v & 63] : '=') };
         jb_put(b, q, 4);
     }
     jb_put(b, "\"", 1);
@@ -741,7 +779,7 @@ static void enc_message(enc *e, const ProtobufCMessage *m)
             if (*p == '_')
                 up = true;
             else
-                name[k++] = up ? ascii_upper(*p) : *p, up = false;
+                name[k++] = (char)(up ? ascii_upper(*p) : *p), up = false;
         }
         enc_member(e, &first, name, k);
         enc_field(e, m, f);
@@ -869,7 +907,7 @@ static size_t path_push_key(dec *d, const char *key, size_t n)
     char shown[QUOTE_MAX + 1];
     size_t k = 0;
     for (size_t i = 0; i < n && k < QUOTE_MAX; i++)
-        shown[k++] = (unsigned char)key[i] < 0x20 ? '?' : key[i];
+        shown[k++] = (char)((unsigned char)key[i] < 0x20 ? '?' : key[i]);
     shown[k] = '\0';
     return path_push(d, "%s%s", d->plen > 0 ? "." : "", shown);
 }
@@ -901,6 +939,14 @@ typedef struct key_ref {
 } key_ref;
 
 static int sc_value(scan *sc);
+
+/* The next character, or NUL at the end. */
+static char sc_peek(const scan *sc)
+{
+    if (sc->i < sc->n)
+        return sc->s[sc->i];
+    return '\0';
+}
 
 static int sc_fail(scan *sc, const char *what)
 {
@@ -1172,7 +1218,7 @@ static int sc_object(scan *sc)
         if (rv != 0)
             goto done;
         sc_ws(sc);
-        char c = sc->i < sc->n ? sc->s[sc->i] : '\0';
+        char c = sc_peek(sc);
         if (c != ',' && c != '}') {
             rv = sc_fail(sc, "expected ',' or '}'");
             goto done;
@@ -1204,7 +1250,7 @@ static int sc_array(scan *sc)
         if (rv != 0)
             return rv;
         sc_ws(sc);
-        char c = sc->i < sc->n ? sc->s[sc->i] : '\0';
+        char c = sc_peek(sc);
         if (c != ',' && c != ']')
             return sc_fail(sc, "expected ',' or ']'");
         sc->i++;
@@ -1241,6 +1287,17 @@ static int sc_value(scan *sc)
     return sc_fail(sc, "unexpected character");
 }
 
+/* What a JSON value that starts with c is, for a message. */
+static const char *value_kind(char c)
+{
+    return c == '['                  ? "an array"
+           : c == '"'                ? "a string"
+           : c == '-' || is_digit(c) ? "a number"
+           : c == 't' || c == 'f'    ? "a boolean"
+           : c == 'n'                ? "null"
+                                     : "this";
+}
+
 static int sc_run(scan *sc)
 {
     sc_ws(sc);
@@ -1249,12 +1306,7 @@ static int sc_run(scan *sc)
     char c = sc->s[sc->i];
     if (c != '{')
         return dec_fail(sc->d, "the top level must be a JSON object, not %s",
-                        c == '['                  ? "an array"
-                        : c == '"'                ? "a string"
-                        : c == '-' || is_digit(c) ? "a number"
-                        : c == 't' || c == 'f'    ? "a boolean"
-                        : c == 'n'                ? "null"
-                                                  : "this");
+                        value_kind(c));
     int rv = sc_value(sc);
     if (rv != 0)
         return rv;

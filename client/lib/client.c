@@ -304,7 +304,7 @@ int tk_cancel_fire(tk_cancel *cancel, int *outcome)
         tk_call(client, "tk.v1.Control/Cancel", (const ProtobufCMessage *)&req,
                 &tk__v1__cancel_reply__descriptor, &rep, &opts, &st);
     int rv = TK_OK;
-    if (code == TK_CODE_OK) {
+    if (code == TK_CODE_OK && rep != NULL) {
         if (outcome != NULL)
             *outcome = (int)((Tk__V1__CancelReply *)rep)->outcome;
         protobuf_c_message_free_unpacked(rep, NULL);

@@ -67,6 +67,37 @@ void rpc_call__cancel(rpc_call *call, rpc_cause cause)
     (void)n; /* an eventfd write of 1 cannot fail short of overflow */
 }
 
+/* How long the next poll may wait (ms, at most a minute), or -1 when the
+ * call must stop now: cancelled, or the earlier of until_ns and its
+ * deadline has come. */
+static int next_poll_ms(const rpc_call *call, int64_t until_ns)
+{
+    if (rpc_call_cause(call) != RPC_CAUSE_NONE)
+        return -1;
+    int64_t end = rpc_call_deadline(call);
+    if (until_ns < end)
+        end = until_ns;
+    int64_t left = end - rpc_now_ns();
+    if (left <= 0)
+        return -1;
+    /* Round up so that poll never returns just before the deadline. */
+    int64_t ms = (left + 999999) / 1000000;
+    return ms > 60000 ? 60000 : (int)ms;
+}
+
+/* Hands the caller's fds their revents; returns how many have some. */
+static int take_revents(struct pollfd *fds, const struct pollfd *all,
+                        size_t nfds)
+{
+    int ready = 0;
+    for (size_t i = 0; i < nfds; i++) {
+        fds[i].revents = all[i].revents;
+        if (all[i].revents != 0)
+            ready++;
+    }
+    return ready;
+}
+
 int rpc_call_poll(const rpc_call *call, struct pollfd *fds, size_t nfds,
                   int64_t until_ns)
 {
@@ -79,21 +110,11 @@ int rpc_call_poll(const rpc_call *call, struct pollfd *fds, size_t nfds,
     }
     int rv;
     for (;;) {
-        if (rpc_call_cause(call) != RPC_CAUSE_NONE) {
+        int timeout = next_poll_ms(call, until_ns);
+        if (timeout < 0) {
             rv = 0;
             break;
         }
-        int64_t end = rpc_call_deadline(call);
-        if (until_ns < end)
-            end = until_ns;
-        int64_t left = end - rpc_now_ns();
-        if (left <= 0) {
-            rv = 0;
-            break;
-        }
-        /* Round up so that poll never returns just before the deadline. */
-        int64_t ms = (left + 999999) / 1000000;
-        int timeout = ms > 60000 ? 60000 : (int)ms;
         if (nfds > 0)
             memcpy(all, fds, nfds * sizeof *fds);
         all[nfds].fd = call->cancel_fd;
@@ -108,16 +129,9 @@ int rpc_call_poll(const rpc_call *call, struct pollfd *fds, size_t nfds,
         }
         if (n == 0)
             continue; /* re-evaluate deadline / until */
-        int ready = 0;
-        for (size_t i = 0; i < nfds; i++) {
-            fds[i].revents = all[i].revents;
-            if (all[i].revents != 0)
-                ready++;
-        }
-        if (ready > 0) {
-            rv = ready;
+        rv = take_revents(fds, all, nfds);
+        if (rv > 0)
             break;
-        }
         /* Only the cancel fd: the loop head reports it. */
     }
     if (all != local)

@@ -42,7 +42,7 @@ static void list_methods(void *svc, rpc_call *call,
     Tk__V1__ListMethodsReply *out = (Tk__V1__ListMethodsReply *)reply;
     size_t n;
     const rpc_registered *all = rpc_server__methods(svc, &n);
-    out->methods = rpc_call_alloc(call, n * sizeof *out->methods);
+    out->methods = rpc_call_alloc(call, n * sizeof(Tk__V1__MethodInfo *));
     for (size_t i = 0; i < n; i++) {
         const rpc_method *m = all[i].method;
         if (!in_service(m->name, in->service))

@@ -32,7 +32,8 @@ bool rpc_log_enabled(rpc_log_level level)
 
 /* One write(2) per line (stdio locks the stream), so lines of concurrent
  * calls never interleave. */
-static void emit(rpc_log_level level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void
+emit(rpc_log_level level, const char *fmt, va_list ap)
 {
     char line[1024];
     struct timespec ts;

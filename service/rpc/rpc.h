@@ -173,7 +173,7 @@ typedef struct rpc_config {
 
 #define RPC_DEFAULT_WORKERS 16u
 #define RPC_DEFAULT_QUEUE_DEPTH 64u
-#define RPC_DEFAULT_MAX_REQUEST_BYTES (4u * 1024u * 1024u)
+#define RPC_DEFAULT_MAX_REQUEST_BYTES ((size_t)4 * 1024 * 1024)
 #define RPC_DEFAULT_SHUTDOWN_GRACE_MS 60000u
 
 void rpc_config_init(rpc_config *cfg);

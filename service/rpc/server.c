@@ -264,8 +264,11 @@ static int start_slots(rpc_server *srv, char *err, size_t errlen)
         s->call.slot = s;
         s->call.cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (s->call.cancel_fd < 0) {
-            set_err(err, errlen, "eventfd: %s", strerror(errno));
-            return -errno;
+            int e = errno;
+            char ebuf[128];
+            set_err(err, errlen, "eventfd: %s",
+                    strerror_r(e, ebuf, sizeof ebuf));
+            return -e;
         }
         atomic_init(&s->call.cause, RPC_CAUSE_NONE);
         atomic_init(&s->call.deadline, INT64_MAX);
@@ -299,7 +302,7 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen)
     nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_POST, pipe_event, srv);
     nng_pipe_notify(srv->sock, NNG_PIPE_EV_REM_POST, pipe_event, srv);
     srv->q_cap = srv->cfg.queue_depth;
-    srv->queue = calloc(srv->q_cap, sizeof *srv->queue);
+    srv->queue = calloc(srv->q_cap, sizeof(rpc_slot *));
     srv->threads = calloc(srv->cfg.workers, sizeof *srv->threads);
     srv->listeners = calloc(srv->cfg.n_listen, sizeof *srv->listeners);
     if (srv->queue == NULL || srv->threads == NULL || srv->listeners == NULL) {

@@ -422,9 +422,9 @@ static void test_oversize_request(void **state)
 {
     (void)state;
     fixture fx;
-    fx_opts o = { .max_request_bytes = 64 * 1024 };
+    fx_opts o = { .max_request_bytes = (size_t)64 * 1024 };
     fx_start(&fx, &o);
-    size_t big = 128 * 1024;
+    size_t big = (size_t)128 * 1024;
     char *data = malloc(big + 1);
     memset(data, 'x', big);
     data[big] = '\0';
@@ -1083,6 +1083,7 @@ int main(void)
         cmocka_unit_test(test_sigterm_with_read_and_write),
         cmocka_unit_test(test_second_signal_exits_now),
     };
-    signal(SIGPIPE, SIG_IGN);
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+        return 1;
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -219,7 +219,9 @@ static void test_list(void **state)
     expect_in(p.out, "tk.v1.Control/Ping\n");
     /* One name a line, sorted. */
     const char *prev = NULL;
-    for (char *line = strtok(p.out, "\n"); line; line = strtok(NULL, "\n")) {
+    char *save = NULL;
+    for (char *line = strtok_r(p.out, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
         assert_non_null(strchr(line, '/'));
         if (prev != NULL)
             assert_true(strcmp(prev, line) < 0);
@@ -234,7 +236,9 @@ static void test_list_service(void **state)
     ts_proc p;
     expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("list", "tk.v1.Control")), 0);
     expect_in(p.out, "tk.v1.Control/Ping\n");
-    for (char *line = strtok(p.out, "\n"); line; line = strtok(NULL, "\n"))
+    char *save = NULL;
+    for (char *line = strtok_r(p.out, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save))
         assert_int_equal(strncmp(line, "tk.v1.Control/", 14), 0);
     ts_proc_free(&p);
 

@@ -3,6 +3,8 @@
  * once listening, and "ENTERED <method>" when a test handler starts.
  *   testd --listen URL [--workers N] [--queue-depth N] [--grace-ms N]
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,30 +12,44 @@
 #include "rpc/rpc.h"
 #include "testsvc.h"
 
+/* A number option's value into *out; false when s is not a number. */
+static bool number_arg(const char *s, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v > UINT32_MAX)
+        return false;
+    *out = (unsigned)v;
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     rpc_block_stop_signals();
     rpc_config cfg;
     rpc_config_init(&cfg);
     const char *listen = NULL;
+    bool ok = true;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--listen") == 0)
             listen = argv[i + 1];
         else if (strcmp(argv[i], "--workers") == 0)
-            cfg.workers = (unsigned)atoi(argv[i + 1]);
+            ok = ok && number_arg(argv[i + 1], &cfg.workers);
         else if (strcmp(argv[i], "--queue-depth") == 0)
-            cfg.queue_depth = (unsigned)atoi(argv[i + 1]);
+            ok = ok && number_arg(argv[i + 1], &cfg.queue_depth);
         else if (strcmp(argv[i], "--grace-ms") == 0)
-            cfg.shutdown_grace_ms = (uint32_t)atoi(argv[i + 1]);
+            ok = ok && number_arg(argv[i + 1], &cfg.shutdown_grace_ms);
     }
-    if (listen == NULL) {
+    if (listen == NULL || !ok) {
         fprintf(stderr, "usage: testd --listen URL [...]\n");
         return 2;
     }
     cfg.listen = &listen;
     cfg.n_listen = 1;
     cfg.version = "testd";
-    setvbuf(stdout, NULL, _IONBF, 0);
+    if (setvbuf(stdout, NULL, _IONBF, 0) != 0)
+        return 1;
     testsvc t;
     testsvc_init(&t);
     t.announce_stdout = true;

@@ -46,6 +46,7 @@ static void *dup_bytes(const void *p, size_t n)
 /* Sample k (0 or 1) of a field's type: never the default, 64-bit values
  * beyond 2^53 and at the limits, bytes that are not UTF-8, strings that
  * need escapes, an enum number the enum does not name. */
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per ProtobufCType, each a pair of samples: a table reads best as one switch
 static void sample_value(const ProtobufCFieldDescriptor *f, int k, void *dst,
                          int depth, unsigned variant)
 {

@@ -13,8 +13,6 @@
 
 #include "support.h"
 
-extern char **environ;
-
 long long ts_now_ms(void)
 {
     struct timespec ts;

@@ -78,11 +78,11 @@ static void check_names(const ProtobufCMessage *m, const char *json)
             if (*p == '_') {
                 up = true;
             } else {
-                name[k++] = up && *p >= 'a' && *p <= 'z' ? *p - 32 : *p;
+                name[k++] = (char)(up && *p >= 'a' && *p <= 'z' ? *p - 32 : *p);
                 up = false;
             }
         }
-        strcpy(name + k, "\":");
+        snprintf(name + k, sizeof name - k, "\":");
         if (strstr(json, name) == NULL)
             fail_msg("%s: field %s missing from %s", desc->name, name, json);
     }
@@ -547,7 +547,7 @@ static void test_syntax(void **state)
 
     char deep[600] = "";
     for (int i = 0; i < 100; i++)
-        strcat(deep, "[");
+        deep[i] = '[';
     char j[700];
     snprintf(j, sizeof j, "{\"data\":%s}", deep);
     ERR(pr, j, "nested too deeply");

@@ -12,6 +12,9 @@
  * calls/s for 1 and 16 concurrent callers, and the ratios tkd/echo.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -32,7 +35,18 @@
 #include "tk/v1/control.tk.h"
 #include "tk/v1/rpc.pb-c.h"
 
-extern char **environ;
+/* Prints why and ends the benchmark. Called from the main thread only,
+ * while no measurement runs. */
+__attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt,
+                                                                ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1); // NOLINT(concurrency-mt-unsafe): main thread, no worker running
+}
 
 static long long now_ns(void)
 {
@@ -87,7 +101,8 @@ static int echo_server(const char *url)
         nng_ctx_recv(ctxs[i].ctx, ctxs[i].aio);
     }
     printf("READY\n");
-    fflush(stdout);
+    if (fflush(stdout) != 0)
+        return 1;
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
@@ -222,17 +237,13 @@ static result measure(int use_tkd, const char *url, int threads, int calls,
     nng_socket sock;
     if (use_tkd) {
         char err[256];
-        if (tk_client_open(&client, url, err, sizeof err) != 0) {
-            fprintf(stderr, "bench: %s\n", err);
-            exit(1);
-        }
+        if (tk_client_open(&client, url, err, sizeof err) != 0)
+            die("bench: %s", err);
     } else {
         nng_req0_open(&sock);
         nng_socket_set_ms(sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
-        if (nng_dial(sock, url, NULL, 0) != 0) {
-            fprintf(stderr, "bench: cannot dial %s\n", url);
-            exit(1);
-        }
+        if (nng_dial(sock, url, NULL, 0) != 0)
+            die("bench: cannot dial %s", url);
     }
     for (int i = 0; i < threads; i++) {
         w[i] = (worker){ .use_tkd = use_tkd,
@@ -260,8 +271,9 @@ static result measure(int use_tkd, const char *url, int threads, int calls,
         free(w[i].lat);
     }
     qsort(all, total, sizeof *all, cmp_ll);
-    r.p50_us = (double)all[total / 2] / 1000.0;
-    r.p99_us = (double)all[total * 99 / 100] / 1000.0;
+    size_t p50 = total / 2, p99 = total * 99 / 100;
+    r.p50_us = (double)all[p50] / 1000.0;
+    r.p99_us = (double)all[p99] / 1000.0;
     r.calls_per_s = (double)total / ((double)wall / 1e9);
     free(all);
     if (use_tkd)
@@ -279,10 +291,8 @@ static pid_t start(const char *const argv[])
 {
     pid_t pid;
     if (posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ) !=
-        0) {
-        fprintf(stderr, "bench: cannot start %s\n", argv[0]);
-        exit(1);
-    }
+        0)
+        die("bench: cannot start %s", argv[0]);
     return pid;
 }
 
@@ -306,8 +316,7 @@ static void wait_ready(const char *url, int use_tkd)
         }
         nng_msleep(10);
     }
-    fprintf(stderr, "bench: %s did not come up\n", url);
-    exit(1);
+    die("bench: %s did not come up", url);
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -323,33 +332,67 @@ static double median(double *v, int n)
     return v[n / 2];
 }
 
-int main(int argc, char **argv)
+/* A whole number in [min, max] into *out; false when s is not one. */
+static bool number_arg(const char *s, long min, long max, long *out)
 {
-    const char *tkd = NULL;
-    int calls = 20000, rounds = 3;
-    size_t size = 64;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--echo-server") == 0 && i + 1 < argc)
-            return echo_server(argv[i + 1]);
-        if (strcmp(argv[i], "--tkd") == 0 && i + 1 < argc)
-            tkd = argv[++i];
-        else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
-            calls = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
-            rounds = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
-            size = (size_t)atol(argv[++i]);
-        else {
-            fprintf(stderr, "usage: bench-rpc --tkd PATH [--calls N] "
-                            "[--rounds R] [--size BYTES]\n");
-            return 2;
-        }
-    }
-    if (tkd == NULL || rounds < 1 || rounds > 9 || calls < 100) {
-        fprintf(stderr, "bench-rpc: --tkd is required; rounds 1..9\n");
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+typedef struct bench_opts {
+    const char *tkd;
+    int calls, rounds;
+    size_t size;
+} bench_opts;
+
+/* Whether argv[i], argv[i + 1] is a known option with a valid value. */
+static bool take_option(bench_opts *o, const char *name, const char *arg)
+{
+    long v = 0;
+    if (strcmp(name, "--tkd") == 0)
+        o->tkd = arg;
+    else if (strcmp(name, "--calls") == 0 && number_arg(arg, 100, INT_MAX, &v))
+        o->calls = (int)v;
+    else if (strcmp(name, "--rounds") == 0 && number_arg(arg, 1, 9, &v))
+        o->rounds = (int)v;
+    else if (strcmp(name, "--size") == 0 && number_arg(arg, 0, 64L << 20, &v))
+        o->size = (size_t)v;
+    else
+        return false;
+    return true;
+}
+
+/* Returns 0, or 2 after a usage message. */
+static int parse_args(bench_opts *o, int argc, char **argv)
+{
+    bool ok = argc % 2 == 1; /* options come in pairs */
+    for (int i = 1; ok && i + 1 < argc; i += 2)
+        ok = take_option(o, argv[i], argv[i + 1]);
+    if (!ok || o->tkd == NULL) {
+        fprintf(stderr, "usage: bench-rpc --tkd PATH [--calls N (>= 100)] "
+                        "[--rounds R (1..9)] [--size BYTES]\n");
         return 2;
     }
-    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--echo-server") == 0)
+        return echo_server(argv[2]);
+    bench_opts o = { .calls = 20000, .rounds = 3, .size = 64 };
+    if (parse_args(&o, argc, argv) != 0)
+        return 2;
+    const char *tkd = o.tkd;
+    int calls = o.calls, rounds = o.rounds;
+    size_t size = o.size;
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+        return 1;
     char dir[] = "/tmp/tk-bench-XXXXXX";
     if (mkdtemp(dir) == NULL)
         return 1;

@@ -1,0 +1,654 @@
+#!/usr/bin/python3
+"""The architecture rules of DESIGN.md, checked on the parsed source.
+
+  tests/arch/arch.py [--root DIR] [--build DIR] [--allowlist FILE]
+                     [--design FILE]
+
+C is parsed by libclang (Debian's python3-clang-14), with the flags of the
+meson build's compile_commands.json where it has the file: rules about
+code (which library a file uses, which functions it calls, what a
+signature or a public header declares) look at declarations, references,
+call expressions and include directives, never at comments or strings.
+Only the boundary comment of a header, which is text, is read as text.
+
+Modules. A module is a folder:
+  - service/NAME/ is tkd's module NAME; its public header is
+    service/NAME/NAME.h. service/main.c is tkd's entry point, no module:
+    it may include every module's public header and use no library.
+  - client/lib/ is libtkclient; its public header is
+    client/include/tk/client.h. client/json/ is the JSON codec; its public
+    header is client/include/tk/json.h. Any other client/NAME/ with C files
+    (client/tkcall/) has client/NAME/NAME.h. client/include/ holds public
+    headers and is no module; client/python/ has no C.
+  - tests/ and tools/ are no modules: they may use any library and spawn
+    processes, but they too reach a module only through its public header.
+Any other header in a module folder is internal: its name ends in _int.h
+and only files of that folder include it.
+
+Rules (the name before the colon is the one the allowlist uses):
+  boundary: every module has its public header, and it opens with a comment
+    saying what the module owns, what it may call and what it must never
+    do ("Owns"/"owns", "May call"/"may use", "Must never"); a module folder
+    has no second public header.
+  library: only service/rpc/ and client/lib/ use NNG, only service/git/
+    libgit2, only service/locks/ libpq (by include or by reference to
+    anything their headers declare).
+  process: only service/proc/ calls fork, vfork, clone, the exec family,
+    posix_spawn[p], system or popen, or includes <spawn.h>.
+  signature: no service module's public header, and no function of a
+    service module other than rpc/, mentions an NNG type or includes NNG:
+    handlers see the rpc_call handle only.
+  include: a file reaches another module only through its public header;
+    a service module includes another's only where DESIGN.md's table says
+    it may use it (every module may use rpc/, the host that hands it its
+    calls); service and client modules do not include each other.
+  public-header: client/include/tk/*.h declare only tk_/TK_ names, and
+    every type they mention is their own, a C standard type, or opaque.
+
+Known exceptions live in tests/arch/allowlist, one a line,
+`RULE SUBJECT -- REASON`, where SUBJECT is what the rule's message puts in
+[brackets]. An entry that no rule needs any more fails the test, so the
+list only shrinks. Exit 0 clean, 1 violations, 2 could not run.
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import sys
+
+import clang.cindex as ci
+
+LIBCLANG = ("/usr/lib/llvm-14/lib/libclang-14.so.1",
+            "/usr/lib/llvm-14/lib/libclang.so.1",
+            "/usr/lib/x86_64-linux-gnu/libclang-14.so.1")
+
+# Which library a header belongs to, by its path (resolved or as spelled).
+LIBRARIES = {
+    "NNG": re.compile(r"(^|/)nng/"),
+    "libgit2": re.compile(r"(^|/)(git2\.h$|git2/)"),
+    "libpq": re.compile(r"(^|/)(libpq-fe\.h$|libpq/|postgresql/)"),
+}
+LIBRARY_USERS = {
+    "NNG": ("service/rpc", "client/lib"),
+    "libgit2": ("service/git",),
+    "libpq": ("service/locks",),
+}
+PROCESS_FUNCS = re.compile(r"^(fork|vfork|clone|clone3|system|popen|"
+                           r"posix_spawnp?|f?exec(l|lp|le|v|vp|vpe|ve|veat))$")
+PROCESS_HEADER = re.compile(r"(^|/)spawn\.h$")
+PROCESS_OWNER = "service/proc"
+HOST = "rpc"  # every service module may use it: it hands them their calls
+CLIENT_PUBLIC = {
+    "client/lib": "client/include/tk/client.h",
+    "client/json": "client/include/tk/json.h",
+}
+NOT_CLIENT_MODULES = ("client/include", "client/python")
+PUBLIC_DIR = "client/include/tk"
+C_STANDARD = re.compile(r"/(stddef|stdint|stdbool|stdarg|stdio|time|"
+                        r"sys/types|bits/[a-z0-9_-]+|"
+                        r"bits/types/[a-z0-9_]+)\.h$")
+
+REF_KINDS = {ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.TYPE_REF,
+             ci.CursorKind.MEMBER_REF_EXPR, ci.CursorKind.MACRO_INSTANTIATION,
+             ci.CursorKind.CALL_EXPR}
+
+
+def load_libclang():
+    if ci.Config.loaded:
+        return
+    for path in LIBCLANG:
+        if os.path.exists(path):
+            ci.Config.set_library_file(path)
+            return
+    raise SystemExit("arch: libclang 14 not found (tools/install-deps)")
+
+
+class Module:
+    def __init__(self, name, folder, public, side):
+        self.name, self.folder, self.public, self.side = (
+            name, folder, public, side)
+
+    def __repr__(self):
+        return self.folder + "/"
+
+
+class Violation:
+    def __init__(self, rule, where, subject, text):
+        self.rule, self.where, self.subject, self.text = (
+            rule, where, subject, text)
+
+    def __str__(self):
+        return f"{self.where}: {self.rule}: {self.text} [{self.subject}]"
+
+
+class Tree:
+    def __init__(self, root, build, design):
+        self.root = os.path.abspath(root)
+        self.build = build
+        self.commands = self._compdb()
+        self.deps = self._design_table(design)
+        self.modules = self._modules()
+        self.index = ci.Index.create()
+        self.violations = []
+        self._tus = {}
+
+    # ---- the tree -------------------------------------------------------
+
+    def rel(self, path):
+        path = os.path.normpath(path)
+        if path.startswith(self.root + os.sep):
+            return os.path.relpath(path, self.root)
+        return None
+
+    def c_files(self, top):
+        out = []
+        for d, dirs, files in os.walk(os.path.join(self.root, top)):
+            dirs[:] = sorted(x for x in dirs if x != "fixtures")
+            out += [self.rel(os.path.join(d, f)) for f in sorted(files)
+                    if f.endswith((".c", ".h"))]
+        return out
+
+    def _compdb(self):
+        cmds = {}
+        path = os.path.join(self.build or "", "compile_commands.json")
+        if self.build and os.path.exists(path):
+            with open(path) as f:
+                for e in json.load(f):
+                    p = os.path.normpath(os.path.join(e["directory"],
+                                                      e["file"]))
+                    cmds[p] = (e["directory"], e.get("arguments") or
+                               shlex.split(e["command"]))
+        return cmds
+
+    def _design_table(self, design):
+        """{module: set of modules it may use} from DESIGN.md's table."""
+        deps = {}
+        with open(design) as f:
+            for line in f:
+                m = re.match(r"^\|\s*`(\w+)/`\s*\|.*\|(.*)\|\s*$", line)
+                if m:
+                    deps[m[1]] = set(re.findall(r"`(\w+)/`", m[2]))
+        if not deps:
+            raise SystemExit(f"arch: no module table in {design}")
+        return deps
+
+    def _modules(self):
+        mods = []
+        sdir = os.path.join(self.root, "service")
+        for name in sorted(os.listdir(sdir)) if os.path.isdir(sdir) else []:
+            folder = f"service/{name}"
+            if os.path.isdir(os.path.join(self.root, folder)):
+                mods.append(Module(name, folder, f"{folder}/{name}.h",
+                                   "service"))
+        cdir = os.path.join(self.root, "client")
+        for name in sorted(os.listdir(cdir)) if os.path.isdir(cdir) else []:
+            folder = f"client/{name}"
+            if (folder in NOT_CLIENT_MODULES or
+                    not os.path.isdir(os.path.join(self.root, folder)) or
+                    not self.c_files(folder)):
+                continue
+            public = CLIENT_PUBLIC.get(folder, f"{folder}/{name}.h")
+            mods.append(Module(name, folder, public, "client"))
+        return mods
+
+    def module_of(self, rel):
+        """The module a file belongs to (its folder, or the module whose
+        public header it is), or None."""
+        for m in self.modules:
+            if rel == m.public or rel.startswith(m.folder + "/"):
+                return m
+        return None
+
+    # ---- parsing --------------------------------------------------------
+
+    def _args(self, rel):
+        absf = os.path.join(self.root, rel)
+        if absf in self.commands:
+            directory, argv = self.commands[absf]
+            return directory, clean_args(argv[1:], absf)
+        if rel.endswith(".h"):  # a header: the flags of a unit beside it
+            here = os.path.dirname(absf)
+            for p, (directory, argv) in sorted(self.commands.items()):
+                if os.path.dirname(p) == here:
+                    return directory, clean_args(argv[1:], p) + [
+                        "-x", "c-header"]
+        args = ["-std=c11", "-D_GNU_SOURCE"]
+        for d in ("service", "client/include", "gen/c",
+                  os.path.dirname(rel)):
+            args += ["-I", os.path.join(self.root, d)]
+        if rel.endswith(".h"):
+            args += ["-x", "c-header"]
+        return self.root, args
+
+    def parse(self, rel):
+        if rel not in self._tus:
+            directory, args = self._args(rel)
+            cwd = os.getcwd()
+            os.chdir(directory)  # the database's relative -I flags
+            try:
+                self._tus[rel] = self.index.parse(
+                    os.path.join(self.root, rel),
+                    args=args + ["-Wno-unknown-warning-option"],
+                    options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+            finally:
+                os.chdir(cwd)
+        return self._tus[rel]
+
+    def own_cursors(self, rel):
+        """Every cursor of the file itself (not of what it includes)."""
+        tu = self.parse(rel)
+        path = os.path.join(self.root, rel)
+
+        def walk(c):
+            for k in c.get_children():
+                f = k.location.file
+                if f is not None and os.path.normpath(f.name) != path:
+                    continue
+                yield k
+                yield from walk(k)
+        return walk(tu.cursor)
+
+    def includes(self, rel):
+        """(line, spelled name, resolved path or None) of each #include."""
+        out = []
+        for c in self.parse(rel).cursor.get_children():
+            if (c.kind != ci.CursorKind.INCLUSION_DIRECTIVE or
+                    c.location.file is None or
+                    os.path.normpath(c.location.file.name) !=
+                    os.path.join(self.root, rel)):
+                continue
+            try:
+                inc = c.get_included_file()
+                resolved = os.path.normpath(inc.name) if inc else None
+            except AssertionError:
+                resolved = None
+            out.append((c.location.line, c.displayname, resolved))
+        return out
+
+    def fail(self, rule, where, subject, text):
+        v = Violation(rule, where, subject, text)
+        if str(v) not in {str(w) for w in self.violations}:
+            self.violations.append(v)
+
+
+def clean_args(argv, source):
+    """A compile command's flags, for libclang: no output, no dependency
+    files, no source file."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a in ("-o", "-MF", "-MQ", "-MT"):
+            skip = True
+            continue
+        if a in ("-c", "-MD", "-MMD") or os.path.basename(a) == \
+                os.path.basename(source):
+            continue
+        out.append(a)
+    return out
+
+
+def library_of(path):
+    for lib, pat in LIBRARIES.items():
+        if path and pat.search(path):
+            return lib
+    return None
+
+
+def referenced_file(c):
+    try:
+        ref = c.referenced
+    except Exception:  # noqa: BLE001 - libclang raises on odd cursors
+        return None, None
+    if ref is None or ref.location.file is None:
+        return None, None
+    return ref, os.path.normpath(ref.location.file.name)
+
+
+# ---- the rules ------------------------------------------------------------
+
+BOUNDARY_WORDS = (("owns", r"\bowns?\b"),
+                  ("may call", r"\bmay (call|use)\b"),
+                  ("must never", r"\bmust never\b"))
+
+
+def leading_comment(text):
+    text = text.lstrip()
+    if text.startswith("/*"):
+        end = text.find("*/")
+        return text[:end] if end >= 0 else ""
+    lines = []
+    for line in text.splitlines():
+        if not line.lstrip().startswith("//"):
+            break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def rule_boundary(t):
+    for m in t.modules:
+        path = os.path.join(t.root, m.public)
+        if not os.path.exists(path):
+            t.fail("boundary", m.folder + "/", m.folder,
+                   f"module {m.name} has no public header {m.public}")
+            continue
+        with open(path, errors="replace") as f:
+            comment = leading_comment(f.read())
+        missing = [w for w, pat in BOUNDARY_WORDS
+                   if not re.search(pat, comment, re.I)]
+        if missing:
+            t.fail("boundary", f"{m.public}:1", m.public,
+                   "the header must open with a comment stating the "
+                   "module's boundary; it does not say: "
+                   + ", ".join(missing))
+        for rel in t.c_files(m.folder):
+            if (rel.endswith(".h") and rel != m.public and
+                    not rel.endswith("_int.h")):
+                t.fail("boundary", f"{rel}:1", rel,
+                       f"a second public header in {m.folder}/: the "
+                       f"module's one header is {m.public}; an internal "
+                       "one is named *_int.h")
+    for rel in t.c_files(PUBLIC_DIR):
+        if t.module_of(rel) is None:
+            t.fail("boundary", f"{rel}:1", rel,
+                   "a public client header that no client module owns "
+                   "(tests/arch/arch.py, CLIENT_PUBLIC)")
+
+
+def module_files(t):
+    """The files of tkd's and the client's modules, and service/main.c."""
+    return [r for r in t.c_files("service") + t.c_files("client")
+            if t.module_of(r) is not None or r.startswith("service/")]
+
+
+def rule_library_and_process(t):
+    for rel in module_files(t):
+        m = t.module_of(rel)
+        folder = m.folder if m else rel
+        for line, name, resolved in t.includes(rel):
+            lib = library_of(resolved) or library_of(name)
+            if lib and folder not in LIBRARY_USERS[lib]:
+                t.fail("library", f"{rel}:{line}", f"{folder} {lib}",
+                       f"includes <{name}>: only "
+                       f"{', '.join(LIBRARY_USERS[lib])} use {lib}")
+            if PROCESS_HEADER.search(name) and folder != PROCESS_OWNER:
+                t.fail("process", f"{rel}:{line}", f"{folder} spawn.h",
+                       f"includes <{name}>: only {PROCESS_OWNER}/ starts "
+                       "processes")
+        seen = set()
+        for c in t.own_cursors(rel):
+            if c.kind not in REF_KINDS:
+                continue
+            ref, path = referenced_file(c)
+            if ref is None:
+                continue
+            line = c.location.line
+            lib = library_of(path)
+            if (lib and folder not in LIBRARY_USERS[lib] and
+                    (lib, line) not in seen):
+                seen.add((lib, line))
+                t.fail("library", f"{rel}:{line}", f"{folder} {lib}",
+                       f"uses {ref.spelling} ({lib}): only "
+                       f"{', '.join(LIBRARY_USERS[lib])} use {lib}")
+            if (c.kind == ci.CursorKind.DECL_REF_EXPR and
+                    ref.kind == ci.CursorKind.FUNCTION_DECL and
+                    PROCESS_FUNCS.match(ref.spelling) and
+                    t.rel(path) is None and folder != PROCESS_OWNER):
+                t.fail("process", f"{rel}:{line}",
+                       f"{folder} {ref.spelling}",
+                       f"calls {ref.spelling}: only {PROCESS_OWNER}/ "
+                       "starts processes")
+
+
+def type_libraries(t, ty, depth=0):
+    """The libraries whose declarations a type mentions."""
+    found = set()
+    if depth > 20:
+        return found
+    k = ty.kind
+    if k == ci.TypeKind.POINTER:
+        return type_libraries(t, ty.get_pointee(), depth + 1)
+    if k in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY,
+             ci.TypeKind.VARIABLEARRAY):
+        return type_libraries(t, ty.element_type, depth + 1)
+    if k == ci.TypeKind.FUNCTIONPROTO:
+        for a in [ty.get_result(), *ty.argument_types()]:
+            found |= type_libraries(t, a, depth + 1)
+        return found
+    if k == ci.TypeKind.ELABORATED:
+        return type_libraries(t, ty.get_named_type(), depth + 1)
+    decl = ty.get_declaration()
+    if decl is not None and decl.location.file is not None:
+        lib = library_of(os.path.normpath(decl.location.file.name))
+        if lib:
+            found.add(lib)
+        if k == ci.TypeKind.TYPEDEF:
+            found |= type_libraries(t, decl.underlying_typedef_type,
+                                    depth + 1)
+    return found
+
+
+def signature_types(c):
+    """The types a declaration shows: a function's result and parameters,
+    a typedef's or a field's type."""
+    if c.kind == ci.CursorKind.FUNCTION_DECL:
+        return [c.result_type] + [a.type for a in c.get_arguments()]
+    if c.kind in (ci.CursorKind.TYPEDEF_DECL, ci.CursorKind.FIELD_DECL):
+        return [c.underlying_typedef_type
+                if c.kind == ci.CursorKind.TYPEDEF_DECL else c.type]
+    return []
+
+
+def rule_signature(t):
+    for m in t.modules:
+        if m.side != "service":
+            continue
+        files = [m.public] if m.name == HOST else t.c_files(m.folder)
+        for rel in files:
+            if not os.path.exists(os.path.join(t.root, rel)):
+                continue
+            for line, name, resolved in t.includes(rel):
+                if rel == m.public and "NNG" in {library_of(resolved),
+                                                 library_of(name)}:
+                    t.fail("signature", f"{rel}:{line}", rel,
+                           f"a module's public header includes <{name}>: "
+                           "every service would see NNG")
+            for c in t.own_cursors(rel):
+                for ty in signature_types(c):
+                    if "NNG" in type_libraries(t, ty):
+                        t.fail("signature", f"{rel}:{c.location.line}",
+                               f"{rel} {c.spelling}",
+                               f"{c.spelling} mentions an NNG type "
+                               f"({ty.spelling}): handlers see the "
+                               "rpc_call handle only")
+
+
+def allowed_include(t, src_mod, dst_mod, rel, target):
+    """None, or why src may not include target (a file of dst_mod)."""
+    if src_mod is dst_mod:
+        return None
+    if target != dst_mod.public:
+        return (f"{target} is internal to {dst_mod.folder}/; include "
+                f"{dst_mod.public}")
+    if src_mod is None:  # tkd's main.c, tests/, tools/
+        return None
+    if src_mod.side != dst_mod.side:
+        return (f"{src_mod.side} module {src_mod.folder}/ includes "
+                f"{dst_mod.side} module {dst_mod.folder}/")
+    if src_mod.side == "service" and dst_mod.name != HOST and \
+            dst_mod.name not in t.deps.get(src_mod.name, set()):
+        allowed = sorted(t.deps.get(src_mod.name, set()) | {HOST})
+        return (f"{src_mod.name}/ may use only "
+                f"{', '.join(a + '/' for a in allowed)} (DESIGN.md), "
+                f"not {dst_mod.name}/")
+    return None
+
+
+def resolve_quoted(t, rel, name, resolved):
+    if resolved:
+        return t.rel(resolved)
+    for base in (os.path.dirname(rel), "service", "client/include"):
+        p = os.path.normpath(os.path.join(t.root, base, name))
+        if os.path.exists(p):
+            return t.rel(p)
+    return None
+
+
+def rule_include(t):
+    files = (t.c_files("service") + t.c_files("client") +
+             t.c_files("tests") + t.c_files("tools"))
+    for rel in files:
+        src_mod = t.module_of(rel)
+        for line, name, resolved in t.includes(rel):
+            target = resolve_quoted(t, rel, name, resolved)
+            if target is None:
+                continue
+            dst_mod = t.module_of(target)
+            if dst_mod is None:
+                continue
+            why = allowed_include(t, src_mod, dst_mod, rel, target)
+            if why:
+                t.fail("include", f"{rel}:{line}", f"{rel} {target}", why)
+
+
+def rule_public_header(t):
+    for rel in t.c_files(PUBLIC_DIR):
+        if not rel.endswith(".h"):
+            continue
+        path = os.path.join(t.root, rel)
+        with open(path, errors="replace") as f:
+            # libclang places the compiler's predefined macros in the main
+            # file: only the file's own #defines are its names.
+            defined = set(re.findall(r"^\s*#\s*define\s+(\w+)", f.read(),
+                                     re.M))
+        for c in t.own_cursors(rel):
+            kind = c.kind
+            if kind == ci.CursorKind.MACRO_DEFINITION and \
+                    c.spelling not in defined:
+                continue
+            if kind in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.VAR_DECL,
+                        ci.CursorKind.TYPEDEF_DECL,
+                        ci.CursorKind.ENUM_CONSTANT_DECL,
+                        ci.CursorKind.MACRO_DEFINITION) or (
+                    kind in (ci.CursorKind.STRUCT_DECL,
+                             ci.CursorKind.UNION_DECL,
+                             ci.CursorKind.ENUM_DECL) and c.spelling and
+                    not c.is_anonymous()):
+                if c.semantic_parent is not None and \
+                        c.semantic_parent.kind in (
+                            ci.CursorKind.STRUCT_DECL,
+                            ci.CursorKind.UNION_DECL):
+                    continue  # a field's name is not a global name
+                if not re.match(r"^(tk_|TK_)", c.spelling):
+                    t.fail("public-header", f"{rel}:{c.location.line}",
+                           f"{rel} {c.spelling}",
+                           f"declares {c.spelling}: a public client "
+                           "header declares tk_/TK_ names only")
+            for ty in signature_types(c):
+                for name in foreign_types(t, ty, path):
+                    t.fail("public-header", f"{rel}:{c.location.line}",
+                           name, f"{c.spelling} shows the type {name}, "
+                           "which is neither tk's own, a C standard type, "
+                           "nor opaque")
+
+
+def foreign_types(t, ty, header, depth=0):
+    """Names of the non-opaque types declared outside the header and the C
+    standard headers that a type shows."""
+    out = set()
+    if depth > 20:
+        return out
+    k = ty.kind
+    if k == ci.TypeKind.POINTER:
+        pointee = ty.get_pointee()
+        decl = pointee.get_declaration()
+        # A pointer to an incomplete struct is an opaque handle.
+        if decl.kind == ci.CursorKind.STRUCT_DECL and \
+                decl.get_definition() is None:
+            return out
+        return foreign_types(t, pointee, header, depth + 1)
+    if k in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+        return foreign_types(t, ty.element_type, header, depth + 1)
+    if k == ci.TypeKind.FUNCTIONPROTO:
+        for a in [ty.get_result(), *ty.argument_types()]:
+            out |= foreign_types(t, a, header, depth + 1)
+        return out
+    if k == ci.TypeKind.ELABORATED:
+        return foreign_types(t, ty.get_named_type(), header, depth + 1)
+    decl = ty.get_declaration()
+    if decl is None or decl.location.file is None:
+        return out  # a builtin type
+    where = os.path.normpath(decl.location.file.name)
+    if where == header or C_STANDARD.search(where) or \
+            "/clang/" in where and where.endswith(("stddef.h", "stdbool.h",
+                                                   "stdint.h", "stdarg.h")):
+        return out
+    out.add(decl.spelling or ty.spelling)
+    return out
+
+
+RULES = (rule_boundary, rule_library_and_process, rule_signature,
+         rule_include, rule_public_header)
+
+
+def read_allowlist(path):
+    entries = []
+    if not path or not os.path.exists(path):
+        return entries
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            m = re.match(r"^(\S+)\s+(.+?)\s+--\s+(\S.*)$", line)
+            if not m:
+                raise SystemExit(f"{path}:{n}: want `RULE SUBJECT -- REASON`")
+            entries.append((m[1], m[2], m[3], f"{path}:{n}"))
+    return entries
+
+
+def check(root, build=None, allowlist=None, design=None):
+    """(violations not allowed, allowlist entries no longer needed)."""
+    load_libclang()
+    t = Tree(root, build, design or os.path.join(root, "DESIGN.md"))
+    for rule in RULES:
+        rule(t)
+    entries = read_allowlist(allowlist)
+    used, left = set(), []
+    for v in t.violations:
+        hit = [e for e in entries if e[0] == v.rule and e[1] == v.subject]
+        if hit:
+            used.update(e[3] for e in hit)
+        else:
+            left.append(v)
+    unused = [e for e in entries if e[3] not in used]
+    return left, unused
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(
+        prog="tests/arch/arch.py", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", default=os.path.dirname(os.path.dirname(here)))
+    ap.add_argument("--build")
+    ap.add_argument("--allowlist", default=os.path.join(here, "allowlist"))
+    ap.add_argument("--design")
+    args = ap.parse_args()
+    violations, unused = check(args.root, args.build, args.allowlist,
+                               args.design)
+    for v in violations:
+        print(v)
+    for e in unused:
+        print(f"{e[3]}: allowlist entry no longer needed: {e[0]} {e[1]} "
+              "(delete it: the list only shrinks)")
+    print(f"arch: {len(violations)} violation(s), {len(unused)} stale "
+          "allowlist entr(y/ies)", file=sys.stderr)
+    return 1 if violations or unused else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
