@@ -30,7 +30,8 @@ int roots_new(roots **out, const char *const *dirs, size_t n, char *err,
 {
     *out = NULL;
     roots *r = calloc(1, sizeof *r);
-    if (r == NULL || (n > 0 && (r->dirs = calloc(n, sizeof *r->dirs)) == NULL)) {
+    if (r == NULL ||
+        (n > 0 && (r->dirs = calloc(n, sizeof *r->dirs)) == NULL)) {
         free(r);
         return -ENOMEM;
     }
@@ -39,7 +40,9 @@ int roots_new(roots **out, const char *const *dirs, size_t n, char *err,
         char *real = realpath(dirs[i], NULL);
         if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
             int e = real == NULL ? errno : ENOTDIR;
-            set_err(err, errlen, "--root %s: %s", dirs[i], strerror(e));
+            char ebuf[128];
+            set_err(err, errlen, "--root %s: %s", dirs[i],
+                    strerror_r(e, ebuf, sizeof ebuf));
             free(real);
             roots_free(r);
             return -e;
@@ -97,7 +100,9 @@ int roots_resolve(const roots *r, const char *path, char *out, size_t outlen,
     char real[PATH_MAX];
     if (realpath(path, real) == NULL) {
         int e = errno;
-        set_err(err, errlen, "%.200s: %s", path, strerror(e));
+        char ebuf[128];
+        set_err(err, errlen, "%.200s: %s", path,
+                strerror_r(e, ebuf, sizeof ebuf));
         return -e;
     }
     for (size_t i = 0; i < r->n; i++) {

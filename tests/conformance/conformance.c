@@ -163,14 +163,14 @@ static void write_file(const char *root, const char *rel, const char *text)
          s = strchr(s + 1, '/')) {
         *s = '\0';
         if (mkdir(path, 0700) != 0 && errno != EEXIST)
-            fail_msg("mkdir %s: %s", path, strerror(errno));
+            fail_msg("mkdir %s: errno %d", path, errno);
         *s = '/';
     }
     FILE *f = fopen(path, "w");
     if (f == NULL)
-        fail_msg("%s: %s", path, strerror(errno));
-    fputs(text, f);
-    fclose(f);
+        fail_msg("%s: errno %d", path, errno);
+    if (fputs(text, f) < 0 || fclose(f) != 0)
+        fail_msg("%s: cannot write", path);
 }
 
 /* git from PATH: ts_spawn takes a path. */
@@ -549,7 +549,8 @@ static void run_case(void **state)
 
 int main(int argc, char **argv)
 {
-    signal(SIGPIPE, SIG_IGN);
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+        return 1;
     char path[1024];
     const char *env = getenv("TK_CONFORMANCE_CASES");
     if (argc > 1 || (env != NULL && env[0] != '\0'))

@@ -38,8 +38,7 @@ static void make_tree(tree *t)
 }
 
 /* Resolves a followed by suffix. */
-static int resolve(const roots *r, const char *a, const char *suffix,
-                   char *out)
+static int resolve(const roots *r, const char *a, const char *suffix, char *out)
 {
     char path[600];
     snprintf(path, sizeof path, "%s%s", a, suffix);
@@ -52,7 +51,7 @@ static void test_resolve(void **state)
     (void)state;
     tree t;
     make_tree(&t);
-    const char *dirs[] = {t.root};
+    const char *dirs[] = { t.root };
     roots *r;
     char err[256];
     assert_int_equal(roots_new(&r, dirs, 1, err, sizeof err), 0);
@@ -67,8 +66,7 @@ static void test_resolve(void **state)
     assert_int_equal(resolve(r, t.root, "/repo/../repo", out), 0);
 
     assert_int_equal(resolve(r, t.root, "/out", out), -EACCES);
-    assert_int_equal(resolve(r, t.root, "/repo/../../rootother", out),
-                     -EACCES);
+    assert_int_equal(resolve(r, t.root, "/repo/../../rootother", out), -EACCES);
     assert_int_equal(resolve(r, t.other, "", out), -EACCES); /* prefix */
     assert_int_equal(resolve(r, t.root, "/nope", out), -ENOENT);
     assert_int_equal(resolve(r, "relative/path", "", out), -EINVAL);
@@ -82,7 +80,7 @@ static void test_messages(void **state)
     (void)state;
     tree t;
     make_tree(&t);
-    const char *dirs[] = {t.root};
+    const char *dirs[] = { t.root };
     roots *r;
     char err[512], out[PATH_MAX], path[400];
     assert_int_equal(roots_new(&r, dirs, 1, err, sizeof err), 0);
@@ -98,7 +96,7 @@ static void test_messages(void **state)
     assert_non_null(strstr(err, "--root DIR"));
     roots_free(r);
 
-    const char *bad[] = {"/nonexistent/tk/root"};
+    const char *bad[] = { "/nonexistent/tk/root" };
     assert_int_equal(roots_new(&r, bad, 1, err, sizeof err), -ENOENT);
     assert_non_null(strstr(err, "/nonexistent/tk/root"));
     ts_rmtree(t.base);
@@ -107,7 +105,7 @@ static void test_messages(void **state)
 static void test_slash_root_holds_all(void **state)
 {
     (void)state;
-    const char *dirs[] = {"/"};
+    const char *dirs[] = { "/" };
     roots *r;
     char out[PATH_MAX], err[256];
     assert_int_equal(roots_new(&r, dirs, 1, err, sizeof err), 0);
