@@ -1,7 +1,9 @@
 /* The connection pool: a fixed set of slots, a free stack, and an eventfd
  * semaphore so a call waits for a connection in poll(2), together with its
  * cancel fd and deadline. Connections are made lazily, asynchronously, by
- * the call that needs one. */
+ * the call that needs one. A broken connection is reset by discarding it
+ * and connecting anew in the next call's own poll loop (PQreset would block
+ * a worker without regard to its call's deadline). */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>

@@ -271,8 +271,13 @@ int locks__tx_begin(locks_tx *tx, locks_service *svc, rpc_call *call,
         return -1;
     for (int attempt = 0;; attempt++) {
         bool reused = tx->conn->pg != NULL;
-        if (!reused && (locks__conn_open(tx) != 0 || locks__migrate(tx) != 0))
+        if (!reused && locks__conn_open(tx) != 0)
             return -1;
+        if (!reused && locks__migrate(tx) != 0) {
+            /* Never pooled unmigrated: the next call migrates again. */
+            locks__conn_discard(tx->conn);
+            return -1;
+        }
         if (locks__tx_begin_statement(tx) == 0)
             return 0;
         /* A pooled connection that died while it sat idle (the server
