@@ -327,9 +327,14 @@ static void install_pause(fixture *fx)
     sql_ok(fx->holder, "SELECT pg_advisory_lock(4242)");
 }
 
+static void release_pause_lock(fixture *fx, int key)
+{
+    sql_ok(fx->holder, "SELECT pg_advisory_unlock(%d)", key);
+}
+
 static void release_pause(fixture *fx)
 {
-    sql_ok(fx->holder, "SELECT pg_advisory_unlock(4242)");
+    release_pause_lock(fx, 4242);
 }
 
 /* An open transaction that inserted an item of the order: its foreign-key
@@ -691,6 +696,47 @@ static void test_cancel_during_lock_wait(void **state)
     fx_stop(&fx);
 }
 
+/* Once COMMIT is sent, the caller's cancel no longer stops the call: the
+ * commit may already have happened, and the reply says what did. A
+ * deferred constraint trigger holds the COMMIT on an advisory lock. */
+static void test_cancel_during_commit(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "cancel_commit", &(fx_opts){ .pool = 1 });
+    fx_connect(&fx);
+    int64_t id = create_order(&fx);
+    sql_ok(fx.holder,
+           "CREATE FUNCTION tk_test_commit_pause() RETURNS trigger "
+           "LANGUAGE plpgsql AS $$BEGIN PERFORM pg_advisory_xact_lock(4243); "
+           "RETURN NULL; END$$");
+    sql_ok(fx.holder, "CREATE CONSTRAINT TRIGGER tk_test_commit_pause AFTER "
+                      "UPDATE ON orders DEFERRABLE INITIALLY DEFERRED FOR "
+                      "EACH ROW EXECUTE FUNCTION tk_test_commit_pause()");
+    sql_ok(fx.holder, "SELECT pg_advisory_lock(4243)");
+    tk_cancel *cancel;
+    assert_int_equal(tk_cancel_new(&cancel), 0);
+    async_op a;
+    async_start(&a, &fx, OP_CLOSE, id, 30000, cancel);
+    if (!ts_pg_wait_true(fx.watch,
+                         "SELECT count(*) = 1 " TKD_BACKENDS
+                         " AND query = 'COMMIT' AND wait_event = 'advisory'",
+                         20000))
+        fail_msg("the transition's COMMIT did not start waiting");
+    int outcome = -1;
+    assert_int_equal(tk_cancel_fire(cancel, &outcome), 0);
+    assert_int_equal(outcome, TK_CANCEL_CANCELLED); /* rpc's answer */
+    release_pause_lock(&fx, 4243);
+    async_join(&a);
+    expect(&a.res, TK_CODE_OK, ""); /* the call's own reply: the truth */
+    assert_int_equal(a.res.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
+    result_free(&a.res);
+    tk_cancel_free(cancel);
+    assert_int_equal(must_get(&fx, id).status,
+                     TK__V1__GET_ORDER_REPLY__STATUS__CLOSED);
+    fx_stop(&fx);
+}
+
 /* Every connection busy: a call waits for one until its deadline. */
 static void test_pool_busy(void **state)
 {
@@ -886,6 +932,7 @@ int main(void)
         cmocka_unit_test(test_lock_wait_outlasts_deadline),
         cmocka_unit_test(test_deadline_cancels_the_statement),
         cmocka_unit_test(test_cancel_during_lock_wait),
+        cmocka_unit_test(test_cancel_during_commit),
         cmocka_unit_test(test_pool_busy),
         cmocka_unit_test(test_no_database_configured),
         cmocka_unit_test(test_migrations_idempotent),
