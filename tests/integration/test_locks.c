@@ -36,6 +36,14 @@
 
 static ts_pg cluster;
 
+/* Deadlines. SHORT_MS ends a lock wait that is bound to happen (its length
+ * only decides how long the test takes; it leaves room for a loaded
+ * sanitizer build to reach the lock first). LONG_MS bounds a call that must
+ * not wait at all: if it waited, it would wait for a lock nobody releases
+ * before the test does, and fail however long the deadline. */
+#define SHORT_MS 600
+#define LONG_MS 10000
+
 /* ---- fixture: a database, the service on it, a server, a client -------- */
 
 typedef struct fixture {
@@ -357,9 +365,10 @@ static void test_close_does_not_wait_for_child_writer(void **state)
     fx_connect(&fx);
     int64_t id = create_order(&fx);
     hold_child_insert(&fx, id);
-    /* lock_timeout ~900 ms: a wait for the inserter would fail with 55P03 */
+    /* The inserter holds its lock until the test ends it: a wait for it
+     * would end in 55P03 whatever the deadline. */
     result r;
-    call_op(&fx, OP_CLOSE, id, 1000, NULL, &r);
+    call_op(&fx, OP_CLOSE, id, LONG_MS, NULL, &r);
     expect(&r, TK_CODE_OK, "");
     assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
     result_free(&r);
@@ -382,7 +391,7 @@ static void test_close_under_for_update_would_have_waited(void **state)
     hold_child_insert(&fx, id);
     locks__test_set_row_lock(fx.locks, LOCKS_ROW_LOCK_UPDATE);
     result r;
-    call_op(&fx, OP_CLOSE, id, 300, NULL, &r);
+    call_op(&fx, OP_CLOSE, id, SHORT_MS, NULL, &r);
     /* lock_timeout fired on the server: SQLSTATE 55P03 */
     expect(&r, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
     assert_non_null(strstr(r.st.message, "55P03"));
@@ -430,7 +439,7 @@ static void test_transitions_serialize(void **state)
 
     /* B cannot have the lock while A holds it: 55P03 under lock_timeout. */
     result b;
-    call_op(&fx, OP_CLOSE, id, 300, NULL, &b);
+    call_op(&fx, OP_CLOSE, id, SHORT_MS, NULL, &b);
     expect(&b, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
     result_free(&b);
 
@@ -463,8 +472,8 @@ static void add_item_during_transition(fixture *fx, locks_row_lock lock,
     async_op a;
     async_start(&a, fx, OP_CLOSE, id, 30000, NULL);
     wait_paused(fx);
-    call_op(fx, OP_ADD, id, lock == LOCKS_ROW_LOCK_UPDATE ? 300 : 1000, NULL,
-            add);
+    call_op(fx, OP_ADD, id, lock == LOCKS_ROW_LOCK_UPDATE ? SHORT_MS : LONG_MS,
+            NULL, add);
     release_pause(fx);
     async_join(&a);
     expect(&a.res, TK_CODE_OK, "");
@@ -620,7 +629,7 @@ static void test_lock_wait_outlasts_deadline(void **state)
     long long pid = tkd_pid(&fx);
     hold_transition_lock(&fx, id);
     result r;
-    call_op(&fx, OP_CLOSE, id, 300, NULL, &r);
+    call_op(&fx, OP_CLOSE, id, SHORT_MS, NULL, &r);
     expect(&r, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
     result_free(&r);
     assert_tkd_idle(&fx);
@@ -646,7 +655,7 @@ static void test_deadline_cancels_the_statement(void **state)
     long long pid = tkd_pid(&fx);
     hold_transition_lock(&fx, id);
     result r;
-    call_op(&fx, OP_CLOSE, id, 300, NULL, &r);
+    call_op(&fx, OP_CLOSE, id, SHORT_MS, NULL, &r);
     expect(&r, TK_CODE_DEADLINE_EXCEEDED, "");
     assert_int_equal(r.st.cause, TK_CAUSE_DEADLINE);
     result_free(&r);
@@ -750,7 +759,7 @@ static void test_pool_busy(void **state)
     async_start(&a, &fx, OP_CLOSE, id, 30000, NULL);
     wait_paused(&fx);
     result r;
-    call_op(&fx, OP_ADD, id, 200, NULL, &r);
+    call_op(&fx, OP_ADD, id, SHORT_MS, NULL, &r);
     expect(&r, TK_CODE_DEADLINE_EXCEEDED, "DB_POOL_BUSY");
     assert_int_equal(r.st.cause, TK_CAUSE_DEADLINE);
     result_free(&r);
