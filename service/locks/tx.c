@@ -142,6 +142,10 @@ static int fail_result(locks_tx *tx, PGresult *r)
  * (PQfinish) instead: a late cancel then hits a backend nobody uses.
  * Reconnecting after every cancel would be safe too, but costs a
  * connection set-up per cancelled call and loses the connection warm.
+ * PQcancel itself blocks (a connect, a send, a read until EOF on a new
+ * connection): short on a unix socket or a live host; to a host that has
+ * vanished, up to the kernel's TCP connect timeout. libpq 17's
+ * PQcancelStart would let it join the poll loop; Debian 12 has libpq 15.
  */
 static void stop_statement(locks_tx *tx)
 {
