@@ -81,6 +81,8 @@ int ts_pg_start(ts_pg *pg)
     memset(pg, 0, sizeof *pg);
     pg->guard = -1;
     pg->guard_fd = -1;
+    char tool[512];
+    tool_path(tool, sizeof tool); /* aborts before anything is made */
     if (ts_mkdtemp(pg->dir, sizeof pg->dir, "pg") != 0)
         return -1;
     if (start_guard(pg) != 0)
