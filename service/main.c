@@ -14,6 +14,7 @@
 #include <tk/client.h>
 
 #include "roots/roots.h"
+#include "locks/locks.h"
 #include "rpc/rpc.h"
 
 #ifndef TK_VERSION
@@ -44,6 +45,12 @@ static const char usage_text[] =
     "                          (default 60000)\n"
     "  --log-level L           error, warn, info (default; one line per\n"
     "                          call) or debug\n"
+    "  --pg DSN                the PostgreSQL database of tk.v1.Orders (a\n"
+    "                          libpq connection string or URI); TK_PG_DSN\n"
+    "                          when not given (better for a password: a\n"
+    "                          command line is public). Without one, Orders\n"
+    "                          calls answer UNAVAILABLE\n"
+    "  --pg-pool N             database connections at most (default 8)\n"
     "  --help                  this text\n"
     "  --version               the version\n"
     "\n"
@@ -59,6 +66,7 @@ typedef struct options {
     size_t n_roots;
     roots *roots;
     rpc_config rpc;
+    locks_config locks;
     char default_addr[PATH_MAX + 8];
 } options;
 
@@ -97,6 +105,8 @@ enum {
     OPT_MAXREQ,
     OPT_GRACE,
     OPT_LOGLEVEL,
+    OPT_PG,
+    OPT_PG_POOL,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -112,6 +122,8 @@ static int parse_args(options *o, int argc, char **argv)
         { "max-request-bytes", required_argument, NULL, OPT_MAXREQ },
         { "shutdown-grace-ms", required_argument, NULL, OPT_GRACE },
         { "log-level", required_argument, NULL, OPT_LOGLEVEL },
+        { "pg", required_argument, NULL, OPT_PG },
+        { "pg-pool", required_argument, NULL, OPT_PG_POOL },
         { "help", no_argument, NULL, OPT_HELP },
         { "version", no_argument, NULL, OPT_VERSION },
         { NULL, 0, NULL, 0 },
@@ -166,6 +178,14 @@ static int parse_args(options *o, int argc, char **argv)
             rpc_log_set_level((rpc_log_level)level);
             break;
         }
+        case OPT_PG:
+            o->locks.dsn = optarg;
+            break;
+        case OPT_PG_POOL:
+            if (parse_uint("--pg-pool", optarg, 1, LOCKS_MAX_POOL, &v) != 0)
+                return -1;
+            o->locks.pool_size = (unsigned)v;
+            break;
         case OPT_HELP:
             fputs(usage_text, stdout);
             return 1;
@@ -252,6 +272,8 @@ int main(int argc, char **argv)
     int rv = parse_args(&o, argc, argv);
     if (rv != 0)
         return rv > 0 ? 0 : 2;
+    if (o.locks.dsn == NULL)
+        o.locks.dsn = getenv("TK_PG_DSN");
     char err[512] = "";
     if (roots_new(&o.roots, o.root_args, o.n_roots, err, sizeof err) != 0) {
         fprintf(stderr, "tkd: %s\n", err);
@@ -262,12 +284,18 @@ int main(int argc, char **argv)
         return 1;
     }
     rpc_server *srv = NULL;
+    locks_service *locks = NULL;
     rv = rpc_server_new(&srv, &o.rpc, err, sizeof err);
+    if (rv == 0)
+        rv = locks_service_new(&locks, &o.locks, err, sizeof err);
+    if (rv == 0)
+        rv = locks_service_register(locks, srv, err, sizeof err);
     if (rv == 0)
         rv = rpc_server_start(srv, err, sizeof err);
     if (rv != 0) {
         fprintf(stderr, "tkd: %s\n", err);
         rpc_server_free(srv);
+        locks_service_free(locks);
         roots_free(o.roots);
         return 1;
     }
@@ -276,8 +304,12 @@ int main(int argc, char **argv)
                 o.listen[i]);
     for (size_t i = 0; i < roots_count(o.roots); i++)
         rpc_log(RPC_LOG_INFO, "root %s", roots_get(o.roots, i));
+    /* After the listener: tkd serves its other services while this
+     * connects (bounded), and with the database down. */
+    locks_service_start(locks);
     rv = rpc_serve_until_signal(srv);
     rpc_server_free(srv);
+    locks_service_free(locks);
     roots_free(o.roots);
     return rv == 0 ? 0 : 1;
 }

@@ -27,6 +27,7 @@ static void test_help_and_version(void **state)
     assert_int_equal(run_tkd(help, &p), 0);
     assert_non_null(strstr(p.out, "--listen URL"));
     assert_non_null(strstr(p.out, "--max-request-bytes"));
+    assert_non_null(strstr(p.out, "--pg DSN"));
     ts_proc_free(&p);
     const char *version[] = { ts_program("TKD"), "--version", NULL };
     assert_int_equal(run_tkd(version, &p), 0);
@@ -43,6 +44,7 @@ static void test_bad_arguments(void **state)
         { "--log-level", "loud", "--log-level" },
         { "--root", "/nonexistent/dir", "--root" },
         { "--max-request-bytes", "-5", "--max-request-bytes" },
+        { "--pg-pool", "0", "--pg-pool" },
         { "--frobnicate", NULL, "--help" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

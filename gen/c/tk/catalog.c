@@ -2,6 +2,7 @@
 #include <tk/client.h>
 
 #include "tk/v1/control.pb-c.h"
+#include "tk/v1/orders.pb-c.h"
 #include "tk/v1/rpc.pb-c.h"
 
 #include "catalog.h"
@@ -10,8 +11,13 @@ const tk_method_desc tk_catalog__methods[] = {
     {"tk.v1.Control/Ping", &tk__v1__ping_request__descriptor, &tk__v1__ping_reply__descriptor},
     {"tk.v1.Control/Cancel", &tk__v1__cancel_request__descriptor, &tk__v1__cancel_reply__descriptor},
     {"tk.v1.Control/ListMethods", &tk__v1__list_methods_request__descriptor, &tk__v1__list_methods_reply__descriptor},
+    {"tk.v1.Orders/CreateOrder", &tk__v1__create_order_request__descriptor, &tk__v1__create_order_reply__descriptor},
+    {"tk.v1.Orders/AddItem", &tk__v1__add_item_request__descriptor, &tk__v1__add_item_reply__descriptor},
+    {"tk.v1.Orders/CloseOrder", &tk__v1__close_order_request__descriptor, &tk__v1__close_order_reply__descriptor},
+    {"tk.v1.Orders/ReopenOrder", &tk__v1__reopen_order_request__descriptor, &tk__v1__reopen_order_reply__descriptor},
+    {"tk.v1.Orders/GetOrder", &tk__v1__get_order_request__descriptor, &tk__v1__get_order_reply__descriptor},
 };
-const size_t tk_catalog__n_methods = 3;
+const size_t tk_catalog__n_methods = 8;
 
 const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__ping_request__descriptor,
@@ -21,17 +27,30 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__list_methods_request__descriptor,
     &tk__v1__method_info__descriptor,
     &tk__v1__list_methods_reply__descriptor,
+    &tk__v1__create_order_request__descriptor,
+    &tk__v1__create_order_reply__descriptor,
+    &tk__v1__add_item_request__descriptor,
+    &tk__v1__add_item_reply__descriptor,
+    &tk__v1__close_order_request__descriptor,
+    &tk__v1__close_order_reply__descriptor,
+    &tk__v1__reopen_order_request__descriptor,
+    &tk__v1__reopen_order_reply__descriptor,
+    &tk__v1__get_order_request__descriptor,
+    &tk__v1__get_order_reply__descriptor,
     &tk__v1__request__descriptor,
     &tk__v1__reply__descriptor,
     &tk__v1__status__descriptor,
     &tk__v1__cancellation__descriptor,
 };
-const size_t tk_catalog__n_messages = 11;
+const size_t tk_catalog__n_messages = 21;
 
 const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__cancel_reply__outcome__descriptor,
     &tk__v1__method_info__kind__descriptor,
+    &tk__v1__close_order_reply__outcome__descriptor,
+    &tk__v1__reopen_order_reply__outcome__descriptor,
+    &tk__v1__get_order_reply__status__descriptor,
     &tk__v1__status__code__descriptor,
     &tk__v1__cancellation__cause__descriptor,
 };
-const size_t tk_catalog__n_enums = 4;
+const size_t tk_catalog__n_enums = 7;

@@ -1,0 +1,70 @@
+/*
+ * locks — the tk.v1.Orders service: serialized state transitions on a hot
+ * parent row in PostgreSQL, with the weakest row lock that still serializes
+ * them (FOR NO KEY UPDATE).
+ *
+ * Owns: the libpq connection pool (checkout only when idle, reset when
+ * broken), the schema and its versioned migrations, the mapping of a call's
+ * deadline to lock_timeout / statement_timeout, of its cancellation to
+ * PQcancel, and of SQLSTATEs to reasons.
+ * May call: libpq, rpc.h (the call handle and the method table), libc.
+ * Must never: let libpq be seen outside this folder (this header names no
+ * libpq type), hand a connection that is not idle to a call, let a cancel
+ * meant for one statement land on another, or cancel a COMMIT it has sent.
+ */
+#ifndef TK_SERVICE_LOCKS_H
+#define TK_SERVICE_LOCKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpc/rpc.h"
+
+typedef struct locks_service locks_service;
+
+typedef struct locks_config {
+    /* libpq connection string or URI; NULL or "": no database, and every
+     * Orders call answers UNAVAILABLE saying how to configure one. */
+    const char *dsn;
+    unsigned pool_size; /* connections at most; 0: LOCKS_DEFAULT_POOL */
+    /* How long start may spend connecting and migrating (0: default). */
+    uint32_t start_timeout_ms;
+} locks_config;
+
+#define LOCKS_DEFAULT_POOL 8u
+#define LOCKS_MAX_POOL 256u
+
+/* Errors: negative errno-style values, with a message in err. */
+int locks_service_new(locks_service **out, const locks_config *cfg, char *err,
+                      size_t errlen);
+/* Connects once and runs the migrations, within start_timeout_ms. A
+ * database that cannot be reached is not an error: it is logged, and the
+ * first call that gets a connection migrates (so tkd starts, and serves its
+ * other services, with the database down). */
+void locks_service_start(locks_service *svc);
+/* Adds tk.v1.Orders to srv (before rpc_server_start). */
+int locks_service_register(locks_service *svc, rpc_server *srv, char *err,
+                           size_t errlen);
+/* After rpc_server_free (no call may be running). NULL is accepted. */
+void locks_service_free(locks_service *svc);
+
+/* ---- for tests and benchmarks only --------------------------------------
+ * Not reachable from the wire or tkd's command line: tkd never calls these.
+ * They exist so a test can prove that the lock the service takes matters
+ * (the negative control: the same transition under FOR UPDATE blocks a
+ * child insert) and reach code a healthy server never lets run. */
+
+typedef enum locks_row_lock {
+    LOCKS_ROW_LOCK_NO_KEY_UPDATE = 0, /* what the service takes */
+    LOCKS_ROW_LOCK_UPDATE = 1,        /* the negative control */
+} locks_row_lock;
+
+/* The row lock CloseOrder/ReopenOrder take from now on. */
+void locks__test_set_row_lock(locks_service *svc, locks_row_lock lock);
+/* false: transactions set no lock_timeout/statement_timeout, so the call's
+ * own deadline (PQcancel) ends a lock wait, as it would when the server's
+ * timeouts cannot fire first (a stalled server, a slow network). */
+void locks__test_set_server_timeouts(locks_service *svc, bool on);
+
+#endif /* TK_SERVICE_LOCKS_H */

@@ -1,0 +1,218 @@
+/* The connection pool: a fixed set of slots, a free stack, and an eventfd
+ * semaphore so a call waits for a connection in poll(2), together with its
+ * cancel fd and deadline. Connections are made lazily, asynchronously, by
+ * the call that needs one. A broken connection is reset by discarding it
+ * and connecting anew in the next call's own poll loop (PQreset would block
+ * a worker without regard to its call's deadline). */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "locks_int.h"
+
+int locks__pool_init(locks_pool *p, size_t n)
+{
+    memset(p, 0, sizeof *p);
+    p->sem_fd = -1;
+    p->conns = calloc(n, sizeof *p->conns);
+    p->free_list = calloc(n, sizeof *p->free_list);
+    if (p->conns == NULL || p->free_list == NULL) {
+        locks__pool_destroy(p);
+        return -ENOMEM;
+    }
+    p->sem_fd =
+        eventfd((unsigned)n, EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC);
+    if (p->sem_fd < 0) {
+        int e = -errno;
+        locks__pool_destroy(p);
+        return e;
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    p->n = n;
+    /* Slot 0 on top, so a lone caller always gets the same connection. */
+    for (size_t i = 0; i < n; i++)
+        p->free_list[i] = n - 1 - i;
+    p->n_free = n;
+    return 0;
+}
+
+void locks__pool_destroy(locks_pool *p)
+{
+    if (p->conns != NULL) {
+        for (size_t i = 0; i < p->n; i++)
+            locks__conn_discard(&p->conns[i]);
+        pthread_mutex_destroy(&p->mu);
+    }
+    if (p->sem_fd >= 0)
+        close(p->sem_fd);
+    free(p->conns);
+    free(p->free_list);
+    memset(p, 0, sizeof *p);
+    p->sem_fd = -1;
+}
+
+/* poll(2) on one fd until until_ns (monotonic). > 0 ready, 0 time up,
+ * -errno. For start-up, which has no call. */
+static int poll_until(struct pollfd *pfd, int64_t until_ns)
+{
+    for (;;) {
+        int64_t left = until_ns - rpc_now_ns();
+        if (left <= 0)
+            return 0;
+        int64_t ms = (left + LOCKS_MS - 1) / LOCKS_MS;
+        int n = poll(pfd, 1, ms > 60000 ? 60000 : (int)ms);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n > 0)
+            return n;
+    }
+}
+
+int locks__wait_fd(const locks_tx *tx, struct pollfd *pfd, bool follow,
+                   int64_t until_ns)
+{
+    if (follow && tx->call != NULL)
+        return rpc_call_poll(tx->call, pfd, 1, until_ns);
+    if (follow && tx->deadline < until_ns)
+        until_ns = tx->deadline;
+    return poll_until(pfd, until_ns);
+}
+
+int locks__pool_checkout(locks_tx *tx)
+{
+    locks_pool *p = &tx->svc->pool;
+    for (;;) {
+        uint64_t one;
+        if (read(p->sem_fd, &one, sizeof one) == (ssize_t)sizeof one)
+            break;
+        if (errno != EAGAIN && errno != EINTR) {
+            tx->err = LOCKS_EINTERNAL;
+            snprintf(tx->message, sizeof tx->message,
+                     "the pool's semaphore: %s", strerror(errno));
+            return -1;
+        }
+        struct pollfd pfd = { .fd = p->sem_fd, .events = POLLIN };
+        int n = locks__wait_fd(tx, &pfd, true, INT64_MAX);
+        if (n == 0) {
+            tx->err = LOCKS_ESTOPPED;
+            tx->pool_wait = true;
+            snprintf(tx->message, sizeof tx->message,
+                     "all %zu database connections stayed busy until the "
+                     "deadline (tkd --pg-pool sets how many)",
+                     p->n);
+            return -1;
+        }
+        if (n < 0) {
+            tx->err = LOCKS_EINTERNAL;
+            snprintf(tx->message, sizeof tx->message,
+                     "waiting for a database connection: %s", strerror(-n));
+            return -1;
+        }
+    }
+    pthread_mutex_lock(&p->mu);
+    size_t i = p->free_list[--p->n_free];
+    pthread_mutex_unlock(&p->mu);
+    tx->conn = &p->conns[i];
+    PGconn *pg = tx->conn->pg;
+    /* Handed to a call only when idle: a connection left in a transaction
+     * or broken while it waited is made anew. */
+    if (pg != NULL && (PQstatus(pg) != CONNECTION_OK ||
+                       PQtransactionStatus(pg) != PQTRANS_IDLE))
+        locks__conn_discard(tx->conn);
+    return 0;
+}
+
+void locks__pool_checkin(locks_pool *p, locks_conn *c)
+{
+    if (c->pg != NULL && (PQstatus(c->pg) != CONNECTION_OK ||
+                          PQtransactionStatus(c->pg) != PQTRANS_IDLE))
+        locks__conn_discard(c);
+    pthread_mutex_lock(&p->mu);
+    p->free_list[p->n_free++] = (size_t)(c - p->conns);
+    pthread_mutex_unlock(&p->mu);
+    uint64_t one = 1;
+    ssize_t n = write(p->sem_fd, &one, sizeof one);
+    (void)n; /* cannot overflow: at most pool-size counts */
+}
+
+void locks__conn_discard(locks_conn *c)
+{
+    if (c->cancel != NULL)
+        PQfreeCancel(c->cancel);
+    if (c->pg != NULL)
+        PQfinish(c->pg);
+    c->cancel = NULL;
+    c->pg = NULL;
+}
+
+static void conn_failed(locks_tx *tx, PGconn *pg, const char *what)
+{
+    tx->err = LOCKS_EDOWN;
+    locks__tx_set_message(tx, pg != NULL ? PQerrorMessage(pg) : what);
+    if (pg != NULL)
+        PQfinish(pg);
+}
+
+/* libpq prints notices (CREATE ... IF NOT EXISTS: "already exists,
+ * skipping") on stderr by default; here they are debug lines. */
+static void log_notice(void *arg, const char *message)
+{
+    (void)arg;
+    size_t len = strlen(message);
+    while (len > 0 && message[len - 1] == '\n')
+        len--;
+    rpc_log(RPC_LOG_DEBUG, "locks: %.*s", (int)len, message);
+}
+
+/* PQconnectStartParams + PQconnectPoll: the connection is made in poll(2)
+ * with the call's cancel fd and deadline, never blocking past them — but
+ * for the one step libpq does synchronously, resolving a host name
+ * (getaddrinfo); a unix socket or hostaddr= avoids it. */
+int locks__conn_open(locks_tx *tx)
+{
+    static const char *const keys[] = { "dbname", "fallback_application_name",
+                                        NULL };
+    const char *const values[] = { tx->svc->dsn, "tkd", NULL };
+    PGconn *pg = PQconnectStartParams(keys, values, 1);
+    if (pg == NULL || PQstatus(pg) == CONNECTION_BAD) {
+        conn_failed(tx, pg, "out of memory for a connection");
+        return -1;
+    }
+    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+    while (st != PGRES_POLLING_OK) {
+        if (st == PGRES_POLLING_FAILED) {
+            conn_failed(tx, pg, NULL);
+            return -1;
+        }
+        struct pollfd pfd = {
+            .fd = PQsocket(pg),
+            .events = st == PGRES_POLLING_READING ? POLLIN : POLLOUT,
+        };
+        int n = locks__wait_fd(tx, &pfd, true, INT64_MAX);
+        if (n == 0) {
+            PQfinish(pg);
+            tx->err = LOCKS_ESTOPPED;
+            snprintf(tx->message, sizeof tx->message,
+                     "stopped while connecting to the database");
+            return -1;
+        }
+        st = PQconnectPoll(pg);
+    }
+    PQsetNoticeProcessor(pg, log_notice, NULL);
+    tx->conn->cancel = PQgetCancel(pg);
+    if (tx->conn->cancel == NULL || PQsetnonblocking(pg, 1) != 0) {
+        if (tx->conn->cancel != NULL)
+            PQfreeCancel(tx->conn->cancel);
+        tx->conn->cancel = NULL;
+        conn_failed(tx, pg, NULL);
+        return -1;
+    }
+    tx->conn->pg = pg;
+    return 0;
+}

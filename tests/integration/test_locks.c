@@ -1,0 +1,954 @@
+/*
+ * tk.v1.Orders against a real PostgreSQL 15 (one private cluster for this
+ * binary, tests/support/pg.h; a database per test), through an in-process
+ * rpc server and libtkclient.
+ *
+ * Locks, not timing: "would have waited" is turned into SQLSTATE 55P03 by
+ * a short lock_timeout (here: the one the service derives from a short
+ * call deadline, reported as reason LOCK_NOT_AVAILABLE), and "a lock wait
+ * has begun" is read from pg_stat_activity, polled. Every positive test of
+ * the lock mode has its negative control under FOR UPDATE, injected with
+ * locks__test_set_row_lock (not reachable from the wire).
+ *
+ * To hold a transition of tkd in flight, with its row lock taken, a test
+ * adds a trigger on orders that takes an advisory lock the test holds: the
+ * transition's UPDATE then waits inside its transaction, after its SELECT
+ * ... FOR NO KEY UPDATE.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <tk/client.h>
+
+#include "locks/locks.h"
+#include "pg.h"
+#include "support.h"
+#include "tk/v1/control.tk.h"
+#include "tk/v1/orders.tk.h"
+
+static ts_pg cluster;
+
+/* Deadlines. SHORT_MS ends a lock wait that is bound to happen (its length
+ * only decides how long the test takes; it leaves room for a loaded
+ * sanitizer build to reach the lock first). LONG_MS bounds a call that must
+ * not wait at all: if it waited, it would wait for a lock nobody releases
+ * before the test does, and fail however long the deadline. */
+#define SHORT_MS 600
+#define LONG_MS 10000
+
+/* ---- fixture: a database, the service on it, a server, a client -------- */
+
+typedef struct fixture {
+    char db[64];
+    char dsn[700];
+    char dir[256];
+    char url[320];
+    locks_service *locks;
+    rpc_server *srv;
+    tk_client *client;
+    PGconn *holder; /* the test's transactions */
+    PGconn *watch;  /* polls pg_stat_activity */
+} fixture;
+
+typedef struct fx_opts {
+    unsigned pool;
+    bool no_db; /* no DSN at all */
+    bool no_createdb;
+} fx_opts;
+
+static void fx_start(fixture *fx, const char *db, const fx_opts *o)
+{
+    memset(fx, 0, sizeof *fx);
+    snprintf(fx->db, sizeof fx->db, "%s", db);
+    if (!o->no_db) {
+        if (!o->no_createdb)
+            assert_int_equal(ts_pg_createdb(&cluster, db), 0);
+        ts_pg_dsn(&cluster, db, fx->dsn, sizeof fx->dsn);
+    }
+    char err[256] = "";
+    locks_config lc = { .dsn = o->no_db ? NULL : fx->dsn,
+                        .pool_size = o->pool,
+                        .start_timeout_ms = 5000 };
+    assert_int_equal(locks_service_new(&fx->locks, &lc, err, sizeof err), 0);
+
+    assert_int_equal(ts_mkdtemp(fx->dir, sizeof fx->dir, "locks"), 0);
+    snprintf(fx->url, sizeof fx->url, "ipc://%s/s.sock", fx->dir);
+    rpc_config cfg;
+    rpc_config_init(&cfg);
+    const char *listen = fx->url;
+    cfg.listen = &listen;
+    cfg.n_listen = 1;
+    cfg.workers = 8;
+    cfg.version = "test";
+    assert_int_equal(rpc_server_new(&fx->srv, &cfg, err, sizeof err), 0);
+    assert_int_equal(
+        locks_service_register(fx->locks, fx->srv, err, sizeof err), 0);
+    if (rpc_server_start(fx->srv, err, sizeof err) != 0)
+        fail_msg("start: %s", err);
+    locks_service_start(fx->locks);
+    assert_int_equal(tk_client_open(&fx->client, fx->url, err, sizeof err), 0);
+}
+
+/* The test's own connections, once the service has made the schema. */
+static void fx_connect(fixture *fx)
+{
+    fx->holder = ts_pg_connect(fx->dsn);
+    fx->watch = ts_pg_connect(fx->dsn);
+    assert_non_null(fx->holder);
+    assert_non_null(fx->watch);
+}
+
+static void fx_stop(fixture *fx)
+{
+    tk_client_close(fx->client);
+    rpc_server_free(fx->srv);
+    locks_service_free(fx->locks);
+    PQfinish(fx->holder);
+    PQfinish(fx->watch);
+    ts_rmtree(fx->dir);
+}
+
+static void sql_ok(PGconn *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void sql_ok(PGconn *c, const char *fmt, ...)
+{
+    char sql[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sql, sizeof sql, fmt, ap);
+    va_end(ap);
+    if (ts_pg_exec(c, sql, NULL) != 0)
+        fail_msg("SQL failed: %s", sql);
+}
+
+/* ---- calls ---------------------------------------------------------------
+ */
+
+typedef enum op { OP_CLOSE, OP_REOPEN, OP_ADD } op;
+
+typedef struct result {
+    tk_status st;
+    int outcome;     /* CloseOrder/ReopenOrder */
+    int64_t item_id; /* AddItem */
+} result;
+
+static void result_free(result *r)
+{
+    tk_status_clear(&r->st);
+}
+
+static void call_op(fixture *fx, op which, int64_t id, uint32_t timeout_ms,
+                    tk_cancel *cancel, result *out)
+{
+    memset(out, 0, sizeof *out);
+    tk_call_opts opts = { .timeout_ms = timeout_ms, .cancel = cancel };
+    if (which == OP_CLOSE) {
+        Tk__V1__CloseOrderRequest req = TK__V1__CLOSE_ORDER_REQUEST__INIT;
+        Tk__V1__CloseOrderReply *rep = NULL;
+        req.order_id = id;
+        if (tk_orders_close_order(fx->client, &req, &rep, &opts, &out->st) ==
+            TK_CODE_OK) {
+            out->outcome = (int)rep->outcome;
+            protobuf_c_message_free_unpacked(&rep->base, NULL);
+        }
+    } else if (which == OP_REOPEN) {
+        Tk__V1__ReopenOrderRequest req = TK__V1__REOPEN_ORDER_REQUEST__INIT;
+        Tk__V1__ReopenOrderReply *rep = NULL;
+        req.order_id = id;
+        if (tk_orders_reopen_order(fx->client, &req, &rep, &opts, &out->st) ==
+            TK_CODE_OK) {
+            out->outcome = (int)rep->outcome;
+            protobuf_c_message_free_unpacked(&rep->base, NULL);
+        }
+    } else {
+        Tk__V1__AddItemRequest req = TK__V1__ADD_ITEM_REQUEST__INIT;
+        Tk__V1__AddItemReply *rep = NULL;
+        req.order_id = id;
+        req.sku = "SKU-1";
+        if (tk_orders_add_item(fx->client, &req, &rep, &opts, &out->st) ==
+            TK_CODE_OK) {
+            out->item_id = rep->item_id;
+            protobuf_c_message_free_unpacked(&rep->base, NULL);
+        }
+    }
+}
+
+static int64_t create_order(fixture *fx)
+{
+    Tk__V1__CreateOrderRequest req = TK__V1__CREATE_ORDER_REQUEST__INIT;
+    Tk__V1__CreateOrderReply *rep = NULL;
+    tk_status st;
+    tk_call_opts opts = { .timeout_ms = 10000 };
+    int code = tk_orders_create_order(fx->client, &req, &rep, &opts, &st);
+    if (code != TK_CODE_OK)
+        fail_msg("CreateOrder: %s %s: %s", tk_code_name(code), st.reason,
+                 st.message);
+    int64_t id = rep->id;
+    assert_true(id > 0);
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    return id;
+}
+
+typedef struct order_view {
+    int status;
+    char closed_at[64];
+    uint64_t items;
+} order_view;
+
+static int get_order(fixture *fx, int64_t id, order_view *v, tk_status *st)
+{
+    Tk__V1__GetOrderRequest req = TK__V1__GET_ORDER_REQUEST__INIT;
+    Tk__V1__GetOrderReply *rep = NULL;
+    req.order_id = id;
+    tk_call_opts opts = { .timeout_ms = 10000 };
+    int code = tk_orders_get_order(fx->client, &req, &rep, &opts, st);
+    if (code == TK_CODE_OK) {
+        v->status = (int)rep->status;
+        snprintf(v->closed_at, sizeof v->closed_at, "%s", rep->closed_at);
+        v->items = rep->item_count;
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    }
+    return code;
+}
+
+static order_view must_get(fixture *fx, int64_t id)
+{
+    order_view v;
+    tk_status st;
+    int code = get_order(fx, id, &v, &st);
+    if (code != TK_CODE_OK)
+        fail_msg("GetOrder: %s %s: %s", tk_code_name(code), st.reason,
+                 st.message);
+    tk_status_clear(&st);
+    return v;
+}
+
+static void expect(const result *r, int code, const char *reason)
+{
+    if (r->st.code != code || strcmp(r->st.reason, reason) != 0)
+        fail_msg("want %s %s, got %s %s: %s", tk_code_name(code), reason,
+                 tk_code_name(r->st.code), r->st.reason, r->st.message);
+    assert_true(r->st.from_server);
+}
+
+/* A call in a thread, for transitions that must be in flight. */
+typedef struct async_op {
+    fixture *fx;
+    op which;
+    int64_t id;
+    uint32_t timeout_ms;
+    tk_cancel *cancel;
+    result res;
+    pthread_t thread;
+} async_op;
+
+static void *async_main(void *arg)
+{
+    async_op *a = arg;
+    call_op(a->fx, a->which, a->id, a->timeout_ms, a->cancel, &a->res);
+    return NULL;
+}
+
+static void async_start(async_op *a, fixture *fx, op which, int64_t id,
+                        uint32_t timeout_ms, tk_cancel *cancel)
+{
+    memset(a, 0, sizeof *a);
+    a->fx = fx;
+    a->which = which;
+    a->id = id;
+    a->timeout_ms = timeout_ms;
+    a->cancel = cancel;
+    assert_int_equal(pthread_create(&a->thread, NULL, async_main, a), 0);
+}
+
+static void async_join(async_op *a)
+{
+    pthread_join(a->thread, NULL);
+}
+
+/* ---- what the database says ----------------------------------------------
+ */
+
+#define TKD_BACKENDS                                                           \
+    "FROM pg_stat_activity WHERE datname = current_database() "                \
+    "AND application_name = 'tkd'"
+
+/* A tkd backend waits for a row lock (a transaction or tuple lock: how a
+ * row-lock wait shows in pg_stat_activity). */
+static void wait_row_lock_wait(fixture *fx, int n)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) >= %d " TKD_BACKENDS
+             " AND wait_event_type = 'Lock'"
+             " AND wait_event IN ('transactionid', 'tuple')",
+             n);
+    if (!ts_pg_wait_true(fx->watch, sql, 20000))
+        fail_msg("no tkd backend started waiting for a row lock");
+}
+
+/* A tkd backend waits for the advisory lock of the pause trigger. */
+static void wait_paused(fixture *fx)
+{
+    if (!ts_pg_wait_true(fx->watch,
+                         "SELECT count(*) = 1 " TKD_BACKENDS
+                         " AND wait_event_type = 'Lock'"
+                         " AND wait_event = 'advisory'",
+                         20000))
+        fail_msg("the transition did not reach the pause trigger");
+}
+
+/* The one tkd backend of a pool of one. */
+static long long tkd_pid(fixture *fx)
+{
+    assert_int_equal(ts_pg_int(fx->watch, "SELECT count(*) " TKD_BACKENDS), 1);
+    return ts_pg_int(fx->watch, "SELECT pid " TKD_BACKENDS);
+}
+
+/* Every tkd backend idle: no statement running, no transaction open. */
+static void assert_tkd_idle(fixture *fx)
+{
+    assert_int_equal(ts_pg_int(fx->watch, "SELECT count(*) " TKD_BACKENDS
+                                          " AND state <> 'idle'"),
+                     0);
+}
+
+/* Transitions of this database's orders wait in a trigger until the test
+ * releases advisory lock 4242. */
+static void install_pause(fixture *fx)
+{
+    sql_ok(fx->holder,
+           "CREATE FUNCTION tk_test_pause() RETURNS trigger LANGUAGE plpgsql "
+           "AS $$BEGIN PERFORM pg_advisory_xact_lock(4242); RETURN NEW; "
+           "END$$");
+    sql_ok(fx->holder, "CREATE TRIGGER tk_test_pause BEFORE UPDATE ON orders "
+                       "FOR EACH ROW EXECUTE FUNCTION tk_test_pause()");
+    sql_ok(fx->holder, "SELECT pg_advisory_lock(4242)");
+}
+
+static void release_pause_lock(fixture *fx, int key)
+{
+    sql_ok(fx->holder, "SELECT pg_advisory_unlock(%d)", key);
+}
+
+static void release_pause(fixture *fx)
+{
+    release_pause_lock(fx, 4242);
+}
+
+/* An open transaction that inserted an item of the order: its foreign-key
+ * check holds FOR KEY SHARE on the order until it ends. */
+static void hold_child_insert(fixture *fx, int64_t id)
+{
+    sql_ok(fx->holder, "BEGIN");
+    sql_ok(fx->holder,
+           "INSERT INTO order_items (order_id, sku) VALUES (%lld, 'held')",
+           (long long)id);
+}
+
+/* ---- 1, 2: a transition does not wait for in-flight child inserts ------- */
+
+static void test_close_does_not_wait_for_child_writer(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "close_no_wait", &(fx_opts){ .pool = 2 });
+    fx_connect(&fx);
+    int64_t id = create_order(&fx);
+    hold_child_insert(&fx, id);
+    /* The inserter holds its lock until the test ends it: a wait for it
+     * would end in 55P03 whatever the deadline. */
+    result r;
+    call_op(&fx, OP_CLOSE, id, LONG_MS, NULL, &r);
+    expect(&r, TK_CODE_OK, "");
+    assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
+    result_free(&r);
+    sql_ok(fx.holder, "COMMIT"); /* the item inserted before the close */
+    order_view v = must_get(&fx, id);
+    assert_int_equal(v.status, TK__V1__GET_ORDER_REPLY__STATUS__CLOSED);
+    assert_int_equal(v.items, 1);
+    fx_stop(&fx);
+}
+
+/* Negative control: without it, the test above passes whatever lock the
+ * service takes (a free lock never times out). */
+static void test_close_under_for_update_would_have_waited(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "close_for_update", &(fx_opts){ .pool = 2 });
+    fx_connect(&fx);
+    int64_t id = create_order(&fx);
+    hold_child_insert(&fx, id);
+    locks__test_set_row_lock(fx.locks, LOCKS_ROW_LOCK_UPDATE);
+    result r;
+    call_op(&fx, OP_CLOSE, id, SHORT_MS, NULL, &r);
+    /* lock_timeout fired on the server: SQLSTATE 55P03 */
+    expect(&r, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
+    assert_non_null(strstr(r.st.message, "55P03"));
+    result_free(&r);
+    assert_tkd_idle(&fx); /* rolled back; the lock wait is gone */
+    sql_ok(fx.holder, "ROLLBACK");
+    assert_int_equal(must_get(&fx, id).status,
+                     TK__V1__GET_ORDER_REPLY__STATUS__OPEN);
+
+    /* The same pair of locks in plain SQL, as the write-up states it. */
+    PGconn *c = ts_pg_connect(fx.dsn);
+    assert_non_null(c);
+    hold_child_insert(&fx, id);
+    char sqlstate[6];
+    char sql[256];
+    sql_ok(c, "SET lock_timeout = '100ms'");
+    snprintf(sql, sizeof sql,
+             "SELECT 1 FROM orders WHERE id = %lld FOR NO KEY UPDATE",
+             (long long)id);
+    assert_int_equal(ts_pg_exec(c, sql, sqlstate), 0);
+    snprintf(sql, sizeof sql, "SELECT 1 FROM orders WHERE id = %lld FOR UPDATE",
+             (long long)id);
+    assert_int_equal(ts_pg_exec(c, sql, sqlstate), -1);
+    assert_string_equal(sqlstate, "55P03");
+    sql_ok(fx.holder, "ROLLBACK");
+    PQfinish(c);
+    fx_stop(&fx);
+}
+
+/* ---- 3: transitions of one order still serialize ------------------------ */
+
+static void test_transitions_serialize(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "serialize", &(fx_opts){ .pool = 4 });
+    fx_connect(&fx);
+    int64_t id = create_order(&fx);
+    install_pause(&fx);
+
+    /* A holds the order's row lock, paused before its UPDATE. */
+    async_op a;
+    async_start(&a, &fx, OP_CLOSE, id, 30000, NULL);
+    wait_paused(&fx);
+
+    /* B cannot have the lock while A holds it: 55P03 under lock_timeout. */
+    result b;
+    call_op(&fx, OP_CLOSE, id, SHORT_MS, NULL, &b);
+    expect(&b, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
+    result_free(&b);
+
+    /* C waits for A, then reads the status A wrote. */
+    async_op c;
+    async_start(&c, &fx, OP_CLOSE, id, 30000, NULL);
+    wait_row_lock_wait(&fx, 1);
+    release_pause(&fx);
+    async_join(&a);
+    async_join(&c);
+    expect(&a.res, TK_CODE_OK, "");
+    assert_int_equal(a.res.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
+    expect(&c.res, TK_CODE_OK, "");
+    assert_int_equal(c.res.outcome,
+                     TK__V1__CLOSE_ORDER_REPLY__OUTCOME__ALREADY_CLOSED);
+    result_free(&a.res);
+    result_free(&c.res);
+    fx_stop(&fx);
+}
+
+/* ---- 4: an in-flight transition does not block AddItem ------------------ */
+
+static void add_item_during_transition(fixture *fx, locks_row_lock lock,
+                                       result *add)
+{
+    fx_connect(fx);
+    int64_t id = create_order(fx);
+    install_pause(fx);
+    locks__test_set_row_lock(fx->locks, lock);
+    async_op a;
+    async_start(&a, fx, OP_CLOSE, id, 30000, NULL);
+    wait_paused(fx);
+    call_op(fx, OP_ADD, id, lock == LOCKS_ROW_LOCK_UPDATE ? SHORT_MS : LONG_MS,
+            NULL, add);
+    release_pause(fx);
+    async_join(&a);
+    expect(&a.res, TK_CODE_OK, "");
+    assert_int_equal(a.res.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
+    result_free(&a.res);
+}
+
+static void test_transition_does_not_block_add_item(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "add_during", &(fx_opts){ .pool = 4 });
+    result add;
+    add_item_during_transition(&fx, LOCKS_ROW_LOCK_NO_KEY_UPDATE, &add);
+    /* It saw the order open (the close had not committed) and went in. */
+    expect(&add, TK_CODE_OK, "");
+    assert_true(add.item_id > 0);
+    result_free(&add);
+    fx_stop(&fx);
+}
+
+/* Negative control of 4. */
+static void test_transition_under_for_update_blocks_add_item(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "add_during_fu", &(fx_opts){ .pool = 4 });
+    result add;
+    add_item_during_transition(&fx, LOCKS_ROW_LOCK_UPDATE, &add);
+    expect(&add, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
+    result_free(&add);
+    fx_stop(&fx);
+}
+
+/* ---- the service's own rules ---------------------------------------------
+ */
+
+static void test_idempotent_transitions(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "idempotent", &(fx_opts){ .pool = 1 });
+    int64_t id = create_order(&fx);
+    static const struct {
+        op which;
+        int outcome;
+    } steps[] = {
+        { OP_CLOSE, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED },
+        { OP_CLOSE, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__ALREADY_CLOSED },
+        { OP_REOPEN, TK__V1__REOPEN_ORDER_REPLY__OUTCOME__REOPENED },
+        { OP_REOPEN, TK__V1__REOPEN_ORDER_REPLY__OUTCOME__ALREADY_OPEN },
+        { OP_CLOSE, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED },
+    };
+    char closed_at[64] = "";
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        result r;
+        call_op(&fx, steps[i].which, id, 5000, NULL, &r);
+        expect(&r, TK_CODE_OK, "");
+        assert_int_equal(r.outcome, steps[i].outcome);
+        result_free(&r);
+        order_view v = must_get(&fx, id);
+        if (i == 0)
+            snprintf(closed_at, sizeof closed_at, "%s", v.closed_at);
+        if (i == 1) /* the re-close changed nothing */
+            assert_string_equal(v.closed_at, closed_at);
+        if (v.status == TK__V1__GET_ORDER_REPLY__STATUS__OPEN)
+            assert_string_equal(v.closed_at, "");
+        else
+            assert_int_equal(strlen(v.closed_at), 24); /* ...T..:..:..sssZ */
+    }
+    fx_stop(&fx);
+}
+
+static void test_missing_order_and_bad_arguments(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "missing", &(fx_opts){ .pool = 1 });
+    for (op which = OP_CLOSE; which <= OP_ADD; which++) {
+        result r;
+        call_op(&fx, which, 987654321, 5000, NULL, &r);
+        expect(&r, TK_CODE_NOT_FOUND, "ORDER_MISSING");
+        result_free(&r);
+        call_op(&fx, which, 0, 5000, NULL, &r);
+        expect(&r, TK_CODE_INVALID_ARGUMENT, "BAD_ORDER_ID");
+        result_free(&r);
+    }
+    order_view v;
+    tk_status st;
+    assert_int_equal(get_order(&fx, 987654321, &v, &st), TK_CODE_NOT_FOUND);
+    assert_string_equal(st.reason, "ORDER_MISSING");
+    tk_status_clear(&st);
+
+    Tk__V1__AddItemRequest req = TK__V1__ADD_ITEM_REQUEST__INIT;
+    Tk__V1__AddItemReply *rep = NULL;
+    req.order_id = create_order(&fx);
+    req.sku = "";
+    assert_int_equal(tk_orders_add_item(fx.client, &req, &rep, NULL, &st),
+                     TK_CODE_INVALID_ARGUMENT);
+    assert_string_equal(st.reason, "BAD_SKU");
+    tk_status_clear(&st);
+    fx_stop(&fx);
+}
+
+static void test_add_item_to_closed_order(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "add_closed", &(fx_opts){ .pool = 1 });
+    int64_t id = create_order(&fx);
+    result r;
+    call_op(&fx, OP_ADD, id, 5000, NULL, &r);
+    expect(&r, TK_CODE_OK, "");
+    result_free(&r);
+    call_op(&fx, OP_CLOSE, id, 5000, NULL, &r);
+    expect(&r, TK_CODE_OK, "");
+    result_free(&r);
+    call_op(&fx, OP_ADD, id, 5000, NULL, &r);
+    expect(&r, TK_CODE_FAILED_PRECONDITION, "ORDER_CLOSED");
+    result_free(&r);
+    assert_int_equal(must_get(&fx, id).items, 1);
+    call_op(&fx, OP_REOPEN, id, 5000, NULL, &r);
+    result_free(&r);
+    call_op(&fx, OP_ADD, id, 5000, NULL, &r);
+    expect(&r, TK_CODE_OK, "");
+    result_free(&r);
+    assert_int_equal(must_get(&fx, id).items, 2);
+    fx_stop(&fx);
+}
+
+/* ---- deadlines and cancellation ------------------------------------------
+ */
+
+/* The test's own transition holds the row lock. */
+static void hold_transition_lock(fixture *fx, int64_t id)
+{
+    sql_ok(fx->holder, "BEGIN");
+    sql_ok(fx->holder,
+           "SELECT status FROM orders WHERE id = %lld FOR NO KEY UPDATE",
+           (long long)id);
+}
+
+/* The lock wait outlasts the call's deadline: the server's lock_timeout,
+ * set below the deadline, ends it with 55P03 (no cancel request needed),
+ * and the pooled connection serves the next call. */
+static void test_lock_wait_outlasts_deadline(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "deadline", &(fx_opts){ .pool = 1 });
+    fx_connect(&fx);
+    int64_t id = create_order(&fx);
+    long long pid = tkd_pid(&fx);
+    hold_transition_lock(&fx, id);
+    result r;
+    call_op(&fx, OP_CLOSE, id, SHORT_MS, NULL, &r);
+    expect(&r, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
+    result_free(&r);
+    assert_tkd_idle(&fx);
+    sql_ok(fx.holder, "ROLLBACK");
+    call_op(&fx, OP_CLOSE, id, 5000, NULL, &r);
+    expect(&r, TK_CODE_OK, "");
+    assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
+    result_free(&r);
+    assert_int_equal(tkd_pid(&fx), pid); /* the same connection */
+    fx_stop(&fx);
+}
+
+/* When the server's timeouts cannot fire first (here: switched off), the
+ * call's own deadline cancels the statement: PQcancel, drain, ROLLBACK. */
+static void test_deadline_cancels_the_statement(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "deadline_cancel", &(fx_opts){ .pool = 1 });
+    fx_connect(&fx);
+    locks__test_set_server_timeouts(fx.locks, false);
+    int64_t id = create_order(&fx);
+    long long pid = tkd_pid(&fx);
+    hold_transition_lock(&fx, id);
+    result r;
+    call_op(&fx, OP_CLOSE, id, SHORT_MS, NULL, &r);
+    expect(&r, TK_CODE_DEADLINE_EXCEEDED, "");
+    assert_int_equal(r.st.cause, TK_CAUSE_DEADLINE);
+    result_free(&r);
+    assert_tkd_idle(&fx); /* cancelled and rolled back before the reply */
+    assert_int_equal(tkd_pid(&fx), pid);
+    sql_ok(fx.holder, "ROLLBACK");
+    call_op(&fx, OP_CLOSE, id, 5000, NULL, &r);
+    expect(&r, TK_CODE_OK, "");
+    result_free(&r);
+    assert_int_equal(tkd_pid(&fx), pid);
+    fx_stop(&fx);
+}
+
+static void test_cancel_during_lock_wait(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "cancel", &(fx_opts){ .pool = 1 });
+    fx_connect(&fx);
+    int64_t id = create_order(&fx);
+    long long pid = tkd_pid(&fx);
+    hold_transition_lock(&fx, id);
+    tk_cancel *cancel;
+    assert_int_equal(tk_cancel_new(&cancel), 0);
+    async_op a;
+    async_start(&a, &fx, OP_CLOSE, id, 30000, cancel);
+    wait_row_lock_wait(&fx, 1);
+    int outcome = -1;
+    assert_int_equal(tk_cancel_fire(cancel, &outcome), 0);
+    assert_int_equal(outcome, TK_CANCEL_CANCELLED);
+    async_join(&a);
+    expect(&a.res, TK_CODE_CANCELLED, "");
+    assert_int_equal(a.res.st.cause, TK_CAUSE_CALLER);
+    result_free(&a.res);
+    tk_cancel_free(cancel);
+    /* The server-side query is gone, before the lock it waited for is. */
+    assert_tkd_idle(&fx);
+    assert_int_equal(tkd_pid(&fx), pid);
+    /* The next statement on that connection is not cancelled. */
+    sql_ok(fx.holder, "ROLLBACK");
+    result r;
+    call_op(&fx, OP_CLOSE, id, 5000, NULL, &r);
+    expect(&r, TK_CODE_OK, "");
+    assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
+    result_free(&r);
+    assert_int_equal(tkd_pid(&fx), pid);
+    fx_stop(&fx);
+}
+
+/* Once COMMIT is sent, the caller's cancel no longer stops the call: the
+ * commit may already have happened, and the reply says what did. A
+ * deferred constraint trigger holds the COMMIT on an advisory lock. */
+static void test_cancel_during_commit(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "cancel_commit", &(fx_opts){ .pool = 1 });
+    fx_connect(&fx);
+    int64_t id = create_order(&fx);
+    sql_ok(fx.holder,
+           "CREATE FUNCTION tk_test_commit_pause() RETURNS trigger "
+           "LANGUAGE plpgsql AS $$BEGIN PERFORM pg_advisory_xact_lock(4243); "
+           "RETURN NULL; END$$");
+    sql_ok(fx.holder, "CREATE CONSTRAINT TRIGGER tk_test_commit_pause AFTER "
+                      "UPDATE ON orders DEFERRABLE INITIALLY DEFERRED FOR "
+                      "EACH ROW EXECUTE FUNCTION tk_test_commit_pause()");
+    sql_ok(fx.holder, "SELECT pg_advisory_lock(4243)");
+    tk_cancel *cancel;
+    assert_int_equal(tk_cancel_new(&cancel), 0);
+    async_op a;
+    async_start(&a, &fx, OP_CLOSE, id, 30000, cancel);
+    if (!ts_pg_wait_true(fx.watch,
+                         "SELECT count(*) = 1 " TKD_BACKENDS
+                         " AND query = 'COMMIT' AND wait_event = 'advisory'",
+                         20000))
+        fail_msg("the transition's COMMIT did not start waiting");
+    int outcome = -1;
+    assert_int_equal(tk_cancel_fire(cancel, &outcome), 0);
+    assert_int_equal(outcome, TK_CANCEL_CANCELLED); /* rpc's answer */
+    release_pause_lock(&fx, 4243);
+    async_join(&a);
+    expect(&a.res, TK_CODE_OK, ""); /* the call's own reply: the truth */
+    assert_int_equal(a.res.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
+    result_free(&a.res);
+    tk_cancel_free(cancel);
+    assert_int_equal(must_get(&fx, id).status,
+                     TK__V1__GET_ORDER_REPLY__STATUS__CLOSED);
+    fx_stop(&fx);
+}
+
+/* Every connection busy: a call waits for one until its deadline. */
+static void test_pool_busy(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "pool_busy", &(fx_opts){ .pool = 1 });
+    fx_connect(&fx);
+    int64_t id = create_order(&fx);
+    install_pause(&fx);
+    async_op a; /* holds the only connection */
+    async_start(&a, &fx, OP_CLOSE, id, 30000, NULL);
+    wait_paused(&fx);
+    result r;
+    call_op(&fx, OP_ADD, id, SHORT_MS, NULL, &r);
+    expect(&r, TK_CODE_DEADLINE_EXCEEDED, "DB_POOL_BUSY");
+    assert_int_equal(r.st.cause, TK_CAUSE_DEADLINE);
+    result_free(&r);
+    release_pause(&fx);
+    async_join(&a);
+    expect(&a.res, TK_CODE_OK, "");
+    result_free(&a.res);
+    fx_stop(&fx);
+}
+
+/* ---- the database down ---------------------------------------------------
+ */
+
+static void expect_unavailable(fixture *fx)
+{
+    Tk__V1__CreateOrderRequest req = TK__V1__CREATE_ORDER_REQUEST__INIT;
+    Tk__V1__CreateOrderReply *rep = NULL;
+    tk_status st;
+    tk_call_opts opts = { .timeout_ms = 5000 };
+    assert_int_equal(tk_orders_create_order(fx->client, &req, &rep, &opts, &st),
+                     TK_CODE_UNAVAILABLE);
+    assert_string_equal(st.reason, "DB_UNAVAILABLE");
+    assert_true(st.retry_after_ms > 0);
+    tk_status_clear(&st);
+}
+
+static void test_database_restart(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "restart", &(fx_opts){ .pool = 2 });
+    int64_t id = create_order(&fx);
+    assert_int_equal(ts_pg_stop(&cluster), 0);
+    expect_unavailable(&fx);
+    order_view v;
+    tk_status st;
+    assert_int_equal(get_order(&fx, id, &v, &st), TK_CODE_UNAVAILABLE);
+    tk_status_clear(&st);
+    assert_int_equal(ts_pg_restart(&cluster), 0);
+    /* The same tkd: its pooled connections are stale and are replaced. */
+    create_order(&fx);
+    assert_int_equal(must_get(&fx, id).status,
+                     TK__V1__GET_ORDER_REPLY__STATUS__OPEN);
+    fx_stop(&fx);
+}
+
+static void test_database_down_at_start(void **state)
+{
+    (void)state;
+    assert_int_equal(ts_pg_createdb(&cluster, "down_at_start"), 0);
+    assert_int_equal(ts_pg_stop(&cluster), 0);
+    fixture fx;
+    fx_start(&fx, "down_at_start",
+             &(fx_opts){ .pool = 2, .no_createdb = true });
+    /* tkd serves, Orders says UNAVAILABLE */
+    Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
+    Tk__V1__PingReply *pong = NULL;
+    tk_status st;
+    assert_int_equal(tk_control_ping(fx.client, &ping, &pong, NULL, &st),
+                     TK_CODE_OK);
+    protobuf_c_message_free_unpacked(&pong->base, NULL);
+    tk_status_clear(&st);
+    expect_unavailable(&fx);
+    assert_int_equal(ts_pg_restart(&cluster), 0);
+    /* The first connection migrates the fresh database. */
+    int64_t id = create_order(&fx);
+    fx_connect(&fx);
+    assert_int_equal(
+        ts_pg_int(fx.watch, "SELECT max(version) FROM tk_schema_migrations"),
+        1);
+    assert_int_equal(must_get(&fx, id).items, 0);
+    fx_stop(&fx);
+}
+
+static void test_no_database_configured(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "none", &(fx_opts){ .no_db = true });
+    Tk__V1__CreateOrderRequest req = TK__V1__CREATE_ORDER_REQUEST__INIT;
+    Tk__V1__CreateOrderReply *rep = NULL;
+    tk_status st;
+    assert_int_equal(tk_orders_create_order(fx.client, &req, &rep, NULL, &st),
+                     TK_CODE_UNAVAILABLE);
+    assert_string_equal(st.reason, "DB_NOT_CONFIGURED");
+    assert_non_null(strstr(st.message, "--pg"));
+    assert_non_null(strstr(st.message, "TK_PG_DSN"));
+    tk_status_clear(&st);
+    /* The methods exist, as lock operations: READ, bound to the caller. */
+    Tk__V1__ListMethodsRequest lr = TK__V1__LIST_METHODS_REQUEST__INIT;
+    Tk__V1__ListMethodsReply *lm = NULL;
+    lr.service = "tk.v1.Orders";
+    assert_int_equal(tk_control_list_methods(fx.client, &lr, &lm, NULL, &st),
+                     TK_CODE_OK);
+    assert_int_equal(lm->n_methods, 5);
+    for (size_t i = 0; i < lm->n_methods; i++)
+        assert_int_equal(lm->methods[i]->kind, TK__V1__METHOD_INFO__KIND__READ);
+    protobuf_c_message_free_unpacked(&lm->base, NULL);
+    tk_status_clear(&st);
+    fx_stop(&fx);
+}
+
+static void test_migrations_idempotent(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "migrate", &(fx_opts){ .pool = 2 });
+    /* A second service on the same database: migrates nothing again. */
+    locks_service *again = NULL;
+    char err[256];
+    locks_config lc = { .dsn = fx.dsn, .pool_size = 1 };
+    assert_int_equal(locks_service_new(&again, &lc, err, sizeof err), 0);
+    locks_service_start(again);
+    locks_service_free(again);
+    fx_connect(&fx);
+    assert_int_equal(
+        ts_pg_int(fx.watch, "SELECT count(*) FROM tk_schema_migrations"), 1);
+    assert_int_equal(ts_pg_int(fx.watch, "SELECT count(*) FROM pg_tables "
+                                         "WHERE tablename IN ('orders', "
+                                         "'order_items')"),
+                     2);
+    create_order(&fx);
+    fx_stop(&fx);
+}
+
+/* tkd itself: TK_PG_DSN and --pg-pool reach the service. */
+static void test_tkd_serves_orders(void **state)
+{
+    (void)state;
+    assert_int_equal(ts_pg_createdb(&cluster, "tkd_env"), 0);
+    char dir[256], url[320], env[800], dsn[700];
+    assert_int_equal(ts_mkdtemp(dir, sizeof dir, "tkd"), 0);
+    snprintf(url, sizeof url, "ipc://%s/t.sock", dir);
+    ts_pg_dsn(&cluster, "tkd_env", dsn, sizeof dsn);
+    snprintf(env, sizeof env, "TK_PG_DSN=%s", dsn);
+    const char *envs[] = { env, NULL };
+    const char *argv[] = { ts_program("TKD"), "--listen", url,
+                           "--pg-pool",       "2",        NULL };
+    ts_proc p;
+    assert_int_equal(ts_spawn(&p, argv, envs), 0);
+    assert_true(ts_wait_output(&p, 2, "schema current; pool of 2", 20000));
+    tk_client *c;
+    assert_int_equal(tk_client_open(&c, url, NULL, 0), 0);
+    fixture fx = { .client = c };
+    int64_t id = create_order(&fx);
+    assert_int_equal(must_get(&fx, id).status,
+                     TK__V1__GET_ORDER_REPLY__STATUS__OPEN);
+    tk_client_close(c);
+    ts_signal(&p, SIGTERM);
+    assert_int_equal(ts_finish(&p, 20000), 0);
+    ts_proc_free(&p);
+    ts_rmtree(dir);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return ts_pg_start(&cluster);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ts_pg_destroy(&cluster);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_close_does_not_wait_for_child_writer),
+        cmocka_unit_test(test_close_under_for_update_would_have_waited),
+        cmocka_unit_test(test_transitions_serialize),
+        cmocka_unit_test(test_transition_does_not_block_add_item),
+        cmocka_unit_test(test_transition_under_for_update_blocks_add_item),
+        cmocka_unit_test(test_idempotent_transitions),
+        cmocka_unit_test(test_missing_order_and_bad_arguments),
+        cmocka_unit_test(test_add_item_to_closed_order),
+        cmocka_unit_test(test_lock_wait_outlasts_deadline),
+        cmocka_unit_test(test_deadline_cancels_the_statement),
+        cmocka_unit_test(test_cancel_during_lock_wait),
+        cmocka_unit_test(test_cancel_during_commit),
+        cmocka_unit_test(test_pool_busy),
+        cmocka_unit_test(test_no_database_configured),
+        cmocka_unit_test(test_migrations_idempotent),
+        cmocka_unit_test(test_tkd_serves_orders),
+        cmocka_unit_test(test_database_restart),
+        cmocka_unit_test(test_database_down_at_start),
+    };
+    signal(SIGPIPE, SIG_IGN);
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

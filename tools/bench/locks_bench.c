@@ -1,0 +1,601 @@
+/*
+ * tools/bench/locks: the lock convoy that FOR UPDATE makes on a hot order,
+ * and what tkd costs per call.
+ *
+ *   bench-locks --dsn DSN [--seconds S] [--rounds R] [--adders N]
+ *               [--rate R] [--transitioners M] [--hold-ms H] [--calls K]
+ *
+ * Contention: one hot order; N clients call AddItem on it, each at a
+ * steady rate (a saturated CPU would queue every call alike and hide what
+ * the lock does), while M clients run CloseOrder/ReopenOrder on it back to
+ * back, all through tk.v1.Orders (libtkclient → rpc → locks → PostgreSQL).
+ * A transition holds its row lock for --hold-ms at least (a sleep in the
+ * audit trigger, standing for the work a real transition does in its
+ * transaction); child-insert latency counts the AddItem calls that
+ * inserted (those refused with ORDER_CLOSED take no lock). Rounds alternate
+ * the service's lock, FOR NO KEY UPDATE and FOR UPDATE (switched with
+ * locks__test_set_row_lock: the server runs in this process for that
+ * reason), so both see the same machine drift. Per round: AddItem p50/p99
+ * and calls/s, inserts/s, transitions/s, and the transitions counted
+ * twice: an audit trigger (created by this benchmark in the database it is
+ * given) records every status UPDATE, so a transition lost (a client told
+ * CLOSED that the database never saw) or doubled (closed → closed: two
+ * transitions read the same status) shows as a mismatch. The median round
+ * of each mode is reported.
+ *
+ * Overhead: one client, no contention; AddItem and a Close+Reopen pair
+ * through tkd against the same statements sent by libpq directly
+ * (PQexecParams, blocking), alternating, median of rounds.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+#include <tk/client.h>
+
+#include "locks/locks.h"
+#include "tk/v1/control.tk.h"
+#include "tk/v1/orders.tk.h"
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void die(const char *what, const char *detail)
+{
+    fprintf(stderr, "bench-locks: %s%s\n", what, detail);
+    exit(1);
+}
+
+/* ---- latencies ------------------------------------------------------------
+ */
+
+typedef struct lat {
+    long long *v;
+    size_t n, cap;
+} lat;
+
+static void lat_add(lat *l, long long ns)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 4096;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        if (l->v == NULL)
+            die("", "out of memory");
+    }
+    l->v[l->n++] = ns;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+static double pct_us(lat *l, double p)
+{
+    if (l->n == 0)
+        return 0;
+    qsort(l->v, l->n, sizeof *l->v, cmp_ll);
+    size_t i = (size_t)(p * (double)(l->n - 1));
+    return (double)l->v[i] / 1000.0;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- the server in this process ------------------------------------------
+ */
+
+typedef struct bench {
+    const char *dsn;
+    char url[300];
+    char dir[256];
+    locks_service *locks;
+    rpc_server *srv;
+    int64_t order;
+} bench;
+
+static void server_start(bench *b, unsigned callers)
+{
+    snprintf(b->dir, sizeof b->dir, "/tmp/tk-bench-locks-XXXXXX");
+    if (mkdtemp(b->dir) == NULL)
+        die("mkdtemp: ", strerror(errno));
+    snprintf(b->url, sizeof b->url, "ipc://%s/s.sock", b->dir);
+    char err[256] = "";
+    locks_config lc = { .dsn = b->dsn, .pool_size = callers + 2 };
+    if (locks_service_new(&b->locks, &lc, err, sizeof err) != 0)
+        die("", err);
+    rpc_config cfg;
+    rpc_config_init(&cfg);
+    const char *listen = b->url;
+    cfg.listen = &listen;
+    cfg.n_listen = 1;
+    cfg.workers = callers + 2;
+    cfg.version = "bench";
+    if (rpc_server_new(&b->srv, &cfg, err, sizeof err) != 0 ||
+        locks_service_register(b->locks, b->srv, err, sizeof err) != 0 ||
+        rpc_server_start(b->srv, err, sizeof err) != 0)
+        die("", err);
+    locks_service_start(b->locks);
+}
+
+static void server_stop(bench *b)
+{
+    rpc_server_free(b->srv);
+    locks_service_free(b->locks);
+    char sock[320];
+    snprintf(sock, sizeof sock, "%s/s.sock", b->dir);
+    unlink(sock);
+    rmdir(b->dir);
+}
+
+static tk_client *client(const bench *b)
+{
+    tk_client *c;
+    char err[256];
+    if (tk_client_open(&c, b->url, err, sizeof err) != TK_OK)
+        die("", err);
+    return c;
+}
+
+/* ---- the database side ---------------------------------------------------
+ */
+
+static PGconn *pg_connect(const char *dsn)
+{
+    PGconn *c = PQconnectdb(dsn);
+    if (PQstatus(c) != CONNECTION_OK)
+        die("", PQerrorMessage(c));
+    return c;
+}
+
+static void pg_ok(PGconn *c, const char *sql)
+{
+    PGresult *r = PQexec(c, sql);
+    ExecStatusType st = PQresultStatus(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+        die("", PQresultErrorMessage(r));
+    PQclear(r);
+}
+
+static long long pg_int(PGconn *c, const char *sql)
+{
+    PGresult *r = PQexec(c, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        die("", PQresultErrorMessage(r));
+    long long v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return v;
+}
+
+/* Every status UPDATE of orders, as (old, new): the ground truth. With
+ * hold_ms, the trigger also sleeps that long: the work a real transition
+ * does inside its transaction (audit rows, stock, a notification) while it
+ * holds the order's row lock. The same in both lock modes. */
+static void install_audit(PGconn *c, double hold_ms)
+{
+    char sql[512];
+    pg_ok(c, "SET client_min_messages = warning");
+    pg_ok(c, "CREATE TABLE IF NOT EXISTS bench_transitions ("
+             "  old_status text, new_status text)");
+    snprintf(sql, sizeof sql,
+             "CREATE OR REPLACE FUNCTION bench_audit() RETURNS trigger "
+             "LANGUAGE plpgsql AS $$BEGIN "
+             "INSERT INTO bench_transitions VALUES (OLD.status, NEW.status); "
+             "PERFORM pg_sleep(%.6f); RETURN NEW; END$$",
+             hold_ms / 1000.0);
+    pg_ok(c, sql);
+    pg_ok(c, "DROP TRIGGER IF EXISTS bench_audit ON orders");
+    pg_ok(c, "CREATE TRIGGER bench_audit AFTER UPDATE ON orders "
+             "FOR EACH ROW EXECUTE FUNCTION bench_audit()");
+}
+
+/* ---- calls ----------------------------------------------------------------
+ */
+
+static int add_item(tk_client *c, int64_t order)
+{
+    Tk__V1__AddItemRequest req = TK__V1__ADD_ITEM_REQUEST__INIT;
+    Tk__V1__AddItemReply *rep = NULL;
+    tk_status st;
+    req.order_id = order;
+    req.sku = "bench";
+    tk_call_opts opts = { .timeout_ms = 30000 };
+    int code = tk_orders_add_item(c, &req, &rep, &opts, &st);
+    if (rep != NULL)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    return code;
+}
+
+/* 1: this call changed the status, 0: it was there already, -1: error. */
+static int transition(tk_client *c, int64_t order, bool close)
+{
+    tk_status st;
+    tk_call_opts opts = { .timeout_ms = 30000 };
+    int rv = -1;
+    if (close) {
+        Tk__V1__CloseOrderRequest req = TK__V1__CLOSE_ORDER_REQUEST__INIT;
+        Tk__V1__CloseOrderReply *rep = NULL;
+        req.order_id = order;
+        if (tk_orders_close_order(c, &req, &rep, &opts, &st) == TK_CODE_OK) {
+            rv = rep->outcome == TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED;
+            protobuf_c_message_free_unpacked(&rep->base, NULL);
+        }
+    } else {
+        Tk__V1__ReopenOrderRequest req = TK__V1__REOPEN_ORDER_REQUEST__INIT;
+        Tk__V1__ReopenOrderReply *rep = NULL;
+        req.order_id = order;
+        if (tk_orders_reopen_order(c, &req, &rep, &opts, &st) == TK_CODE_OK) {
+            rv = rep->outcome == TK__V1__REOPEN_ORDER_REPLY__OUTCOME__REOPENED;
+            protobuf_c_message_free_unpacked(&rep->base, NULL);
+        }
+    }
+    tk_status_clear(&st);
+    return rv;
+}
+
+/* ---- contention rounds ---------------------------------------------------
+ */
+
+typedef struct worker {
+    const bench *b;
+    bool transitioner;
+    long long interval_ns; /* an adder's pace: one call per interval */
+    _Atomic bool *stop;
+    lat adds;
+    long long inserted, refused, changed, unchanged, errors, transitions;
+    pthread_t thread;
+} worker;
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    tk_client *c = client(w->b);
+    bool close = true;
+    long long next = now_ns();
+    while (!atomic_load(w->stop)) {
+        if (w->transitioner) {
+            int rv = transition(c, w->b->order, close);
+            close = !close;
+            w->transitions++;
+            if (rv < 0)
+                w->errors++;
+            else if (rv)
+                w->changed++;
+            else
+                w->unchanged++;
+            continue;
+        }
+        /* Paced, not flat out: a saturated CPU queues every call alike
+         * and hides what the lock does. */
+        next += w->interval_ns;
+        long long t0 = now_ns();
+        if (next > t0) {
+            struct timespec ts = { (time_t)(next / 1000000000LL),
+                                   (long)(next % 1000000000LL) };
+            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+            t0 = now_ns();
+        }
+        int code = add_item(c, w->b->order);
+        long long took = now_ns() - t0;
+        if (code == TK_CODE_OK) {
+            lat_add(&w->adds, took); /* child inserts only */
+            w->inserted++;
+        } else if (code == TK_CODE_FAILED_PRECONDITION)
+            w->refused++; /* ORDER_CLOSED: the order was closed */
+        else
+            w->errors++;
+    }
+    tk_client_close(c);
+    return NULL;
+}
+
+typedef struct round_result {
+    double add_p50, add_p99, adds_s, inserts_s, transitions_s;
+    long long lost, doubled, errors;
+} round_result;
+
+typedef struct load {
+    int adders, transitioners;
+    double rate; /* AddItem calls per second per adder */
+    double seconds;
+} load;
+
+static round_result contention_round(bench *b, PGconn *pg, const load *l)
+{
+    int adders = l->adders, transitioners = l->transitioners;
+    double seconds = l->seconds;
+    pg_ok(pg, "TRUNCATE bench_transitions");
+    _Atomic bool stop = false;
+    int n = adders + transitioners;
+    worker *ws = calloc((size_t)n, sizeof *ws);
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++) {
+        ws[i].b = b;
+        ws[i].transitioner = i >= adders;
+        ws[i].stop = &stop;
+        ws[i].interval_ns = (long long)(1e9 / l->rate);
+        pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]);
+    }
+    struct timespec d = { (time_t)seconds,
+                          (long)((seconds - (double)(time_t)seconds) * 1e9) };
+    nanosleep(&d, NULL);
+    atomic_store(&stop, true);
+    lat all = { 0 };
+    long long inserted = 0, refused = 0, changed = 0, errors = 0,
+              transitions = 0;
+    for (int i = 0; i < n; i++) {
+        pthread_join(ws[i].thread, NULL);
+        for (size_t k = 0; k < ws[i].adds.n; k++)
+            lat_add(&all, ws[i].adds.v[k]);
+        free(ws[i].adds.v);
+        inserted += ws[i].inserted;
+        refused += ws[i].refused;
+        changed += ws[i].changed;
+        errors += ws[i].errors;
+        transitions += ws[i].transitions;
+    }
+    double secs = (double)(now_ns() - t0) / 1e9;
+    free(ws);
+    round_result r;
+    r.add_p50 = pct_us(&all, 0.50);
+    r.add_p99 = pct_us(&all, 0.99);
+    r.adds_s = (double)(inserted + refused) / secs;
+    r.inserts_s = (double)inserted / secs;
+    r.transitions_s = (double)transitions / secs;
+    long long audited = pg_int(pg, "SELECT count(*) FROM bench_transitions "
+                                   "WHERE old_status <> new_status");
+    r.doubled = pg_int(pg, "SELECT count(*) FROM bench_transitions "
+                           "WHERE old_status = new_status");
+    r.lost = llabs(audited - changed);
+    r.errors = errors;
+    free(all.v);
+    return r;
+}
+
+/* ---- overhead: tkd vs the same SQL through libpq ------------------------- */
+
+/* The statements locks/ sends for AddItem and a transition (orders.c,
+ * tx.c), with the timeouts a 30 s deadline gives. */
+static const char begin_sql[] =
+    "BEGIN ISOLATION LEVEL READ COMMITTED; "
+    "SELECT set_config('lock_timeout', '29000ms', true), "
+    "set_config('statement_timeout', '29500ms', true)";
+static const char add_sql[] =
+    "WITH o AS (SELECT id, status FROM orders WHERE id = $1),"
+    " ins AS (INSERT INTO order_items (order_id, sku)"
+    "         SELECT id, $2 FROM o WHERE status = 'open'"
+    "         RETURNING id)"
+    " SELECT (SELECT status FROM o), (SELECT id FROM ins)";
+
+static void direct(PGconn *c, const char *sql, int n, const char *const *p)
+{
+    PGresult *r = n < 0 ? PQexec(c, sql)
+                        : PQexecParams(c, sql, n, NULL, p, NULL, NULL, 0);
+    ExecStatusType st = PQresultStatus(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+        die("", PQresultErrorMessage(r));
+    PQclear(r);
+}
+
+static void direct_add(PGconn *c, const char *id)
+{
+    const char *const p[] = { id, "bench" };
+    direct(c, begin_sql, -1, NULL);
+    direct(c, add_sql, 2, p);
+    direct(c, "COMMIT", -1, NULL);
+}
+
+static void direct_transition(PGconn *c, const char *id, bool close)
+{
+    const char *const p[] = { id };
+    direct(c, begin_sql, -1, NULL);
+    direct(c, "SELECT status FROM orders WHERE id = $1 FOR NO KEY UPDATE", 1,
+           p);
+    direct(c,
+           close ? "UPDATE orders SET status = 'closed', closed_at = now() "
+                   "WHERE id = $1"
+                 : "UPDATE orders SET status = 'open', closed_at = NULL "
+                   "WHERE id = $1",
+           1, p);
+    direct(c, "COMMIT", -1, NULL);
+}
+
+typedef struct overhead {
+    double add_tkd, add_pq, pair_tkd, pair_pq, ping; /* p50 µs */
+} overhead;
+
+static void ping(tk_client *c)
+{
+    Tk__V1__PingRequest req = TK__V1__PING_REQUEST__INIT;
+    Tk__V1__PingReply *rep = NULL;
+    tk_status st;
+    if (tk_control_ping(c, &req, &rep, NULL, &st) != TK_CODE_OK)
+        die("", "Ping failed");
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+}
+
+static overhead overhead_round(bench *b, PGconn *pg, tk_client *c, int calls)
+{
+    char id[24];
+    snprintf(id, sizeof id, "%lld", (long long)b->order);
+    lat at = { 0 }, ap = { 0 }, pt = { 0 }, pp = { 0 }, pg_ = { 0 };
+    for (int i = 0; i < calls; i++) {
+        long long tp = now_ns();
+        ping(c);
+        lat_add(&pg_, now_ns() - tp);
+        long long t0 = now_ns();
+        if (add_item(c, b->order) != TK_CODE_OK)
+            die("", "AddItem failed");
+        long long t1 = now_ns();
+        direct_add(pg, id);
+        long long t2 = now_ns();
+        if (transition(c, b->order, true) != 1 ||
+            transition(c, b->order, false) != 1)
+            die("", "Close/Reopen failed");
+        long long t3 = now_ns();
+        direct_transition(pg, id, true);
+        direct_transition(pg, id, false);
+        long long t4 = now_ns();
+        lat_add(&at, t1 - t0);
+        lat_add(&ap, t2 - t1);
+        lat_add(&pt, t3 - t2);
+        lat_add(&pp, t4 - t3);
+    }
+    overhead o = { pct_us(&at, 0.5), pct_us(&ap, 0.5), pct_us(&pt, 0.5),
+                   pct_us(&pp, 0.5), pct_us(&pg_, 0.5) };
+    free(pg_.v);
+    free(at.v);
+    free(ap.v);
+    free(pt.v);
+    free(pp.v);
+    return o;
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static const char *mode_name[] = { "FOR NO KEY UPDATE", "FOR UPDATE" };
+
+int main(int argc, char **argv)
+{
+    bench b = { 0 };
+    double seconds = 3, hold_ms = 20, rate = 100;
+    int rounds = 6, adders = 4, transitioners = 2, calls = 2000;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--dsn") == 0)
+            b.dsn = argv[i + 1];
+        else if (strcmp(argv[i], "--seconds") == 0)
+            seconds = atof(argv[i + 1]);
+        else if (strcmp(argv[i], "--rounds") == 0)
+            rounds = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--adders") == 0)
+            adders = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--transitioners") == 0)
+            transitioners = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--calls") == 0)
+            calls = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--hold-ms") == 0)
+            hold_ms = atof(argv[i + 1]);
+        else if (strcmp(argv[i], "--rate") == 0)
+            rate = atof(argv[i + 1]);
+        else
+            die("unknown option ", argv[i]);
+    }
+    if (b.dsn == NULL || rounds < 2 || adders < 1 || transitioners < 1 ||
+        rate <= 0)
+        die("", "usage: bench-locks --dsn DSN [--seconds S] [--rounds R] "
+                "[--adders N] [--rate R] [--transitioners M] "
+                "[--hold-ms H] [--calls K]");
+    signal(SIGPIPE, SIG_IGN);
+    rpc_log_set_level(getenv("BENCH_LOG") ? RPC_LOG_INFO : RPC_LOG_WARN);
+    server_start(&b, (unsigned)(adders + transitioners));
+    PGconn *pg = pg_connect(b.dsn);
+    install_audit(pg, hold_ms);
+    b.order = pg_int(pg, "INSERT INTO orders DEFAULT VALUES RETURNING id");
+
+    printf("%d adders (%.0f AddItem/s each), %d transitioners (flat out) on "
+           "one order, transitions hold the lock %.1f ms, %d rounds of %.1f "
+           "s, alternating\n\n",
+           adders, rate, transitioners, hold_ms, rounds, seconds);
+    load ld = { adders, transitioners, rate, seconds };
+    printf("| round | lock | insert p50 µs | p99 µs | AddItem/s | "
+           "inserts/s | transitions/s | lost | doubled | errors |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    int per = (rounds + 1) / 2;
+    double *v[2][5];
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < 5; k++)
+            v[m][k] = calloc((size_t)per, sizeof(double));
+    int got[2] = { 0, 0 };
+    long long bad = 0;
+    for (int r = 0; r < rounds; r++) {
+        int m = r % 2;
+        locks__test_set_row_lock(b.locks, m ? LOCKS_ROW_LOCK_UPDATE
+                                            : LOCKS_ROW_LOCK_NO_KEY_UPDATE);
+        round_result rr = contention_round(&b, pg, &ld);
+        printf("| %d | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %lld | %lld | "
+               "%lld |\n",
+               r + 1, mode_name[m], rr.add_p50, rr.add_p99, rr.adds_s,
+               rr.inserts_s, rr.transitions_s, rr.lost, rr.doubled, rr.errors);
+        fflush(stdout);
+        double vals[5] = { rr.add_p50, rr.add_p99, rr.adds_s, rr.inserts_s,
+                           rr.transitions_s };
+        for (int k = 0; k < 5; k++)
+            v[m][k][got[m]] = vals[k];
+        got[m]++;
+        bad += rr.lost + rr.doubled + rr.errors;
+    }
+    double med[2][5];
+    printf("\nMedian round:\n\n| lock | insert p50 µs | p99 µs | "
+           "AddItem/s | inserts/s | transitions/s |\n|---|---|---|---|---|---|"
+           "\n");
+    for (int m = 0; m < 2; m++) {
+        for (int k = 0; k < 5; k++)
+            med[m][k] = median(v[m][k], got[m]);
+        printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f |\n", mode_name[m],
+               med[m][0], med[m][1], med[m][2], med[m][3], med[m][4]);
+    }
+    printf(
+        "\nChild-insert p99 FOR UPDATE / FOR NO KEY UPDATE: %.1fx (target >= "
+        "5x); p50 %.1fx; lost + doubled + errors: %lld (must be 0)\n",
+        med[1][1] / med[0][1], med[1][0] / med[0][0], bad);
+
+    locks__test_set_row_lock(b.locks, LOCKS_ROW_LOCK_NO_KEY_UPDATE);
+    install_audit(pg, 0); /* no extra work: the bare cost of a call */
+    b.order = pg_int(pg, "INSERT INTO orders DEFAULT VALUES RETURNING id");
+    tk_client *c = client(&b);
+    double ov[5][16];
+    int orounds = 5;
+    for (int r = 0; r < orounds; r++) {
+        overhead o = overhead_round(&b, pg, c, calls / orounds);
+        ov[0][r] = o.add_tkd;
+        ov[1][r] = o.add_pq;
+        ov[2][r] = o.pair_tkd;
+        ov[3][r] = o.pair_pq;
+        ov[4][r] = o.ping;
+    }
+    tk_client_close(c);
+    double a_t = median(ov[0], orounds), a_p = median(ov[1], orounds);
+    double p_t = median(ov[2], orounds), p_q = median(ov[3], orounds);
+    printf("\nOverhead, one client, no contention (p50 of %d calls, median "
+           "of %d rounds):\n\n| call | through tkd µs | libpq direct µs | "
+           "tkd overhead µs |\n|---|---|---|---|\n",
+           calls / orounds, orounds);
+    printf("| AddItem | %.0f | %.0f | %.0f |\n", a_t, a_p, a_t - a_p);
+    printf("| CloseOrder + ReopenOrder | %.0f | %.0f | %.0f (%.0f per call) "
+           "|\n",
+           p_t, p_q, p_t - p_q, (p_t - p_q) / 2);
+    printf("| Control/Ping (no database: the transport alone) | %.0f | | "
+           "|\n",
+           median(ov[4], orounds));
+
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < 5; k++)
+            free(v[m][k]);
+    PQfinish(pg);
+    server_stop(&b);
+    return bad == 0 ? 0 : 1;
+}
