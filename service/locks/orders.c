@@ -284,10 +284,10 @@ static void get_order(void *arg, rpc_call *call,
  * very row lock the next caller wants. As a READ, cancel, deadline and
  * shutdown reach the handler, which cancels the statement (PQcancel),
  * drains and rolls back. The one point past which a lock operation must
- * not be stopped, COMMIT, is handled here, not by rpc: once COMMIT is sent
- * the handler no longer watches the cancel (locks__tx_commit) and reports
- * what happened — a Cancel that arrives then answers CANCELLED, yet the
- * call's own reply is OK, and that reply is the truth.
+ * not be stopped, COMMIT, is its commit point (rpc_call_commit_point, in
+ * locks__tx_commit): from there rpc treats it as a started WRITE — a
+ * Cancel answers WRITE_CONTINUES, the reply says write_completed — and
+ * the handler waits for COMMIT's answer a bounded time past the deadline.
  */
 
 #define LOCK_OP(method, req, rep, fn)                                          \

@@ -309,6 +309,12 @@ int locks__tx_commit(locks_tx *tx)
 {
     if (tx->err != LOCKS_OK)
         return -1;
+    /* From here rpc answers a Cancel with WRITE_CONTINUES and the reply
+     * says write_completed; a cancel that came first rolls back instead. */
+    if (tx->call != NULL && rpc_call_commit_point(tx->call) != RPC_CAUSE_NONE) {
+        tx->err = LOCKS_ESTOPPED; /* locks__tx_end rolls back */
+        return -1;
+    }
     if (!PQsendQuery(tx->conn->pg, "COMMIT"))
         return fail_down(tx, LOCKS_EDOWN); /* nothing sent: not committed */
     int64_t from = rpc_now_ns();

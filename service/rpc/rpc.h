@@ -101,6 +101,16 @@ int rpc_call_cancel_fd(const rpc_call *call);
 int rpc_call_poll(const rpc_call *call, struct pollfd *fds, size_t nfds,
                   int64_t until_ns);
 
+/* The point of no return of a call that contains a write (a READ whose
+ * last step is a COMMIT): from here on it completes whatever its caller
+ * does, as a started WRITE does. A Cancel answers WRITE_CONTINUES, a
+ * closed connection or shutdown no longer cancel it, and its reply says
+ * write_completed. Returns the cause already set when the call was
+ * stopped before reaching the point (then the write must not be made:
+ * roll back and rpc_call_fail_stopped), else RPC_CAUSE_NONE. The call's
+ * deadline still passes; the handler bounds the last step itself. */
+rpc_cause rpc_call_commit_point(rpc_call *call);
+
 /* Memory that lives until the reply has been encoded; zeroed. Reply fields
  * (strings, repeated arrays, nested messages) are allocated here. Never
  * returns NULL (aborts on exhaustion, as the encoder could not go on). */

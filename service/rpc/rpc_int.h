@@ -56,7 +56,8 @@ struct rpc_call {
     bool partial, process_killed, write_completed_set, write_completed;
     rpc_cause end_cause;
     uint32_t cleanup_ms, retry_after_ms;
-    bool ran; /* the handler was invoked */
+    bool ran;        /* the handler was invoked */
+    bool committing; /* reg_mu: past rpc_call_commit_point */
 
     rpc_arena_block *arena;
 };

@@ -363,6 +363,26 @@ static rpc_slot *find_live(rpc_server *srv, uint32_t conn, uint64_t id)
     return NULL;
 }
 
+/* A running WRITE, or a call past its commit point, completes whatever its
+ * caller does; everything else may still be stopped. reg_mu held. */
+static bool cancellable(const rpc_slot *s)
+{
+    return s->phase == PHASE_QUEUED ||
+           (s->phase == PHASE_RUNNING &&
+            s->call.reg->method->kind == RPC_READ && !s->call.committing);
+}
+
+rpc_cause rpc_call_commit_point(rpc_call *call)
+{
+    rpc_server *srv = call->slot->srv;
+    pthread_mutex_lock(&srv->reg_mu);
+    rpc_cause cause = (rpc_cause)atomic_load(&call->cause);
+    if (cause == RPC_CAUSE_NONE)
+        call->committing = true;
+    pthread_mutex_unlock(&srv->reg_mu);
+    return cause;
+}
+
 /* A Cancel can overtake its call: NNG hands the frames of one connection to
  * different contexts, whose callbacks run on different threads. The cancel
  * is remembered for a while and applied when the call registers. */
@@ -402,8 +422,7 @@ Tk__V1__CancelReply__Outcome rpc_server__cancel(rpc_server *srv, uint32_t conn,
                 add_tombstone(srv, conn, id);
             out = TK__V1__CANCEL_REPLY__OUTCOME__NOT_FOUND;
         }
-    } else if (s->phase == PHASE_RUNNING &&
-               s->call.reg->method->kind == RPC_WRITE) {
+    } else if (!cancellable(s)) {
         out = TK__V1__CANCEL_REPLY__OUTCOME__WRITE_CONTINUES;
     } else {
         /* A READ, or a WRITE still in the queue: nothing written yet. */
@@ -440,10 +459,7 @@ static void pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
     for (size_t i = 0; i < srv->n_slots; i++) {
         rpc_slot *s = &srv->slots[i];
         /* phase first: peer is written before the call registers */
-        if ((s->phase == PHASE_QUEUED ||
-             (s->phase == PHASE_RUNNING &&
-              s->call.reg->method->kind == RPC_READ)) &&
-            s->call.peer.conn == conn)
+        if (cancellable(s) && s->call.peer.conn == conn)
             rpc_call__cancel(&s->call, RPC_CAUSE_CALLER);
     }
     for (size_t i = 0; i < RPC_TOMBSTONES; i++)
@@ -495,7 +511,8 @@ static nng_msg *encode_reply(rpc_call *call, const ProtobufCMessage *payload)
     cn.cause = (Tk__V1__Cancellation__Cause)call->end_cause;
     cn.process_killed = call->process_killed;
     cn.cleanup_ms = call->cleanup_ms;
-    if (call->reg != NULL && call->reg->method->kind == RPC_WRITE && call->ran)
+    if (call->reg != NULL && call->ran &&
+        (call->reg->method->kind == RPC_WRITE || call->committing))
         cn.write_completed =
             call->write_completed_set ? call->write_completed : true;
     if (cn.cause != TK__V1__CANCELLATION__CAUSE__NONE || cn.process_killed ||
@@ -985,8 +1002,7 @@ void rpc_server_shutdown(rpc_server *srv)
     size_t writes = 0;
     for (size_t i = 0; i < srv->n_slots; i++) {
         rpc_slot *s = &srv->slots[i];
-        if (s->phase == PHASE_QUEUED || (s->phase == PHASE_RUNNING &&
-                                         s->call.reg->method->kind == RPC_READ))
+        if (cancellable(s))
             rpc_call__cancel(&s->call, RPC_CAUSE_SHUTDOWN);
         else if (s->phase == PHASE_RUNNING)
             writes++;

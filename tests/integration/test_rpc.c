@@ -748,6 +748,49 @@ static void test_cancel_running_write_continues(void **state)
     fx_stop(&fx);
 }
 
+/* A READ with a write inside: cancellable until its commit point, then it
+ * completes as a started WRITE does. */
+static void test_commit_point(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, NULL);
+    tk_cancel *cancel;
+    tk_cancel_new(&cancel);
+    async_call c;
+    int outcome = -1;
+
+    /* Cancelled before the point: nothing is written. */
+    async_start(&c, fx.client, "tk.test.Test/Commit", 30000, cancel, NULL);
+    sem_wait_ok(&fx.svc.entered, "Commit to start");
+    assert_int_equal(tk_cancel_fire(cancel, &outcome), 0);
+    assert_int_equal(outcome, TK_CANCEL_CANCELLED);
+    sem_post(&fx.svc.release);
+    async_join(&c);
+    assert_int_equal(c.st.code, TK_CODE_CANCELLED);
+    assert_int_equal(c.st.cause, TK_CAUSE_CALLER);
+    assert_false(c.st.write_completed);
+    async_free(&c);
+    tk_cancel_free(cancel);
+
+    /* Past the point: the Cancel says the write continues. */
+    tk_cancel_new(&cancel);
+    async_start(&c, fx.client, "tk.test.Test/Commit", 30000, cancel, NULL);
+    sem_wait_ok(&fx.svc.entered, "Commit to start");
+    sem_post(&fx.svc.release);
+    sem_wait_ok(&fx.svc.entered, "Commit to pass its commit point");
+    assert_int_equal(tk_cancel_fire(cancel, &outcome), 0);
+    assert_int_equal(outcome, TK_CANCEL_WRITE_CONTINUES);
+    sem_post(&fx.svc.release);
+    async_join(&c);
+    assert_int_equal(c.st.code, TK_CODE_OK);
+    assert_true(c.st.write_completed);
+    assert_int_equal(c.reply->data.len, 9);
+    async_free(&c);
+    tk_cancel_free(cancel);
+    fx_stop(&fx);
+}
+
 static void test_connection_close_cancels_reads(void **state)
 {
     (void)state;
@@ -1073,6 +1116,7 @@ int main(void)
         cmocka_unit_test(test_cancel_scoped_to_connection),
         cmocka_unit_test(test_cancel_queued_call_never_runs),
         cmocka_unit_test(test_cancel_running_write_continues),
+        cmocka_unit_test(test_commit_point),
         cmocka_unit_test(test_connection_close_cancels_reads),
         cmocka_unit_test(test_duplicate_call_id_runs_once),
         cmocka_unit_test(test_at_most_once),

@@ -60,6 +60,29 @@ static void slow_write(void *svc, rpc_call *call,
     out->data.len = 7;
 }
 
+/* A READ with a write inside: it passes its commit point when released,
+ * then finishes when released again. Announces each phase. */
+static void commit_handler(void *svc, rpc_call *call,
+                           const ProtobufCMessage *request,
+                           ProtobufCMessage *reply)
+{
+    testsvc *t = svc;
+    Tk__V1__PingReply *out = (Tk__V1__PingReply *)reply;
+    (void)request;
+    announce(t, "Commit");
+    while (sem_wait(&t->release) != 0 && errno == EINTR)
+        ;
+    if (rpc_call_commit_point(call) != RPC_CAUSE_NONE) {
+        rpc_call_fail_stopped(call); /* nothing was written */
+        return;
+    }
+    announce(t, "Committing");
+    while (sem_wait(&t->release) != 0 && errno == EINTR)
+        ;
+    out->data.data = (uint8_t *)rpc_call_strdup(call, "committed");
+    out->data.len = 9;
+}
+
 static const rpc_method test_methods[] = {
     {
         .name = "tk.test.Test/Wait",
@@ -78,6 +101,15 @@ static const rpc_method test_methods[] = {
         .default_timeout_ms = 60000,
         .ceiling_ms = 60000,
         .handler = slow_write,
+    },
+    {
+        .name = "tk.test.Test/Commit",
+        .request = &tk__v1__ping_request__descriptor,
+        .reply = &tk__v1__ping_reply__descriptor,
+        .kind = RPC_READ,
+        .default_timeout_ms = 60000,
+        .ceiling_ms = 600000,
+        .handler = commit_handler,
     },
 };
 

@@ -6,6 +6,9 @@
  *              UNAVAILABLE with the cause).
  *   SlowWrite  WRITE: ignores cancellation; finishes when released (in
  *              process) or after PingRequest.data milliseconds (testd).
+ *   Commit     READ with a write inside (in process only): passes its
+ *              commit point when released, finishes when released again;
+ *              announces "Commit" and then "Committing".
  * Both announce that they started: a semaphore post in process, and a line
  * "ENTERED <method>" on stdout when announce_stdout is set (testd).
  */
