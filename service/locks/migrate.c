@@ -4,6 +4,9 @@
  * transaction, and it means a database that was down at start, restored
  * or replaced is migrated before any call uses it. Idempotent, and safe
  * with several tkd at once: an advisory lock serializes them. */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -54,8 +57,20 @@ static int current_version(locks_tx *tx, int *out)
                        "FROM tk_schema_migrations",
                        0, NULL) != 0)
         return -1;
-    *out = atoi(PQgetvalue(r, 0, 0));
+    const char *text = PQgetvalue(r, 0, 0);
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    bool ok =
+        end != text && *end == '\0' && errno == 0 && v >= 0 && v <= INT_MAX;
     PQclear(r);
+    if (!ok) {
+        tx->err = LOCKS_EINTERNAL;
+        locks__tx_set_message(tx, "tk_schema_migrations holds a version "
+                                  "that is not a non-negative integer");
+        return -1;
+    }
+    *out = (int)v;
     return 0;
 }
 

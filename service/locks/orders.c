@@ -294,7 +294,7 @@ static void get_order(void *arg, rpc_call *call,
     {                                                                          \
         .name = "tk.v1.Orders/" method, .request = &req##__descriptor,         \
         .reply = &rep##__descriptor, .kind = RPC_READ,                         \
-        .default_timeout_ms = 5000, .ceiling_ms = 60000, .handler = fn,        \
+        .default_timeout_ms = 5000, .ceiling_ms = 60000, .handler = (fn),      \
     }
 
 static const rpc_method methods[] = {
@@ -339,8 +339,9 @@ int locks_service_new(locks_service **out, const locks_config *cfg, char *err,
                  ? -ENOMEM
                  : locks__pool_init(&svc->pool, n);
     if (rv != 0) {
+        char ebuf[128];
         snprintf(err, errlen, "cannot make a pool of %u connections: %s", n,
-                 strerror(-rv));
+                 strerror_r(-rv, ebuf, sizeof ebuf));
         free(svc->dsn);
         free(svc);
         return rv;

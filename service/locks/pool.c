@@ -92,9 +92,11 @@ int locks__pool_checkout(locks_tx *tx)
         if (read(p->sem_fd, &one, sizeof one) == (ssize_t)sizeof one)
             break;
         if (errno != EAGAIN && errno != EINTR) {
+            char ebuf[128];
             tx->err = LOCKS_EINTERNAL;
             snprintf(tx->message, sizeof tx->message,
-                     "the pool's semaphore: %s", strerror(errno));
+                     "the pool's semaphore: %s",
+                     strerror_r(errno, ebuf, sizeof ebuf));
             return -1;
         }
         struct pollfd pfd = { .fd = p->sem_fd, .events = POLLIN };
@@ -110,8 +112,10 @@ int locks__pool_checkout(locks_tx *tx)
         }
         if (n < 0) {
             tx->err = LOCKS_EINTERNAL;
+            char ebuf[128];
             snprintf(tx->message, sizeof tx->message,
-                     "waiting for a database connection: %s", strerror(-n));
+                     "waiting for a database connection: %s",
+                     strerror_r(-n, ebuf, sizeof ebuf));
             return -1;
         }
     }
