@@ -87,6 +87,16 @@ static int parse_uint(const char *flag, const char *s, unsigned long long min,
     return 0;
 }
 
+static int add_listen(options *o, const char *url)
+{
+    if (o->n_listen == MAX_LISTEN) {
+        fprintf(stderr, "tkd: at most %d --listen addresses\n", MAX_LISTEN);
+        return -1;
+    }
+    o->listen[o->n_listen++] = url;
+    return 0;
+}
+
 static int add_root(options *o, const char *dir)
 {
     if (o->n_roots == MAX_ROOTS) {
@@ -94,6 +104,19 @@ static int add_root(options *o, const char *dir)
         return -1;
     }
     o->root_args[o->n_roots++] = dir;
+    return 0;
+}
+
+static int set_log_level(const char *name)
+{
+    int level = rpc_log_level_from_name(name);
+    if (level < 0) {
+        fprintf(stderr,
+                "tkd: --log-level is error, warn, info or debug, not \"%s\"\n",
+                name);
+        return -1;
+    }
+    rpc_log_set_level((rpc_log_level)level);
     return 0;
 }
 
@@ -110,6 +133,58 @@ enum {
     OPT_HELP,
     OPT_VERSION,
 };
+
+/* One option c with its argument arg (NULL for a flag). Returns 0 to go
+ * on, 1 to exit 0 (help/version), -1 on a usage error. */
+static int apply_option(options *o, int c, const char *arg)
+{
+    unsigned long long v;
+    switch (c) {
+    case OPT_LISTEN:
+        return add_listen(o, arg);
+    case OPT_ROOT:
+        return add_root(o, arg);
+    case OPT_WORKERS:
+        if (parse_uint("--workers", arg, 1, 1024, &v) != 0)
+            return -1;
+        o->rpc.workers = (unsigned)v;
+        return 0;
+    case OPT_QUEUE:
+        if (parse_uint("--queue-depth", arg, 1, 65536, &v) != 0)
+            return -1;
+        o->rpc.queue_depth = (unsigned)v;
+        return 0;
+    case OPT_MAXREQ:
+        if (parse_uint("--max-request-bytes", arg, 64, 1ULL << 30, &v) != 0)
+            return -1;
+        o->rpc.max_request_bytes = (size_t)v;
+        return 0;
+    case OPT_GRACE:
+        if (parse_uint("--shutdown-grace-ms", arg, 0, 3600000, &v) != 0)
+            return -1;
+        o->rpc.shutdown_grace_ms = (uint32_t)v;
+        return 0;
+    case OPT_LOGLEVEL:
+        return set_log_level(arg);
+    case OPT_PG:
+        o->locks.dsn = arg;
+        return 0;
+    case OPT_PG_POOL:
+        if (parse_uint("--pg-pool", arg, 1, LOCKS_MAX_POOL, &v) != 0)
+            return -1;
+        o->locks.pool_size = (unsigned)v;
+        return 0;
+    case OPT_HELP:
+        fputs(usage_text, stdout);
+        return 1;
+    case OPT_VERSION:
+        printf("tkd %s\n", TK_VERSION);
+        return 1;
+    default:
+        fprintf(stderr, "tkd --help lists the options\n");
+        return -1;
+    }
+}
 
 /* Returns 0 to run, 1 to exit 0 (help/version), -1 on a usage error. */
 static int parse_args(options *o, int argc, char **argv)
@@ -128,74 +203,12 @@ static int parse_args(options *o, int argc, char **argv)
         { "version", no_argument, NULL, OPT_VERSION },
         { NULL, 0, NULL, 0 },
     };
-    unsigned long long v;
     int c;
     // NOLINTNEXTLINE(concurrency-mt-unsafe): argv is parsed in main, before any thread starts
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_LISTEN:
-            if (o->n_listen == MAX_LISTEN) {
-                fprintf(stderr, "tkd: at most %d --listen addresses\n",
-                        MAX_LISTEN);
-                return -1;
-            }
-            o->listen[o->n_listen++] = optarg;
-            break;
-        case OPT_ROOT:
-            if (add_root(o, optarg) != 0)
-                return -1;
-            break;
-        case OPT_WORKERS:
-            if (parse_uint("--workers", optarg, 1, 1024, &v) != 0)
-                return -1;
-            o->rpc.workers = (unsigned)v;
-            break;
-        case OPT_QUEUE:
-            if (parse_uint("--queue-depth", optarg, 1, 65536, &v) != 0)
-                return -1;
-            o->rpc.queue_depth = (unsigned)v;
-            break;
-        case OPT_MAXREQ:
-            if (parse_uint("--max-request-bytes", optarg, 64, 1ULL << 30, &v) !=
-                0)
-                return -1;
-            o->rpc.max_request_bytes = (size_t)v;
-            break;
-        case OPT_GRACE:
-            if (parse_uint("--shutdown-grace-ms", optarg, 0, 3600000, &v) != 0)
-                return -1;
-            o->rpc.shutdown_grace_ms = (uint32_t)v;
-            break;
-        case OPT_LOGLEVEL: {
-            int level = rpc_log_level_from_name(optarg);
-            if (level < 0) {
-                fprintf(stderr,
-                        "tkd: --log-level is error, warn, info or debug, "
-                        "not \"%s\"\n",
-                        optarg);
-                return -1;
-            }
-            rpc_log_set_level((rpc_log_level)level);
-            break;
-        }
-        case OPT_PG:
-            o->locks.dsn = optarg;
-            break;
-        case OPT_PG_POOL:
-            if (parse_uint("--pg-pool", optarg, 1, LOCKS_MAX_POOL, &v) != 0)
-                return -1;
-            o->locks.pool_size = (unsigned)v;
-            break;
-        case OPT_HELP:
-            fputs(usage_text, stdout);
-            return 1;
-        case OPT_VERSION:
-            printf("tkd %s\n", TK_VERSION);
-            return 1;
-        default:
-            fprintf(stderr, "tkd --help lists the options\n");
-            return -1;
-        }
+        int rv = apply_option(o, c, optarg);
+        if (rv != 0)
+            return rv;
     }
     if (optind < argc) {
         fprintf(stderr, "tkd: unexpected argument \"%s\" (tkd --help)\n",
