@@ -951,6 +951,7 @@ int main(void)
         cmocka_unit_test(test_database_restart),
         cmocka_unit_test(test_database_down_at_start),
     };
-    signal(SIGPIPE, SIG_IGN);
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+        return 1;
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -13,8 +13,6 @@
 #include "pg.h"
 #include "support.h"
 
-extern char **environ;
-
 static void tool_path(char *out, size_t len)
 {
     snprintf(out, len, "%s/tools/pg-cluster", ts_program("TK_SOURCE_ROOT"));
