@@ -28,9 +28,11 @@
  * (PQexecParams, blocking), alternating, median of rounds.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +54,14 @@ static long long now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void die(const char *what, const char *detail)
+/* Prints why and ends the benchmark, from any thread: the workers die too
+ * (no server, out of memory). So _exit, not exit: exit would run the
+ * atexit handlers and tear stdio down under threads still running. */
+__attribute__((noreturn)) static void die(const char *what, const char *detail)
 {
     fprintf(stderr, "bench-locks: %s%s\n", what, detail);
-    exit(1);
+    (void)fflush(stdout); /* the rounds printed so far; dying either way */
+    _exit(1);
 }
 
 /* ---- latencies ------------------------------------------------------------
@@ -119,8 +125,10 @@ typedef struct bench {
 static void server_start(bench *b, unsigned callers)
 {
     snprintf(b->dir, sizeof b->dir, "/tmp/tk-bench-locks-XXXXXX");
-    if (mkdtemp(b->dir) == NULL)
-        die("mkdtemp: ", strerror(errno));
+    if (mkdtemp(b->dir) == NULL) {
+        char ebuf[128];
+        die("mkdtemp: ", strerror_r(errno, ebuf, sizeof ebuf));
+    }
     snprintf(b->url, sizeof b->url, "ipc://%s/s.sock", b->dir);
     char err[256] = "";
     locks_config lc = { .dsn = b->dsn, .pool_size = callers + 2 };
@@ -479,68 +487,143 @@ static overhead overhead_round(bench *b, PGconn *pg, tk_client *c, int calls)
 
 static const char *mode_name[] = { "FOR NO KEY UPDATE", "FOR UPDATE" };
 
-int main(int argc, char **argv)
-{
-    bench b = { 0 };
-    double seconds = 3, hold_ms = 20, rate = 100;
-    int rounds = 6, adders = 4, transitioners = 2, calls = 2000;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--dsn") == 0)
-            b.dsn = argv[i + 1];
-        else if (strcmp(argv[i], "--seconds") == 0)
-            seconds = atof(argv[i + 1]);
-        else if (strcmp(argv[i], "--rounds") == 0)
-            rounds = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--adders") == 0)
-            adders = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--transitioners") == 0)
-            transitioners = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--calls") == 0)
-            calls = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--hold-ms") == 0)
-            hold_ms = atof(argv[i + 1]);
-        else if (strcmp(argv[i], "--rate") == 0)
-            rate = atof(argv[i + 1]);
-        else
-            die("unknown option ", argv[i]);
-    }
-    if (b.dsn == NULL || rounds < 2 || adders < 1 || transitioners < 1 ||
-        rate <= 0)
-        die("", "usage: bench-locks --dsn DSN [--seconds S] [--rounds R] "
-                "[--adders N] [--rate R] [--transitioners M] "
-                "[--hold-ms H] [--calls K]");
-    signal(SIGPIPE, SIG_IGN);
-    rpc_log_set_level(getenv("BENCH_LOG") ? RPC_LOG_INFO : RPC_LOG_WARN);
-    server_start(&b, (unsigned)(adders + transitioners));
-    PGconn *pg = pg_connect(b.dsn);
-    install_audit(pg, hold_ms);
-    b.order = pg_int(pg, "INSERT INTO orders DEFAULT VALUES RETURNING id");
+typedef struct bench_opts {
+    const char *dsn;
+    double seconds, hold_ms, rate;
+    int rounds, adders, transitioners, calls;
+} bench_opts;
 
+static const char usage_text[] =
+    "usage: bench-locks --dsn DSN [--seconds S] [--rounds R (>= 2)]\n"
+    "                   [--adders N] [--rate R] [--transitioners M]\n"
+    "                   [--hold-ms H] [--calls K (>= 5)]\n"
+    "defaults: 3 s rounds, 6 rounds, 4 adders at 100 AddItem/s each,\n"
+    "2 transitioners, the lock held 20 ms per transition, 2000 calls\n";
+
+/* A whole number in [min, max] into *out, or a message and false. */
+static bool int_arg(const char *flag, const char *s, long min, long max,
+                    int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
+        fprintf(stderr,
+                "bench-locks: %s wants a whole number from %ld to %ld, "
+                "not \"%s\"\n",
+                flag, min, max, s);
+        return false;
+    }
+    *out = (int)v;
+    return true;
+}
+
+/* A number in [min, max] into *out, or a message and false. */
+static bool real_arg(const char *flag, const char *s, double min, double max,
+                     double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !(v >= min && v <= max)) {
+        fprintf(stderr,
+                "bench-locks: %s wants a number from %g to %g, not \"%s\"\n",
+                flag, min, max, s);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* Whether name arg is a known option with a valid value (a message if
+ * the value is not). */
+static bool take_option(bench_opts *o, const char *name, const char *arg)
+{
+    const long max_callers = LOCKS_MAX_POOL - 2;
+    if (strcmp(name, "--dsn") == 0) {
+        o->dsn = arg;
+        return true;
+    }
+    if (strcmp(name, "--seconds") == 0)
+        return real_arg(name, arg, 0.001, 86400, &o->seconds);
+    if (strcmp(name, "--hold-ms") == 0)
+        return real_arg(name, arg, 0, 600000, &o->hold_ms);
+    if (strcmp(name, "--rate") == 0)
+        return real_arg(name, arg, 0.001, 1e6, &o->rate);
+    if (strcmp(name, "--rounds") == 0)
+        return int_arg(name, arg, 2, 10000, &o->rounds);
+    if (strcmp(name, "--adders") == 0)
+        return int_arg(name, arg, 1, max_callers - 1, &o->adders);
+    if (strcmp(name, "--transitioners") == 0)
+        return int_arg(name, arg, 1, max_callers - 1, &o->transitioners);
+    if (strcmp(name, "--calls") == 0)
+        return int_arg(name, arg, 5, INT_MAX, &o->calls);
+    fprintf(stderr, "bench-locks: unknown option %s\n", name);
+    return false;
+}
+
+/* Returns 0 to run, 1 after --help, 2 after a usage message. */
+static int parse_args(bench_opts *o, int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+        fputs(usage_text, stdout);
+        return 1;
+    }
+    bool ok = argc % 2 == 1; /* options come in pairs */
+    if (!ok)
+        fprintf(stderr, "bench-locks: %s wants a value\n", argv[argc - 1]);
+    for (int i = 1; ok && i + 1 < argc; i += 2)
+        ok = take_option(o, argv[i], argv[i + 1]);
+    if (ok && o->dsn == NULL) {
+        fprintf(stderr, "bench-locks: --dsn is required\n");
+        ok = false;
+    }
+    if (ok && o->adders + o->transitioners > (int)LOCKS_MAX_POOL - 2) {
+        fprintf(stderr,
+                "bench-locks: --adders plus --transitioners is at most %u "
+                "(a pool of %u connections)\n",
+                LOCKS_MAX_POOL - 2, LOCKS_MAX_POOL);
+        ok = false;
+    }
+    if (!ok) {
+        fputs(usage_text, stderr);
+        return 2;
+    }
+    return 0;
+}
+
+/* The contention rounds, alternating the lock, and the median round of
+ * each mode. Returns lost + doubled + errors over all rounds. */
+static long long run_contention(bench *b, PGconn *pg, const bench_opts *o)
+{
     printf("%d adders (%.0f AddItem/s each), %d transitioners (flat out) on "
            "one order, transitions hold the lock %.1f ms, %d rounds of %.1f "
            "s, alternating\n\n",
-           adders, rate, transitioners, hold_ms, rounds, seconds);
-    load ld = { adders, transitioners, rate, seconds };
+           o->adders, o->rate, o->transitioners, o->hold_ms, o->rounds,
+           o->seconds);
+    load ld = { o->adders, o->transitioners, o->rate, o->seconds };
     printf("| round | lock | insert p50 µs | p99 µs | AddItem/s | "
            "inserts/s | transitions/s | lost | doubled | errors |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|\n");
-    int per = (rounds + 1) / 2;
+    int per = (o->rounds + 1) / 2;
     double *v[2][5];
     for (int m = 0; m < 2; m++)
         for (int k = 0; k < 5; k++)
-            v[m][k] = calloc((size_t)per, sizeof(double));
+            if ((v[m][k] = calloc((size_t)per, sizeof(double))) == NULL)
+                die("", "out of memory");
     int got[2] = { 0, 0 };
     long long bad = 0;
-    for (int r = 0; r < rounds; r++) {
+    for (int r = 0; r < o->rounds; r++) {
         int m = r % 2;
-        locks__test_set_row_lock(b.locks, m ? LOCKS_ROW_LOCK_UPDATE
-                                            : LOCKS_ROW_LOCK_NO_KEY_UPDATE);
-        round_result rr = contention_round(&b, pg, &ld);
+        locks__test_set_row_lock(b->locks, m ? LOCKS_ROW_LOCK_UPDATE
+                                             : LOCKS_ROW_LOCK_NO_KEY_UPDATE);
+        round_result rr = contention_round(b, pg, &ld);
         printf("| %d | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %lld | %lld | "
                "%lld |\n",
                r + 1, mode_name[m], rr.add_p50, rr.add_p99, rr.adds_s,
                rr.inserts_s, rr.transitions_s, rr.lost, rr.doubled, rr.errors);
-        fflush(stdout);
+        if (fflush(stdout) != 0)
+            die("", "cannot write the results to stdout");
         double vals[5] = { rr.add_p50, rr.add_p99, rr.adds_s, rr.inserts_s,
                            rr.transitions_s };
         for (int k = 0; k < 5; k++)
@@ -562,15 +645,23 @@ int main(int argc, char **argv)
         "\nChild-insert p99 FOR UPDATE / FOR NO KEY UPDATE: %.1fx (target >= "
         "5x); p50 %.1fx; lost + doubled + errors: %lld (must be 0)\n",
         med[1][1] / med[0][1], med[1][0] / med[0][0], bad);
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < 5; k++)
+            free(v[m][k]);
+    return bad;
+}
 
-    locks__test_set_row_lock(b.locks, LOCKS_ROW_LOCK_NO_KEY_UPDATE);
+/* One client, no contention: tkd against the same SQL through libpq. */
+static void run_overhead(bench *b, PGconn *pg, int calls)
+{
+    locks__test_set_row_lock(b->locks, LOCKS_ROW_LOCK_NO_KEY_UPDATE);
     install_audit(pg, 0); /* no extra work: the bare cost of a call */
-    b.order = pg_int(pg, "INSERT INTO orders DEFAULT VALUES RETURNING id");
-    tk_client *c = client(&b);
+    b->order = pg_int(pg, "INSERT INTO orders DEFAULT VALUES RETURNING id");
+    tk_client *c = client(b);
     double ov[5][16];
     int orounds = 5;
     for (int r = 0; r < orounds; r++) {
-        overhead o = overhead_round(&b, pg, c, calls / orounds);
+        overhead o = overhead_round(b, pg, c, calls / orounds);
         ov[0][r] = o.add_tkd;
         ov[1][r] = o.add_pq;
         ov[2][r] = o.pair_tkd;
@@ -591,10 +682,32 @@ int main(int argc, char **argv)
     printf("| Control/Ping (no database: the transport alone) | %.0f | | "
            "|\n",
            median(ov[4], orounds));
+}
 
-    for (int m = 0; m < 2; m++)
-        for (int k = 0; k < 5; k++)
-            free(v[m][k]);
+int main(int argc, char **argv)
+{
+    bench_opts o = { .seconds = 3,
+                     .hold_ms = 20,
+                     .rate = 100,
+                     .rounds = 6,
+                     .adders = 4,
+                     .transitioners = 2,
+                     .calls = 2000 };
+    int rv = parse_args(&o, argc, argv);
+    if (rv != 0)
+        return rv == 1 ? 0 : rv;
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+        die("", "cannot ignore SIGPIPE");
+    rpc_log_set_level(getenv("BENCH_LOG") ? RPC_LOG_INFO : RPC_LOG_WARN);
+    bench b = { .dsn = o.dsn };
+    server_start(&b, (unsigned)(o.adders + o.transitioners));
+    PGconn *pg = pg_connect(b.dsn);
+    install_audit(pg, o.hold_ms);
+    b.order = pg_int(pg, "INSERT INTO orders DEFAULT VALUES RETURNING id");
+
+    long long bad = run_contention(&b, pg, &o);
+    run_overhead(&b, pg, o.calls);
+
     PQfinish(pg);
     server_stop(&b);
     return bad == 0 ? 0 : 1;
