@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import tk.v1.control_pb2  # noqa: F401
+import tk.v1.git_pb2  # noqa: F401
 import tk.v1.rpc_pb2  # noqa: F401
 import tk.v1.control_tk
+import tk.v1.git_tk
 
 if TYPE_CHECKING:
     from tk.client import Client
@@ -18,6 +20,8 @@ class Services:
     """The typed services; tk.Client has them as attributes."""
 
     control: tk.v1.control_tk.Control
+    git: tk.v1.git_tk.Git
 
     def _init_services(self, client: Client) -> None:
         self.control = tk.v1.control_tk.Control(client)
+        self.git = tk.v1.git_tk.Git(client)
