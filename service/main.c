@@ -13,6 +13,8 @@
 
 #include <tk/client.h>
 
+#include "git/git.h"
+#include "proc/proc.h"
 #include "roots/roots.h"
 #include "rpc/rpc.h"
 
@@ -242,6 +244,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "tkd: cannot block signals\n");
         return 1;
     }
+    proc_init(); /* the environment snapshot, before any thread exists */
     options o;
     memset(&o, 0, sizeof o);
     rpc_config_init(&o.rpc);
@@ -259,12 +262,18 @@ int main(int argc, char **argv)
         return 1;
     }
     rpc_server *srv = NULL;
+    tkgit *git = NULL;
     rv = rpc_server_new(&srv, &o.rpc, err, sizeof err);
+    if (rv == 0)
+        rv = tkgit_new(&git, o.roots, NULL, err, sizeof err);
+    if (rv == 0)
+        rv = tkgit_register(git, srv, err, sizeof err);
     if (rv == 0)
         rv = rpc_server_start(srv, err, sizeof err);
     if (rv != 0) {
         fprintf(stderr, "tkd: %s\n", err);
         rpc_server_free(srv);
+        tkgit_free(git);
         roots_free(o.roots);
         return 1;
     }
@@ -275,6 +284,7 @@ int main(int argc, char **argv)
         rpc_log(RPC_LOG_INFO, "root %s", roots_get(o.roots, i));
     rv = rpc_serve_until_signal(srv);
     rpc_server_free(srv);
+    tkgit_free(git);
     roots_free(o.roots);
     return rv == 0 ? 0 : 1;
 }
