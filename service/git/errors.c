@@ -19,7 +19,7 @@ typedef struct reason_row {
     /* Substrings of git's stderr (or stdout: git commit says "nothing to
      * commit" there), LC_ALL=C. */
     const char *patterns[6];
-    lg_match libgit2[2];
+    lg_match libgit2[3];
     int roots_errno; /* a -errno of roots_resolve, as a positive number */
 } reason_row;
 
@@ -59,7 +59,8 @@ static const reason_row table[] = {
     { "UNBORN_HEAD",
       RPC_FAILED_PRECONDITION,
       { "does not have any commits yet", "ambiguous argument 'HEAD'",
-        "bad default revision 'HEAD'", "unborn branch", NULL },
+        "bad default revision 'HEAD'", "bad revision 'HEAD'\n", "unborn branch",
+        NULL },
       { { 0, GIT_EUNBORNBRANCH }, { 0, 0 } },
       0 },
     { "INDEX_LOCKED",
@@ -104,6 +105,11 @@ static const reason_row table[] = {
       { "is outside repository", NULL },
       { { 0, 0 } },
       0 },
+    { "BAD_BRANCH_NAME",
+      RPC_INVALID_ARGUMENT,
+      { "is not a valid branch name", NULL },
+      { { 0, 0 } },
+      0 },
     { "BAD_CONFIG_KEY",
       RPC_INVALID_ARGUMENT,
       { "invalid key", "does not contain a section", "invalid section name",
@@ -116,7 +122,8 @@ static const reason_row table[] = {
         "not a valid object name", "Needed a single revision",
         "invalid reference" },
       { { TKGIT_STEP_REV, GIT_ENOTFOUND },
-        { TKGIT_STEP_REV, GIT_EINVALIDSPEC } },
+        { TKGIT_STEP_REV, GIT_EINVALIDSPEC },
+        { TKGIT_STEP_REV, GIT_EPEEL } },
       0 },
 };
 #define N_ROWS (sizeof table / sizeof table[0])
@@ -153,7 +160,7 @@ static const reason_row *match_text(const char *err, const char *out)
 static const reason_row *match_libgit2(tkgit_step step, int error)
 {
     for (size_t i = 0; i < N_ROWS; i++) {
-        for (size_t j = 0; j < 2 && table[i].libgit2[j].error != 0; j++) {
+        for (size_t j = 0; j < 3 && table[i].libgit2[j].error != 0; j++) {
             const lg_match *m = &table[i].libgit2[j];
             if (m->error == error && (m->step == 0 || m->step == step))
                 return &table[i];

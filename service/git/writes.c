@@ -110,6 +110,13 @@ void tkgit__checkout(void *svc, rpc_call *call, const ProtobufCMessage *request,
         (const Tk__V1__GitCheckoutRequest *)request;
     if (in->create_branch[0] == '\0' && !tkgit__rev_ok(call, in->rev, "rev"))
         return;
+    /* git 2.39's checkout takes --end-of-options for a ref; but no
+     * revision begins with '-' (no ref name may), so none reaches git. */
+    if (in->rev[0] == '-') {
+        rpc_call_fail(call, RPC_NOT_FOUND, TKGIT_R_BAD_REVISION,
+                      "no revision begins with '-': \"%.200s\"", in->rev);
+        return;
+    }
     tkgit_repo repo;
     if (tkgit__open(&repo, svc, call, in->repo) != 0)
         return;
@@ -120,7 +127,6 @@ void tkgit__checkout(void *svc, rpc_call *call, const ProtobufCMessage *request,
         tkgit__argv_add(&a, "-b");
         tkgit__argv_add(&a, in->create_branch);
     }
-    tkgit__argv_add(&a, "--end-of-options");
     if (in->rev[0] != '\0')
         tkgit__argv_add(&a, in->rev);
     tkgit__argv_add(&a, "--"); /* a rev, never a path */
