@@ -733,40 +733,9 @@ static void test_reasons(void **state)
 /* ---- observing processes (as in test_proc.c) ------------------------------
  */
 
-static int pidfd_open(pid_t pid)
-{
-    return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
-/* Waits (bounded) until pid has terminated, then reaps it (this process is
- * its subreaper once its parent died). Returns its wait status, or -1. */
-static int reap_orphan(pid_t pid, int timeout_ms)
-{
-    int fd = pidfd_open(pid);
-    if (fd < 0)
-        return -1;
-    struct pollfd p = { .fd = fd, .events = POLLIN };
-    int n = poll(&p, 1, timeout_ms);
-    close(fd);
-    if (n != 1)
-        return -1;
-    int st = 0;
-    return waitpid(pid, &st, 0) == pid ? st : -1;
-}
-
-static bool group_exists(pid_t pgid)
-{
-    return kill(-pgid, 0) == 0 || errno != ESRCH;
-}
-
-/* Reaps what a killed group left with this subreaper; then none of it is
- * left. */
 static void reap_group(pid_t pgid)
 {
-    while (waitpid(-pgid, NULL, 0) > 0)
-        ;
-    assert_int_equal(errno, ECHILD);
-    assert_false(group_exists(pgid));
+    assert_true(ts_reap_group(pgid));
 }
 
 static char proc_state(pid_t pid)
@@ -948,7 +917,7 @@ static void test_read_cancel_kills_the_tree(void **state)
     read_fifo(fifo, line, sizeof line, 20000);
     int pgid = 0, gc = 0;
     parse_pids(line, &pgid, &gc);
-    assert_true(group_exists(pgid) && kill(gc, 0) == 0);
+    assert_true(ts_group_exists(pgid) && kill(gc, 0) == 0);
 
     long long t0 = ts_now_ms();
     int outcome = -1;
@@ -968,7 +937,7 @@ static void test_read_cancel_kills_the_tree(void **state)
 
     /* The grandchild died of the group kill; nothing of the group is left,
      * and no zombie. */
-    int st = reap_orphan(gc, 5000);
+    int st = ts_reap_orphan(gc, 5000);
     assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
     reap_group(pgid);
     assert_int_equal(count_zombies(), 0);
@@ -1008,7 +977,7 @@ static void test_read_cancel_leader_only_negative_control(void **state)
     assert_int_equal(fstat(p.err_fd, &ours), 0);
     assert_int_equal(stat(fd2, &held), 0);
     assert_int_equal(ours.st_ino, held.st_ino);
-    assert_true(group_exists(pgid));
+    assert_true(ts_group_exists(pgid));
     kill(-pgid, SIGKILL);
     reap_group(pgid);
     ts_proc_free(&p);
