@@ -13,6 +13,8 @@
 
 #include <tk/client.h>
 
+#include "git/git.h"
+#include "proc/proc.h"
 #include "roots/roots.h"
 #include "locks/locks.h"
 #include "rpc/rpc.h"
@@ -278,6 +280,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "tkd: cannot block signals\n");
         return 1;
     }
+    proc_init(); /* the environment snapshot, before any thread exists */
     options o;
     memset(&o, 0, sizeof o);
     rpc_config_init(&o.rpc);
@@ -298,17 +301,23 @@ int main(int argc, char **argv)
     }
     rpc_server *srv = NULL;
     locks_service *locks = NULL;
+    tkgit *git = NULL;
     rv = rpc_server_new(&srv, &o.rpc, err, sizeof err);
     if (rv == 0)
         rv = locks_service_new(&locks, &o.locks, err, sizeof err);
     if (rv == 0)
         rv = locks_service_register(locks, srv, err, sizeof err);
     if (rv == 0)
+        rv = tkgit_new(&git, o.roots, NULL, err, sizeof err);
+    if (rv == 0)
+        rv = tkgit_register(git, srv, err, sizeof err);
+    if (rv == 0)
         rv = rpc_server_start(srv, err, sizeof err);
     if (rv != 0) {
         fprintf(stderr, "tkd: %s\n", err);
         rpc_server_free(srv);
         locks_service_free(locks);
+        tkgit_free(git);
         roots_free(o.roots);
         return 1;
     }
@@ -323,6 +332,7 @@ int main(int argc, char **argv)
     rv = rpc_serve_until_signal(srv);
     rpc_server_free(srv);
     locks_service_free(locks);
+    tkgit_free(git);
     roots_free(o.roots);
     return rv == 0 ? 0 : 1;
 }

@@ -114,48 +114,16 @@ static void write_scripts(void)
 
 /* ---- observing processes ------------------------------------------------ */
 
-static int pidfd_open(pid_t pid)
-{
-    return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
-/* Waits (bounded) until pid has terminated, then reaps it: after its parent
- * died it is a child of this subreaper. Returns its wait status, or -1. */
-static int reap_orphan(pid_t pid, int timeout_ms)
-{
-    int fd = pidfd_open(pid);
-    if (fd < 0)
-        return -1;
-    struct pollfd p = { .fd = fd, .events = POLLIN };
-    int n = poll(&p, 1, timeout_ms);
-    close(fd);
-    if (n != 1)
-        return -1;
-    int st = 0;
-    return waitpid(pid, &st, 0) == pid ? st : -1;
-}
-
 /* Kills and reaps what a negative control left alive. */
 static void kill_orphan(pid_t pid)
 {
     kill(pid, SIGKILL);
-    assert_true(reap_orphan(pid, 5000) != -1);
+    assert_true(ts_reap_orphan(pid, 5000) != -1);
 }
 
-static bool group_exists(pid_t pgid)
-{
-    return kill(-pgid, 0) == 0 || errno != ESRCH;
-}
-
-/* Reaps what a killed group left: as the subreaper, this process inherits
- * the group's members when their parents die (in tkd, init reaps them).
- * The group was killed, so each member dies and the loop ends. */
 static void reap_group(pid_t pgid)
 {
-    while (waitpid(-pgid, NULL, 0) > 0)
-        ;
-    assert_int_equal(errno, ECHILD);
-    assert_false(group_exists(pgid));
+    assert_true(ts_reap_group(pgid));
 }
 
 /* State and parent of a process, from /proc/<pid>/stat; false when the
@@ -756,9 +724,9 @@ static void test_cancel_kills_the_group(void **state)
 
     /* The grandchild died of the group kill; then nothing of the group is
      * left, and no zombie. */
-    int st = reap_orphan(c.w.grandchild, 5000);
+    int st = ts_reap_orphan(c.w.grandchild, 5000);
     assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-    assert_false(group_exists(r.pid));
+    assert_false(ts_group_exists(r.pid));
     assert_int_equal(count_children(true), 0);
     assert_int_equal(count_children(false), 0);
     proc_result_free(&r);
@@ -780,9 +748,9 @@ static void test_cancel_leader_only_negative_control(void **state)
     assert_true(kill(c.w.grandchild, 0) == 0);
     char s = proc_state(c.w.grandchild);
     assert_true(s == 'S' || s == 'R');
-    assert_true(group_exists(r.pid));
+    assert_true(ts_group_exists(r.pid));
     kill_orphan(c.w.grandchild);
-    assert_false(group_exists(r.pid));
+    assert_false(ts_group_exists(r.pid));
     proc_result_free(&r);
     teardown_case(&c);
 }
@@ -914,7 +882,7 @@ static void test_stream_stop(void **state)
     assert_string_equal(c.w.lines[0], "line 1");
     assert_string_equal(c.w.lines[9], "line 10");
     assert_described(&r, "stopped by its reader (process group killed)");
-    assert_false(group_exists(r.pid));
+    assert_false(ts_group_exists(r.pid));
     proc_result_free(&r);
     teardown_case(&c);
 }
@@ -956,8 +924,8 @@ static void test_pidfd_fallback(void **state)
     assert_int_equal(proc__run_hooked(&r, &c.o, PROC__HOOK_NO_PIDFD), 0);
     assert_int_equal(r.end, PROC_END_CANCELLED);
     assert_true(r.reaped && !r.drain_timed_out);
-    assert_true(reap_orphan(c.w.grandchild, 5000) != -1);
-    assert_false(group_exists(r.pid));
+    assert_true(ts_reap_orphan(c.w.grandchild, 5000) != -1);
+    assert_false(ts_group_exists(r.pid));
     proc_result_free(&r);
     teardown_case(&c);
 }
@@ -1002,9 +970,9 @@ static void test_leftovers(void **state)
     assert_int_equal(r.end, PROC_END_EXITED);
     assert_int_equal(r.status.code, 0);
     assert_false(r.process_killed);
-    int st = reap_orphan(c.w.straggler, 5000);
+    int st = ts_reap_orphan(c.w.straggler, 5000);
     assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-    assert_false(group_exists(r.pid));
+    assert_false(ts_group_exists(r.pid));
     proc_result_free(&r);
     teardown_case(&c);
 
@@ -1073,7 +1041,7 @@ static void check_job(const job *j)
 {
     assert_int_equal(j->rv, 0);
     assert_true(j->r.reaped);
-    assert_false(group_exists(j->r.pid));
+    assert_false(ts_group_exists(j->r.pid));
     if (j->index % 2 != 0) {
         assert_int_equal(j->r.end, PROC_END_CANCELLED);
         assert_true(j->r.process_killed);

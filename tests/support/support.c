@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -262,4 +263,30 @@ int ts_spawn_in(ts_proc *p, const char *const argv[], const char *const env[],
     p->out_fd = out[0];
     p->err_fd = err[0];
     return 0;
+}
+
+int ts_reap_orphan(pid_t pid, int timeout_ms)
+{
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd < 0)
+        return -1;
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    int n = poll(&p, 1, timeout_ms);
+    close(fd);
+    if (n != 1)
+        return -1;
+    int st = 0;
+    return waitpid(pid, &st, 0) == pid ? st : -1;
+}
+
+bool ts_group_exists(pid_t pgid)
+{
+    return kill(-pgid, 0) == 0 || errno != ESRCH;
+}
+
+bool ts_reap_group(pid_t pgid)
+{
+    while (waitpid(-pgid, NULL, 0) > 0)
+        ;
+    return errno == ECHILD && !ts_group_exists(pgid);
 }

@@ -54,6 +54,18 @@ void ts_proc_free(ts_proc *p);
  * environment variable (TKD, TKCALL, TESTD); aborts the test if unset. */
 const char *ts_program(const char *var);
 
+/* For a test process that is a child subreaper (PR_SET_CHILD_SUBREAPER):
+ * what a killed process group leaves behind comes back to it. */
+
+/* Waits (bounded, through a pidfd) until pid has terminated, then reaps
+ * it. Returns its wait status, or -1. */
+int ts_reap_orphan(pid_t pid, int timeout_ms);
+/* Whether any process of the group still exists. */
+bool ts_group_exists(pid_t pgid);
+/* Reaps every child of the group (its members must be dying); returns
+ * true when then nothing of the group is left. */
+bool ts_reap_group(pid_t pgid);
+
 /* Milliseconds of CLOCK_MONOTONIC. */
 long long ts_now_ms(void);
 

@@ -2,6 +2,7 @@
 #include <tk/client.h>
 
 #include "tk/v1/control.pb-c.h"
+#include "tk/v1/git.pb-c.h"
 #include "tk/v1/orders.pb-c.h"
 #include "tk/v1/rpc.pb-c.h"
 
@@ -11,13 +12,22 @@ const tk_method_desc tk_catalog__methods[] = {
     {"tk.v1.Control/Ping", &tk__v1__ping_request__descriptor, &tk__v1__ping_reply__descriptor},
     {"tk.v1.Control/Cancel", &tk__v1__cancel_request__descriptor, &tk__v1__cancel_reply__descriptor},
     {"tk.v1.Control/ListMethods", &tk__v1__list_methods_request__descriptor, &tk__v1__list_methods_reply__descriptor},
+    {"tk.v1.Git/Status", &tk__v1__git_status_request__descriptor, &tk__v1__git_status_reply__descriptor},
+    {"tk.v1.Git/Log", &tk__v1__git_log_request__descriptor, &tk__v1__git_log_reply__descriptor},
+    {"tk.v1.Git/Diff", &tk__v1__git_diff_request__descriptor, &tk__v1__git_diff_reply__descriptor},
+    {"tk.v1.Git/RevParse", &tk__v1__git_rev_parse_request__descriptor, &tk__v1__git_rev_parse_reply__descriptor},
+    {"tk.v1.Git/Grep", &tk__v1__git_grep_request__descriptor, &tk__v1__git_grep_reply__descriptor},
+    {"tk.v1.Git/Commit", &tk__v1__git_commit_request__descriptor, &tk__v1__git_commit_reply__descriptor},
+    {"tk.v1.Git/Checkout", &tk__v1__git_checkout_request__descriptor, &tk__v1__git_checkout_reply__descriptor},
+    {"tk.v1.Git/WorktreeAdd", &tk__v1__git_worktree_add_request__descriptor, &tk__v1__git_worktree_add_reply__descriptor},
+    {"tk.v1.Git/ConfigSet", &tk__v1__git_config_set_request__descriptor, &tk__v1__git_config_set_reply__descriptor},
     {"tk.v1.Orders/CreateOrder", &tk__v1__create_order_request__descriptor, &tk__v1__create_order_reply__descriptor},
     {"tk.v1.Orders/AddItem", &tk__v1__add_item_request__descriptor, &tk__v1__add_item_reply__descriptor},
     {"tk.v1.Orders/CloseOrder", &tk__v1__close_order_request__descriptor, &tk__v1__close_order_reply__descriptor},
     {"tk.v1.Orders/ReopenOrder", &tk__v1__reopen_order_request__descriptor, &tk__v1__reopen_order_reply__descriptor},
     {"tk.v1.Orders/GetOrder", &tk__v1__get_order_request__descriptor, &tk__v1__get_order_reply__descriptor},
 };
-const size_t tk_catalog__n_methods = 8;
+const size_t tk_catalog__n_methods = 17;
 
 const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__ping_request__descriptor,
@@ -27,6 +37,30 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__list_methods_request__descriptor,
     &tk__v1__method_info__descriptor,
     &tk__v1__list_methods_reply__descriptor,
+    &tk__v1__git_status_request__descriptor,
+    &tk__v1__git_status_branch__descriptor,
+    &tk__v1__git_status_entry__descriptor,
+    &tk__v1__git_status_reply__descriptor,
+    &tk__v1__git_log_request__descriptor,
+    &tk__v1__git_signature__descriptor,
+    &tk__v1__git_commit__descriptor,
+    &tk__v1__git_log_reply__descriptor,
+    &tk__v1__git_diff_request__descriptor,
+    &tk__v1__git_file_stat__descriptor,
+    &tk__v1__git_diff_reply__descriptor,
+    &tk__v1__git_rev_parse_request__descriptor,
+    &tk__v1__git_rev_parse_reply__descriptor,
+    &tk__v1__git_grep_request__descriptor,
+    &tk__v1__git_grep_match__descriptor,
+    &tk__v1__git_grep_reply__descriptor,
+    &tk__v1__git_commit_request__descriptor,
+    &tk__v1__git_commit_reply__descriptor,
+    &tk__v1__git_checkout_request__descriptor,
+    &tk__v1__git_checkout_reply__descriptor,
+    &tk__v1__git_worktree_add_request__descriptor,
+    &tk__v1__git_worktree_add_reply__descriptor,
+    &tk__v1__git_config_set_request__descriptor,
+    &tk__v1__git_config_set_reply__descriptor,
     &tk__v1__create_order_request__descriptor,
     &tk__v1__create_order_reply__descriptor,
     &tk__v1__add_item_request__descriptor,
@@ -42,15 +76,17 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__status__descriptor,
     &tk__v1__cancellation__descriptor,
 };
-const size_t tk_catalog__n_messages = 21;
+const size_t tk_catalog__n_messages = 45;
 
 const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__cancel_reply__outcome__descriptor,
     &tk__v1__method_info__kind__descriptor,
+    &tk__v1__git_status_request__untracked__descriptor,
+    &tk__v1__git_status_entry__kind__descriptor,
     &tk__v1__close_order_reply__outcome__descriptor,
     &tk__v1__reopen_order_reply__outcome__descriptor,
     &tk__v1__get_order_reply__status__descriptor,
     &tk__v1__status__code__descriptor,
     &tk__v1__cancellation__cause__descriptor,
 };
-const size_t tk_catalog__n_enums = 7;
+const size_t tk_catalog__n_enums = 9;

@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import tk.v1.control_pb2  # noqa: F401
+import tk.v1.git_pb2  # noqa: F401
 import tk.v1.orders_pb2  # noqa: F401
 import tk.v1.rpc_pb2  # noqa: F401
 import tk.v1.control_tk
+import tk.v1.git_tk
 import tk.v1.orders_tk
 
 if TYPE_CHECKING:
@@ -20,8 +22,10 @@ class Services:
     """The typed services; tk.Client has them as attributes."""
 
     control: tk.v1.control_tk.Control
+    git: tk.v1.git_tk.Git
     orders: tk.v1.orders_tk.Orders
 
     def _init_services(self, client: Client) -> None:
         self.control = tk.v1.control_tk.Control(client)
+        self.git = tk.v1.git_tk.Git(client)
         self.orders = tk.v1.orders_tk.Orders(client)

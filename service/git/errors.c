@@ -1,0 +1,244 @@
+/* The one table: what git printed, what libgit2 returned, or what
+ * roots_resolve said, mapped to a reason and the canonical code that fits
+ * it. Callers compare reasons; nothing else in tk looks at git's words.
+ * Every row is produced with real git by tests/integration/test_git.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "git_int.h"
+
+typedef struct lg_match {
+    tkgit_step step; /* 0: any step */
+    int error;       /* a git_error_code; 0 ends the list */
+} lg_match;
+
+typedef struct reason_row {
+    const char *reason;
+    rpc_code code;
+    /* Substrings of git's stderr (or stdout: git commit says "nothing to
+     * commit" there), LC_ALL=C. */
+    const char *patterns[6];
+    lg_match libgit2[3];
+    int roots_errno; /* a -errno of roots_resolve, as a positive number */
+} reason_row;
+
+/* First match wins: more specific rows stand above more general ones. */
+static const reason_row table[] = {
+    { "PATH_OUTSIDE_ROOT",
+      RPC_PERMISSION_DENIED,
+      { NULL },
+      { { 0, 0 } },
+      EACCES },
+    { "PATH_NOT_FOUND",
+      RPC_NOT_FOUND,
+      { "did not match any files", NULL },
+      { { 0, 0 } },
+      ENOENT },
+    { "BAD_PATH", RPC_INVALID_ARGUMENT, { NULL }, { { 0, 0 } }, EINVAL },
+    { "NOT_A_DIRECTORY",
+      RPC_INVALID_ARGUMENT,
+      { NULL },
+      { { 0, 0 } },
+      ENOTDIR },
+    { "NOT_A_REPOSITORY",
+      RPC_FAILED_PRECONDITION,
+      { "not a git repository", NULL },
+      { { TKGIT_STEP_OPEN, GIT_ENOTFOUND }, { 0, 0 } },
+      0 },
+    { "UNSAFE_REPOSITORY",
+      RPC_PERMISSION_DENIED,
+      { "detected dubious ownership", NULL },
+      { { TKGIT_STEP_OPEN, GIT_EOWNER }, { 0, 0 } },
+      0 },
+    { "BARE_REPOSITORY",
+      RPC_FAILED_PRECONDITION,
+      { "must be run in a work tree", NULL },
+      { { 0, GIT_EBAREREPO }, { 0, 0 } },
+      0 },
+    { "UNBORN_HEAD",
+      RPC_FAILED_PRECONDITION,
+      { "does not have any commits yet", "ambiguous argument 'HEAD'",
+        "bad default revision 'HEAD'", "bad revision 'HEAD'\n", "unborn branch",
+        NULL },
+      { { 0, GIT_EUNBORNBRANCH }, { 0, 0 } },
+      0 },
+    { "INDEX_LOCKED",
+      RPC_ABORTED,
+      { "index.lock': File exists", NULL },
+      { { 0, GIT_ELOCKED }, { 0, 0 } },
+      0 },
+    { "NOTHING_TO_COMMIT",
+      RPC_FAILED_PRECONDITION,
+      { "nothing to commit", "nothing added to commit",
+        "no changes added to commit", NULL },
+      { { 0, 0 } },
+      0 },
+    { "BRANCH_CHECKED_OUT",
+      RPC_FAILED_PRECONDITION,
+      { "is already checked out at", "is already used by worktree", NULL },
+      { { 0, 0 } },
+      0 },
+    { "ALREADY_EXISTS",
+      RPC_ALREADY_EXISTS,
+      { "already exists", NULL },
+      { { 0, GIT_EEXISTS }, { 0, 0 } },
+      0 },
+    { "WOULD_OVERWRITE",
+      RPC_FAILED_PRECONDITION,
+      { "would be overwritten by", NULL },
+      { { 0, GIT_ECONFLICT }, { 0, 0 } },
+      0 },
+    { "IDENTITY_UNKNOWN",
+      RPC_FAILED_PRECONDITION,
+      { "Please tell me who you are", "empty ident name",
+        "unable to auto-detect email address", NULL },
+      { { 0, 0 } },
+      0 },
+    { "AMBIGUOUS_REVISION",
+      RPC_INVALID_ARGUMENT,
+      { "is ambiguous", NULL },
+      { { TKGIT_STEP_REV, GIT_EAMBIGUOUS }, { 0, 0 } },
+      0 },
+    { "PATH_OUTSIDE_REPOSITORY",
+      RPC_INVALID_ARGUMENT,
+      { "is outside repository", NULL },
+      { { 0, 0 } },
+      0 },
+    { "BAD_BRANCH_NAME",
+      RPC_INVALID_ARGUMENT,
+      { "is not a valid branch name", NULL },
+      { { 0, 0 } },
+      0 },
+    { "BAD_CONFIG_KEY",
+      RPC_INVALID_ARGUMENT,
+      { "invalid key", "does not contain a section", "invalid section name",
+        NULL },
+      { { 0, 0 } },
+      0 },
+    { "BAD_REVISION",
+      RPC_NOT_FOUND,
+      { "unknown revision", "bad revision", "invalid object name",
+        "not a valid object name", "Needed a single revision",
+        "invalid reference" },
+      { { TKGIT_STEP_REV, GIT_ENOTFOUND },
+        { TKGIT_STEP_REV, GIT_EINVALIDSPEC },
+        { TKGIT_STEP_REV, GIT_EPEEL } },
+      0 },
+};
+#define N_ROWS (sizeof table / sizeof table[0])
+
+static const reason_row *find_row(const char *reason)
+{
+    for (size_t i = 0; i < N_ROWS; i++)
+        if (strcmp(table[i].reason, reason) == 0)
+            return &table[i];
+    return NULL;
+}
+
+static bool row_matches_text(const reason_row *row, const char *text)
+{
+    if (text == NULL)
+        return false;
+    for (size_t i = 0; i < 6 && row->patterns[i] != NULL; i++)
+        if (strstr(text, row->patterns[i]) != NULL)
+            return true;
+    return false;
+}
+
+static const reason_row *match_text(const char *err, const char *out)
+{
+    for (size_t i = 0; i < N_ROWS; i++)
+        if (row_matches_text(&table[i], err))
+            return &table[i];
+    for (size_t i = 0; i < N_ROWS; i++)
+        if (row_matches_text(&table[i], out))
+            return &table[i];
+    return NULL;
+}
+
+static const reason_row *match_libgit2(tkgit_step step, int error)
+{
+    for (size_t i = 0; i < N_ROWS; i++) {
+        for (size_t j = 0; j < 3 && table[i].libgit2[j].error != 0; j++) {
+            const lg_match *m = &table[i].libgit2[j];
+            if (m->error == error && (m->step == 0 || m->step == step))
+                return &table[i];
+        }
+    }
+    return NULL;
+}
+
+/* The first line of git's that says what went wrong ("fatal: ...",
+ * "error: ..."), else the first line, at most len - 1 bytes. */
+static void headline(char *buf, size_t len, const char *text)
+{
+    buf[0] = '\0';
+    if (text == NULL)
+        return;
+    const char *p = strstr(text, "fatal: ");
+    if (p == NULL)
+        p = strstr(text, "error: ");
+    if (p == NULL)
+        p = text;
+    size_t n = strcspn(p, "\n");
+    snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), p);
+}
+
+/* Whether the rev a caller named starts from HEAD ("HEAD", "HEAD~2",
+ * "@", "@{-1}"...): on an unborn branch it names nothing yet. */
+static bool names_head(const char *rev)
+{
+    return rev == NULL || rev[0] == '\0' || strncmp(rev, "HEAD", 4) == 0 ||
+           rev[0] == '@';
+}
+
+void tkgit__fail_libgit2(rpc_call *call, git_repository *repo, tkgit_step step,
+                         int error, const char *rev)
+{
+    const git_error *e = git_error_last();
+    const char *detail = e != NULL && e->message != NULL ? e->message : "";
+    const reason_row *row = match_libgit2(step, error);
+    /* libgit2 reports HEAD on an unborn branch as a reference not found. */
+    if (step == TKGIT_STEP_REV && error == GIT_ENOTFOUND && repo != NULL &&
+        git_repository_head_unborn(repo) == 1 && names_head(rev))
+        row = find_row(TKGIT_R_UNBORN_HEAD);
+    if (row == NULL) {
+        rpc_call_fail(call, RPC_UNKNOWN, "LIBGIT2_ERROR", "libgit2: %s (%d)",
+                      detail, error);
+        return;
+    }
+    if (rev != NULL)
+        rpc_call_fail(call, row->code, row->reason, "%s: \"%.200s\": %s",
+                      row->reason, rev, detail);
+    else
+        rpc_call_fail(call, row->code, row->reason, "%s: %s", row->reason,
+                      detail);
+}
+
+void tkgit__fail_git(rpc_call *call, const char *what, const proc_result *r)
+{
+    char line[512];
+    const reason_row *row = match_text(r->err, r->out);
+    headline(line, sizeof line,
+             r->err != NULL && r->err[0] != '\0' ? r->err : r->out);
+    if (row == NULL) {
+        char how[128];
+        proc_result_describe(how, sizeof how, r);
+        rpc_call_fail(call, RPC_UNKNOWN, "GIT_FAILED", "%s %s: %s", what, how,
+                      line);
+        return;
+    }
+    rpc_call_fail(call, row->code, row->reason, "%s: %s", what, line);
+}
+
+void tkgit__fail_path(rpc_call *call, int rv, const char *message)
+{
+    for (size_t i = 0; i < N_ROWS; i++) {
+        if (table[i].roots_errno != 0 && -table[i].roots_errno == rv) {
+            rpc_call_fail(call, table[i].code, table[i].reason, "%s", message);
+            return;
+        }
+    }
+    rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_PATH", "%s", message);
+}

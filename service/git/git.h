@@ -1,0 +1,60 @@
+/*
+ * git — the tk.v1.Git service: reads and writes on repositories under
+ * tkd's --root directories.
+ *
+ * Owns: the tk.v1.Git method table and handlers; repository discovery
+ * (libgit2, once per call, never leaving the root the path resolved into);
+ * RevParse and Log in process through libgit2, checking the call's cancel
+ * and deadline between steps of a walk; every other method as a git
+ * command run through proc/ (READs follow the caller, WRITEs run to
+ * completion), with GIT_TERMINAL_PROMPT=0, LC_ALL=C, GIT_OPTIONAL_LOCKS=0
+ * on reads, -c core.quotepath=off, literal pathspecs and
+ * --end-of-options / -- before anything a caller wrote; the parsers of
+ * git's -z output; and the one table (errors.c) that maps git's stderr
+ * and libgit2's errors to reasons and codes.
+ * May call: proc/ (the only way to run git), roots/ (every path a caller
+ * names), rpc/ (the call handle), libgit2, libc.
+ * Must never: start a process other than through proc/; accept a path that
+ * roots_resolve did not; let a caller's rev or path be read as an option;
+ * take index.lock on a read; report a kill of ours as git's own failure;
+ * compare messages where a reason exists; expose libgit2 beyond this
+ * folder (the prefix is tkgit_, as git_ is libgit2's).
+ */
+#ifndef TK_SERVICE_GIT_H
+#define TK_SERVICE_GIT_H
+
+#include <stdint.h>
+
+#include "roots/roots.h"
+#include "rpc/rpc.h"
+
+#define TKGIT_DEFAULT_READ_TIMEOUT_MS 30000u
+#define TKGIT_DEFAULT_READ_CEILING_MS 30000u
+#define TKGIT_DEFAULT_WRITE_TIMEOUT_MS 60000u
+
+typedef struct tkgit_config {
+    /* READ methods: the default deadline (timeout_ms 0) and the ceiling no
+     * caller's timeout passes. 0: the defaults above. */
+    uint32_t read_timeout_ms;
+    uint32_t read_ceiling_ms;
+    /* WRITE methods: their own timeout, whatever the caller asked. */
+    uint32_t write_timeout_ms;
+    /* The git program; NULL: "git" found on PATH at tkgit_new. */
+    const char *git;
+} tkgit_config;
+
+typedef struct tkgit tkgit;
+
+void tkgit_config_init(tkgit_config *cfg);
+
+/* Initialises libgit2 (once per tkgit) and resolves the git program.
+ * Call before threads start. roots must outlive the service. Errors:
+ * negative errno with a message in err (-ENOENT: no git program). */
+int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
+              size_t errlen);
+/* Adds tk.v1.Git's methods to srv (before rpc_server_start). */
+int tkgit_register(tkgit *g, rpc_server *srv, char *err, size_t errlen);
+/* After the server is freed. NULL is accepted. */
+void tkgit_free(tkgit *g);
+
+#endif /* TK_SERVICE_GIT_H */

@@ -1,0 +1,164 @@
+/*
+ * Internal to service/git: what its files share. Only files of this folder
+ * include it.
+ */
+#ifndef TK_SERVICE_GIT_INT_H
+#define TK_SERVICE_GIT_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <git2.h>
+
+#include "git.h"
+#include "proc/proc.h"
+#include "roots/roots.h"
+#include "rpc/rpc.h"
+#include "tk/v1/git.pb-c.h"
+
+#define TKGIT_N_METHODS 9
+/* Matches a Grep or a Log returns when the caller names no limit: beyond
+ * it the reply is partial. */
+#define TKGIT_DEFAULT_MAX_MATCHES 10000u
+#define TKGIT_DEFAULT_MAX_COMMITS 10000u
+
+struct tkgit {
+    const roots *roots;
+    tkgit_config cfg;
+    char git[PATH_MAX];
+    rpc_method methods[TKGIT_N_METHODS];
+};
+
+/* ---- repo.c: the repository a call names -------------------------------- */
+
+typedef struct tkgit_repo {
+    git_repository *repo;
+    /* The top of the working tree, no trailing '/'; NULL when bare. */
+    const char *workdir;
+    /* Where git commands run: workdir, or the git dir of a bare one. */
+    const char *cwd;
+    /* The root the repository lies in. */
+    const char *root;
+} tkgit_repo;
+
+/* Resolves path inside the roots and opens the repository there (the
+ * search upwards stops at the root). On failure the call has its status
+ * and -1 is returned. Strings live in the call's arena. */
+int tkgit__open(tkgit_repo *out, const tkgit *g, rpc_call *call,
+                const char *path);
+void tkgit__close(tkgit_repo *r);
+/* Checks that a further path a caller names (WorktreeAdd's) resolves
+ * inside a root; its parent must exist. Fails the call and returns -1
+ * otherwise. The resolved path is in the call's arena. */
+int tkgit__resolve_new_path(const tkgit *g, rpc_call *call, const char *path,
+                            const char **resolved);
+
+/* ---- errors.c: the one table of reasons -------------------------------- */
+
+/* Where a libgit2 error came from: its codes mean different things. */
+typedef enum tkgit_step {
+    TKGIT_STEP_OPEN = 1, /* git_repository_open_ext */
+    TKGIT_STEP_REV,      /* resolving a caller's revision */
+    TKGIT_STEP_WALK,     /* walking history, reading objects */
+} tkgit_step;
+
+/* Fails the call with the reason of a libgit2 error (and git_error_last's
+ * message). rev (may be NULL) is the revision being resolved. */
+void tkgit__fail_libgit2(rpc_call *call, git_repository *repo, tkgit_step step,
+                         int error, const char *rev);
+/* Fails the call with the reason that git's stderr shows, or GIT_FAILED. */
+void tkgit__fail_git(rpc_call *call, const char *what, const proc_result *r);
+/* Fails the call for a path that roots_resolve refused. */
+void tkgit__fail_path(rpc_call *call, int rv, const char *message);
+
+/* Reason strings shared with the handlers (the table holds the rest). */
+#define TKGIT_R_BAD_REVISION "BAD_REVISION"
+#define TKGIT_R_UNBORN_HEAD "UNBORN_HEAD"
+#define TKGIT_R_PARTIAL_OUTPUT "OUTPUT_TOO_LARGE"
+
+/* ---- cli.c: git through proc/ ------------------------------------------- */
+
+/* An argv under construction, in the call's arena. */
+typedef struct tkgit_argv {
+    const char **v;
+    size_t n, cap;
+    rpc_call *call;
+} tkgit_argv;
+
+/* Starts "git -c core.quotepath=off <subcommand>". */
+void tkgit__argv_init(tkgit_argv *a, rpc_call *call, const char *subcommand);
+void tkgit__argv_add(tkgit_argv *a, const char *arg);
+/* "--" and the caller's paths (bytes; NULs refused by the caller). */
+void tkgit__argv_paths(tkgit_argv *a, size_t n, const ProtobufCBinaryData *p);
+
+typedef struct tkgit_run {
+    const tkgit *g;
+    rpc_call *call;
+    const tkgit_repo *repo;
+    const char *what;      /* for messages: "git status" */
+    proc_stdout_fn on_out; /* NULL: capture stdout */
+    void *on_out_arg;
+    char record_delim;
+    size_t record_max;
+} tkgit_run;
+
+/* A run of git for call in repo; what names it in messages ("git diff"). */
+void tkgit__run_init(tkgit_run *run, const tkgit *g, rpc_call *call,
+                     const tkgit_repo *repo, const char *what);
+
+/* Runs git for the call (READ or WRITE by the method's kind) and judges
+ * the run: cancel and deadline first, then the exit status. Returns 0
+ * when git exited 0 (r holds stdout), 1 when it exited 1 and ok_exit1 is
+ * set, -1 when the call has failed (its status is set). r must be freed
+ * with proc_result_free in every case. */
+int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
+               bool ok_exit1);
+
+/* Whether a caller's path list is usable (no NUL bytes, not empty); fails
+ * the call with INVALID_ARGUMENT otherwise. */
+bool tkgit__paths_ok(rpc_call *call, size_t n, const ProtobufCBinaryData *p);
+/* A caller's rev: non-empty, no NUL. Fails the call otherwise. */
+bool tkgit__rev_ok(rpc_call *call, const char *rev, const char *field);
+
+/* A copy of [s, s+n) in the call's arena, as protobuf bytes. */
+ProtobufCBinaryData tkgit__bytes(rpc_call *call, const char *s, size_t n);
+/* Appends to a repeated field in the call's arena, doubling. */
+void *tkgit__grow(rpc_call *call, void *array, size_t n, size_t *cap,
+                  size_t elem);
+
+/* ---- the handlers (one file each) --------------------------------------- */
+
+void tkgit__status(void *svc, rpc_call *call, const ProtobufCMessage *request,
+                   ProtobufCMessage *reply);
+void tkgit__log(void *svc, rpc_call *call, const ProtobufCMessage *request,
+                ProtobufCMessage *reply);
+void tkgit__diff(void *svc, rpc_call *call, const ProtobufCMessage *request,
+                 ProtobufCMessage *reply);
+void tkgit__rev_parse(void *svc, rpc_call *call,
+                      const ProtobufCMessage *request, ProtobufCMessage *reply);
+void tkgit__grep(void *svc, rpc_call *call, const ProtobufCMessage *request,
+                 ProtobufCMessage *reply);
+void tkgit__commit(void *svc, rpc_call *call, const ProtobufCMessage *request,
+                   ProtobufCMessage *reply);
+void tkgit__checkout(void *svc, rpc_call *call, const ProtobufCMessage *request,
+                     ProtobufCMessage *reply);
+void tkgit__worktree_add(void *svc, rpc_call *call,
+                         const ProtobufCMessage *request,
+                         ProtobufCMessage *reply);
+void tkgit__config_set(void *svc, rpc_call *call,
+                       const ProtobufCMessage *request,
+                       ProtobufCMessage *reply);
+
+/* ---- parse.c: git's -z output (pure functions, no call) ----------------- */
+
+/* Fills reply from `git status --porcelain=v2 -z --branch` output. Returns
+ * 0, or -1 on output it cannot read. Allocates through call. */
+int tkgit__parse_status(rpc_call *call, const char *out, size_t len,
+                        Tk__V1__GitStatusReply *reply);
+/* The numstat block of `git diff --numstat -z -p`: fills reply->files and
+ * returns the offset where the patch starts, or -1. */
+long tkgit__parse_numstat(rpc_call *call, const char *out, size_t len,
+                          Tk__V1__GitDiffReply *reply);
+
+#endif /* TK_SERVICE_GIT_INT_H */

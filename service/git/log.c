@@ -1,0 +1,471 @@
+/* Log, in process: libgit2 reads the objects and this file walks them the
+ * way `git log` does without ordering options — newest committer date
+ * first from a queue of the commits seen so far, ties in the order they
+ * were found — so that the answers are git's (the differential test
+ * compares them). With paths, git's default history simplification: a
+ * commit that is TREESAME to a parent for those paths is not shown, and a
+ * merge TREESAME to one of its parents is followed through that parent
+ * alone. The call's cancel and deadline are checked at every commit. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "git_int.h"
+
+/* ---- a set of object ids (open addressing) and a queue by date ---------- */
+
+typedef struct oidset {
+    git_oid *slots;
+    bool *used;
+    size_t cap, n;
+} oidset;
+
+static size_t oid_hash(const git_oid *id)
+{
+    size_t h;
+    memcpy(&h, id->id, sizeof h);
+    return h;
+}
+
+static int oidset_grow(oidset *s);
+
+/* 1 when added, 0 when it was there, -1 out of memory. */
+static int oidset_add(oidset *s, const git_oid *id)
+{
+    if ((s->n + 1) * 2 > s->cap && oidset_grow(s) != 0)
+        return -1;
+    size_t i = oid_hash(id) & (s->cap - 1);
+    while (s->used[i]) {
+        if (git_oid_equal(&s->slots[i], id))
+            return 0;
+        i = (i + 1) & (s->cap - 1);
+    }
+    s->used[i] = true;
+    s->slots[i] = *id;
+    s->n++;
+    return 1;
+}
+
+static bool oidset_has(const oidset *s, const git_oid *id)
+{
+    if (s->cap == 0)
+        return false;
+    size_t i = oid_hash(id) & (s->cap - 1);
+    while (s->used[i]) {
+        if (git_oid_equal(&s->slots[i], id))
+            return true;
+        i = (i + 1) & (s->cap - 1);
+    }
+    return false;
+}
+
+static int oidset_grow(oidset *s)
+{
+    oidset bigger = { 0 };
+    bigger.cap = s->cap == 0 ? 256 : s->cap * 2;
+    bigger.slots = calloc(bigger.cap, sizeof *bigger.slots);
+    bigger.used = calloc(bigger.cap, sizeof *bigger.used);
+    if (bigger.slots == NULL || bigger.used == NULL) {
+        free(bigger.slots);
+        free(bigger.used);
+        return -1;
+    }
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->used[i])
+            oidset_add(&bigger, &s->slots[i]);
+    free(s->slots);
+    free(s->used);
+    *s = bigger;
+    return 0;
+}
+
+static void oidset_free(oidset *s)
+{
+    free(s->slots);
+    free(s->used);
+}
+
+typedef struct queued {
+    git_commit *commit;
+    int64_t time;
+    uint64_t seq;
+} queued;
+
+typedef struct queue {
+    queued *items;
+    size_t n, cap;
+    uint64_t seq;
+} queue;
+
+/* a before b: newer first; of equal dates, the one queued first. */
+static bool before(const queued *a, const queued *b)
+{
+    return a->time > b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+static void swap(queued *a, queued *b)
+{
+    queued t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static int queue_push(queue *q, git_commit *c)
+{
+    if (q->n == q->cap) {
+        size_t cap = q->cap == 0 ? 64 : q->cap * 2;
+        queued *bigger = realloc(q->items, cap * sizeof *bigger);
+        if (bigger == NULL)
+            return -1;
+        q->items = bigger;
+        q->cap = cap;
+    }
+    size_t i = q->n++;
+    q->items[i] = (queued){ c, git_commit_time(c), q->seq++ };
+    while (i > 0 && before(&q->items[i], &q->items[(i - 1) / 2])) {
+        swap(&q->items[i], &q->items[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    return 0;
+}
+
+static git_commit *queue_pop(queue *q)
+{
+    if (q->n == 0)
+        return NULL;
+    git_commit *top = q->items[0].commit;
+    q->items[0] = q->items[--q->n];
+    for (size_t i = 0;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < q->n && before(&q->items[l], &q->items[m]))
+            m = l;
+        if (r < q->n && before(&q->items[r], &q->items[m]))
+            m = r;
+        if (m == i)
+            break;
+        swap(&q->items[i], &q->items[m]);
+        i = m;
+    }
+    return top;
+}
+
+static void queue_free(queue *q)
+{
+    for (size_t i = 0; i < q->n; i++)
+        git_commit_free(q->items[i].commit);
+    free(q->items);
+}
+
+/* ---- the walk ----------------------------------------------------------- */
+
+typedef struct walk {
+    rpc_call *call;
+    git_repository *repo;
+    const Tk__V1__GitLogRequest *in;
+    Tk__V1__GitLogReply *out;
+    size_t out_cap;
+    uint32_t limit, skipped;
+    queue q;
+    oidset seen, hidden;
+    char **paths; /* NUL-terminated copies of in->paths */
+} walk;
+
+/* Queues id unless seen before. 0, or a libgit2 error (< 0). */
+static int enqueue(walk *w, const git_oid *id)
+{
+    int added = oidset_add(&w->seen, id);
+    if (added <= 0)
+        return added < 0 ? GIT_ERROR : 0;
+    git_commit *c;
+    int rv = git_commit_lookup(&c, w->repo, id);
+    if (rv < 0)
+        return rv;
+    if (queue_push(&w->q, c) != 0) {
+        git_commit_free(c);
+        return GIT_ERROR;
+    }
+    return 0;
+}
+
+/* Whether path has the same entry (id and mode, or absence) in trees a
+ * and b (b NULL: the empty tree). */
+static bool same_entry(git_tree *a, git_tree *b, const char *path)
+{
+    if (strcmp(path, ".") == 0)
+        return b != NULL && git_oid_equal(git_tree_id(a), git_tree_id(b));
+    git_tree_entry *ea = NULL, *eb = NULL;
+    bool has_a = git_tree_entry_bypath(&ea, a, path) == 0;
+    bool has_b = b != NULL && git_tree_entry_bypath(&eb, b, path) == 0;
+    bool same = has_a == has_b;
+    if (same && has_a)
+        same = git_oid_equal(git_tree_entry_id(ea), git_tree_entry_id(eb)) &&
+               git_tree_entry_filemode(ea) == git_tree_entry_filemode(eb);
+    git_tree_entry_free(ea);
+    git_tree_entry_free(eb);
+    return same;
+}
+
+static bool treesame(const walk *w, git_tree *a, git_tree *b)
+{
+    for (size_t i = 0; i < w->in->n_paths; i++)
+        if (!same_entry(a, b, w->paths[i]))
+            return false;
+    return true;
+}
+
+/* git's try_to_simplify_commit (default mode): *follow is the one parent
+ * to follow (index), or -1 for all of them; returns whether c is shown. */
+static int simplify(const walk *w, git_commit *c, bool *show, int *follow)
+{
+    git_tree *tree = NULL;
+    int rv = git_commit_tree(&tree, c);
+    if (rv < 0)
+        return rv;
+    unsigned n = git_commit_parentcount(c);
+    *show = true;
+    *follow = -1;
+    if (n == 0)
+        *show = !treesame(w, tree, NULL);
+    for (unsigned i = 0; i < n && *follow < 0; i++) {
+        git_commit *p = NULL;
+        git_tree *pt = NULL;
+        rv = git_commit_parent(&p, c, i);
+        if (rv == 0)
+            rv = git_commit_tree(&pt, p);
+        if (rv == 0 && treesame(w, tree, pt)) {
+            *show = false;
+            *follow = (int)i;
+        }
+        git_tree_free(pt);
+        git_commit_free(p);
+        if (rv < 0)
+            break;
+    }
+    git_tree_free(tree);
+    return rv < 0 ? rv : 0;
+}
+
+static void hex_of(char *hex, const git_oid *id)
+{
+    git_oid_tostr(hex, GIT_OID_HEXSZ + 1, id);
+}
+
+static Tk__V1__GitSignature *signature(rpc_call *call, const git_signature *s)
+{
+    Tk__V1__GitSignature *out = rpc_call_alloc(call, sizeof *out);
+    tk__v1__git_signature__init(out);
+    out->name = tkgit__bytes(call, s->name, strlen(s->name));
+    out->email = tkgit__bytes(call, s->email, strlen(s->email));
+    out->time = s->when.time;
+    out->offset_minutes = s->when.offset;
+    return out;
+}
+
+/* Length of the line at p (with its '\n'), and whether it is blank. */
+static size_t one_line(const char *p, bool *blank, size_t *trimmed)
+{
+    size_t n = strcspn(p, "\n");
+    size_t t = n;
+    while (t > 0 && strchr(" \t\r\v\f", p[t - 1]) != NULL)
+        t--;
+    *blank = t == 0;
+    *trimmed = t;
+    return n + (p[n] == '\n');
+}
+
+static const char *skip_blank_lines(const char *p)
+{
+    bool blank;
+    size_t t, n;
+    while (*p != '\0' && (n = one_line(p, &blank, &t), blank))
+        p += n;
+    return p;
+}
+
+/* git's %s (the first paragraph, lines trimmed and joined by spaces) and
+ * %b (the rest after the blank lines that follow it), from pretty.c. */
+static void subject_body(rpc_call *call, const char *msg,
+                         Tk__V1__GitCommit *out)
+{
+    const char *p = skip_blank_lines(msg);
+    size_t cap = strlen(p) + 1, len = 0;
+    char *subject = rpc_call_alloc(call, cap);
+    for (;;) {
+        bool blank;
+        size_t t, n = one_line(p, &blank, &t);
+        if (n == 0 || blank)
+            break;
+        if (len > 0)
+            subject[len++] = ' ';
+        memcpy(subject + len, p, t);
+        len += t;
+        p += n;
+    }
+    out->subject.data = (uint8_t *)subject;
+    out->subject.len = len;
+    p = skip_blank_lines(p);
+    out->body = tkgit__bytes(call, p, strlen(p));
+}
+
+static void add_commit(walk *w, git_commit *c)
+{
+    rpc_call *call = w->call;
+    Tk__V1__GitCommit *out = rpc_call_alloc(call, sizeof *out);
+    tk__v1__git_commit__init(out);
+    char hex[GIT_OID_HEXSZ + 1];
+    hex_of(hex, git_commit_id(c));
+    out->oid = rpc_call_strdup(call, hex);
+    unsigned n = git_commit_parentcount(c);
+    out->parents = rpc_call_alloc(call, (n + 1) * sizeof *out->parents);
+    for (unsigned i = 0; i < n; i++) {
+        hex_of(hex, git_commit_parent_id(c, i));
+        out->parents[out->n_parents++] = rpc_call_strdup(call, hex);
+    }
+    out->author = signature(call, git_commit_author(c));
+    out->committer = signature(call, git_commit_committer(c));
+    const char *raw = git_commit_message_raw(c);
+    subject_body(call, raw != NULL ? raw : "", out);
+    w->out->commits = tkgit__grow(call, w->out->commits, w->out->n_commits,
+                                  &w->out_cap, sizeof *w->out->commits);
+    w->out->commits[w->out->n_commits++] = out;
+}
+
+/* Shows c (or skips it) and queues the parents to follow. */
+static int step(walk *w, git_commit *c)
+{
+    bool show = true;
+    int follow = -1, rv = 0;
+    if (w->in->n_paths > 0 && (rv = simplify(w, c, &show, &follow)) < 0)
+        return rv;
+    unsigned n = git_commit_parentcount(c);
+    for (unsigned i = 0; i < n && rv == 0; i++) {
+        const git_oid *pid = git_commit_parent_id(c, i);
+        if ((follow < 0 || (unsigned)follow == i) &&
+            !oidset_has(&w->hidden, pid))
+            rv = enqueue(w, pid);
+    }
+    if (rv == 0 && show) {
+        if (w->skipped < w->in->skip)
+            w->skipped++;
+        else
+            add_commit(w, c);
+    }
+    return rv;
+}
+
+/* Walks until the limit, the end of history, or the call must stop.
+ * Returns 0 or a libgit2 error; sets the call's status when stopped. */
+static int run_walk(walk *w)
+{
+    git_commit *c;
+    int rv = 0;
+    while (rv == 0 && w->out->n_commits < w->limit &&
+           (c = queue_pop(&w->q)) != NULL) {
+        if (rpc_call_cause(w->call) != RPC_CAUSE_NONE) {
+            git_commit_free(c);
+            rpc_call_fail_stopped(w->call);
+            return 0;
+        }
+        rv = step(w, c);
+        git_commit_free(c);
+    }
+    if (rv == 0 && w->in->max_count == 0 && w->out->n_commits == w->limit &&
+        w->q.n > 0)
+        rpc_call_set_partial(w->call, RPC_CAUSE_LIMIT);
+    return rv;
+}
+
+/* Marks every ancestor of id (itself included) hidden: "A" of "A..B". */
+static int hide_ancestry(walk *w, const git_oid *id)
+{
+    git_revwalk *rw = NULL;
+    int rv = git_revwalk_new(&rw, w->repo);
+    if (rv == 0)
+        rv = git_revwalk_push(rw, id);
+    git_oid next;
+    while (rv == 0 && (rv = git_revwalk_next(&next, rw)) == 0) {
+        if (oidset_add(&w->hidden, &next) < 0)
+            rv = GIT_ERROR;
+        else if (rpc_call_cause(w->call) != RPC_CAUSE_NONE)
+            rv = GIT_EUSER;
+    }
+    git_revwalk_free(rw);
+    return rv == GIT_ITEROVER ? 0 : rv;
+}
+
+/* A revision to a commit id; errors are the caller's rev's. */
+static int commit_of(git_oid *out, git_repository *repo, const char *rev)
+{
+    git_object *obj = NULL, *peeled = NULL;
+    int rv = git_revparse_single(&obj, repo, rev);
+    if (rv == 0)
+        rv = git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT);
+    if (rv == 0)
+        git_oid_cpy(out, git_object_id(peeled));
+    git_object_free(peeled);
+    git_object_free(obj);
+    return rv == GIT_EPEEL ? GIT_EINVALIDSPEC : rv;
+}
+
+/* "B" or "A..B" (A or B may be empty: HEAD). */
+static int start(walk *w, const char *rev)
+{
+    const char *dots = strstr(rev, "..");
+    git_oid id;
+    int rv;
+    if (dots == NULL)
+        return (rv = commit_of(&id, w->repo, rev)) < 0 ? rv : enqueue(w, &id);
+    if (dots[2] == '.')
+        return GIT_EINVALIDSPEC; /* "A...B" is not supported */
+    char *from = rpc_call_strndup(w->call, rev, (size_t)(dots - rev));
+    const char *to = dots[2] != '\0' ? dots + 2 : "HEAD";
+    rv = commit_of(&id, w->repo, from[0] != '\0' ? from : "HEAD");
+    if (rv == 0)
+        rv = hide_ancestry(w, &id);
+    if (rv == 0 && (rv = commit_of(&id, w->repo, to)) == 0 &&
+        !oidset_has(&w->hidden, &id))
+        rv = enqueue(w, &id);
+    return rv;
+}
+
+static bool prepare(walk *w)
+{
+    if (!tkgit__paths_ok(w->call, w->in->n_paths, w->in->paths))
+        return false;
+    w->paths = rpc_call_alloc(w->call, (w->in->n_paths + 1) * sizeof(char *));
+    for (size_t i = 0; i < w->in->n_paths; i++) {
+        const ProtobufCBinaryData *p = &w->in->paths[i];
+        size_t n = p->len;
+        while (n > 1 && p->data[n - 1] == '/')
+            n--; /* "dir/" is "dir" */
+        w->paths[i] = rpc_call_strndup(w->call, (const char *)p->data, n);
+    }
+    w->limit =
+        w->in->max_count != 0 ? w->in->max_count : TKGIT_DEFAULT_MAX_COMMITS;
+    return true;
+}
+
+void tkgit__log(void *svc, rpc_call *call, const ProtobufCMessage *request,
+                ProtobufCMessage *reply)
+{
+    walk w = { .call = call,
+               .in = (const Tk__V1__GitLogRequest *)request,
+               .out = (Tk__V1__GitLogReply *)reply };
+    if (!prepare(&w))
+        return;
+    tkgit_repo repo;
+    if (tkgit__open(&repo, svc, call, w.in->repo) != 0)
+        return;
+    w.repo = repo.repo;
+    const char *rev = w.in->rev[0] != '\0' ? w.in->rev : "HEAD";
+    int rv = start(&w, rev);
+    if (rv == GIT_EUSER)
+        rpc_call_fail_stopped(call);
+    else if (rv < 0)
+        tkgit__fail_libgit2(call, repo.repo, TKGIT_STEP_REV, rv, rev);
+    else if ((rv = run_walk(&w)) < 0)
+        tkgit__fail_libgit2(call, repo.repo, TKGIT_STEP_WALK, rv, NULL);
+    queue_free(&w.q);
+    oidset_free(&w.seen);
+    oidset_free(&w.hidden);
+    tkgit__close(&repo);
+}

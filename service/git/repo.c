@@ -1,0 +1,167 @@
+/* The repository a call names: resolved inside the roots, then discovered
+ * by libgit2 without leaving the root it resolved into. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "git_int.h"
+
+/* The root that holds resolved (the longest that does). */
+static const char *root_of(const roots *rs, const char *resolved)
+{
+    const char *best = NULL;
+    size_t best_len = 0;
+    for (size_t i = 0; i < roots_count(rs); i++) {
+        const char *r = roots_get(rs, i);
+        size_t n = strlen(r);
+        if (n == 1 && r[0] == '/')
+            n = 0; /* "/" holds everything */
+        bool inside = strncmp(resolved, r, n) == 0 &&
+                      (resolved[n] == '/' || resolved[n] == '\0');
+        if (inside && (best == NULL || n > best_len)) {
+            best = r;
+            best_len = n;
+        }
+    }
+    return best;
+}
+
+/* The directory above root, where the search for a repository must stop
+ * ("" for "/": nothing is above it). */
+static void ceiling_of(char *out, size_t len, const char *root)
+{
+    snprintf(out, len, "%s", root);
+    char *slash = strrchr(out, '/');
+    if (slash == NULL || strcmp(root, "/") == 0)
+        out[0] = '\0';
+    else if (slash == out)
+        slash[1] = '\0'; /* "/x": stop at "/" */
+    else
+        *slash = '\0';
+}
+
+/* A path libgit2 reports (workdir, common dir) must also lie inside the
+ * roots: core.worktree or a .git file could point anywhere. */
+static int check_inside(const tkgit *g, rpc_call *call, const char *path)
+{
+    char resolved[PATH_MAX], msg[PATH_MAX + 128];
+    int rv = roots_resolve(g->roots, path, resolved, sizeof resolved, msg,
+                           sizeof msg);
+    if (rv != 0) {
+        tkgit__fail_path(call, rv == -ENOENT ? -EACCES : rv, msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* path without its trailing '/', in the call's arena. */
+static const char *trimmed(rpc_call *call, const char *path)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    return rpc_call_strndup(call, path, n);
+}
+
+static int open_in_root(tkgit_repo *out, const tkgit *g, rpc_call *call,
+                        const char *resolved)
+{
+    char ceiling[PATH_MAX];
+    out->root = root_of(g->roots, resolved);
+    ceiling_of(ceiling, sizeof ceiling, out->root != NULL ? out->root : "/");
+    int rv = git_repository_open_ext(&out->repo, resolved, 0,
+                                     ceiling[0] != '\0' ? ceiling : NULL);
+    if (rv < 0) {
+        out->repo = NULL;
+        tkgit__fail_libgit2(call, NULL, TKGIT_STEP_OPEN, rv, NULL);
+        return -1;
+    }
+    const char *workdir = git_repository_workdir(out->repo);
+    if (check_inside(g, call, git_repository_commondir(out->repo)) != 0 ||
+        (workdir != NULL && check_inside(g, call, workdir) != 0))
+        return -1;
+    out->workdir = workdir != NULL ? trimmed(call, workdir) : NULL;
+    out->cwd = out->workdir != NULL
+                   ? out->workdir
+                   : trimmed(call, git_repository_path(out->repo));
+    return 0;
+}
+
+int tkgit__open(tkgit_repo *out, const tkgit *g, rpc_call *call,
+                const char *path)
+{
+    memset(out, 0, sizeof *out);
+    if (path == NULL || path[0] == '\0') {
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "MISSING_FIELD",
+                      "repo is required");
+        return -1;
+    }
+    char resolved[PATH_MAX], msg[PATH_MAX + 128];
+    int rv = roots_resolve(g->roots, path, resolved, sizeof resolved, msg,
+                           sizeof msg);
+    if (rv != 0) {
+        tkgit__fail_path(call, rv, msg);
+        return -1;
+    }
+    if (open_in_root(out, g, call, resolved) != 0) {
+        tkgit__close(out);
+        return -1;
+    }
+    return 0;
+}
+
+void tkgit__close(tkgit_repo *r)
+{
+    git_repository_free(r->repo); /* accepts NULL */
+    r->repo = NULL;
+}
+
+/* A path that does not exist yet: its parent resolved, plus its last
+ * component (a plain name). */
+static int resolve_missing(const tkgit *g, rpc_call *call, const char *path,
+                           const char **resolved)
+{
+    char parent[PATH_MAX], out[PATH_MAX], msg[PATH_MAX + 128];
+    snprintf(parent, sizeof parent, "%s", path);
+    char *slash = strrchr(parent, '/');
+    const char *name = path + (slash - parent) + 1;
+    if (name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_PATH",
+                      "path must end in a directory name");
+        return -1;
+    }
+    if (slash == parent)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+    int rv = roots_resolve(g->roots, parent, out, sizeof out, msg, sizeof msg);
+    if (rv != 0) {
+        tkgit__fail_path(call, rv, msg);
+        return -1;
+    }
+    size_t n = strlen(out) + strlen(name) + 2;
+    char *full = rpc_call_alloc(call, n);
+    snprintf(full, n, "%s/%s", strcmp(out, "/") == 0 ? "" : out, name);
+    *resolved = full;
+    return 0;
+}
+
+int tkgit__resolve_new_path(const tkgit *g, rpc_call *call, const char *path,
+                            const char **resolved)
+{
+    if (path == NULL || path[0] != '/') {
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_PATH",
+                      "path must be an absolute path");
+        return -1;
+    }
+    char out[PATH_MAX], msg[PATH_MAX + 128];
+    int rv = roots_resolve(g->roots, path, out, sizeof out, msg, sizeof msg);
+    if (rv == -ENOENT)
+        return resolve_missing(g, call, path, resolved);
+    if (rv != 0) {
+        tkgit__fail_path(call, rv, msg);
+        return -1;
+    }
+    *resolved = rpc_call_strdup(call, out); /* exists: git judges it */
+    return 0;
+}

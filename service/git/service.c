@@ -1,0 +1,171 @@
+/* tk.v1.Git: the method table, the service's life, and small helpers the
+ * handlers share. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "git_int.h"
+
+void tkgit_config_init(tkgit_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->read_timeout_ms = TKGIT_DEFAULT_READ_TIMEOUT_MS;
+    cfg->read_ceiling_ms = TKGIT_DEFAULT_READ_CEILING_MS;
+    cfg->write_timeout_ms = TKGIT_DEFAULT_WRITE_TIMEOUT_MS;
+}
+
+typedef struct method_def {
+    const char *name;
+    const ProtobufCMessageDescriptor *request, *reply;
+    rpc_kind kind;
+    rpc_handler handler;
+} method_def;
+
+static const method_def defs[TKGIT_N_METHODS] = {
+    { "tk.v1.Git/Status", &tk__v1__git_status_request__descriptor,
+      &tk__v1__git_status_reply__descriptor, RPC_READ, tkgit__status },
+    { "tk.v1.Git/Log", &tk__v1__git_log_request__descriptor,
+      &tk__v1__git_log_reply__descriptor, RPC_READ, tkgit__log },
+    { "tk.v1.Git/Diff", &tk__v1__git_diff_request__descriptor,
+      &tk__v1__git_diff_reply__descriptor, RPC_READ, tkgit__diff },
+    { "tk.v1.Git/RevParse", &tk__v1__git_rev_parse_request__descriptor,
+      &tk__v1__git_rev_parse_reply__descriptor, RPC_READ, tkgit__rev_parse },
+    { "tk.v1.Git/Grep", &tk__v1__git_grep_request__descriptor,
+      &tk__v1__git_grep_reply__descriptor, RPC_READ, tkgit__grep },
+    { "tk.v1.Git/Commit", &tk__v1__git_commit_request__descriptor,
+      &tk__v1__git_commit_reply__descriptor, RPC_WRITE, tkgit__commit },
+    { "tk.v1.Git/Checkout", &tk__v1__git_checkout_request__descriptor,
+      &tk__v1__git_checkout_reply__descriptor, RPC_WRITE, tkgit__checkout },
+    { "tk.v1.Git/WorktreeAdd", &tk__v1__git_worktree_add_request__descriptor,
+      &tk__v1__git_worktree_add_reply__descriptor, RPC_WRITE,
+      tkgit__worktree_add },
+    { "tk.v1.Git/ConfigSet", &tk__v1__git_config_set_request__descriptor,
+      &tk__v1__git_config_set_reply__descriptor, RPC_WRITE, tkgit__config_set },
+};
+
+static void fill_methods(tkgit *g)
+{
+    for (size_t i = 0; i < TKGIT_N_METHODS; i++) {
+        rpc_method *m = &g->methods[i];
+        m->name = defs[i].name;
+        m->request = defs[i].request;
+        m->reply = defs[i].reply;
+        m->kind = defs[i].kind;
+        m->handler = defs[i].handler;
+        if (defs[i].kind == RPC_READ) {
+            m->default_timeout_ms = g->cfg.read_timeout_ms;
+            m->ceiling_ms = g->cfg.read_ceiling_ms;
+        } else {
+            m->default_timeout_ms = g->cfg.write_timeout_ms;
+            m->ceiling_ms = g->cfg.write_timeout_ms;
+        }
+    }
+}
+
+static void apply_defaults(tkgit_config *cfg)
+{
+    if (cfg->read_ceiling_ms == 0)
+        cfg->read_ceiling_ms = TKGIT_DEFAULT_READ_CEILING_MS;
+    if (cfg->read_timeout_ms == 0)
+        cfg->read_timeout_ms = TKGIT_DEFAULT_READ_TIMEOUT_MS;
+    if (cfg->read_timeout_ms > cfg->read_ceiling_ms)
+        cfg->read_timeout_ms = cfg->read_ceiling_ms;
+    if (cfg->write_timeout_ms == 0)
+        cfg->write_timeout_ms = TKGIT_DEFAULT_WRITE_TIMEOUT_MS;
+}
+
+int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
+              size_t errlen)
+{
+    *out = NULL;
+    tkgit *g = calloc(1, sizeof *g);
+    if (g == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    g->roots = rs;
+    if (cfg != NULL)
+        g->cfg = *cfg;
+    apply_defaults(&g->cfg);
+    const char *name = g->cfg.git != NULL ? g->cfg.git : "git";
+    int rv = proc_find_program(g->git, sizeof g->git, name, NULL);
+    if (rv != 0) {
+        snprintf(err, errlen, "no git program \"%s\" (%s)", name,
+                 rv == -ENOENT ? "not found on PATH" : "name too long");
+        free(g);
+        return rv;
+    }
+    g->cfg.git = g->git;
+    /* Once per service: libgit2 counts its initialisations. */
+    if (git_libgit2_init() < 0) {
+        snprintf(err, errlen, "libgit2 failed to initialise");
+        free(g);
+        return -EIO;
+    }
+    fill_methods(g);
+    *out = g;
+    return 0;
+}
+
+int tkgit_register(tkgit *g, rpc_server *srv, char *err, size_t errlen)
+{
+    return rpc_server_add_service(srv, g, g->methods, TKGIT_N_METHODS, err,
+                                  errlen);
+}
+
+void tkgit_free(tkgit *g)
+{
+    if (g == NULL)
+        return;
+    git_libgit2_shutdown();
+    free(g);
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+ProtobufCBinaryData tkgit__bytes(rpc_call *call, const char *s, size_t n)
+{
+    ProtobufCBinaryData b = { 0, NULL };
+    if (n == 0)
+        return b;
+    b.data = rpc_call_alloc(call, n);
+    memcpy(b.data, s, n);
+    b.len = n;
+    return b;
+}
+
+void *tkgit__grow(rpc_call *call, void *array, size_t n, size_t *cap,
+                  size_t elem)
+{
+    if (n < *cap)
+        return array;
+    size_t ncap = *cap == 0 ? 16 : *cap * 2;
+    void *bigger = rpc_call_alloc(call, ncap * elem);
+    if (n > 0)
+        memcpy(bigger, array, n * elem);
+    *cap = ncap;
+    return bigger;
+}
+
+bool tkgit__paths_ok(rpc_call *call, size_t n, const ProtobufCBinaryData *p)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].len == 0 || memchr(p[i].data, '\0', p[i].len) != NULL) {
+            rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_PATH",
+                          "paths[%zu] is empty or holds a NUL byte", i);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool tkgit__rev_ok(rpc_call *call, const char *rev, const char *field)
+{
+    if (rev == NULL || rev[0] == '\0') {
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "MISSING_FIELD",
+                      "%s is required", field);
+        return false;
+    }
+    return true;
+}

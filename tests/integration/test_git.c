@@ -1,0 +1,1448 @@
+/*
+ * tk.v1.Git with real git and real repositories (git_fixture.sh builds
+ * them), through an in-process server and libtkclient's typed stubs:
+ *   - what each method returns, a leading '-' always being data;
+ *   - every row of the reasons table (service/git/errors.c), each produced
+ *     by making git meet the situation;
+ *   - the lifetimes (DESIGN.md): a cancelled READ kills git's whole process
+ *     tree, a READ ends at its ceiling, a cancelled WRITE completes,
+ *     GIT_OPTIONAL_LOCKS=0 keeps reads off index.lock, core.quotepath=off
+ *     gives paths as their bytes — each with its negative control;
+ *   - libgit2 (RevParse, Log) against the git CLI on the same fixtures.
+ * Hooks announce themselves through fifos and the tests watch .git with
+ * inotify: nothing here waits by sleeping.
+ *
+ * The test process is a child subreaper, as in test_proc.c: what git's
+ * hooks leave behind comes back to it, so their deaths are observed and
+ * reaped here.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <tk/client.h>
+
+#include "git/git.h"
+#include "proc/proc.h"
+#include "roots/roots.h"
+#include "rpc/rpc.h"
+#include "support.h"
+#include "tk/v1/git.tk.h"
+
+static char dir[PATH_MAX];     /* the fixture */
+static char git_bin[PATH_MAX]; /* the git the CLI side runs */
+
+/* dir/rel, in one of a few rotating buffers. */
+static const char *at(const char *rel)
+{
+    static char bufs[8][PATH_MAX + 64];
+    static int next;
+    char *b = bufs[next++ % 8];
+    snprintf(b, sizeof bufs[0], "%s/%s", dir, rel);
+    return b;
+}
+
+/* ---- server fixture -------------------------------------------------------
+ */
+
+typedef struct fixture {
+    char sock_dir[256];
+    char url[320];
+    roots *roots;
+    tkgit *git;
+    rpc_server *srv;
+    tk_client *client;
+} fixture;
+
+static fixture fx; /* the group's server: default ceilings */
+
+static void fx_start(fixture *f, uint32_t read_ceiling_ms)
+{
+    memset(f, 0, sizeof *f);
+    assert_int_equal(ts_mkdtemp(f->sock_dir, sizeof f->sock_dir, "gitsrv"), 0);
+    snprintf(f->url, sizeof f->url, "ipc://%s/s.sock", f->sock_dir);
+    char err[512] = "";
+    const char *rootdir = dir;
+    assert_int_equal(roots_new(&f->roots, &rootdir, 1, err, sizeof err), 0);
+    tkgit_config gc;
+    tkgit_config_init(&gc);
+    if (read_ceiling_ms != 0)
+        gc.read_ceiling_ms = gc.read_timeout_ms = read_ceiling_ms;
+    assert_int_equal(tkgit_new(&f->git, f->roots, &gc, err, sizeof err), 0);
+    rpc_config cfg;
+    rpc_config_init(&cfg);
+    const char *listen = f->url;
+    cfg.listen = &listen;
+    cfg.n_listen = 1;
+    cfg.version = "test";
+    assert_int_equal(rpc_server_new(&f->srv, &cfg, err, sizeof err), 0);
+    assert_int_equal(tkgit_register(f->git, f->srv, err, sizeof err), 0);
+    if (rpc_server_start(f->srv, err, sizeof err) != 0)
+        fail_msg("start: %s", err);
+    assert_int_equal(tk_client_open(&f->client, f->url, err, sizeof err), 0);
+}
+
+static void fx_stop(fixture *f)
+{
+    tk_client_close(f->client);
+    rpc_server_free(f->srv);
+    tkgit_free(f->git);
+    roots_free(f->roots);
+    ts_rmtree(f->sock_dir);
+}
+
+/* ---- the CLI side and the file system ------------------------------------ */
+
+/* Runs git with args in repo; returns its stdout (malloc'd, may hold NULs)
+ * and sets *status (exit code). Environment as the fixture built it. */
+static char *git_cli(const char *repo, int *status, size_t *len,
+                     const char *const *args)
+{
+    const char *argv[32] = { git_bin, "-C", repo };
+    size_t n = 3;
+    for (size_t i = 0; args[i] != NULL && n < 31; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    const char *env[] = { "LC_ALL=C", NULL };
+    ts_proc p;
+    assert_int_equal(ts_spawn(&p, argv, env), 0);
+    *status = ts_finish(&p, 20000);
+    char *out = malloc(p.out_len + 1);
+    assert_non_null(out);
+    if (p.out_len > 0)
+        memcpy(out, p.out, p.out_len);
+    out[p.out_len] = '\0';
+    if (len != NULL)
+        *len = p.out_len;
+    ts_proc_free(&p);
+    return out;
+}
+
+#define GIT(repo, ...)                                                         \
+    do {                                                                       \
+        const char *args_[] = { __VA_ARGS__, NULL };                           \
+        int st_;                                                               \
+        free(git_cli(repo, &st_, NULL, args_));                                \
+        assert_int_equal(st_, 0);                                              \
+    } while (0)
+
+static void write_file(const char *path, const char *text, int mode)
+{
+    FILE *f = fopen(path, "we");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(path, (mode_t)mode), 0);
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+/* A fresh clone of main under name, for tests that change a repository. */
+static const char *scratch(const char *name)
+{
+    const char *path = at(name);
+    GIT(dir, "clone", "-q", at("main"), path);
+    GIT(path, "config", "user.name", "Tk Tester");
+    GIT(path, "config", "user.email", "tester@example.com");
+    return path;
+}
+
+/* ---- calls --------------------------------------------------------------- */
+
+static ProtobufCBinaryData bin(const char *s)
+{
+    ProtobufCBinaryData b = { strlen(s), (uint8_t *)s };
+    return b;
+}
+
+static bool bin_eq(ProtobufCBinaryData b, const char *s)
+{
+    return b.len == strlen(s) && memcmp(b.data, s, b.len) == 0;
+}
+
+static void expect(const tk_status *st, int code, const char *reason)
+{
+    if (st->code != code || strcmp(st->reason, reason) != 0)
+        fail_msg("got %s/%s (%s), want %s/%s", tk_code_name(st->code),
+                 st->reason, st->message, tk_code_name(code), reason);
+}
+
+static int rev_parse(const char *repo, const char *rev, char *oid,
+                     tk_status *st)
+{
+    Tk__V1__GitRevParseRequest req = TK__V1__GIT_REV_PARSE_REQUEST__INIT;
+    req.repo = (char *)repo;
+    req.rev = (char *)rev;
+    Tk__V1__GitRevParseReply *rep = NULL;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    int code = tk_git_rev_parse(fx.client, &req, &rep, &o, st);
+    if (code == TK_CODE_OK) {
+        snprintf(oid, 41, "%s", rep->oid);
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    }
+    return code;
+}
+
+/* ---- what the methods return ------------------------------------------- */
+
+static void test_rev_parse(void **state)
+{
+    (void)state;
+    char oid[41];
+    tk_status st;
+    assert_int_equal(rev_parse(at("main"), "HEAD", oid, &st), TK_CODE_OK);
+    assert_int_equal(strlen(oid), 40);
+    tk_status_clear(&st);
+    /* A subdirectory names its repository; "-n" is a revision. */
+    assert_int_equal(rev_parse(at("main/dir"), "HEAD", oid, &st), TK_CODE_OK);
+    tk_status_clear(&st);
+    rev_parse(at("main"), "-n", oid, &st);
+    expect(&st, TK_CODE_NOT_FOUND, "BAD_REVISION");
+    tk_status_clear(&st);
+}
+
+static void test_status(void **state)
+{
+    (void)state;
+    const char *repo = scratch("status");
+    char p1[PATH_MAX + 64], p2[PATH_MAX + 64];
+    snprintf(p1, sizeof p1, "%s/new \303\274.txt", repo);
+    write_file(p1, "new\n", 0644);
+    snprintf(p2, sizeof p2, "%s/a b.txt", repo);
+    write_file(p2, "changed\n", 0644);
+    GIT(repo, "mv", "dir/x", "dir/y");
+    Tk__V1__GitStatusRequest req = TK__V1__GIT_STATUS_REQUEST__INIT;
+    req.repo = (char *)repo;
+    Tk__V1__GitStatusReply *rep = NULL;
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    assert_int_equal(tk_git_status(fx.client, &req, &rep, &o, &st), TK_CODE_OK);
+    assert_true(bin_eq(rep->branch->head, "main"));
+    assert_true(bin_eq(rep->branch->upstream, "origin/main"));
+    assert_true(rep->branch->has_ahead_behind);
+    assert_int_equal(rep->branch->ahead, 0);
+    assert_int_equal(strlen(rep->branch->oid), 40);
+    int seen = 0;
+    for (size_t i = 0; i < rep->n_entries; i++) {
+        const Tk__V1__GitStatusEntry *e = rep->entries[i];
+        if (bin_eq(e->path, "a b.txt")) {
+            assert_int_equal(e->kind, TK__V1__GIT_STATUS_ENTRY__KIND__CHANGED);
+            assert_string_equal(e->index_status, ".");
+            assert_string_equal(e->worktree_status, "M");
+            assert_int_equal(e->n_oids, 2);
+            seen |= 1;
+        } else if (bin_eq(e->path, "dir/y")) {
+            assert_int_equal(e->kind, TK__V1__GIT_STATUS_ENTRY__KIND__RENAMED);
+            assert_true(bin_eq(e->orig_path, "dir/x"));
+            assert_string_equal(e->score, "R100");
+            seen |= 2;
+        } else if (bin_eq(e->path, "new \303\274.txt")) { /* its bytes */
+            assert_int_equal(e->kind,
+                             TK__V1__GIT_STATUS_ENTRY__KIND__UNTRACKED);
+            seen |= 4;
+        }
+    }
+    assert_int_equal(seen, 7);
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+}
+
+static void test_diff(void **state)
+{
+    (void)state;
+    Tk__V1__GitDiffRequest req = TK__V1__GIT_DIFF_REQUEST__INIT;
+    req.repo = (char *)at("main");
+    req.from = "light";
+    req.to = "v1";
+    Tk__V1__GitDiffReply *rep = NULL;
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    assert_int_equal(tk_git_diff(fx.client, &req, &rep, &o, &st), TK_CODE_OK);
+    assert_int_equal(rep->n_files, 3); /* a b.txt, dir/x, side.txt */
+    assert_true(bin_eq(rep->files[0]->path, "a b.txt"));
+    assert_int_equal(rep->files[0]->added, 1);
+    assert_int_equal(rep->files[0]->deleted, 0);
+    assert_non_null(memmem(rep->patch.data, rep->patch.len,
+                           "diff --git a/a b.txt b/a b.txt", 30));
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+
+    /* A binary file: counted as binary, and a path beginning with '-' is a
+     * path (no such file: an empty diff, not an option error). */
+    req.from = "v1";
+    req.to = "HEAD";
+    ProtobufCBinaryData paths[] = { bin("bin.dat"), bin("-x") };
+    req.paths = paths;
+    req.n_paths = 2;
+    assert_int_equal(tk_git_diff(fx.client, &req, &rep, &o, &st), TK_CODE_OK);
+    assert_int_equal(rep->n_files, 1);
+    assert_true(rep->files[0]->binary);
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+}
+
+static Tk__V1__GitGrepReply *grep(const char *pattern, uint32_t max,
+                                  tk_status *st)
+{
+    Tk__V1__GitGrepRequest req = TK__V1__GIT_GREP_REQUEST__INIT;
+    req.repo = (char *)at("main");
+    req.pattern = (char *)pattern;
+    req.max_matches = max;
+    Tk__V1__GitGrepReply *rep = NULL;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    assert_int_equal(tk_git_grep(fx.client, &req, &rep, &o, st), TK_CODE_OK);
+    return rep;
+}
+
+static void test_grep(void **state)
+{
+    (void)state;
+    tk_status st;
+    /* A pattern beginning with '-' is the pattern; binary files skipped. */
+    Tk__V1__GitGrepReply *rep = grep("-x", 0, &st);
+    assert_int_equal(rep->n_matches, 1);
+    assert_true(bin_eq(rep->matches[0]->path, "n.txt"));
+    assert_int_equal(rep->matches[0]->line, 1);
+    assert_int_equal(rep->matches[0]->column, 8);
+    assert_true(bin_eq(rep->matches[0]->text, "needle -x here"));
+    assert_false(st.partial);
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    /* Literal: "." is a dot, not any character. No match is a success. */
+    rep = grep("needle.", 0, &st);
+    assert_int_equal(rep->n_matches, 0);
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    /* The limit: partial, cause LIMIT. */
+    rep = grep("e", 1, &st);
+    assert_int_equal(rep->n_matches, 1);
+    assert_true(st.partial);
+    assert_int_equal(st.cause, TK_CAUSE_LIMIT);
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+}
+
+static void test_writes(void **state)
+{
+    (void)state;
+    const char *repo = scratch("writes");
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/-dash.txt", repo);
+    write_file(path, "dash\n", 0644);
+    tk_call_opts o = { .timeout_ms = 20000 };
+    tk_status st;
+
+    Tk__V1__GitCommitRequest c = TK__V1__GIT_COMMIT_REQUEST__INIT;
+    c.repo = (char *)repo;
+    c.message = "-m is a message\n\nwith a body";
+    ProtobufCBinaryData paths[] = { bin("-dash.txt") };
+    c.paths = paths;
+    c.n_paths = 1;
+    c.author_name = "Other Author";
+    c.author_email = "other@example.com";
+    Tk__V1__GitCommitReply *cr = NULL;
+    assert_int_equal(tk_git_commit(fx.client, &c, &cr, &o, &st), TK_CODE_OK);
+    assert_true(st.write_completed);
+    char head[41];
+    tk_status st2;
+    assert_int_equal(rev_parse(repo, "HEAD", head, &st2), TK_CODE_OK);
+    assert_string_equal(cr->oid, head);
+    protobuf_c_message_free_unpacked(&cr->base, NULL);
+    tk_status_clear(&st);
+    tk_status_clear(&st2);
+
+    Tk__V1__GitCheckoutRequest co = TK__V1__GIT_CHECKOUT_REQUEST__INIT;
+    co.repo = (char *)repo;
+    co.rev = "v1";
+    co.create_branch = "from-v1";
+    Tk__V1__GitCheckoutReply *cor = NULL;
+    assert_int_equal(tk_git_checkout(fx.client, &co, &cor, &o, &st),
+                     TK_CODE_OK);
+    assert_int_equal(rev_parse(repo, "v1^{commit}", head, &st2), TK_CODE_OK);
+    assert_string_equal(cor->oid, head);
+    protobuf_c_message_free_unpacked(&cor->base, NULL);
+    tk_status_clear(&st);
+    tk_status_clear(&st2);
+
+    Tk__V1__GitWorktreeAddRequest w = TK__V1__GIT_WORKTREE_ADD_REQUEST__INIT;
+    w.repo = (char *)repo;
+    w.path = (char *)at("writes-wt");
+    w.rev = "light";
+    w.new_branch = "wt-branch";
+    Tk__V1__GitWorktreeAddReply *wr = NULL;
+    assert_int_equal(tk_git_worktree_add(fx.client, &w, &wr, &o, &st),
+                     TK_CODE_OK);
+    assert_int_equal(rev_parse(repo, "light", head, &st2), TK_CODE_OK);
+    assert_string_equal(wr->oid, head);
+    assert_true(exists(at("writes-wt/h\303\251llo.txt")));
+    protobuf_c_message_free_unpacked(&wr->base, NULL);
+    tk_status_clear(&st);
+    tk_status_clear(&st2);
+
+    /* Repository-local only; a value beginning with '-' is a value. */
+    Tk__V1__GitConfigSetRequest cs = TK__V1__GIT_CONFIG_SET_REQUEST__INIT;
+    cs.repo = (char *)repo;
+    cs.key = "tk.test";
+    cs.value = "-z";
+    Tk__V1__GitConfigSetReply *csr = NULL;
+    assert_int_equal(tk_git_config_set(fx.client, &cs, &csr, &o, &st),
+                     TK_CODE_OK);
+    protobuf_c_message_free_unpacked(&csr->base, NULL);
+    tk_status_clear(&st);
+    const char *args[] = { "config", "--local", "--get", "tk.test", NULL };
+    int status;
+    char *out = git_cli(repo, &status, NULL, args);
+    assert_string_equal(out, "-z\n");
+    free(out);
+    assert_false(exists(at("home/.gitconfig")));
+}
+
+/* ---- the reasons table, row by row -------------------------------------- */
+
+typedef struct reason_case {
+    const char *name;
+    int code;
+    const char *reason;
+    void (*call)(tk_status *st); /* produces the situation and calls */
+} reason_case;
+
+static void call_rev(const char *repo, const char *rev, tk_status *st)
+{
+    char oid[41];
+    rev_parse(repo, rev, oid, st);
+}
+
+static void call_log(const char *repo, const char *rev, tk_status *st)
+{
+    Tk__V1__GitLogRequest req = TK__V1__GIT_LOG_REQUEST__INIT;
+    req.repo = (char *)repo;
+    req.rev = (char *)rev;
+    Tk__V1__GitLogReply *rep = NULL;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    if (tk_git_log(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+static void call_diff(const char *repo, const char *from, const char *path,
+                      tk_status *st)
+{
+    Tk__V1__GitDiffRequest req = TK__V1__GIT_DIFF_REQUEST__INIT;
+    req.repo = (char *)repo;
+    req.from = (char *)from;
+    ProtobufCBinaryData p = bin(path != NULL ? path : "");
+    req.paths = &p;
+    req.n_paths = path != NULL;
+    Tk__V1__GitDiffReply *rep = NULL;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    if (tk_git_diff(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+static void call_status(const char *repo, tk_status *st)
+{
+    Tk__V1__GitStatusRequest req = TK__V1__GIT_STATUS_REQUEST__INIT;
+    req.repo = (char *)repo;
+    Tk__V1__GitStatusReply *rep = NULL;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    if (tk_git_status(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+static void call_commit(const char *repo, const char *path, tk_status *st)
+{
+    Tk__V1__GitCommitRequest req = TK__V1__GIT_COMMIT_REQUEST__INIT;
+    req.repo = (char *)repo;
+    req.message = "a message";
+    ProtobufCBinaryData p = bin(path != NULL ? path : "");
+    req.paths = &p;
+    req.n_paths = path != NULL;
+    Tk__V1__GitCommitReply *rep = NULL;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    if (tk_git_commit(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+static void call_checkout(const char *repo, const char *rev, const char *create,
+                          tk_status *st)
+{
+    Tk__V1__GitCheckoutRequest req = TK__V1__GIT_CHECKOUT_REQUEST__INIT;
+    req.repo = (char *)repo;
+    req.rev = (char *)rev;
+    req.create_branch = (char *)create;
+    Tk__V1__GitCheckoutReply *rep = NULL;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    if (tk_git_checkout(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+static void call_worktree(const char *repo, const char *path, const char *rev,
+                          tk_status *st)
+{
+    Tk__V1__GitWorktreeAddRequest req = TK__V1__GIT_WORKTREE_ADD_REQUEST__INIT;
+    req.repo = (char *)repo;
+    req.path = (char *)path;
+    req.rev = (char *)rev;
+    Tk__V1__GitWorktreeAddReply *rep = NULL;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    if (tk_git_worktree_add(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+static void call_config(const char *repo, const char *key, tk_status *st)
+{
+    Tk__V1__GitConfigSetRequest req = TK__V1__GIT_CONFIG_SET_REQUEST__INIT;
+    req.repo = (char *)repo;
+    req.key = (char *)key;
+    req.value = "v";
+    Tk__V1__GitConfigSetReply *rep = NULL;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    if (tk_git_config_set(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+static void r_outside_root(tk_status *st)
+{
+    call_rev("/", "HEAD", st);
+}
+
+static void r_symlink_escape(tk_status *st)
+{
+    /* A link inside the root to a repository outside it. */
+    char outside[PATH_MAX];
+    assert_int_equal(ts_mkdtemp(outside, sizeof outside, "outside"), 0);
+    GIT(outside, "init", "-q");
+    assert_int_equal(symlink(outside, at("escape")), 0);
+    call_rev(at("escape"), "HEAD", st);
+    ts_rmtree(outside);
+}
+
+static void r_gitdir_escape(tk_status *st)
+{
+    /* A .git link inside the root whose repository lies outside it. */
+    char outside[PATH_MAX], link[PATH_MAX + 8];
+    assert_int_equal(ts_mkdtemp(outside, sizeof outside, "outside"), 0);
+    GIT(outside, "init", "-q");
+    assert_int_equal(mkdir(at("gitlink"), 0755), 0);
+    snprintf(link, sizeof link, "%s/.git", outside);
+    assert_int_equal(symlink(link, at("gitlink/.git")), 0);
+    call_rev(at("gitlink"), "HEAD", st);
+    ts_rmtree(outside);
+}
+
+static void r_path_not_found(tk_status *st)
+{
+    call_rev(at("no-such-dir"), "HEAD", st);
+}
+
+static void r_add_missing(tk_status *st)
+{
+    call_commit(scratch("addmissing"), "no-such-file", st);
+}
+
+static void r_not_repo(tk_status *st)
+{
+    call_rev(at("plain"), "HEAD", st);
+}
+
+static void r_bare(tk_status *st)
+{
+    call_status(at("bare.git"), st);
+}
+
+static void r_unborn_rev(tk_status *st)
+{
+    call_rev(at("unborn"), "HEAD", st);
+}
+
+static void r_unborn_log(tk_status *st)
+{
+    call_log(at("unborn"), "", st);
+}
+
+static void r_unborn_diff(tk_status *st)
+{
+    call_diff(at("unborn"), "HEAD", NULL, st); /* the CLI's words */
+}
+
+static void r_bad_rev(tk_status *st)
+{
+    call_rev(at("main"), "no-such-branch", st);
+}
+
+static void r_bad_rev_log(tk_status *st)
+{
+    call_log(at("main"), "no-such-branch", st);
+}
+
+static void r_bad_rev_diff(tk_status *st)
+{
+    call_diff(at("main"), "-no-such-rev", NULL, st);
+}
+
+static void r_bad_rev_checkout(tk_status *st)
+{
+    call_checkout(at("main"), "no-such-branch", "", st);
+}
+
+static void r_ambiguous(tk_status *st)
+{
+    FILE *f = fopen(at("ambiguous-prefix"), "re");
+    assert_non_null(f);
+    char prefix[16] = "";
+    assert_non_null(fgets(prefix, sizeof prefix, f));
+    assert_int_equal(fclose(f), 0);
+    prefix[strcspn(prefix, "\n")] = '\0';
+    call_rev(at("main"), prefix, st);
+}
+
+static void r_index_locked(tk_status *st)
+{
+    const char *repo = scratch("locked");
+    write_file(at("locked/.git/index.lock"), "", 0644);
+    write_file(at("locked/new.txt"), "new\n", 0644);
+    call_commit(repo, "new.txt", st);
+}
+
+static void r_nothing(tk_status *st)
+{
+    call_commit(scratch("nothing"), NULL, st);
+}
+
+static void r_branch_exists(tk_status *st)
+{
+    call_checkout(scratch("branchexists"), "", "main", st);
+}
+
+static void r_worktree_exists(tk_status *st)
+{
+    call_worktree(at("main"), at("main/dir"), "light", st);
+}
+
+static void r_checked_out(tk_status *st)
+{
+    call_worktree(at("main"), at("main-wt-of-main"), "main", st);
+}
+
+static void r_would_overwrite(tk_status *st)
+{
+    const char *repo = scratch("overwrite");
+    write_file(at("overwrite/a b.txt"), "local change\n", 0644);
+    call_checkout(repo, "light", "", st);
+}
+
+static void r_identity(tk_status *st)
+{
+    const char *repo = scratch("identity");
+    GIT(repo, "config", "--unset", "user.name");
+    GIT(repo, "config", "--unset", "user.email");
+    GIT(repo, "config", "user.useConfigOnly", "true");
+    write_file(at("identity/new.txt"), "new\n", 0644);
+    call_commit(repo, "new.txt", st);
+}
+
+static void r_outside_repo(tk_status *st)
+{
+    call_diff(at("main"), "HEAD", "../clone", st);
+}
+
+static void r_bad_key(tk_status *st)
+{
+    call_config(scratch("badkey"), "tk.bad key", st);
+}
+
+static const reason_case reason_cases[] = {
+    { "outside root", TK_CODE_PERMISSION_DENIED, "PATH_OUTSIDE_ROOT",
+      r_outside_root },
+    { "symlink escape", TK_CODE_PERMISSION_DENIED, "PATH_OUTSIDE_ROOT",
+      r_symlink_escape },
+    { ".git escape", TK_CODE_PERMISSION_DENIED, "PATH_OUTSIDE_ROOT",
+      r_gitdir_escape },
+    { "missing repo", TK_CODE_NOT_FOUND, "PATH_NOT_FOUND", r_path_not_found },
+    { "add missing", TK_CODE_NOT_FOUND, "PATH_NOT_FOUND", r_add_missing },
+    { "not a repo", TK_CODE_FAILED_PRECONDITION, "NOT_A_REPOSITORY",
+      r_not_repo },
+    { "bare", TK_CODE_FAILED_PRECONDITION, "BARE_REPOSITORY", r_bare },
+    { "unborn rev", TK_CODE_FAILED_PRECONDITION, "UNBORN_HEAD", r_unborn_rev },
+    { "unborn log", TK_CODE_FAILED_PRECONDITION, "UNBORN_HEAD", r_unborn_log },
+    { "unborn diff", TK_CODE_FAILED_PRECONDITION, "UNBORN_HEAD",
+      r_unborn_diff },
+    { "bad rev", TK_CODE_NOT_FOUND, "BAD_REVISION", r_bad_rev },
+    { "bad rev log", TK_CODE_NOT_FOUND, "BAD_REVISION", r_bad_rev_log },
+    { "bad rev diff", TK_CODE_NOT_FOUND, "BAD_REVISION", r_bad_rev_diff },
+    { "bad rev checkout", TK_CODE_NOT_FOUND, "BAD_REVISION",
+      r_bad_rev_checkout },
+    { "ambiguous", TK_CODE_INVALID_ARGUMENT, "AMBIGUOUS_REVISION",
+      r_ambiguous },
+    { "index locked", TK_CODE_ABORTED, "INDEX_LOCKED", r_index_locked },
+    { "nothing to commit", TK_CODE_FAILED_PRECONDITION, "NOTHING_TO_COMMIT",
+      r_nothing },
+    { "branch exists", TK_CODE_ALREADY_EXISTS, "ALREADY_EXISTS",
+      r_branch_exists },
+    { "worktree exists", TK_CODE_ALREADY_EXISTS, "ALREADY_EXISTS",
+      r_worktree_exists },
+    { "checked out", TK_CODE_FAILED_PRECONDITION, "BRANCH_CHECKED_OUT",
+      r_checked_out },
+    { "would overwrite", TK_CODE_FAILED_PRECONDITION, "WOULD_OVERWRITE",
+      r_would_overwrite },
+    { "identity", TK_CODE_FAILED_PRECONDITION, "IDENTITY_UNKNOWN", r_identity },
+    { "outside repo", TK_CODE_INVALID_ARGUMENT, "PATH_OUTSIDE_REPOSITORY",
+      r_outside_repo },
+    { "bad key", TK_CODE_INVALID_ARGUMENT, "BAD_CONFIG_KEY", r_bad_key },
+};
+
+static void test_reasons(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof reason_cases / sizeof reason_cases[0]; i++) {
+        const reason_case *c = &reason_cases[i];
+        tk_status st;
+        memset(&st, 0, sizeof st);
+        c->call(&st);
+        if (st.code != c->code || strcmp(st.reason, c->reason) != 0)
+            fail_msg("%s: got %s/%s (%s), want %s/%s", c->name,
+                     tk_code_name(st.code), st.reason, st.message,
+                     tk_code_name(c->code), c->reason);
+        tk_status_clear(&st);
+    }
+}
+
+/* ---- observing processes (as in test_proc.c) ------------------------------
+ */
+
+static void reap_group(pid_t pgid)
+{
+    assert_true(ts_reap_group(pgid));
+}
+
+static char proc_state(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return '\0';
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    (void)fclose(f);
+    buf[n] = '\0';
+    char *rp = strrchr(buf, ')');
+    if (rp == NULL || rp[1] != ' ')
+        return '\0';
+    return rp[2];
+}
+
+/* Children of this process that are zombies, from /proc. */
+static int count_zombies(void)
+{
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char path[300], buf[512];
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (f == NULL)
+            continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        (void)fclose(f);
+        buf[len] = '\0';
+        char *rp = strrchr(buf, ')');
+        if (rp != NULL && rp[1] == ' ' && rp[2] == 'Z' &&
+            strtol(rp + 4, NULL, 10) == (long)getpid())
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* ---- hooks and fifos ------------------------------------------------------
+ */
+
+/* "pgid grandchild", as the tree hook writes it. */
+static void parse_pids(const char *line, int *pgid, int *gc)
+{
+    char *end;
+    *pgid = (int)strtol(line, &end, 10);
+    *gc = (int)strtol(end, &end, 10);
+    assert_true(*pgid > 0 && *gc > 0 && *end == '\n');
+}
+
+static void make_fifo(const char *path)
+{
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+}
+
+/* Opens a fifo for reading and waits (bounded) for a line from its
+ * writer: the hook's announcement. Never blocks past timeout_ms. */
+static void read_fifo(const char *path, char *line, size_t len, int timeout_ms)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    assert_true(fd >= 0);
+    size_t got = 0;
+    long long until = ts_now_ms() + timeout_ms;
+    while (got == 0 || line[got - 1] != '\n') {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        int left = (int)(until - ts_now_ms());
+        if (left <= 0 || poll(&p, 1, left) != 1)
+            fail_msg("no line from %s", path);
+        ssize_t n = read(fd, line + got, len - 1 - got);
+        if (n > 0)
+            got += (size_t)n;
+        else if (n == 0 && got == 0)
+            fail_msg("%s closed without a line", path);
+        if (got == len - 1)
+            break;
+    }
+    line[got] = '\0';
+    close(fd);
+}
+
+/* The fsmonitor hook of the cancel tests: a grandchild that keeps the
+ * pipes it inherits (git gives the hook its own stdout; the grandchild
+ * holds tkd's stderr pipe) and sleeps; then "pgid grandchild" to fifo. */
+static const char *tree_hook(const char *name, const char *fifo)
+{
+    char body[PATH_MAX * 2];
+    snprintf(body, sizeof body,
+             "#!/bin/sh\n"
+             "sleep 1000 &\n"
+             "read -r stat < /proc/$$/stat\n"
+             "set -- $stat\n"
+             "echo \"$5 $!\" > '%s'\n"
+             "wait\n",
+             fifo);
+    const char *path = at(name);
+    write_file(path, body, 0755);
+    return path;
+}
+
+/* ---- calls in a thread ----------------------------------------------------
+ */
+
+typedef struct async {
+    tk_client *client;
+    const char *repo;
+    tk_cancel *cancel;
+    uint32_t timeout_ms;
+    bool commit; /* a Commit of new.txt, else a Status */
+    tk_status st;
+    char oid[41];
+    pthread_t thread;
+} async;
+
+static void *async_main(void *arg)
+{
+    async *a = arg;
+    tk_call_opts o = { .timeout_ms = a->timeout_ms, .cancel = a->cancel };
+    if (a->commit) {
+        Tk__V1__GitCommitRequest req = TK__V1__GIT_COMMIT_REQUEST__INIT;
+        req.repo = (char *)a->repo;
+        req.message = "lifetime write";
+        ProtobufCBinaryData p = bin("new.txt");
+        req.paths = &p;
+        req.n_paths = 1;
+        Tk__V1__GitCommitReply *rep = NULL;
+        if (tk_git_commit(a->client, &req, &rep, &o, &a->st) == TK_CODE_OK) {
+            snprintf(a->oid, sizeof a->oid, "%s", rep->oid);
+            protobuf_c_message_free_unpacked(&rep->base, NULL);
+        }
+        return NULL;
+    }
+    Tk__V1__GitStatusRequest req = TK__V1__GIT_STATUS_REQUEST__INIT;
+    req.repo = (char *)a->repo;
+    Tk__V1__GitStatusReply *rep = NULL;
+    if (tk_git_status(a->client, &req, &rep, &o, &a->st) == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    return NULL;
+}
+
+static void async_start(async *a, tk_client *c, const char *repo, bool commit,
+                        uint32_t timeout_ms)
+{
+    memset(a, 0, sizeof *a);
+    a->client = c;
+    a->repo = repo;
+    a->commit = commit;
+    a->timeout_ms = timeout_ms;
+    assert_int_equal(tk_cancel_new(&a->cancel), 0);
+    assert_int_equal(pthread_create(&a->thread, NULL, async_main, a), 0);
+}
+
+static void async_finish(async *a)
+{
+    pthread_join(a->thread, NULL);
+    tk_cancel_free(a->cancel);
+}
+
+/* ---- the lifetimes ---------------------------------------------------------
+ */
+
+static void test_read_cancel_kills_the_tree(void **state)
+{
+    (void)state;
+    const char *repo = scratch("lt-cancel");
+    const char *fifo = at("lt-cancel.fifo");
+    make_fifo(fifo);
+    GIT(repo, "config", "core.fsmonitor", tree_hook("hook-tree", fifo));
+    async a;
+    async_start(&a, fx.client, repo, false, 60000);
+    char line[64];
+    read_fifo(fifo, line, sizeof line, 20000);
+    int pgid = 0, gc = 0;
+    parse_pids(line, &pgid, &gc);
+    assert_true(ts_group_exists(pgid) && kill(gc, 0) == 0);
+
+    long long t0 = ts_now_ms();
+    int outcome = -1;
+    assert_int_equal(tk_cancel_fire(a.cancel, &outcome), 0);
+    async_finish(&a);
+    long long took = ts_now_ms() - t0;
+    assert_int_equal(outcome, TK_CANCEL_CANCELLED);
+    /* Reported as the caller's cancellation, though git died of SIGKILL. */
+    expect(&a.st, TK_CODE_CANCELLED, "");
+    assert_int_equal(a.st.cause, TK_CAUSE_CALLER);
+    assert_true(a.st.process_killed);
+    assert_null(strstr(a.st.message, "signal"));
+    /* Within the drain bound: the grandchild's pipe did not hold us. */
+    assert_true(a.st.cleanup_ms < PROC_DEFAULT_DRAIN_MS);
+    assert_true(took < PROC_DEFAULT_DRAIN_MS);
+    tk_status_clear(&a.st);
+
+    /* The grandchild died of the group kill; nothing of the group is left,
+     * and no zombie. */
+    int st = ts_reap_orphan(gc, 5000);
+    assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    reap_group(pgid);
+    assert_int_equal(count_zombies(), 0);
+}
+
+/* Killing git alone (as exec.CommandContext would): the hook's grandchild
+ * lives on and holds the pipe, so a reader waiting for EOF would hang.
+ * This is what the group kill prevents, and proves the test above can
+ * fail. */
+static void test_read_cancel_leader_only_negative_control(void **state)
+{
+    (void)state;
+    const char *repo = at("lt-cancel");
+    const char *fifo = at("lt-cancel.fifo");
+    const char *argv[] = {
+        git_bin, "-C", repo, "status", "--porcelain=v2", NULL
+    };
+    ts_proc p;
+    const char *env[] = { "GIT_OPTIONAL_LOCKS=0", NULL };
+    assert_int_equal(ts_spawn(&p, argv, env), 0);
+    char line[64];
+    read_fifo(fifo, line, sizeof line, 20000);
+    int pgid = 0, gc = 0;
+    parse_pids(line, &pgid, &gc);
+    assert_int_equal(pgid, p.pid);
+    assert_int_equal(kill(p.pid, SIGKILL), 0);
+    int st = 0;
+    assert_int_equal(waitpid(p.pid, &st, 0), p.pid);
+    p.reaped = true;
+    p.status = st;
+    /* git is gone; the grandchild is alive and holds our stderr pipe. */
+    char s = proc_state(gc);
+    assert_true(s == 'S' || s == 'R');
+    struct stat ours, held;
+    char fd2[64];
+    snprintf(fd2, sizeof fd2, "/proc/%d/fd/2", gc);
+    assert_int_equal(fstat(p.err_fd, &ours), 0);
+    assert_int_equal(stat(fd2, &held), 0);
+    assert_int_equal(ours.st_ino, held.st_ino);
+    assert_true(ts_group_exists(pgid));
+    kill(-pgid, SIGKILL);
+    reap_group(pgid);
+    ts_proc_free(&p);
+    assert_int_equal(count_zombies(), 0);
+}
+
+/* A READ whose caller sets no deadline ends at the method's ceiling (here
+ * 1 s instead of 30 s) with DEADLINE_EXCEEDED. */
+static void test_read_ceiling(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_start(&f, 1000);
+    const char *repo = scratch("lt-ceiling");
+    const char *pgfile = at("lt-ceiling.pgid");
+    char body[PATH_MAX * 2];
+    snprintf(body, sizeof body,
+             "#!/bin/sh\n"
+             "read -r stat < /proc/$$/stat\n"
+             "set -- $stat\n"
+             "echo $5 > '%s'\n"
+             "exec sleep 1000\n",
+             pgfile);
+    write_file(at("hook-never"), body, 0755);
+    GIT(repo, "config", "core.fsmonitor", at("hook-never"));
+    async a;
+    async_start(&a, f.client, repo, false, 0); /* no deadline */
+    async_finish(&a);
+    expect(&a.st, TK_CODE_DEADLINE_EXCEEDED, "");
+    assert_int_equal(a.st.cause, TK_CAUSE_DEADLINE);
+    assert_true(a.st.process_killed);
+    assert_true(a.st.from_server);
+    tk_status_clear(&a.st);
+    FILE *pf = fopen(pgfile, "re");
+    assert_non_null(pf);
+    char line[32] = "";
+    assert_non_null(fgets(line, sizeof line, pf));
+    assert_int_equal(fclose(pf), 0);
+    int pgid = (int)strtol(line, NULL, 10);
+    assert_true(pgid > 0);
+    reap_group(pgid);
+    fx_stop(&f);
+}
+
+/* A Commit whose caller cancels while the pre-commit hook runs: the Cancel
+ * answers WRITE_CONTINUES, the commit lands, no index.lock is left, and
+ * the reply says write_completed. */
+static void test_write_cancel_completes(void **state)
+{
+    (void)state;
+    const char *repo = scratch("lt-write");
+    const char *in = at("lt-write.in"), *out = at("lt-write.out");
+    make_fifo(in);
+    make_fifo(out);
+    char body[PATH_MAX * 3];
+    snprintf(body, sizeof body,
+             "#!/bin/sh\necho entered > '%s'\nread -r go < '%s'\n", in, out);
+    write_file(at("lt-write/.git/hooks/pre-commit"), body, 0755);
+    write_file(at("lt-write/new.txt"), "new\n", 0644);
+    char before[41];
+    tk_status st;
+    assert_int_equal(rev_parse(repo, "HEAD", before, &st), TK_CODE_OK);
+    tk_status_clear(&st);
+
+    async a;
+    async_start(&a, fx.client, repo, true, 60000);
+    char line[64];
+    read_fifo(in, line, sizeof line, 20000);
+    int outcome = -1;
+    assert_int_equal(tk_cancel_fire(a.cancel, &outcome), 0);
+    assert_int_equal(outcome, TK_CANCEL_WRITE_CONTINUES);
+    /* Only now may the hook, and the commit, finish. */
+    int fd = open(out, O_WRONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "go\n", 3), 3);
+    close(fd);
+    async_finish(&a);
+    expect(&a.st, TK_CODE_OK, "");
+    assert_true(a.st.write_completed);
+    tk_status_clear(&a.st);
+    char after[41];
+    assert_int_equal(rev_parse(repo, "HEAD", after, &st), TK_CODE_OK);
+    tk_status_clear(&st);
+    assert_string_equal(after, a.oid);
+    assert_string_not_equal(after, before);
+    assert_false(exists(at("lt-write/.git/index.lock")));
+}
+
+/* Whether inotify reported index.lock created in .git since the last
+ * call. */
+static bool saw_index_lock(int ifd)
+{
+    bool seen = false;
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    ssize_t n;
+    while ((n = read(ifd, buf, sizeof buf)) > 0) {
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *e = (const struct inotify_event *)p;
+            if (e->len > 0 && strcmp(e->name, "index.lock") == 0)
+                seen = true;
+            p += sizeof *e + e->len;
+        }
+    }
+    return seen;
+}
+
+/* A read never takes index.lock, even on a stat-dirty tree where git
+ * status would refresh the index; plain git status does take it. */
+static void test_optional_locks(void **state)
+{
+    (void)state;
+    const char *repo = scratch("lt-locks");
+    /* Same content, another mtime: stat-dirty, not racily clean. */
+    struct timespec old[2] = { { 1577836800, 0 }, { 1577836800, 0 } };
+    assert_int_equal(utimensat(AT_FDCWD, at("lt-locks/a b.txt"), old, 0), 0);
+    int ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    assert_true(ifd >= 0);
+    assert_true(inotify_add_watch(ifd, at("lt-locks/.git"), IN_CREATE) >= 0);
+
+    tk_status st;
+    call_status(repo, &st);
+    expect(&st, TK_CODE_OK, "");
+    tk_status_clear(&st);
+    assert_false(saw_index_lock(ifd));
+
+    /* Negative control: the same tree, plain git status. */
+    const char *args[] = { "status", "--porcelain=v2", NULL };
+    int status;
+    free(git_cli(repo, &status, NULL, args));
+    assert_int_equal(status, 0);
+    assert_true(saw_index_lock(ifd));
+    close(ifd);
+}
+
+/* A non-ASCII path comes back as its bytes (git would print
+ * "h\303\251llo.txt", quoted, without core.quotepath=off). */
+static void test_quotepath(void **state)
+{
+    (void)state;
+    Tk__V1__GitDiffRequest req = TK__V1__GIT_DIFF_REQUEST__INIT;
+    req.repo = (char *)at("main");
+    req.from = "light~1";
+    req.to = "light";
+    Tk__V1__GitDiffReply *rep = NULL;
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    assert_int_equal(tk_git_diff(fx.client, &req, &rep, &o, &st), TK_CODE_OK);
+    assert_int_equal(rep->n_files, 1);
+    assert_true(bin_eq(rep->files[0]->path, "h\303\251llo.txt"));
+    const char want[] = "diff --git a/h\303\251llo.txt b/h\303\251llo.txt";
+    assert_non_null(
+        memmem(rep->patch.data, rep->patch.len, want, sizeof want - 1));
+    assert_null(memmem(rep->patch.data, rep->patch.len, "\\303", 4));
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+
+    /* A name that is not UTF-8 at all, as its bytes too. */
+    req.from = "HEAD~1";
+    req.to = "HEAD";
+    assert_int_equal(tk_git_diff(fx.client, &req, &rep, &o, &st), TK_CODE_OK);
+    bool raw = false;
+    for (size_t i = 0; i < rep->n_files; i++)
+        raw |= bin_eq(rep->files[i]->path, "raw\377name.txt");
+    assert_true(raw);
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+
+    /* Negative control: git's default quotes and escapes it. */
+    const char *args[] = { "diff", "light~1", "light", NULL };
+    int status;
+    char *out = git_cli(at("main"), &status, NULL, args);
+    assert_non_null(strstr(out, "\"a/h\\303\\251llo.txt\""));
+    free(out);
+}
+
+/* ---- libgit2 against the git CLI --------------------------------------------
+ */
+
+/* The CLI's answer to a revision: its oid, or "" when git refuses it. */
+static void cli_rev_parse(const char *repo, const char *rev, char *oid)
+{
+    const char *args[] = { "rev-parse",        "--verify", "-q",
+                           "--end-of-options", rev,        NULL };
+    int status;
+    char *out = git_cli(repo, &status, NULL, args);
+    snprintf(oid, 41, "%s", status == 0 ? out : "");
+    free(out);
+}
+
+static const struct {
+    const char *repo;
+    const char *revs[32];
+} rev_cases[] = {
+    { "main",
+      { "HEAD",
+        "HEAD~1",
+        "HEAD~3",
+        "HEAD~3^2",
+        "HEAD~3^2~1",
+        "HEAD^2",
+        "HEAD~100",
+        "v1",
+        "v1^{}",
+        "v1^{commit}",
+        "v1^{tree}",
+        "v1^{blob}",
+        "light",
+        "side",
+        "main",
+        "refs/heads/side",
+        "HEAD:a b.txt",
+        "HEAD:h\303\251llo.txt",
+        "HEAD:dir",
+        "HEAD^{tree}:dir/x",
+        "HEAD:raw\377name.txt",
+        ":/tie one",
+        "HEAD@{0}",
+        "@",
+        "HEAD^0",
+        "no-such",
+        "-n",
+        "side@{upstream}",
+        "HEAD:no-such",
+        "%SHORT%",
+        NULL } },
+    { "clone",
+      { "HEAD", "origin/main", "origin/HEAD", "@{upstream}", "HEAD@{u}~1",
+        "main@{u}", "v1", NULL } },
+    { "clone-detached", { "HEAD", "HEAD~1", "main", "@", NULL } },
+    { "unborn", { "HEAD", "main", "@", "HEAD~1", NULL } },
+    { "bare.git", { "HEAD", "v1^{}", "side~1", NULL } },
+};
+
+static void test_differential_rev_parse(void **state)
+{
+    (void)state;
+    char head[41], shortoid[8];
+    cli_rev_parse(at("main"), "HEAD", head);
+    snprintf(shortoid, sizeof shortoid, "%.7s", head);
+    int compared = 0, found = 0;
+    for (size_t i = 0; i < sizeof rev_cases / sizeof rev_cases[0]; i++) {
+        const char *repo = at(rev_cases[i].repo);
+        for (size_t j = 0; rev_cases[i].revs[j] != NULL; j++) {
+            const char *rev = rev_cases[i].revs[j];
+            if (strcmp(rev, "%SHORT%") == 0)
+                rev = shortoid;
+            char cli[41], lg[41] = "";
+            cli_rev_parse(repo, rev, cli);
+            tk_status st;
+            if (rev_parse(repo, rev, lg, &st) != TK_CODE_OK) {
+                if (strcmp(st.reason, "BAD_REVISION") != 0 &&
+                    strcmp(st.reason, "UNBORN_HEAD") != 0)
+                    fail_msg("%s %s: %s", rev_cases[i].repo, rev, st.message);
+                lg[0] = '\0';
+            }
+            tk_status_clear(&st);
+            if (strcmp(cli, lg) != 0)
+                fail_msg("%s: rev-parse \"%s\": git \"%s\", libgit2 \"%s\"",
+                         rev_cases[i].repo, rev, cli, lg);
+            compared++;
+            found += cli[0] != '\0';
+        }
+    }
+    assert_true(compared >= 40 && found >= 25);
+}
+
+/* One commit as git log's format below prints it. */
+static void render(char *buf, size_t len, const Tk__V1__GitCommit *c)
+{
+    size_t n = (size_t)snprintf(buf, len, "%s\x1f", c->oid);
+    for (size_t i = 0; i < c->n_parents && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "",
+                              c->parents[i]);
+    const Tk__V1__GitSignature *sig[2] = { c->author, c->committer };
+    for (int k = 0; k < 2 && n < len; k++) {
+        int off = sig[k]->offset_minutes, a = off < 0 ? -off : off;
+        n += (size_t)snprintf(
+            buf + n, len - n, "\x1f%.*s\x1f%.*s\x1f%lld %c%02d%02d",
+            (int)sig[k]->name.len, (const char *)sig[k]->name.data,
+            (int)sig[k]->email.len, (const char *)sig[k]->email.data,
+            (long long)sig[k]->time, off < 0 ? '-' : '+', a / 60, a % 60);
+    }
+    if (n < len)
+        snprintf(buf + n, len - n, "\x1f%.*s\x1f%.*s", (int)c->subject.len,
+                 (const char *)c->subject.data, (int)c->body.len,
+                 (const char *)c->body.data);
+}
+
+typedef struct log_case {
+    const char *repo, *rev;
+    uint32_t max, skip;
+    const char *paths[3];
+} log_case;
+
+static const log_case log_cases[] = {
+    { "main", "", 0, 0, { NULL } },
+    { "main", "HEAD~3", 0, 0, { NULL } },
+    { "main", "side", 0, 0, { NULL } },
+    { "main", "v1", 0, 0, { NULL } },
+    { "main", "light..side", 0, 0, { NULL } },
+    { "main", "side..", 0, 0, { NULL } },
+    { "main", "", 3, 2, { NULL } },
+    { "main", "", 0, 0, { "a b.txt", NULL } },
+    { "main", "", 0, 0, { "dir", NULL } },
+    { "main", "", 0, 0, { "dir/", NULL } },
+    { "main", "", 0, 0, { "h\303\251llo.txt", NULL } },
+    { "main", "", 0, 0, { "side.txt", NULL } },
+    { "main", "", 0, 0, { "raw\377name.txt", "dir/x", NULL } },
+    { "main", "side", 1, 1, { "dir/x", NULL } },
+    { "main", "", 0, 0, { "no-such", NULL } },
+    { "clone", "origin/main..HEAD", 0, 0, { NULL } },
+    { "clone-detached", "", 0, 0, { NULL } },
+    { "bare.git", "", 0, 0, { NULL } },
+    { "unborn", "", 0, 0, { NULL } },
+};
+
+/* Fields apart by 0x1f: what render() builds from a reply. */
+#define LOG_FORMAT                                                             \
+    "--format=%H%x1f%P%x1f%an%x1f%ae%x1f%ad%x1f%cn%x1f%ce%x1f%cd%x1f%s%x1f%b"
+
+/* The CLI's log as records; NULL when git refused. */
+static char *cli_log(const log_case *c, size_t *len)
+{
+    char max[32], skip[32];
+    snprintf(max, sizeof max, "--max-count=%u", c->max ? c->max : 100000u);
+    snprintf(skip, sizeof skip, "--skip=%u", c->skip);
+    const char *args[16] = {
+        "--literal-pathspecs", "log", "-z", "--date=raw", max, skip, LOG_FORMAT,
+    };
+    size_t n = 7;
+    if (c->rev[0] != '\0')
+        args[n++] = c->rev;
+    args[n++] = "--";
+    for (size_t i = 0; c->paths[i] != NULL; i++)
+        args[n++] = c->paths[i];
+    args[n] = NULL;
+    int status;
+    char *out = git_cli(at(c->repo), &status, len, args);
+    if (status != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+static void compare_log(const log_case *c)
+{
+    size_t len;
+    char *cli = cli_log(c, &len);
+    Tk__V1__GitLogRequest req = TK__V1__GIT_LOG_REQUEST__INIT;
+    req.repo = (char *)at(c->repo);
+    req.rev = (char *)c->rev;
+    req.max_count = c->max;
+    req.skip = c->skip;
+    ProtobufCBinaryData paths[3];
+    for (; c->paths[req.n_paths] != NULL; req.n_paths++)
+        paths[req.n_paths] = bin(c->paths[req.n_paths]);
+    req.paths = paths;
+    Tk__V1__GitLogReply *rep = NULL;
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    int code = tk_git_log(fx.client, &req, &rep, &o, &st);
+    if ((cli == NULL) != (code != TK_CODE_OK))
+        fail_msg("%s log %s: git %s, libgit2 %s (%s)", c->repo, c->rev,
+                 cli ? "answered" : "refused", tk_code_name(code), st.message);
+    size_t pos = 0, i = 0;
+    for (; cli != NULL && pos < len; i++) {
+        const char *rec = cli + pos;
+        pos += strlen(rec) + 1;
+        if (i >= rep->n_commits)
+            fail_msg("%s log %s: libgit2 has %zu commits, git more", c->repo,
+                     c->rev, rep->n_commits);
+        static char mine[65536];
+        render(mine, sizeof mine, rep->commits[i]);
+        if (strcmp(rec, mine) != 0)
+            fail_msg("%s log %s #%zu:\n git:     %s\n libgit2: %s", c->repo,
+                     c->rev, i, rec, mine);
+    }
+    if (code == TK_CODE_OK && i != rep->n_commits)
+        fail_msg("%s log %s: git %zu commits, libgit2 %zu", c->repo, c->rev, i,
+                 rep->n_commits);
+    if (rep != NULL)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    free(cli);
+}
+
+static void test_differential_log(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof log_cases / sizeof log_cases[0]; i++)
+        compare_log(&log_cases[i]);
+}
+
+/* ---- main ------------------------------------------------------------------
+ */
+
+static int group_setup(void **state)
+{
+    (void)state;
+    if (ts_mkdtemp(dir, sizeof dir, "git") != 0)
+        return -1;
+    char script[PATH_MAX];
+    snprintf(script, sizeof script, "%s/tests/integration/git_fixture.sh",
+             ts_program("TK_SOURCE_ROOT"));
+    const char *argv[] = { "/bin/sh", script, dir, NULL };
+    ts_proc p;
+    if (ts_spawn(&p, argv, NULL) != 0)
+        return -1;
+    int rv = ts_finish(&p, 60000);
+    if (rv != 0)
+        fprintf(stderr, "git_fixture.sh: %s\n", p.err);
+    ts_proc_free(&p);
+    if (rv != 0)
+        return -1;
+    fx_start(&fx, 0);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    fx_stop(&fx);
+    return ts_rmtree(dir);
+}
+
+int main(void)
+{
+    /* The fixture's HOME for tkd's children and ours, before proc takes
+     * its snapshot of the environment. */
+    char home[PATH_MAX];
+    if (ts_mkdtemp(home, sizeof home, "githome") != 0)
+        return 1;
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): main, before any thread starts
+    if (setenv("HOME", home, 1) != 0 || setenv("LC_ALL", "C", 1) != 0)
+        return 1;
+    proc_init();
+    if (proc_find_program(git_bin, sizeof git_bin, "git", NULL) != 0)
+        return 1;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    struct sigaction ign = { .sa_handler = SIG_IGN };
+    if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
+        sigaction(SIGPIPE, &ign, NULL) != 0 ||
+        prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rev_parse),
+        cmocka_unit_test(test_status),
+        cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_grep),
+        cmocka_unit_test(test_writes),
+        cmocka_unit_test(test_reasons),
+        cmocka_unit_test(test_read_cancel_kills_the_tree),
+        cmocka_unit_test(test_read_cancel_leader_only_negative_control),
+        cmocka_unit_test(test_read_ceiling),
+        cmocka_unit_test(test_write_cancel_completes),
+        cmocka_unit_test(test_optional_locks),
+        cmocka_unit_test(test_quotepath),
+        cmocka_unit_test(test_differential_rev_parse),
+        cmocka_unit_test(test_differential_log),
+    };
+    int rv = cmocka_run_group_tests(tests, group_setup, group_teardown);
+    ts_rmtree(home);
+    return rv;
+}

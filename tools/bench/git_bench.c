@@ -1,0 +1,315 @@
+/*
+ * tools/bench/git: tk.v1.Git through tkd against what a daemon that shells
+ * out per read does — spawn git, read its stdout, reap it — on the same
+ * repository, in the same run:
+ *   RevParse HEAD     vs  git rev-parse HEAD
+ *   Log of 50         vs  git log -50 (the same fields, --format, -z)
+ *   Status            vs  git status --porcelain=v2 -z
+ *
+ *   bench-git --tkd PATH --repo DIR [--calls N] [--rounds R]
+ *
+ * tkd runs as its own process with --root at the repository's parent; one
+ * caller; rounds alternate tkd / spawn so drift of the machine hits both.
+ * Prints p50 and mean per call and the ratio spawn/tkd (how many times
+ * faster tkd is) of the medians of the rounds.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tk/client.h>
+
+#include "tk/v1/git.tk.h"
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static const char *repo;
+static tk_client *client;
+static char git[4096];
+
+/* ---- one call of each kind ------------------------------------------------
+ */
+
+static int tkd_rev_parse(void)
+{
+    Tk__V1__GitRevParseRequest req = TK__V1__GIT_REV_PARSE_REQUEST__INIT;
+    req.repo = (char *)repo;
+    req.rev = "HEAD";
+    Tk__V1__GitRevParseReply *rep;
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 10000 };
+    int code = tk_git_rev_parse(client, &req, &rep, &o, &st);
+    if (code == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    return code;
+}
+
+static int tkd_log(void)
+{
+    Tk__V1__GitLogRequest req = TK__V1__GIT_LOG_REQUEST__INIT;
+    req.repo = (char *)repo;
+    req.max_count = 50;
+    Tk__V1__GitLogReply *rep;
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 10000 };
+    int code = tk_git_log(client, &req, &rep, &o, &st);
+    if (code == TK_CODE_OK) {
+        if (rep->n_commits != 50)
+            code = -1;
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    }
+    tk_status_clear(&st);
+    return code;
+}
+
+static int tkd_status(void)
+{
+    Tk__V1__GitStatusRequest req = TK__V1__GIT_STATUS_REQUEST__INIT;
+    req.repo = (char *)repo;
+    Tk__V1__GitStatusReply *rep;
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 10000 };
+    int code = tk_git_status(client, &req, &rep, &o, &st);
+    if (code == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    return code;
+}
+
+/* Spawns git with args in the repository, reads all of stdout, reaps. */
+static int spawn_git(const char *const *args)
+{
+    const char *argv[16] = { git, "-C", repo };
+    size_t n = 3;
+    for (size_t i = 0; args[i] != NULL; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+    pid_t pid;
+    int rv = posix_spawn(&pid, git, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    if (rv != 0) {
+        close(p[0]);
+        return -1;
+    }
+    static char buf[1 << 16];
+    while (read(p[0], buf, sizeof buf) > 0)
+        ;
+    close(p[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static int spawn_rev_parse(void)
+{
+    const char *a[] = { "rev-parse", "HEAD", NULL };
+    return spawn_git(a);
+}
+
+static int spawn_log(void)
+{
+    static const char format[] = "--format=%H%x1f%P%x1f%an%x1f%ae%x1f%ad"
+                                 "%x1f%cn%x1f%ce%x1f%cd%x1f%s%x1f%b";
+    const char *a[] = { "log", "-50", "-z", "--date=raw", format, NULL };
+    return spawn_git(a);
+}
+
+static int spawn_status(void)
+{
+    const char *a[] = { "status", "--porcelain=v2", "-z", NULL };
+    return spawn_git(a);
+}
+
+/* ---- measuring ------------------------------------------------------------
+ */
+
+typedef struct op {
+    const char *name, *peer;
+    int (*tkd)(void);
+    int (*spawn)(void);
+} op;
+
+static const op ops[] = {
+    { "RevParse HEAD", "git rev-parse HEAD", tkd_rev_parse, spawn_rev_parse },
+    { "Log 50", "git log -50 (same fields)", tkd_log, spawn_log },
+    { "Status", "git status --porcelain=v2 -z", tkd_status, spawn_status },
+};
+
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct result {
+    double p50_us, mean_us;
+    int errors;
+} result;
+
+static result measure(int (*fn)(void), int calls)
+{
+    long long *t = malloc((size_t)calls * sizeof *t);
+    result r = { 0, 0, 0 };
+    long long sum = 0;
+    for (int i = 0; i < calls; i++) {
+        long long t0 = now_ns();
+        r.errors += fn() != 0;
+        t[i] = now_ns() - t0;
+        sum += t[i];
+    }
+    qsort(t, (size_t)calls, sizeof *t, cmp_ll);
+    long long mid = t[(size_t)calls / 2];
+    r.p50_us = (double)mid / 1000.0;
+    r.mean_us = (double)sum / calls / 1000.0;
+    free(t);
+    return r;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return v[n / 2];
+}
+
+static void bench(const op *o, int calls, int rounds, int *errors)
+{
+    double p50[2][9], mean[2][9];
+    measure(o->tkd, calls / 10 + 1); /* warm up */
+    measure(o->spawn, calls / 10 + 1);
+    for (int r = 0; r < rounds; r++) {
+        for (int s = 0; s < 2; s++) {
+            int k = (r + s) % 2; /* 0 tkd, 1 spawn; alternate the order */
+            result res = measure(k == 0 ? o->tkd : o->spawn, calls);
+            p50[k][r] = res.p50_us;
+            mean[k][r] = res.mean_us;
+            *errors += res.errors;
+        }
+    }
+    double m50[2], mm[2];
+    for (int k = 0; k < 2; k++) {
+        m50[k] = median(p50[k], rounds);
+        mm[k] = median(mean[k], rounds);
+    }
+    printf("| %s | %.1f | %.1f | %s | %.1f | %.1f | %.2f |\n", o->name, m50[0],
+           mm[0], o->peer, m50[1], mm[1], m50[1] / m50[0]);
+}
+
+/* ---- tkd ------------------------------------------------------------------
+ */
+
+static pid_t start_tkd(const char *tkd, const char *url, const char *root)
+{
+    const char *argv[] = { tkd,  "--listen",    url,    "--root",
+                           root, "--log-level", "warn", NULL };
+    pid_t pid;
+    if (posix_spawn(&pid, tkd, NULL, NULL, (char *const *)argv, environ) != 0) {
+        fprintf(stderr, "bench-git: cannot start %s\n", tkd);
+        exit(1); // NOLINT(concurrency-mt-unsafe): single-threaded tool
+    }
+    /* The benchmark, unlike a test, may poll for readiness. */
+    for (int i = 0; i < 500; i++) {
+        if (tk_client_open(&client, url, NULL, 0) == 0)
+            return pid;
+        struct timespec ms = { 0, 10000000 };
+        nanosleep(&ms, NULL);
+    }
+    fprintf(stderr, "bench-git: tkd did not come up\n");
+    exit(1); // NOLINT(concurrency-mt-unsafe): single-threaded tool
+}
+
+static int find_git(void)
+{
+    const char *path = getenv("PATH");
+    char copy[4096];
+    snprintf(copy, sizeof copy, "%s", path != NULL ? path : "/usr/bin:/bin");
+    char *save = NULL;
+    for (char *d = strtok_r(copy, ":", &save); d != NULL;
+         d = strtok_r(NULL, ":", &save)) {
+        snprintf(git, sizeof git, "%s/git", d);
+        if (access(git, X_OK) == 0)
+            return 0;
+    }
+    fprintf(stderr, "bench-git: no git on PATH\n");
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *tkd = NULL;
+    int calls = 1000, rounds = 3;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--tkd") == 0 && i + 1 < argc)
+            tkd = argv[++i];
+        else if (strcmp(argv[i], "--repo") == 0 && i + 1 < argc)
+            repo = argv[++i];
+        else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
+            calls = (int)strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = (int)strtol(argv[++i], NULL, 10);
+        else {
+            fprintf(stderr, "usage: bench-git --tkd PATH --repo DIR "
+                            "[--calls N] [--rounds R]\n");
+            return 2;
+        }
+    }
+    if (tkd == NULL || repo == NULL || rounds < 1 || rounds > 9 || calls < 10) {
+        fprintf(stderr, "bench-git: --tkd and --repo are required; "
+                        "rounds 1..9, calls >= 10\n");
+        return 2;
+    }
+    if (find_git() != 0)
+        return 1;
+    struct sigaction ign = { .sa_handler = SIG_IGN };
+    sigaction(SIGPIPE, &ign, NULL);
+    char dir[] = "/tmp/tk-bench-XXXXXX", url[128], root[4096];
+    if (mkdtemp(dir) == NULL)
+        return 1;
+    snprintf(url, sizeof url, "ipc://%s/tkd.sock", dir);
+    snprintf(root, sizeof root, "%s", repo);
+    char *slash = strrchr(root, '/');
+    if (slash != NULL && slash != root)
+        *slash = '\0';
+    pid_t pid = start_tkd(tkd, url, root);
+
+    printf("| method | tkd p50 µs | tkd mean µs | spawned per call | p50 µs "
+           "| mean µs | spawn/tkd (p50) |\n|---|---|---|---|---|---|---|\n");
+    int errors = 0;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        bench(&ops[i], calls, rounds, &errors);
+    printf("\n%d calls per measurement, %d rounds (medians), one caller, "
+           "errors: %d\n",
+           calls, rounds, errors);
+    tk_client_close(client);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    char sock[256];
+    snprintf(sock, sizeof sock, "%s/tkd.sock", dir);
+    unlink(sock);
+    rmdir(dir);
+    return errors == 0 ? 0 : 1;
+}
