@@ -325,7 +325,7 @@ static void add_commit(walk *w, git_commit *c)
     const char *raw = git_commit_message_raw(c);
     subject_body(call, raw != NULL ? raw : "", out);
     w->out->commits = tkgit__grow(call, w->out->commits, w->out->n_commits,
-                                  &w->out_cap, sizeof *w->out->commits);
+                                  &w->out_cap, sizeof(Tk__V1__GitCommit *));
     w->out->commits[w->out->n_commits++] = out;
 }
 

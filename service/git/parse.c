@@ -149,7 +149,7 @@ int tkgit__parse_status(rpc_call *call, const char *out, size_t len,
             e->orig_path = tkgit__bytes(call, orig, rlen);
         }
         reply->entries = tkgit__grow(call, reply->entries, reply->n_entries,
-                                     &cap, sizeof *reply->entries);
+                                     &cap, sizeof(Tk__V1__GitStatusEntry *));
         reply->entries[reply->n_entries++] = e;
     }
     return 0;
@@ -199,7 +199,7 @@ long tkgit__parse_numstat(rpc_call *call, const char *out, size_t len,
         if (numstat_entry(call, r, rlen, out, len, &pos, fs) != 0)
             return -1;
         reply->files = tkgit__grow(call, reply->files, reply->n_files, &cap,
-                                   sizeof *reply->files);
+                                   sizeof(Tk__V1__GitFileStat *));
         reply->files[reply->n_files++] = fs;
     }
     return pos > len ? (long)len : (long)pos;

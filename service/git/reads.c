@@ -145,7 +145,7 @@ static bool grep_match(grep_state *st, const char *s, size_t n)
     m->text = tkgit__bytes(st->call, nul3 + 1, (size_t)(s + n - nul3 - 1));
     st->out->matches =
         tkgit__grow(st->call, st->out->matches, st->out->n_matches, &st->cap,
-                    sizeof *st->out->matches);
+                    sizeof(Tk__V1__GitGrepMatch *));
     st->out->matches[st->out->n_matches++] = m;
     return st->out->n_matches < st->limit;
 }
