@@ -88,7 +88,8 @@ static void test_every_message_in_envelopes(void **state)
         for (unsigned variant = 0; variant < 3; variant++) {
             ProtobufCMessage *m = ts_sample(d, variant);
             packed want = pack(m);
-            assert_true(want.len > 0); /* every field set: never empty */
+            /* every field set: never empty, unless it has no fields */
+            assert_true(want.len > 0 || d->n_fields == 0);
             request_roundtrip(m, &want);
             reply_roundtrip(m, &want);
             free(want.data);

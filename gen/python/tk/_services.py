@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 import tk.v1.control_pb2  # noqa: F401
 import tk.v1.rpc_pb2  # noqa: F401
+import tk.v1.services_pb2  # noqa: F401
 import tk.v1.control_tk
+import tk.v1.services_tk
 
 if TYPE_CHECKING:
     from tk.client import Client
@@ -18,6 +20,8 @@ class Services:
     """The typed services; tk.Client has them as attributes."""
 
     control: tk.v1.control_tk.Control
+    services: tk.v1.services_tk.Services
 
     def _init_services(self, client: Client) -> None:
         self.control = tk.v1.control_tk.Control(client)
+        self.services = tk.v1.services_tk.Services(client)
