@@ -13,6 +13,8 @@
 
 #include <tk/client.h>
 
+#include "proc/proc.h"
+#include "registry/registry.h"
 #include "roots/roots.h"
 #include "rpc/rpc.h"
 
@@ -25,6 +27,7 @@
 
 static const char usage_text[] =
     "usage: tkd [options]\n"
+    "       tkd install|uninstall ...   (tkd install --help)\n"
     "\n"
     "The tk worker daemon: serves tk.v1.* calls (protobuf over NNG REQ/REP).\n"
     "\n"
@@ -237,6 +240,11 @@ static int set_listen(options *o)
 
 int main(int argc, char **argv)
 {
+    /* The environment every child starts from, before any thread exists. */
+    proc_init();
+    int cli = registry_cli(argc, argv); /* tkd install, tkd uninstall */
+    if (cli >= 0)
+        return cli;
     /* Before any thread exists, so every thread inherits the mask. */
     if (rpc_block_stop_signals() != 0) {
         fprintf(stderr, "tkd: cannot block signals\n");
@@ -259,12 +267,18 @@ int main(int argc, char **argv)
         return 1;
     }
     rpc_server *srv = NULL;
+    registry *reg = NULL;
     rv = rpc_server_new(&srv, &o.rpc, err, sizeof err);
+    if (rv == 0)
+        rv = registry_new(&reg, NULL, err, sizeof err);
+    if (rv == 0)
+        rv = registry_add_service(reg, srv, err, sizeof err);
     if (rv == 0)
         rv = rpc_server_start(srv, err, sizeof err);
     if (rv != 0) {
         fprintf(stderr, "tkd: %s\n", err);
         rpc_server_free(srv);
+        registry_free(reg);
         roots_free(o.roots);
         return 1;
     }
@@ -275,6 +289,7 @@ int main(int argc, char **argv)
         rpc_log(RPC_LOG_INFO, "root %s", roots_get(o.roots, i));
     rv = rpc_serve_until_signal(srv);
     rpc_server_free(srv);
+    registry_free(reg);
     roots_free(o.roots);
     return rv == 0 ? 0 : 1;
 }
