@@ -63,8 +63,8 @@ void reg_buf_free(reg_buf *b)
 
 bool reg_buf_equal(const reg_buf *a, const reg_buf *b)
 {
-    return a->len == b->len && (a->len == 0 || memcmp(a->data, b->data,
-                                                      a->len) == 0);
+    return a->len == b->len &&
+           (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
 }
 
 int reg_fail(reg_error *e, rpc_code code, const char *reason, const char *fmt,
@@ -109,8 +109,7 @@ void reg_warn(reg_result *res, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(res->warnings[res->n_warnings], sizeof res->warnings[0], fmt,
-              ap);
+    vsnprintf(res->warnings[res->n_warnings], sizeof res->warnings[0], fmt, ap);
     va_end(ap);
     res->n_warnings++;
 }

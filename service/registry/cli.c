@@ -66,8 +66,9 @@ static int parse(cli *o, int argc, char **argv)
         } else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
             o->backend = parse_backend(argv[++i]);
             if (o->backend < 0) {
-                fprintf(stderr, "tkd %s: --backend is auto, launchd or "
-                                "systemd, not \"%s\"\n",
+                fprintf(stderr,
+                        "tkd %s: --backend is auto, launchd or "
+                        "systemd, not \"%s\"\n",
                         argv[1], argv[i]);
                 return 2;
             }
@@ -112,8 +113,8 @@ static reg_ctx write_ctx(registry *r)
     reg_ctx c = { .r = r,
                   .kind = PROC_WRITE,
                   .cancel_fd = -1,
-                  .deadline_ns = proc_now_ns() +
-                                 (int64_t)REG_WRITE_TIMEOUT_MS * 1000000 };
+                  .deadline_ns =
+                      proc_now_ns() + (int64_t)REG_WRITE_TIMEOUT_MS * 1000000 };
     return c;
 }
 
@@ -201,8 +202,9 @@ int registry_cli(int argc, char **argv)
         fprintf(stderr, "tkd %s: %s\n", argv[1], err);
         return 1;
     }
-    const char *label =
-        o.label ? o.label : ops->kind == REG_LAUNCHD ? "dev.tk.tkd" : "tkd";
+    const char *label = o.label                    ? o.label
+                        : ops->kind == REG_LAUNCHD ? "dev.tk.tkd"
+                                                   : "tkd";
     if (reg_label_check(label, &e) != 0) {
         fprintf(stderr, "tkd %s: %s\n", argv[1], e.message);
         rv = 2;

@@ -81,8 +81,9 @@ int registry_new(registry **out, const registry_config *cfg, char *err,
     }
     r->uid = getuid();
     if (set_dirs(r, cfg) != 0) {
-        set_err(err, errlen, "no home directory (HOME) for service "
-                             "definitions, or its path is too long");
+        set_err(err, errlen,
+                "no home directory (HOME) for service "
+                "definitions, or its path is too long");
         free(r);
         return -EINVAL;
     }
@@ -121,8 +122,7 @@ const reg_backend_ops *reg_backend_for(int kind, reg_error *e)
         return &reg_systemd_ops;
     default:
         reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_BACKEND",
-                 "backend: unknown value %d (AUTO, LAUNCHD or SYSTEMD)",
-                 kind);
+                 "backend: unknown value %d (AUTO, LAUNCHD or SYSTEMD)", kind);
         return NULL;
     }
 }
@@ -138,7 +138,7 @@ int reg_def_path(char *out, size_t len, const registry *r,
 }
 
 int reg_op_register(const reg_ctx *c, const reg_backend_ops *ops,
-                 const reg_spec *s, reg_result *res, reg_error *e)
+                    const reg_spec *s, reg_result *res, reg_error *e)
 {
     memset(res, 0, sizeof *res);
     char path[PATH_MAX];
@@ -156,8 +156,8 @@ int reg_op_register(const reg_ctx *c, const reg_backend_ops *ops,
 }
 
 int reg_op_unregister(const reg_ctx *c, const reg_backend_ops *ops,
-                   const char *label, bool *removed, bool *unloaded,
-                   reg_error *e)
+                      const char *label, bool *removed, bool *unloaded,
+                      reg_error *e)
 {
     *removed = *unloaded = false;
     char path[PATH_MAX];
@@ -169,8 +169,9 @@ int reg_op_unregister(const reg_ctx *c, const reg_backend_ops *ops,
     return rv;
 }
 
-int reg_op_status(const reg_ctx *c, const reg_backend_ops *ops, const char *label,
-               const reg_spec *spec, reg_status *st, reg_error *e)
+int reg_op_status(const reg_ctx *c, const reg_backend_ops *ops,
+                  const char *label, const reg_spec *spec, reg_status *st,
+                  reg_error *e)
 {
     memset(st, 0, sizeof *st);
     char path[PATH_MAX];

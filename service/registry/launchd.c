@@ -22,7 +22,7 @@
 
 typedef struct ld_op {
     const reg_ctx *c;
-    char domain[64];                  /* gui/501 */
+    char domain[64];                 /* gui/501 */
     char target[64 + REG_LABEL_MAX]; /* gui/501/dev.tk.tkd */
 } ld_op;
 
@@ -58,8 +58,7 @@ static int ld_begin(ld_op *op, const reg_ctx *c, const char *label,
 
 /* Whether the label is in the domain; desc (may be NULL) gets print's
  * description. */
-static int ld_print(const ld_op *op, bool *loaded, reg_out *desc,
-                    reg_error *e)
+static int ld_print(const ld_op *op, bool *loaded, reg_out *desc, reg_error *e)
 {
     reg_out o;
     if (launchctl(&o, op, "print", op->target, NULL, e) != 0)
@@ -162,13 +161,12 @@ static int ld_bootstrap_once(const ld_op *op, const char *path,
         if (eio && attempt < REG_BOOTSTRAP_ATTEMPTS)
             rv = 1;
         else
-            rv = reg_fail(e, RPC_FAILED_PRECONDITION, "BOOTSTRAP_FAILED",
-                          "launchctl bootstrap %s %.512s failed (exit %d, "
-                          "attempt %u of at most %u%s): %.768s",
-                          op->domain, path, o.exit, attempt,
-                          REG_BOOTSTRAP_ATTEMPTS,
-                          eio ? "" : "; not retried: not the teardown race",
-                          said);
+            rv = reg_fail(
+                e, RPC_FAILED_PRECONDITION, "BOOTSTRAP_FAILED",
+                "launchctl bootstrap %s %.512s failed (exit %d, "
+                "attempt %u of at most %u%s): %.768s",
+                op->domain, path, o.exit, attempt, REG_BOOTSTRAP_ATTEMPTS,
+                eio ? "" : "; not retried: not the teardown race", said);
         if (rv < 0)
             reg_keep_output(e, &o);
     }
@@ -236,9 +234,8 @@ static int ld_apply(const reg_ctx *c, const reg_spec *s, const char *path,
     return ld_install(&op, path, def, loaded, res, e);
 }
 
-static int ld_unregister(const reg_ctx *c, const char *label,
-                         const char *path, bool *removed, bool *unloaded,
-                         reg_error *e)
+static int ld_unregister(const reg_ctx *c, const char *label, const char *path,
+                         bool *removed, bool *unloaded, reg_error *e)
 {
     ld_op op;
     bool loaded = false;
@@ -287,7 +284,8 @@ static int ld_status(const reg_ctx *c, const char *label, reg_status *st,
     ld_op op;
     reg_out desc;
     bool loaded = false;
-    if (ld_begin(&op, c, label, e) != 0 || ld_print(&op, &loaded, &desc, e) != 0)
+    if (ld_begin(&op, c, label, e) != 0 ||
+        ld_print(&op, &loaded, &desc, e) != 0)
         return -1;
     if (loaded && desc.out != NULL)
         parse_print(desc.out, st);

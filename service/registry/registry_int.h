@@ -16,12 +16,12 @@
 #include "tk/v1/services.pb-c.h"
 
 /* The launchd sequence (the field write-up, section 4). */
-#define REG_POLL_MS 200u             /* launchctl print, until gone */
-#define REG_GONE_WAIT_MS 10000u      /* ... for at most this long */
-#define REG_BOOTSTRAP_ATTEMPTS 6u    /* bootstrap, on EIO only */
-#define REG_BACKOFF_STEP_MS 300u     /* sleep attempt * step between */
-#define REG_TOOL_TIMEOUT_MS 30000u   /* one launchctl/systemctl run */
-#define REG_DEFAULT_THROTTLE 5u      /* seconds between starts */
+#define REG_POLL_MS 200u           /* launchctl print, until gone */
+#define REG_GONE_WAIT_MS 10000u    /* ... for at most this long */
+#define REG_BOOTSTRAP_ATTEMPTS 6u  /* bootstrap, on EIO only */
+#define REG_BACKOFF_STEP_MS 300u   /* sleep attempt * step between */
+#define REG_TOOL_TIMEOUT_MS 30000u /* one launchctl/systemctl run */
+#define REG_DEFAULT_THROTTLE 5u    /* seconds between starts */
 #define REG_MAX_THROTTLE 3600u
 #define REG_LABEL_MAX 200u
 #define REG_MAX_WARNINGS 4
@@ -259,13 +259,14 @@ const reg_backend_ops *reg_backend_for(int kind, reg_error *e);
 int reg_def_path(char *out, size_t len, const registry *r,
                  const reg_backend_ops *ops, const char *label, reg_error *e);
 int reg_op_register(const reg_ctx *c, const reg_backend_ops *ops,
-                 const reg_spec *s, reg_result *res, reg_error *e);
+                    const reg_spec *s, reg_result *res, reg_error *e);
 int reg_op_unregister(const reg_ctx *c, const reg_backend_ops *ops,
-                   const char *label, bool *removed, bool *unloaded,
-                   reg_error *e);
+                      const char *label, bool *removed, bool *unloaded,
+                      reg_error *e);
 /* spec may be NULL (see ServiceStatusReply.up_to_date). */
-int reg_op_status(const reg_ctx *c, const reg_backend_ops *ops, const char *label,
-               const reg_spec *spec, reg_status *st, reg_error *e);
+int reg_op_status(const reg_ctx *c, const reg_backend_ops *ops,
+                  const char *label, const reg_spec *spec, reg_status *st,
+                  reg_error *e);
 
 /* The Register method's own timeout; tkd install uses it too. */
 #define REG_WRITE_TIMEOUT_MS 120000u

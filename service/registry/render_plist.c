@@ -60,14 +60,13 @@ static void keep_alive(reg_buf *b, reg_restart restart)
 
 void reg_render_plist(reg_buf *b, const reg_spec *s)
 {
-    reg_buf_puts(b,
-                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                 "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" "
-                 "\"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n"
-                 "<!-- Written by tkd (tk.v1.Services/Register). Register "
-                 "rewrites it when\n     the spec changes: change the "
-                 "spec, not this file. -->\n"
-                 "<plist version=\"1.0\">\n<dict>\n");
+    reg_buf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                    "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" "
+                    "\"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n"
+                    "<!-- Written by tkd (tk.v1.Services/Register). Register "
+                    "rewrites it when\n     the spec changes: change the "
+                    "spec, not this file. -->\n"
+                    "<plist version=\"1.0\">\n<dict>\n");
     if (s->n_env > 0) {
         key(b, "\t", "EnvironmentVariables");
         reg_buf_puts(b, "\t<dict>\n");

@@ -135,8 +135,8 @@ static int status_target(const Tk__V1__ServiceStatusRequest *in, reg_spec *s,
     if (in->label[0] != '\0' && strcmp(in->label, s->label) != 0) {
         reg_spec_free(s);
         return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
-                        "label \"%.200s\" is not spec.label \"%s\"",
-                        in->label, s->label);
+                        "label \"%.200s\" is not spec.label \"%s\"", in->label,
+                        s->label);
     }
     return 0;
 }
@@ -231,10 +231,8 @@ static const rpc_method methods[] = {
     },
 };
 
-int registry_add_service(registry *r, rpc_server *srv, char *err,
-                         size_t errlen)
+int registry_add_service(registry *r, rpc_server *srv, char *err, size_t errlen)
 {
-    return rpc_server_add_service(srv, r, methods,
-                                  sizeof methods / sizeof *methods, err,
-                                  errlen);
+    return rpc_server_add_service(
+        srv, r, methods, sizeof methods / sizeof *methods, err, errlen);
 }

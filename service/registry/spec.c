@@ -94,8 +94,9 @@ static const char *path_problem(const char *p)
     if (p[n - 1] == '\\') /* a unit file would join the next line */
         return "ends in a backslash";
     if (strstr(p, "//") != NULL || strstr(p, "/./") != NULL ||
-        strstr(p, "/../") != NULL || strcmp(p + (n >= 2 ? n - 2 : 0), "/.") ==
-            0 || strcmp(p + (n >= 3 ? n - 3 : 0), "/..") == 0)
+        strstr(p, "/../") != NULL ||
+        strcmp(p + (n >= 2 ? n - 2 : 0), "/.") == 0 ||
+        strcmp(p + (n >= 3 ? n - 3 : 0), "/..") == 0)
         return "is not normalized (\"//\", \".\" or \"..\")";
     return NULL;
 }
@@ -189,7 +190,8 @@ static int take_env(reg_spec *s, const Tk__V1__ServiceSpec *m, reg_error *e)
         return 0;
     reg_env *env = calloc(m->n_env, sizeof *env);
     if (env == NULL)
-        return reg_fail(e, RPC_RESOURCE_EXHAUSTED, "NO_MEMORY", "out of memory");
+        return reg_fail(e, RPC_RESOURCE_EXHAUSTED, "NO_MEMORY",
+                        "out of memory");
     for (size_t i = 0; i < m->n_env; i++) {
         env[i].name = m->env[i]->key;
         env[i].value = m->env[i]->value;
@@ -238,15 +240,14 @@ static int take_restart(reg_spec *s, int restart, unsigned throttle,
     return 0;
 }
 
-int reg_spec_from_msg(reg_spec *out, const Tk__V1__ServiceSpec *m,
-                      reg_error *e)
+int reg_spec_from_msg(reg_spec *out, const Tk__V1__ServiceSpec *m, reg_error *e)
 {
     memset(out, 0, sizeof *out);
     if (m == NULL)
         return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
                         "spec is missing");
-    if (reg_label_check(m->label, e) != 0 || check_program(m->program, e) != 0 ||
-        check_args(m, e) != 0 ||
+    if (reg_label_check(m->label, e) != 0 ||
+        check_program(m->program, e) != 0 || check_args(m, e) != 0 ||
         check_path("working_dir", "BAD_WORKING_DIR", m->working_dir, e) != 0 ||
         check_path("stdout_path", "BAD_LOG_PATH", m->stdout_path, e) != 0 ||
         check_path("stderr_path", "BAD_LOG_PATH", m->stderr_path, e) != 0 ||

@@ -88,9 +88,9 @@ static int sd_do(const sd_op *op, const char *verb, bool with_unit,
         rv = no_manager(op, said, e);
     else if (o.exit != 0)
         rv = reg_fail(e, RPC_FAILED_PRECONDITION, "SYSTEMCTL_FAILED",
-                      "systemctl --user %s%s%s failed (exit %d): %.1024s",
-                      verb, with_unit ? " " : "", with_unit ? op->unit : "",
-                      o.exit, said);
+                      "systemctl --user %s%s%s failed (exit %d): %.1024s", verb,
+                      with_unit ? " " : "", with_unit ? op->unit : "", o.exit,
+                      said);
     if (rv != 0)
         reg_keep_output(e, &o);
     reg_out_free(&o);
@@ -127,9 +127,11 @@ static void parse_show(const char *text, sd_show *sh)
 static int sd_read_show(const sd_op *op, sd_show *sh, reg_error *e)
 {
     memset(sh, 0, sizeof *sh);
-    const char *args[] = { "show", op->unit, "--property=ActiveState,"
+    const char *args[] = { "show", op->unit,
+                           "--property=ActiveState,"
                            "UnitFileState,NeedDaemonReload,MainPID,"
-                           "ExecMainCode,ExecMainStatus", NULL };
+                           "ExecMainCode,ExecMainStatus",
+                           NULL };
     reg_out o;
     if (systemctl(&o, op, args, e) != 0)
         return -1;
@@ -200,8 +202,8 @@ static int sd_apply(const reg_ctx *c, const reg_spec *s, const char *path,
     int rd = reg_file_read(&old, path);
     bool same = rd == 0 && reg_buf_equal(&old, def);
     reg_buf_free(&old);
-    bool in_effect = sd_enabled(&sh) && !sh.need_reload &&
-                     strcmp(sh.active, "failed") != 0;
+    bool in_effect =
+        sd_enabled(&sh) && !sh.need_reload && strcmp(sh.active, "failed") != 0;
     if (same && in_effect) {
         res->action = REG_UNCHANGED;
         sd_linger_warning(&op, res);
@@ -222,9 +224,8 @@ static int sd_apply(const reg_ctx *c, const reg_spec *s, const char *path,
     return 0;
 }
 
-static int sd_unregister(const reg_ctx *c, const char *label,
-                         const char *path, bool *removed, bool *unloaded,
-                         reg_error *e)
+static int sd_unregister(const reg_ctx *c, const char *label, const char *path,
+                         bool *removed, bool *unloaded, reg_error *e)
 {
     sd_op op;
     sd_show sh;
@@ -260,8 +261,8 @@ static int sd_status(const reg_ctx *c, const char *label, reg_status *st,
         st->exit_signal = sh.status;
     }
     ld->file_fresh = !sh.need_reload;
-    ld->in_effect = sd_enabled(&sh) && !sh.need_reload &&
-                    strcmp(sh.active, "failed") != 0;
+    ld->in_effect =
+        sd_enabled(&sh) && !sh.need_reload && strcmp(sh.active, "failed") != 0;
     return 0;
 }
 

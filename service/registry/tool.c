@@ -31,8 +31,7 @@ static void build_env(const char **env, size_t cap,
 {
     size_t n = 0;
     env[n++] = "LC_ALL=C";
-    for (; extra_env != NULL && *extra_env != NULL && n + 1 < cap;
-         extra_env++)
+    for (; extra_env != NULL && *extra_env != NULL && n + 1 < cap; extra_env++)
         env[n++] = *extra_env;
     env[n] = NULL;
 }
@@ -53,8 +52,7 @@ static int describe_failure(const reg_ctx *c, const proc_result *r,
 }
 
 int reg_run(reg_out *o, const reg_ctx *c, const char *tool,
-            const char *const *argv, const char *const *extra_env,
-            reg_error *e)
+            const char *const *argv, const char *const *extra_env, reg_error *e)
 {
     memset(o, 0, sizeof *o);
     o->exit = -1;

@@ -103,8 +103,8 @@ static void fx_dirs(fx *f)
     join(f->linger, sizeof f->linger, f->dir, "linger");
     join(f->units, sizeof f->units, f->config, "systemd/user");
     join(f->agents, sizeof f->agents, f->home, "Library/LaunchAgents");
-    const char *dirs[] = { f->bin, f->state, f->home, f->config, f->run,
-                           f->linger };
+    const char *dirs[] = { f->bin,    f->state, f->home,
+                           f->config, f->run,   f->linger };
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
         assert_int_equal(mkdir(dirs[i], 0700), 0);
     char p[PATH_MAX];
@@ -181,7 +181,6 @@ int fx_teardown(void **state)
 
 /* ---- specs and calls ----------------------------------------------------- */
 
-
 /* /bin/sh with args (NULL-terminated). */
 void spec_init(spec *s, const char *label, const char *const *args)
 {
@@ -212,8 +211,8 @@ void spec_env(spec *s, const char *k, const char *v)
 }
 
 int call_register(fx *f, spec *s, int backend,
-                         Tk__V1__ServiceRegisterReply **rep, tk_status *st,
-                         tk_cancel *cancel)
+                  Tk__V1__ServiceRegisterReply **rep, tk_status *st,
+                  tk_cancel *cancel)
 {
     Tk__V1__ServiceRegisterRequest req = TK__V1__SERVICE_REGISTER_REQUEST__INIT;
     req.spec = &s->m;
@@ -309,11 +308,11 @@ void assert_installed(fx *f, spec *s, int backend)
 }
 
 void def_path(char *out, size_t len, const fx *f, const char *label,
-                     int backend)
+              int backend)
 {
-    int n = snprintf(out, len, "%s/%s%s",
-                     backend == LAUNCHD ? f->agents : f->units, label,
-                     backend == LAUNCHD ? ".plist" : ".service");
+    int n =
+        snprintf(out, len, "%s/%s%s", backend == LAUNCHD ? f->agents : f->units,
+                 label, backend == LAUNCHD ? ".plist" : ".service");
     assert_true(n > 0 && (size_t)n < len);
 }
 
@@ -341,8 +340,8 @@ static void rec_from_json(call_rec *c, json_object *o)
         return;
     size_t len = 0;
     for (size_t i = 0; i < json_object_array_length(argv); i++) {
-        const char *a = json_object_get_string(
-            json_object_array_get_idx(argv, i));
+        const char *a =
+            json_object_get_string(json_object_array_get_idx(argv, i));
         if (c->verb[0] == '\0' && strncmp(a, "--", 2) != 0)
             snprintf(c->verb, sizeof c->verb, "%s", a);
         int n = snprintf(c->argv + len, sizeof c->argv - len, "%s%s",
@@ -396,7 +395,7 @@ size_t log_size(const fx *f)
 /* Calls from index `from` on of tool and verb whose argv contains `has`
  * (NULL: any). */
 size_t count_calls(const call_log *l, size_t from, const char *tool,
-                          const char *verb, const char *has)
+                   const char *verb, const char *has)
 {
     size_t n = 0;
     for (size_t i = from; i < l->n; i++)
@@ -411,9 +410,9 @@ bool mutating(const call_rec *c)
 {
     static const char *const launchctl[] = { "bootout", "bootstrap", "enable",
                                              "disable", NULL };
-    static const char *const systemctl[] = { "daemon-reload", "enable",
-                                             "disable", "start", "restart",
-                                             "stop", NULL };
+    static const char *const systemctl[] = {
+        "daemon-reload", "enable", "disable", "start", "restart", "stop", NULL
+    };
     const char *const *verbs = strcmp(c->tool, "launchctl") == 0   ? launchctl
                                : strcmp(c->tool, "systemctl") == 0 ? systemctl
                                                                    : NULL;
@@ -433,8 +432,7 @@ size_t count_mutating(const call_log *l, size_t from)
 
 /* Waits (inotify on the fakes' state directory, bounded) until a call of
  * tool and verb appears at index `from` or later. */
-void wait_for_call(const fx *f, size_t from, const char *tool,
-                          const char *verb)
+void wait_for_call(const fx *f, size_t from, const char *tool, const char *verb)
 {
     int in = inotify_init1(IN_CLOEXEC);
     assert_true(in >= 0);
@@ -465,8 +463,7 @@ void wait_for_call(const fx *f, size_t from, const char *tool,
 
 /* Runs argv (argv[0] a path) to its end; returns the exit status; *out and
  * *err (may be NULL) get its output (free them). */
-int run(const char *const *argv, const char *const *env, char **out,
-               char **err)
+int run(const char *const *argv, const char *const *env, char **out, char **err)
 {
     ts_proc p;
     assert_int_equal(ts_spawn(&p, argv, env), 0);
@@ -484,7 +481,7 @@ int run(const char *const *argv, const char *const *env, char **out,
 }
 
 int fake(const fx *f, const char *tool, const char *a1, const char *a2,
-                const char *a3, char **err)
+         const char *a3, char **err)
 {
     char path[PATH_MAX], rt[PATH_MAX + 32];
     join(path, sizeof path, f->bin, tool);
@@ -527,7 +524,8 @@ void spec_argv(const spec *s, const char **argv, size_t *n)
     *n = s->m.n_args + 1;
 }
 
-/* ---- specs with everything in them ---------------------------------------- */
+/* ---- specs with everything in them ----------------------------------------
+ */
 
 /* Arguments no shell, XML or unit-file writer should get wrong. */
 const char *const hostile_args[] = {
@@ -581,4 +579,3 @@ void spec_basic(spec *s)
     s->m.stdout_path = "/var/log/demo.out";
     s->m.stderr_path = "/var/log/demo.err";
 }
-

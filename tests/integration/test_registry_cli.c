@@ -42,9 +42,11 @@ static int tkd(const fx *f, const char *const *args, char **out)
 static void test_install_systemd(void **state)
 {
     fx *f = *state;
-    const char *args[] = { "install", "--backend", "systemd", "--",
-                           "--listen", "ipc:///tmp/tk test.sock", "--log-level",
-                           "debug", NULL };
+    const char *args[] = { "install",     "--backend",
+                           "systemd",     "--",
+                           "--listen",    "ipc:///tmp/tk test.sock",
+                           "--log-level", "debug",
+                           NULL };
     char *out = NULL;
     assert_int_equal(tkd(f, args, &out), 0);
     assert_non_null(strstr(out, "INSTALLED"));
@@ -62,8 +64,8 @@ static void test_install_systemd(void **state)
     for (size_t i = 0; i < l.n; i++)
         if (l.v[i].runs[0] != '\0')
             runs = l.v[i].runs;
-    assert_string_equal(runs, json_object_to_json_string_ext(
-                                  want, JSON_C_TO_STRING_PLAIN));
+    assert_string_equal(
+        runs, json_object_to_json_string_ext(want, JSON_C_TO_STRING_PLAIN));
     json_object_put(want);
     size_t before = l.n;
     log_free(&l);
@@ -127,8 +129,8 @@ static void test_install_launchd(void **state)
     free(text);
     /* a new option is a new definition: one bootout/bootstrap round */
     size_t before = log_size(f);
-    const char *again[] = { "install", "--backend", "launchd", "--",
-                            "--workers", "4", NULL };
+    const char *again[] = { "install",   "--backend", "launchd", "--",
+                            "--workers", "4",         NULL };
     assert_int_equal(tkd(f, again, &out), 0);
     assert_non_null(strstr(out, "UPDATED"));
     free(out);

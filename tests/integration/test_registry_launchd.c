@@ -25,7 +25,8 @@ static int setup_plutil(void **state)
     return fx_setup_with(state, &o);
 }
 
-/* ---- Register runs in a thread (no cmocka asserts there) ------------------ */
+/* ---- Register runs in a thread (no cmocka asserts there) ------------------
+ */
 
 typedef struct job {
     fx *f;
@@ -71,7 +72,8 @@ static void job_join(job *j)
     assert_int_equal(pthread_join(j->thread, NULL), 0);
 }
 
-/* ---- reading the log -------------------------------------------------------- */
+/* ---- reading the log --------------------------------------------------------
+ */
 
 static size_t find(const call_log *l, size_t from, const char *verb,
                    const char *has)
@@ -119,10 +121,10 @@ static bool label_rounds(const call_log *l, size_t from, const char *label,
     snprintf(plist, sizeof plist, "/%s.plist", label);
     for (size_t i = from; i < l->n && n < 256; i++) {
         const call_rec *c = &l->v[i];
-        bool ours = strstr(c->argv, plist) != NULL ||
-                    (strlen(c->argv) > strlen(label) &&
-                     strcmp(c->argv + strlen(c->argv) - strlen(label),
-                            label) == 0);
+        bool ours =
+            strstr(c->argv, plist) != NULL ||
+            (strlen(c->argv) > strlen(label) &&
+             strcmp(c->argv + strlen(c->argv) - strlen(label), label) == 0);
         if (strcmp(c->tool, "launchctl") != 0 || !mutating(c) || !ours)
             continue;
         verbs[n] = c->verb;
@@ -131,7 +133,8 @@ static bool label_rounds(const call_log *l, size_t from, const char *label,
     return whole_rounds(verbs, ok, n, rounds);
 }
 
-/* ---- the basics -------------------------------------------------------------- */
+/* ---- the basics
+ * -------------------------------------------------------------- */
 
 static void test_register_then_unchanged(void **state)
 {
@@ -151,7 +154,8 @@ static void test_register_then_unchanged(void **state)
     call_log l;
     log_read(f, &l);
     assert_true(l.n > before); /* it looked (print) ... */
-    assert_int_equal(count_mutating(&l, before), 0); /* ... and changed nothing */
+    assert_int_equal(count_mutating(&l, before),
+                     0); /* ... and changed nothing */
     log_free(&l);
     struct stat st2;
     assert_int_equal(stat(path, &st2), 0);
@@ -177,8 +181,8 @@ static void test_changed_spec_one_round(void **state)
     /* in this order: bootout, print until gone, enable, bootstrap */
     size_t out = find(&l, before, "bootout", NULL);
     size_t gone = out;
-    while (gone < l.n && !(strcmp(l.v[gone].verb, "print") == 0 &&
-                           l.v[gone].exit != 0))
+    while (gone < l.n &&
+           !(strcmp(l.v[gone].verb, "print") == 0 && l.v[gone].exit != 0))
         gone++;
     assert_true(gone < find(&l, before, "enable", NULL));
     assert_true(find(&l, before, "enable", NULL) <
@@ -206,7 +210,8 @@ static void test_naive_sequence_fails(void **state)
     free(err);
 }
 
-/* ---- teardown times from 0 to 3 s, in parallel ------------------------------- */
+/* ---- teardown times from 0 to 3 s, in parallel
+ * ------------------------------- */
 
 static void test_teardown_sweep(void **state)
 {
@@ -239,8 +244,7 @@ static void test_teardown_sweep(void **state)
     log_read(f, &l);
     for (size_t i = 0; i < N; i++) {
         if (j[i].code != TK_CODE_OK)
-            fail_msg("%s: code %d %s", sweep[i].label, j[i].code,
-                     j[i].reason);
+            fail_msg("%s: code %d %s", sweep[i].label, j[i].code, j[i].reason);
         assert_int_equal(j[i].action, A_UPDATED);
         assert_int_equal(j[i].attempts, 1); /* observed, so no retry */
         size_t out = find(&l, before, "bootout", sweep[i].label);
@@ -352,7 +356,8 @@ static void test_plutil_lints_first(void **state)
     log_free(&l);
 }
 
-/* ---- a cancel does not stop a Register --------------------------------------- */
+/* ---- a cancel does not stop a Register
+ * --------------------------------------- */
 
 static void test_cancel_does_not_stop_register(void **state)
 {
@@ -386,7 +391,8 @@ static void test_cancel_does_not_stop_register(void **state)
     tk_cancel_free(j.cancel);
 }
 
-/* ---- one label at a time; different labels in parallel ------------------------ */
+/* ---- one label at a time; different labels in parallel
+ * ------------------------ */
 
 static void test_same_label_never_interleaves(void **state)
 {
@@ -418,15 +424,15 @@ static void test_same_label_never_interleaves(void **state)
 static void test_interleaving_is_detected(void **state)
 {
     (void)state;
-    const char *const serial[] = { "bootout", "enable", "bootstrap",
+    const char *const serial[] = { "bootout",   "enable",  "bootstrap",
                                    "bootstrap", "bootout", "enable",
                                    "bootstrap" };
     const bool serial_ok[] = { 1, 1, 0, 1, 1, 1, 1 };
     size_t rounds;
     assert_true(whole_rounds(serial, serial_ok, 7, &rounds));
     assert_int_equal(rounds, 2);
-    const char *const mixed[] = { "bootout", "bootout", "enable",
-                                  "bootstrap", "enable", "bootstrap" };
+    const char *const mixed[] = { "bootout",   "bootout", "enable",
+                                  "bootstrap", "enable",  "bootstrap" };
     const bool mixed_ok[] = { 1, 1, 1, 1, 1, 1 };
     assert_false(whole_rounds(mixed, mixed_ok, 6, &rounds));
     const char *const early[] = { "bootout", "enable", "bootout", "bootstrap" };
@@ -463,7 +469,8 @@ static void test_different_labels_in_parallel(void **state)
     log_free(&l);
 }
 
-/* ---- domains, status, unregister, repair ----------------------------------------- */
+/* ---- domains, status, unregister, repair
+ * ----------------------------------------- */
 
 static void test_user_domain_without_gui(void **state)
 {
@@ -483,7 +490,8 @@ static void test_user_domain_without_gui(void **state)
 static void test_status_and_unregister(void **state)
 {
     fx *f = *state;
-    Tk__V1__ServiceStatusReply *r = status_of(f, "dev.example.st", NULL, LAUNCHD);
+    Tk__V1__ServiceStatusReply *r =
+        status_of(f, "dev.example.st", NULL, LAUNCHD);
     assert_false(r->installed);
     assert_false(r->loaded);
     protobuf_c_message_free_unpacked(&r->base, NULL);

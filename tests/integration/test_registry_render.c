@@ -18,7 +18,8 @@
 #include "registry_fx.h"
 #include "support.h"
 
-/* ---- golden files --------------------------------------------------------- */
+/* ---- golden files ---------------------------------------------------------
+ */
 
 static void spec_always(spec *s)
 {
@@ -103,7 +104,8 @@ static void test_deterministic(void **state)
     free(y);
 }
 
-/* ---- read back by real parsers -------------------------------------------- */
+/* ---- read back by real parsers --------------------------------------------
+ */
 
 static const char plist_to_json[] =
     "import json, plistlib, sys\n"
@@ -111,8 +113,7 @@ static const char plist_to_json[] =
     "    d = plistlib.load(f)\n"
     "json.dump(d, sys.stdout, ensure_ascii=False)\n";
 
-static void write_rendered(fx *f, spec *s, int backend, char *path,
-                           size_t len)
+static void write_rendered(fx *f, spec *s, int backend, char *path, size_t len)
 {
     char *def = render(f, s, backend);
     join(path, len, f->dir,
@@ -256,8 +257,9 @@ static void test_unit_verified_by_systemd(void **state)
     write_rendered(f, &s, SYSTEMD, path, sizeof path);
     snprintf(rt, sizeof rt, "XDG_RUNTIME_DIR=%s", f->run);
     snprintf(home, sizeof home, "HOME=%s", f->home);
-    const char *argv[] = { "/usr/bin/systemd-analyze", "--user", "verify",
-                           "--man=no", path, NULL };
+    const char *argv[] = {
+        "/usr/bin/systemd-analyze", "--user", "verify", "--man=no", path, NULL
+    };
     const char *env[] = { rt, home, NULL };
     char *err = NULL;
     int rc = run(argv, env, NULL, &err);
@@ -266,7 +268,8 @@ static void test_unit_verified_by_systemd(void **state)
     free(err);
 }
 
-/* ---- bad specs -------------------------------------------------------------- */
+/* ---- bad specs --------------------------------------------------------------
+ */
 
 typedef struct bad_case {
     const char *what;
@@ -380,12 +383,11 @@ static void test_bad_specs_name_their_field(void **state)
             spec s;
             spec_v(&s, "dev.example.bad", "ok");
             bad_cases[i].spoil(&s);
-            tk_status st = register_fails(f, &s, backend,
-                                          TK_CODE_INVALID_ARGUMENT);
+            tk_status st =
+                register_fails(f, &s, backend, TK_CODE_INVALID_ARGUMENT);
             if (strcmp(st.reason, bad_cases[i].reason) != 0 ||
                 strstr(st.message, bad_cases[i].field) == NULL)
-                fail_msg("%s: %s %s", bad_cases[i].what, st.reason,
-                         st.message);
+                fail_msg("%s: %s %s", bad_cases[i].what, st.reason, st.message);
             tk_status_clear(&st);
         }
     }

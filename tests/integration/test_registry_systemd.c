@@ -47,7 +47,8 @@ static char *argv_json(const spec *s)
     json_object *a = json_object_new_array();
     for (size_t i = 0; i < n; i++)
         json_object_array_add(a, json_object_new_string(argv[i]));
-    char *text = strdup(json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN));
+    char *text =
+        strdup(json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN));
     json_object_put(a);
     return text;
 }
@@ -72,8 +73,7 @@ static void test_register_then_unchanged(void **state)
     call_log l;
     log_read(f, &l);
     /* file, daemon-reload, enable, restart — in that order */
-    static const char *const want[] = { "daemon-reload", "enable",
-                                        "restart" };
+    static const char *const want[] = { "daemon-reload", "enable", "restart" };
     size_t k = 0;
     for (size_t i = 0; i < l.n; i++) {
         if (!mutating(&l.v[i]))
@@ -107,11 +107,9 @@ static void test_changed_spec_one_round(void **state)
     register_ok(f, &s, SYSTEMD, A_UPDATED);
     call_log l;
     log_read(f, &l);
-    assert_int_equal(count_calls(&l, before, "systemctl", "daemon-reload",
-                                 NULL),
-                     1);
-    assert_int_equal(count_calls(&l, before, "systemctl", "restart", NULL),
-                     1);
+    assert_int_equal(
+        count_calls(&l, before, "systemctl", "daemon-reload", NULL), 1);
+    assert_int_equal(count_calls(&l, before, "systemctl", "restart", NULL), 1);
     log_free(&l);
     assert_runs(f, &s); /* the new definition runs, not the old one */
 }
@@ -131,9 +129,9 @@ static void test_restart_without_reload_runs_the_old(void **state)
     write_file(path, def); /* the naive upgrade: new file ... */
     free(def);
     char *err = NULL;
-    assert_int_equal(fake(f, "systemctl", "--user", "restart",
-                          "demo.service", &err),
-                     0); /* ... restart */
+    assert_int_equal(
+        fake(f, "systemctl", "--user", "restart", "demo.service", &err),
+        0); /* ... restart */
     assert_non_null(strstr(err, "daemon-reload"));
     free(err);
     assert_runs(f, &v1); /* still v1 */
@@ -183,8 +181,8 @@ static void test_no_bus(void **state)
     tk_status st = register_fails(f, &s, SYSTEMD, TK_CODE_FAILED_PRECONDITION);
     assert_string_equal(st.reason, "NO_USER_MANAGER");
     assert_non_null(strstr(st.message, "loginctl enable-linger"));
-    assert_non_null(strstr((const char *)st.stderr_excerpt,
-                           "Failed to connect to bus"));
+    assert_non_null(
+        strstr((const char *)st.stderr_excerpt, "Failed to connect to bus"));
     tk_status_clear(&st);
 }
 
@@ -192,8 +190,7 @@ static size_t linger_warnings(fx *f, spec *s, int action)
 {
     Tk__V1__ServiceRegisterReply *rep = NULL;
     tk_status st;
-    assert_int_equal(call_register(f, s, SYSTEMD, &rep, &st, NULL),
-                     TK_CODE_OK);
+    assert_int_equal(call_register(f, s, SYSTEMD, &rep, &st, NULL), TK_CODE_OK);
     assert_int_equal(rep->action, action);
     size_t n = 0;
     for (size_t i = 0; i < rep->n_warnings; i++)
@@ -250,9 +247,8 @@ static void test_status_and_unregister(void **state)
     assert_null(r->last_exit);
     protobuf_c_message_free_unpacked(&r->base, NULL);
     /* stopped by hand: it ended by SIGTERM */
-    assert_int_equal(fake(f, "systemctl", "--user", "stop", "demo.service",
-                          NULL),
-                     0);
+    assert_int_equal(
+        fake(f, "systemctl", "--user", "stop", "demo.service", NULL), 0);
     r = status_of(f, "demo", NULL, SYSTEMD);
     assert_int_equal(r->pid, 0);
     assert_non_null(r->last_exit);
