@@ -73,6 +73,7 @@ int reg_fail(reg_error *e, rpc_code code, const char *reason, const char *fmt,
     e->code = code;
     e->reason = reason;
     e->stopped = false;
+    e->output[0] = '\0'; /* reg_keep_output fills it after, when a tool spoke */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(e->message, sizeof e->message, fmt, ap);
