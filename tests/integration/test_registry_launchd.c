@@ -271,7 +271,7 @@ static void test_retry_covers_the_gap_after_print(void **state)
     spec s;
     spec_v(&s, "dev.example.gap", "v1");
     register_ok(f, &s, LAUNCHD, A_INSTALLED);
-    fx_config(f, "\"teardown_ms\": 300, \"settle_ms\": 1000");
+    fx_config(f, "\"teardown_ms\": 300, \"settle_ms\": 1500");
     size_t before = log_size(f);
     spec_v(&s, "dev.example.gap", "v2");
     unsigned attempts = register_ok(f, &s, LAUNCHD, A_UPDATED);
