@@ -24,15 +24,18 @@ static const char *env_or(const char *given, const char *var)
     return v != NULL && v[0] != '\0' ? v : NULL;
 }
 
-/* The user's name, for loginctl's advice and the linger marker. */
-static void user_name(registry *r)
+/* The user's name (for loginctl's advice and the linger marker) and, into
+ * pw_home, the home directory the password database gives. */
+static void user_lookup(registry *r, char *pw_home, size_t len)
 {
     struct passwd pw;
     struct passwd *found = NULL;
     char buf[4096];
+    pw_home[0] = '\0';
     if (getpwuid_r(r->uid, &pw, buf, sizeof buf, &found) == 0 &&
         found != NULL) {
         snprintf(r->user, sizeof r->user, "%s", pw.pw_name);
+        snprintf(pw_home, len, "%s", pw.pw_dir ? pw.pw_dir : "");
         return;
     }
     const char *u = getenv("USER");
@@ -42,11 +45,20 @@ static void user_name(registry *r)
         snprintf(r->user, sizeof r->user, "%u", (unsigned)r->uid);
 }
 
-static int set_dirs(registry *r, const registry_config *cfg)
+/* Without a home directory the directories stay "" and every operation
+ * that needs one fails (NO_HOME); tkd still serves everything else. */
+static void set_dirs(registry *r, const registry_config *cfg,
+                     const char *pw_home)
 {
+    const char *rt = env_or(cfg->runtime_dir, "XDG_RUNTIME_DIR");
+    snprintf(r->runtime_dir, sizeof r->runtime_dir, "%s", rt ? rt : "");
+    snprintf(r->linger_dir, sizeof r->linger_dir, "%s",
+             cfg->linger_dir ? cfg->linger_dir : "/var/lib/systemd/linger");
     const char *home = env_or(cfg->home, "HOME");
-    if (home == NULL || home[0] != '/')
-        return -1;
+    if (home == NULL)
+        home = pw_home;
+    if (home[0] != '/')
+        return;
     const char *xdg = env_or(cfg->config_home, "XDG_CONFIG_HOME");
     char config_home[PATH_MAX];
     if (xdg != NULL && xdg[0] == '/') /* a relative one is to be ignored */
@@ -57,14 +69,9 @@ static int set_dirs(registry *r, const registry_config *cfg)
                       "%s/Library/LaunchAgents", home);
     int n2 = snprintf(r->units_dir, sizeof r->units_dir, "%s/systemd/user",
                       config_home);
-    const char *rt = env_or(cfg->runtime_dir, "XDG_RUNTIME_DIR");
-    snprintf(r->runtime_dir, sizeof r->runtime_dir, "%s", rt ? rt : "");
-    snprintf(r->linger_dir, sizeof r->linger_dir, "%s",
-             cfg->linger_dir ? cfg->linger_dir : "/var/lib/systemd/linger");
-    return n1 > 0 && (size_t)n1 < sizeof r->agents_dir && n2 > 0 &&
-                   (size_t)n2 < sizeof r->units_dir
-               ? 0
-               : -1;
+    if (n1 < 0 || (size_t)n1 >= sizeof r->agents_dir || n2 < 0 ||
+        (size_t)n2 >= sizeof r->units_dir)
+        r->agents_dir[0] = r->units_dir[0] = '\0'; /* too long: none */
 }
 
 int registry_new(registry **out, const registry_config *cfg, char *err,
@@ -80,14 +87,9 @@ int registry_new(registry **out, const registry_config *cfg, char *err,
         return -ENOMEM;
     }
     r->uid = getuid();
-    if (set_dirs(r, cfg) != 0) {
-        set_err(err, errlen,
-                "no home directory (HOME) for service "
-                "definitions, or its path is too long");
-        free(r);
-        return -EINVAL;
-    }
-    user_name(r);
+    char pw_home[PATH_MAX];
+    user_lookup(r, pw_home, sizeof pw_home);
+    set_dirs(r, cfg, pw_home);
     const char *path = env_or(cfg->path, "PATH");
     path = path != NULL ? path : "/usr/bin:/bin";
     reg_find_tool(r->launchctl, sizeof r->launchctl, "launchctl", path);
@@ -130,6 +132,10 @@ const reg_backend_ops *reg_backend_for(int kind, reg_error *e)
 int reg_def_path(char *out, size_t len, const registry *r,
                  const reg_backend_ops *ops, const char *label, reg_error *e)
 {
+    if (ops->dir(r)[0] == '\0')
+        return reg_fail(e, RPC_FAILED_PRECONDITION, "NO_HOME",
+                        "tkd has no home directory (HOME, absolute) to keep "
+                        "service definitions in");
     int n = snprintf(out, len, "%s/%s%s", ops->dir(r), label, ops->suffix);
     if (n < 0 || (size_t)n >= len)
         return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",

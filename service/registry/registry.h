@@ -48,8 +48,9 @@ typedef struct registry_config {
                                 cannot say whether the user lingers */
 } registry_config;
 
-/* Resolves the directories and the tools. Fails (-EINVAL, a message in
- * err) only when there is no home directory to put definitions in. */
+/* Resolves the directories and the tools. Fails only without memory;
+ * without a home directory (HOME, else the password database's) the
+ * operations answer FAILED_PRECONDITION, NO_HOME. */
 int registry_new(registry **out, const registry_config *cfg, char *err,
                  size_t errlen);
 /* NULL is accepted. No call may be running. */

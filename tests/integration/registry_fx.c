@@ -128,7 +128,7 @@ void fx_start(fx *f, const fx_opts *o)
         fx_link(f, "plutil");
     fx_config(f, "");
     registry_config rc = {
-        .home = f->home,
+        .home = o->no_home ? "" : f->home,
         .config_home = f->config,
         .runtime_dir = o->no_runtime ? "" : f->run,
         .path = f->bin,

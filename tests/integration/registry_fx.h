@@ -35,6 +35,7 @@ typedef struct fx_opts {
     bool plutil;      /* put the plutil model on PATH */
     bool no_loginctl; /* leave loginctl off PATH */
     bool no_runtime;  /* no XDG_RUNTIME_DIR */
+    bool no_home;     /* no (absolute) HOME */
 } fx_opts;
 
 typedef struct spec {

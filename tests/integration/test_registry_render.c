@@ -408,6 +408,28 @@ static void test_unknown_backend(void **state)
     tk_status_clear(&st);
 }
 
+/* tkd without a home directory still starts; Services says why it
+ * cannot work. */
+static void test_no_home(void **state)
+{
+    fx *f = *state;
+    spec s;
+    spec_v(&s, "dev.example.ok", "ok");
+    for (int backend = LAUNCHD; backend <= SYSTEMD; backend++) {
+        tk_status st =
+            register_fails(f, &s, backend, TK_CODE_FAILED_PRECONDITION);
+        assert_string_equal(st.reason, "NO_HOME");
+        tk_status_clear(&st);
+    }
+    assert_int_equal(log_size(f), 0);
+}
+
+static int setup_no_home(void **state)
+{
+    fx_opts o = { .no_home = true };
+    return fx_setup_with(state, &o);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, fx_setup, fx_teardown)
 
 int main(void)
@@ -422,6 +444,8 @@ int main(void)
         T(test_unit_verified_by_systemd),
         T(test_bad_specs_name_their_field),
         T(test_unknown_backend),
+        cmocka_unit_test_setup_teardown(test_no_home, setup_no_home,
+                                        fx_teardown),
     };
     return cmocka_run_group_tests_name("registry-render", tests, NULL, NULL);
 }
