@@ -15,6 +15,7 @@
 
 #include "git/git.h"
 #include "proc/proc.h"
+#include "registry/registry.h"
 #include "roots/roots.h"
 #include "locks/locks.h"
 #include "rpc/rpc.h"
@@ -28,6 +29,7 @@
 
 static const char usage_text[] =
     "usage: tkd [options]\n"
+    "       tkd install|uninstall ...   (tkd install --help)\n"
     "\n"
     "The tk worker daemon: serves tk.v1.* calls (protobuf over NNG REQ/REP).\n"
     "\n"
@@ -275,12 +277,16 @@ static int set_listen(options *o)
 
 int main(int argc, char **argv)
 {
+    /* The environment every child starts from, before any thread exists. */
+    proc_init();
+    int cli = registry_cli(argc, argv); /* tkd install, tkd uninstall */
+    if (cli >= 0)
+        return cli;
     /* Before any thread exists, so every thread inherits the mask. */
     if (rpc_block_stop_signals() != 0) {
         fprintf(stderr, "tkd: cannot block signals\n");
         return 1;
     }
-    proc_init(); /* the environment snapshot, before any thread exists */
     options o;
     memset(&o, 0, sizeof o);
     rpc_config_init(&o.rpc);
@@ -302,6 +308,7 @@ int main(int argc, char **argv)
     rpc_server *srv = NULL;
     locks_service *locks = NULL;
     tkgit *git = NULL;
+    registry *reg = NULL;
     rv = rpc_server_new(&srv, &o.rpc, err, sizeof err);
     if (rv == 0)
         rv = locks_service_new(&locks, &o.locks, err, sizeof err);
@@ -312,12 +319,17 @@ int main(int argc, char **argv)
     if (rv == 0)
         rv = tkgit_register(git, srv, err, sizeof err);
     if (rv == 0)
+        rv = registry_new(&reg, NULL, err, sizeof err);
+    if (rv == 0)
+        rv = registry_add_service(reg, srv, err, sizeof err);
+    if (rv == 0)
         rv = rpc_server_start(srv, err, sizeof err);
     if (rv != 0) {
         fprintf(stderr, "tkd: %s\n", err);
         rpc_server_free(srv);
         locks_service_free(locks);
         tkgit_free(git);
+        registry_free(reg);
         roots_free(o.roots);
         return 1;
     }
@@ -333,6 +345,7 @@ int main(int argc, char **argv)
     rpc_server_free(srv);
     locks_service_free(locks);
     tkgit_free(git);
+    registry_free(reg);
     roots_free(o.roots);
     return rv == 0 ? 0 : 1;
 }

@@ -1,0 +1,116 @@
+/* Small helpers of the registry: a growable string, the error record and
+ * the warnings of a result. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "registry_int.h"
+
+void reg_buf_add(reg_buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->data, cap);
+        if (p == NULL)
+            abort(); /* as rpc_call_alloc: nothing sensible to answer */
+        b->data = p;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void reg_buf_puts(reg_buf *b, const char *s)
+{
+    reg_buf_add(b, s, strlen(s));
+}
+
+void reg_buf_printf(reg_buf *b, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof small) {
+        reg_buf_add(b, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (big == NULL)
+        abort();
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    reg_buf_add(b, big, (size_t)n);
+    free(big);
+}
+
+void reg_buf_free(reg_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+bool reg_buf_equal(const reg_buf *a, const reg_buf *b)
+{
+    return a->len == b->len &&
+           (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
+}
+
+int reg_fail(reg_error *e, rpc_code code, const char *reason, const char *fmt,
+             ...)
+{
+    e->code = code;
+    e->reason = reason;
+    e->stopped = false;
+    e->output[0] = '\0'; /* reg_keep_output fills it after, when a tool spoke */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int reg_atoi(const char *s, int def)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || v < INT_MIN || v > INT_MAX)
+        return def;
+    return (int)v;
+}
+
+const char *reg_strerror(int err, char *buf, size_t len)
+{
+    return strerror_r(err, buf, len); /* the GNU one: returns the text */
+}
+
+int reg_stop(reg_error *e, const char *what)
+{
+    reg_fail(e, RPC_DEADLINE_EXCEEDED, "WRITE_TIMEOUT",
+             "stopped before %s: the call's time is up", what);
+    e->stopped = true;
+    return -1;
+}
+
+void reg_warn(reg_result *res, const char *fmt, ...)
+{
+    if (res->n_warnings == REG_MAX_WARNINGS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->warnings[res->n_warnings], sizeof res->warnings[0], fmt, ap);
+    va_end(ap);
+    res->n_warnings++;
+}

@@ -1,0 +1,217 @@
+/* `tkd install` and `tkd uninstall`: tkd registers itself through the same
+ * code as tk.v1.Services/Register, so installing a new tkd over an old one
+ * repairs the old definition (a wrong restart policy, an old path). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+#endif
+
+#include "registry_int.h"
+
+#define MAX_TKD_ARGS 64
+
+static const char usage_text[] =
+    "usage: tkd install [--backend auto|launchd|systemd] [--label L]\n"
+    "                   [-- TKD-OPTION...]\n"
+    "       tkd uninstall [--backend auto|launchd|systemd] [--label L]\n"
+    "\n"
+    "Registers this tkd executable as a user service (a launchd agent on\n"
+    "macOS, a systemd user unit elsewhere), started at login and restarted\n"
+    "when it fails, with the options after \"--\". Run it again after an\n"
+    "upgrade: it changes nothing when the definition is current and\n"
+    "replaces it when not. Labels: dev.tk.tkd (launchd), tkd (systemd).\n";
+
+typedef struct cli {
+    bool install;
+    int backend;
+    const char *label;
+    char *args[MAX_TKD_ARGS];
+    size_t n_args;
+} cli;
+
+static int parse_backend(const char *s)
+{
+    if (strcmp(s, "auto") == 0)
+        return REG_AUTO;
+    if (strcmp(s, "launchd") == 0)
+        return REG_LAUNCHD;
+    if (strcmp(s, "systemd") == 0)
+        return REG_SYSTEMD;
+    return -1;
+}
+
+/* 0 to go on, 1 help printed, 2 usage error. */
+static int parse(cli *o, int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0 && o->install) {
+            for (i++; i < argc; i++) {
+                if (o->n_args == MAX_TKD_ARGS) {
+                    fprintf(stderr, "tkd install: at most %d options\n",
+                            MAX_TKD_ARGS);
+                    return 2;
+                }
+                o->args[o->n_args++] = argv[i];
+            }
+        } else if (strcmp(a, "--help") == 0) {
+            fputs(usage_text, stdout);
+            return 1;
+        } else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
+            o->backend = parse_backend(argv[++i]);
+            if (o->backend < 0) {
+                fprintf(stderr,
+                        "tkd %s: --backend is auto, launchd or "
+                        "systemd, not \"%s\"\n",
+                        argv[1], argv[i]);
+                return 2;
+            }
+        } else if (strcmp(a, "--label") == 0 && i + 1 < argc) {
+            o->label = argv[++i];
+        } else {
+            fprintf(stderr, "tkd %s: unexpected \"%s\" (tkd %s --help)\n",
+                    argv[1], a, argv[1]);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* This executable's absolute path. */
+static int self_path(char *out, size_t len, const char *argv0)
+{
+#ifdef __APPLE__
+    char raw[PATH_MAX];
+    uint32_t size = sizeof raw;
+    if (_NSGetExecutablePath(raw, &size) == 0 && realpath(raw, out) != NULL)
+        return 0;
+#else
+    ssize_t n = readlink("/proc/self/exe", out, len - 1);
+    if (n > 0) {
+        out[n] = '\0';
+        return 0;
+    }
+#endif
+    char *real = strchr(argv0, '/') != NULL ? realpath(argv0, NULL) : NULL;
+    if (real == NULL || strlen(real) >= len) {
+        free(real);
+        return -1;
+    }
+    snprintf(out, len, "%s", real);
+    free(real);
+    return 0;
+}
+
+static reg_ctx write_ctx(registry *r)
+{
+    reg_ctx c = { .r = r,
+                  .kind = PROC_WRITE,
+                  .cancel_fd = -1,
+                  .deadline_ns =
+                      proc_now_ns() + (int64_t)REG_WRITE_TIMEOUT_MS * 1000000 };
+    return c;
+}
+
+static const char *const action_names[] = {
+    [REG_UNCHANGED] = "UNCHANGED (the definition is current and loaded)",
+    [REG_INSTALLED] = "INSTALLED",
+    [REG_UPDATED] = "UPDATED",
+};
+
+static int do_install(registry *r, const cli *o, const reg_backend_ops *ops,
+                      const char *label, const char *self)
+{
+    char log[PATH_MAX] = "";
+    const char *home = getenv("HOME");
+    /* launchd drops a job's output unless told where; systemd journals it */
+    if (ops->kind == REG_LAUNCHD && home != NULL && home[0] == '/')
+        snprintf(log, sizeof log, "%s/Library/Logs/tkd.log", home);
+    Tk__V1__ServiceSpec msg = TK__V1__SERVICE_SPEC__INIT;
+    msg.label = (char *)label;
+    msg.program = (char *)self;
+    msg.args = (char **)o->args;
+    msg.n_args = o->n_args;
+    msg.restart = TK__V1__SERVICE_SPEC__RESTART__ON_FAILURE;
+    msg.stderr_path = log;
+    msg.stdout_path = log;
+    reg_error e = { 0 };
+    reg_spec s;
+    reg_result res;
+    reg_ctx c = write_ctx(r);
+    char path[PATH_MAX] = "";
+    if (reg_spec_from_msg(&s, &msg, &e) != 0 ||
+        reg_op_register(&c, ops, &s, &res, &e) != 0 ||
+        reg_def_path(path, sizeof path, r, ops, label, &e) != 0) {
+        fprintf(stderr, "tkd install: %s\n", e.message);
+        reg_spec_free(&s);
+        return 1;
+    }
+    printf("tkd install: %s %s: %s (%s", ops->name, label,
+           action_names[res.action], path);
+    if (ops->kind == REG_LAUNCHD && res.attempts > 0)
+        printf(", bootstrap attempts: %u", res.attempts);
+    printf(")\n");
+    for (size_t i = 0; i < res.n_warnings; i++)
+        printf("tkd install: warning: %s\n", res.warnings[i]);
+    reg_spec_free(&s);
+    return 0;
+}
+
+static int do_uninstall(registry *r, const reg_backend_ops *ops,
+                        const char *label)
+{
+    reg_error e = { 0 };
+    reg_ctx c = write_ctx(r);
+    bool removed;
+    bool unloaded;
+    if (reg_op_unregister(&c, ops, label, &removed, &unloaded, &e) != 0) {
+        fprintf(stderr, "tkd uninstall: %s\n", e.message);
+        return 1;
+    }
+    printf("tkd uninstall: %s %s: %s, %s\n", ops->name, label,
+           unloaded ? "unloaded" : "was not loaded",
+           removed ? "definition removed" : "no definition was installed");
+    return 0;
+}
+
+int registry_cli(int argc, char **argv)
+{
+    if (argc < 2 ||
+        (strcmp(argv[1], "install") != 0 && strcmp(argv[1], "uninstall") != 0))
+        return -1;
+    cli o = { .install = strcmp(argv[1], "install") == 0 };
+    int rv = parse(&o, argc, argv);
+    if (rv != 0)
+        return rv == 1 ? 0 : 2;
+    reg_error e = { 0 };
+    const reg_backend_ops *ops = reg_backend_for(o.backend, &e);
+    char self[PATH_MAX];
+    if (o.install && self_path(self, sizeof self, argv[0]) != 0) {
+        fprintf(stderr, "tkd install: cannot tell where this tkd is\n");
+        return 1;
+    }
+    registry *r = NULL;
+    char err[256];
+    if (registry_new(&r, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "tkd %s: %s\n", argv[1], err);
+        return 1;
+    }
+    const char *label = o.label                    ? o.label
+                        : ops->kind == REG_LAUNCHD ? "dev.tk.tkd"
+                                                   : "tkd";
+    if (reg_label_check(label, &e) != 0) {
+        fprintf(stderr, "tkd %s: %s\n", argv[1], e.message);
+        rv = 2;
+    } else {
+        rv = o.install ? do_install(r, &o, ops, label, self)
+                       : do_uninstall(r, ops, label);
+    }
+    registry_free(r);
+    return rv;
+}

@@ -1,0 +1,202 @@
+/* The registry and its operations, shared by the tk.v1.Services handlers
+ * and by `tkd install`: render, lock the label, let the backend compare
+ * and act. */
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "registry_int.h"
+
+static void set_err(char *err, size_t errlen, const char *msg)
+{
+    if (err != NULL && errlen > 0)
+        snprintf(err, errlen, "%s", msg);
+}
+
+static const char *env_or(const char *given, const char *var)
+{
+    if (given != NULL)
+        return given;
+    const char *v = getenv(var);
+    return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+/* The user's name (for loginctl's advice and the linger marker) and, into
+ * pw_home, the home directory the password database gives. */
+static void user_lookup(registry *r, char *pw_home, size_t len)
+{
+    struct passwd pw;
+    struct passwd *found = NULL;
+    char buf[4096];
+    pw_home[0] = '\0';
+    if (getpwuid_r(r->uid, &pw, buf, sizeof buf, &found) == 0 &&
+        found != NULL) {
+        snprintf(r->user, sizeof r->user, "%s", pw.pw_name);
+        snprintf(pw_home, len, "%s", pw.pw_dir ? pw.pw_dir : "");
+        return;
+    }
+    const char *u = getenv("USER");
+    if (u != NULL && u[0] != '\0')
+        snprintf(r->user, sizeof r->user, "%s", u);
+    else
+        snprintf(r->user, sizeof r->user, "%u", (unsigned)r->uid);
+}
+
+/* Without a home directory the directories stay "" and every operation
+ * that needs one fails (NO_HOME); tkd still serves everything else. */
+static void set_dirs(registry *r, const registry_config *cfg,
+                     const char *pw_home)
+{
+    const char *rt = env_or(cfg->runtime_dir, "XDG_RUNTIME_DIR");
+    snprintf(r->runtime_dir, sizeof r->runtime_dir, "%s", rt ? rt : "");
+    snprintf(r->linger_dir, sizeof r->linger_dir, "%s",
+             cfg->linger_dir ? cfg->linger_dir : "/var/lib/systemd/linger");
+    const char *home = env_or(cfg->home, "HOME");
+    if (home == NULL)
+        home = pw_home;
+    if (home[0] != '/')
+        return;
+    const char *xdg = env_or(cfg->config_home, "XDG_CONFIG_HOME");
+    char config_home[PATH_MAX];
+    if (xdg != NULL && xdg[0] == '/') /* a relative one is to be ignored */
+        snprintf(config_home, sizeof config_home, "%s", xdg);
+    else
+        snprintf(config_home, sizeof config_home, "%s/.config", home);
+    int n1 = snprintf(r->agents_dir, sizeof r->agents_dir,
+                      "%s/Library/LaunchAgents", home);
+    int n2 = snprintf(r->units_dir, sizeof r->units_dir, "%s/systemd/user",
+                      config_home);
+    if (n1 < 0 || (size_t)n1 >= sizeof r->agents_dir || n2 < 0 ||
+        (size_t)n2 >= sizeof r->units_dir)
+        r->agents_dir[0] = r->units_dir[0] = '\0'; /* too long: none */
+}
+
+int registry_new(registry **out, const registry_config *cfg, char *err,
+                 size_t errlen)
+{
+    *out = NULL;
+    registry_config none = { 0 };
+    if (cfg == NULL)
+        cfg = &none;
+    registry *r = calloc(1, sizeof *r);
+    if (r == NULL) {
+        set_err(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    r->uid = getuid();
+    char pw_home[PATH_MAX];
+    user_lookup(r, pw_home, sizeof pw_home);
+    set_dirs(r, cfg, pw_home);
+    const char *path = env_or(cfg->path, "PATH");
+    path = path != NULL ? path : "/usr/bin:/bin";
+    reg_find_tool(r->launchctl, sizeof r->launchctl, "launchctl", path);
+    reg_find_tool(r->plutil, sizeof r->plutil, "plutil", path);
+    reg_find_tool(r->systemctl, sizeof r->systemctl, "systemctl", path);
+    reg_find_tool(r->loginctl, sizeof r->loginctl, "loginctl", path);
+    reg_locks_init(r);
+    *out = r;
+    return 0;
+}
+
+void registry_free(registry *r)
+{
+    if (r == NULL)
+        return;
+    reg_locks_destroy(r);
+    free(r);
+}
+
+const reg_backend_ops *reg_backend_for(int kind, reg_error *e)
+{
+    switch (kind) {
+    case REG_AUTO:
+#ifdef __APPLE__
+        return &reg_launchd_ops;
+#else
+        return &reg_systemd_ops;
+#endif
+    case REG_LAUNCHD:
+        return &reg_launchd_ops;
+    case REG_SYSTEMD:
+        return &reg_systemd_ops;
+    default:
+        reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_BACKEND",
+                 "backend: unknown value %d (AUTO, LAUNCHD or SYSTEMD)", kind);
+        return NULL;
+    }
+}
+
+int reg_def_path(char *out, size_t len, const registry *r,
+                 const reg_backend_ops *ops, const char *label, reg_error *e)
+{
+    if (ops->dir(r)[0] == '\0')
+        return reg_fail(e, RPC_FAILED_PRECONDITION, "NO_HOME",
+                        "tkd has no home directory (HOME, absolute) to keep "
+                        "service definitions in");
+    int n = snprintf(out, len, "%s/%s%s", ops->dir(r), label, ops->suffix);
+    if (n < 0 || (size_t)n >= len)
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
+                        "the definition's path would be too long");
+    return 0;
+}
+
+int reg_op_register(const reg_ctx *c, const reg_backend_ops *ops,
+                    const reg_spec *s, reg_result *res, reg_error *e)
+{
+    memset(res, 0, sizeof *res);
+    char path[PATH_MAX];
+    if (reg_def_path(path, sizeof path, c->r, ops, s->label, e) != 0)
+        return -1;
+    reg_buf def = { 0 };
+    ops->render(&def, s);
+    int rv = reg_label_lock(c->r, s->label, c->deadline_ns, e);
+    if (rv == 0) {
+        rv = ops->apply(c, s, path, &def, res, e);
+        reg_label_unlock(c->r, s->label);
+    }
+    reg_buf_free(&def);
+    return rv;
+}
+
+int reg_op_unregister(const reg_ctx *c, const reg_backend_ops *ops,
+                      const char *label, bool *removed, bool *unloaded,
+                      reg_error *e)
+{
+    *removed = *unloaded = false;
+    char path[PATH_MAX];
+    if (reg_def_path(path, sizeof path, c->r, ops, label, e) != 0 ||
+        reg_label_lock(c->r, label, c->deadline_ns, e) != 0)
+        return -1;
+    int rv = ops->unregister(c, label, path, removed, unloaded, e);
+    reg_label_unlock(c->r, label);
+    return rv;
+}
+
+int reg_op_status(const reg_ctx *c, const reg_backend_ops *ops,
+                  const char *label, const reg_spec *spec, reg_status *st,
+                  reg_error *e)
+{
+    memset(st, 0, sizeof *st);
+    char path[PATH_MAX];
+    if (reg_def_path(path, sizeof path, c->r, ops, label, e) != 0)
+        return -1;
+    reg_loaded ld = { 0 };
+    if (ops->status(c, label, st, &ld, e) != 0)
+        return -1;
+    reg_buf cur = { 0 };
+    st->installed = reg_file_read(&cur, path) == 0;
+    if (spec != NULL) {
+        reg_buf def = { 0 };
+        ops->render(&def, spec);
+        st->up_to_date =
+            st->installed && reg_buf_equal(&cur, &def) && ld.in_effect;
+        reg_buf_free(&def);
+    } else {
+        st->up_to_date = st->installed && ld.loaded && ld.file_fresh;
+    }
+    reg_buf_free(&cur);
+    return 0;
+}

@@ -1,0 +1,111 @@
+/* A spec as a systemd user unit (systemd.unit(5), systemd.service(5)),
+ * quoted as systemd.syntax(7) says, so every argument and value arrives
+ * as it was given. One layout: the same spec always gives the same bytes.
+ */
+#include <string.h>
+
+#include "registry_int.h"
+
+enum {
+    Q_DOLLAR = 1u << 0, /* "$" → "$$": ExecStart= substitutes variables */
+    Q_QUOTE = 1u << 1,  /* in "...": '"' and '\' escaped, tab as \t */
+};
+
+/* Specifiers are expanded in every setting written here: '%' → "%%". */
+static void escaped(reg_buf *b, const char *s, unsigned how)
+{
+    const char *run = s;
+    for (; *s != '\0'; s++) {
+        const char *rep = NULL;
+        if (*s == '%')
+            rep = "%%";
+        else if (*s == '$' && (how & Q_DOLLAR))
+            rep = "$$";
+        else if (*s == '"' && (how & Q_QUOTE))
+            rep = "\\\"";
+        else if (*s == '\\' && (how & Q_QUOTE))
+            rep = "\\\\";
+        else if (*s == '\t' && (how & Q_QUOTE))
+            rep = "\\t";
+        if (rep == NULL)
+            continue;
+        reg_buf_add(b, run, (size_t)(s - run));
+        reg_buf_puts(b, rep);
+        run = s + 1;
+    }
+    reg_buf_puts(b, run);
+}
+
+static void quoted(reg_buf *b, const char *s, unsigned how)
+{
+    reg_buf_puts(b, "\"");
+    escaped(b, s, how | Q_QUOTE);
+    reg_buf_puts(b, "\"");
+}
+
+static void exec_start(reg_buf *b, const reg_spec *s)
+{
+    /* The program is the executable's path itself, which systemd takes
+     * without variable substitution (spec.c refuses a '$' in it). Every
+     * word is quoted, so a ';' or a leading '-' in an argument is just
+     * that. */
+    reg_buf_puts(b, "ExecStart=");
+    quoted(b, s->program, 0);
+    for (size_t i = 0; i < s->n_args; i++) {
+        reg_buf_puts(b, " ");
+        quoted(b, s->args[i], Q_DOLLAR);
+    }
+    reg_buf_puts(b, "\n");
+}
+
+static const char *restart_value(reg_restart r)
+{
+    switch (r) {
+    case REG_ALWAYS:
+        return "always";
+    case REG_NEVER:
+        return "no";
+    case REG_ON_FAILURE:
+    default:
+        return "on-failure";
+    }
+}
+
+void reg_render_unit(reg_buf *b, const reg_spec *s)
+{
+    reg_buf_puts(b, "# Written by tkd (tk.v1.Services/Register). Register "
+                    "rewrites it when the\n# spec changes: change the spec, "
+                    "not this file.\n[Unit]\nDescription=");
+    escaped(b, s->label, 0);
+    /* In [Unit], where systemd reads it. No limit: like launchd's
+     * ThrottleInterval, RestartSec= slows a crash loop down, and the unit
+     * is never given up on. */
+    reg_buf_puts(b, "\nStartLimitIntervalSec=0\n\n[Service]\nType=exec\n");
+    exec_start(b, s);
+    for (size_t i = 0; i < s->n_env; i++) {
+        /* Environment= unquotes and expands specifiers; "$" is literal. */
+        reg_buf_printf(b, "Environment=\"%s=", s->env[i].name);
+        escaped(b, s->env[i].value, Q_QUOTE);
+        reg_buf_puts(b, "\"\n");
+    }
+    if (s->working_dir[0] != '\0') {
+        /* Paths are taken as written, specifiers expanded. */
+        reg_buf_puts(b, "WorkingDirectory=");
+        escaped(b, s->working_dir, 0);
+        reg_buf_puts(b, "\n");
+    }
+    if (s->stdout_path[0] != '\0') {
+        reg_buf_puts(b, "StandardOutput=append:");
+        escaped(b, s->stdout_path, 0);
+        reg_buf_puts(b, "\n");
+    }
+    if (s->stderr_path[0] != '\0') {
+        reg_buf_puts(b, "StandardError=append:");
+        escaped(b, s->stderr_path, 0);
+        reg_buf_puts(b, "\n");
+    }
+    reg_buf_printf(b,
+                   "Restart=%s\nRestartSec=%u\n\n[Install]\n"
+                   "WantedBy=default.target\n",
+                   restart_value(s->restart), s->throttle);
+}

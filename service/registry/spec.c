@@ -1,0 +1,271 @@
+/* A ServiceSpec checked field by field. Everything a backend writes comes
+ * from here, so a rule that keeps one backend's file well formed is a rule
+ * for both: the same spec is valid everywhere or nowhere. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "registry_int.h"
+
+/* The length of the UTF-8 sequence at p (its code point in *cp), or 0
+ * when it is not one: overlong forms, surrogates and beyond U+10FFFF
+ * are not. */
+static size_t utf8_seq(const unsigned char *p, unsigned *cp)
+{
+    unsigned c = p[0];
+    size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+    if (n == 0 || c > 0xf4)
+        return 0;
+    unsigned v = c & (0x7fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        v = (v << 6) | (p[i] & 0x3fu);
+    }
+    static const unsigned least[] = { 0, 0, 0x80, 0x800, 0x10000 };
+    if (v < least[n] || (v >= 0xd800 && v <= 0xdfff) || v > 0x10ffff)
+        return 0;
+    *cp = v;
+    return n;
+}
+
+/* Valid UTF-8 without control characters (tab allowed when tab_ok), and
+ * without U+FFFE/U+FFFF, which XML cannot carry. */
+static bool text_ok(const char *s, bool tab_ok)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p != '\0') {
+        if (*p < 0x80) {
+            if ((*p < 0x20 && !(tab_ok && *p == '\t')) || *p == 0x7f)
+                return false;
+            p++;
+            continue;
+        }
+        unsigned cp = 0;
+        size_t n = utf8_seq(p, &cp);
+        if (n == 0 || cp == 0xfffe || cp == 0xffff)
+            return false;
+        p += n;
+    }
+    return true;
+}
+
+int reg_label_check(const char *label, reg_error *e)
+{
+    size_t n = strlen(label);
+    if (n == 0)
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
+                        "spec.label is empty");
+    if (n > REG_LABEL_MAX)
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
+                        "spec.label is longer than %u bytes", REG_LABEL_MAX);
+    /* It is a file name in both backends and a systemd unit name: no '/',
+     * no space, no '@' (a template), no '\' (unit-name escapes). */
+    size_t ok = strspn(label, "abcdefghijklmnopqrstuvwxyz"
+                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+    if (ok != n)
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
+                        "spec.label \"%.200s\" has a character other than "
+                        "letters, digits, '.', '_' and '-' (at byte %zu)",
+                        text_ok(label, false) ? label : "?", ok);
+    if (strchr("._-", label[0]) != NULL)
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
+                        "spec.label must start with a letter or a digit");
+    return 0;
+}
+
+/* Absolute and normalized (no "//", "." or ".." parts, no trailing '/'),
+ * no control characters, no trailing white space (a unit file drops it). */
+static const char *path_problem(const char *p)
+{
+    size_t n = strlen(p);
+    if (p[0] != '/')
+        return "is not an absolute path";
+    if (n >= PATH_MAX)
+        return "is too long";
+    if (!text_ok(p, false))
+        return "has a control character or is not UTF-8";
+    if (n > 1 && p[n - 1] == '/')
+        return "ends in '/'";
+    if (p[n - 1] == ' ')
+        return "ends in a space";
+    if (p[n - 1] == '\\') /* a unit file would join the next line */
+        return "ends in a backslash";
+    if (strstr(p, "//") != NULL || strstr(p, "/./") != NULL ||
+        strstr(p, "/../") != NULL ||
+        strcmp(p + (n >= 2 ? n - 2 : 0), "/.") == 0 ||
+        strcmp(p + (n >= 3 ? n - 3 : 0), "/..") == 0)
+        return "is not normalized (\"//\", \".\" or \"..\")";
+    return NULL;
+}
+
+static int check_program(const char *program, reg_error *e)
+{
+    if (program[0] == '\0')
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
+                        "spec.program is empty");
+    const char *why = path_problem(program);
+    if (why != NULL)
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
+                        "spec.program %s", why);
+    if (strchr(program, '$') != NULL)
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
+                        "spec.program has a '$', which systemd would take "
+                        "for a variable in the program's argv[0]");
+    struct stat st;
+    char ebuf[128];
+    if (stat(program, &st) != 0)
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
+                        "spec.program %.1024s: %s", program,
+                        reg_strerror(errno, ebuf, sizeof ebuf));
+    if (!S_ISREG(st.st_mode) || access(program, X_OK) != 0)
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
+                        "spec.program %.1024s is not an executable file",
+                        program);
+    return 0;
+}
+
+static int check_path(const char *field, const char *reason, const char *p,
+                      reg_error *e)
+{
+    if (p[0] == '\0')
+        return 0;
+    const char *why = path_problem(p);
+    if (why != NULL)
+        return reg_fail(e, RPC_INVALID_ARGUMENT, reason, "spec.%s %s", field,
+                        why);
+    return 0;
+}
+
+static int check_args(const Tk__V1__ServiceSpec *m, reg_error *e)
+{
+    for (size_t i = 0; i < m->n_args; i++) {
+        if (strchr(m->args[i], '\n') != NULL)
+            return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_ARG",
+                            "spec.args[%zu] has a newline", i);
+        if (!text_ok(m->args[i], true))
+            return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_ARG",
+                            "spec.args[%zu] has a control character other "
+                            "than tab, or is not UTF-8",
+                            i);
+    }
+    return 0;
+}
+
+static int env_cmp(const void *a, const void *b)
+{
+    const reg_env *x = a;
+    const reg_env *y = b;
+    int c = strcmp(x->name, y->name);
+    /* stable for equal names: the later entry sorts after */
+    return c != 0 ? c : (x < y ? -1 : x > y);
+}
+
+static int check_env_entry(const char *name, const char *value, reg_error *e)
+{
+    size_t n = strlen(name);
+    if (n == 0 || strchr("0123456789", name[0]) != NULL ||
+        strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                     "0123456789_") != n)
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_ENV",
+                        "spec.env: \"%.100s\" is not a variable name "
+                        "(letters, digits and '_', not starting with a "
+                        "digit)",
+                        text_ok(name, false) ? name : "?");
+    if (!text_ok(value, false))
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_ENV",
+                        "spec.env[%s] has a control character or is not "
+                        "UTF-8",
+                        name);
+    return 0;
+}
+
+/* Sorted by name; of repeated names (a map sent twice on the wire) the
+ * last wins, as protobuf says. */
+static int take_env(reg_spec *s, const Tk__V1__ServiceSpec *m, reg_error *e)
+{
+    if (m->n_env == 0)
+        return 0;
+    reg_env *env = calloc(m->n_env, sizeof *env);
+    if (env == NULL)
+        return reg_fail(e, RPC_RESOURCE_EXHAUSTED, "NO_MEMORY",
+                        "out of memory");
+    for (size_t i = 0; i < m->n_env; i++) {
+        env[i].name = m->env[i]->key;
+        env[i].value = m->env[i]->value;
+        if (check_env_entry(env[i].name, env[i].value, e) != 0) {
+            free(env);
+            return -1;
+        }
+    }
+    qsort(env, m->n_env, sizeof *env, env_cmp);
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_env; i++) {
+        if (n > 0 && strcmp(env[n - 1].name, env[i].name) == 0)
+            n--;
+        env[n++] = env[i];
+    }
+    s->env = env;
+    s->n_env = n;
+    return 0;
+}
+
+static int take_restart(reg_spec *s, int restart, unsigned throttle,
+                        reg_error *e)
+{
+    switch (restart) {
+    case TK__V1__SERVICE_SPEC__RESTART__RESTART_UNSPECIFIED:
+    case TK__V1__SERVICE_SPEC__RESTART__ON_FAILURE:
+        s->restart = REG_ON_FAILURE;
+        break;
+    case TK__V1__SERVICE_SPEC__RESTART__ALWAYS:
+        s->restart = REG_ALWAYS;
+        break;
+    case TK__V1__SERVICE_SPEC__RESTART__NEVER:
+        s->restart = REG_NEVER;
+        break;
+    default:
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_RESTART",
+                        "spec.restart: unknown value %d (ON_FAILURE, ALWAYS "
+                        "or NEVER)",
+                        restart);
+    }
+    if (throttle > REG_MAX_THROTTLE)
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_THROTTLE",
+                        "spec.throttle_seconds: %u is more than %u", throttle,
+                        REG_MAX_THROTTLE);
+    s->throttle = throttle != 0 ? throttle : REG_DEFAULT_THROTTLE;
+    return 0;
+}
+
+int reg_spec_from_msg(reg_spec *out, const Tk__V1__ServiceSpec *m, reg_error *e)
+{
+    memset(out, 0, sizeof *out);
+    if (m == NULL)
+        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
+                        "spec is missing");
+    if (reg_label_check(m->label, e) != 0 ||
+        check_program(m->program, e) != 0 || check_args(m, e) != 0 ||
+        check_path("working_dir", "BAD_WORKING_DIR", m->working_dir, e) != 0 ||
+        check_path("stdout_path", "BAD_LOG_PATH", m->stdout_path, e) != 0 ||
+        check_path("stderr_path", "BAD_LOG_PATH", m->stderr_path, e) != 0 ||
+        take_restart(out, (int)m->restart, m->throttle_seconds, e) != 0)
+        return -1;
+    out->label = m->label;
+    out->program = m->program;
+    out->args = (const char *const *)m->args;
+    out->n_args = m->n_args;
+    out->working_dir = m->working_dir;
+    out->stdout_path = m->stdout_path;
+    out->stderr_path = m->stderr_path;
+    return take_env(out, m, e);
+}
+
+void reg_spec_free(reg_spec *s)
+{
+    free(s->env);
+    s->env = NULL;
+    s->n_env = 0;
+}

@@ -1,0 +1,283 @@
+/* The systemd backend: a user unit in $XDG_CONFIG_HOME/systemd/user,
+ * managed with `systemctl --user`.
+ *
+ * systemd has no bootout race: stop and restart wait for their job. Its
+ * traps are others: the manager keeps the definition it loaded, so after
+ * the file changes a restart without daemon-reload runs the old one; and
+ * a user manager stops at the user's last logout unless lingering is on.
+ * So every change is file, daemon-reload, enable, restart, and Register
+ * warns when lingering is off. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "registry_int.h"
+
+typedef struct sd_op {
+    const reg_ctx *c;
+    char unit[REG_LABEL_MAX + 16];
+    char env_rt[PATH_MAX + 32];
+} sd_op;
+
+/* What `systemctl --user show` says of the unit. */
+typedef struct sd_show {
+    char active[32];     /* ActiveState: active, failed, inactive, ... */
+    char file_state[32]; /* UnitFileState: enabled, disabled, "" */
+    bool need_reload;    /* NeedDaemonReload */
+    int pid;             /* MainPID */
+    int code;            /* ExecMainCode: 1 exited, 2 killed, 3 dumped */
+    int status;          /* ExecMainStatus */
+} sd_show;
+
+static int no_manager(const sd_op *op, const char *why, reg_error *e)
+{
+    const registry *r = op->c->r;
+    return reg_fail(e, RPC_FAILED_PRECONDITION, "NO_USER_MANAGER",
+                    "systemctl --user cannot reach the user manager of %s "
+                    "(%.512s). Log in to start it, or run `loginctl "
+                    "enable-linger %s` (it then runs without a login) and "
+                    "start tkd with XDG_RUNTIME_DIR=/run/user/%u",
+                    r->user, why, r->user, (unsigned)r->uid);
+}
+
+static int sd_begin(sd_op *op, const reg_ctx *c, const char *label,
+                    reg_error *e)
+{
+    memset(op, 0, sizeof *op);
+    op->c = c;
+    const registry *r = c->r;
+    if (r->systemctl[0] == '\0')
+        return reg_fail(e, RPC_FAILED_PRECONDITION, "TOOL_NOT_FOUND",
+                        "systemctl is not on tkd's PATH: the systemd "
+                        "backend needs systemd");
+    struct stat st;
+    if (r->runtime_dir[0] == '\0')
+        return no_manager(op, "XDG_RUNTIME_DIR is not set", e);
+    if (stat(r->runtime_dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return no_manager(op, "XDG_RUNTIME_DIR is not a directory", e);
+    snprintf(op->unit, sizeof op->unit, "%s.service", label);
+    snprintf(op->env_rt, sizeof op->env_rt, "XDG_RUNTIME_DIR=%s",
+             r->runtime_dir);
+    return 0;
+}
+
+static int systemctl(reg_out *o, const sd_op *op, const char *const *args,
+                     reg_error *e)
+{
+    const char *argv[16] = { "systemctl", "--user" };
+    size_t n = 2;
+    for (; *args != NULL && n + 1 < sizeof argv / sizeof *argv; args++)
+        argv[n++] = *args;
+    argv[n] = NULL;
+    const char *env[] = { op->env_rt, NULL };
+    return reg_run(o, op->c, op->c->r->systemctl, argv, env, e);
+}
+
+/* Runs `systemctl --user VERB [UNIT]`; a non-zero exit is an error. */
+static int sd_do(const sd_op *op, const char *verb, bool with_unit,
+                 reg_error *e)
+{
+    const char *args[] = { verb, with_unit ? op->unit : NULL, NULL };
+    reg_out o;
+    if (systemctl(&o, op, args, e) != 0)
+        return -1;
+    int rv = 0;
+    const char *said = reg_out_text(&o);
+    if (o.exit != 0 && strstr(said, "Failed to connect to bus") != NULL)
+        rv = no_manager(op, said, e);
+    else if (o.exit != 0)
+        rv = reg_fail(e, RPC_FAILED_PRECONDITION, "SYSTEMCTL_FAILED",
+                      "systemctl --user %s%s%s failed (exit %d): %.1024s", verb,
+                      with_unit ? " " : "", with_unit ? op->unit : "", o.exit,
+                      said);
+    if (rv != 0)
+        reg_keep_output(e, &o);
+    reg_out_free(&o);
+    return rv;
+}
+
+static void parse_show(const char *text, sd_show *sh)
+{
+    for (const char *p = text; p != NULL && *p != '\0';) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl != NULL ? (size_t)(nl - p) : strlen(p);
+        char line[256];
+        snprintf(line, sizeof line, "%.*s", (int)n, p);
+        char *v = strchr(line, '=');
+        if (v != NULL) {
+            *v++ = '\0';
+            if (strcmp(line, "ActiveState") == 0)
+                snprintf(sh->active, sizeof sh->active, "%s", v);
+            else if (strcmp(line, "UnitFileState") == 0)
+                snprintf(sh->file_state, sizeof sh->file_state, "%s", v);
+            else if (strcmp(line, "NeedDaemonReload") == 0)
+                sh->need_reload = strcmp(v, "yes") == 0;
+            else if (strcmp(line, "MainPID") == 0)
+                sh->pid = reg_atoi(v, 0);
+            else if (strcmp(line, "ExecMainCode") == 0)
+                sh->code = reg_atoi(v, 0);
+            else if (strcmp(line, "ExecMainStatus") == 0)
+                sh->status = reg_atoi(v, 0);
+        }
+        p = nl != NULL ? nl + 1 : NULL;
+    }
+}
+
+static int sd_read_show(const sd_op *op, sd_show *sh, reg_error *e)
+{
+    memset(sh, 0, sizeof *sh);
+    const char *args[] = { "show", op->unit,
+                           "--property=ActiveState,"
+                           "UnitFileState,NeedDaemonReload,MainPID,"
+                           "ExecMainCode,ExecMainStatus",
+                           NULL };
+    reg_out o;
+    if (systemctl(&o, op, args, e) != 0)
+        return -1;
+    int rv = 0;
+    if (o.exit != 0) {
+        const char *said = reg_out_text(&o);
+        rv = strstr(said, "Failed to connect to bus") != NULL
+                 ? no_manager(op, said, e)
+                 : reg_fail(e, RPC_FAILED_PRECONDITION, "SYSTEMCTL_FAILED",
+                            "systemctl --user show %s failed (exit %d): "
+                            "%.1024s",
+                            op->unit, o.exit, said);
+        reg_keep_output(e, &o);
+    } else if (o.out != NULL) {
+        parse_show(o.out, sh);
+    }
+    reg_out_free(&o);
+    return rv;
+}
+
+static bool sd_enabled(const sd_show *sh)
+{
+    return strcmp(sh->file_state, "enabled") == 0;
+}
+
+/* Lingering: loginctl's answer, else the marker file logind keeps. */
+static void sd_linger_warning(const sd_op *op, reg_result *res)
+{
+    const registry *r = op->c->r;
+    int known = 0; /* 1 on, -1 off */
+    if (r->loginctl[0] != '\0') {
+        char uid[32];
+        snprintf(uid, sizeof uid, "%u", (unsigned)r->uid);
+        const char *argv[] = { "loginctl", "show-user", uid,
+                               "--property=Linger", NULL };
+        const char *env[] = { op->env_rt, NULL };
+        reg_out o;
+        reg_error ignored;
+        if (reg_run(&o, op->c, r->loginctl, argv, env, &ignored) == 0 &&
+            o.exit == 0 && o.out != NULL)
+            known = strstr(o.out, "Linger=yes") != NULL  ? 1
+                    : strstr(o.out, "Linger=no") != NULL ? -1
+                                                         : 0;
+        reg_out_free(&o);
+    }
+    if (known == 0) {
+        char marker[PATH_MAX + sizeof r->user];
+        struct stat st;
+        snprintf(marker, sizeof marker, "%s/%s", r->linger_dir, r->user);
+        known = stat(marker, &st) == 0 ? 1 : -1;
+    }
+    if (known < 0)
+        reg_warn(res,
+                 "lingering is off for %s: the unit stops when the last "
+                 "session of %s ends and starts at the next login; "
+                 "`loginctl enable-linger %s` keeps it running",
+                 r->user, r->user, r->user);
+}
+
+static int sd_apply(const reg_ctx *c, const reg_spec *s, const char *path,
+                    const reg_buf *def, reg_result *res, reg_error *e)
+{
+    sd_op op;
+    sd_show sh;
+    if (sd_begin(&op, c, s->label, e) != 0 || sd_read_show(&op, &sh, e) != 0)
+        return -1;
+    reg_buf old = { 0 };
+    int rd = reg_file_read(&old, path);
+    bool same = rd == 0 && reg_buf_equal(&old, def);
+    reg_buf_free(&old);
+    bool in_effect =
+        sd_enabled(&sh) && !sh.need_reload && strcmp(sh.active, "failed") != 0;
+    if (same && in_effect) {
+        res->action = REG_UNCHANGED;
+        sd_linger_warning(&op, res);
+        return 0;
+    }
+    res->action = rd == 0 ? REG_UPDATED : REG_INSTALLED;
+    reg_staged st;
+    if (reg_file_stage(&st, path, def, e) != 0 || reg_file_commit(&st, e) != 0)
+        return -1;
+    /* daemon-reload first: enable reloads only when it adds a link, so an
+     * enabled unit would otherwise restart with its old definition. */
+    if (sd_do(&op, "daemon-reload", false, e) != 0 ||
+        sd_do(&op, "enable", true, e) != 0 ||
+        sd_do(&op, "restart", true, e) != 0)
+        return -1;
+    res->attempts = 1;
+    sd_linger_warning(&op, res);
+    return 0;
+}
+
+static int sd_unregister(const reg_ctx *c, const char *label, const char *path,
+                         bool *removed, bool *unloaded, reg_error *e)
+{
+    sd_op op;
+    sd_show sh;
+    if (sd_begin(&op, c, label, e) != 0 || sd_read_show(&op, &sh, e) != 0)
+        return -1;
+    bool active = strcmp(sh.active, "active") == 0 ||
+                  strcmp(sh.active, "activating") == 0 ||
+                  strcmp(sh.active, "reloading") == 0;
+    if (active && sd_do(&op, "stop", true, e) != 0)
+        return -1;
+    if (sd_enabled(&sh) && sd_do(&op, "disable", true, e) != 0)
+        return -1;
+    *unloaded = active || sd_enabled(&sh);
+    if (reg_file_remove(path, removed, e) != 0)
+        return -1;
+    return *removed ? sd_do(&op, "daemon-reload", false, e) : 0;
+}
+
+static int sd_status(const reg_ctx *c, const char *label, reg_status *st,
+                     reg_loaded *ld, reg_error *e)
+{
+    sd_op op;
+    sd_show sh;
+    if (sd_begin(&op, c, label, e) != 0 || sd_read_show(&op, &sh, e) != 0)
+        return -1;
+    st->loaded = ld->loaded = sd_enabled(&sh);
+    st->pid = sh.pid;
+    if (sh.code == 1) {
+        st->exited = true;
+        st->exit_code = sh.status;
+    } else if (sh.code == 2 || sh.code == 3) {
+        st->exited = true;
+        st->exit_signal = sh.status;
+    }
+    ld->file_fresh = !sh.need_reload;
+    ld->in_effect =
+        sd_enabled(&sh) && !sh.need_reload && strcmp(sh.active, "failed") != 0;
+    return 0;
+}
+
+static const char *sd_dir(const registry *r)
+{
+    return r->units_dir;
+}
+
+const reg_backend_ops reg_systemd_ops = {
+    .kind = REG_SYSTEMD,
+    .name = "systemd",
+    .suffix = ".service",
+    .render = reg_render_unit,
+    .dir = sd_dir,
+    .apply = sd_apply,
+    .unregister = sd_unregister,
+    .status = sd_status,
+};

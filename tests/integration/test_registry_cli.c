@@ -1,0 +1,172 @@
+/* `tkd install` / `tkd uninstall`: the real tkd registers itself through
+ * the Register code, on a temporary HOME, with the models of launchctl and
+ * systemctl first on its PATH. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "registry_fx.h"
+#include "support.h"
+
+/* tkd with argv[1..] (NULL-terminated) in the fixture's environment; its
+ * exit status, *out its stdout (free it). */
+static int tkd(const fx *f, const char *const *args, char **out)
+{
+    const char *argv[16] = { ts_program("TKD") };
+    size_t n = 1;
+    for (; *args != NULL; args++)
+        argv[n++] = *args;
+    argv[n] = NULL;
+    char home[PATH_MAX + 8], xdg[PATH_MAX + 32], rt[PATH_MAX + 32],
+        path[PATH_MAX + 32];
+    snprintf(home, sizeof home, "HOME=%s", f->home);
+    snprintf(xdg, sizeof xdg, "XDG_CONFIG_HOME=%s", f->config);
+    snprintf(rt, sizeof rt, "XDG_RUNTIME_DIR=%s", f->run);
+    snprintf(path, sizeof path, "PATH=%s:/usr/bin:/bin", f->bin);
+    const char *env[] = { home, xdg, rt, path, NULL };
+    char *err = NULL;
+    int rc = run(argv, env, out, &err);
+    if (rc != 0 && rc != 2)
+        fprintf(stderr, "tkd %s: %s\n", args[0], err ? err : "");
+    free(err);
+    return rc;
+}
+
+static void test_install_systemd(void **state)
+{
+    fx *f = *state;
+    const char *args[] = { "install",     "--backend",
+                           "systemd",     "--",
+                           "--listen",    "ipc:///tmp/tk test.sock",
+                           "--log-level", "debug",
+                           NULL };
+    char *out = NULL;
+    assert_int_equal(tkd(f, args, &out), 0);
+    assert_non_null(strstr(out, "INSTALLED"));
+    free(out);
+    /* what runs is this tkd, with the options after "--" */
+    char self[PATH_MAX];
+    assert_non_null(realpath(ts_program("TKD"), self));
+    json_object *want = json_object_new_array();
+    json_object_array_add(want, json_object_new_string(self));
+    for (size_t i = 4; args[i] != NULL; i++)
+        json_object_array_add(want, json_object_new_string(args[i]));
+    call_log l;
+    log_read(f, &l);
+    const char *runs = "";
+    for (size_t i = 0; i < l.n; i++)
+        if (l.v[i].runs[0] != '\0')
+            runs = l.v[i].runs;
+    assert_string_equal(
+        runs, json_object_to_json_string_ext(want, JSON_C_TO_STRING_PLAIN));
+    json_object_put(want);
+    size_t before = l.n;
+    log_free(&l);
+    char unit[PATH_MAX];
+    join(unit, sizeof unit, f->units, "tkd.service");
+    char *text = read_file(unit);
+    assert_non_null(strstr(text, "Restart=on-failure\n"));
+    free(text);
+
+    /* again: nothing to do */
+    assert_int_equal(tkd(f, args, &out), 0);
+    assert_non_null(strstr(out, "UNCHANGED"));
+    free(out);
+    log_read(f, &l);
+    assert_int_equal(count_mutating(&l, before), 0);
+    log_free(&l);
+
+    /* an old install with a wrong restart policy is repaired */
+    text = read_file(unit);
+    char *p = strstr(text, "Restart=on-failure\n");
+    assert_non_null(p);
+    char *old = NULL;
+    assert_true(asprintf(&old, "%.*sRestart=no\n%s", (int)(p - text), text,
+                         p + strlen("Restart=on-failure\n")) > 0);
+    write_file(unit, old);
+    free(old);
+    free(text);
+    assert_int_equal(tkd(f, args, &out), 0);
+    assert_non_null(strstr(out, "UPDATED"));
+    free(out);
+    text = read_file(unit);
+    assert_non_null(strstr(text, "Restart=on-failure\n"));
+    free(text);
+
+    const char *un[] = { "uninstall", "--backend", "systemd", NULL };
+    assert_int_equal(tkd(f, un, &out), 0);
+    assert_non_null(strstr(out, "definition removed"));
+    free(out);
+    struct stat sb;
+    assert_int_not_equal(stat(unit, &sb), 0);
+}
+
+static void test_install_launchd(void **state)
+{
+    fx *f = *state;
+    fx_config(f, "\"teardown_ms\": 400");
+    const char *args[] = { "install", "--backend", "launchd", NULL };
+    char *out = NULL;
+    assert_int_equal(tkd(f, args, &out), 0);
+    assert_non_null(strstr(out, "INSTALLED"));
+    free(out);
+    char plist[PATH_MAX];
+    join(plist, sizeof plist, f->agents, "dev.tk.tkd.plist");
+    char *text = read_file(plist);
+    assert_non_null(text);
+    char self[PATH_MAX], want[PATH_MAX + 32];
+    assert_non_null(realpath(ts_program("TKD"), self));
+    snprintf(want, sizeof want, "<string>%s</string>", self);
+    assert_non_null(strstr(text, want));
+    assert_non_null(strstr(text, "<key>SuccessfulExit</key>"));
+    free(text);
+    /* a new option is a new definition: one bootout/bootstrap round */
+    size_t before = log_size(f);
+    const char *again[] = { "install",   "--backend", "launchd", "--",
+                            "--workers", "4",         NULL };
+    assert_int_equal(tkd(f, again, &out), 0);
+    assert_non_null(strstr(out, "UPDATED"));
+    free(out);
+    call_log l;
+    log_read(f, &l);
+    assert_int_equal(count_calls(&l, before, "launchctl", "bootout", NULL), 1);
+    assert_int_equal(count_calls(&l, before, "launchctl", "bootstrap", NULL),
+                     1);
+    log_free(&l);
+    const char *un[] = { "uninstall", "--backend", "launchd", NULL };
+    assert_int_equal(tkd(f, un, &out), 0);
+    assert_non_null(strstr(out, "unloaded, definition removed"));
+    free(out);
+}
+
+static void test_usage_errors(void **state)
+{
+    fx *f = *state;
+    const char *bad_backend[] = { "install", "--backend", "upstart", NULL };
+    assert_int_equal(tkd(f, bad_backend, NULL), 2);
+    const char *bad_label[] = { "install", "--label", "a/b", NULL };
+    assert_int_equal(tkd(f, bad_label, NULL), 2);
+    const char *stray[] = { "uninstall", "--", "x", NULL };
+    assert_int_equal(tkd(f, stray, NULL), 2);
+    assert_int_equal(log_size(f), 0);
+}
+
+#define T(name) cmocka_unit_test_setup_teardown(name, fx_setup, fx_teardown)
+
+int main(void)
+{
+    proc_init();
+    const struct CMUnitTest tests[] = {
+        T(test_install_systemd),
+        T(test_install_launchd),
+        T(test_usage_errors),
+    };
+    return cmocka_run_group_tests_name("registry-cli", tests, NULL, NULL);
+}

@@ -1,0 +1,572 @@
+/* tk.v1.Services on the launchd backend, against the launchctl model
+ * (tests/fakes/launchctl): bootout returns before the job leaves the
+ * domain, and a bootstrap meanwhile fails with "Input/output error". Each
+ * positive test has its control: the naive `bootout; bootstrap` fails
+ * against the same model; the check that finds interleaved sequences finds
+ * a constructed one. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "registry_fx.h"
+#include "support.h"
+
+static int setup_plutil(void **state)
+{
+    fx_opts o = { .plutil = true };
+    return fx_setup_with(state, &o);
+}
+
+/* ---- Register runs in a thread (no cmocka asserts there) ------------------
+ */
+
+typedef struct job {
+    fx *f;
+    spec s;
+    tk_cancel *cancel;
+    int code;
+    int action;
+    unsigned attempts;
+    bool write_completed;
+    int cause;
+    char reason[64];
+    pthread_t thread;
+} job;
+
+static void *job_main(void *arg)
+{
+    job *j = arg;
+    Tk__V1__ServiceRegisterReply *rep = NULL;
+    tk_status st;
+    j->code = call_register(j->f, &j->s, LAUNCHD, &rep, &st, j->cancel);
+    if (rep != NULL) {
+        j->action = rep->action;
+        j->attempts = rep->attempts;
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    }
+    j->write_completed = st.write_completed;
+    j->cause = st.cause;
+    snprintf(j->reason, sizeof j->reason, "%s", st.reason);
+    tk_status_clear(&st);
+    return NULL;
+}
+
+static void job_start(job *j, fx *f, const char *label, const char *word)
+{
+    memset(j, 0, sizeof *j);
+    j->f = f;
+    spec_v(&j->s, label, word);
+    assert_int_equal(pthread_create(&j->thread, NULL, job_main, j), 0);
+}
+
+static void job_join(job *j)
+{
+    assert_int_equal(pthread_join(j->thread, NULL), 0);
+}
+
+/* ---- reading the log --------------------------------------------------------
+ */
+
+static size_t find(const call_log *l, size_t from, const char *verb,
+                   const char *has)
+{
+    for (size_t i = from; i < l->n; i++)
+        if (strcmp(l->v[i].tool, "launchctl") == 0 &&
+            strcmp(l->v[i].verb, verb) == 0 &&
+            (has == NULL || strstr(l->v[i].argv, has) != NULL))
+            return i;
+    return (size_t)-1;
+}
+
+/* The launchctl calls that change a label, in log order, must form whole
+ * rounds — [bootout] enable bootstrap... (failed attempts, then one that
+ * loaded) — never a call of one round inside another. */
+static bool whole_rounds(const char *const *verbs, const bool *ok, size_t n,
+                         size_t *rounds)
+{
+    enum { IDLE, OUT, ENABLED } at = IDLE;
+    *rounds = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = verbs[i];
+        if (strcmp(v, "bootout") == 0 && at == IDLE)
+            at = OUT;
+        else if (strcmp(v, "enable") == 0 && at != ENABLED)
+            at = ENABLED;
+        else if (strcmp(v, "bootstrap") == 0 && at == ENABLED) {
+            if (ok[i]) {
+                at = IDLE;
+                ++*rounds;
+            }
+        } else
+            return false;
+    }
+    return at == IDLE;
+}
+
+static bool label_rounds(const call_log *l, size_t from, const char *label,
+                         size_t *rounds)
+{
+    const char *verbs[256];
+    bool ok[256];
+    size_t n = 0;
+    char plist[256];
+    snprintf(plist, sizeof plist, "/%s.plist", label);
+    for (size_t i = from; i < l->n && n < 256; i++) {
+        const call_rec *c = &l->v[i];
+        bool ours =
+            strstr(c->argv, plist) != NULL ||
+            (strlen(c->argv) > strlen(label) &&
+             strcmp(c->argv + strlen(c->argv) - strlen(label), label) == 0);
+        if (strcmp(c->tool, "launchctl") != 0 || !mutating(c) || !ours)
+            continue;
+        verbs[n] = c->verb;
+        ok[n++] = c->exit == 0;
+    }
+    return whole_rounds(verbs, ok, n, rounds);
+}
+
+/* ---- the basics
+ * -------------------------------------------------------------- */
+
+static void test_register_then_unchanged(void **state)
+{
+    fx *f = *state;
+    spec s;
+    spec_v(&s, "dev.example.a", "v1");
+    assert_int_equal(register_ok(f, &s, LAUNCHD, A_INSTALLED), 1);
+    assert_installed(f, &s, LAUNCHD);
+    char path[PATH_MAX];
+    def_path(path, sizeof path, f, "dev.example.a", LAUNCHD);
+    struct stat st1;
+    assert_int_equal(stat(path, &st1), 0);
+    assert_int_equal(st1.st_mode & 07777, 0644);
+
+    size_t before = log_size(f);
+    assert_int_equal(register_ok(f, &s, LAUNCHD, A_UNCHANGED), 0);
+    call_log l;
+    log_read(f, &l);
+    assert_true(l.n > before); /* it looked (print) ... */
+    assert_int_equal(count_mutating(&l, before),
+                     0); /* ... and changed nothing */
+    log_free(&l);
+    struct stat st2;
+    assert_int_equal(stat(path, &st2), 0);
+    assert_int_equal(st1.st_ino, st2.st_ino); /* not even rewritten */
+}
+
+static void test_changed_spec_one_round(void **state)
+{
+    fx *f = *state;
+    spec s;
+    spec_v(&s, "dev.example.b", "v1");
+    register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    size_t before = log_size(f);
+    spec_v(&s, "dev.example.b", "v2");
+    assert_int_equal(register_ok(f, &s, LAUNCHD, A_UPDATED), 1);
+    call_log l;
+    log_read(f, &l);
+    assert_int_equal(count_calls(&l, before, "launchctl", "bootout", NULL), 1);
+    assert_int_equal(count_calls(&l, before, "launchctl", "enable", NULL), 1);
+    assert_int_equal(count_calls(&l, before, "launchctl", "bootstrap", NULL),
+                     1);
+    assert_int_equal(count_mutating(&l, before), 3);
+    /* in this order: bootout, print until gone, enable, bootstrap */
+    size_t out = find(&l, before, "bootout", NULL);
+    size_t gone = out;
+    while (gone < l.n &&
+           !(strcmp(l.v[gone].verb, "print") == 0 && l.v[gone].exit != 0))
+        gone++;
+    assert_true(gone < find(&l, before, "enable", NULL));
+    assert_true(find(&l, before, "enable", NULL) <
+                find(&l, before, "bootstrap", NULL));
+    log_free(&l);
+}
+
+/* Negative control: the model has the race. bootout and, at once,
+ * bootstrap — the naive upgrade — fails with the Input/output error. */
+static void test_naive_sequence_fails(void **state)
+{
+    fx *f = *state;
+    spec s;
+    spec_v(&s, "dev.example.naive", "v1");
+    register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    fx_config(f, "\"teardown_ms\": 3000");
+    char target[256], domain[64], path[PATH_MAX];
+    snprintf(domain, sizeof domain, "gui/%u", (unsigned)getuid());
+    snprintf(target, sizeof target, "%s/dev.example.naive", domain);
+    def_path(path, sizeof path, f, "dev.example.naive", LAUNCHD);
+    assert_int_equal(fake(f, "launchctl", "bootout", target, NULL, NULL), 0);
+    char *err = NULL;
+    assert_int_equal(fake(f, "launchctl", "bootstrap", domain, path, &err), 5);
+    assert_non_null(strstr(err, EIO_TEXT));
+    free(err);
+}
+
+/* ---- teardown times from 0 to 3 s, in parallel
+ * ------------------------------- */
+
+static void test_teardown_sweep(void **state)
+{
+    fx *f = *state;
+    static const struct {
+        const char *label;
+        int ms;
+    } sweep[] = { { "sweep.t0", 0 },
+                  { "sweep.t500", 500 },
+                  { "sweep.t1500", 1500 },
+                  { "sweep.t3000", 3000 } };
+    enum { N = sizeof sweep / sizeof *sweep };
+    fx_config(f, "\"teardown_ms_by_label\": {\"sweep.t0\": 0, "
+                 "\"sweep.t500\": 500, \"sweep.t1500\": 1500, "
+                 "\"sweep.t3000\": 3000}");
+    job j[N];
+    for (size_t i = 0; i < N; i++)
+        job_start(&j[i], f, sweep[i].label, "v1");
+    for (size_t i = 0; i < N; i++) {
+        job_join(&j[i]);
+        assert_int_equal(j[i].code, TK_CODE_OK);
+        assert_int_equal(j[i].action, A_INSTALLED);
+    }
+    size_t before = log_size(f);
+    for (size_t i = 0; i < N; i++) /* the upgrade: a new spec */
+        job_start(&j[i], f, sweep[i].label, "v2");
+    for (size_t i = 0; i < N; i++)
+        job_join(&j[i]);
+    call_log l;
+    log_read(f, &l);
+    for (size_t i = 0; i < N; i++) {
+        if (j[i].code != TK_CODE_OK)
+            fail_msg("%s: code %d %s", sweep[i].label, j[i].code, j[i].reason);
+        assert_int_equal(j[i].action, A_UPDATED);
+        assert_int_equal(j[i].attempts, 1); /* observed, so no retry */
+        size_t out = find(&l, before, "bootout", sweep[i].label);
+        char plist[64];
+        snprintf(plist, sizeof plist, "%s.plist", sweep[i].label);
+        size_t in = find(&l, before, "bootstrap", plist);
+        assert_true(out < in);
+        assert_int_equal(l.v[in].exit, 0);
+        /* it waited out the teardown before the bootstrap (the log's
+         * time of a call is its end; the teardown starts just before) */
+        assert_true(l.v[in].t_ms - l.v[out].t_ms >= sweep[i].ms - 50);
+        size_t rounds;
+        assert_true(label_rounds(&l, before, sweep[i].label, &rounds));
+        assert_int_equal(rounds, 1);
+    }
+    log_free(&l);
+}
+
+/* The label has left print, launchd still refuses for a while: the bounded
+ * retry covers that gap, with a linear backoff. */
+static void test_retry_covers_the_gap_after_print(void **state)
+{
+    fx *f = *state;
+    spec s;
+    spec_v(&s, "dev.example.gap", "v1");
+    register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    fx_config(f, "\"teardown_ms\": 300, \"settle_ms\": 1500");
+    size_t before = log_size(f);
+    spec_v(&s, "dev.example.gap", "v2");
+    unsigned attempts = register_ok(f, &s, LAUNCHD, A_UPDATED);
+    assert_true(attempts >= 2 && attempts <= 6);
+    call_log l;
+    log_read(f, &l);
+    size_t k = 0;
+    double prev = 0;
+    for (size_t i = before; i < l.n; i++) {
+        if (strcmp(l.v[i].verb, "bootstrap") != 0)
+            continue;
+        k++;
+        if (k < attempts)
+            assert_non_null(strstr(l.v[i].err, EIO_TEXT));
+        else
+            assert_int_equal(l.v[i].exit, 0);
+        if (k > 1) /* slept (k-1) * 300 ms before this attempt */
+            assert_true(l.v[i].t_ms - prev >= (double)(k - 1) * 300.0);
+        prev = l.v[i].t_ms;
+    }
+    assert_int_equal(k, attempts);
+    log_free(&l);
+}
+
+/* A plist launchd refuses with the same Input/output error (the model's
+ * tests show a malformed one does): bounded — 6 attempts — and the error
+ * carries launchctl's output. Any other error fails at once. */
+static void test_refused_plist_fails_after_bounded_attempts(void **state)
+{
+    fx *f = *state;
+    fx_config(f, "\"refuse\": {\"dev.example.broken\": 5, "
+                 "\"dev.example.other\": 125}");
+    spec s;
+    spec_v(&s, "dev.example.broken", "v1");
+    long long t0 = ts_now_ms();
+    tk_status st = register_fails(f, &s, LAUNCHD, TK_CODE_FAILED_PRECONDITION);
+    long long took = ts_now_ms() - t0;
+    assert_string_equal(st.reason, "BOOTSTRAP_FAILED");
+    assert_non_null(strstr(st.message, "Input/output error"));
+    assert_non_null(strstr(st.message, "attempt 6 of at most 6"));
+    assert_non_null(st.stderr_excerpt);
+    assert_non_null(strstr((const char *)st.stderr_excerpt, EIO_TEXT));
+    tk_status_clear(&st);
+    call_log l;
+    log_read(f, &l);
+    assert_int_equal(count_calls(&l, 0, "launchctl", "bootstrap", NULL), 6);
+    /* the backoff between them: 300 + 600 + 900 + 1200 + 1500 ms */
+    assert_true(took >= 4500);
+    size_t before = l.n;
+    log_free(&l);
+
+    spec_v(&s, "dev.example.other", "v1");
+    st = register_fails(f, &s, LAUNCHD, TK_CODE_FAILED_PRECONDITION);
+    assert_string_equal(st.reason, "BOOTSTRAP_FAILED");
+    assert_non_null(strstr(st.message, "not retried"));
+    assert_non_null(strstr(st.message, "125"));
+    tk_status_clear(&st);
+    log_read(f, &l);
+    assert_int_equal(count_calls(&l, before, "launchctl", "bootstrap", NULL),
+                     1);
+    log_free(&l);
+}
+
+/* plutil -lint, where plutil exists, judges the new file before anything is
+ * taken down. */
+static void test_plutil_lints_first(void **state)
+{
+    fx *f = *state;
+    spec s;
+    spec_v(&s, "dev.example.lint", "v1");
+    register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    call_log l;
+    log_read(f, &l);
+    size_t lint = (size_t)-1;
+    for (size_t i = 0; i < l.n; i++)
+        if (strcmp(l.v[i].tool, "plutil") == 0)
+            lint = i;
+    assert_true(lint != (size_t)-1);
+    assert_int_equal(l.v[lint].exit, 0);
+    assert_non_null(strstr(l.v[lint].argv, "-lint"));
+    assert_true(lint < find(&l, 0, "bootstrap", NULL));
+    log_free(&l);
+}
+
+/* ---- a cancel does not stop a Register
+ * --------------------------------------- */
+
+static void test_cancel_does_not_stop_register(void **state)
+{
+    fx *f = *state;
+    spec s;
+    spec_v(&s, "dev.example.cancel", "v1");
+    register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    fx_config(f, "\"teardown_ms\": 1500");
+    size_t before = log_size(f);
+    job j;
+    memset(&j, 0, sizeof j);
+    assert_int_equal(tk_cancel_new(&j.cancel), 0);
+    j.f = f;
+    spec_v(&j.s, "dev.example.cancel", "v2");
+    assert_int_equal(pthread_create(&j.thread, NULL, job_main, &j), 0);
+    wait_for_call(f, before, "launchctl", "bootout"); /* mid-way */
+    int outcome = -1;
+    assert_int_equal(tk_cancel_fire(j.cancel, &outcome), 0);
+    assert_int_equal(outcome, TK_CANCEL_WRITE_CONTINUES);
+    job_join(&j);
+    assert_int_equal(j.code, TK_CODE_OK);
+    assert_int_equal(j.action, A_UPDATED);
+    assert_true(j.write_completed);
+    assert_int_equal(j.cause, TK_CAUSE_NONE);
+    call_log l;
+    log_read(f, &l);
+    size_t in = find(&l, find(&l, before, "bootout", NULL), "bootstrap", NULL);
+    assert_true(in != (size_t)-1);
+    assert_int_equal(l.v[in].exit, 0);
+    log_free(&l);
+    tk_cancel_free(j.cancel);
+}
+
+/* ---- one label at a time; different labels in parallel
+ * ------------------------ */
+
+static void test_same_label_never_interleaves(void **state)
+{
+    fx *f = *state;
+    spec s;
+    spec_v(&s, "dev.example.one", "v0");
+    register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    fx_config(f, "\"teardown_ms\": 300");
+    size_t before = log_size(f);
+    static const char *const words[] = { "v1", "v2", "v3", "v4" };
+    job j[4];
+    for (size_t i = 0; i < 4; i++)
+        job_start(&j[i], f, "dev.example.one", words[i]);
+    for (size_t i = 0; i < 4; i++) {
+        job_join(&j[i]);
+        assert_int_equal(j[i].code, TK_CODE_OK);
+        assert_int_equal(j[i].action, A_UPDATED);
+    }
+    call_log l;
+    log_read(f, &l);
+    size_t rounds;
+    assert_true(label_rounds(&l, before, "dev.example.one", &rounds));
+    assert_int_equal(rounds, 4);
+    assert_int_equal(count_calls(&l, before, "launchctl", "bootout", NULL), 4);
+    log_free(&l);
+}
+
+/* Control of the check above: an interleaved sequence is found. */
+static void test_interleaving_is_detected(void **state)
+{
+    (void)state;
+    const char *const serial[] = { "bootout",   "enable",  "bootstrap",
+                                   "bootstrap", "bootout", "enable",
+                                   "bootstrap" };
+    const bool serial_ok[] = { 1, 1, 0, 1, 1, 1, 1 };
+    size_t rounds;
+    assert_true(whole_rounds(serial, serial_ok, 7, &rounds));
+    assert_int_equal(rounds, 2);
+    const char *const mixed[] = { "bootout",   "bootout", "enable",
+                                  "bootstrap", "enable",  "bootstrap" };
+    const bool mixed_ok[] = { 1, 1, 1, 1, 1, 1 };
+    assert_false(whole_rounds(mixed, mixed_ok, 6, &rounds));
+    const char *const early[] = { "bootout", "enable", "bootout", "bootstrap" };
+    const bool early_ok[] = { 1, 1, 1, 1 };
+    assert_false(whole_rounds(early, early_ok, 4, &rounds));
+}
+
+static void test_different_labels_in_parallel(void **state)
+{
+    fx *f = *state;
+    spec s;
+    spec_v(&s, "par.a", "v1");
+    register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    spec_v(&s, "par.b", "v1");
+    register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    fx_config(f, "\"teardown_ms\": 1500");
+    size_t before = log_size(f);
+    job a, b;
+    job_start(&a, f, "par.a", "v2");
+    job_start(&b, f, "par.b", "v2");
+    job_join(&a);
+    job_join(&b);
+    assert_int_equal(a.code, TK_CODE_OK);
+    assert_int_equal(b.code, TK_CODE_OK);
+    call_log l;
+    log_read(f, &l);
+    /* each took its label down before the other had loaded its own: the two
+     * 1.5 s teardowns overlapped */
+    size_t out_a = find(&l, before, "bootout", "par.a");
+    size_t out_b = find(&l, before, "bootout", "par.b");
+    size_t in_a = find(&l, before, "bootstrap", "par.a.plist");
+    size_t in_b = find(&l, before, "bootstrap", "par.b.plist");
+    assert_true(out_a < in_b && out_b < in_a);
+    log_free(&l);
+}
+
+/* ---- domains, status, unregister, repair
+ * ----------------------------------------- */
+
+static void test_user_domain_without_gui(void **state)
+{
+    fx *f = *state;
+    fx_config(f, "\"gui\": false");
+    spec s;
+    spec_v(&s, "dev.example.headless", "v1");
+    register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    char domain[64];
+    snprintf(domain, sizeof domain, "bootstrap user/%u ", (unsigned)getuid());
+    call_log l;
+    log_read(f, &l);
+    assert_int_equal(count_calls(&l, 0, "launchctl", "bootstrap", domain), 1);
+    log_free(&l);
+}
+
+static void test_status_and_unregister(void **state)
+{
+    fx *f = *state;
+    Tk__V1__ServiceStatusReply *r =
+        status_of(f, "dev.example.st", NULL, LAUNCHD);
+    assert_false(r->installed);
+    assert_false(r->loaded);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+
+    spec s;
+    spec_v(&s, "dev.example.st", "v1");
+    register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    r = status_of(f, "", &s, LAUNCHD);
+    assert_true(r->installed && r->up_to_date && r->loaded);
+    assert_true(r->pid > 0);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    spec other;
+    spec_v(&other, "dev.example.st", "v2");
+    r = status_of(f, "dev.example.st", &other, LAUNCHD);
+    assert_true(r->installed && r->loaded);
+    assert_false(r->up_to_date); /* v2 is not what is installed */
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+
+    for (int round = 0; round < 2; round++) {
+        Tk__V1__ServiceUnregisterReply *u =
+            unregister_ok(f, "dev.example.st", LAUNCHD);
+        assert_int_equal(u->removed, round == 0);
+        assert_int_equal(u->unloaded, round == 0);
+        protobuf_c_message_free_unpacked(&u->base, NULL);
+    }
+    r = status_of(f, "dev.example.st", NULL, LAUNCHD);
+    assert_false(r->installed || r->loaded);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+}
+
+/* Installed as rendered but not loaded (someone booted it out, or a former
+ * bootstrap failed): the next Register loads it. */
+static void test_installed_but_not_loaded_is_loaded(void **state)
+{
+    fx *f = *state;
+    spec s;
+    spec_v(&s, "dev.example.lost", "v1");
+    register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    char target[256];
+    snprintf(target, sizeof target, "gui/%u/dev.example.lost",
+             (unsigned)getuid());
+    assert_int_equal(fake(f, "launchctl", "bootout", target, NULL, NULL), 0);
+    Tk__V1__ServiceRegisterReply *rep = NULL;
+    tk_status st;
+    assert_int_equal(call_register(f, &s, LAUNCHD, &rep, &st, NULL),
+                     TK_CODE_OK);
+    assert_int_equal(rep->action, A_UPDATED);
+    assert_int_equal(rep->n_warnings, 1);
+    assert_non_null(strstr(rep->warnings[0], "not loaded"));
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    assert_int_equal(fake(f, "launchctl", "print", target, NULL, NULL), 0);
+}
+
+#define T(name) cmocka_unit_test_setup_teardown(name, fx_setup, fx_teardown)
+
+int main(void)
+{
+    proc_init();
+    const struct CMUnitTest tests[] = {
+        T(test_register_then_unchanged),
+        T(test_changed_spec_one_round),
+        T(test_naive_sequence_fails),
+        T(test_teardown_sweep),
+        T(test_retry_covers_the_gap_after_print),
+        T(test_refused_plist_fails_after_bounded_attempts),
+        cmocka_unit_test_setup_teardown(test_plutil_lints_first, setup_plutil,
+                                        fx_teardown),
+        T(test_cancel_does_not_stop_register),
+        T(test_same_label_never_interleaves),
+        cmocka_unit_test(test_interleaving_is_detected),
+        T(test_different_labels_in_parallel),
+        T(test_user_domain_without_gui),
+        T(test_status_and_unregister),
+        T(test_installed_but_not_loaded_is_loaded),
+    };
+    return cmocka_run_group_tests_name("registry-launchd", tests, NULL, NULL);
+}
