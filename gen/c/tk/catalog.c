@@ -3,6 +3,7 @@
 
 #include "tk/v1/control.pb-c.h"
 #include "tk/v1/rpc.pb-c.h"
+#include "tk/v1/search.pb-c.h"
 
 #include "catalog.h"
 
@@ -10,8 +11,9 @@ const tk_method_desc tk_catalog__methods[] = {
     {"tk.v1.Control/Ping", &tk__v1__ping_request__descriptor, &tk__v1__ping_reply__descriptor},
     {"tk.v1.Control/Cancel", &tk__v1__cancel_request__descriptor, &tk__v1__cancel_reply__descriptor},
     {"tk.v1.Control/ListMethods", &tk__v1__list_methods_request__descriptor, &tk__v1__list_methods_reply__descriptor},
+    {"tk.v1.Search/Search", &tk__v1__search_request__descriptor, &tk__v1__search_reply__descriptor},
 };
-const size_t tk_catalog__n_methods = 3;
+const size_t tk_catalog__n_methods = 4;
 
 const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__ping_request__descriptor,
@@ -25,13 +27,19 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__reply__descriptor,
     &tk__v1__status__descriptor,
     &tk__v1__cancellation__descriptor,
+    &tk__v1__search_request__descriptor,
+    &tk__v1__search_reply__descriptor,
+    &tk__v1__search_match__descriptor,
+    &tk__v1__search_submatch__descriptor,
+    &tk__v1__search_stats__descriptor,
 };
-const size_t tk_catalog__n_messages = 11;
+const size_t tk_catalog__n_messages = 16;
 
 const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__cancel_reply__outcome__descriptor,
     &tk__v1__method_info__kind__descriptor,
     &tk__v1__status__code__descriptor,
     &tk__v1__cancellation__cause__descriptor,
+    &tk__v1__search_request__tool__descriptor,
 };
-const size_t tk_catalog__n_enums = 4;
+const size_t tk_catalog__n_enums = 5;

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 import tk.v1.control_pb2  # noqa: F401
 import tk.v1.rpc_pb2  # noqa: F401
+import tk.v1.search_pb2  # noqa: F401
 import tk.v1.control_tk
+import tk.v1.search_tk
 
 if TYPE_CHECKING:
     from tk.client import Client
@@ -18,6 +20,8 @@ class Services:
     """The typed services; tk.Client has them as attributes."""
 
     control: tk.v1.control_tk.Control
+    search: tk.v1.search_tk.Search
 
     def _init_services(self, client: Client) -> None:
         self.control = tk.v1.control_tk.Control(client)
+        self.search = tk.v1.search_tk.Search(client)
