@@ -101,6 +101,58 @@ enum {
     OPT_VERSION,
 };
 
+/* The whole-number options: their bounds, and where each value goes. */
+typedef struct number_option {
+    int opt;
+    const char *flag;
+    unsigned long long min, max;
+} number_option;
+
+static const number_option number_options[] = {
+    { OPT_WORKERS, "--workers", 1, 1024 },
+    { OPT_QUEUE, "--queue-depth", 1, 65536 },
+    { OPT_MAXREQ, "--max-request-bytes", 64, 1ULL << 30 },
+    { OPT_GRACE, "--shutdown-grace-ms", 0, 3600000 },
+};
+
+static void store_number(options *o, int opt, unsigned long long v)
+{
+    switch (opt) {
+    case OPT_WORKERS:
+        o->rpc.workers = (unsigned)v;
+        break;
+    case OPT_QUEUE:
+        o->rpc.queue_depth = (unsigned)v;
+        break;
+    case OPT_MAXREQ:
+        o->rpc.max_request_bytes = (size_t)v;
+        break;
+    case OPT_GRACE:
+        o->rpc.shutdown_grace_ms = (uint32_t)v;
+        break;
+    default:
+        break;
+    }
+}
+
+/* 0: opt was a whole-number option and is stored; -1: its value is bad;
+ * 1: opt is another option. */
+static int parse_number_option(options *o, int opt, const char *arg)
+{
+    for (size_t i = 0; i < sizeof number_options / sizeof number_options[0];
+         i++) {
+        const number_option *n = &number_options[i];
+        unsigned long long v;
+        if (n->opt != opt)
+            continue;
+        if (parse_uint(n->flag, arg, n->min, n->max, &v) != 0)
+            return -1;
+        store_number(o, opt, v);
+        return 0;
+    }
+    return 1;
+}
+
 /* Returns 0 to run, 1 to exit 0 (help/version), -1 on a usage error. */
 static int parse_args(options *o, int argc, char **argv)
 {
@@ -116,9 +168,14 @@ static int parse_args(options *o, int argc, char **argv)
         { "version", no_argument, NULL, OPT_VERSION },
         { NULL, 0, NULL, 0 },
     };
-    unsigned long long v;
     int c;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        int number = parse_number_option(o, c, optarg);
+        if (number <= 0) {
+            if (number < 0)
+                return -1;
+            continue;
+        }
         switch (c) {
         case OPT_LISTEN:
             if (o->n_listen == MAX_LISTEN) {
@@ -131,27 +188,6 @@ static int parse_args(options *o, int argc, char **argv)
         case OPT_ROOT:
             if (add_root(o, optarg) != 0)
                 return -1;
-            break;
-        case OPT_WORKERS:
-            if (parse_uint("--workers", optarg, 1, 1024, &v) != 0)
-                return -1;
-            o->rpc.workers = (unsigned)v;
-            break;
-        case OPT_QUEUE:
-            if (parse_uint("--queue-depth", optarg, 1, 65536, &v) != 0)
-                return -1;
-            o->rpc.queue_depth = (unsigned)v;
-            break;
-        case OPT_MAXREQ:
-            if (parse_uint("--max-request-bytes", optarg, 64, 1ULL << 30, &v) !=
-                0)
-                return -1;
-            o->rpc.max_request_bytes = (size_t)v;
-            break;
-        case OPT_GRACE:
-            if (parse_uint("--shutdown-grace-ms", optarg, 0, 3600000, &v) != 0)
-                return -1;
-            o->rpc.shutdown_grace_ms = (uint32_t)v;
             break;
         case OPT_LOGLEVEL: {
             int level = rpc_log_level_from_name(optarg);
