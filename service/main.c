@@ -13,8 +13,10 @@
 
 #include <tk/client.h>
 
+#include "proc/proc.h"
 #include "roots/roots.h"
 #include "rpc/rpc.h"
+#include "search/search.h"
 
 #ifndef TK_VERSION
 #define TK_VERSION "0.0.0"
@@ -42,6 +44,8 @@ static const char usage_text[] =
     "                          larger one closes that connection\n"
     "  --shutdown-grace-ms N   how long SIGTERM waits for running writes\n"
     "                          (default 60000)\n"
+    "  --search-slots N        searches running at once; more wait\n"
+    "                          (default 3)\n"
     "  --log-level L           error, warn, info (default; one line per\n"
     "                          call) or debug\n"
     "  --help                  this text\n"
@@ -59,6 +63,7 @@ typedef struct options {
     size_t n_roots;
     roots *roots;
     rpc_config rpc;
+    unsigned search_slots;
     char default_addr[PATH_MAX + 8];
 } options;
 
@@ -96,6 +101,7 @@ enum {
     OPT_QUEUE,
     OPT_MAXREQ,
     OPT_GRACE,
+    OPT_SEARCH_SLOTS,
     OPT_LOGLEVEL,
     OPT_HELP,
     OPT_VERSION,
@@ -113,6 +119,7 @@ static const number_option number_options[] = {
     { OPT_QUEUE, "--queue-depth", 1, 65536 },
     { OPT_MAXREQ, "--max-request-bytes", 64, 1ULL << 30 },
     { OPT_GRACE, "--shutdown-grace-ms", 0, 3600000 },
+    { OPT_SEARCH_SLOTS, "--search-slots", 1, SEARCH_MAX_SLOTS },
 };
 
 static void store_number(options *o, int opt, unsigned long long v)
@@ -129,6 +136,9 @@ static void store_number(options *o, int opt, unsigned long long v)
         break;
     case OPT_GRACE:
         o->rpc.shutdown_grace_ms = (uint32_t)v;
+        break;
+    case OPT_SEARCH_SLOTS:
+        o->search_slots = (unsigned)v;
         break;
     default:
         break;
@@ -163,6 +173,7 @@ static int parse_args(options *o, int argc, char **argv)
         { "queue-depth", required_argument, NULL, OPT_QUEUE },
         { "max-request-bytes", required_argument, NULL, OPT_MAXREQ },
         { "shutdown-grace-ms", required_argument, NULL, OPT_GRACE },
+        { "search-slots", required_argument, NULL, OPT_SEARCH_SLOTS },
         { "log-level", required_argument, NULL, OPT_LOGLEVEL },
         { "help", no_argument, NULL, OPT_HELP },
         { "version", no_argument, NULL, OPT_VERSION },
@@ -278,6 +289,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "tkd: cannot block signals\n");
         return 1;
     }
+    proc_init(); /* the environment snapshot, before any thread exists */
     options o;
     memset(&o, 0, sizeof o);
     rpc_config_init(&o.rpc);
@@ -295,12 +307,19 @@ int main(int argc, char **argv)
         return 1;
     }
     rpc_server *srv = NULL;
+    search_service *search = NULL;
+    search_config scfg = { .roots = o.roots, .slots = o.search_slots };
     rv = rpc_server_new(&srv, &o.rpc, err, sizeof err);
+    if (rv == 0)
+        rv = search_service_new(&search, &scfg, err, sizeof err);
+    if (rv == 0)
+        rv = search_service_register(search, srv, err, sizeof err);
     if (rv == 0)
         rv = rpc_server_start(srv, err, sizeof err);
     if (rv != 0) {
         fprintf(stderr, "tkd: %s\n", err);
         rpc_server_free(srv);
+        search_service_free(search);
         roots_free(o.roots);
         return 1;
     }
@@ -311,6 +330,7 @@ int main(int argc, char **argv)
         rpc_log(RPC_LOG_INFO, "root %s", roots_get(o.roots, i));
     rv = rpc_serve_until_signal(srv);
     rpc_server_free(srv);
+    search_service_free(search);
     roots_free(o.roots);
     return rv == 0 ? 0 : 1;
 }
