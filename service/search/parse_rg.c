@@ -82,6 +82,8 @@ static bool rg_match(search_parser *p, json_object *data)
     p->n_spans = 0;
     if (!rg_spans(p, data, f.text_len))
         p->n_spans = 0;
+    if (p->n_spans > 0) /* rg's, even when the kept text ends before it */
+        f.column = p->spans[0].start + 1;
     return search__add(p, &f);
 }
 
