@@ -210,7 +210,9 @@ static void judge(const search_job *j, const outcome *o)
         rpc_call_fail_stopped(j->call);
         return;
     }
-    if (r->end == PROC_END_STOPPED) {
+    /* The parser stopped the tool, or the tool had already written all
+     * and exited by the time the match beyond the limit was read. */
+    if (r->end == PROC_END_STOPPED || search_parser_partial(o->p)) {
         reply(j, o);
         rpc_call_set_partial(j->call, RPC_CAUSE_LIMIT);
         return;
