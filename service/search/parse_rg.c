@@ -3,8 +3,8 @@
  * when it is valid UTF-8, else {"bytes": base64}. A match is one line
  * ("lines", its terminator included) with its "line_number" and the byte
  * offsets of every occurrence ("submatches": [{"start", "end"}]). The
- * summary closes a run that was not cut short; its stats say how many
- * bytes rg read. Everything else is not needed here and passed over. */
+ * rest (begin, end, context, and the summary, whose stats count only the
+ * files with matches) is not needed here and passed over. */
 #include <string.h>
 
 #include <json-c/json.h>
@@ -87,15 +87,6 @@ static bool rg_match(search_parser *p, json_object *data)
     return search__add(p, &f);
 }
 
-static void rg_summary(search_parser *p, json_object *data)
-{
-    json_object *stats;
-    if (json_object_object_get_ex(data, "stats", &stats)) {
-        int64_t n = int_field(stats, "bytes_searched");
-        p->stats.bytes_searched = n > 0 ? (uint64_t)n : 0;
-    }
-}
-
 bool search__rg_record(search_parser *p, const char *data, size_t len, bool cut)
 {
     if (cut || len > INT32_MAX) { /* a prefix of JSON is no JSON */
@@ -112,8 +103,6 @@ bool search__rg_record(search_parser *p, const char *data, size_t len, bool cut)
         p->stats.skipped_records++;
     } else if (strcmp(json_object_get_string(type), "match") == 0) {
         more = rg_match(p, body);
-    } else if (strcmp(json_object_get_string(type), "summary") == 0) {
-        rg_summary(p, body);
     }
     json_object_put(o);
     return more;

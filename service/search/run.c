@@ -143,7 +143,6 @@ static void reply(const search_job *j, const outcome *o)
     s->unreadable_files = o->unreadable;
     s->truncated_lines = st.truncated_lines;
     s->skipped_records = st.skipped_records;
-    s->bytes_searched = st.bytes_searched;
     s->slot_wait_ms = j->slot_wait_ms;
     s->tool_ms = o->r->elapsed_ms;
     out->stats = s;

@@ -122,7 +122,6 @@ typedef struct search_stats {
     uint32_t files_with_matches;
     uint32_t truncated_lines;
     uint32_t skipped_records; /* output that could not be parsed */
-    uint64_t bytes_searched;  /* rg's summary, when it came */
 } search_stats;
 
 typedef struct search_limits {

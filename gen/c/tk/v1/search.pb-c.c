@@ -611,7 +611,7 @@ const ProtobufCMessageDescriptor tk__v1__search_submatch__descriptor =
   (ProtobufCMessageInit) tk__v1__search_submatch__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor tk__v1__search_stats__field_descriptors[8] =
+static const ProtobufCFieldDescriptor tk__v1__search_stats__field_descriptors[7] =
 {
   {
     "matched_lines",
@@ -674,20 +674,8 @@ static const ProtobufCFieldDescriptor tk__v1__search_stats__field_descriptors[8]
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "bytes_searched",
-    6,
-    PROTOBUF_C_LABEL_NONE,
-    PROTOBUF_C_TYPE_UINT64,
-    0,   /* quantifier_offset */
-    offsetof(Tk__V1__SearchStats, bytes_searched),
-    NULL,
-    NULL,
-    0,             /* flags */
-    0,NULL,NULL    /* reserved1,reserved2, etc */
-  },
-  {
     "slot_wait_ms",
-    7,
+    6,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_UINT32,
     0,   /* quantifier_offset */
@@ -699,7 +687,7 @@ static const ProtobufCFieldDescriptor tk__v1__search_stats__field_descriptors[8]
   },
   {
     "tool_ms",
-    8,
+    7,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_UINT32,
     0,   /* quantifier_offset */
@@ -711,19 +699,18 @@ static const ProtobufCFieldDescriptor tk__v1__search_stats__field_descriptors[8]
   },
 };
 static const unsigned tk__v1__search_stats__field_indices_by_name[] = {
-  5,   /* field[5] = bytes_searched */
   1,   /* field[1] = files_with_matches */
   0,   /* field[0] = matched_lines */
   4,   /* field[4] = skipped_records */
-  6,   /* field[6] = slot_wait_ms */
-  7,   /* field[7] = tool_ms */
+  5,   /* field[5] = slot_wait_ms */
+  6,   /* field[6] = tool_ms */
   3,   /* field[3] = truncated_lines */
   2,   /* field[2] = unreadable_files */
 };
 static const ProtobufCIntRange tk__v1__search_stats__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 8 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor tk__v1__search_stats__descriptor =
 {
@@ -733,7 +720,7 @@ const ProtobufCMessageDescriptor tk__v1__search_stats__descriptor =
   "Tk__V1__SearchStats",
   "tk.v1",
   sizeof(Tk__V1__SearchStats),
-  8,
+  7,
   tk__v1__search_stats__field_descriptors,
   tk__v1__search_stats__field_indices_by_name,
   1,  tk__v1__search_stats__number_ranges,

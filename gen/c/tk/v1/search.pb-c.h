@@ -178,15 +178,11 @@ struct  Tk__V1__SearchStats
    */
   uint32_t truncated_lines;
   /*
-   * rg records too large to parse (a line of many MiB with many
-   * occurrences); they are not in matches.
+   * Output records that could not be parsed, such as rg records too large
+   * to take whole (a line of many MiB with many occurrences); they are not
+   * in matches.
    */
   uint32_t skipped_records;
-  /*
-   * Bytes the tool read (rg's summary; 0 for the other tools and when the
-   * search stopped early).
-   */
-  uint64_t bytes_searched;
   /*
    * Time spent waiting for a search slot, and running the tool.
    */
@@ -195,7 +191,7 @@ struct  Tk__V1__SearchStats
 };
 #define TK__V1__SEARCH_STATS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&tk__v1__search_stats__descriptor) \
-    , 0, 0, 0, 0, 0, 0, 0, 0 }
+    , 0, 0, 0, 0, 0, 0, 0 }
 
 
 /* Tk__V1__SearchRequest methods */

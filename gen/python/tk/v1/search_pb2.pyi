@@ -59,8 +59,7 @@ class SearchRequest(_message.Message):
     def __init__(self, root: _Optional[str] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., tool: _Optional[_Union[SearchRequest.Tool, str]] = ..., include_hidden: bool = ..., ignore_case: bool = ..., allow_unreadable: bool = ...) -> None: ...
 
 class SearchStats(_message.Message):
-    __slots__ = ["bytes_searched", "files_with_matches", "matched_lines", "skipped_records", "slot_wait_ms", "tool_ms", "truncated_lines", "unreadable_files"]
-    BYTES_SEARCHED_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ["files_with_matches", "matched_lines", "skipped_records", "slot_wait_ms", "tool_ms", "truncated_lines", "unreadable_files"]
     FILES_WITH_MATCHES_FIELD_NUMBER: _ClassVar[int]
     MATCHED_LINES_FIELD_NUMBER: _ClassVar[int]
     SKIPPED_RECORDS_FIELD_NUMBER: _ClassVar[int]
@@ -68,7 +67,6 @@ class SearchStats(_message.Message):
     TOOL_MS_FIELD_NUMBER: _ClassVar[int]
     TRUNCATED_LINES_FIELD_NUMBER: _ClassVar[int]
     UNREADABLE_FILES_FIELD_NUMBER: _ClassVar[int]
-    bytes_searched: int
     files_with_matches: int
     matched_lines: int
     skipped_records: int
@@ -76,7 +74,7 @@ class SearchStats(_message.Message):
     tool_ms: int
     truncated_lines: int
     unreadable_files: int
-    def __init__(self, matched_lines: _Optional[int] = ..., files_with_matches: _Optional[int] = ..., unreadable_files: _Optional[int] = ..., truncated_lines: _Optional[int] = ..., skipped_records: _Optional[int] = ..., bytes_searched: _Optional[int] = ..., slot_wait_ms: _Optional[int] = ..., tool_ms: _Optional[int] = ...) -> None: ...
+    def __init__(self, matched_lines: _Optional[int] = ..., files_with_matches: _Optional[int] = ..., unreadable_files: _Optional[int] = ..., truncated_lines: _Optional[int] = ..., skipped_records: _Optional[int] = ..., slot_wait_ms: _Optional[int] = ..., tool_ms: _Optional[int] = ...) -> None: ...
 
 class SearchSubmatch(_message.Message):
     __slots__ = ["end", "start"]
