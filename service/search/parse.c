@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
 #include "search_int.h"
 
 /* ---- buffers ------------------------------------------------------------ */
@@ -87,9 +85,7 @@ int search_parser_new(search_parser **out, search_tool tool,
         memcpy(p->query, q->text, q->len);
     for (size_t i = 0; p->query != NULL && q->ignore_case && i < q->len; i++)
         p->query[i] = fold_ascii(p->query[i]);
-    if (tool == SEARCH_TOOL_RG)
-        p->tok = json_tokener_new();
-    if (p->query == NULL || (tool == SEARCH_TOOL_RG && p->tok == NULL)) {
+    if (p->query == NULL) {
         search_parser_free(p);
         return -ENOMEM;
     }
@@ -110,8 +106,9 @@ void search_parser_free(search_parser *p)
     buf_free(&p->fold);
     buf_free(&p->path);
     buf_free(&p->text);
-    if (p->tok != NULL)
-        json_tokener_free(p->tok);
+    buf_free(&p->key);
+    buf_free(&p->type);
+    buf_free(&p->raw);
     free(p);
 }
 

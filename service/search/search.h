@@ -12,7 +12,7 @@
  * (rg --json, git grep -z, grep --null); and the judgement of how a search
  * ended: the caller first, then the limit, then the tool's exit status.
  * May call: proc/ (every process it starts), roots/ (every path a caller
- * names), rpc/ (its calls), json-c (rg's JSON), libc.
+ * names), rpc/ (its calls), libc.
  * Must never: start a process itself (fork, exec, posix_spawn: proc_run
  * does); search file contents itself (the tools do; it only locates the
  * query within a line a tool reported, for the submatch offsets); start a

@@ -12,8 +12,6 @@
 
 #include "search.h"
 
-struct json_tokener;
-
 /* ---- parse.c: what every parser shares ---------------------------------- */
 
 /* A growable buffer (the parsers' scratch space). */
@@ -39,9 +37,10 @@ struct search_parser {
     search_buf pending; /* grep, git grep: a path holding newlines so far */
     search_buf fold;    /* a line folded to lower case */
     search_buf path, text;
-    search_span *spans; /* the spans of the match being added */
+    search_buf key, type, raw; /* rg: a member's name, the record's type,
+                                  a base64 value */
+    search_span *spans;        /* the spans of the match being added */
     size_t n_spans, spans_cap;
-    struct json_tokener *tok; /* rg */
 };
 
 /* One match as a parser found it; everything borrowed. */

@@ -448,6 +448,72 @@ static void test_malformed_records(void **state)
     search_parser_free(p);
 }
 
+/* rg's JSON as the reader must take it, beyond what the fixture tree
+ * makes rg write: every escape, a surrogate pair, \u0000, members in
+ * another order and spaced out; and what it must refuse. */
+static void test_rg_json_reader(void **state)
+{
+    (void)state;
+    search_query q = { .text = "n", .len = 1 };
+    search_limits lim = { .max_matches = 10 };
+    search_parser *p;
+    assert_int_equal(search_parser_new(&p, SEARCH_TOOL_RG, &q, &lim), 0);
+    static const char escapes[] =
+        "{\"type\":\"match\",\"data\":{\"path\":{\"text\":\"a\\\"b\\\\c\\/"
+        "\\u00e9\\ud83d\\ude00\"},\"lines\":{\"text\":\"n\\u0000\\t\\b\\f\\r"
+        "n\\n\"},\"line_number\":42,\"absolute_offset\":0,\"submatches\":[{"
+        "\"match\":{\"text\":\"n\"},\"start\":0,\"end\":1},{\"match\":{"
+        "\"text\":\"n\"},\"start\":6,\"end\":7}]}}";
+    static const char reordered[] =
+        " { \"data\" : { \"submatches\" : [ { \"end\" : 2 , \"start\" : 1 } ] ,"
+        " \"lines\" : { \"bytes\" : \"/24K\" } , \"path\" : { \"bytes\" :"
+        " \"Li94/w==\" } , \"line_number\" : 7 , \"extra\" : [ 1.5e3 , true ,"
+        " null , { } , [ ] ] } , \"type\" : \"match\" } ";
+    assert_true(search_parser_record(p, escapes, sizeof escapes - 1, false));
+    assert_true(
+        search_parser_record(p, reordered, sizeof reordered - 1, false));
+    assert_int_equal(search_parser_count(p), 2);
+    const search_match *m = search_parser_match(p, 0);
+    static const char path[] = "a\"b\\c/\xc3\xa9\xf0\x9f\x98\x80";
+    assert_int_equal(m->path_len, sizeof path - 1);
+    assert_memory_equal(m->path, path, sizeof path - 1);
+    assert_int_equal(m->text_len, 7);
+    assert_memory_equal(m->text, "n\0\t\b\f\rn", 7);
+    assert_int_equal(m->line, 42);
+    assert_int_equal(m->n_spans, 2);
+    assert_int_equal(m->spans[1].start, 6);
+    m = search_parser_match(p, 1);
+    assert_int_equal(m->path_len, 2); /* "./x\xff" without "./" */
+    assert_memory_equal(m->path, "x\xff", 2);
+    assert_int_equal(m->text_len, 2); /* "\xffn\n" less its newline */
+    assert_memory_equal(m->text, "\xffn", 2);
+    assert_int_equal(m->line, 7);
+    assert_int_equal(m->column, 2);
+
+    static const char *const refused[] = {
+        "{\"type\":\"match\",\"data\":{\"path\":{\"text\":\"\\ud83d\"},"
+        "\"lines\":{\"text\":\"n\"}}}",
+        "{\"type\":\"match\",\"data\":{\"path\":{\"text\":\"\\q\"},"
+        "\"lines\":{\"text\":\"n\"}}}",
+        "{\"type\":\"match\",\"data\":{\"path\":{\"text\":\"a\"},"
+        "\"lines\":{\"text\":\"n\"}}} trailing",
+        "{\"type\":\"match\",\"data\":{\"path\":{\"text\":\"a\"}}}",
+        /* nesting past the reader's bound */
+        "{\"type\":\"match\",\"data\":{\"path\":{\"text\":\"a\"},"
+        "\"lines\":{\"text\":\"n\"},\"deep\":"
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+        "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}}",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        assert_true(
+            search_parser_record(p, refused[i], strlen(refused[i]), false));
+    assert_int_equal(search_parser_count(p), 2);
+    search_stats st;
+    search_parser_stats(p, &st);
+    assert_int_equal(st.skipped_records, 5);
+    search_parser_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -459,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_ignore_files),
         cmocka_unit_test(test_limit),
         cmocka_unit_test(test_malformed_records),
+        cmocka_unit_test(test_rg_json_reader),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
