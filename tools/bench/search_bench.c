@@ -143,11 +143,35 @@ static void make_corpus(const char *dir, int mb)
 
 /* ---- running a tool directly -------------------------------------------- */
 
-/* What tkd's children get for these tools: little but the C locale (tkd
- * sets LC_ALL=C for git grep and grep; rg does not look). */
-static char *tool_env[] = { "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0",
-                            "GIT_TERMINAL_PROMPT=0", "PATH=/usr/bin:/bin",
-                            NULL };
+/* What tkd's children get: PATH, HOME and LANG (of its allowlist, those
+ * this benchmark has) and the tools' own settings (tkd sets LC_ALL=C for
+ * git grep and grep; rg does not look). */
+static char *tool_env[8];
+
+/* Appends NAME=value of this process's environment, when it has NAME. */
+static size_t pass_env(size_t n, const char *name)
+{
+    static char bufs[3][4096];
+    const char *v = getenv(name);
+    if (v == NULL || n >= 6)
+        return n;
+    snprintf(bufs[n - 3], sizeof bufs[0], "%s=%s", name, v);
+    tool_env[n] = bufs[n - 3];
+    return n + 1;
+}
+
+static void make_tool_env(void)
+{
+    static char lc_all[] = "LC_ALL=C", locks[] = "GIT_OPTIONAL_LOCKS=0",
+                prompt[] = "GIT_TERMINAL_PROMPT=0";
+    tool_env[0] = lc_all;
+    tool_env[1] = locks;
+    tool_env[2] = prompt;
+    size_t n = pass_env(3, "PATH");
+    n = pass_env(n, "HOME");
+    n = pass_env(n, "LANG");
+    tool_env[n] = NULL;
+}
 
 static pid_t spawn(const char *const argv[], const char *cwd, int out_fd)
 {
@@ -203,6 +227,7 @@ typedef struct outcome {
     size_t matches;
     bool partial;
     unsigned long long out_bytes; /* a direct run's stdout */
+    double tool_s;                /* tkd: spawn to reap, its stats */
 } outcome;
 
 static double time_tkd(tk_client *c, const char *root, const char *query,
@@ -223,6 +248,7 @@ static double time_tkd(tk_client *c, const char *root, const char *query,
         fail(tk_code_name(code), st.message);
     out->matches = rep->n_matches;
     out->partial = rep->partial;
+    out->tool_s = rep->stats->tool_ms / 1e3;
     protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
     return s;
@@ -266,24 +292,39 @@ static double time_side(const env *e, const side *s, outcome *o)
     return t;
 }
 
-/* The medians of a and b over the rounds, alternating which goes first. */
-static void compare(const env *e, const side *a, const side *b, double *ta,
-                    double *tb, outcome *oa, outcome *ob)
+#define MAX_ROUNDS 31
+
+typedef struct comparison {
+    double a, b;       /* the median times */
+    double ratio;      /* the median of a/b over the rounds: each round's pair
+                          ran back to back, so load that comes and goes (a busy
+                          two-core machine) mostly cancels out */
+    double tool_ratio; /* the same for a's tool_s (tkd's own spawn-to-reap
+                          time) against b */
+    outcome oa, ob;
+} comparison;
+
+/* a against b, alternating which goes first. */
+static void compare(const env *e, const side *a, const side *b, comparison *c)
 {
-    double va[16], vb[16];
-    time_side(e, a, oa); /* warm-up: page cache, tool resolution */
-    time_side(e, b, ob);
+    double va[MAX_ROUNDS], vb[MAX_ROUNDS], vr[MAX_ROUNDS], vt[MAX_ROUNDS];
+    time_side(e, a, &c->oa); /* warm-up: page cache, tool resolution */
+    time_side(e, b, &c->ob);
     for (int r = 0; r < e->rounds; r++) {
         if (r % 2 == 0) {
-            va[r] = time_side(e, a, oa);
-            vb[r] = time_side(e, b, ob);
+            va[r] = time_side(e, a, &c->oa);
+            vb[r] = time_side(e, b, &c->ob);
         } else {
-            vb[r] = time_side(e, b, ob);
-            va[r] = time_side(e, a, oa);
+            vb[r] = time_side(e, b, &c->ob);
+            va[r] = time_side(e, a, &c->oa);
         }
+        vr[r] = va[r] / vb[r];
+        vt[r] = c->oa.tool_s / vb[r];
     }
-    *ta = median(va, e->rounds);
-    *tb = median(vb, e->rounds);
+    c->a = median(va, e->rounds);
+    c->b = median(vb, e->rounds);
+    c->ratio = median(vr, e->rounds);
+    c->tool_ratio = median(vt, e->rounds);
 }
 
 static const char *const rg_rare[] = { "/usr/bin/rg", "--json", "--no-config",
@@ -336,16 +377,16 @@ static void full_scans(const env *e)
     } tools[] = { { "rg", 1, rg_rare },
                   { "git grep", 2, git_rare },
                   { "grep", 3, grep_rare } };
-    printf("\n| tool | tkd Search s | direct s | tkd/direct | matches |\n"
-           "|---|---|---|---|---|\n");
+    printf("\n| tool | tkd Search s | direct s | tkd/direct (median of "
+           "rounds) | tkd's tool run/direct | matches |\n"
+           "|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < 3; i++) {
         side tkd = { NULL, RARE, tools[i].tool, 100000 };
         side direct = { tools[i].argv, RARE, 0, 0 };
-        double tt, td;
-        outcome ot, od;
-        compare(e, &tkd, &direct, &tt, &td, &ot, &od);
-        printf("| %s | %.3f | %.3f | %.3f | %zu |\n", tools[i].name, tt, td,
-               tt / td, ot.matches);
+        comparison c;
+        compare(e, &tkd, &direct, &c);
+        printf("| %s | %.3f | %.3f | %.3f | %.3f | %zu |\n", tools[i].name, c.a,
+               c.b, c.ratio, c.tool_ratio, c.oa.matches);
         (void)fflush(stdout);
     }
 }
@@ -354,15 +395,15 @@ static void limited(const env *e)
 {
     side tkd = { NULL, HOT, 1, 100 };
     side direct = { rg_hot, HOT, 0, 0 };
-    double tl, tf;
-    outcome ol, of;
-    compare(e, &tkd, &direct, &tl, &tf, &ol, &of);
+    comparison c;
+    compare(e, &tkd, &direct, &c);
     printf("\n| query | tkd Search limit 100 s | rg --json full scan s | "
-           "ratio | reply |\n|---|---|---|---|---|\n");
-    printf("| %s (every line) | %.4f | %.3f | %.0fx | %zu matches%s, rg "
+           "full/limited (median of rounds) | reply |\n"
+           "|---|---|---|---|---|\n");
+    printf("| %s (every line) | %.4f | %.3f | %.0fx | %zu matches%s; rg "
            "wrote %.0f MB of JSON in the full scan |\n",
-           HOT, tl, tf, tf / tl, ol.matches, ol.partial ? ", partial" : "",
-           (double)of.out_bytes / 1e6);
+           HOT, c.a, c.b, 1 / c.ratio, c.oa.matches,
+           c.oa.partial ? ", partial" : "", (double)c.ob.out_bytes / 1e6);
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -393,7 +434,7 @@ static int parse(args *a, int argc, char **argv)
         else
             return -1;
     }
-    if (a->tkd == NULL || a->mb < 1 || a->rounds < 1 || a->rounds > 15)
+    if (a->tkd == NULL || a->mb < 1 || a->rounds < 1 || a->rounds > MAX_ROUNDS)
         return -1;
     return 0;
 }
@@ -403,7 +444,7 @@ int main(int argc, char **argv)
     args a;
     if (parse(&a, argc, argv) != 0) {
         fprintf(stderr, "usage: bench-search --tkd PATH [--corpus DIR] "
-                        "[--mb N] [--rounds R (1..15)] [--keep]\n");
+                        "[--mb N] [--rounds R (1..31)] [--keep]\n");
         return 2;
     }
     char dir[PATH_MAX], corpus[PATH_MAX + 16], marker[PATH_MAX + 64];
@@ -437,6 +478,7 @@ int main(int argc, char **argv)
     }
     if (c == NULL)
         die("tkd did not come up");
+    make_tool_env();
     env e = { c, corpus, a.rounds };
     printf("rounds: %d (median), corpus %d MB\n", a.rounds, a.mb);
     full_scans(&e);
