@@ -150,9 +150,24 @@ static void reply(const search_job *j, const outcome *o)
 
 /* ---- judging the run ---------------------------------------------------- */
 
-/* The lines of the tool's stderr that name something it could not read:
- * every line of rg and grep (they print nothing else there), git grep's
- * "error:" and "warning:" lines (it may repeat one: repeats count once). */
+/* Whether a line of the tool's stderr names something it could not read:
+ * any line of rg and grep (they print nothing else there, and exit 2 with
+ * it); git grep's "error: ..." (a file it could not stat or read) and
+ * "warning: could not open directory ..." (it exits 0 or 1 with those),
+ * not its other warnings. */
+static bool unreadable_line(search_tool tool, const char *line, size_t len)
+{
+    static const char error[] = "error: ";
+    static const char dir[] = "warning: could not open directory ";
+    if (tool != SEARCH_TOOL_GIT_GREP)
+        return len > 0 && strncmp(line, "[... ", 5) != 0;
+    return (len >= sizeof error - 1 &&
+            memcmp(line, error, sizeof error - 1) == 0) ||
+           (len >= sizeof dir - 1 && memcmp(line, dir, sizeof dir - 1) == 0);
+}
+
+/* How many things the tool could not read, by its stderr (git grep may
+ * repeat a line: repeats count once). */
 static uint32_t count_unreadable(search_tool tool, const char *err, size_t len)
 {
     uint32_t n = 0;
@@ -163,12 +178,9 @@ static uint32_t count_unreadable(search_tool tool, const char *err, size_t len)
         const char *nl = memchr(line, '\n', len - at);
         size_t ll = nl != NULL ? (size_t)(nl - line) : len - at;
         at += ll + 1;
-        bool counts = ll > 0 && strncmp(line, "[... ", 5) != 0;
-        if (tool == SEARCH_TOOL_GIT_GREP)
-            counts = (ll > 7 && strncmp(line, "error: ", 7) == 0) ||
-                     (ll > 9 && strncmp(line, "warning: ", 9) == 0);
-        if (counts &&
-            !(prev != NULL && prev_len == ll && memcmp(prev, line, ll) == 0))
+        bool repeat =
+            prev != NULL && prev_len == ll && memcmp(prev, line, ll) == 0;
+        if (unreadable_line(tool, line, ll) && !repeat)
             n++;
         prev = line;
         prev_len = ll;

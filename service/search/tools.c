@@ -74,6 +74,8 @@ const char *const search__git_env[] = { "GIT_TERMINAL_PROMPT=0",
                                         "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C",
                                         NULL };
 static const char *const c_locale_env[] = { "LC_ALL=C", NULL };
+_Static_assert(sizeof search__git_env <= sizeof((search_command *)0)->env,
+               "search_command.env holds git's environment");
 
 typedef struct argv_builder {
     search_command *cmd;
