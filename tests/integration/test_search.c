@@ -635,7 +635,7 @@ static void test_cancel_and_deadline(void **state)
         sreq late = { .query = "needle",
                       .tool = all_tools[t],
                       .hidden = -1,
-                      .timeout_ms = 300 };
+                      .timeout_ms = 1000 };
         sres s;
         call(&d, &late, &s);
         expect_fail(&s, TK_CODE_DEADLINE_EXCEEDED, "");
@@ -723,7 +723,7 @@ static void test_slots(void **state)
 
     /* Expired while waiting. */
     sreq late = {
-        .root = "free", .query = "needle", .hidden = -1, .timeout_ms = 300
+        .root = "free", .query = "needle", .hidden = -1, .timeout_ms = 1000
     };
     sres s;
     call(&d, &late, &s);
