@@ -486,11 +486,12 @@ int main(int argc, char **argv)
     tk_client_close(c);
     kill(tkd, SIGTERM);
     waitpid(tkd, NULL, 0);
-    if (!a.keep && a.corpus == NULL) {
+    bool keep = a.keep && a.corpus == NULL; /* a corpus made here */
+    if (keep) {
+        printf("kept: %s\n", corpus);
+    } else { /* the socket, and the corpus when made here */
         const char *rm[] = { "/bin/rm", "-rf", dir, NULL };
         run(rm, "/");
-    } else {
-        printf("kept: %s\n", corpus);
     }
     return 0;
 }
