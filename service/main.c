@@ -16,9 +16,11 @@
 #include "git/git.h"
 #include "proc/proc.h"
 #include "registry/registry.h"
+#include "search/search.h"
 #include "roots/roots.h"
 #include "locks/locks.h"
 #include "rpc/rpc.h"
+#include "search/search.h"
 
 #ifndef TK_VERSION
 #define TK_VERSION "0.0.0"
@@ -47,6 +49,8 @@ static const char usage_text[] =
     "                          larger one closes that connection\n"
     "  --shutdown-grace-ms N   how long SIGTERM waits for running writes\n"
     "                          (default 60000)\n"
+    "  --search-slots N        searches running at once; more wait\n"
+    "                          (default 3)\n"
     "  --log-level L           error, warn, info (default; one line per\n"
     "                          call) or debug\n"
     "  --pg DSN                the PostgreSQL database of tk.v1.Orders (a\n"
@@ -71,6 +75,7 @@ typedef struct options {
     roots *roots;
     rpc_config rpc;
     locks_config locks;
+    unsigned search_slots;
     char default_addr[PATH_MAX + 8];
 } options;
 
@@ -131,6 +136,7 @@ enum {
     OPT_QUEUE,
     OPT_MAXREQ,
     OPT_GRACE,
+    OPT_SEARCH_SLOTS,
     OPT_LOGLEVEL,
     OPT_PG,
     OPT_PG_POOL,
@@ -178,6 +184,11 @@ static int apply_option(options *o, int c, const char *arg)
             return -1;
         o->locks.pool_size = (unsigned)v;
         return 0;
+    case OPT_SEARCH_SLOTS:
+        if (parse_uint("--search-slots", arg, 1, SEARCH_MAX_SLOTS, &v) != 0)
+            return -1;
+        o->search_slots = (unsigned)v;
+        return 0;
     case OPT_HELP:
         fputs(usage_text, stdout);
         return 1;
@@ -200,6 +211,7 @@ static int parse_args(options *o, int argc, char **argv)
         { "queue-depth", required_argument, NULL, OPT_QUEUE },
         { "max-request-bytes", required_argument, NULL, OPT_MAXREQ },
         { "shutdown-grace-ms", required_argument, NULL, OPT_GRACE },
+        { "search-slots", required_argument, NULL, OPT_SEARCH_SLOTS },
         { "log-level", required_argument, NULL, OPT_LOGLEVEL },
         { "pg", required_argument, NULL, OPT_PG },
         { "pg-pool", required_argument, NULL, OPT_PG_POOL },
@@ -287,6 +299,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "tkd: cannot block signals\n");
         return 1;
     }
+    proc_init(); /* the environment snapshot, before any thread exists */
     options o;
     memset(&o, 0, sizeof o);
     rpc_config_init(&o.rpc);
@@ -309,6 +322,8 @@ int main(int argc, char **argv)
     locks_service *locks = NULL;
     tkgit *git = NULL;
     registry *reg = NULL;
+    search_service *search = NULL;
+    search_config scfg = { .roots = o.roots, .slots = o.search_slots };
     rv = rpc_server_new(&srv, &o.rpc, err, sizeof err);
     if (rv == 0)
         rv = locks_service_new(&locks, &o.locks, err, sizeof err);
@@ -323,6 +338,10 @@ int main(int argc, char **argv)
     if (rv == 0)
         rv = registry_add_service(reg, srv, err, sizeof err);
     if (rv == 0)
+        rv = search_service_new(&search, &scfg, err, sizeof err);
+    if (rv == 0)
+        rv = search_service_register(search, srv, err, sizeof err);
+    if (rv == 0)
         rv = rpc_server_start(srv, err, sizeof err);
     if (rv != 0) {
         fprintf(stderr, "tkd: %s\n", err);
@@ -330,6 +349,7 @@ int main(int argc, char **argv)
         locks_service_free(locks);
         tkgit_free(git);
         registry_free(reg);
+        search_service_free(search);
         roots_free(o.roots);
         return 1;
     }
@@ -346,6 +366,7 @@ int main(int argc, char **argv)
     locks_service_free(locks);
     tkgit_free(git);
     registry_free(reg);
+    search_service_free(search);
     roots_free(o.roots);
     return rv == 0 ? 0 : 1;
 }

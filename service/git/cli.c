@@ -116,6 +116,15 @@ static int stopped(const tkgit_run *run, const proc_result *r)
 int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
                bool ok_exit1)
 {
+    if (run->g->git[0] == '\0') {
+        /* tkd serves the rest (and RevParse, Log) without git on PATH. */
+        memset(r, 0, sizeof *r);
+        rpc_call_fail(run->call, RPC_FAILED_PRECONDITION, "GIT_NOT_FOUND",
+                      "%s needs the git program, which is not on tkd's PATH "
+                      "(install git and restart tkd)",
+                      run->what);
+        return -1;
+    }
     proc_opts o;
     opts_for(&o, run, argv);
     int rv = proc_run(r, &o);

@@ -48,8 +48,10 @@ typedef struct tkgit tkgit;
 void tkgit_config_init(tkgit_config *cfg);
 
 /* Initialises libgit2 (once per tkgit) and resolves the git program.
- * Call before threads start. roots must outlive the service. Errors:
- * negative errno with a message in err (-ENOENT: no git program). */
+ * Call before threads start. roots must outlive the service. Without git
+ * on PATH the service still starts: the methods that run git answer
+ * FAILED_PRECONDITION GIT_NOT_FOUND. Errors: negative errno with a message
+ * in err. */
 int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
               size_t errlen);
 /* Adds tk.v1.Git's methods to srv (before rpc_server_start). */

@@ -148,6 +148,11 @@ const rpc_registered *rpc_server__methods(const rpc_server *srv, size_t *n);
 int64_t rpc_server__uptime_ms(const rpc_server *srv);
 const char *rpc_server__version(const rpc_server *srv);
 
+/* payload.c: the name of a string field of the message d encoded in data
+ * that holds a NUL byte (protobuf-c would cut it there), or NULL. */
+const char *rpc__string_with_nul(const ProtobufCMessageDescriptor *d,
+                                 const uint8_t *data, size_t len);
+
 /* log.c: the one line per call. */
 void rpc_log__call(const rpc_call *call, int64_t elapsed_us);
 

@@ -847,6 +847,16 @@ static void invoke(rpc_slot *s)
         finish(s, NULL);
         return;
     }
+    const char *cut =
+        rpc__string_with_nul(m->request, req->payload.data, req->payload.len);
+    if (cut != NULL) {
+        protobuf_c_message_free_unpacked(in, NULL);
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "NUL_IN_STRING",
+                      "%s.%s holds a NUL byte, which no string field may",
+                      m->request->name, cut);
+        finish(s, NULL);
+        return;
+    }
     ProtobufCMessage *out = rpc_call_alloc(call, m->reply->sizeof_message);
     m->reply->message_init(out);
     /* Freed with the call: the reply may point into the request. */

@@ -76,7 +76,9 @@ typedef struct fixture {
 
 static fixture fx; /* the group's server: default ceilings */
 
-static void fx_start(fixture *f, uint32_t read_ceiling_ms)
+/* git_name: the git program to look for (NULL: "git"). */
+static void fx_start_git(fixture *f, uint32_t read_ceiling_ms,
+                         const char *git_name)
 {
     memset(f, 0, sizeof *f);
     assert_int_equal(ts_mkdtemp(f->sock_dir, sizeof f->sock_dir, "gitsrv"), 0);
@@ -88,6 +90,7 @@ static void fx_start(fixture *f, uint32_t read_ceiling_ms)
     tkgit_config_init(&gc);
     if (read_ceiling_ms != 0)
         gc.read_ceiling_ms = gc.read_timeout_ms = read_ceiling_ms;
+    gc.git = git_name;
     assert_int_equal(tkgit_new(&f->git, f->roots, &gc, err, sizeof err), 0);
     rpc_config cfg;
     rpc_config_init(&cfg);
@@ -100,6 +103,11 @@ static void fx_start(fixture *f, uint32_t read_ceiling_ms)
     if (rpc_server_start(f->srv, err, sizeof err) != 0)
         fail_msg("start: %s", err);
     assert_int_equal(tk_client_open(&f->client, f->url, err, sizeof err), 0);
+}
+
+static void fx_start(fixture *f, uint32_t read_ceiling_ms)
+{
+    fx_start_git(f, read_ceiling_ms, NULL);
 }
 
 static void fx_stop(fixture *f)
@@ -208,6 +216,33 @@ static int rev_parse(const char *repo, const char *rev, char *oid,
 }
 
 /* ---- what the methods return ------------------------------------------- */
+
+/* Without git on PATH the service still starts: what runs git says so,
+ * libgit2's methods still answer. */
+static void test_without_git(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_start_git(&f, 0, "tk-no-such-git-program");
+    Tk__V1__GitStatusRequest req = TK__V1__GIT_STATUS_REQUEST__INIT;
+    req.repo = (char *)at("main");
+    Tk__V1__GitStatusReply *rep = NULL;
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    assert_int_equal(tk_git_status(f.client, &req, &rep, &o, &st),
+                     TK_CODE_FAILED_PRECONDITION);
+    expect(&st, TK_CODE_FAILED_PRECONDITION, "GIT_NOT_FOUND");
+    tk_status_clear(&st);
+    Tk__V1__GitRevParseRequest rreq = TK__V1__GIT_REV_PARSE_REQUEST__INIT;
+    rreq.repo = (char *)at("main");
+    rreq.rev = "HEAD";
+    Tk__V1__GitRevParseReply *rrep = NULL;
+    assert_int_equal(tk_git_rev_parse(f.client, &rreq, &rrep, &o, &st),
+                     TK_CODE_OK);
+    protobuf_c_message_free_unpacked(&rrep->base, NULL);
+    tk_status_clear(&st);
+    fx_stop(&f);
+}
 
 static void test_rev_parse(void **state)
 {
@@ -1428,6 +1463,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rev_parse),
+        cmocka_unit_test(test_without_git),
         cmocka_unit_test(test_status),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_grep),

@@ -418,6 +418,53 @@ static void test_undecodable_payload(void **state)
     fx_stop(&fx);
 }
 
+/* A string holding a NUL is valid protobuf, but C would read it cut at
+ * the NUL: refused before the handler, naming the field. A NUL in a bytes
+ * field is data and passes. */
+static void test_nul_in_string_field(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, NULL);
+    raw r;
+    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    Tk__V1__Request env = TK__V1__REQUEST__INIT;
+    env.call_id = 6;
+    env.method = "tk.v1.Control/ListMethods";
+    /* ListMethodsRequest.service = "tk.v1\0Control" */
+    static uint8_t cut[] = { 0x0a, 0x0d, 't', 'k', '.', 'v', '1', 0,
+                             'C',  'o',  'n', 't', 'r', 'o', 'l' };
+    env.payload.data = cut;
+    env.payload.len = sizeof cut;
+    uint8_t buf[128];
+    size_t n = tk__v1__request__pack(&env, buf);
+    Tk__V1__Reply *rep = raw_roundtrip(&r, raw_bytes(buf, n));
+    assert_int_equal(rep->status->code, TK_CODE_INVALID_ARGUMENT);
+    assert_string_equal(rep->status->reason, "NUL_IN_STRING");
+    assert_non_null(
+        strstr(rep->status->message, "tk.v1.ListMethodsRequest.service"));
+    tk__v1__reply__free_unpacked(rep, NULL);
+
+    /* PingRequest.data (bytes) = "a\0b": echoed whole. */
+    env.call_id = 7;
+    env.method = "tk.v1.Control/Ping";
+    static uint8_t data[] = { 0x0a, 0x03, 'a', 0, 'b' };
+    env.payload.data = data;
+    env.payload.len = sizeof data;
+    n = tk__v1__request__pack(&env, buf);
+    rep = raw_roundtrip(&r, raw_bytes(buf, n));
+    assert_int_equal(rep->status->code, TK_CODE_OK);
+    Tk__V1__PingReply *pr =
+        tk__v1__ping_reply__unpack(NULL, rep->payload.len, rep->payload.data);
+    assert_non_null(pr);
+    assert_int_equal(pr->data.len, 3);
+    assert_memory_equal(pr->data.data, "a\0b", 3);
+    tk__v1__ping_reply__free_unpacked(pr, NULL);
+    tk__v1__reply__free_unpacked(rep, NULL);
+    nng_close(r.sock);
+    fx_stop(&fx);
+}
+
 static void test_oversize_request(void **state)
 {
     (void)state;
@@ -1106,6 +1153,7 @@ int main(void)
         cmocka_unit_test(test_bad_frame_then_serves),
         cmocka_unit_test(test_unknown_method),
         cmocka_unit_test(test_undecodable_payload),
+        cmocka_unit_test(test_nul_in_string_field),
         cmocka_unit_test(test_oversize_request),
         cmocka_unit_test(test_deadline_expiry),
         cmocka_unit_test(test_client_deadline_without_reply),

@@ -127,6 +127,28 @@ bool ts_wait_output(ts_proc *p, int which, const char *needle, int timeout_ms)
     }
 }
 
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    size_t nl = strlen(needle);
+    for (const char *at = hay; at != NULL && (at = strstr(at, needle)) != NULL;
+         at += nl)
+        n++;
+    return n;
+}
+
+bool ts_wait_output_n(ts_proc *p, int which, const char *needle, int count,
+                      int timeout_ms)
+{
+    long long until = ts_now_ms() + timeout_ms;
+    for (;;) {
+        if (count_of(which == 1 ? p->out : p->err, needle) >= count)
+            return true;
+        if (!pump(p, until))
+            return false;
+    }
+}
+
 int ts_finish(ts_proc *p, int timeout_ms)
 {
     long long until = ts_now_ms() + timeout_ms;

@@ -42,6 +42,10 @@ int ts_spawn_in(ts_proc *p, const char *const argv[], const char *const env[],
  * Returns true when found. */
 bool ts_wait_output(ts_proc *p, int which, const char *needle, int timeout_ms);
 
+/* As ts_wait_output, until needle has appeared count times in all. */
+bool ts_wait_output_n(ts_proc *p, int which, const char *needle, int count,
+                      int timeout_ms);
+
 /* Reads until both streams close, then reaps. Returns the exit status
  * (WEXITSTATUS), 128+signal when killed, or -1 on timeout (the child is
  * then killed). */

@@ -5,6 +5,7 @@
 #include "tk/v1/git.pb-c.h"
 #include "tk/v1/orders.pb-c.h"
 #include "tk/v1/rpc.pb-c.h"
+#include "tk/v1/search.pb-c.h"
 #include "tk/v1/services.pb-c.h"
 
 #include "catalog.h"
@@ -27,12 +28,13 @@ const tk_method_desc tk_catalog__methods[] = {
     {"tk.v1.Orders/CloseOrder", &tk__v1__close_order_request__descriptor, &tk__v1__close_order_reply__descriptor},
     {"tk.v1.Orders/ReopenOrder", &tk__v1__reopen_order_request__descriptor, &tk__v1__reopen_order_reply__descriptor},
     {"tk.v1.Orders/GetOrder", &tk__v1__get_order_request__descriptor, &tk__v1__get_order_reply__descriptor},
+    {"tk.v1.Search/Search", &tk__v1__search_request__descriptor, &tk__v1__search_reply__descriptor},
     {"tk.v1.Services/Render", &tk__v1__service_render_request__descriptor, &tk__v1__service_render_reply__descriptor},
     {"tk.v1.Services/Register", &tk__v1__service_register_request__descriptor, &tk__v1__service_register_reply__descriptor},
     {"tk.v1.Services/Unregister", &tk__v1__service_unregister_request__descriptor, &tk__v1__service_unregister_reply__descriptor},
     {"tk.v1.Services/Status", &tk__v1__service_status_request__descriptor, &tk__v1__service_status_reply__descriptor},
 };
-const size_t tk_catalog__n_methods = 21;
+const size_t tk_catalog__n_methods = 22;
 
 const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__ping_request__descriptor,
@@ -80,6 +82,11 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__reply__descriptor,
     &tk__v1__status__descriptor,
     &tk__v1__cancellation__descriptor,
+    &tk__v1__search_request__descriptor,
+    &tk__v1__search_reply__descriptor,
+    &tk__v1__search_match__descriptor,
+    &tk__v1__search_submatch__descriptor,
+    &tk__v1__search_stats__descriptor,
     &tk__v1__service_manager__descriptor,
     &tk__v1__service_spec__descriptor,
     &tk__v1__service_spec__env_entry__descriptor,
@@ -93,7 +100,7 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__service_exit__descriptor,
     &tk__v1__service_status_reply__descriptor,
 };
-const size_t tk_catalog__n_messages = 57;
+const size_t tk_catalog__n_messages = 62;
 
 const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__cancel_reply__outcome__descriptor,
@@ -105,8 +112,9 @@ const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__get_order_reply__status__descriptor,
     &tk__v1__status__code__descriptor,
     &tk__v1__cancellation__cause__descriptor,
+    &tk__v1__search_request__tool__descriptor,
     &tk__v1__service_manager__kind__descriptor,
     &tk__v1__service_spec__restart__descriptor,
     &tk__v1__service_register_reply__action__descriptor,
 };
-const size_t tk_catalog__n_enums = 12;
+const size_t tk_catalog__n_enums = 13;

@@ -10,10 +10,12 @@ import tk.v1.control_pb2  # noqa: F401
 import tk.v1.git_pb2  # noqa: F401
 import tk.v1.orders_pb2  # noqa: F401
 import tk.v1.rpc_pb2  # noqa: F401
+import tk.v1.search_pb2  # noqa: F401
 import tk.v1.services_pb2  # noqa: F401
 import tk.v1.control_tk
 import tk.v1.git_tk
 import tk.v1.orders_tk
+import tk.v1.search_tk
 import tk.v1.services_tk
 
 if TYPE_CHECKING:
@@ -26,10 +28,12 @@ class Services:
     control: tk.v1.control_tk.Control
     git: tk.v1.git_tk.Git
     orders: tk.v1.orders_tk.Orders
+    search: tk.v1.search_tk.Search
     services: tk.v1.services_tk.Services
 
     def _init_services(self, client: Client) -> None:
         self.control = tk.v1.control_tk.Control(client)
         self.git = tk.v1.git_tk.Git(client)
         self.orders = tk.v1.orders_tk.Orders(client)
+        self.search = tk.v1.search_tk.Search(client)
         self.services = tk.v1.services_tk.Services(client)

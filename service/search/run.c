@@ -1,0 +1,309 @@
+/* One search with its slot held: which tool, the run through proc, and the
+ * judgement of how it ended — the caller first (a cancelled or expired
+ * call is never answered with matches, least of all with none), then the
+ * limit (a success, partial), then the tool's exit status (1: no match;
+ * 2: files it could not read). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "proc/proc.h"
+#include "search_int.h"
+#include "tk/v1/search.pb-c.h"
+
+#define STDERR_KEEP ((size_t)16 * 1024)
+
+/* ---- choosing the tool -------------------------------------------------- */
+
+/* 1 when git says root is inside a work tree, 0 when not (or git cannot
+ * say), -1 when the caller went away meanwhile. */
+static int inside_work_tree(const search_job *j, const char *git)
+{
+    static const char *const argv[] = { "git", "rev-parse",
+                                        "--is-inside-work-tree", NULL };
+    proc_opts o;
+    proc_opts_init(&o);
+    o.path = git;
+    o.argv = argv;
+    o.env = search__git_env;
+    o.cwd = j->root;
+    o.cancel_fd = rpc_call_cancel_fd(j->call);
+    o.deadline_ns = rpc_call_deadline(j->call);
+    o.timeout_ms = SEARCH_CEILING_MS;
+    o.stdout_cap = 64;
+    proc_result r;
+    int rv = proc_run(&r, &o);
+    int inside = -1;
+    if (r.end != PROC_END_CANCELLED && r.end != PROC_END_DEADLINE)
+        inside = rv == 0 && r.end == PROC_END_EXITED &&
+                 r.status.kind == PROC_STATUS_EXITED && r.status.code == 0 &&
+                 strncmp(r.out, "true", 4) == 0;
+    proc_result_free(&r);
+    return inside;
+}
+
+/* The tool to run, or -1 when the call has failed (its status is set). */
+static int choose(const search_job *j, search_tool *out)
+{
+    static const search_tool fallback[] = { SEARCH_TOOL_RG,
+                                            SEARCH_TOOL_GIT_GREP,
+                                            SEARCH_TOOL_GREP };
+    bool forced = j->forced != SEARCH_TOOL_AUTO;
+    const search_tool *order = forced ? &j->forced : fallback;
+    size_t n = forced ? 1 : sizeof fallback / sizeof fallback[0];
+    for (size_t i = 0; i < n; i++) {
+        const char *path = search__tool_path(order[i]);
+        if (path == NULL && forced) {
+            rpc_call_fail(j->call, RPC_FAILED_PRECONDITION, "TOOL_NOT_FOUND",
+                          "%s is not in tkd's PATH",
+                          search_tool_name(order[i]));
+            return -1;
+        }
+        int usable = path != NULL;
+        if (usable && order[i] == SEARCH_TOOL_GIT_GREP)
+            usable = inside_work_tree(j, path);
+        if (usable < 0) {
+            rpc_call_fail_stopped(j->call);
+            return -1;
+        }
+        if (usable) {
+            *out = order[i];
+            return 0;
+        }
+        if (forced) {
+            rpc_call_fail(j->call, RPC_FAILED_PRECONDITION, "NOT_A_WORK_TREE",
+                          "%s is not inside a git work tree", j->root);
+            return -1;
+        }
+    }
+    rpc_call_fail(j->call, RPC_FAILED_PRECONDITION, "NO_SEARCH_TOOL",
+                  "none of rg, git grep (in a work tree) and grep is in "
+                  "tkd's PATH");
+    return -1;
+}
+
+/* ---- the reply ---------------------------------------------------------- */
+
+static void *copy(rpc_call *call, const void *data, size_t len)
+{
+    void *to = rpc_call_alloc(call, len);
+    if (len > 0)
+        memcpy(to, data, len);
+    return to;
+}
+
+static Tk__V1__SearchMatch *to_proto(rpc_call *call, const search_match *m)
+{
+    Tk__V1__SearchMatch *pm = rpc_call_alloc(call, sizeof *pm);
+    tk__v1__search_match__init(pm);
+    pm->path =
+        (ProtobufCBinaryData){ m->path_len, copy(call, m->path, m->path_len) };
+    pm->line = m->line;
+    pm->column = m->column;
+    pm->text =
+        (ProtobufCBinaryData){ m->text_len, copy(call, m->text, m->text_len) };
+    pm->truncated = m->truncated;
+    pm->n_submatches = m->n_spans;
+    pm->submatches =
+        rpc_call_alloc(call, m->n_spans * sizeof(Tk__V1__SearchSubmatch *));
+    Tk__V1__SearchSubmatch *subs =
+        rpc_call_alloc(call, m->n_spans * sizeof *subs);
+    for (size_t k = 0; k < m->n_spans; k++) {
+        tk__v1__search_submatch__init(&subs[k]);
+        subs[k].start = m->spans[k].start;
+        subs[k].end = m->spans[k].end;
+        pm->submatches[k] = &subs[k];
+    }
+    return pm;
+}
+
+typedef struct outcome {
+    search_tool tool;
+    const proc_result *r;
+    const search_parser *p;
+    uint32_t unreadable;
+} outcome;
+
+static void reply(const search_job *j, const outcome *o)
+{
+    Tk__V1__SearchReply *out = j->out;
+    size_t n = search_parser_count(o->p);
+    out->matches = rpc_call_alloc(j->call, n * sizeof(Tk__V1__SearchMatch *));
+    for (size_t i = 0; i < n; i++)
+        out->matches[i] = to_proto(j->call, search_parser_match(o->p, i));
+    out->n_matches = n;
+    out->partial = search_parser_partial(o->p);
+    out->tool = (Tk__V1__SearchRequest__Tool)o->tool;
+    search_stats st;
+    search_parser_stats(o->p, &st);
+    Tk__V1__SearchStats *s = rpc_call_alloc(j->call, sizeof *s);
+    tk__v1__search_stats__init(s);
+    s->matched_lines = st.matched_lines;
+    s->files_with_matches = st.files_with_matches;
+    s->unreadable_files = o->unreadable;
+    s->truncated_lines = st.truncated_lines;
+    s->skipped_records = st.skipped_records;
+    s->slot_wait_ms = j->slot_wait_ms;
+    s->tool_ms = o->r->elapsed_ms;
+    out->stats = s;
+}
+
+/* ---- judging the run ---------------------------------------------------- */
+
+/* Whether a line of the tool's stderr names something it could not read:
+ * any line of rg and grep (they print nothing else there, and exit 2 with
+ * it); git grep's "error: ..." (a file it could not stat or read) and
+ * "warning: could not open directory ..." (it exits 0 or 1 with those),
+ * not its other warnings. */
+static bool unreadable_line(search_tool tool, const char *line, size_t len)
+{
+    static const char error[] = "error: ";
+    static const char dir[] = "warning: could not open directory ";
+    if (tool != SEARCH_TOOL_GIT_GREP)
+        return len > 0 && strncmp(line, "[... ", 5) != 0;
+    return (len >= sizeof error - 1 &&
+            memcmp(line, error, sizeof error - 1) == 0) ||
+           (len >= sizeof dir - 1 && memcmp(line, dir, sizeof dir - 1) == 0);
+}
+
+/* How many things the tool could not read, by its stderr (git grep may
+ * repeat a line: repeats count once). */
+static uint32_t count_unreadable(search_tool tool, const char *err, size_t len)
+{
+    uint32_t n = 0;
+    const char *prev = NULL;
+    size_t prev_len = 0;
+    for (size_t at = 0; err != NULL && at < len;) {
+        const char *line = err + at;
+        const char *nl = memchr(line, '\n', len - at);
+        size_t ll = nl != NULL ? (size_t)(nl - line) : len - at;
+        at += ll + 1;
+        bool repeat =
+            prev != NULL && prev_len == ll && memcmp(prev, line, ll) == 0;
+        if (unreadable_line(tool, line, ll) && !repeat)
+            n++;
+        prev = line;
+        prev_len = ll;
+    }
+    return n;
+}
+
+static void set_stderr(const search_job *j, const proc_result *r)
+{
+    if (r->err != NULL && r->err_len > 0)
+        rpc_call_set_stderr(j->call, r->err, r->err_len);
+}
+
+static void fail_tool(const search_job *j, const outcome *o)
+{
+    char what[256];
+    proc_result_describe(what, sizeof what, o->r);
+    set_stderr(j, o->r);
+    if (!o->r->started)
+        rpc_call_fail(j->call, RPC_INTERNAL, "TOOL_FAILED",
+                      "cannot start %s: %s", search_tool_name(o->tool), what);
+    else if (o->r->end == PROC_END_TIMEOUT)
+        rpc_call_fail(j->call, RPC_DEADLINE_EXCEEDED, "SEARCH_CEILING",
+                      "%s ran into the search ceiling: %s",
+                      search_tool_name(o->tool), what);
+    else
+        rpc_call_fail(j->call, RPC_INTERNAL, "TOOL_FAILED", "%s: %s",
+                      search_tool_name(o->tool), what);
+}
+
+/* Caller, then limit, then exit status. */
+static void judge(const search_job *j, const outcome *o)
+{
+    const proc_result *r = o->r;
+    rpc_call_set_cleanup(j->call, r->process_killed, r->cleanup_ms);
+    if (rpc_call_cause(j->call) != RPC_CAUSE_NONE ||
+        r->end == PROC_END_CANCELLED || r->end == PROC_END_DEADLINE) {
+        rpc_call_fail_stopped(j->call);
+        return;
+    }
+    /* The parser stopped the tool, or the tool had already written all
+     * and exited by the time the match beyond the limit was read. */
+    if (r->end == PROC_END_STOPPED || search_parser_partial(o->p)) {
+        reply(j, o);
+        rpc_call_set_partial(j->call, RPC_CAUSE_LIMIT);
+        return;
+    }
+    if (!r->started) {
+        fail_tool(j, o);
+        return;
+    }
+    int code = r->status.kind == PROC_STATUS_EXITED ? r->status.code : -1;
+    bool git = o->tool == SEARCH_TOOL_GIT_GREP;
+    /* 2 without a word of why is no unreadable file; git grep says 0 or 1
+     * and names the files on stderr. */
+    if (r->end != PROC_END_EXITED || code < 0 || code > 2 ||
+        (code == 2 && (git || o->unreadable == 0))) {
+        fail_tool(j, o);
+        return;
+    }
+    bool unreadable_exit = code == 2 || (git && o->unreadable > 0);
+    if (unreadable_exit) {
+        set_stderr(j, r);
+        if (!j->allow_unreadable) {
+            rpc_call_fail(j->call, RPC_FAILED_PRECONDITION, "UNREADABLE_FILES",
+                          "%s could not read %u files or directories under "
+                          "%s (allow_unreadable returns what it found)",
+                          search_tool_name(o->tool), o->unreadable, j->root);
+            return;
+        }
+    }
+    reply(j, o);
+}
+
+/* ---- running ------------------------------------------------------------ */
+
+static proc_verdict on_record(void *arg, const char *data, size_t len,
+                              bool truncated)
+{
+    return search_parser_record(arg, data, len, truncated) ? PROC_CONTINUE
+                                                           : PROC_STOP;
+}
+
+static void run_tool(const search_job *j, search_tool tool, search_parser *p)
+{
+    search_command cmd;
+    search_command_build(&cmd, tool, &j->q);
+    proc_opts o;
+    proc_opts_init(&o);
+    o.path = search__tool_path(tool);
+    o.argv = cmd.argv;
+    o.env = cmd.env;
+    o.cwd = j->root;
+    o.kind = PROC_READ;
+    o.cancel_fd = rpc_call_cancel_fd(j->call);
+    o.deadline_ns = rpc_call_deadline(j->call);
+    o.timeout_ms = SEARCH_CEILING_MS;
+    o.on_stdout = on_record;
+    o.on_stdout_arg = p;
+    o.record_max = cmd.record_max;
+    o.record_delim = cmd.record_delim;
+    o.stderr_head = STDERR_KEEP;
+    o.stderr_tail = STDERR_KEEP;
+    proc_result r;
+    /* r says all there is (a failed start: r.started is false). */
+    (void)proc_run(&r, &o);
+    outcome out = { .tool = tool, .r = &r, .p = p };
+    out.unreadable = count_unreadable(tool, r.err, r.err_len);
+    judge(j, &out);
+    proc_result_free(&r);
+}
+
+void search__run(search_job *j)
+{
+    search_tool tool;
+    if (choose(j, &tool) != 0)
+        return;
+    search_parser *p = NULL;
+    if (search_parser_new(&p, tool, &j->q, &j->lim) != 0) {
+        rpc_call_fail(j->call, RPC_RESOURCE_EXHAUSTED, "OUT_OF_MEMORY",
+                      "no memory for a search");
+        return;
+    }
+    run_tool(j, tool, p);
+    search_parser_free(p);
+}

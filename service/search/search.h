@@ -1,0 +1,152 @@
+/*
+ * search — the tk.v1.Search service: literal full-text search of a tree
+ * under one of tkd's --root directories, delegated to the tools that are
+ * good at it: rg, else git grep (inside a git work tree), else grep.
+ *
+ * Owns: resolving each tool's path once per process (pthread_once);
+ * choosing the tool (the fallback, or the one a caller forces); the
+ * command lines (literal -F, the query after -e, -- before any path); the
+ * search slots (at most N tools at once, waiting that follows the caller);
+ * the result limit and the reply's byte budget (reaching either stops the
+ * tool: a partial success, cause LIMIT); the three parsers of tool output
+ * (rg --json, git grep -z, grep --null); and the judgement of how a search
+ * ended: the caller first, then the limit, then the tool's exit status.
+ * May call: proc/ (every process it starts), roots/ (every path a caller
+ * names), rpc/ (its calls), libc.
+ * Must never: start a process itself (fork, exec, posix_spawn: proc_run
+ * does); search file contents itself (the tools do; it only locates the
+ * query within a line a tool reported, for the submatch offsets); start a
+ * tool for a caller that gave up while waiting for a slot; answer a
+ * cancelled or expired call with an empty (or any) match list; treat exit
+ * status 2 (files it could not read) as success unless the limit was
+ * reached or the caller allowed it; run more tools at once than it has
+ * slots.
+ */
+#ifndef TK_SERVICE_SEARCH_H
+#define TK_SERVICE_SEARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "roots/roots.h"
+#include "rpc/rpc.h"
+
+#define SEARCH_DEFAULT_SLOTS 3u
+#define SEARCH_MAX_SLOTS 64u
+/* The method's ceiling: no search runs longer, whatever its caller asks. */
+#define SEARCH_CEILING_MS 30000u
+#define SEARCH_DEFAULT_LIMIT 1000u
+#define SEARCH_MAX_LIMIT 100000u
+/* Lines longer than this are cut to it and flagged. */
+#define SEARCH_LINE_MAX ((size_t)1 << 20)
+/* Paths and text in one reply; past it the reply is partial (LIMIT). */
+#define SEARCH_REPLY_BYTES ((size_t)32 << 20)
+
+/* The numbers of tk.v1.SearchRequest.Tool. */
+typedef enum search_tool {
+    SEARCH_TOOL_AUTO = 0,
+    SEARCH_TOOL_RG = 1,
+    SEARCH_TOOL_GIT_GREP = 2,
+    SEARCH_TOOL_GREP = 3,
+} search_tool;
+
+const char *search_tool_name(search_tool tool); /* "rg", "git grep", ... */
+
+/* ---- the service -------------------------------------------------------- */
+
+typedef struct search_config {
+    const roots *roots; /* must outlive the service */
+    unsigned slots;     /* tools running at once; 0: SEARCH_DEFAULT_SLOTS */
+} search_config;
+
+typedef struct search_service search_service;
+
+/* Errors: negative errno values with a message in err. */
+int search_service_new(search_service **out, const search_config *cfg,
+                       char *err, size_t errlen);
+/* Adds tk.v1.Search/Search to srv. */
+int search_service_register(search_service *s, rpc_server *srv, char *err,
+                            size_t errlen);
+/* After the server is freed. NULL is accepted. */
+void search_service_free(search_service *s);
+
+/* ---- command lines ------------------------------------------------------ */
+
+typedef struct search_query {
+    const char *text; /* literal; not empty, no NUL, no newline */
+    size_t len;
+    bool ignore_case;
+    bool include_hidden;
+} search_query;
+
+#define SEARCH_ARGV_MAX 32
+
+/* What runs for one search, in the root as the working directory. */
+typedef struct search_command {
+    const char *argv[SEARCH_ARGV_MAX]; /* NULL-terminated; argv[0] is the
+                                          program's name ("rg", "git") */
+    const char *env[4];                /* over proc's scrubbed environment */
+    char record_delim;                 /* how the output splits into records */
+    size_t record_max;                 /* longest record taken whole */
+} search_command;
+
+/* The command line of tool (not AUTO) for q; argv borrows q->text, which
+ * must be NUL-terminated at q->len. Exposed so that the tests run exactly
+ * what tkd runs. 0, or -EINVAL. */
+int search_command_build(search_command *out, search_tool tool,
+                         const search_query *q);
+
+/* ---- parsers ------------------------------------------------------------ */
+
+typedef struct search_span {
+    uint32_t start, end; /* byte offsets into search_match.text */
+} search_span;
+
+typedef struct search_match {
+    const char *path; /* relative to the root, no "./"; not NUL-safe: use
+                         path_len */
+    size_t path_len;
+    uint64_t line;    /* 1-based */
+    uint32_t column;  /* 1-based byte offset of the first occurrence; 0
+                         when it lies beyond the text kept */
+    const char *text; /* the line without its newline, at most line_max */
+    size_t text_len;
+    bool truncated; /* the line was longer than line_max */
+    const search_span *spans;
+    size_t n_spans;
+} search_match;
+
+typedef struct search_stats {
+    uint32_t matched_lines;
+    uint32_t files_with_matches;
+    uint32_t truncated_lines;
+    uint32_t skipped_records; /* output that could not be parsed */
+} search_stats;
+
+typedef struct search_limits {
+    uint32_t max_matches; /* the request's limit */
+    size_t max_bytes;     /* paths + text; 0: SEARCH_REPLY_BYTES */
+    size_t line_max;      /* 0: SEARCH_LINE_MAX */
+} search_limits;
+
+/* Turns one tool's output, a record at a time (as proc's record mode
+ * passes it), into matches. Owns copies of everything it keeps. */
+typedef struct search_parser search_parser;
+
+int search_parser_new(search_parser **out, search_tool tool,
+                      const search_query *q, const search_limits *lim);
+void search_parser_free(search_parser *p);
+/* One record without its delimiter; cut: it was longer than the command's
+ * record_max and holds only its start. Returns false once a match beyond
+ * the limit (or the byte budget) arrived: the search is then partial and
+ * the parser takes nothing more. */
+bool search_parser_record(search_parser *p, const char *data, size_t len,
+                          bool cut);
+bool search_parser_partial(const search_parser *p);
+size_t search_parser_count(const search_parser *p);
+/* The i-th match, valid until search_parser_free. */
+const search_match *search_parser_match(const search_parser *p, size_t i);
+void search_parser_stats(const search_parser *p, search_stats *out);
+
+#endif /* TK_SERVICE_SEARCH_H */

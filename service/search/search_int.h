@@ -1,0 +1,119 @@
+/*
+ * Internal to service/search: what its files share. Nothing outside
+ * service/search includes this.
+ */
+#ifndef TK_SERVICE_SEARCH_INT_H
+#define TK_SERVICE_SEARCH_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "search.h"
+
+/* ---- parse.c: what every parser shares ---------------------------------- */
+
+/* A growable buffer (the parsers' scratch space). */
+typedef struct search_buf {
+    char *data;
+    size_t len, cap;
+} search_buf;
+
+int search__buf_reserve(search_buf *b, size_t cap);
+int search__buf_append(search_buf *b, const char *data, size_t len);
+
+struct search_parser {
+    search_tool tool;
+    char *query; /* the query, folded to lower case when ignore_case */
+    size_t qlen;
+    bool ignore_case;
+    search_limits lim;
+    search_match *matches;
+    size_t n, cap;
+    size_t bytes; /* paths and text kept, against lim.max_bytes */
+    bool partial;
+    search_stats stats;
+    search_buf pending; /* grep, git grep: a path holding newlines so far */
+    search_buf fold;    /* a line folded to lower case */
+    search_buf path, text;
+    search_buf key, type, raw; /* rg: a member's name, the record's type,
+                                  a base64 value */
+    search_span *spans;        /* the spans of the match being added */
+    size_t n_spans, spans_cap;
+};
+
+/* One match as a parser found it; everything borrowed. */
+typedef struct search_found {
+    const char *path;
+    size_t path_len;
+    uint64_t line;
+    uint32_t column; /* from the tool (git grep); 0: the first span's */
+    const char *text;
+    size_t text_len;
+    bool cut;       /* the tool's record was cut: text is only its start */
+    bool has_spans; /* p->spans holds the tool's own (rg); else located */
+} search_found;
+
+/* Keeps f, or returns false when it is beyond the limit or the byte
+ * budget (the parser is then partial). */
+bool search__add(search_parser *p, const search_found *f);
+int search__span_push(search_parser *p, uint32_t start, uint32_t end);
+
+/* parse_rg.c, parse_grep.c: one record each. */
+bool search__rg_record(search_parser *p, const char *data, size_t len,
+                       bool cut);
+bool search__grep_record(search_parser *p, const char *data, size_t len,
+                         bool cut);
+/* Standard base64 with padding, as rg writes {"bytes": ...}. -EINVAL on
+ * anything else. */
+int search__base64_decode(search_buf *out, const char *in, size_t len);
+
+/* ---- tools.c ------------------------------------------------------------ */
+
+/* Absolute paths of the tools found in tkd's PATH at the first search
+ * (resolved once per process); NULL for a tool that is missing. */
+typedef struct search_tools {
+    const char *rg, *git, *grep;
+} search_tools;
+
+const search_tools *search__tools(void);
+/* The path of tool (not AUTO), or NULL. */
+const char *search__tool_path(search_tool tool);
+/* The environment git runs with (also for rev-parse). */
+extern const char *const search__git_env[];
+
+/* ---- slots.c ------------------------------------------------------------ */
+
+/* A counting semaphore that can be waited on together with a call's
+ * cancellation and deadline: an eventfd in semaphore mode. */
+typedef struct search_slots {
+    int fd;
+} search_slots;
+
+int search__slots_init(search_slots *s, unsigned n);
+void search__slots_destroy(search_slots *s);
+/* Takes a slot: 0; 1 when the caller stopped waiting (rpc_call_cause says
+ * why; no slot is held); -errno when poll failed. A caller that has
+ * already gone gets no slot. */
+int search__slot_take(search_slots *s, rpc_call *call);
+void search__slot_give(search_slots *s);
+
+/* ---- run.c -------------------------------------------------------------- */
+
+typedef struct search_job {
+    rpc_call *call;
+    char root[PATH_MAX];
+    search_query q;
+    search_limits lim;
+    search_tool forced;
+    bool allow_unreadable;
+    uint32_t slot_wait_ms;
+    struct Tk__V1__SearchReply *out;
+} search_job;
+
+/* With a slot held: chooses the tool, runs it, judges how it ended and
+ * fills the reply or fails the call. */
+void search__run(search_job *j);
+
+#endif /* TK_SERVICE_SEARCH_INT_H */

@@ -1,0 +1,178 @@
+/* tk.v1.Search/Search: the request checked (query, limit, tool, root), a
+ * slot taken (waiting as long as the caller does), the search run. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "search_int.h"
+#include "tk/v1/search.pb-c.h"
+
+struct search_service {
+    search_config cfg;
+    search_slots slots;
+};
+
+/* roots_resolve's verdict as a status; the reasons are the Git service's.
+ * A path that does not exist is not told apart from one outside the
+ * roots: either way the caller learns nothing about the file system. */
+static void fail_root(rpc_call *call, int rv, const char *msg)
+{
+    if (rv == -EACCES || rv == -ENOENT)
+        rpc_call_fail(call, RPC_PERMISSION_DENIED, "PATH_OUTSIDE_ROOT", "%s",
+                      msg);
+    else if (rv == -ENOTDIR)
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "NOT_A_DIRECTORY", "%s", msg);
+    else
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_PATH", "%s", msg);
+}
+
+static int resolve_root(search_job *j, const search_service *s,
+                        const char *root)
+{
+    char msg[600];
+    int rv = roots_resolve(s->cfg.roots, root, j->root, sizeof j->root, msg,
+                           sizeof msg);
+    if (rv != 0) {
+        fail_root(j->call, rv, msg);
+        return -1;
+    }
+    struct stat st;
+    if (stat(j->root, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        rpc_call_fail(j->call, RPC_INVALID_ARGUMENT, "NOT_A_DIRECTORY",
+                      "%.200s is not a directory", root);
+        return -1;
+    }
+    return 0;
+}
+
+/* The query and the numbers; 0, or -1 with the call failed. (A NUL in the
+ * query never arrives: rpc refuses strings that hold one.) */
+static int check_request(rpc_call *call, const Tk__V1__SearchRequest *in)
+{
+    if (in->query[0] == '\0') {
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "EMPTY_QUERY",
+                      "the query is empty");
+        return -1;
+    }
+    if (strchr(in->query, '\n') != NULL) {
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "NEWLINE_IN_QUERY",
+                      "the query holds a newline; matches are lines");
+        return -1;
+    }
+    if (in->limit > SEARCH_MAX_LIMIT) {
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_LIMIT",
+                      "limit is at most %u, not %u", SEARCH_MAX_LIMIT,
+                      in->limit);
+        return -1;
+    }
+    if ((int)in->tool < SEARCH_TOOL_AUTO || (int)in->tool > SEARCH_TOOL_GREP) {
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_TOOL",
+                      "no tool numbered %d", (int)in->tool);
+        return -1;
+    }
+    return 0;
+}
+
+static int prepare(search_job *j, const search_service *s, rpc_call *call,
+                   const Tk__V1__SearchRequest *in, Tk__V1__SearchReply *out)
+{
+    memset(j, 0, sizeof *j);
+    j->call = call;
+    j->out = out;
+    if (check_request(call, in) != 0 || resolve_root(j, s, in->root) != 0)
+        return -1;
+    j->q = (search_query){
+        .text = in->query,
+        .len = strlen(in->query),
+        .ignore_case = in->ignore_case,
+        .include_hidden =
+            in->hidden_case != TK__V1__SEARCH_REQUEST__HIDDEN_INCLUDE_HIDDEN ||
+            in->include_hidden,
+    };
+    j->lim.max_matches = in->limit != 0 ? in->limit : SEARCH_DEFAULT_LIMIT;
+    j->forced = (search_tool)in->tool;
+    j->allow_unreadable = in->allow_unreadable;
+    return 0;
+}
+
+static void handle(void *svc, rpc_call *call, const ProtobufCMessage *request,
+                   ProtobufCMessage *reply)
+{
+    search_service *s = svc;
+    search_job j;
+    if (prepare(&j, s, call, (const Tk__V1__SearchRequest *)request,
+                (Tk__V1__SearchReply *)reply) != 0)
+        return;
+    int64_t t0 = rpc_now_ns();
+    int rv = search__slot_take(&s->slots, call);
+    if (rv != 0) {
+        if (rv > 0)
+            rpc_call_fail_stopped(call);
+        else
+            rpc_call_fail(call, RPC_INTERNAL, "SLOT_WAIT_FAILED",
+                          "waiting for a search slot: %s",
+                          strerrordesc_np(-rv));
+        return;
+    }
+    j.slot_wait_ms = (uint32_t)((rpc_now_ns() - t0) / 1000000);
+    search__run(&j);
+    search__slot_give(&s->slots);
+}
+
+static const rpc_method methods[] = {
+    {
+        .name = "tk.v1.Search/Search",
+        .request = &tk__v1__search_request__descriptor,
+        .reply = &tk__v1__search_reply__descriptor,
+        .kind = RPC_READ,
+        .default_timeout_ms = SEARCH_CEILING_MS,
+        .ceiling_ms = SEARCH_CEILING_MS,
+        .handler = handle,
+    },
+};
+
+int search_service_new(search_service **out, const search_config *cfg,
+                       char *err, size_t errlen)
+{
+    *out = NULL;
+    unsigned slots = cfg->slots != 0 ? cfg->slots : SEARCH_DEFAULT_SLOTS;
+    if (cfg->roots == NULL || slots > SEARCH_MAX_SLOTS) {
+        snprintf(err, errlen,
+                 "search: roots are required, and at most %u "
+                 "slots",
+                 SEARCH_MAX_SLOTS);
+        return -EINVAL;
+    }
+    search_service *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        snprintf(err, errlen, "search: out of memory");
+        return -ENOMEM;
+    }
+    s->cfg = *cfg;
+    s->cfg.slots = slots;
+    int rv = search__slots_init(&s->slots, slots);
+    if (rv != 0) {
+        snprintf(err, errlen, "search: eventfd: %s", strerrordesc_np(-rv));
+        free(s);
+        return rv;
+    }
+    *out = s;
+    return 0;
+}
+
+int search_service_register(search_service *s, rpc_server *srv, char *err,
+                            size_t errlen)
+{
+    return rpc_server_add_service(
+        srv, s, methods, sizeof methods / sizeof methods[0], err, errlen);
+}
+
+void search_service_free(search_service *s)
+{
+    if (s == NULL)
+        return;
+    search__slots_destroy(&s->slots);
+    free(s);
+}

@@ -1,0 +1,497 @@
+/*
+ * tools/bench/search: tk.v1.Search through tkd against running the tools
+ * directly, same query, same corpus, same run.
+ *
+ *   bench-search --tkd PATH [--corpus DIR] [--mb N] [--rounds R] [--keep]
+ *
+ * The corpus is generated (deterministically: a fixed xorshift seed) into
+ * a temporary directory unless --corpus names one made before: N MB (200
+ * by default) of text in 100 KB files under 20 directories, a git work
+ * tree with every file untracked. Every line starts with the hot word
+ * (millions of hits); one line in 97 holds the mid word, one in 9973 the
+ * rare word.
+ *
+ * Measured, each the median of R rounds after one warm-up round, rounds
+ * alternating the two sides of a comparison:
+ *  - full scan, rare word: tkd Search (rg) vs rg --json -F run directly
+ *    with tkd's command line and environment (LC_ALL=C), its stdout read
+ *    and dropped as tkd reads it;
+ *  - the same for git grep and grep (forced through tkd, and directly);
+ *  - time to reply with limit 100 on the hot word vs rg --json running
+ *    that whole query directly.
+ * Prints markdown tables.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tk/client.h>
+
+#include "tk/v1/search.tk.h"
+
+#define HOT "hotword"
+#define MID "quokka"
+#define RARE "zyzzyva"
+#define FILE_BYTES ((size_t)100 * 1024)
+#define DIRS 20
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The benchmark runs on one thread: exit is safe here. */
+static void fail(const char *what, const char *why)
+{
+    fprintf(stderr, "bench-search: %s: %s\n", what, why);
+    exit(1); // NOLINT(concurrency-mt-unsafe): one thread; it ends here
+}
+
+static void die(const char *what)
+{
+    fail(what, strerrordesc_np(errno));
+}
+
+/* ---- the corpus --------------------------------------------------------- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* A vocabulary of made-up words, the same every run. */
+static char vocab[4096][12];
+
+static void make_vocab(void)
+{
+    for (size_t i = 0; i < 4096; i++) {
+        size_t len = 3 + next_rand() % 8;
+        for (size_t k = 0; k < len; k++)
+            vocab[i][k] = (char)('a' + next_rand() % 26);
+        vocab[i][len] = '\0';
+    }
+}
+
+static size_t make_line(char *buf, uint64_t n)
+{
+    size_t at = (size_t)sprintf(buf, HOT);
+    int words = 5 + (int)(next_rand() % 6);
+    for (int w = 0; w < words; w++) {
+        const char *word = vocab[next_rand() % 4096];
+        if (w == 2 && n % 97 == 0)
+            word = MID;
+        if (w == 3 && n % 9973 == 0)
+            word = RARE;
+        at += (size_t)sprintf(buf + at, " %s", word);
+    }
+    buf[at++] = '\n';
+    return at;
+}
+
+static void write_file(const char *path, uint64_t *line)
+{
+    static char buf[FILE_BYTES + 256];
+    size_t len = 0;
+    while (len < FILE_BYTES)
+        len += make_line(buf + len, (*line)++);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, buf, len) != (ssize_t)len || close(fd) != 0)
+        die(path);
+}
+
+static void run(const char *const argv[], const char *cwd);
+
+static void make_corpus(const char *dir, int mb)
+{
+    make_vocab();
+    char path[PATH_MAX + 64];
+    int files = (int)((size_t)mb * 1024 * 1024 / FILE_BYTES);
+    uint64_t line = 1;
+    for (int f = 0; f < files; f++) {
+        snprintf(path, sizeof path, "%s/d%02d", dir, f % DIRS);
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            die(path);
+        snprintf(path, sizeof path, "%s/d%02d/f%05d.txt", dir, f % DIRS, f);
+        write_file(path, &line);
+    }
+    const char *git[] = { "/usr/bin/git", "init", "-q", NULL };
+    run(git, dir);
+    snprintf(path, sizeof path, "%s/.corpus-%d", dir, mb);
+    int fd = open(path, O_WRONLY | O_CREAT, 0644);
+    if (fd < 0)
+        die(path);
+    close(fd);
+    printf("corpus: %d files, %llu lines, %d MB in %s\n", files,
+           (unsigned long long)line - 1, mb, dir);
+}
+
+/* ---- running a tool directly -------------------------------------------- */
+
+/* What tkd's children get: PATH, HOME and LANG (of its allowlist, those
+ * this benchmark has) and the tools' own settings (tkd sets LC_ALL=C for
+ * git grep and grep; rg does not look). */
+static char *tool_env[8];
+
+/* Appends NAME=value of this process's environment, when it has NAME. */
+static size_t pass_env(size_t n, const char *name)
+{
+    static char bufs[3][4096];
+    const char *v = getenv(name);
+    if (v == NULL || n >= 6)
+        return n;
+    snprintf(bufs[n - 3], sizeof bufs[0], "%s=%s", name, v);
+    tool_env[n] = bufs[n - 3];
+    return n + 1;
+}
+
+static void make_tool_env(void)
+{
+    static char lc_all[] = "LC_ALL=C", locks[] = "GIT_OPTIONAL_LOCKS=0",
+                prompt[] = "GIT_TERMINAL_PROMPT=0";
+    tool_env[0] = lc_all;
+    tool_env[1] = locks;
+    tool_env[2] = prompt;
+    size_t n = pass_env(3, "PATH");
+    n = pass_env(n, "HOME");
+    n = pass_env(n, "LANG");
+    tool_env[n] = NULL;
+}
+
+static pid_t spawn(const char *const argv[], const char *cwd, int out_fd)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addchdir_np(&fa, cwd);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (out_fd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    pid_t pid;
+    int rv = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv,
+                         out_fd >= 0 ? tool_env : environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rv != 0) {
+        errno = rv;
+        die(argv[0]);
+    }
+    return pid;
+}
+
+static void run(const char *const argv[], const char *cwd)
+{
+    int st;
+    pid_t pid = spawn(argv, cwd, -1);
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        die(argv[0]);
+}
+
+/* Seconds from spawn to reap, stdout read to its end and dropped. */
+static double time_direct(const char *const argv[], const char *cwd,
+                          unsigned long long *bytes)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        die("pipe");
+    long long t0 = now_ns();
+    pid_t pid = spawn(argv, cwd, p[1]);
+    close(p[1]);
+    static char buf[64 * 1024];
+    ssize_t n;
+    *bytes = 0;
+    while ((n = read(p[0], buf, sizeof buf)) > 0)
+        *bytes += (unsigned long long)n;
+    close(p[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return (double)(now_ns() - t0) / 1e9;
+}
+
+/* ---- through tkd --------------------------------------------------------- */
+
+typedef struct outcome {
+    size_t matches;
+    bool partial;
+    unsigned long long out_bytes; /* a direct run's stdout */
+    double tool_s;                /* tkd: spawn to reap, its stats */
+} outcome;
+
+static double time_tkd(tk_client *c, const char *root, const char *query,
+                       int tool, uint32_t limit, outcome *out)
+{
+    Tk__V1__SearchRequest req = TK__V1__SEARCH_REQUEST__INIT;
+    req.root = (char *)root;
+    req.query = (char *)query;
+    req.limit = limit;
+    req.tool = (Tk__V1__SearchRequest__Tool)tool;
+    Tk__V1__SearchReply *rep = NULL;
+    tk_status st;
+    tk_call_opts opts = { .timeout_ms = 30000 };
+    long long t0 = now_ns();
+    int code = tk_search_search(c, &req, &rep, &opts, &st);
+    double s = (double)(now_ns() - t0) / 1e9;
+    if (code != TK_CODE_OK)
+        fail(tk_code_name(code), st.message);
+    out->matches = rep->n_matches;
+    out->partial = rep->partial;
+    out->tool_s = rep->stats->tool_ms / 1e3;
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    return s;
+}
+
+/* ---- the comparisons ---------------------------------------------------- */
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return v[n / 2];
+}
+
+typedef struct side {
+    const char *const *argv; /* direct, or NULL: through tkd */
+    const char *query;
+    int tool;
+    uint32_t limit;
+} side;
+
+typedef struct env {
+    tk_client *c;
+    const char *corpus;
+    int rounds;
+} env;
+
+static double time_side(const env *e, const side *s, outcome *o)
+{
+    if (s->argv == NULL)
+        return time_tkd(e->c, e->corpus, s->query, s->tool, s->limit, o);
+    unsigned long long bytes;
+    double t = time_direct(s->argv, e->corpus, &bytes);
+    o->matches = 0;
+    o->out_bytes = bytes;
+    return t;
+}
+
+#define MAX_ROUNDS 31
+
+typedef struct comparison {
+    double a, b;       /* the median times */
+    double ratio;      /* the median of a/b over the rounds: each round's pair
+                          ran back to back, so load that comes and goes (a busy
+                          two-core machine) mostly cancels out */
+    double tool_ratio; /* the same for a's tool_s (tkd's own spawn-to-reap
+                          time) against b */
+    outcome oa, ob;
+} comparison;
+
+/* a against b, alternating which goes first. */
+static void compare(const env *e, const side *a, const side *b, comparison *c)
+{
+    double va[MAX_ROUNDS], vb[MAX_ROUNDS], vr[MAX_ROUNDS], vt[MAX_ROUNDS];
+    time_side(e, a, &c->oa); /* warm-up: page cache, tool resolution */
+    time_side(e, b, &c->ob);
+    for (int r = 0; r < e->rounds; r++) {
+        if (r % 2 == 0) {
+            va[r] = time_side(e, a, &c->oa);
+            vb[r] = time_side(e, b, &c->ob);
+        } else {
+            vb[r] = time_side(e, b, &c->ob);
+            va[r] = time_side(e, a, &c->oa);
+        }
+        vr[r] = va[r] / vb[r];
+        vt[r] = c->oa.tool_s / vb[r];
+    }
+    c->a = median(va, e->rounds);
+    c->b = median(vb, e->rounds);
+    c->ratio = median(vr, e->rounds);
+    c->tool_ratio = median(vt, e->rounds);
+}
+
+static const char *const rg_rare[] = { "/usr/bin/rg", "--json", "--no-config",
+                                       "--hidden",    "--glob", "!.git",
+                                       "-F",          "-e",     RARE,
+                                       "--",          ".",      NULL };
+static const char *const rg_hot[] = { "/usr/bin/rg", "--json", "--no-config",
+                                      "--hidden",    "--glob", "!.git",
+                                      "-F",          "-e",     HOT,
+                                      "--",          ".",      NULL };
+static const char *const git_rare[] = { "/usr/bin/git",
+                                        "-c",
+                                        "core.quotepath=off",
+                                        "-c",
+                                        "grep.fullName=false",
+                                        "-c",
+                                        "submodule.recurse=false",
+                                        "grep",
+                                        "--no-color",
+                                        "-z",
+                                        "-n",
+                                        "--column",
+                                        "--untracked",
+                                        "-I",
+                                        "-F",
+                                        "-e",
+                                        RARE,
+                                        "--",
+                                        NULL };
+static const char *const grep_rare[] = { "/usr/bin/grep",
+                                         "-r",
+                                         "--null",
+                                         "-n",
+                                         "-I",
+                                         "-F",
+                                         "--exclude-dir=.git",
+                                         "--exclude-dir=node_modules",
+                                         "-e",
+                                         RARE,
+                                         "--",
+                                         ".",
+                                         NULL };
+
+static void full_scans(const env *e)
+{
+    static const struct {
+        const char *name;
+        int tool;
+        const char *const *argv;
+    } tools[] = { { "rg", 1, rg_rare },
+                  { "git grep", 2, git_rare },
+                  { "grep", 3, grep_rare } };
+    printf("\n| tool | tkd Search s | direct s | tkd/direct (median of "
+           "rounds) | tkd's tool run/direct | matches |\n"
+           "|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < 3; i++) {
+        side tkd = { NULL, RARE, tools[i].tool, 100000 };
+        side direct = { tools[i].argv, RARE, 0, 0 };
+        comparison c;
+        compare(e, &tkd, &direct, &c);
+        printf("| %s | %.3f | %.3f | %.3f | %.3f | %zu |\n", tools[i].name, c.a,
+               c.b, c.ratio, c.tool_ratio, c.oa.matches);
+        (void)fflush(stdout);
+    }
+}
+
+static void limited(const env *e)
+{
+    side tkd = { NULL, HOT, 1, 100 };
+    side direct = { rg_hot, HOT, 0, 0 };
+    comparison c;
+    compare(e, &tkd, &direct, &c);
+    printf("\n| query | tkd Search limit 100 s | rg --json full scan s | "
+           "full/limited (median of rounds) | reply |\n"
+           "|---|---|---|---|---|\n");
+    printf("| %s (every line) | %.4f | %.3f | %.0fx | %zu matches%s; rg "
+           "wrote %.0f MB of JSON in the full scan |\n",
+           HOT, c.a, c.b, 1 / c.ratio, c.oa.matches,
+           c.oa.partial ? ", partial" : "", (double)c.ob.out_bytes / 1e6);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+typedef struct args {
+    const char *tkd, *corpus;
+    int mb, rounds;
+    bool keep;
+} args;
+
+static int parse(args *a, int argc, char **argv)
+{
+    *a = (args){ .mb = 200, .rounds = 5 };
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (argv[i] == NULL)
+            return -1;
+        if (strcmp(argv[i], "--tkd") == 0 && v != NULL)
+            a->tkd = argv[++i];
+        else if (strcmp(argv[i], "--corpus") == 0 && v != NULL)
+            a->corpus = argv[++i];
+        else if (strcmp(argv[i], "--mb") == 0 && v != NULL)
+            a->mb = (int)strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--rounds") == 0 && v != NULL)
+            a->rounds = (int)strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--keep") == 0)
+            a->keep = true;
+        else
+            return -1;
+    }
+    if (a->tkd == NULL || a->mb < 1 || a->rounds < 1 || a->rounds > MAX_ROUNDS)
+        return -1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    args a;
+    if (parse(&a, argc, argv) != 0) {
+        fprintf(stderr, "usage: bench-search --tkd PATH [--corpus DIR] "
+                        "[--mb N] [--rounds R (1..31)] [--keep]\n");
+        return 2;
+    }
+    char dir[PATH_MAX], corpus[PATH_MAX + 16], marker[PATH_MAX + 64];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/tk-bench-search-XXXXXX",
+             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+    if (mkdtemp(dir) == NULL)
+        die("mkdtemp");
+    if (a.corpus != NULL)
+        snprintf(corpus, sizeof corpus, "%s", a.corpus);
+    else
+        snprintf(corpus, sizeof corpus, "%s/corpus", dir);
+    snprintf(marker, sizeof marker, "%s/.corpus-%d", corpus, a.mb);
+    if (access(marker, F_OK) != 0) {
+        if (mkdir(corpus, 0755) != 0 && errno != EEXIST)
+            die(corpus);
+        make_corpus(corpus, a.mb);
+    }
+    char url[PATH_MAX + 16];
+    snprintf(url, sizeof url, "ipc://%s/tkd.sock", dir);
+    const char *tkd_argv[] = { a.tkd,  "--listen",    url,    "--root",
+                               corpus, "--log-level", "warn", NULL };
+    pid_t tkd = spawn(tkd_argv, "/", -1);
+    tk_client *c = NULL;
+    for (int i = 0; i < 1000 && c == NULL; i++) { /* a benchmark may poll */
+        if (tk_client_open(&c, url, NULL, 0) != TK_OK) {
+            c = NULL;
+            struct timespec ts = { 0, 10000000 };
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (c == NULL)
+        die("tkd did not come up");
+    make_tool_env();
+    env e = { c, corpus, a.rounds };
+    printf("rounds: %d (median), corpus %d MB\n", a.rounds, a.mb);
+    full_scans(&e);
+    limited(&e);
+    tk_client_close(c);
+    kill(tkd, SIGTERM);
+    waitpid(tkd, NULL, 0);
+    bool keep = a.keep && a.corpus == NULL; /* a corpus made here */
+    if (keep) {
+        printf("kept: %s\n", corpus);
+    } else { /* the socket, and the corpus when made here */
+        const char *rm[] = { "/bin/rm", "-rf", dir, NULL };
+        run(rm, "/");
+    }
+    return 0;
+}
