@@ -14,11 +14,10 @@
 #include <tk/client.h>
 
 #include "git/git.h"
+#include "locks/locks.h"
 #include "proc/proc.h"
 #include "registry/registry.h"
-#include "search/search.h"
 #include "roots/roots.h"
-#include "locks/locks.h"
 #include "rpc/rpc.h"
 #include "search/search.h"
 
