@@ -63,12 +63,19 @@ typedef enum tkgit_step {
     TKGIT_STEP_WALK,     /* walking history, reading objects */
 } tkgit_step;
 
+/* A step that has already set the call's status (git run through proc/
+ * failed): below every libgit2 error code. */
+#define TKGIT_EREPORTED (-10000)
+
 /* Fails the call with the reason of a libgit2 error (and git_error_last's
  * message). rev (may be NULL) is the revision being resolved. */
 void tkgit__fail_libgit2(rpc_call *call, git_repository *repo, tkgit_step step,
                          int error, const char *rev);
-/* Fails the call with the reason that git's stderr shows, or GIT_FAILED. */
-void tkgit__fail_git(rpc_call *call, const char *what, const proc_result *r);
+/* Fails the call with the reason that git's stderr shows, or GIT_FAILED.
+ * rev (may be NULL) is the revision git was resolving; on an unborn
+ * branch of repo a bad one that starts from HEAD is UNBORN_HEAD. */
+void tkgit__fail_git(rpc_call *call, const char *what, const proc_result *r,
+                     git_repository *repo, const char *rev);
 /* Fails the call for a path that roots_resolve refused. */
 void tkgit__fail_path(rpc_call *call, int rv, const char *message);
 
@@ -101,6 +108,7 @@ typedef struct tkgit_run {
     void *on_out_arg;
     char record_delim;
     size_t record_max;
+    const char *rev; /* the revision git resolves, for its errors */
 } tkgit_run;
 
 /* A run of git for call in repo; what names it in messages ("git diff"). */
@@ -126,6 +134,17 @@ ProtobufCBinaryData tkgit__bytes(rpc_call *call, const char *s, size_t n);
 /* Appends to a repeated field in the call's arena, doubling. */
 void *tkgit__grow(rpc_call *call, void *array, size_t n, size_t *cap,
                   size_t elem);
+
+/* ---- revparse.c: revisions ---------------------------------------------- */
+
+/* Whether libgit2 would resolve rev through a regular expression (see
+ * revparse.c): such a revision is resolved by git instead. */
+bool tkgit__rev_needs_git(const char *rev);
+/* `git rev-parse --verify --end-of-options rev` through proc/, bound to
+ * the call. 0 with *out, or -1 with the call failed (BAD_REVISION,
+ * UNBORN_HEAD, CANCELLED...). */
+int tkgit__rev_parse_cli(git_oid *out, const tkgit *g, rpc_call *call,
+                         const tkgit_repo *repo, const char *rev);
 
 /* ---- the handlers (one file each) --------------------------------------- */
 

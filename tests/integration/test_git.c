@@ -851,16 +851,42 @@ typedef struct async {
     const char *repo;
     tk_cancel *cancel;
     uint32_t timeout_ms;
-    bool commit; /* a Commit of new.txt, else a Status */
+    bool commit;     /* a Commit of new.txt, else a Status */
+    const char *rev; /* set: a RevParse of rev (or a Log from it) */
+    bool log;
     tk_status st;
     char oid[41];
     pthread_t thread;
 } async;
 
+/* The RevParse or Log of an async call. */
+static void async_rev(async *a, const tk_call_opts *o)
+{
+    if (a->log) {
+        Tk__V1__GitLogRequest req = TK__V1__GIT_LOG_REQUEST__INIT;
+        req.repo = (char *)a->repo;
+        req.rev = (char *)a->rev;
+        Tk__V1__GitLogReply *rep = NULL;
+        if (tk_git_log(a->client, &req, &rep, o, &a->st) == TK_CODE_OK)
+            protobuf_c_message_free_unpacked(&rep->base, NULL);
+        return;
+    }
+    Tk__V1__GitRevParseRequest req = TK__V1__GIT_REV_PARSE_REQUEST__INIT;
+    req.repo = (char *)a->repo;
+    req.rev = (char *)a->rev;
+    Tk__V1__GitRevParseReply *rep = NULL;
+    if (tk_git_rev_parse(a->client, &req, &rep, o, &a->st) == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
 static void *async_main(void *arg)
 {
     async *a = arg;
     tk_call_opts o = { .timeout_ms = a->timeout_ms, .cancel = a->cancel };
+    if (a->rev != NULL) {
+        async_rev(a, &o);
+        return NULL;
+    }
     if (a->commit) {
         Tk__V1__GitCommitRequest req = TK__V1__GIT_COMMIT_REQUEST__INIT;
         req.repo = (char *)a->repo;
@@ -883,6 +909,12 @@ static void *async_main(void *arg)
     return NULL;
 }
 
+static void async_run(async *a)
+{
+    assert_int_equal(tk_cancel_new(&a->cancel), 0);
+    assert_int_equal(pthread_create(&a->thread, NULL, async_main, a), 0);
+}
+
 static void async_start(async *a, tk_client *c, const char *repo, bool commit,
                         uint32_t timeout_ms)
 {
@@ -891,8 +923,20 @@ static void async_start(async *a, tk_client *c, const char *repo, bool commit,
     a->repo = repo;
     a->commit = commit;
     a->timeout_ms = timeout_ms;
-    assert_int_equal(tk_cancel_new(&a->cancel), 0);
-    assert_int_equal(pthread_create(&a->thread, NULL, async_main, a), 0);
+    async_run(a);
+}
+
+/* A RevParse of rev (log: a Log from it) in a thread. */
+static void async_start_rev(async *a, tk_client *c, const char *repo,
+                            const char *rev, bool log, uint32_t timeout_ms)
+{
+    memset(a, 0, sizeof *a);
+    a->client = c;
+    a->repo = repo;
+    a->rev = rev;
+    a->log = log;
+    a->timeout_ms = timeout_ms;
+    async_run(a);
 }
 
 static void async_finish(async *a)
@@ -1020,6 +1064,47 @@ static void test_read_ceiling(void **state)
     assert_true(pgid > 0);
     reap_group(pgid);
     fx_stop(&f);
+}
+
+/* A revision that libgit2 would search with a regular expression (":/",
+ * "^{/") is resolved by git rev-parse through proc/, so the call's
+ * deadline (or cancel) ends it: here git blocks for ever opening a
+ * packed-refs that is a fifo nobody writes, and the call ends at its
+ * deadline with git's group killed and reaped. In process, libgit2's
+ * search would block the worker in that open() with nothing to interrupt
+ * it. */
+static void test_regex_rev_deadline(void **state)
+{
+    (void)state;
+    const char *repo = scratch("lt-regex");
+    char packed[PATH_MAX];
+    snprintf(packed, sizeof packed, "%s/.git/packed-refs", repo);
+    make_fifo(packed);
+    static const struct {
+        const char *rev;
+        bool log;
+    } calls[] = { { ":/tie one", false },
+                  { "HEAD^{/second}", false },
+                  { ":/tie one", true },
+                  { "HEAD~3..HEAD^{/second}", true } };
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        async a;
+        long long t0 = ts_now_ms();
+        async_start_rev(&a, fx.client, repo, calls[i].rev, calls[i].log, 1500);
+        async_finish(&a);
+        long long took = ts_now_ms() - t0;
+        if (a.st.code != TK_CODE_DEADLINE_EXCEEDED || !a.st.process_killed)
+            fail_msg("%s %s: %s/%s (%s), killed %d",
+                     calls[i].log ? "Log" : "RevParse", calls[i].rev,
+                     tk_code_name(a.st.code), a.st.reason, a.st.message,
+                     a.st.process_killed);
+        assert_int_equal(a.st.cause, TK_CAUSE_DEADLINE);
+        assert_true(a.st.from_server);
+        assert_true(took < 1500 + PROC_DEFAULT_DRAIN_MS);
+        tk_status_clear(&a.st);
+    }
+    assert_int_equal(count_zombies(), 0);
+    unlink(packed);
 }
 
 /* A Commit whose caller cancels while the pre-commit hook runs: the Cancel
@@ -1167,6 +1252,9 @@ static void cli_rev_parse(const char *repo, const char *rev, char *oid)
     free(out);
 }
 
+/* The revisions libgit2 would resolve with a regular expression (":/",
+ * "^{/", "@{-N}", "@{upstream}", "@{push}", a describe name) are resolved
+ * by git rev-parse: they are compared here as well. */
 static const struct {
     const char *repo;
     const char *revs[32];
@@ -1203,20 +1291,28 @@ static const struct {
         "HEAD:no-such",
         "%SHORT%",
         NULL } },
+    /* resolved by git */
+    { "main",
+      { ":/second", ":/no such text", ":/", "HEAD^{/side: a}", "HEAD^{/}",
+        "HEAD^{/no such text}", "side^{/first}~1", "HEAD^{/first}:dir/x",
+        "@{-1}", "@{-1}~1", "@{-9}", "nosuch@{u}", "main@{push}", "%DESCRIBE%",
+        "v1-1-gffff", "no-such-gizmo", "HEAD@{1.day.ago}", NULL } },
     { "clone",
       { "HEAD", "origin/main", "origin/HEAD", "@{upstream}", "HEAD@{u}~1",
-        "main@{u}", "v1", NULL } },
-    { "clone-detached", { "HEAD", "HEAD~1", "main", "@", NULL } },
-    { "unborn", { "HEAD", "main", "@", "HEAD~1", NULL } },
-    { "bare.git", { "HEAD", "v1^{}", "side~1", NULL } },
+        "main@{u}", "v1", "@{push}", "main@{U}", ":/clone", NULL } },
+    { "clone-detached", { "HEAD", "HEAD~1", "main", "@", "@{u}", NULL } },
+    { "unborn",
+      { "HEAD", "main", "@", "HEAD~1", "@{-1}", ":/x", "@{u}", NULL } },
+    { "bare.git", { "HEAD", "v1^{}", "side~1", ":/side", NULL } },
 };
 
 static void test_differential_rev_parse(void **state)
 {
     (void)state;
-    char head[41], shortoid[8];
+    char head[41], shortoid[8], describe[32];
     cli_rev_parse(at("main"), "HEAD", head);
     snprintf(shortoid, sizeof shortoid, "%.7s", head);
+    snprintf(describe, sizeof describe, "v1-2-g%.7s", head);
     int compared = 0, found = 0;
     for (size_t i = 0; i < sizeof rev_cases / sizeof rev_cases[0]; i++) {
         const char *repo = at(rev_cases[i].repo);
@@ -1224,6 +1320,8 @@ static void test_differential_rev_parse(void **state)
             const char *rev = rev_cases[i].revs[j];
             if (strcmp(rev, "%SHORT%") == 0)
                 rev = shortoid;
+            else if (strcmp(rev, "%DESCRIBE%") == 0)
+                rev = describe;
             char cli[41], lg[41] = "";
             cli_rev_parse(repo, rev, cli);
             tk_status st;
@@ -1241,7 +1339,7 @@ static void test_differential_rev_parse(void **state)
             found += cli[0] != '\0';
         }
     }
-    assert_true(compared >= 40 && found >= 25);
+    assert_true(compared >= 70 && found >= 40);
 }
 
 /* One commit as git log's format below prints it. */
@@ -1288,6 +1386,14 @@ static const log_case log_cases[] = {
     { "main", "", 0, 0, { "raw\377name.txt", "dir/x", NULL } },
     { "main", "side", 1, 1, { "dir/x", NULL } },
     { "main", "", 0, 0, { "no-such", NULL } },
+    /* revisions resolved by git */
+    { "main", ":/second", 0, 0, { NULL } },
+    { "main", "HEAD^{/side: a}", 0, 0, { NULL } },
+    { "main", "@{-1}", 0, 0, { NULL } },
+    { "main", "HEAD^{/first}..@{-1}", 0, 0, { NULL } },
+    { "main", ":/no such text", 0, 0, { NULL } },
+    { "clone", "@{u}..", 0, 0, { NULL } },
+    { "clone", "@{u}", 2, 1, { "a b.txt", NULL } },
     { "clone", "origin/main..HEAD", 0, 0, { NULL } },
     { "clone-detached", "", 0, 0, { NULL } },
     { "bare.git", "", 0, 0, { NULL } },
@@ -1436,6 +1542,7 @@ int main(void)
         cmocka_unit_test(test_read_cancel_kills_the_tree),
         cmocka_unit_test(test_read_cancel_leader_only_negative_control),
         cmocka_unit_test(test_read_ceiling),
+        cmocka_unit_test(test_regex_rev_deadline),
         cmocka_unit_test(test_write_cancel_completes),
         cmocka_unit_test(test_optional_locks),
         cmocka_unit_test(test_quotepath),
