@@ -76,7 +76,8 @@ typedef struct fixture {
 
 static fixture fx; /* the group's server: default ceilings */
 
-static void fx_start(fixture *f, uint32_t read_ceiling_ms)
+/* A server of its own: read_ceiling_ms and workers 0 are the defaults. */
+static void fx_start(fixture *f, uint32_t read_ceiling_ms, unsigned workers)
 {
     memset(f, 0, sizeof *f);
     assert_int_equal(ts_mkdtemp(f->sock_dir, sizeof f->sock_dir, "gitsrv"), 0);
@@ -95,6 +96,8 @@ static void fx_start(fixture *f, uint32_t read_ceiling_ms)
     cfg.listen = &listen;
     cfg.n_listen = 1;
     cfg.version = "test";
+    if (workers != 0)
+        cfg.workers = workers;
     assert_int_equal(rpc_server_new(&f->srv, &cfg, err, sizeof err), 0);
     assert_int_equal(tkgit_register(f->git, f->srv, err, sizeof err), 0);
     if (rpc_server_start(f->srv, err, sizeof err) != 0)
@@ -191,20 +194,26 @@ static void expect(const tk_status *st, int code, const char *reason)
                  st->reason, st->message, tk_code_name(code), reason);
 }
 
-static int rev_parse(const char *repo, const char *rev, char *oid,
-                     tk_status *st)
+static int rev_parse_on(tk_client *c, const char *repo, const char *rev,
+                        char *oid, tk_status *st)
 {
     Tk__V1__GitRevParseRequest req = TK__V1__GIT_REV_PARSE_REQUEST__INIT;
     req.repo = (char *)repo;
     req.rev = (char *)rev;
     Tk__V1__GitRevParseReply *rep = NULL;
     tk_call_opts o = { .timeout_ms = 20000 };
-    int code = tk_git_rev_parse(fx.client, &req, &rep, &o, st);
+    int code = tk_git_rev_parse(c, &req, &rep, &o, st);
     if (code == TK_CODE_OK) {
         snprintf(oid, 41, "%s", rep->oid);
         protobuf_c_message_free_unpacked(&rep->base, NULL);
     }
     return code;
+}
+
+static int rev_parse(const char *repo, const char *rev, char *oid,
+                     tk_status *st)
+{
+    return rev_parse_on(fx.client, repo, rev, oid, st);
 }
 
 /* ---- what the methods return ------------------------------------------- */
@@ -1034,7 +1043,7 @@ static void test_read_ceiling(void **state)
 {
     (void)state;
     fixture f;
-    fx_start(&f, 1000);
+    fx_start(&f, 1000, 0);
     const char *repo = scratch("lt-ceiling");
     const char *pgfile = at("lt-ceiling.pgid");
     char body[PATH_MAX * 2];
@@ -1499,7 +1508,7 @@ static int group_setup(void **state)
     ts_proc_free(&p);
     if (rv != 0)
         return -1;
-    fx_start(&fx, 0);
+    fx_start(&fx, 0, 0);
     return 0;
 }
 
