@@ -6,6 +6,7 @@
 #define TK_SERVICE_GIT_INT_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -22,12 +23,15 @@
  * it the reply is partial. */
 #define TKGIT_DEFAULT_MAX_MATCHES 10000u
 #define TKGIT_DEFAULT_MAX_COMMITS 10000u
+/* libgit2's cache of parsed objects, for all open repositories. */
+#define TKGIT_OBJECT_CACHE_BYTES (64u * 1024 * 1024)
 
 struct tkgit {
     const roots *roots;
     tkgit_config cfg;
     char git[PATH_MAX];
     rpc_method methods[TKGIT_N_METHODS];
+    pthread_key_t cache_key; /* each worker's open repositories (cache.c) */
 };
 
 /* ---- repo.c: the repository a call names -------------------------------- */
@@ -40,6 +44,8 @@ typedef struct tkgit_repo {
     const char *cwd;
     /* The root the repository lies in. */
     const char *root;
+    /* repo belongs to the thread's cache (cache.c), not to the call. */
+    bool cached;
 } tkgit_repo;
 
 /* Resolves path inside the roots and opens the repository there (the
@@ -53,6 +59,24 @@ void tkgit__close(tkgit_repo *r);
  * otherwise. The resolved path is in the call's arena. */
 int tkgit__resolve_new_path(const tkgit *g, rpc_call *call, const char *path,
                             const char **resolved);
+
+/* ---- cache.c: open repositories kept per worker thread ------------------ */
+
+/* The thread-local key (tkgit_new) and its deletion (tkgit_free, after the
+ * workers have exited and freed their caches). 0 or -1. */
+int tkgit__cache_init(tkgit *g);
+void tkgit__cache_fini(tkgit *g);
+/* The calling thread's handle for key (a resolved path that is the top of
+ * its repository) if the repository on disk is still the one it opened;
+ * else NULL (a stale handle is freed). The handle stays the cache's. */
+git_repository *tkgit__cache_get(const tkgit *g, const char *key);
+/* Offers repo, opened for key when tkgit__cache_clock() said opened_at:
+ * true when the cache took it (it frees it), false when the caller keeps
+ * it (its repository changed too recently, or memory ran out). */
+bool tkgit__cache_put(const tkgit *g, const char *key, git_repository *repo,
+                      int64_t opened_at);
+/* CLOCK_REALTIME in ns, the clock of file times. */
+int64_t tkgit__cache_clock(void);
 
 /* ---- errors.c: the one table of reasons -------------------------------- */
 

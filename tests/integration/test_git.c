@@ -1487,6 +1487,239 @@ static void test_differential_log(void **state)
         compare_log(&log_cases[i]);
 }
 
+/* ---- the repository cache (service/git/cache.c) --------------------------
+ *
+ * Each worker keeps the repositories it opened; these tests run a server
+ * with one worker, so that every call meets the same cache. A kept handle
+ * holds its pack files open between calls, which is how a test sees that
+ * the handle is kept: pack fds of the repository in /proc/self/fd (the
+ * server runs in this process) once the call is over.
+ */
+
+/* Open fds of this process on repo's pack files (deleted ones included). */
+static int open_packs(const char *repo)
+{
+    char prefix[PATH_MAX + 32];
+    int n = snprintf(prefix, sizeof prefix, "%s/.git/objects/pack/", repo);
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char path[300], target[PATH_MAX + 64];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(path, target, sizeof target - 1);
+        if (len <= 0)
+            continue;
+        target[len] = '\0';
+        count += strncmp(target, prefix, (size_t)n) == 0 &&
+                 strstr(target, ".pack") != NULL;
+    }
+    closedir(d);
+    return count;
+}
+
+/* A clone of main whose objects are in a pack. */
+static const char *packed_clone(const char *name)
+{
+    const char *path = at(name);
+    GIT(dir, "clone", "-q", "--no-local", at("main"), path);
+    GIT(path, "config", "user.name", "Tk Tester");
+    GIT(path, "config", "user.email", "tester@example.com");
+    return path;
+}
+
+/* RevParse HEAD (as git says it), and v1 (an object in the clone's pack,
+ * so that the call opens it), until the worker keeps repo open: a handle
+ * is kept once the repository has not changed for a little while
+ * (cache.c's SETTLE_NS, 20 ms). Each call is checked; HEAD in head. */
+static void warm(const fixture *f, const char *repo, char *head)
+{
+    char cli[41], tag[41];
+    cli_rev_parse(repo, "HEAD", cli);
+    long long until = ts_now_ms() + 10000;
+    do {
+        tk_status st;
+        assert_int_equal(rev_parse_on(f->client, repo, "HEAD", head, &st),
+                         TK_CODE_OK);
+        tk_status_clear(&st);
+        assert_string_equal(head, cli);
+        assert_int_equal(rev_parse_on(f->client, repo, "v1", tag, &st),
+                         TK_CODE_OK);
+        tk_status_clear(&st);
+    } while (open_packs(repo) == 0 && ts_now_ms() < until);
+    assert_true(open_packs(repo) > 0);
+}
+
+/* The first commit Log shows from HEAD (its oid in oid), and how many. */
+static size_t log_head(const fixture *f, const char *repo, char *oid)
+{
+    Tk__V1__GitLogRequest req = TK__V1__GIT_LOG_REQUEST__INIT;
+    req.repo = (char *)repo;
+    Tk__V1__GitLogReply *rep = NULL;
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    assert_int_equal(tk_git_log(f->client, &req, &rep, &o, &st), TK_CODE_OK);
+    tk_status_clear(&st);
+    assert_true(rep->n_commits > 0);
+    snprintf(oid, 41, "%s", rep->commits[0]->oid);
+    size_t n = rep->n_commits;
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    return n;
+}
+
+/* What tkd and git say of rev in repo: the same oid, or both refuse. */
+static void expect_rev(const fixture *f, const char *repo, const char *rev)
+{
+    char cli[41], mine[41] = "";
+    cli_rev_parse(repo, rev, cli);
+    tk_status st;
+    if (rev_parse_on(f->client, repo, rev, mine, &st) != TK_CODE_OK) {
+        expect(&st, TK_CODE_NOT_FOUND, "BAD_REVISION");
+        mine[0] = '\0';
+    }
+    tk_status_clear(&st);
+    if (strcmp(cli, mine) != 0)
+        fail_msg("%s: git \"%s\", tkd \"%s\"", rev, cli, mine);
+}
+
+/* A repository removed and created again at the same path, while a
+ * handle on the old one is kept: the next read sees the new one — its
+ * HEAD, its history, and not the old commits (still in the old handle's
+ * pack and object cache). */
+static void test_cache_replaced_repository(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_start(&f, 0, 1);
+    const char *repo = packed_clone("cache-replaced");
+    char old[41], head[41];
+    warm(&f, repo, old);
+    assert_int_equal(ts_rmtree(repo), 0);
+    GIT(dir, "init", "-q", "-b", "main", repo);
+    GIT(repo, "config", "user.name", "Tk Tester");
+    GIT(repo, "config", "user.email", "tester@example.com");
+    GIT(repo, "commit", "-q", "--allow-empty", "-m", "a new repository");
+    char gone[64];
+    /* git rev-parse --verify takes a full id on trust; a peel looks. */
+    snprintf(gone, sizeof gone, "%s^{commit}", old);
+    expect_rev(&f, repo, "HEAD");
+    expect_rev(&f, repo, gone);
+    expect_rev(&f, repo, "v1");
+    assert_int_equal(log_head(&f, repo, head), 1);
+    assert_string_not_equal(head, old);
+    assert_int_equal(open_packs(repo), 0); /* the old handle is gone */
+    fx_stop(&f);
+}
+
+/* New packs while a handle is kept: one added beside the old (repack -d
+ * of new loose objects), then all replaced by one (repack -a -d). */
+static void test_cache_new_pack(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_start(&f, 0, 1);
+    const char *repo = packed_clone("cache-pack");
+    char old[41], head[41];
+    warm(&f, repo, old);
+    GIT(repo, "commit", "-q", "--allow-empty", "-m", "packed beside");
+    GIT(repo, "repack", "-q", "-d");
+    expect_rev(&f, repo, "HEAD");
+    expect_rev(&f, repo, "HEAD~1");
+    warm(&f, repo, head);
+    assert_string_not_equal(head, old);
+    GIT(repo, "commit", "-q", "--allow-empty", "-m", "packed alone");
+    GIT(repo, "repack", "-q", "-a", "-d");
+    expect_rev(&f, repo, "HEAD");
+    char cli[41];
+    cli_rev_parse(repo, "HEAD", cli);
+    size_t n = log_head(&f, repo, head);
+    assert_string_equal(head, cli);
+    assert_true(n >= 3);
+    /* The removed packs are no longer held open. */
+    warm(&f, repo, head);
+    assert_int_equal(open_packs(repo), 1);
+    fx_stop(&f);
+}
+
+/* Writes while a handle is kept: a Commit through tkd (git through proc/)
+ * is seen by the next RevParse and Log; a branch moved by git outside tkd,
+ * which changes no stamp of the cache, is read afresh by the kept handle
+ * itself. */
+static void test_cache_sees_writes(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_start(&f, 0, 1);
+    const char *repo = packed_clone("cache-writes");
+    char old[41], head[41];
+    warm(&f, repo, old);
+    write_file(at("cache-writes/new.txt"), "new\n", 0644);
+    Tk__V1__GitCommitRequest req = TK__V1__GIT_COMMIT_REQUEST__INIT;
+    req.repo = (char *)repo;
+    req.message = "written through tkd";
+    ProtobufCBinaryData p = bin("new.txt");
+    req.paths = &p;
+    req.n_paths = 1;
+    Tk__V1__GitCommitReply *rep = NULL;
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    assert_int_equal(tk_git_commit(f.client, &req, &rep, &o, &st), TK_CODE_OK);
+    tk_status_clear(&st);
+    char committed[41];
+    snprintf(committed, sizeof committed, "%s", rep->oid);
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    assert_int_equal(rev_parse_on(f.client, repo, "HEAD", head, &st),
+                     TK_CODE_OK);
+    tk_status_clear(&st);
+    assert_string_equal(head, committed);
+    log_head(&f, repo, head);
+    assert_string_equal(head, committed);
+
+    /* A branch HEAD is not on: git takes no lock in .git itself. */
+    warm(&f, repo, head);
+    const char *targets[] = { old, "v1^{commit}", committed };
+    for (size_t i = 0; i < 3; i++) {
+        GIT(repo, "update-ref", "refs/heads/moved", targets[i]);
+        expect_rev(&f, repo, "moved");
+    }
+    assert_int_equal(rev_parse_on(f.client, repo, "moved", head, &st),
+                     TK_CODE_OK);
+    tk_status_clear(&st);
+    assert_string_equal(head, committed);
+    assert_true(open_packs(repo) > 0); /* the kept handle answered */
+    fx_stop(&f);
+}
+
+/* A worker keeps at most 4 repositories (cache.c's SLOTS), the least
+ * recently used going first, and frees them when it exits. */
+static void test_cache_bounded_and_freed(void **state)
+{
+    (void)state;
+    fixture f;
+    fx_start(&f, 0, 1);
+    const char *repos[6];
+    char head[41];
+    for (int i = 0; i < 6; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "cache-lru%d", i);
+        repos[i] = strdup(packed_clone(name));
+        assert_non_null(repos[i]);
+        warm(&f, repos[i], head);
+    }
+    int kept = 0;
+    for (int i = 0; i < 6; i++)
+        kept += open_packs(repos[i]) > 0;
+    assert_int_equal(kept, 4);
+    assert_int_equal(open_packs(repos[0]), 0);
+    assert_int_equal(open_packs(repos[1]), 0);
+    fx_stop(&f); /* the worker exits */
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(open_packs(repos[i]), 0);
+        free((void *)repos[i]);
+    }
+}
+
 /* ---- main ------------------------------------------------------------------
  */
 
@@ -1557,6 +1790,10 @@ int main(void)
         cmocka_unit_test(test_quotepath),
         cmocka_unit_test(test_differential_rev_parse),
         cmocka_unit_test(test_differential_log),
+        cmocka_unit_test(test_cache_replaced_repository),
+        cmocka_unit_test(test_cache_new_pack),
+        cmocka_unit_test(test_cache_sees_writes),
+        cmocka_unit_test(test_cache_bounded_and_freed),
     };
     int rv = cmocka_run_group_tests(tests, group_setup, group_teardown);
     ts_rmtree(home);
