@@ -5,19 +5,25 @@
  *   RevParse HEAD     vs  git rev-parse HEAD
  *   Log of 50         vs  git log -50 (the same fields, --format, -z)
  *   Status            vs  git status --porcelain=v2 -z
+ * and RevParse and Log again, "cold": the repository's config file is
+ * touched before every call (on both sides), so that tkd's worker finds its
+ * open repository changed and opens it again, with libgit2's object cache
+ * empty — what the first read after any write costs.
  *
  *   bench-git --tkd PATH --repo DIR [--calls N] [--rounds R] [--only OP]
  *
  * tkd runs as its own process with --root at the repository's parent; one
  * caller; rounds alternate tkd / spawn so drift of the machine hits both.
  * Prints p50 and mean per call and the ratio spawn/tkd (how many times
- * faster tkd is) of the medians of the rounds. Then the two floors, in the
+ * faster tkd is) of the medians of the rounds. Then the floors, in the
  * same run and measured the same way: a round trip to tkd that does no
- * work (tk.v1.Control/Ping, answered inline, without the worker pool), and
- * a spawn of a program that does nothing (/bin/true); no method through
- * tkd can beat the first, no spawning peer the second.
- * --only OP (revparse, log, status) runs one method alone, flat out, for
- * a profiler: OP's tkd side, --calls calls, no table.
+ * work (tk.v1.Control/Ping, answered inline), one through the worker pool
+ * that does none (a RevParse refused before it opens anything), and a
+ * spawn of a program that does nothing (/bin/true). No tk.v1.Git method
+ * can beat the second, no spawning peer the third.
+ * --only OP (revparse, log, status, revparse-cold, log-cold) runs one
+ * method alone, flat out, for a profiler: OP's tkd side, --calls calls,
+ * no table.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -26,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -96,6 +103,23 @@ static int tkd_status(void)
     return code;
 }
 
+/* A RevParse that names no repository: refused (INVALID_ARGUMENT) by the
+ * handler before any work, after the transport and the worker pool. */
+static int tkd_pool_floor(void)
+{
+    Tk__V1__GitRevParseRequest req = TK__V1__GIT_REV_PARSE_REQUEST__INIT;
+    req.repo = "";
+    req.rev = "HEAD";
+    Tk__V1__GitRevParseReply *rep;
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 10000 };
+    int code = tk_git_rev_parse(client, &req, &rep, &o, &st);
+    if (code == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    return code == TK_CODE_INVALID_ARGUMENT ? 0 : -1;
+}
+
 static int tkd_ping(void)
 {
     Tk__V1__PingRequest req = TK__V1__PING_REQUEST__INIT;
@@ -153,6 +177,26 @@ static int spawn_true(void)
     return spawn_argv(argv);
 }
 
+/* Touches the repository's config file: a change tkd's cache sees. */
+static void touch_config(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/.git/config", repo);
+    utimensat(AT_FDCWD, path, NULL, 0);
+}
+
+static int tkd_rev_parse_cold(void)
+{
+    touch_config();
+    return tkd_rev_parse();
+}
+
+static int tkd_log_cold(void)
+{
+    touch_config();
+    return tkd_log();
+}
+
 static int spawn_rev_parse(void)
 {
     const char *a[] = { "rev-parse", "HEAD", NULL };
@@ -165,6 +209,18 @@ static int spawn_log(void)
                                  "%x1f%cn%x1f%ce%x1f%cd%x1f%s%x1f%b";
     const char *a[] = { "log", "-50", "-z", "--date=raw", format, NULL };
     return spawn_git(a);
+}
+
+static int spawn_rev_parse_cold(void)
+{
+    touch_config();
+    return spawn_rev_parse();
+}
+
+static int spawn_log_cold(void)
+{
+    touch_config();
+    return spawn_log();
 }
 
 static int spawn_status(void)
@@ -189,11 +245,11 @@ static const op ops[] = {
     { "log", "Log 50", "git log -50 (same fields)", tkd_log, spawn_log, true },
     { "status", "Status", "git status --porcelain=v2 -z", tkd_status,
       spawn_status, false },
+    { "revparse-cold", "RevParse HEAD, cold", "git rev-parse HEAD",
+      tkd_rev_parse_cold, spawn_rev_parse_cold, true },
+    { "log-cold", "Log 50, cold", "git log -50 (same fields)", tkd_log_cold,
+      spawn_log_cold, true },
 };
-/* The floors: no work in tkd, no work in the spawned program. */
-static const op floors = { "floor",     "Control/Ping (inline, no pool)",
-                           "/bin/true", tkd_ping,
-                           spawn_true,  false };
 
 static int cmp_ll(const void *a, const void *b)
 {
@@ -275,8 +331,48 @@ static medians bench(const op *o, int calls, int rounds, int *errors)
 
 #define N_OPS (sizeof ops / sizeof ops[0])
 
-/* The table, the floors, and what the floors allow: a method answered by
- * a tkd that did no work at all would take a Ping's time. */
+/* The floors, measured as the table is (rounds, the order rotating),
+ * and what they allow: a method of tk.v1.Git answered by a tkd that did no
+ * work at all would take the pool floor's time. */
+static void run_floors(int calls, int rounds, int *errors, const medians *m)
+{
+    static const struct {
+        const char *name;
+        int (*fn)(void);
+    } f[] = {
+        { "tkd: Control/Ping, answered inline (the transport)", tkd_ping },
+        { "tkd: RevParse refused before any work (transport + worker pool)",
+          tkd_pool_floor },
+        { "spawn: /bin/true (posix_spawn, read, reap)", spawn_true },
+    };
+    enum { N = 3 };
+    double p50[N][9], mean[N][9];
+    for (int i = 0; i < N; i++)
+        measure(f[i].fn, calls / 10 + 1); /* warm up */
+    for (int r = 0; r < rounds; r++) {
+        for (int j = 0; j < N; j++) {
+            int k = (r + j) % N;
+            result res = measure(f[k].fn, calls);
+            p50[k][r] = res.p50_us;
+            mean[k][r] = res.mean_us;
+            *errors += res.errors;
+        }
+    }
+    printf("\n| floor | p50 µs | mean µs |\n|---|---|---|\n");
+    double pool = 0;
+    for (int i = 0; i < N; i++) {
+        double p = median(p50[i], rounds);
+        printf("| %s | %.1f | %.1f |\n", f[i].name, p, median(mean[i], rounds));
+        if (f[i].fn == tkd_pool_floor)
+            pool = p;
+    }
+    printf("\n| method | its spawn's p50 / the pool floor's p50: the most "
+           "spawn/tkd can be here |\n|---|---|\n");
+    for (size_t i = 0; i < N_OPS; i++)
+        if (ops[i].in_process)
+            printf("| %s | %.2f |\n", ops[i].name, m[i].p50[1] / pool);
+}
+
 static void run_table(int calls, int rounds, int *errors)
 {
     printf("| method | tkd p50 µs | tkd mean µs | spawned per call | p50 µs "
@@ -284,12 +380,7 @@ static void run_table(int calls, int rounds, int *errors)
     medians m[N_OPS];
     for (size_t i = 0; i < N_OPS; i++)
         m[i] = bench(&ops[i], calls, rounds, errors);
-    medians f = bench(&floors, calls, rounds, errors);
-    printf("\n| method | its spawn's p50 / Ping's p50: the most spawn/tkd "
-           "can be here |\n|---|---|\n");
-    for (size_t i = 0; i < N_OPS; i++)
-        if (ops[i].in_process)
-            printf("| %s | %.2f |\n", ops[i].name, m[i].p50[1] / f.p50[0]);
+    run_floors(calls, rounds, errors, m);
 }
 
 /* --only: one method's tkd side, flat out. */
@@ -375,15 +466,16 @@ static int parse_args(args *a, int argc, char **argv)
         else {
             fprintf(stderr,
                     "usage: bench-git --tkd PATH --repo DIR [--calls N] "
-                    "[--rounds R] [--only revparse|log|status]\n");
+                    "[--rounds R] [--only "
+                    "revparse|log|status|revparse-cold|log-cold]\n");
             return 2;
         }
     }
     if (a->tkd == NULL || repo == NULL || a->rounds < 1 || a->rounds > 9 ||
         a->calls < 10 || bad_only) {
-        fprintf(stderr,
-                "bench-git: --tkd and --repo are required; "
-                "rounds 1..9, calls >= 10, --only revparse|log|status\n");
+        fprintf(stderr, "bench-git: --tkd and --repo are required; "
+                        "rounds 1..9, calls >= 10, --only "
+                        "revparse|log|status|revparse-cold|log-cold\n");
         return 2;
     }
     return 0;
