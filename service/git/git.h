@@ -3,7 +3,8 @@
  * tkd's --root directories.
  *
  * Owns: the tk.v1.Git method table and handlers; repository discovery
- * (libgit2, once per call, never leaving the root the path resolved into);
+ * (libgit2, never leaving the root the path resolved into; each worker
+ * keeps the repositories it opened while they are unchanged on disk);
  * RevParse and Log in process through libgit2, checking the call's cancel
  * and deadline between steps of a walk, except the revisions libgit2
  * would resolve with a regular expression, which git rev-parse resolves
