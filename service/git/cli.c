@@ -143,6 +143,6 @@ int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
         return 0;
     if (ok_exit1 && r->status.kind == PROC_STATUS_EXITED && r->status.code == 1)
         return 1;
-    tkgit__fail_git(run->call, run->what, r);
+    tkgit__fail_git(run->call, run->what, r, run->repo->repo, run->rev);
     return -1;
 }

@@ -13,12 +13,14 @@ typedef struct lg_match {
     int error;       /* a git_error_code; 0 ends the list */
 } lg_match;
 
+#define N_PATTERNS 16
+
 typedef struct reason_row {
     const char *reason;
     rpc_code code;
     /* Substrings of git's stderr (or stdout: git commit says "nothing to
      * commit" there), LC_ALL=C. */
-    const char *patterns[6];
+    const char *patterns[N_PATTERNS];
     lg_match libgit2[3];
     int roots_errno; /* a -errno of roots_resolve, as a positive number */
 } reason_row;
@@ -120,7 +122,14 @@ static const reason_row table[] = {
       RPC_NOT_FOUND,
       { "unknown revision", "bad revision", "invalid object name",
         "not a valid object name", "Needed a single revision",
-        "invalid reference" },
+        "invalid reference",
+        /* "@{upstream}", "@{push}" and "@{N}" that name nothing
+         * (object-name.c) */
+        "no upstream configured for branch", "does not point to a branch",
+        "no such branch", "not stored as a remote-tracking branch",
+        "has no remote for pushing", "has no local tracking branch",
+        "push refspecs for", "push has no destination",
+        "cannot resolve 'simple' push" },
       { { TKGIT_STEP_REV, GIT_ENOTFOUND },
         { TKGIT_STEP_REV, GIT_EINVALIDSPEC },
         { TKGIT_STEP_REV, GIT_EPEEL } },
@@ -140,7 +149,7 @@ static bool row_matches_text(const reason_row *row, const char *text)
 {
     if (text == NULL)
         return false;
-    for (size_t i = 0; i < 6 && row->patterns[i] != NULL; i++)
+    for (size_t i = 0; i < N_PATTERNS && row->patterns[i] != NULL; i++)
         if (strstr(text, row->patterns[i]) != NULL)
             return true;
     return false;
@@ -193,16 +202,26 @@ static bool names_head(const char *rev)
            rev[0] == '@';
 }
 
+/* On an unborn branch, a revision that starts from HEAD names nothing
+ * yet: that is UNBORN_HEAD, not a bad revision. libgit2 reports it as a
+ * reference not found, git as a revision it cannot resolve. */
+static const reason_row *unborn_or(const reason_row *row, git_repository *repo,
+                                   const char *rev)
+{
+    if (repo != NULL && git_repository_head_unborn(repo) == 1 &&
+        names_head(rev))
+        return find_row(TKGIT_R_UNBORN_HEAD);
+    return row;
+}
+
 void tkgit__fail_libgit2(rpc_call *call, git_repository *repo, tkgit_step step,
                          int error, const char *rev)
 {
     const git_error *e = git_error_last();
     const char *detail = e != NULL && e->message != NULL ? e->message : "";
     const reason_row *row = match_libgit2(step, error);
-    /* libgit2 reports HEAD on an unborn branch as a reference not found. */
-    if (step == TKGIT_STEP_REV && error == GIT_ENOTFOUND && repo != NULL &&
-        git_repository_head_unborn(repo) == 1 && names_head(rev))
-        row = find_row(TKGIT_R_UNBORN_HEAD);
+    if (step == TKGIT_STEP_REV && error == GIT_ENOTFOUND)
+        row = unborn_or(row, repo, rev);
     if (row == NULL) {
         rpc_call_fail(call, RPC_UNKNOWN, "LIBGIT2_ERROR", "libgit2: %s (%d)",
                       detail, error);
@@ -216,10 +235,13 @@ void tkgit__fail_libgit2(rpc_call *call, git_repository *repo, tkgit_step step,
                       detail);
 }
 
-void tkgit__fail_git(rpc_call *call, const char *what, const proc_result *r)
+void tkgit__fail_git(rpc_call *call, const char *what, const proc_result *r,
+                     git_repository *repo, const char *rev)
 {
     char line[512];
     const reason_row *row = match_text(r->err, r->out);
+    if (rev != NULL && row == find_row(TKGIT_R_BAD_REVISION))
+        row = unborn_or(row, repo, rev);
     headline(line, sizeof line,
              r->err != NULL && r->err[0] != '\0' ? r->err : r->out);
     if (row == NULL) {

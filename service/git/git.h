@@ -3,9 +3,12 @@
  * tkd's --root directories.
  *
  * Owns: the tk.v1.Git method table and handlers; repository discovery
- * (libgit2, once per call, never leaving the root the path resolved into);
+ * (libgit2, never leaving the root the path resolved into; each worker
+ * keeps the repositories it opened while they are unchanged on disk);
  * RevParse and Log in process through libgit2, checking the call's cancel
- * and deadline between steps of a walk; every other method as a git
+ * and deadline between steps of a walk, except the revisions libgit2
+ * would resolve with a regular expression, which git rev-parse resolves
+ * through proc/ (revparse.c says which); every other method as a git
  * command run through proc/ (READs follow the caller, WRITEs run to
  * completion), with GIT_TERMINAL_PROMPT=0, LC_ALL=C, GIT_OPTIONAL_LOCKS=0
  * on reads, -c core.quotepath=off, literal pathspecs and

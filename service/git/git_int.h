@@ -6,6 +6,7 @@
 #define TK_SERVICE_GIT_INT_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -22,12 +23,15 @@
  * it the reply is partial. */
 #define TKGIT_DEFAULT_MAX_MATCHES 10000u
 #define TKGIT_DEFAULT_MAX_COMMITS 10000u
+/* libgit2's cache of parsed objects, for all open repositories. */
+#define TKGIT_OBJECT_CACHE_BYTES (64u * 1024 * 1024)
 
 struct tkgit {
     const roots *roots;
     tkgit_config cfg;
     char git[PATH_MAX];
     rpc_method methods[TKGIT_N_METHODS];
+    pthread_key_t cache_key; /* each worker's open repositories (cache.c) */
 };
 
 /* ---- repo.c: the repository a call names -------------------------------- */
@@ -40,6 +44,8 @@ typedef struct tkgit_repo {
     const char *cwd;
     /* The root the repository lies in. */
     const char *root;
+    /* repo belongs to the thread's cache (cache.c), not to the call. */
+    bool cached;
 } tkgit_repo;
 
 /* Resolves path inside the roots and opens the repository there (the
@@ -54,6 +60,24 @@ void tkgit__close(tkgit_repo *r);
 int tkgit__resolve_new_path(const tkgit *g, rpc_call *call, const char *path,
                             const char **resolved);
 
+/* ---- cache.c: open repositories kept per worker thread ------------------ */
+
+/* The thread-local key (tkgit_new) and its deletion (tkgit_free, after the
+ * workers have exited and freed their caches). 0 or -1. */
+int tkgit__cache_init(tkgit *g);
+void tkgit__cache_fini(tkgit *g);
+/* The calling thread's handle for key (a resolved path that is the top of
+ * its repository) if the repository on disk is still the one it opened;
+ * else NULL (a stale handle is freed). The handle stays the cache's. */
+git_repository *tkgit__cache_get(const tkgit *g, const char *key);
+/* Offers repo, opened for key when tkgit__cache_clock() said opened_at:
+ * true when the cache took it (it frees it), false when the caller keeps
+ * it (its repository changed too recently, or memory ran out). */
+bool tkgit__cache_put(const tkgit *g, const char *key, git_repository *repo,
+                      int64_t opened_at);
+/* CLOCK_REALTIME in ns, the clock of file times. */
+int64_t tkgit__cache_clock(void);
+
 /* ---- errors.c: the one table of reasons -------------------------------- */
 
 /* Where a libgit2 error came from: its codes mean different things. */
@@ -63,12 +87,19 @@ typedef enum tkgit_step {
     TKGIT_STEP_WALK,     /* walking history, reading objects */
 } tkgit_step;
 
+/* A step that has already set the call's status (git run through proc/
+ * failed): below every libgit2 error code. */
+#define TKGIT_EREPORTED (-10000)
+
 /* Fails the call with the reason of a libgit2 error (and git_error_last's
  * message). rev (may be NULL) is the revision being resolved. */
 void tkgit__fail_libgit2(rpc_call *call, git_repository *repo, tkgit_step step,
                          int error, const char *rev);
-/* Fails the call with the reason that git's stderr shows, or GIT_FAILED. */
-void tkgit__fail_git(rpc_call *call, const char *what, const proc_result *r);
+/* Fails the call with the reason that git's stderr shows, or GIT_FAILED.
+ * rev (may be NULL) is the revision git was resolving; on an unborn
+ * branch of repo a bad one that starts from HEAD is UNBORN_HEAD. */
+void tkgit__fail_git(rpc_call *call, const char *what, const proc_result *r,
+                     git_repository *repo, const char *rev);
 /* Fails the call for a path that roots_resolve refused. */
 void tkgit__fail_path(rpc_call *call, int rv, const char *message);
 
@@ -101,6 +132,7 @@ typedef struct tkgit_run {
     void *on_out_arg;
     char record_delim;
     size_t record_max;
+    const char *rev; /* the revision git resolves, for its errors */
 } tkgit_run;
 
 /* A run of git for call in repo; what names it in messages ("git diff"). */
@@ -126,6 +158,17 @@ ProtobufCBinaryData tkgit__bytes(rpc_call *call, const char *s, size_t n);
 /* Appends to a repeated field in the call's arena, doubling. */
 void *tkgit__grow(rpc_call *call, void *array, size_t n, size_t *cap,
                   size_t elem);
+
+/* ---- revparse.c: revisions ---------------------------------------------- */
+
+/* Whether libgit2 would resolve rev through a regular expression (see
+ * revparse.c): such a revision is resolved by git instead. */
+bool tkgit__rev_needs_git(const char *rev);
+/* `git rev-parse --verify --end-of-options rev` through proc/, bound to
+ * the call. 0 with *out, or -1 with the call failed (BAD_REVISION,
+ * UNBORN_HEAD, CANCELLED...). */
+int tkgit__rev_parse_cli(git_oid *out, const tkgit *g, rpc_call *call,
+                         const tkgit_repo *repo, const char *rev);
 
 /* ---- the handlers (one file each) --------------------------------------- */
 

@@ -158,7 +158,9 @@ static void queue_free(queue *q)
 /* ---- the walk ----------------------------------------------------------- */
 
 typedef struct walk {
+    const tkgit *g;
     rpc_call *call;
+    const tkgit_repo *r;
     git_repository *repo;
     const Tk__V1__GitLogRequest *in;
     Tk__V1__GitLogReply *out;
@@ -392,11 +394,20 @@ static int hide_ancestry(walk *w, const git_oid *id)
     return rv == GIT_ITEROVER ? 0 : rv;
 }
 
-/* A revision to a commit id; errors are the caller's rev's. */
-static int commit_of(git_oid *out, git_repository *repo, const char *rev)
+/* A revision to a commit id: 0, a libgit2 error (the caller's rev's), or
+ * TKGIT_EREPORTED when git resolved it and failed the call. */
+static int commit_of(git_oid *out, const walk *w, const char *rev)
 {
     git_object *obj = NULL, *peeled = NULL;
-    int rv = git_revparse_single(&obj, repo, rev);
+    int rv;
+    if (tkgit__rev_needs_git(rev)) {
+        git_oid id;
+        if (tkgit__rev_parse_cli(&id, w->g, w->call, w->r, rev) != 0)
+            return TKGIT_EREPORTED;
+        rv = git_object_lookup(&obj, w->repo, &id, GIT_OBJECT_ANY);
+    } else {
+        rv = git_revparse_single(&obj, w->repo, rev);
+    }
     if (rv == 0)
         rv = git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT);
     if (rv == 0)
@@ -413,15 +424,15 @@ static int start(walk *w, const char *rev)
     git_oid id;
     int rv;
     if (dots == NULL)
-        return (rv = commit_of(&id, w->repo, rev)) < 0 ? rv : enqueue(w, &id);
+        return (rv = commit_of(&id, w, rev)) < 0 ? rv : enqueue(w, &id);
     if (dots[2] == '.')
         return GIT_EINVALIDSPEC; /* "A...B" is not supported */
     char *from = rpc_call_strndup(w->call, rev, (size_t)(dots - rev));
     const char *to = dots[2] != '\0' ? dots + 2 : "HEAD";
-    rv = commit_of(&id, w->repo, from[0] != '\0' ? from : "HEAD");
+    rv = commit_of(&id, w, from[0] != '\0' ? from : "HEAD");
     if (rv == 0)
         rv = hide_ancestry(w, &id);
-    if (rv == 0 && (rv = commit_of(&id, w->repo, to)) == 0 &&
+    if (rv == 0 && (rv = commit_of(&id, w, to)) == 0 &&
         !oidset_has(&w->hidden, &id))
         rv = enqueue(w, &id);
     return rv;
@@ -447,7 +458,8 @@ static bool prepare(walk *w)
 void tkgit__log(void *svc, rpc_call *call, const ProtobufCMessage *request,
                 ProtobufCMessage *reply)
 {
-    walk w = { .call = call,
+    walk w = { .g = svc,
+               .call = call,
                .in = (const Tk__V1__GitLogRequest *)request,
                .out = (Tk__V1__GitLogReply *)reply };
     if (!prepare(&w))
@@ -455,14 +467,15 @@ void tkgit__log(void *svc, rpc_call *call, const ProtobufCMessage *request,
     tkgit_repo repo;
     if (tkgit__open(&repo, svc, call, w.in->repo) != 0)
         return;
+    w.r = &repo;
     w.repo = repo.repo;
     const char *rev = w.in->rev[0] != '\0' ? w.in->rev : "HEAD";
     int rv = start(&w, rev);
     if (rv == GIT_EUSER)
         rpc_call_fail_stopped(call);
-    else if (rv < 0)
+    else if (rv < 0 && rv != TKGIT_EREPORTED) /* reported: git said why */
         tkgit__fail_libgit2(call, repo.repo, TKGIT_STEP_REV, rv, rev);
-    else if ((rv = run_walk(&w)) < 0)
+    else if (rv == 0 && (rv = run_walk(&w)) < 0)
         tkgit__fail_libgit2(call, repo.repo, TKGIT_STEP_WALK, rv, NULL);
     queue_free(&w.q);
     oidset_free(&w.seen);

@@ -63,12 +63,24 @@ static const char *trimmed(rpc_call *call, const char *path)
     return rpc_call_strndup(call, path, n);
 }
 
+/* workdir, cwd and root of out->repo, opened for resolved. */
+static void describe(tkgit_repo *out, const tkgit *g, rpc_call *call,
+                     const char *resolved)
+{
+    const char *workdir = git_repository_workdir(out->repo);
+    out->root = root_of(g->roots, resolved);
+    out->workdir = workdir != NULL ? trimmed(call, workdir) : NULL;
+    out->cwd = out->workdir != NULL
+                   ? out->workdir
+                   : trimmed(call, git_repository_path(out->repo));
+}
+
 static int open_in_root(tkgit_repo *out, const tkgit *g, rpc_call *call,
                         const char *resolved)
 {
     char ceiling[PATH_MAX];
-    out->root = root_of(g->roots, resolved);
-    ceiling_of(ceiling, sizeof ceiling, out->root != NULL ? out->root : "/");
+    const char *root = root_of(g->roots, resolved);
+    ceiling_of(ceiling, sizeof ceiling, root != NULL ? root : "/");
     int rv = git_repository_open_ext(&out->repo, resolved, 0,
                                      ceiling[0] != '\0' ? ceiling : NULL);
     if (rv < 0) {
@@ -80,10 +92,29 @@ static int open_in_root(tkgit_repo *out, const tkgit *g, rpc_call *call,
     if (check_inside(g, call, git_repository_commondir(out->repo)) != 0 ||
         (workdir != NULL && check_inside(g, call, workdir) != 0))
         return -1;
-    out->workdir = workdir != NULL ? trimmed(call, workdir) : NULL;
-    out->cwd = out->workdir != NULL
-                   ? out->workdir
-                   : trimmed(call, git_repository_path(out->repo));
+    describe(out, g, call, resolved);
+    return 0;
+}
+
+/* Opens the repository at resolved, or takes the thread's open handle for
+ * it (cache.c). A handle opened here goes to the cache when resolved is
+ * the top of its repository: then its common dir and working tree were
+ * checked inside the roots at its open, and the cache reopens it if
+ * anything at those paths changes. */
+static int open_cached(tkgit_repo *out, const tkgit *g, rpc_call *call,
+                       const char *resolved)
+{
+    out->repo = tkgit__cache_get(g, resolved);
+    if (out->repo != NULL) {
+        out->cached = true;
+        describe(out, g, call, resolved);
+        return 0;
+    }
+    int64_t opened_at = tkgit__cache_clock();
+    if (open_in_root(out, g, call, resolved) != 0)
+        return -1;
+    if (strcmp(out->cwd, resolved) == 0)
+        out->cached = tkgit__cache_put(g, resolved, out->repo, opened_at);
     return 0;
 }
 
@@ -103,7 +134,7 @@ int tkgit__open(tkgit_repo *out, const tkgit *g, rpc_call *call,
         tkgit__fail_path(call, rv, msg);
         return -1;
     }
-    if (open_in_root(out, g, call, resolved) != 0) {
+    if (open_cached(out, g, call, resolved) != 0) {
         tkgit__close(out);
         return -1;
     }
@@ -112,7 +143,8 @@ int tkgit__open(tkgit_repo *out, const tkgit *g, rpc_call *call,
 
 void tkgit__close(tkgit_repo *r)
 {
-    git_repository_free(r->repo); /* accepts NULL */
+    if (!r->cached)
+        git_repository_free(r->repo); /* accepts NULL */
     r->repo = NULL;
 }
 

@@ -110,6 +110,17 @@ int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
         free(g);
         return -EIO;
     }
+    /* Workers keep repositories open (cache.c), and with them libgit2's
+     * cache of parsed objects, shared by all of them: bound it below
+     * libgit2's default of 256 MiB. */
+    git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE,
+                     (ssize_t)TKGIT_OBJECT_CACHE_BYTES);
+    if (tkgit__cache_init(g) != 0) {
+        snprintf(err, errlen, "no thread-local key for the repository cache");
+        git_libgit2_shutdown();
+        free(g);
+        return -EAGAIN;
+    }
     fill_methods(g);
     *out = g;
     return 0;
@@ -125,6 +136,7 @@ void tkgit_free(tkgit *g)
 {
     if (g == NULL)
         return;
+    tkgit__cache_fini(g);
     git_libgit2_shutdown();
     free(g);
 }

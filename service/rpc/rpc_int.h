@@ -118,6 +118,10 @@ struct rpc_server {
     pthread_t *threads;
     size_t n_threads;
     pthread_cond_t reaper_cv; /* pool_mu: the queue changed */
+    /* pool_mu: the earliest deadline the reaper waits for; INT64_MAX when
+     * it waits for none, INT64_MIN when it is not waiting (it looks at
+     * the queue before it waits again). */
+    int64_t reaper_until;
     pthread_t reaper;
     bool reaper_running;
     _Atomic int64_t avg_service_us; /* EWMA, for retry_after_ms */

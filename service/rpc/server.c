@@ -122,6 +122,7 @@ int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,
     pthread_cond_init(&srv->pool_cv, NULL);
     pthread_cond_init(&srv->reaper_cv, &mono);
     pthread_condattr_destroy(&mono);
+    srv->reaper_until = INT64_MIN;
     pthread_mutex_init(&srv->life_mu, NULL);
     pthread_mutex_init(&srv->peers_mu, NULL);
     atomic_init(&srv->stopping, false);
@@ -717,7 +718,11 @@ static bool enqueue(rpc_server *srv, rpc_slot *s)
         srv->queue[(srv->q_head + srv->q_len) % srv->q_cap] = s;
         srv->q_len++;
         pthread_cond_signal(&srv->pool_cv);
-        pthread_cond_signal(&srv->reaper_cv); /* a new earliest deadline? */
+        /* Only a new earliest deadline needs the reaper before it wakes
+         * on its own: waking it for every call is a third thread to
+         * schedule per call. */
+        if (s->call.caller_deadline < srv->reaper_until)
+            pthread_cond_signal(&srv->reaper_cv);
     }
     pthread_mutex_unlock(&srv->pool_mu);
     return ok;
@@ -969,12 +974,14 @@ static void *reaper_main(void *arg)
             pthread_mutex_lock(&srv->pool_mu);
             continue;
         }
+        srv->reaper_until = next;
         if (next == INT64_MAX) {
             pthread_cond_wait(&srv->reaper_cv, &srv->pool_mu);
         } else {
             struct timespec until = mono_timespec(next + 1000000);
             pthread_cond_timedwait(&srv->reaper_cv, &srv->pool_mu, &until);
         }
+        srv->reaper_until = INT64_MIN;
     }
     pthread_mutex_unlock(&srv->pool_mu);
     return NULL;

@@ -572,6 +572,43 @@ static void test_expired_in_queue_does_not_run(void **state)
     assert_int_equal(atomic_load(&fx.svc.wait_runs), 1);
 }
 
+/* The reaper sleeps until the earliest deadline in the queue, and a call
+ * wakes it only when it brings an earlier one: a short call queued behind
+ * a long one still expires on time. */
+static void test_expired_in_queue_behind_a_later_deadline(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_opts o = { .workers = 1, .queue_depth = 4 };
+    fx_start(&fx, &o);
+    tk_cancel *busy, *later;
+    tk_cancel_new(&busy);
+    tk_cancel_new(&later);
+    async_call a, b;
+    async_start(&a, fx.client, WAIT_METHOD, 30000, busy, NULL);
+    sem_wait_ok(&fx.svc.entered, "the worker to be busy");
+    async_start(&b, fx.client, WAIT_METHOD, 20000, later, NULL);
+    tk_status st;
+    long long t0 = ts_now_ms();
+    int code =
+        call_ping_like(fx.client, WAIT_METHOD, NULL, 150, NULL, &st, NULL);
+    long long took = ts_now_ms() - t0;
+    assert_int_equal(code, TK_CODE_DEADLINE_EXCEEDED);
+    assert_string_equal(st.reason, "EXPIRED_IN_QUEUE");
+    assert_true(took < 5000);
+    tk_status_clear(&st);
+    assert_int_equal(tk_cancel_fire(later, NULL), 0);
+    async_join(&b);
+    assert_int_equal(b.st.code, TK_CODE_CANCELLED);
+    assert_int_equal(tk_cancel_fire(busy, NULL), 0);
+    async_join(&a);
+    async_free(&a);
+    async_free(&b);
+    tk_cancel_free(busy);
+    tk_cancel_free(later);
+    fx_stop(&fx);
+}
+
 static void test_queue_full(void **state)
 {
     (void)state;
@@ -1158,6 +1195,7 @@ int main(void)
         cmocka_unit_test(test_deadline_expiry),
         cmocka_unit_test(test_client_deadline_without_reply),
         cmocka_unit_test(test_expired_in_queue_does_not_run),
+        cmocka_unit_test(test_expired_in_queue_behind_a_later_deadline),
         cmocka_unit_test(test_queue_full),
         cmocka_unit_test(test_cancel_same_connection),
         cmocka_unit_test(test_cancel_before_send),

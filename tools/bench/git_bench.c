@@ -5,26 +5,41 @@
  *   RevParse HEAD     vs  git rev-parse HEAD
  *   Log of 50         vs  git log -50 (the same fields, --format, -z)
  *   Status            vs  git status --porcelain=v2 -z
+ * and RevParse and Log again, "cold": the repository's config file is
+ * touched before every call (on both sides), so that tkd's worker finds its
+ * open repository changed and opens it again, with libgit2's object cache
+ * empty — what the first read after any write costs.
  *
- *   bench-git --tkd PATH --repo DIR [--calls N] [--rounds R]
+ *   bench-git --tkd PATH --repo DIR [--calls N] [--rounds R] [--only OP]
  *
  * tkd runs as its own process with --root at the repository's parent; one
  * caller; rounds alternate tkd / spawn so drift of the machine hits both.
  * Prints p50 and mean per call and the ratio spawn/tkd (how many times
- * faster tkd is) of the medians of the rounds.
+ * faster tkd is) of the medians of the rounds. Then the floors, in the
+ * same run and measured the same way: a round trip to tkd that does no
+ * work (tk.v1.Control/Ping, answered inline), one through the worker pool
+ * that does none (a RevParse refused before it opens anything), and a
+ * spawn of a program that does nothing (/bin/true). No tk.v1.Git method
+ * can beat the second, no spawning peer the third.
+ * --only OP (revparse, log, status, revparse-cold, log-cold) runs one
+ * method alone, flat out, for a profiler: OP's tkd side, --calls calls,
+ * no table.
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <tk/client.h>
 
+#include "tk/v1/control.tk.h"
 #include "tk/v1/git.tk.h"
 
 static long long now_ns(void)
@@ -88,14 +103,39 @@ static int tkd_status(void)
     return code;
 }
 
-/* Spawns git with args in the repository, reads all of stdout, reaps. */
-static int spawn_git(const char *const *args)
+/* A RevParse that names no repository: refused (INVALID_ARGUMENT) by the
+ * handler before any work, after the transport and the worker pool. */
+static int tkd_pool_floor(void)
 {
-    const char *argv[16] = { git, "-C", repo };
-    size_t n = 3;
-    for (size_t i = 0; args[i] != NULL; i++)
-        argv[n++] = args[i];
-    argv[n] = NULL;
+    Tk__V1__GitRevParseRequest req = TK__V1__GIT_REV_PARSE_REQUEST__INIT;
+    req.repo = "";
+    req.rev = "HEAD";
+    Tk__V1__GitRevParseReply *rep;
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 10000 };
+    int code = tk_git_rev_parse(client, &req, &rep, &o, &st);
+    if (code == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    return code == TK_CODE_INVALID_ARGUMENT ? 0 : -1;
+}
+
+static int tkd_ping(void)
+{
+    Tk__V1__PingRequest req = TK__V1__PING_REQUEST__INIT;
+    Tk__V1__PingReply *rep;
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 10000 };
+    int code = tk_control_ping(client, &req, &rep, &o, &st);
+    if (code == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    return code;
+}
+
+/* Spawns argv[0], reads all of its stdout, reaps it. */
+static int spawn_argv(const char *const *argv)
+{
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)
         return -1;
@@ -103,7 +143,8 @@ static int spawn_git(const char *const *args)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
     pid_t pid;
-    int rv = posix_spawn(&pid, git, &fa, NULL, (char *const *)argv, environ);
+    int rv =
+        posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(p[1]);
     if (rv != 0) {
@@ -117,6 +158,43 @@ static int spawn_git(const char *const *args)
     int st;
     waitpid(pid, &st, 0);
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* Spawns git with args in the repository. */
+static int spawn_git(const char *const *args)
+{
+    const char *argv[16] = { git, "-C", repo };
+    size_t n = 3;
+    for (size_t i = 0; args[i] != NULL; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    return spawn_argv(argv);
+}
+
+static int spawn_true(void)
+{
+    const char *argv[] = { "/bin/true", NULL };
+    return spawn_argv(argv);
+}
+
+/* Touches the repository's config file: a change tkd's cache sees. */
+static void touch_config(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/.git/config", repo);
+    utimensat(AT_FDCWD, path, NULL, 0);
+}
+
+static int tkd_rev_parse_cold(void)
+{
+    touch_config();
+    return tkd_rev_parse();
+}
+
+static int tkd_log_cold(void)
+{
+    touch_config();
+    return tkd_log();
 }
 
 static int spawn_rev_parse(void)
@@ -133,6 +211,18 @@ static int spawn_log(void)
     return spawn_git(a);
 }
 
+static int spawn_rev_parse_cold(void)
+{
+    touch_config();
+    return spawn_rev_parse();
+}
+
+static int spawn_log_cold(void)
+{
+    touch_config();
+    return spawn_log();
+}
+
 static int spawn_status(void)
 {
     const char *a[] = { "status", "--porcelain=v2", "-z", NULL };
@@ -143,15 +233,22 @@ static int spawn_status(void)
  */
 
 typedef struct op {
-    const char *name, *peer;
+    const char *key, *name, *peer;
     int (*tkd)(void);
     int (*spawn)(void);
+    bool in_process; /* answered in tkd (libgit2), not by a spawned git */
 } op;
 
 static const op ops[] = {
-    { "RevParse HEAD", "git rev-parse HEAD", tkd_rev_parse, spawn_rev_parse },
-    { "Log 50", "git log -50 (same fields)", tkd_log, spawn_log },
-    { "Status", "git status --porcelain=v2 -z", tkd_status, spawn_status },
+    { "revparse", "RevParse HEAD", "git rev-parse HEAD", tkd_rev_parse,
+      spawn_rev_parse, true },
+    { "log", "Log 50", "git log -50 (same fields)", tkd_log, spawn_log, true },
+    { "status", "Status", "git status --porcelain=v2 -z", tkd_status,
+      spawn_status, false },
+    { "revparse-cold", "RevParse HEAD, cold", "git rev-parse HEAD",
+      tkd_rev_parse_cold, spawn_rev_parse_cold, true },
+    { "log-cold", "Log 50, cold", "git log -50 (same fields)", tkd_log_cold,
+      spawn_log_cold, true },
 };
 
 static int cmp_ll(const void *a, const void *b)
@@ -196,7 +293,12 @@ static double median(double *v, int n)
     return v[n / 2];
 }
 
-static void bench(const op *o, int calls, int rounds, int *errors)
+/* Medians over the rounds of p50 and mean, [0] tkd and [1] spawn. */
+typedef struct medians {
+    double p50[2], mean[2];
+} medians;
+
+static medians bench_rounds(const op *o, int calls, int rounds, int *errors)
 {
     double p50[2][9], mean[2][9];
     measure(o->tkd, calls / 10 + 1); /* warm up */
@@ -210,13 +312,85 @@ static void bench(const op *o, int calls, int rounds, int *errors)
             *errors += res.errors;
         }
     }
-    double m50[2], mm[2];
+    medians m;
     for (int k = 0; k < 2; k++) {
-        m50[k] = median(p50[k], rounds);
-        mm[k] = median(mean[k], rounds);
+        m.p50[k] = median(p50[k], rounds);
+        m.mean[k] = median(mean[k], rounds);
     }
-    printf("| %s | %.1f | %.1f | %s | %.1f | %.1f | %.2f |\n", o->name, m50[0],
-           mm[0], o->peer, m50[1], mm[1], m50[1] / m50[0]);
+    return m;
+}
+
+static medians bench(const op *o, int calls, int rounds, int *errors)
+{
+    medians m = bench_rounds(o, calls, rounds, errors);
+    printf("| %s | %.1f | %.1f | %s | %.1f | %.1f | %.2f |\n", o->name,
+           m.p50[0], m.mean[0], o->peer, m.p50[1], m.mean[1],
+           m.p50[1] / m.p50[0]);
+    return m;
+}
+
+#define N_OPS (sizeof ops / sizeof ops[0])
+
+/* The floors, measured as the table is (rounds, the order rotating),
+ * and what they allow: a method of tk.v1.Git answered by a tkd that did no
+ * work at all would take the pool floor's time. */
+static void run_floors(int calls, int rounds, int *errors, const medians *m)
+{
+    static const struct {
+        const char *name;
+        int (*fn)(void);
+    } f[] = {
+        { "tkd: Control/Ping, answered inline (the transport)", tkd_ping },
+        { "tkd: RevParse refused before any work (transport + worker pool)",
+          tkd_pool_floor },
+        { "spawn: /bin/true (posix_spawn, read, reap)", spawn_true },
+    };
+    enum { N = 3 };
+    double p50[N][9], mean[N][9];
+    for (int i = 0; i < N; i++)
+        measure(f[i].fn, calls / 10 + 1); /* warm up */
+    for (int r = 0; r < rounds; r++) {
+        for (int j = 0; j < N; j++) {
+            int k = (r + j) % N;
+            result res = measure(f[k].fn, calls);
+            p50[k][r] = res.p50_us;
+            mean[k][r] = res.mean_us;
+            *errors += res.errors;
+        }
+    }
+    printf("\n| floor | p50 µs | mean µs |\n|---|---|---|\n");
+    double pool = 0;
+    for (int i = 0; i < N; i++) {
+        double p = median(p50[i], rounds);
+        printf("| %s | %.1f | %.1f |\n", f[i].name, p, median(mean[i], rounds));
+        if (f[i].fn == tkd_pool_floor)
+            pool = p;
+    }
+    printf("\n| method | its spawn's p50 / the pool floor's p50: the most "
+           "spawn/tkd can be here |\n|---|---|\n");
+    for (size_t i = 0; i < N_OPS; i++)
+        if (ops[i].in_process)
+            printf("| %s | %.2f |\n", ops[i].name, m[i].p50[1] / pool);
+}
+
+static void run_table(int calls, int rounds, int *errors)
+{
+    printf("| method | tkd p50 µs | tkd mean µs | spawned per call | p50 µs "
+           "| mean µs | spawn/tkd (p50) |\n|---|---|---|---|---|---|---|\n");
+    medians m[N_OPS];
+    for (size_t i = 0; i < N_OPS; i++)
+        m[i] = bench(&ops[i], calls, rounds, errors);
+    run_floors(calls, rounds, errors, m);
+}
+
+/* --only: one method's tkd side, flat out. */
+static void run_only(const op *o, int calls, int *errors)
+{
+    long long t0 = now_ns();
+    for (int i = 0; i < calls; i++)
+        *errors += o->tkd() != 0;
+    double us = (double)(now_ns() - t0) / 1000.0 / calls;
+    printf("%s: %d calls, %.1f µs per call\n", o->name, calls, us);
 }
 
 /* ---- tkd ------------------------------------------------------------------
@@ -258,30 +432,60 @@ static int find_git(void)
     return -1;
 }
 
-int main(int argc, char **argv)
+typedef struct args {
+    const char *tkd;
+    int calls, rounds;
+    const op *only;
+} args;
+
+static const op *find_op(const char *key)
 {
-    const char *tkd = NULL;
-    int calls = 1000, rounds = 3;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--tkd") == 0 && i + 1 < argc)
-            tkd = argv[++i];
-        else if (strcmp(argv[i], "--repo") == 0 && i + 1 < argc)
-            repo = argv[++i];
-        else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
-            calls = (int)strtol(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
-            rounds = (int)strtol(argv[++i], NULL, 10);
+    for (size_t i = 0; i < N_OPS; i++)
+        if (strcmp(ops[i].key, key) == 0)
+            return &ops[i];
+    return NULL;
+}
+
+/* 0, or 2 with a message. */
+static int parse_args(args *a, int argc, char **argv)
+{
+    *a = (args){ .calls = 1000, .rounds = 3 };
+    bool bad_only = false;
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--tkd") == 0 && v != NULL)
+            a->tkd = v;
+        else if (strcmp(argv[i], "--repo") == 0 && v != NULL)
+            repo = v;
+        else if (strcmp(argv[i], "--calls") == 0 && v != NULL)
+            a->calls = (int)strtol(v, NULL, 10);
+        else if (strcmp(argv[i], "--rounds") == 0 && v != NULL)
+            a->rounds = (int)strtol(v, NULL, 10);
+        else if (strcmp(argv[i], "--only") == 0 && v != NULL)
+            bad_only = (a->only = find_op(v)) == NULL;
         else {
-            fprintf(stderr, "usage: bench-git --tkd PATH --repo DIR "
-                            "[--calls N] [--rounds R]\n");
+            fprintf(stderr,
+                    "usage: bench-git --tkd PATH --repo DIR [--calls N] "
+                    "[--rounds R] [--only "
+                    "revparse|log|status|revparse-cold|log-cold]\n");
             return 2;
         }
     }
-    if (tkd == NULL || repo == NULL || rounds < 1 || rounds > 9 || calls < 10) {
+    if (a->tkd == NULL || repo == NULL || a->rounds < 1 || a->rounds > 9 ||
+        a->calls < 10 || bad_only) {
         fprintf(stderr, "bench-git: --tkd and --repo are required; "
-                        "rounds 1..9, calls >= 10\n");
+                        "rounds 1..9, calls >= 10, --only "
+                        "revparse|log|status|revparse-cold|log-cold\n");
         return 2;
     }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    args a;
+    if (parse_args(&a, argc, argv) != 0)
+        return 2;
     if (find_git() != 0)
         return 1;
     struct sigaction ign = { .sa_handler = SIG_IGN };
@@ -294,16 +498,17 @@ int main(int argc, char **argv)
     char *slash = strrchr(root, '/');
     if (slash != NULL && slash != root)
         *slash = '\0';
-    pid_t pid = start_tkd(tkd, url, root);
+    pid_t pid = start_tkd(a.tkd, url, root);
 
-    printf("| method | tkd p50 µs | tkd mean µs | spawned per call | p50 µs "
-           "| mean µs | spawn/tkd (p50) |\n|---|---|---|---|---|---|---|\n");
     int errors = 0;
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        bench(&ops[i], calls, rounds, &errors);
-    printf("\n%d calls per measurement, %d rounds (medians), one caller, "
-           "errors: %d\n",
-           calls, rounds, errors);
+    if (a.only != NULL) {
+        run_only(a.only, a.calls, &errors);
+    } else {
+        run_table(a.calls, a.rounds, &errors);
+        printf("\n%d calls per measurement, %d rounds (medians), one caller, "
+               "errors: %d\n",
+               a.calls, a.rounds, errors);
+    }
     tk_client_close(client);
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);
