@@ -1007,20 +1007,19 @@ static void test_read_cancel_kills_the_tree(void **state)
     parse_pids(line, &pgid, &gc);
     assert_true(ts_group_exists(pgid) && kill(gc, 0) == 0);
 
-    long long t0 = ts_now_ms();
     int outcome = -1;
     assert_int_equal(tk_cancel_fire(a.cancel, &outcome), 0);
     async_finish(&a);
-    long long took = ts_now_ms() - t0;
     assert_int_equal(outcome, TK_CANCEL_CANCELLED);
     /* Reported as the caller's cancellation, though git died of SIGKILL. */
     expect(&a.st, TK_CODE_CANCELLED, "");
     assert_int_equal(a.st.cause, TK_CAUSE_CALLER);
     assert_true(a.st.process_killed);
     assert_null(strstr(a.st.message, "signal"));
-    /* Within the drain bound: the grandchild's pipe did not hold us. */
+    /* The grandchild's pipe did not hold us: the drain ended at EOF, not
+     * at its bound (the server's own measure; a wall clock around the
+     * call would also count the scheduling of a loaded machine). */
     assert_true(a.st.cleanup_ms < PROC_DEFAULT_DRAIN_MS);
-    assert_true(took < PROC_DEFAULT_DRAIN_MS);
     tk_status_clear(&a.st);
 
     /* The grandchild died of the group kill; nothing of the group is left,
