@@ -28,7 +28,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +38,8 @@
 
 #include <tk/client.h>
 
+#include "common.h"
+#include "proc/proc.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/git.tk.h"
 
@@ -133,31 +134,10 @@ static int tkd_ping(void)
     return code;
 }
 
-/* Spawns argv[0], reads all of its stdout, reaps it. */
+/* Spawns argv[0], reads all of its stdout, reaps it: the peer. */
 static int spawn_argv(const char *const *argv)
 {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0)
-        return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
-    pid_t pid;
-    int rv =
-        posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(p[1]);
-    if (rv != 0) {
-        close(p[0]);
-        return -1;
-    }
-    static char buf[1 << 16];
-    while (read(p[0], buf, sizeof buf) > 0)
-        ;
-    close(p[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+    return bench_run_drain(argv, NULL, NULL, NULL) == 0 ? 0 : -1;
 }
 
 /* Spawns git with args in the repository. */
@@ -401,35 +381,8 @@ static pid_t start_tkd(const char *tkd, const char *url, const char *root)
     const char *argv[] = { tkd,  "--listen",    url,    "--root",
                            root, "--log-level", "warn", NULL };
     pid_t pid;
-    if (posix_spawn(&pid, tkd, NULL, NULL, (char *const *)argv, environ) != 0) {
-        fprintf(stderr, "bench-git: cannot start %s\n", tkd);
-        exit(1); // NOLINT(concurrency-mt-unsafe): single-threaded tool
-    }
-    /* The benchmark, unlike a test, may poll for readiness. */
-    for (int i = 0; i < 500; i++) {
-        if (tk_client_open(&client, url, NULL, 0) == 0)
-            return pid;
-        struct timespec ms = { 0, 10000000 };
-        nanosleep(&ms, NULL);
-    }
-    fprintf(stderr, "bench-git: tkd did not come up\n");
-    exit(1); // NOLINT(concurrency-mt-unsafe): single-threaded tool
-}
-
-static int find_git(void)
-{
-    const char *path = getenv("PATH");
-    char copy[4096];
-    snprintf(copy, sizeof copy, "%s", path != NULL ? path : "/usr/bin:/bin");
-    char *save = NULL;
-    for (char *d = strtok_r(copy, ":", &save); d != NULL;
-         d = strtok_r(NULL, ":", &save)) {
-        snprintf(git, sizeof git, "%s/git", d);
-        if (access(git, X_OK) == 0)
-            return 0;
-    }
-    fprintf(stderr, "bench-git: no git on PATH\n");
-    return -1;
+    client = bench_start_tkd(argv, url, &pid);
+    return pid;
 }
 
 typedef struct args {
@@ -486,8 +439,10 @@ int main(int argc, char **argv)
     args a;
     if (parse_args(&a, argc, argv) != 0)
         return 2;
-    if (find_git() != 0)
+    if (proc_find_program(git, sizeof git, "git", NULL) != 0) {
+        fprintf(stderr, "bench-git: no git on PATH\n");
         return 1;
+    }
     struct sigaction ign = { .sa_handler = SIG_IGN };
     sigaction(SIGPIPE, &ign, NULL);
     char dir[] = "/tmp/tk-bench-XXXXXX", url[128], root[4096];

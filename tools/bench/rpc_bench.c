@@ -17,7 +17,6 @@
 #include <stdbool.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +30,8 @@
 #include <nng/supplemental/util/platform.h>
 
 #include <tk/client.h>
+
+#include "common.h"
 
 #include "tk/v1/control.tk.h"
 #include "tk/v1/rpc.pb-c.h"
@@ -287,33 +288,16 @@ static result measure(int use_tkd, const char *url, int threads, int calls,
 /* ---- processes --------------------------------------------------------------
  */
 
-static pid_t start(const char *const argv[])
-{
-    pid_t pid;
-    if (posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ) !=
-        0)
-        die("bench: cannot start %s", argv[0]);
-    return pid;
-}
-
-/* The benchmark, unlike a test, may poll for readiness. */
-static void wait_ready(const char *url, int use_tkd)
+/* The echo server: a plain REP socket, so it is polled with a dial. */
+static void wait_echo(const char *url)
 {
     for (int i = 0; i < 1000; i++) {
-        if (use_tkd) {
-            tk_client *c;
-            if (tk_client_open(&c, url, NULL, 0) == 0) {
-                tk_client_close(c);
-                return;
-            }
-        } else {
-            nng_socket s;
-            nng_req0_open(&s);
-            int rv = nng_dial(s, url, NULL, 0);
-            nng_close(s);
-            if (rv == 0)
-                return;
-        }
+        nng_socket s;
+        nng_req0_open(&s);
+        int rv = nng_dial(s, url, NULL, 0);
+        nng_close(s);
+        if (rv == 0)
+            return;
         nng_msleep(10);
     }
     die("bench: %s did not come up", url);
@@ -409,9 +393,11 @@ int main(int argc, char **argv)
         return 1;
     self[n] = '\0';
     echo_argv[0] = self;
-    pid_t tkd_pid = start(tkd_argv), echo_pid = start(echo_argv);
-    wait_ready(tkd_url, 1);
-    wait_ready(echo_url, 0);
+    pid_t tkd_pid, echo_pid = bench_spawn(echo_argv, NULL, -1, NULL);
+    if (echo_pid < 0)
+        die("bench: cannot start %s", echo_argv[0]);
+    tk_client_close(bench_start_tkd(tkd_argv, tkd_url, &tkd_pid));
+    wait_echo(echo_url);
 
     static const int concurrency[] = { 1, 16 };
     printf("| callers | server | p50 µs | p99 µs | calls/s |\n");

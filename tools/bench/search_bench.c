@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +34,8 @@
 #include <unistd.h>
 
 #include <tk/client.h>
+
+#include "common.h"
 
 #include "tk/v1/search.tk.h"
 
@@ -173,30 +174,10 @@ static void make_tool_env(void)
     tool_env[n] = NULL;
 }
 
-static pid_t spawn(const char *const argv[], const char *cwd, int out_fd)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addchdir_np(&fa, cwd);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (out_fd >= 0)
-        posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    pid_t pid;
-    int rv = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv,
-                         out_fd >= 0 ? tool_env : environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rv != 0) {
-        errno = rv;
-        die(argv[0]);
-    }
-    return pid;
-}
-
+/* A helper command (rm) run to completion. */
 static void run(const char *const argv[], const char *cwd)
 {
-    int st;
-    pid_t pid = spawn(argv, cwd, -1);
-    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    if (bench_run_drain(argv, cwd, NULL, NULL) != 0)
         die(argv[0]);
 }
 
@@ -204,20 +185,10 @@ static void run(const char *const argv[], const char *cwd)
 static double time_direct(const char *const argv[], const char *cwd,
                           unsigned long long *bytes)
 {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0)
-        die("pipe");
-    long long t0 = now_ns();
-    pid_t pid = spawn(argv, cwd, p[1]);
-    close(p[1]);
-    static char buf[64 * 1024];
-    ssize_t n;
     *bytes = 0;
-    while ((n = read(p[0], buf, sizeof buf)) > 0)
-        *bytes += (unsigned long long)n;
-    close(p[0]);
-    int st;
-    waitpid(pid, &st, 0);
+    long long t0 = now_ns();
+    if (bench_run_drain(argv, cwd, tool_env, bytes) < 0)
+        die(argv[0]);
     return (double)(now_ns() - t0) / 1e9;
 }
 
@@ -467,17 +438,8 @@ int main(int argc, char **argv)
     snprintf(url, sizeof url, "ipc://%s/tkd.sock", dir);
     const char *tkd_argv[] = { a.tkd,  "--listen",    url,    "--root",
                                corpus, "--log-level", "warn", NULL };
-    pid_t tkd = spawn(tkd_argv, "/", -1);
-    tk_client *c = NULL;
-    for (int i = 0; i < 1000 && c == NULL; i++) { /* a benchmark may poll */
-        if (tk_client_open(&c, url, NULL, 0) != TK_OK) {
-            c = NULL;
-            struct timespec ts = { 0, 10000000 };
-            nanosleep(&ts, NULL);
-        }
-    }
-    if (c == NULL)
-        die("tkd did not come up");
+    pid_t tkd;
+    tk_client *c = bench_start_tkd(tkd_argv, url, &tkd);
     make_tool_env();
     env e = { c, corpus, a.rounds };
     printf("rounds: %d (median), corpus %d MB\n", a.rounds, a.mb);

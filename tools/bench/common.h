@@ -1,0 +1,34 @@
+/*
+ * What the benchmarks share: starting tkd and waiting until it answers,
+ * and running a peer tool the way a daemon that shells out would.
+ *
+ * The peer is spawned with a bare posix_spawn on purpose: it is the thing
+ * tkd is measured against, so it must not carry service/proc's work (tkd's
+ * own children go through proc/, as DESIGN.md requires). Benchmarks only;
+ * tests use tests/support.
+ */
+#ifndef TK_BENCH_COMMON_H
+#define TK_BENCH_COMMON_H
+
+#include <sys/types.h>
+
+#include <tk/client.h>
+
+/* Spawns argv[0] in cwd (NULL: ours) with stdin from /dev/null, stdout on
+ * out_fd (-1: ours) and envp (NULL: ours). Returns the pid, or -1 with
+ * errno set. */
+pid_t bench_spawn(const char *const argv[], const char *cwd, int out_fd,
+                  char *const envp[]);
+
+/* Spawns argv, reads its stdout to the end (counting bytes if bytes is not
+ * NULL) and reaps it. Returns its exit status, or -1. */
+int bench_run_drain(const char *const argv[], const char *cwd,
+                    char *const envp[], unsigned long long *bytes);
+
+/* Starts tkd (argv[0] is its path) and returns a client connected to url
+ * once tkd answers; *pid gets tkd's pid. Exits 1 with a message when tkd
+ * does not start or does not come up within 10 s. */
+tk_client *bench_start_tkd(const char *const argv[], const char *url,
+                           pid_t *pid);
+
+#endif
