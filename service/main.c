@@ -298,7 +298,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "tkd: cannot block signals\n");
         return 1;
     }
-    proc_init(); /* the environment snapshot, before any thread exists */
     options o;
     memset(&o, 0, sizeof o);
     rpc_config_init(&o.rpc);

@@ -116,50 +116,30 @@ void tk_client_close(tk_client *client)
 /* ---- status ---------------------------------------------------------------
  */
 
-static const char *const code_names[] = {
-    "OK",
-    "CANCELLED",
-    "UNKNOWN",
-    "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED",
-    "NOT_FOUND",
-    "ALREADY_EXISTS",
-    "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED",
-    "FAILED_PRECONDITION",
-    "ABORTED",
-    "OUT_OF_RANGE",
-    "UNIMPLEMENTED",
-    "INTERNAL",
-    "UNAVAILABLE",
-    "DATA_LOSS",
-    "UNAUTHENTICATED",
-};
-
+/* The names are the proto's own: tk.v1.Status.Code, Cancellation.Cause. */
 const char *tk_code_name(int code)
 {
     static _Thread_local char other[24];
-    if (code >= 0 && (size_t)code < sizeof code_names / sizeof code_names[0])
-        return code_names[code];
+    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+        &tk__v1__status__code__descriptor, code);
+    if (v != NULL)
+        return v->name;
     snprintf(other, sizeof other, "CODE_%d", code);
     return other;
 }
 
 int tk_code_from_name(const char *name)
 {
-    for (size_t i = 0; i < sizeof code_names / sizeof code_names[0]; i++)
-        if (strcmp(name, code_names[i]) == 0)
-            return (int)i;
-    return -1;
+    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value_by_name(
+        &tk__v1__status__code__descriptor, name);
+    return v != NULL ? v->value : -1;
 }
 
 const char *tk_cause_name(int cause)
 {
-    static const char *const names[] = { "NONE", "CALLER", "DEADLINE",
-                                         "SHUTDOWN", "LIMIT" };
-    if (cause >= 0 && (size_t)cause < sizeof names / sizeof names[0])
-        return names[cause];
-    return "UNKNOWN";
+    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+        &tk__v1__cancellation__cause__descriptor, cause);
+    return v != NULL ? v->name : "UNKNOWN";
 }
 
 const char *tk_cancel_outcome_name(int outcome)

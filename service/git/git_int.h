@@ -38,12 +38,9 @@ struct tkgit {
 
 typedef struct tkgit_repo {
     git_repository *repo;
-    /* The top of the working tree, no trailing '/'; NULL when bare. */
-    const char *workdir;
-    /* Where git commands run: workdir, or the git dir of a bare one. */
+    /* Where git commands run: the top of the working tree, or the git dir
+     * of a bare one; no trailing '/'. */
     const char *cwd;
-    /* The root the repository lies in. */
-    const char *root;
     /* repo belongs to the thread's cache (cache.c), not to the call. */
     bool cached;
 } tkgit_repo;

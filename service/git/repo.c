@@ -6,26 +6,6 @@
 
 #include "git_int.h"
 
-/* The root that holds resolved (the longest that does). */
-static const char *root_of(const roots *rs, const char *resolved)
-{
-    const char *best = NULL;
-    size_t best_len = 0;
-    for (size_t i = 0; i < roots_count(rs); i++) {
-        const char *r = roots_get(rs, i);
-        size_t n = strlen(r);
-        if (n == 1 && r[0] == '/')
-            n = 0; /* "/" holds everything */
-        bool inside = strncmp(resolved, r, n) == 0 &&
-                      (resolved[n] == '/' || resolved[n] == '\0');
-        if (inside && (best == NULL || n > best_len)) {
-            best = r;
-            best_len = n;
-        }
-    }
-    return best;
-}
-
 /* The directory above root, where the search for a repository must stop
  * ("" for "/": nothing is above it). */
 static void ceiling_of(char *out, size_t len, const char *root)
@@ -63,24 +43,21 @@ static const char *trimmed(rpc_call *call, const char *path)
     return rpc_call_strndup(call, path, n);
 }
 
-/* workdir, cwd and root of out->repo, opened for resolved. */
-static void describe(tkgit_repo *out, const tkgit *g, rpc_call *call,
-                     const char *resolved)
+/* Where git commands run for out->repo: its working tree, or the git dir
+ * of a bare one. */
+static void describe(tkgit_repo *out, rpc_call *call)
 {
     const char *workdir = git_repository_workdir(out->repo);
-    out->root = root_of(g->roots, resolved);
-    out->workdir = workdir != NULL ? trimmed(call, workdir) : NULL;
-    out->cwd = out->workdir != NULL
-                   ? out->workdir
-                   : trimmed(call, git_repository_path(out->repo));
+    out->cwd = trimmed(call, workdir != NULL ? workdir
+                                             : git_repository_path(out->repo));
 }
 
 static int open_in_root(tkgit_repo *out, const tkgit *g, rpc_call *call,
                         const char *resolved)
 {
     char ceiling[PATH_MAX];
-    const char *root = root_of(g->roots, resolved);
-    ceiling_of(ceiling, sizeof ceiling, root != NULL ? root : "/");
+    /* resolved lies inside a root: roots_resolve said so. */
+    ceiling_of(ceiling, sizeof ceiling, roots_root_of(g->roots, resolved));
     int rv = git_repository_open_ext(&out->repo, resolved, 0,
                                      ceiling[0] != '\0' ? ceiling : NULL);
     if (rv < 0) {
@@ -92,7 +69,7 @@ static int open_in_root(tkgit_repo *out, const tkgit *g, rpc_call *call,
     if (check_inside(g, call, git_repository_commondir(out->repo)) != 0 ||
         (workdir != NULL && check_inside(g, call, workdir) != 0))
         return -1;
-    describe(out, g, call, resolved);
+    describe(out, call);
     return 0;
 }
 
@@ -107,7 +84,7 @@ static int open_cached(tkgit_repo *out, const tkgit *g, rpc_call *call,
     out->repo = tkgit__cache_get(g, resolved);
     if (out->repo != NULL) {
         out->cached = true;
-        describe(out, g, call, resolved);
+        describe(out, call);
         return 0;
     }
     int64_t opened_at = tkgit__cache_clock();

@@ -345,8 +345,7 @@ int proc__execute(proc_result *r, const proc_opts *opts, unsigned hooks)
     if (rv == 0)
         rv = proc__spawn(&c, opts, r);
     if (rv == 0) {
-        uint32_t t =
-            opts->timeout_ms != 0 ? opts->timeout_ms : PROC_DEFAULT_TIMEOUT_MS;
+        uint32_t t = r->timeout_ms; /* proc_run applied the default */
         r->started = true;
         r->pid = u.pid = c.pid;
         u.fd[SLOT_OUT] = c.out_fd;

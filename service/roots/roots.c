@@ -82,6 +82,16 @@ static int inside(const char *dir, const char *real)
     return strncmp(real, dir, n) == 0 && (real[n] == '\0' || real[n] == '/');
 }
 
+const char *roots_root_of(const roots *r, const char *resolved)
+{
+    const char *best = NULL;
+    for (size_t i = 0; i < r->n; i++)
+        if (inside(r->dirs[i], resolved) &&
+            (best == NULL || strlen(r->dirs[i]) > strlen(best)))
+            best = r->dirs[i];
+    return best;
+}
+
 int roots_resolve(const roots *r, const char *path, char *out, size_t outlen,
                   char *err, size_t errlen)
 {

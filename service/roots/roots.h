@@ -26,6 +26,10 @@ size_t roots_count(const roots *r);
 /* The i-th resolved root. */
 const char *roots_get(const roots *r, size_t i);
 
+/* The root that holds resolved (a path roots_resolve returned): the
+ * longest when roots nest, NULL when none does. */
+const char *roots_root_of(const roots *r, const char *resolved);
+
 /* Resolves path into out (realpath) and checks that it lies inside a
  * root. Returns 0, or:
  *   -EINVAL  path is empty, not absolute, or longer than PATH_MAX

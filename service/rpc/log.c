@@ -76,37 +76,17 @@ void rpc_log__call(const rpc_call *call, int64_t elapsed_us)
             (unsigned)call->peer.conn, (unsigned long long)call->id);
 }
 
+/* The names are the proto's own: tk.v1.Status.Code, Cancellation.Cause. */
 const char *rpc_code_name(rpc_code code)
 {
-    static const char *const names[] = {
-        "OK",
-        "CANCELLED",
-        "UNKNOWN",
-        "INVALID_ARGUMENT",
-        "DEADLINE_EXCEEDED",
-        "NOT_FOUND",
-        "ALREADY_EXISTS",
-        "PERMISSION_DENIED",
-        "RESOURCE_EXHAUSTED",
-        "FAILED_PRECONDITION",
-        "ABORTED",
-        "OUT_OF_RANGE",
-        "UNIMPLEMENTED",
-        "INTERNAL",
-        "UNAVAILABLE",
-        "DATA_LOSS",
-        "UNAUTHENTICATED",
-    };
-    if ((unsigned)code < sizeof names / sizeof names[0])
-        return names[code];
-    return "UNKNOWN";
+    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+        &tk__v1__status__code__descriptor, (int)code);
+    return v != NULL ? v->name : "UNKNOWN";
 }
 
 const char *rpc_cause_name(rpc_cause cause)
 {
-    static const char *const names[] = { "NONE", "CALLER", "DEADLINE",
-                                         "SHUTDOWN", "LIMIT" };
-    if ((unsigned)cause < sizeof names / sizeof names[0])
-        return names[cause];
-    return "NONE";
+    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+        &tk__v1__cancellation__cause__descriptor, (int)cause);
+    return v != NULL ? v->name : "NONE";
 }

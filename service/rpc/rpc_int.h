@@ -95,8 +95,6 @@ struct rpc_server {
 
     nng_socket sock;
     bool sock_open;
-    nng_listener *listeners;
-    size_t n_listeners;
 
     rpc_slot *slots;
     size_t n_slots;

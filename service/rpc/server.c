@@ -252,6 +252,16 @@ static void arm_recv(rpc_slot *s)
     nng_ctx_recv(s->ctx, s->aio);
 }
 
+/* The slot's call is over: idle, and receiving again unless tkd stops.
+ * reg_mu held. */
+static void slot_idle(rpc_slot *s)
+{
+    s->phase = PHASE_IDLE;
+    pthread_cond_broadcast(&s->srv->reg_cv);
+    if (!atomic_load(&s->srv->stopping))
+        arm_recv(s);
+}
+
 static int start_slots(rpc_server *srv, char *err, size_t errlen)
 {
     srv->n_slots =
@@ -305,8 +315,7 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen)
     srv->q_cap = srv->cfg.queue_depth;
     srv->queue = calloc(srv->q_cap, sizeof(rpc_slot *));
     srv->threads = calloc(srv->cfg.workers, sizeof *srv->threads);
-    srv->listeners = calloc(srv->cfg.n_listen, sizeof *srv->listeners);
-    if (srv->queue == NULL || srv->threads == NULL || srv->listeners == NULL) {
+    if (srv->queue == NULL || srv->threads == NULL) {
         rv = -ENOMEM;
         goto done;
     }
@@ -327,11 +336,10 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen)
     }
     srv->reaper_running = true;
     for (size_t i = 0; i < srv->cfg.n_listen; i++) {
-        rv = start_listener(srv, srv->cfg.listen[i], &srv->listeners[i], err,
-                            errlen);
+        nng_listener l; /* closed with the socket */
+        rv = start_listener(srv, srv->cfg.listen[i], &l, err, errlen);
         if (rv != 0)
             goto done;
-        srv->n_listeners++;
     }
     pthread_mutex_lock(&srv->reg_mu);
     for (size_t i = 0; i < srv->n_slots; i++)
@@ -557,10 +565,7 @@ static void finish(rpc_slot *s, const ProtobufCMessage *payload)
     if (msg == NULL) {
         /* Out of memory for the reply: the caller's deadline answers. */
         pthread_mutex_lock(&srv->reg_mu);
-        s->phase = PHASE_IDLE;
-        pthread_cond_broadcast(&srv->reg_cv);
-        if (!atomic_load(&srv->stopping))
-            arm_recv(s);
+        slot_idle(s);
         pthread_mutex_unlock(&srv->reg_mu);
         return;
     }
@@ -794,9 +799,7 @@ static void on_request(rpc_slot *s, nng_msg *msg)
         return;
     }
     if (!enqueue(srv, s)) {
-        const rpc_registered *reg = call->reg;
         unregister(s);
-        call->reg = reg;
         answer(s, RPC_RESOURCE_EXHAUSTED, "QUEUE_FULL", RPC_CAUSE_NONE,
                retry_after(srv), "all %u workers are busy and %u calls wait",
                srv->cfg.workers, srv->cfg.queue_depth);
@@ -815,10 +818,7 @@ static void slot_cb(void *arg)
         /* A send completed (or failed: the peer went away). */
         if (rv != 0)
             nng_msg_free(nng_aio_get_msg(s->aio));
-        s->phase = PHASE_IDLE;
-        pthread_cond_broadcast(&srv->reg_cv);
-        if (!atomic_load(&srv->stopping))
-            arm_recv(s);
+        slot_idle(s);
         pthread_mutex_unlock(&srv->reg_mu);
         return;
     }
@@ -1086,7 +1086,6 @@ void rpc_server_free(rpc_server *srv)
     free(srv->slots);
     free(srv->queue);
     free(srv->threads);
-    free(srv->listeners);
     free(srv->methods);
     for (size_t i = 0; i < srv->cfg.n_listen; i++)
         free(srv->listen_urls[i]);

@@ -102,6 +102,30 @@ static void test_messages(void **state)
     ts_rmtree(t.base);
 }
 
+/* Nested roots: the root of a path is the longest that holds it. */
+static void test_root_of(void **state)
+{
+    (void)state;
+    tree t;
+    make_tree(&t);
+    char repo[400];
+    snprintf(repo, sizeof repo, "%s/repo", t.root);
+    const char *dirs[] = { t.base, repo, t.root };
+    roots *r;
+    char err[256], out[PATH_MAX], want[PATH_MAX];
+    assert_int_equal(roots_new(&r, dirs, 3, err, sizeof err), 0);
+    assert_int_equal(resolve(r, t.root, "/repo", out), 0);
+    assert_string_equal(roots_root_of(r, out), roots_get(r, 1));
+    assert_int_equal(resolve(r, t.root, "", out), 0);
+    assert_string_equal(roots_root_of(r, out), roots_get(r, 2));
+    assert_int_equal(resolve(r, t.other, "", out), 0);
+    assert_string_equal(roots_root_of(r, out), roots_get(r, 0));
+    snprintf(want, sizeof want, "%s", "/nowhere");
+    assert_null(roots_root_of(r, want));
+    roots_free(r);
+    ts_rmtree(t.base);
+}
+
 static void test_slash_root_holds_all(void **state)
 {
     (void)state;
@@ -119,6 +143,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resolve),
         cmocka_unit_test(test_messages),
+        cmocka_unit_test(test_root_of),
         cmocka_unit_test(test_slash_root_holds_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
