@@ -79,10 +79,8 @@ static void opts_for(proc_opts *o, const tkgit_run *run, const tkgit_argv *argv)
     }
     o->on_stdout = run->on_out;
     o->on_stdout_arg = run->on_out_arg;
-    if (run->on_out != NULL) {
-        o->record_delim = run->record_delim;
-        o->record_max = run->record_max;
-    }
+    if (run->on_out != NULL)
+        o->record_max = run->record_max; /* lines: proc's default delim */
 }
 
 void tkgit__run_init(tkgit_run *run, const tkgit *g, rpc_call *call,

@@ -127,7 +127,6 @@ typedef struct tkgit_run {
     const char *what;      /* for messages: "git status" */
     proc_stdout_fn on_out; /* NULL: capture stdout */
     void *on_out_arg;
-    char record_delim;
     size_t record_max;
     const char *rev; /* the revision git resolves, for its errors */
 } tkgit_run;
@@ -149,9 +148,6 @@ int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
 bool tkgit__paths_ok(rpc_call *call, size_t n, const ProtobufCBinaryData *p);
 /* A caller's rev: non-empty, no NUL. Fails the call otherwise. */
 bool tkgit__rev_ok(rpc_call *call, const char *rev, const char *field);
-
-/* A copy of [s, s+n) in the call's arena, as protobuf bytes. */
-ProtobufCBinaryData tkgit__bytes(rpc_call *call, const char *s, size_t n);
 /* Appends to a repeated field in the call's arena, doubling. */
 void *tkgit__grow(rpc_call *call, void *array, size_t n, size_t *cap,
                   size_t elem);

@@ -255,8 +255,8 @@ static Tk__V1__GitSignature *signature(rpc_call *call, const git_signature *s)
 {
     Tk__V1__GitSignature *out = rpc_call_alloc(call, sizeof *out);
     tk__v1__git_signature__init(out);
-    out->name = tkgit__bytes(call, s->name, strlen(s->name));
-    out->email = tkgit__bytes(call, s->email, strlen(s->email));
+    out->name = rpc_call_bytes(call, s->name, strlen(s->name));
+    out->email = rpc_call_bytes(call, s->email, strlen(s->email));
     out->time = s->when.time;
     out->offset_minutes = s->when.offset;
     return out;
@@ -305,7 +305,7 @@ static void subject_body(rpc_call *call, const char *msg,
     out->subject.data = (uint8_t *)subject;
     out->subject.len = len;
     p = skip_blank_lines(p);
-    out->body = tkgit__bytes(call, p, strlen(p));
+    out->body = rpc_call_bytes(call, p, strlen(p));
 }
 
 static void add_commit(walk *w, git_commit *c)

@@ -54,10 +54,10 @@ static void branch_header(rpc_call *call, const char *r, size_t rlen,
         if (n == 10 && strncmp(v, "(detached)", n) == 0)
             b->detached = true;
         else
-            b->head = tkgit__bytes(call, v, n);
+            b->head = rpc_call_bytes(call, v, n);
     } else if (rlen > sizeof up - 1 && strncmp(r, up, sizeof up - 1) == 0) {
         b->upstream =
-            tkgit__bytes(call, r + sizeof up - 1, rlen - (sizeof up - 1));
+            rpc_call_bytes(call, r + sizeof up - 1, rlen - (sizeof up - 1));
     } else if (rlen > sizeof ab - 1 && strncmp(r, ab, sizeof ab - 1) == 0) {
         char *v =
             rpc_call_strndup(call, r + sizeof ab - 1, rlen - (sizeof ab - 1));
@@ -141,12 +141,12 @@ int tkgit__parse_status(rpc_call *call, const char *out, size_t len,
         tk__v1__git_status_entry__init(e);
         if (fill_entry(call, s, f, e) != 0)
             return -1;
-        e->path = tkgit__bytes(call, path, plen);
+        e->path = rpc_call_bytes(call, path, plen);
         if (s->tag == '2') { /* the original path is the next record */
             const char *orig = record(out, len, &pos, &rlen);
             if (orig == NULL)
                 return -1;
-            e->orig_path = tkgit__bytes(call, orig, rlen);
+            e->orig_path = rpc_call_bytes(call, orig, rlen);
         }
         reply->entries = tkgit__grow(call, reply->entries, reply->n_entries,
                                      &cap, sizeof(Tk__V1__GitStatusEntry *));
@@ -174,7 +174,7 @@ static int numstat_entry(rpc_call *call, const char *r, size_t rlen,
     }
     size_t plen = rlen - (size_t)(tab2 + 1 - s);
     if (plen > 0) {
-        fs->path = tkgit__bytes(call, r + (tab2 + 1 - s), plen);
+        fs->path = rpc_call_bytes(call, r + (tab2 + 1 - s), plen);
         return 0;
     }
     size_t olen, nlen;
@@ -182,8 +182,8 @@ static int numstat_entry(rpc_call *call, const char *r, size_t rlen,
     const char *new = old != NULL ? record(out, len, pos, &nlen) : NULL;
     if (new == NULL)
         return -1;
-    fs->old_path = tkgit__bytes(call, old, olen);
-    fs->path = tkgit__bytes(call, new, nlen);
+    fs->old_path = rpc_call_bytes(call, old, olen);
+    fs->path = rpc_call_bytes(call, new, nlen);
     return 0;
 }
 

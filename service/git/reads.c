@@ -103,7 +103,7 @@ void tkgit__diff(void *svc, rpc_call *call, const ProtobufCMessage *request,
             unparseable(call, run.what);
         else
             out->patch =
-                tkgit__bytes(call, r.out + patch, r.out_len - (size_t)patch);
+                rpc_call_bytes(call, r.out + patch, r.out_len - (size_t)patch);
     }
     proc_result_free(&r);
     tkgit__close(&repo);
@@ -139,10 +139,10 @@ static bool grep_match(grep_state *st, const char *s, size_t n)
     const char *nul3 = memchr(nul2 + 1, '\0', (size_t)(s + n - nul2 - 1));
     Tk__V1__GitGrepMatch *m = rpc_call_alloc(st->call, sizeof *m);
     tk__v1__git_grep_match__init(m);
-    m->path = tkgit__bytes(st->call, s, (size_t)(nul1 - s));
+    m->path = rpc_call_bytes(st->call, s, (size_t)(nul1 - s));
     m->line = (uint32_t)strtoul(nul1 + 1, NULL, 10);
     m->column = (uint32_t)strtoul(nul2 + 1, NULL, 10);
-    m->text = tkgit__bytes(st->call, nul3 + 1, (size_t)(s + n - nul3 - 1));
+    m->text = rpc_call_bytes(st->call, nul3 + 1, (size_t)(s + n - nul3 - 1));
     st->out->matches =
         tkgit__grow(st->call, st->out->matches, st->out->n_matches, &st->cap,
                     sizeof(Tk__V1__GitGrepMatch *));
@@ -223,7 +223,6 @@ void tkgit__grep(void *svc, rpc_call *call, const ProtobufCMessage *request,
     tkgit__run_init(&run, svc, call, &repo, "git grep");
     run.on_out = grep_line;
     run.on_out_arg = &st;
-    run.record_delim = '\n';
     run.record_max = (size_t)64 * 1024;
     proc_result r;
     int rv = tkgit__run(&r, &run, &a, true);

@@ -103,7 +103,6 @@ int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
         free(g);
         return rv;
     }
-    g->cfg.git = g->git;
     /* Once per service: libgit2 counts its initialisations. */
     if (git_libgit2_init() < 0) {
         snprintf(err, errlen, "libgit2 failed to initialise");
@@ -142,17 +141,6 @@ void tkgit_free(tkgit *g)
 }
 
 /* ---- helpers ------------------------------------------------------------- */
-
-ProtobufCBinaryData tkgit__bytes(rpc_call *call, const char *s, size_t n)
-{
-    ProtobufCBinaryData b = { 0, NULL };
-    if (n == 0)
-        return b;
-    b.data = rpc_call_alloc(call, n);
-    memcpy(b.data, s, n);
-    b.len = n;
-    return b;
-}
 
 void *tkgit__grow(rpc_call *call, void *array, size_t n, size_t *cap,
                   size_t elem)

@@ -182,6 +182,17 @@ char *rpc_call_strdup(rpc_call *call, const char *s)
     return rpc_call_strndup(call, s, strlen(s));
 }
 
+ProtobufCBinaryData rpc_call_bytes(rpc_call *call, const void *data, size_t len)
+{
+    ProtobufCBinaryData b = { 0, NULL };
+    if (len == 0)
+        return b;
+    b.data = rpc_call_alloc(call, len);
+    memcpy(b.data, data, len);
+    b.len = len;
+    return b;
+}
+
 void rpc_arena__free(rpc_arena_block **arena)
 {
     rpc_arena_block *b = *arena;
@@ -252,10 +263,9 @@ void rpc_call_set_partial(rpc_call *call, rpc_cause cause)
 
 void rpc_call_set_stderr(rpc_call *call, const void *data, size_t len)
 {
-    void *copy = rpc_call_alloc(call, len);
-    memcpy(copy, data, len);
-    call->stderr_data = copy;
-    call->stderr_len = len;
+    ProtobufCBinaryData b = rpc_call_bytes(call, data, len);
+    call->stderr_data = b.data;
+    call->stderr_len = b.len;
 }
 
 void rpc_call_set_cleanup(rpc_call *call, bool process_killed,

@@ -116,6 +116,10 @@ rpc_cause rpc_call_commit_point(rpc_call *call);
  * returns NULL (aborts on exhaustion, as the encoder could not go on). */
 void *rpc_call_alloc(rpc_call *call, size_t size);
 char *rpc_call_strdup(rpc_call *call, const char *s);
+/* A copy of len bytes in call memory, as a bytes field ({0, NULL} when
+ * len is 0). */
+ProtobufCBinaryData rpc_call_bytes(rpc_call *call, const void *data,
+                                   size_t len);
 char *rpc_call_strndup(rpc_call *call, const char *s, size_t n);
 
 /* ---- the outcome, set by the handler ----------------------------------- */

@@ -15,6 +15,21 @@
 
 /* ---- choosing the tool -------------------------------------------------- */
 
+/* A READ run in the search root, bound by the call and the ceiling. */
+static void read_opts(proc_opts *o, const search_job *j, const char *path,
+                      const char *const *argv, const char *const *env)
+{
+    proc_opts_init(o);
+    o->path = path;
+    o->argv = argv;
+    o->env = env;
+    o->cwd = j->root;
+    o->kind = PROC_READ;
+    o->cancel_fd = rpc_call_cancel_fd(j->call);
+    o->deadline_ns = rpc_call_deadline(j->call);
+    o->timeout_ms = SEARCH_CEILING_MS;
+}
+
 /* 1 when git says root is inside a work tree, 0 when not (or git cannot
  * say), -1 when the caller went away meanwhile. */
 static int inside_work_tree(const search_job *j, const char *git)
@@ -22,14 +37,7 @@ static int inside_work_tree(const search_job *j, const char *git)
     static const char *const argv[] = { "git", "rev-parse",
                                         "--is-inside-work-tree", NULL };
     proc_opts o;
-    proc_opts_init(&o);
-    o.path = git;
-    o.argv = argv;
-    o.env = search__git_env;
-    o.cwd = j->root;
-    o.cancel_fd = rpc_call_cancel_fd(j->call);
-    o.deadline_ns = rpc_call_deadline(j->call);
-    o.timeout_ms = SEARCH_CEILING_MS;
+    read_opts(&o, j, git, argv, search__git_env);
     o.stdout_cap = 64;
     proc_result r;
     int rv = proc_run(&r, &o);
@@ -84,24 +92,14 @@ static int choose(const search_job *j, search_tool *out)
 
 /* ---- the reply ---------------------------------------------------------- */
 
-static void *copy(rpc_call *call, const void *data, size_t len)
-{
-    void *to = rpc_call_alloc(call, len);
-    if (len > 0)
-        memcpy(to, data, len);
-    return to;
-}
-
 static Tk__V1__SearchMatch *to_proto(rpc_call *call, const search_match *m)
 {
     Tk__V1__SearchMatch *pm = rpc_call_alloc(call, sizeof *pm);
     tk__v1__search_match__init(pm);
-    pm->path =
-        (ProtobufCBinaryData){ m->path_len, copy(call, m->path, m->path_len) };
+    pm->path = rpc_call_bytes(call, m->path, m->path_len);
     pm->line = m->line;
     pm->column = m->column;
-    pm->text =
-        (ProtobufCBinaryData){ m->text_len, copy(call, m->text, m->text_len) };
+    pm->text = rpc_call_bytes(call, m->text, m->text_len);
     pm->truncated = m->truncated;
     pm->n_submatches = m->n_spans;
     pm->submatches =
@@ -269,15 +267,7 @@ static void run_tool(const search_job *j, search_tool tool, search_parser *p)
     search_command cmd;
     search_command_build(&cmd, tool, &j->q);
     proc_opts o;
-    proc_opts_init(&o);
-    o.path = search__tool_path(tool);
-    o.argv = cmd.argv;
-    o.env = cmd.env;
-    o.cwd = j->root;
-    o.kind = PROC_READ;
-    o.cancel_fd = rpc_call_cancel_fd(j->call);
-    o.deadline_ns = rpc_call_deadline(j->call);
-    o.timeout_ms = SEARCH_CEILING_MS;
+    read_opts(&o, j, search__tool_path(tool), cmd.argv, cmd.env);
     o.on_stdout = on_record;
     o.on_stdout_arg = p;
     o.record_max = cmd.record_max;

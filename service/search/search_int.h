@@ -71,14 +71,8 @@ int search__base64_decode(search_buf *out, const char *in, size_t len);
 
 /* ---- tools.c ------------------------------------------------------------ */
 
-/* Absolute paths of the tools found in tkd's PATH at the first search
- * (resolved once per process); NULL for a tool that is missing. */
-typedef struct search_tools {
-    const char *rg, *git, *grep;
-} search_tools;
-
-const search_tools *search__tools(void);
-/* The path of tool (not AUTO), or NULL. */
+/* The path of tool (not AUTO) in tkd's PATH, resolved once per process at
+ * the first search; NULL for a tool that is missing. */
 const char *search__tool_path(search_tool tool);
 /* The environment git runs with (also for rev-parse). */
 extern const char *const search__git_env[];

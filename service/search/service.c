@@ -151,7 +151,6 @@ int search_service_new(search_service **out, const search_config *cfg,
         return -ENOMEM;
     }
     s->cfg = *cfg;
-    s->cfg.slots = slots;
     int rv = search__slots_init(&s->slots, slots);
     if (rv != 0) {
         snprintf(err, errlen, "search: eventfd: %s", strerrordesc_np(-rv));

@@ -17,6 +17,11 @@
  * SEARCH_LINE_MAX; what is cut beyond it is flagged). */
 #define GREP_RECORD_MAX (SEARCH_LINE_MAX + (size_t)PATH_MAX + 64)
 
+/* Absolute paths of the tools; NULL for a tool that is missing. */
+typedef struct search_tools {
+    const char *rg, *git, *grep;
+} search_tools;
+
 static pthread_once_t tools_once = PTHREAD_ONCE_INIT;
 static char rg_path[PATH_MAX], git_path[PATH_MAX], grep_path[PATH_MAX];
 static search_tools tools;
@@ -33,7 +38,7 @@ static void resolve_tools(void)
     tools.grep = find(grep_path, sizeof grep_path, "grep");
 }
 
-const search_tools *search__tools(void)
+static const search_tools *search__tools(void)
 {
     pthread_once(&tools_once, resolve_tools);
     return &tools;
