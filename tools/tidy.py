@@ -73,11 +73,23 @@ def prepare_build(root, build):
         if not os.path.exists(os.path.join(bdir, "build.ninja")):
             run_quiet(["meson", "setup", bdir, "-Dwerror=true"], root)
         # Generated headers (tests' protobuf fixtures) must exist for the
-        # files that include them to parse.
-        run_quiet(["ninja", "-C", bdir], root)
+        # files that include them to parse; nothing else needs building.
+        outputs = generated_outputs(bdir, root)
+        if outputs:
+            run_quiet(["ninja", "-C", bdir] + outputs, root)
     if not os.path.exists(cdb):
         raise CannotRun(f"{cdb} missing")
     return bdir
+
+
+def generated_outputs(bdir, root):
+    """The outputs of the build's custom targets, relative to bdir."""
+    p = subprocess.run(["meson", "introspect", "--targets", bdir], cwd=root,
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise CannotRun(f"meson introspect {bdir} failed: {p.stderr[-400:]}")
+    return [os.path.relpath(f, bdir) for t in json.loads(p.stdout)
+            if t["type"] == "custom" for f in t["filename"]]
 
 
 def run_quiet(cmd, cwd):
