@@ -124,8 +124,10 @@ int locks__pool_checkout(locks_tx *tx)
     pthread_mutex_unlock(&p->mu);
     tx->conn = &p->conns[i];
     PGconn *pg = tx->conn->pg;
-    /* Handed to a call only when idle: a connection left in a transaction
-     * or broken while it waited is made anew. */
+    /* Handed to a call only when idle. Checkin already discards anything
+     * else, so this is the rule restated where it matters, for two field
+     * reads; a connection the server dropped while it sat here still
+     * reads as idle, and locks__tx_begin's one retry replaces it. */
     if (pg != NULL && (PQstatus(pg) != CONNECTION_OK ||
                        PQtransactionStatus(pg) != PQTRANS_IDLE))
         locks__conn_discard(tx->conn);

@@ -115,18 +115,6 @@ static bool pump(ts_proc *p, long long until)
     return true;
 }
 
-bool ts_wait_output(ts_proc *p, int which, const char *needle, int timeout_ms)
-{
-    long long until = ts_now_ms() + timeout_ms;
-    for (;;) {
-        const char *hay = which == 1 ? p->out : p->err;
-        if (hay != NULL && strstr(hay, needle) != NULL)
-            return true;
-        if (!pump(p, until))
-            return false;
-    }
-}
-
 static int count_of(const char *hay, const char *needle)
 {
     int n = 0;
@@ -147,6 +135,11 @@ bool ts_wait_output_n(ts_proc *p, int which, const char *needle, int count,
         if (!pump(p, until))
             return false;
     }
+}
+
+bool ts_wait_output(ts_proc *p, int which, const char *needle, int timeout_ms)
+{
+    return ts_wait_output_n(p, which, needle, 1, timeout_ms);
 }
 
 int ts_finish(ts_proc *p, int timeout_ms)
@@ -217,8 +210,6 @@ static char **merged_env(const char *const env[])
     char **envp = calloc(n_env + n_extra + 1, sizeof *envp);
     if (envp == NULL)
         abort();
-    if (envp == NULL)
-        return NULL;
     size_t k = 0;
     for (size_t i = 0; i < n_extra; i++)
         envp[k++] = (char *)env[i];
@@ -242,9 +233,8 @@ int ts_spawn_in(ts_proc *p, const char *const argv[], const char *const env[],
     p->out_fd = p->err_fd = -1;
     int out[2] = { -1, -1 }, err[2] = { -1, -1 };
     char **envp = merged_env(env);
-    if (envp == NULL || pipe2(out, O_CLOEXEC) != 0 ||
-        pipe2(err, O_CLOEXEC) != 0) {
-        int e = envp == NULL ? ENOMEM : errno;
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+        int e = errno;
         for (int i = 0; i < 2; i++) {
             if (out[i] >= 0)
                 close(out[i]);
