@@ -72,11 +72,12 @@ static char ascii_upper(char c)
     return c;
 }
 
-/* Compares s[0..n) with protoc's camel-casing of a snake_case name: '_'
- * dropped, the letter after it upper-cased (ToJsonName; with upper_first,
- * the first letter too, as MapEntryName does). */
-static bool camel_eq(const char *name, bool upper_first, const char *s,
-                     size_t n)
+/* protoc's camel-casing of a snake_case name into buf (NUL-terminated,
+ * cut at len - 1): '_' dropped, the letter after it upper-cased
+ * (ToJsonName; with upper_first, the first letter too, as MapEntryName
+ * does). Returns the length of the whole camel-cased name. */
+static size_t to_camel(char *buf, size_t len, const char *name,
+                       bool upper_first)
 {
     bool up = upper_first;
     size_t k = 0;
@@ -85,15 +86,28 @@ static bool camel_eq(const char *name, bool upper_first, const char *s,
             up = true;
             continue;
         }
-        char c = *name;
-        if (up)
-            c = ascii_upper(c);
-        up = false;
-        if (k >= n || s[k] != c)
-            return false;
+        if (k + 1 < len)
+            buf[k] = up ? ascii_upper(*name) : *name;
         k++;
+        up = false;
     }
-    return k == n;
+    if (len > 0)
+        buf[k < len ? k : len - 1] = '\0';
+    return k;
+}
+
+size_t tk_json_field_name(char *buf, size_t len, const char *proto_name)
+{
+    return to_camel(buf, len, proto_name, false);
+}
+
+/* s[0..n) is the camel-casing of name. */
+static bool camel_eq(const char *name, bool upper_first, const char *s,
+                     size_t n)
+{
+    char buf[256];
+    size_t k = to_camel(buf, sizeof buf, name, upper_first);
+    return k == n && k < sizeof buf && memcmp(buf, s, n) == 0;
 }
 
 static bool field_matches(const ProtobufCFieldDescriptor *f, const char *key)
@@ -771,17 +785,9 @@ static void enc_message(enc *e, const ProtobufCMessage *m)
         const ProtobufCFieldDescriptor *f = &desc->fields[i];
         if (!field_emitted(m, f, e->flags))
             continue;
-        /* The lowerCamelCase name is never longer than the proto name. */
         char name[256];
-        size_t k = 0;
-        bool up = false;
-        for (const char *p = f->name; *p != '\0' && k < sizeof name; p++) {
-            if (*p == '_')
-                up = true;
-            else
-                name[k++] = (char)(up ? ascii_upper(*p) : *p), up = false;
-        }
-        enc_member(e, &first, name, k);
+        size_t k = to_camel(name, sizeof name, f->name, false);
+        enc_member(e, &first, name, k < sizeof name ? k : sizeof name - 1);
         enc_field(e, m, f);
     }
     enc_close(e, first, "}");

@@ -192,22 +192,6 @@ static int parse_duration(uint32_t *out_ms, const char *s)
 }
 
 /* protoc's JSON name of a field: '_' dropped, the next letter upper. */
-static void json_name(char *buf, size_t len, const char *name)
-{
-    size_t k = 0;
-    bool up = false;
-    for (; *name != '\0' && k + 1 < len; name++) {
-        if (*name == '_') {
-            up = true;
-            continue;
-        }
-        buf[k++] =
-            (char)(up && *name >= 'a' && *name <= 'z' ? *name - 32 : *name);
-        up = false;
-    }
-    buf[k] = '\0';
-}
-
 /* ---- output: replies and statuses ---------------------------------------- */
 
 static void put_member(FILE *f, bool *first, const char *key, const char *raw)
@@ -707,7 +691,7 @@ static void print_field(FILE *out, const ProtobufCFieldDescriptor *f,
                             ? "optional "
                             : "";
     char jname[256];
-    json_name(jname, sizeof jname, f->name);
+    tk_json_field_name(jname, sizeof jname, f->name);
     fprintf(out, "%s%s%s %s = %u;", indent, label, type_name(f, scope), f->name,
             f->id);
     if (strcmp(jname, f->name) != 0)

@@ -262,6 +262,12 @@ static void test_exact_nested(void **state)
 static void test_camel_names(void **state)
 {
     (void)state;
+    char name[16];
+    assert_int_equal(tk_json_field_name(name, sizeof name, "retry_after_ms"),
+                     12);
+    assert_string_equal(name, "retryAfterMs");
+    assert_int_equal(tk_json_field_name(name, 6, "stderr_excerpt"), 13);
+    assert_string_equal(name, "stder"); /* cut, still terminated */
     Tk__V1__Cancellation cc = TK__V1__CANCELLATION__INIT;
     cc.cause = TK__V1__CANCELLATION__CAUSE__DEADLINE;
     cc.process_killed = 1;

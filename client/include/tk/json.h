@@ -56,6 +56,11 @@ int tk_json_decode(const ProtobufCMessageDescriptor *desc, const char *json,
  * NULL when out of memory. */
 char *tk_json_string(const void *data, size_t len);
 
+/* The JSON name of a field: protoc's lowerCamelCase of its proto name
+ * ("retry_after_ms" -> "retryAfterMs"), NUL-terminated in buf, cut at
+ * len - 1. Returns the length of the whole name. */
+size_t tk_json_field_name(char *buf, size_t len, const char *proto_name);
+
 #ifdef __cplusplus
 }
 #endif
