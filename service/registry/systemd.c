@@ -157,6 +157,14 @@ static bool sd_enabled(const sd_show *sh)
     return strcmp(sh->file_state, "enabled") == 0;
 }
 
+/* The unit as written is what systemd runs: enabled, no daemon-reload
+ * pending, not failed. */
+static bool sd_in_effect(const sd_show *sh)
+{
+    return sd_enabled(sh) && !sh->need_reload &&
+           strcmp(sh->active, "failed") != 0;
+}
+
 /* Lingering: loginctl's answer, else the marker file logind keeps. */
 static void sd_linger_warning(const sd_op *op, reg_result *res)
 {
@@ -202,8 +210,7 @@ static int sd_apply(const reg_ctx *c, const reg_spec *s, const char *path,
     int rd = reg_file_read(&old, path);
     bool same = rd == 0 && reg_buf_equal(&old, def);
     reg_buf_free(&old);
-    bool in_effect =
-        sd_enabled(&sh) && !sh.need_reload && strcmp(sh.active, "failed") != 0;
+    bool in_effect = sd_in_effect(&sh);
     if (same && in_effect) {
         res->action = REG_UNCHANGED;
         sd_linger_warning(&op, res);
@@ -261,8 +268,7 @@ static int sd_status(const reg_ctx *c, const char *label, reg_status *st,
         st->exit_signal = sh.status;
     }
     ld->file_fresh = !sh.need_reload;
-    ld->in_effect =
-        sd_enabled(&sh) && !sh.need_reload && strcmp(sh.active, "failed") != 0;
+    ld->in_effect = sd_in_effect(&sh);
     return 0;
 }
 
