@@ -86,8 +86,14 @@ static size_t to_camel(char *buf, size_t len, const char *name,
             up = true;
             continue;
         }
-        if (k + 1 < len)
-            buf[k] = up ? ascii_upper(*name) : *name;
+        if (k + 1 < len) {
+            /* not `up ? ascii_upper(*name) : *name`: ?: promotes the
+             * chars to int and the store back narrows */
+            char c = *name;
+            if (up)
+                c = ascii_upper(c);
+            buf[k] = c;
+        }
         k++;
         up = false;
     }
