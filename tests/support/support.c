@@ -277,18 +277,67 @@ int ts_spawn_in(ts_proc *p, const char *const argv[], const char *const env[],
     return 0;
 }
 
-int ts_reap_orphan(pid_t pid, int timeout_ms)
+/* Waits (until the monotonic ms `until`) for pid to terminate, through a
+ * pidfd. */
+static bool wait_exit(pid_t pid, long long until)
 {
     int fd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (fd < 0)
-        return -1;
+        return errno == ESRCH; /* gone already: reaped by its parent */
     struct pollfd p = { .fd = fd, .events = POLLIN };
-    int n = poll(&p, 1, timeout_ms);
+    long long left = until - ts_now_ms();
+    int n = poll(&p, 1, left > 0 ? (int)left : 0);
     close(fd);
-    if (n != 1)
+    return n == 1;
+}
+
+/* The parent of pid from /proc (a zombie's too), or -1. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
         return -1;
-    int st = 0;
-    return waitpid(pid, &st, 0) == pid ? st : -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    (void)fclose(f);
+    buf[n] = '\0';
+    const char *rp = strrchr(buf, ')');
+    if (rp == NULL || rp[1] != ' ' || rp[2] == '\0' || rp[3] != ' ')
+        return -1;
+    return (pid_t)strtol(rp + 4, NULL, 10);
+}
+
+int ts_reap_orphan(pid_t pid, int timeout_ms)
+{
+    long long until = ts_now_ms() + timeout_ms;
+    if (!wait_exit(pid, until))
+        return -1;
+    /* Terminated is not yet ours: while its old parent (a process of the
+     * killed group) is still exiting, pid is that parent's zombie and
+     * waitpid says ECHILD. The kernel hands a dying process's children to
+     * the subreaper before it signals that process's own pidfd, so wait
+     * for each parent in turn to terminate, then ask again. */
+    for (;;) {
+        int st = 0;
+        pid_t got = waitpid(pid, &st, WNOHANG);
+        if (got == pid)
+            return st;
+        if (got != -1 || errno != ECHILD)
+            return -1;
+        pid_t parent = parent_of(pid);
+        if (parent <= 0)
+            return -1; /* reaped by someone else */
+        if (parent == getpid()) {
+            /* Handed over between our waitpid and the read of /proc: the
+             * next waitpid sees it. */
+            if (ts_now_ms() >= until)
+                return -1;
+            continue;
+        }
+        if (!wait_exit(parent, until))
+            return -1;
+    }
 }
 
 bool ts_group_exists(pid_t pgid)

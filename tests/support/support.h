@@ -61,8 +61,8 @@ const char *ts_program(const char *var);
 /* For a test process that is a child subreaper (PR_SET_CHILD_SUBREAPER):
  * what a killed process group leaves behind comes back to it. */
 
-/* Waits (bounded, through a pidfd) until pid has terminated, then reaps
- * it. Returns its wait status, or -1. */
+/* Waits (bounded, through pidfds) until pid has terminated and has been
+ * handed to this process, then reaps it. Returns its wait status, or -1. */
 int ts_reap_orphan(pid_t pid, int timeout_ms);
 /* Whether any process of the group still exists. */
 bool ts_group_exists(pid_t pgid);
