@@ -58,6 +58,9 @@ void locks_service_free(locks_service *svc);
 typedef enum locks_row_lock {
     LOCKS_ROW_LOCK_NO_KEY_UPDATE = 0, /* what the service takes */
     LOCKS_ROW_LOCK_UPDATE = 1,        /* the negative control */
+    /* Too weak: does not conflict with itself, so two transitions can read
+     * the same status (the negative control of "transitions serialize"). */
+    LOCKS_ROW_LOCK_SHARE = 2,
 } locks_row_lock;
 
 /* The row lock CloseOrder/ReopenOrder take from now on. */
@@ -66,5 +69,15 @@ void locks__test_set_row_lock(locks_service *svc, locks_row_lock lock);
  * own deadline (PQcancel) ends a lock wait, as it would when the server's
  * timeouts cannot fire first (a stalled server, a slow network). */
 void locks__test_set_server_timeouts(locks_service *svc, bool on);
+
+/* Called by CloseOrder/ReopenOrder on the worker's thread right after the
+ * locking SELECT found the order (status: what it read), before the
+ * transition decides and writes: the hook may block, holding the
+ * transaction, and its row lock, open. Set it before any call is made;
+ * NULL (the default) calls nothing. */
+typedef void (*locks_after_lock_fn)(void *arg, int64_t order_id,
+                                    const char *status);
+void locks__test_set_after_lock(locks_service *svc, locks_after_lock_fn fn,
+                                void *arg);
 
 #endif /* TK_SERVICE_LOCKS_H */

@@ -38,6 +38,9 @@ struct locks_service {
     locks_pool pool;
     _Atomic int row_lock;         /* locks_row_lock */
     _Atomic bool server_timeouts; /* lock_timeout/statement_timeout set */
+    /* Test seams (locks.h), set before any call: read-only afterwards. */
+    locks_after_lock_fn after_lock;
+    void *after_lock_arg;
 };
 
 /* How a step of a transaction ended, first failure wins. */

@@ -163,6 +163,9 @@ static const char *const transition_lock_sql[] = {
         "SELECT status FROM orders WHERE id = $1 FOR NO KEY UPDATE",
     [LOCKS_ROW_LOCK_UPDATE] =
         "SELECT status FROM orders WHERE id = $1 FOR UPDATE",
+    /* tests only: the lock that does not serialize */
+    [LOCKS_ROW_LOCK_SHARE] =
+        "SELECT status FROM orders WHERE id = $1 FOR SHARE",
 };
 
 typedef struct transition {
@@ -195,6 +198,8 @@ static int run_transition(locks_service *svc, rpc_call *call, int64_t order_id,
     PGresult *r = NULL;
     if (locks__tx_begin(&tx, svc, call, 0) == 0 &&
         locks__tx_exec(&tx, &r, transition_lock_sql[lock], 1, params) == 0) {
+        if (PQntuples(r) > 0 && svc->after_lock != NULL)
+            svc->after_lock(svc->after_lock_arg, order_id, PQgetvalue(r, 0, 0));
         if (PQntuples(r) == 0)
             fail_missing(call, order_id);
         else if (strcmp(PQgetvalue(r, 0, 0), t->to) == 0)
@@ -401,4 +406,11 @@ void locks__test_set_row_lock(locks_service *svc, locks_row_lock lock)
 void locks__test_set_server_timeouts(locks_service *svc, bool on)
 {
     atomic_store(&svc->server_timeouts, on);
+}
+
+void locks__test_set_after_lock(locks_service *svc, locks_after_lock_fn fn,
+                                void *arg)
+{
+    svc->after_lock = fn;
+    svc->after_lock_arg = arg;
 }

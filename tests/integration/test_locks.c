@@ -7,13 +7,16 @@
  * a short lock_timeout (here: the one the service derives from a short
  * call deadline, reported as reason LOCK_NOT_AVAILABLE), and "a lock wait
  * has begun" is read from pg_stat_activity, polled. Every positive test of
- * the lock mode has its negative control under FOR UPDATE, injected with
- * locks__test_set_row_lock (not reachable from the wire).
+ * the lock mode has its negative control under a stronger (FOR UPDATE) or
+ * weaker (FOR SHARE) lock, injected with locks__test_set_row_lock (not
+ * reachable from the wire).
  *
  * To hold a transition of tkd in flight, with its row lock taken, a test
  * adds a trigger on orders that takes an advisory lock the test holds: the
  * transition's UPDATE then waits inside its transaction, after its SELECT
- * ... FOR NO KEY UPDATE.
+ * ... FOR NO KEY UPDATE. Where what matters is the SELECT's lock alone,
+ * a test stops the transition between its SELECT and its UPDATE with the
+ * service's after-lock seam instead (the gate, locks__test_set_after_lock).
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -23,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -423,31 +427,123 @@ static void test_close_under_for_update_would_have_waited(void **state)
 
 /* ---- 3: transitions of one order still serialize ------------------------ */
 
+/* The service's after-lock seam (locks__test_set_after_lock): a transition
+ * that has read the order's status under its row lock stops there, before
+ * it decides and writes, until the test lets it go on. The pause trigger
+ * above cannot show what a transition's own SELECT locks: by the time it
+ * fires, the UPDATE holds its tuple lock, whatever the SELECT took. */
+#define GATE_MAX 4
+
+typedef struct gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int reached;  /* transitions that got past their locking SELECT */
+    int released; /* how many of them may go on */
+    char status[GATE_MAX][16]; /* what each of them read */
+} gate;
+
+static void gate_init(gate *g)
+{
+    memset(g, 0, sizeof *g);
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->cv, NULL);
+}
+
+/* On a worker thread, holding the transition's transaction open. Bounded
+ * (60 s), so that a failed test does not leave a worker stuck here. */
+static void gate_hook(void *arg, int64_t order_id, const char *status)
+{
+    gate *g = arg;
+    (void)order_id;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 60;
+    pthread_mutex_lock(&g->mu);
+    int me = g->reached++;
+    if (me < GATE_MAX)
+        snprintf(g->status[me], sizeof g->status[me], "%s", status);
+    pthread_cond_broadcast(&g->cv);
+    int rv = 0;
+    while (g->released <= me && rv == 0)
+        rv = pthread_cond_timedwait(&g->cv, &g->mu, &until);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static int gate_reached(gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    int n = g->reached;
+    pthread_mutex_unlock(&g->mu);
+    return n;
+}
+
+/* Waits until n transitions have reached the gate (at most 20 s). */
+static void gate_wait(gate *g, int n)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    pthread_mutex_lock(&g->mu);
+    int rv = 0;
+    while (g->reached < n && rv == 0)
+        rv = pthread_cond_timedwait(&g->cv, &g->mu, &until);
+    int reached = g->reached;
+    pthread_mutex_unlock(&g->mu);
+    if (reached < n)
+        fail_msg("%d transitions got past their locking SELECT, not %d",
+                 reached, n);
+}
+
+/* The first n transitions at the gate may go on. */
+static void gate_release(gate *g, int n)
+{
+    pthread_mutex_lock(&g->mu);
+    g->released = n;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void gate_status(gate *g, int i, char out[16])
+{
+    pthread_mutex_lock(&g->mu);
+    snprintf(out, 16, "%s", g->status[i]);
+    pthread_mutex_unlock(&g->mu);
+}
+
 static void test_transitions_serialize(void **state)
 {
     (void)state;
     fixture fx;
+    static gate g; /* outlives the test if it fails */
+    gate_init(&g);
     fx_start(&fx, "serialize", &(fx_opts){ .pool = 4 });
+    locks__test_set_after_lock(fx.locks, gate_hook, &g);
     fx_connect(&fx);
     int64_t id = create_order(&fx);
-    install_pause(&fx);
+    char status[16];
 
-    /* A holds the order's row lock, paused before its UPDATE. */
+    /* A has read 'open' under its row lock and stops there, before its
+     * UPDATE: what it holds now is its SELECT's lock and nothing else. */
     async_op a;
     async_start(&a, &fx, OP_CLOSE, id, 30000, NULL);
-    wait_paused(&fx);
+    gate_wait(&g, 1);
+    gate_status(&g, 0, status);
+    assert_string_equal(status, "open");
 
-    /* B cannot have the lock while A holds it: 55P03 under lock_timeout. */
+    /* B never gets past its SELECT while A holds the lock: 55P03 under
+     * lock_timeout, and it never read a status. */
     result b;
     call_op(&fx, OP_CLOSE, id, SHORT_MS, NULL, &b);
     expect(&b, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
     result_free(&b);
+    assert_int_equal(gate_reached(&g), 1);
 
     /* C waits for A, then reads the status A wrote. */
     async_op c;
     async_start(&c, &fx, OP_CLOSE, id, 30000, NULL);
     wait_row_lock_wait(&fx, 1);
-    release_pause(&fx);
+    assert_int_equal(gate_reached(&g), 1);
+    gate_release(&g, 2);
     async_join(&a);
     async_join(&c);
     expect(&a.res, TK_CODE_OK, "");
@@ -455,8 +551,55 @@ static void test_transitions_serialize(void **state)
     expect(&c.res, TK_CODE_OK, "");
     assert_int_equal(c.res.outcome,
                      TK__V1__CLOSE_ORDER_REPLY__OUTCOME__ALREADY_CLOSED);
+    gate_status(&g, 1, status);
+    assert_string_equal(status, "closed");
     result_free(&a.res);
     result_free(&c.res);
+    fx_stop(&fx);
+}
+
+/* Negative control of 3: under FOR SHARE, which does not conflict with
+ * itself, the test above fails — B gets past its SELECT while A holds its
+ * lock, and both decide on 'open'. Writing then needs each to wait for the
+ * other's share lock (the lock-upgrade deadlock), and the server aborts
+ * one of them: SQLSTATE 40P01, reason DEADLOCK. */
+static void test_transitions_under_for_share_do_not_serialize(void **state)
+{
+    (void)state;
+    fixture fx;
+    static gate g; /* outlives the test if it fails */
+    gate_init(&g);
+    fx_start(&fx, "serialize_share", &(fx_opts){ .pool = 4 });
+    locks__test_set_after_lock(fx.locks, gate_hook, &g);
+    fx_connect(&fx);
+    int64_t id = create_order(&fx);
+    locks__test_set_row_lock(fx.locks, LOCKS_ROW_LOCK_SHARE);
+
+    async_op a, b;
+    async_start(&a, &fx, OP_CLOSE, id, 30000, NULL);
+    gate_wait(&g, 1);
+    async_start(&b, &fx, OP_CLOSE, id, 30000, NULL);
+    gate_wait(&g, 2); /* B past its SELECT while A holds its lock */
+    char status[16];
+    for (int i = 0; i < 2; i++) {
+        gate_status(&g, i, status);
+        assert_string_equal(status, "open"); /* two decisions on one state */
+    }
+
+    /* A's UPDATE waits for B's share lock, then B's for A's. */
+    gate_release(&g, 1);
+    wait_row_lock_wait(&fx, 1);
+    gate_release(&g, 2);
+    async_join(&a);
+    async_join(&b);
+    const result *won = a.res.st.code == TK_CODE_OK ? &a.res : &b.res;
+    const result *lost = won == &a.res ? &b.res : &a.res;
+    expect(won, TK_CODE_OK, "");
+    assert_int_equal(won->outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
+    expect(lost, TK_CODE_ABORTED, "DEADLOCK");
+    assert_non_null(strstr(lost->st.message, "40P01"));
+    result_free(&a.res);
+    result_free(&b.res);
     fx_stop(&fx);
 }
 
@@ -935,6 +1078,7 @@ int main(void)
         cmocka_unit_test(test_close_does_not_wait_for_child_writer),
         cmocka_unit_test(test_close_under_for_update_would_have_waited),
         cmocka_unit_test(test_transitions_serialize),
+        cmocka_unit_test(test_transitions_under_for_share_do_not_serialize),
         cmocka_unit_test(test_transition_does_not_block_add_item),
         cmocka_unit_test(test_transition_under_for_update_blocks_add_item),
         cmocka_unit_test(test_idempotent_transitions),
