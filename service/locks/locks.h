@@ -80,4 +80,12 @@ typedef void (*locks_after_lock_fn)(void *arg, int64_t order_id,
 void locks__test_set_after_lock(locks_service *svc, locks_after_lock_fn fn,
                                 void *arg);
 
+/* Called on the worker's thread when a call stopped while a statement was
+ * in flight, before the cancel request (PQcancel) is sent: a hook that
+ * waits until the statement has ended on the server makes the cancel land
+ * late, as a real one can. Set it before any call is made. */
+typedef void (*locks_before_cancel_fn)(void *arg);
+void locks__test_set_before_cancel(locks_service *svc,
+                                   locks_before_cancel_fn fn, void *arg);
+
 #endif /* TK_SERVICE_LOCKS_H */

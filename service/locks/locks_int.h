@@ -41,6 +41,8 @@ struct locks_service {
     /* Test seams (locks.h), set before any call: read-only afterwards. */
     locks_after_lock_fn after_lock;
     void *after_lock_arg;
+    locks_before_cancel_fn before_cancel;
+    void *before_cancel_arg;
 };
 
 /* How a step of a transaction ended, first failure wins. */

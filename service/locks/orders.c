@@ -414,3 +414,10 @@ void locks__test_set_after_lock(locks_service *svc, locks_after_lock_fn fn,
     svc->after_lock = fn;
     svc->after_lock_arg = arg;
 }
+
+void locks__test_set_before_cancel(locks_service *svc,
+                                   locks_before_cancel_fn fn, void *arg)
+{
+    svc->before_cancel = fn;
+    svc->before_cancel_arg = arg;
+}

@@ -151,6 +151,8 @@ static void stop_statement(locks_tx *tx)
 {
     int64_t t0 = rpc_now_ns();
     char errbuf[256] = "";
+    if (tx->svc->before_cancel != NULL) /* tests only: a late cancel */
+        tx->svc->before_cancel(tx->svc->before_cancel_arg);
     bool clean = tx->conn->cancel != NULL &&
                  PQcancel(tx->conn->cancel, errbuf, sizeof errbuf) == 1;
     if (clean) {

@@ -848,6 +848,66 @@ static void test_cancel_during_lock_wait(void **state)
     fx_stop(&fx);
 }
 
+/* The before-cancel seam on the gate: a stopped call waits there, before
+ * it sends its cancel request, until the test lets it go on. */
+static void gate_cancel_hook(void *arg)
+{
+    gate_hook(arg, 0, "");
+}
+
+/* A cancel request that lands after its statement has ended (the server
+ * finished it while the call was deciding to stop) must not hit the next
+ * statement on that connection. The seam holds the call between its stop
+ * and its PQcancel while the test lets the statement end on the server;
+ * then the cancel lands on a backend with nothing running. If it reached
+ * the ROLLBACK that follows, that would fail and the connection would be
+ * discarded (another pid); if it reached the next call, that would fail
+ * with 57014. */
+static void test_late_cancel_spares_the_next_statement(void **state)
+{
+    (void)state;
+    fixture fx;
+    static gate g; /* outlives the test if it fails */
+    gate_init(&g);
+    fx_start(&fx, "late_cancel", &(fx_opts){ .pool = 1 });
+    locks__test_set_before_cancel(fx.locks, gate_cancel_hook, &g);
+    fx_connect(&fx);
+    int64_t id = create_order(&fx);
+    long long pid = tkd_pid(&fx);
+    hold_transition_lock(&fx, id);
+    tk_cancel *cancel;
+    assert_int_equal(tk_cancel_new(&cancel), 0);
+    async_op a;
+    async_start(&a, &fx, OP_CLOSE, id, 30000, cancel);
+    wait_row_lock_wait(&fx, 1);
+    int outcome = -1;
+    assert_int_equal(tk_cancel_fire(cancel, &outcome), 0);
+    assert_int_equal(outcome, TK_CANCEL_CANCELLED);
+    gate_wait(&g, 1); /* stopped; its cancel request not sent yet */
+    /* The statement ends on the server first: the SELECT gets the lock. */
+    sql_ok(fx.holder, "ROLLBACK");
+    if (!ts_pg_wait_true(fx.watch,
+                         "SELECT count(*) = 1 " TKD_BACKENDS
+                         " AND state = 'idle in transaction'",
+                         20000))
+        fail_msg("the transition's SELECT did not end on the server");
+    gate_release(&g, 1); /* now the cancel lands, late */
+    async_join(&a);
+    expect(&a.res, TK_CODE_CANCELLED, "");
+    assert_int_equal(a.res.st.cause, TK_CAUSE_CALLER);
+    result_free(&a.res);
+    tk_cancel_free(cancel);
+    assert_tkd_idle(&fx);
+    assert_int_equal(tkd_pid(&fx), pid); /* ROLLBACK was not cancelled */
+    result r;
+    call_op(&fx, OP_CLOSE, id, 5000, NULL, &r);
+    expect(&r, TK_CODE_OK, "");
+    assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
+    result_free(&r);
+    assert_int_equal(tkd_pid(&fx), pid);
+    fx_stop(&fx);
+}
+
 /* Once COMMIT is sent, the caller's cancel no longer stops the call: the
  * commit may already have happened, and the reply says what did. A
  * deferred constraint trigger holds the COMMIT on an advisory lock. */
@@ -1087,6 +1147,7 @@ int main(void)
         cmocka_unit_test(test_lock_wait_outlasts_deadline),
         cmocka_unit_test(test_deadline_cancels_the_statement),
         cmocka_unit_test(test_cancel_during_lock_wait),
+        cmocka_unit_test(test_late_cancel_spares_the_next_statement),
         cmocka_unit_test(test_cancel_during_commit),
         cmocka_unit_test(test_pool_busy),
         cmocka_unit_test(test_no_database_configured),
