@@ -951,6 +951,164 @@ static void test_cancel_during_commit(void **state)
     fx_stop(&fx);
 }
 
+/* ---- SQLSTATEs and what the caller is told ------------------------------ */
+
+/* tx.c's table, row by row: a trigger raises each SQLSTATE inside a
+ * transition's UPDATE, and the reply carries the code and reason the table
+ * gives it (and the SQLSTATE in the message). The connection stays usable
+ * after every one of them. */
+static void test_sqlstates_map_to_reasons(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *sqlstate;
+        int code;
+        const char *reason;
+    } rows[] = {
+        { "55P03", TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE" },
+        { "57014", TK_CODE_DEADLINE_EXCEEDED, "QUERY_CANCELED" },
+        { "40P01", TK_CODE_ABORTED, "DEADLOCK" },
+        { "40001", TK_CODE_ABORTED, "SERIALIZATION" },
+        { "23503", TK_CODE_NOT_FOUND, "ORDER_MISSING" },
+        { "57P03", TK_CODE_UNAVAILABLE, "DB_UNAVAILABLE" },
+        { "08006", TK_CODE_UNAVAILABLE, "DB_UNAVAILABLE" },    /* class 08 */
+        { "22P02", TK_CODE_INVALID_ARGUMENT, "BAD_ARGUMENT" }, /* class 22 */
+        { "XX000", TK_CODE_INTERNAL, "DB_ERROR" },             /* unmapped */
+    };
+    fixture fx;
+    fx_start(&fx, "sqlstates", &(fx_opts){ .pool = 1 });
+    fx_connect(&fx);
+    int64_t id = create_order(&fx);
+    long long pid = tkd_pid(&fx);
+    sql_ok(fx.holder, "CREATE TABLE tk_test_raise (sqlstate text)");
+    sql_ok(fx.holder, "INSERT INTO tk_test_raise VALUES ('')");
+    sql_ok(fx.holder,
+           "CREATE FUNCTION tk_test_raise() RETURNS trigger LANGUAGE plpgsql "
+           "AS $$DECLARE s text; BEGIN SELECT sqlstate INTO s FROM "
+           "tk_test_raise; RAISE EXCEPTION 'raised by the test' USING "
+           "ERRCODE = s; END$$");
+    sql_ok(fx.holder, "CREATE TRIGGER tk_test_raise BEFORE UPDATE ON orders "
+                      "FOR EACH ROW EXECUTE FUNCTION tk_test_raise()");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        sql_ok(fx.holder, "UPDATE tk_test_raise SET sqlstate = '%s'",
+               rows[i].sqlstate);
+        result r;
+        call_op(&fx, OP_CLOSE, id, LONG_MS, NULL, &r);
+        expect(&r, rows[i].code, rows[i].reason);
+        if (strstr(r.st.message, rows[i].sqlstate) == NULL)
+            fail_msg("%s: the message does not name it: %s", rows[i].sqlstate,
+                     r.st.message);
+        assert_int_equal(r.st.cause, TK_CAUSE_NONE);
+        assert_int_equal(r.st.retry_after_ms > 0,
+                         rows[i].code == TK_CODE_UNAVAILABLE);
+        result_free(&r);
+        assert_tkd_idle(&fx);
+        assert_int_equal(tkd_pid(&fx), pid);
+    }
+    sql_ok(fx.holder, "DROP TRIGGER tk_test_raise ON orders");
+    result r;
+    call_op(&fx, OP_CLOSE, id, LONG_MS, NULL, &r);
+    expect(&r, TK_CODE_OK, "");
+    assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
+    result_free(&r);
+    fx_stop(&fx);
+}
+
+/* A statement that is slow without waiting for a lock (a pg_sleep in a
+ * trigger) is ended by the statement_timeout set from the call's deadline:
+ * SQLSTATE 57014 on the server, before the deadline, so no cancel request
+ * is needed and the pooled connection serves the next call. The deadline
+ * leaves statement_timeout a margin (tx.c: half of a tenth of it) over the
+ * BEGIN and SELECT that run before the UPDATE. */
+static void test_statement_timeout_fires(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, "stmt_timeout", &(fx_opts){ .pool = 1 });
+    fx_connect(&fx);
+    int64_t id = create_order(&fx);
+    long long pid = tkd_pid(&fx);
+    sql_ok(fx.holder,
+           "CREATE FUNCTION tk_test_slow() RETURNS trigger LANGUAGE plpgsql "
+           "AS $$BEGIN PERFORM pg_sleep(60); RETURN NEW; END$$");
+    sql_ok(fx.holder, "CREATE TRIGGER tk_test_slow BEFORE UPDATE ON orders "
+                      "FOR EACH ROW EXECUTE FUNCTION tk_test_slow()");
+    result r;
+    call_op(&fx, OP_CLOSE, id, 4000, NULL, &r);
+    expect(&r, TK_CODE_DEADLINE_EXCEEDED, "QUERY_CANCELED");
+    assert_non_null(strstr(r.st.message, "57014"));
+    assert_int_equal(r.st.cause, TK_CAUSE_NONE); /* the server's timeout */
+    result_free(&r);
+    assert_tkd_idle(&fx);
+    assert_int_equal(tkd_pid(&fx), pid);
+    sql_ok(fx.holder, "DROP TRIGGER tk_test_slow ON orders");
+    call_op(&fx, OP_CLOSE, id, LONG_MS, NULL, &r);
+    expect(&r, TK_CODE_OK, "");
+    assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
+    result_free(&r);
+    assert_int_equal(tkd_pid(&fx), pid);
+    fx_stop(&fx);
+}
+
+/* A real deadlock between a transition and an outside transaction that
+ * takes the same two locks in the other order: the transition holds the
+ * order's row lock and its UPDATE's trigger wants advisory lock 4244; the
+ * outside transaction holds 4244 and wants the row. The transition is
+ * made to close the cycle (the gate holds it after its SELECT until the
+ * outside transaction waits for the row), and the outside transaction's
+ * deadlock_timeout is long, so the transition's backend is the one that
+ * detects it: ABORTED DEADLOCK, and the outside transaction gets the row. */
+static void test_deadlock(void **state)
+{
+    (void)state;
+    fixture fx;
+    static gate g; /* outlives the test if it fails */
+    gate_init(&g);
+    fx_start(&fx, "deadlock", &(fx_opts){ .pool = 2 });
+    locks__test_set_after_lock(fx.locks, gate_hook, &g);
+    fx_connect(&fx);
+    int64_t id = create_order(&fx);
+    sql_ok(fx.holder,
+           "CREATE FUNCTION tk_test_pause() RETURNS trigger LANGUAGE plpgsql "
+           "AS $$BEGIN PERFORM pg_advisory_xact_lock(4244); RETURN NEW; "
+           "END$$");
+    sql_ok(fx.holder, "CREATE TRIGGER tk_test_pause BEFORE UPDATE ON orders "
+                      "FOR EACH ROW EXECUTE FUNCTION tk_test_pause()");
+    sql_ok(fx.holder, "BEGIN");
+    sql_ok(fx.holder, "SET LOCAL deadlock_timeout = '10min'");
+    sql_ok(fx.holder, "SELECT pg_advisory_xact_lock(4244)");
+
+    async_op a;
+    async_start(&a, &fx, OP_CLOSE, id, 30000, NULL);
+    gate_wait(&g, 1); /* A holds the row lock */
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT status FROM orders WHERE id = %lld FOR NO KEY UPDATE",
+             (long long)id);
+    assert_int_equal(PQsendQuery(fx.holder, sql), 1);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) = 1 FROM pg_stat_activity WHERE pid = %d"
+             " AND wait_event_type = 'Lock'",
+             PQbackendPID(fx.holder));
+    if (!ts_pg_wait_true(fx.watch, sql, 20000))
+        fail_msg("the outside transaction did not wait for the row");
+    gate_release(&g, 1); /* A's UPDATE now waits for 4244: a cycle */
+    async_join(&a);
+    expect(&a.res, TK_CODE_ABORTED, "DEADLOCK");
+    assert_non_null(strstr(a.res.st.message, "40P01"));
+    result_free(&a.res);
+    PGresult *res;
+    bool got_row = false;
+    while ((res = PQgetResult(fx.holder)) != NULL) {
+        got_row = got_row || PQresultStatus(res) == PGRES_TUPLES_OK;
+        PQclear(res);
+    }
+    assert_true(got_row);
+    sql_ok(fx.holder, "ROLLBACK");
+    assert_tkd_idle(&fx);
+    fx_stop(&fx);
+}
+
 /* Every connection busy: a call waits for one until its deadline. */
 static void test_pool_busy(void **state)
 {
@@ -1150,6 +1308,9 @@ int main(void)
         cmocka_unit_test(test_late_cancel_spares_the_next_statement),
         cmocka_unit_test(test_cancel_during_commit),
         cmocka_unit_test(test_pool_busy),
+        cmocka_unit_test(test_sqlstates_map_to_reasons),
+        cmocka_unit_test(test_statement_timeout_fires),
+        cmocka_unit_test(test_deadlock),
         cmocka_unit_test(test_no_database_configured),
         cmocka_unit_test(test_migrations_idempotent),
         cmocka_unit_test(test_tkd_serves_orders),
