@@ -1277,6 +1277,48 @@ static void test_tkd_serves_orders(void **state)
     ts_rmtree(dir);
 }
 
+/* tkd --pg DSN reaches the service, and wins over TK_PG_DSN (here a
+ * database that does not exist: were it used, CreateOrder would answer
+ * UNAVAILABLE). */
+static void test_tkd_pg_option_wins_over_env(void **state)
+{
+    (void)state;
+    assert_int_equal(ts_pg_createdb(&cluster, "tkd_opt"), 0);
+    char dir[256], url[320], dsn[700];
+    assert_int_equal(ts_mkdtemp(dir, sizeof dir, "tkd"), 0);
+    snprintf(url, sizeof url, "ipc://%s/t.sock", dir);
+    ts_pg_dsn(&cluster, "tkd_opt", dsn, sizeof dsn);
+    const char *envs[] = {
+        "TK_PG_DSN=host=/nonexistent-tk-test port=1 dbname=not_this_one", NULL
+    };
+    const char *argv[] = {
+        ts_program("TKD"), "--listen", url, "--pg", dsn, NULL
+    };
+    ts_proc p;
+    assert_int_equal(ts_spawn(&p, argv, envs), 0);
+    assert_true(
+        ts_wait_output(&p, 2, "connected to database tkd_opt on", 20000));
+    tk_client *c;
+    assert_int_equal(tk_client_open(&c, url, NULL, 0), 0);
+    fixture fx = { .client = c };
+    int64_t id = create_order(&fx);
+    assert_int_equal(must_get(&fx, id).status,
+                     TK__V1__GET_ORDER_REPLY__STATUS__OPEN);
+    tk_client_close(c);
+    ts_signal(&p, SIGTERM);
+    assert_int_equal(ts_finish(&p, 20000), 0);
+    ts_proc_free(&p);
+    /* The order is in the database --pg named. */
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM orders WHERE id = %lld",
+             (long long)id);
+    PGconn *pg = ts_pg_connect(dsn);
+    assert_non_null(pg);
+    assert_int_equal(ts_pg_int(pg, sql), 1);
+    PQfinish(pg);
+    ts_rmtree(dir);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1314,6 +1356,7 @@ int main(void)
         cmocka_unit_test(test_no_database_configured),
         cmocka_unit_test(test_migrations_idempotent),
         cmocka_unit_test(test_tkd_serves_orders),
+        cmocka_unit_test(test_tkd_pg_option_wins_over_env),
         cmocka_unit_test(test_database_restart),
         cmocka_unit_test(test_database_down_at_start),
     };
