@@ -17,6 +17,8 @@
  *    with tkd's command line and environment (LC_ALL=C), its stdout read
  *    and dropped as tkd reads it;
  *  - the same for git grep and grep (forced through tkd, and directly);
+ *  - rg's full scan again on the mid word (tens of thousands of hits:
+ *    what tkd's reading, parsing and sending of matches costs);
  *  - time to reply with limit 100 on the hot word vs rg --json running
  *    that whole query directly.
  * Prints markdown tables.
@@ -302,6 +304,10 @@ static const char *const rg_rare[] = { "/usr/bin/rg", "--json", "--no-config",
                                        "--hidden",    "--glob", "!.git",
                                        "-F",          "-e",     RARE,
                                        "--",          ".",      NULL };
+static const char *const rg_mid[] = { "/usr/bin/rg", "--json", "--no-config",
+                                      "--hidden",    "--glob", "!.git",
+                                      "-F",          "-e",     MID,
+                                      "--",          ".",      NULL };
 static const char *const rg_hot[] = { "/usr/bin/rg", "--json", "--no-config",
                                       "--hidden",    "--glob", "!.git",
                                       "-F",          "-e",     HOT,
@@ -358,6 +364,30 @@ static void full_scans(const env *e)
         compare(e, &tkd, &direct, &c);
         printf("| %s | %.3f | %.3f | %.3f | %.3f | %zu |\n", tools[i].name, c.a,
                c.b, c.ratio, c.tool_ratio, c.oa.matches);
+        (void)fflush(stdout);
+    }
+}
+
+/* rg's full scan as the hits get denser: tkd reads, parses and sends
+ * every match, the direct run only drains rg's JSON. */
+static void density(const env *e)
+{
+    static const struct {
+        const char *word, *freq;
+        const char *const *argv;
+    } words[] = { { RARE, "1 line in 9973", rg_rare },
+                  { MID, "1 line in 97", rg_mid } };
+    printf("\n| rg, query | hits | tkd Search s | direct s | tkd/direct "
+           "(median of rounds) | tkd's tool run/direct | rg's JSON MB |\n"
+           "|---|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        side tkd = { NULL, words[i].word, 1, 100000 };
+        side direct = { words[i].argv, words[i].word, 0, 0 };
+        comparison c;
+        compare(e, &tkd, &direct, &c);
+        printf("| %s (%s) | %zu | %.3f | %.3f | %.3f | %.3f | %.1f |\n",
+               words[i].word, words[i].freq, c.oa.matches, c.a, c.b, c.ratio,
+               c.tool_ratio, (double)c.ob.out_bytes / 1e6);
         (void)fflush(stdout);
     }
 }
@@ -444,6 +474,7 @@ int main(int argc, char **argv)
     env e = { c, corpus, a.rounds };
     printf("rounds: %d (median), corpus %d MB\n", a.rounds, a.mb);
     full_scans(&e);
+    density(&e);
     limited(&e);
     tk_client_close(c);
     kill(tkd, SIGTERM);
