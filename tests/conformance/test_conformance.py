@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 import unittest
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
@@ -29,6 +29,11 @@ from tk.v1 import control_pb2  # noqa: E402
 CASES = os.environ.get("TK_CONFORMANCE_CASES") or os.path.join(
     tkproc.SOURCE_ROOT, "tests", "conformance", "cases.json")
 DEFAULT_TIMEOUT_MS = 10000
+# A case whose method the server does not serve fails, unless this is "1".
+ALLOW_SKIP = os.environ.get("TK_CONFORMANCE_ALLOW_SKIP") == "1"
+# The names of the cases that ran to their verdict; main checks that they
+# are the whole table (with the allowed skips).
+RAN: List[str] = []
 
 
 def substitute(value: Any, root: str) -> Any:
@@ -139,8 +144,12 @@ class Case:
                       client.control.list_methods(timeout=10).methods}
             for need in self.case.get("needs", []):
                 if need not in served:
-                    self.t.skipTest("the server does not serve %s (not in "
-                                    "tk.v1.Control/ListMethods)" % need)
+                    why = ("the server does not serve %s (not in "
+                           "tk.v1.Control/ListMethods)" % need)
+                    if not ALLOW_SKIP:
+                        self.t.fail(why + "; TK_CONFORMANCE_ALLOW_SKIP=1 "
+                                    "skips such a case")
+                    self.t.skipTest(why)
             request, reply_type = self.request(served)
             timeout = self.case.get("timeout_ms", DEFAULT_TIMEOUT_MS) / 1000
             call: tk.Call[Any] = client.start(
@@ -193,18 +202,42 @@ def _test(case: Dict[str, Any]) -> Any:
                 c.run()
             finally:
                 c.close()
+        RAN.append(case["name"])
     test.__doc__ = case.get("about")
     return test
 
 
-def _load() -> None:
+def _load() -> List[str]:
     with open(CASES, encoding="utf-8") as f:
         table = json.load(f)
     for case in table["cases"]:
         setattr(Conformance, "test_" + case["name"], _test(case))
+    return [case["name"] for case in table["cases"]]
 
 
-_load()
+NAMES = _load()
+
+
+def main() -> int:
+    """Runs the table; fails unless every case ran to its verdict (or was
+    skipped, where TK_CONFORMANCE_ALLOW_SKIP=1 allows it). Test names on
+    the command line run those alone, without the count."""
+    result = unittest.main(verbosity=2, exit=False).result
+    if not result.wasSuccessful():
+        return 1
+    if len(sys.argv) > 1:
+        return 0
+    skipped = len(result.skipped)
+    if len(RAN) + skipped != len(NAMES):
+        print("conformance: %d of %d cases ran, %d skipped; never ran: %s"
+              % (len(RAN), len(NAMES), skipped,
+                 sorted(set(NAMES) - set(RAN))), file=sys.stderr)
+        return 1
+    print("conformance: %d of %d cases ran, %d skipped%s"
+          % (len(RAN), len(NAMES), skipped,
+             " (TK_CONFORMANCE_ALLOW_SKIP=1)" if skipped else ""))
+    return 0
+
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    sys.exit(main())
