@@ -4,7 +4,8 @@ tkd or testd. The C client runs the same table (conformance.c); both
 assert the table, so both agree on code, reason and cause.
     /usr/bin/python3 test_conformance.py   (TKD, TESTD from meson; another
                                            table: TK_CONFORMANCE_CASES)
-Waits are on the server's output, never sleeps.
+Waits are on the server's output or on the fixture's git hook, which
+announces itself on a fifo (bounded with poll), never sleeps.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from __future__ import annotations
 import base64
 import json
 import os
+import select
 import subprocess
 import sys
+import time
 import unittest
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
@@ -29,6 +32,11 @@ from tk.v1 import control_pb2  # noqa: E402
 CASES = os.environ.get("TK_CONFORMANCE_CASES") or os.path.join(
     tkproc.SOURCE_ROOT, "tests", "conformance", "cases.json")
 DEFAULT_TIMEOUT_MS = 10000
+# A case whose method the server does not serve fails, unless this is "1".
+ALLOW_SKIP = os.environ.get("TK_CONFORMANCE_ALLOW_SKIP") == "1"
+# The names of the cases that ran to their verdict; main checks that they
+# are the whole table (with the allowed skips).
+RAN: List[str] = []
 
 
 def substitute(value: Any, root: str) -> Any:
@@ -42,22 +50,78 @@ def substitute(value: Any, root: str) -> Any:
     return value
 
 
-def make_fixture(fixture: Optional[Dict[str, Any]], root: str, home: str) -> None:
+def git(root: str, home: str, *args: str) -> None:
+    env = dict(os.environ, HOME=home, GIT_CONFIG_NOSYSTEM="1",
+               GIT_AUTHOR_NAME="tk", GIT_AUTHOR_EMAIL="tk@example.invalid",
+               GIT_COMMITTER_NAME="tk",
+               GIT_COMMITTER_EMAIL="tk@example.invalid")
+    subprocess.run(["git", "-C", root] + list(args), env=env, check=True)
+
+
+def make_hook(fixture: Dict[str, Any], root: str, home: str) -> Optional[str]:
+    """fixture.hook "block": a core.fsmonitor hook (git runs it at the
+    start of a status) that writes a line to a fifo in the case's
+    directory, then blocks until it is killed. Outside root, so no search
+    finds it. The fifo's path, or None without a hook."""
+    hook = fixture.get("hook")
+    if hook is None:
+        return None
+    if hook != "block":
+        raise AssertionError("fixture.hook: %r (block)" % hook)
+    if not fixture.get("git"):
+        raise AssertionError('fixture.hook needs "git": true')
+    fifo = os.path.join(home, "hook.fifo")
+    os.mkfifo(fifo, 0o600)
+    path = os.path.join(home, "fsmonitor-hook")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("#!/bin/sh\n"
+                "echo \"hook $$\" > '%s'\n"
+                "exec sleep 1000\n" % fifo)
+    os.chmod(path, 0o700)
+    git(root, home, "config", "core.fsmonitor", path)
+    return fifo
+
+
+def wait_hook(fifo: str, name: str) -> None:
+    """Waits (bounded) for the hook's line on its fifo: git has reached
+    the hook and blocks in it."""
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        line = b""
+        until = time.monotonic() + tkproc.START_S
+        while not line.endswith(b"\n"):
+            left = until - time.monotonic()
+            if left <= 0 or not poller.poll(left * 1000):
+                raise AssertionError(
+                    "%s: the git hook never announced itself (did git not "
+                    "run, or not reach it before the deadline?)" % name)
+            chunk = os.read(fd, 128)
+            if not chunk:
+                break  # the writer closed
+            line += chunk
+    finally:
+        os.close(fd)
+    if not line:
+        raise AssertionError("%s: the hook's fifo closed without a line" % name)
+
+
+def make_fixture(fixture: Optional[Dict[str, Any]], root: str, home: str
+                 ) -> Optional[str]:
+    """The fixture in root; the hook's fifo, or None."""
     if not fixture:
-        return
+        return None
     for rel, text in fixture.get("files", {}).items():
         path = os.path.join(root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
     if fixture.get("git"):
-        env = dict(os.environ, HOME=home, GIT_CONFIG_NOSYSTEM="1",
-                   GIT_AUTHOR_NAME="tk", GIT_AUTHOR_EMAIL="tk@example.invalid",
-                   GIT_COMMITTER_NAME="tk",
-                   GIT_COMMITTER_EMAIL="tk@example.invalid")
         for args in (["init", "-q"], ["add", "-A"],
                      ["commit", "-q", "-m", "fixture"]):
-            subprocess.run(["git", "-C", root] + args, env=env, check=True)
+            git(root, home, *args)
+    return make_hook(fixture, root, home)  # after the commit, which would run it
 
 
 def method_types(method: str, served: Dict[str, control_pb2.MethodInfo]
@@ -102,7 +166,7 @@ class Case:
         self.t, self.case = test, case
         self.root = os.path.join(workdir, "root")
         os.mkdir(self.root)
-        make_fixture(case.get("fixture"), self.root, workdir)
+        self.fifo = make_fixture(case.get("fixture"), self.root, workdir)
         kind = case.get("server", "tkd")
         if kind == "tkd":
             self.server, self.addr = tkproc.start_tkd(workdir, [self.root])
@@ -122,7 +186,13 @@ class Case:
         return msg, rep_cls
 
     def cancel(self, call: tk.Call[Any]) -> str:
+        """Cancels the call from where the case says, once the server
+        printed after_output, or once the fixture's hook announced itself
+        (after "hook": run waited for it)."""
         how = self.case["cancel"]
+        if "after" in how and (how["after"] != "hook" or self.fifo is None):
+            raise AssertionError('cancel.after: %r ("hook", with fixture.hook)'
+                                 % how["after"])
         if "after_output" in how:
             self.server.wait_output(how["after_output"])
         where = how.get("from", "same_connection")
@@ -139,13 +209,19 @@ class Case:
                       client.control.list_methods(timeout=10).methods}
             for need in self.case.get("needs", []):
                 if need not in served:
-                    self.t.skipTest("the server does not serve %s (not in "
-                                    "tk.v1.Control/ListMethods)" % need)
+                    why = ("the server does not serve %s (not in "
+                           "tk.v1.Control/ListMethods)" % need)
+                    if not ALLOW_SKIP:
+                        self.t.fail(why + "; TK_CONFORMANCE_ALLOW_SKIP=1 "
+                                    "skips such a case")
+                    self.t.skipTest(why)
             request, reply_type = self.request(served)
             timeout = self.case.get("timeout_ms", DEFAULT_TIMEOUT_MS) / 1000
             call: tk.Call[Any] = client.start(
                 self.case["method"], request, timeout=timeout,
                 reply_type=reply_type)
+            if self.fifo is not None:  # the call is in git, blocked in the hook
+                wait_hook(self.fifo, self.case["name"])
             outcome = self.cancel(call) if "cancel" in self.case else None
             status = call.status()
             reply = call.result() if status.ok else None
@@ -167,6 +243,9 @@ class Case:
         }
         if "partial" in e:
             got["partial"], want["partial"] = st.partial, e["partial"]
+        if "process_killed" in e:
+            got["process_killed"] = st.cancellation.process_killed
+            want["process_killed"] = e["process_killed"]
         if "cancel_outcome" in e:
             got["cancel_outcome"] = cancel_outcome
             want["cancel_outcome"] = e["cancel_outcome"]
@@ -193,18 +272,42 @@ def _test(case: Dict[str, Any]) -> Any:
                 c.run()
             finally:
                 c.close()
+        RAN.append(case["name"])
     test.__doc__ = case.get("about")
     return test
 
 
-def _load() -> None:
+def _load() -> List[str]:
     with open(CASES, encoding="utf-8") as f:
         table = json.load(f)
     for case in table["cases"]:
         setattr(Conformance, "test_" + case["name"], _test(case))
+    return [case["name"] for case in table["cases"]]
 
 
-_load()
+NAMES = _load()
+
+
+def main() -> int:
+    """Runs the table; fails unless every case ran to its verdict (or was
+    skipped, where TK_CONFORMANCE_ALLOW_SKIP=1 allows it). Test names on
+    the command line run those alone, without the count."""
+    result = unittest.main(verbosity=2, exit=False).result
+    if not result.wasSuccessful():
+        return 1
+    if len(sys.argv) > 1:
+        return 0
+    skipped = len(result.skipped)
+    if len(RAN) + skipped != len(NAMES):
+        print("conformance: %d of %d cases ran, %d skipped; never ran: %s"
+              % (len(RAN), len(NAMES), skipped,
+                 sorted(set(NAMES) - set(RAN))), file=sys.stderr)
+        return 1
+    print("conformance: %d of %d cases ran, %d skipped%s"
+          % (len(RAN), len(NAMES), skipped,
+             " (TK_CONFORMANCE_ALLOW_SKIP=1)" if skipped else ""))
+    return 0
+
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    sys.exit(main())

@@ -42,13 +42,17 @@ call() { # call REQUEST_TEXT -> the decoded tk.v1.Reply on stdout
     proto --decode=tk.v1.Reply tk/v1/rpc.proto <"$dir/rep.bin"
 }
 
-# Ping: status OK (proto3 leaves the zero code out), the payload a PingReply.
+# Ping: a status, OK (proto3 leaves the zero code out), the payload a
+# PingReply.
 printf 'data: "hello"\n' |
     proto --encode=tk.v1.PingRequest tk/v1/control.proto >"$dir/ping.bin"
 reply=$(call "call_id: 7 method: \"tk.v1.Control/Ping\" timeout_ms: 5000
 payload: \"$(as_text "$dir/ping.bin")\"")
 echo "$reply"
 grep -qx 'call_id: 7' <<<"$reply" || fail "no call_id 7 in the reply"
+# OK is a status whose code proto3 leaves out, not a missing status: tkd
+# always sends one (elapsed_us at least).
+grep -qx 'status {' <<<"$reply" || fail "the Ping reply has no status"
 ! grep -q '^  code:' <<<"$reply" || fail "Ping did not answer OK"
 payload=$(sed -n 's/^payload: "\(.*\)"$/\1/p' <<<"$reply")
 from_text "$payload" >"$dir/pong.bin"

@@ -1,16 +1,22 @@
-"""The Python client (client/python/tk) against a real testd, and against
-bare NNG REP sockets for what no tkd does (never answering, dropping the
-connection). Run by meson under /usr/bin/python3; waits are on the
-daemon's output, never sleeps.
+"""The Python client (client/python/tk) against a real testd, against a
+real tkd (typed methods of Git and Search on a fixture repository, and
+the TkError of a failed git), and against bare NNG REP sockets for what no
+tkd does (never answering, dropping the connection). Run by meson under
+/usr/bin/python3; waits are on the daemon's output or on a fifo a git
+hook writes, never sleeps.
 """
 
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import glob
 import importlib
 import os
+import select
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import typing
@@ -24,7 +30,7 @@ import tkproc  # noqa: E402
 
 import tk  # noqa: E402
 from tk import _nng  # noqa: E402
-from tk.v1 import control_pb2, rpc_pb2  # noqa: E402
+from tk.v1 import control_pb2, git_pb2, rpc_pb2, search_pb2  # noqa: E402
 
 WAIT = "tk.test.Test/Wait"
 WRITE = "tk.test.Test/SlowWrite"
@@ -214,6 +220,133 @@ class TestCancel(TestdCase):
         self.client.close()  # idempotent
 
 
+def git(repo: str, *args: str) -> str:
+    """git in repo with a fixed identity and no user or system config;
+    its stdout."""
+    env = dict(os.environ, HOME=repo, GIT_CONFIG_NOSYSTEM="1",
+               GIT_AUTHOR_NAME="tk", GIT_AUTHOR_EMAIL="tk@example.invalid",
+               GIT_COMMITTER_NAME="tk", GIT_COMMITTER_EMAIL="tk@example.invalid")
+    return subprocess.run(["git", "-C", repo] + list(args), env=env, check=True,
+                          stdout=subprocess.PIPE, text=True).stdout
+
+
+class TestTkd(unittest.TestCase):
+    """Typed methods against a real tkd whose root holds a git repository
+    with two commits and a file to search."""
+
+    dir: tempfile.TemporaryDirectory
+    root: str
+    repo: str
+    head: str
+    first: str
+    tkd: tkproc.Daemon
+    addr: str
+    client: tk.Client
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.dir = tkproc.tempdir("pyt")
+        cls.root = os.path.join(cls.dir.name, "root")
+        cls.repo = os.path.join(cls.root, "repo")
+        os.makedirs(cls.repo)
+        git(cls.repo, "init", "-q")
+        with open(os.path.join(cls.repo, "a.txt"), "w", encoding="utf-8") as f:
+            f.write("alpha needle\nbeta\nneedle gamma\n")
+        git(cls.repo, "add", "a.txt")
+        git(cls.repo, "commit", "-q", "-m", "first")
+        git(cls.repo, "commit", "-q", "--allow-empty", "-m", "second")
+        cls.head = git(cls.repo, "rev-parse", "HEAD").strip()
+        cls.first = git(cls.repo, "rev-parse", "HEAD~1").strip()
+        cls.tkd, cls.addr = tkproc.start_tkd(cls.dir.name, [cls.root])
+        cls.client = tk.Client(cls.addr)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.client.close()
+        cls.tkd.stop()
+        cls.dir.cleanup()
+
+    def test_git_rev_parse(self) -> None:
+        reply = self.client.git.rev_parse(repo=self.repo, rev="HEAD", timeout=30)
+        self.assertIsInstance(reply, git_pb2.GitRevParseReply)
+        self.assertEqual(reply.oid, self.head)
+        self.assertEqual(self.client.git.rev_parse(repo=self.repo, rev="HEAD~1").oid,
+                         self.first)
+        with self.assertRaises(tk.TkError) as cm:
+            self.client.git.rev_parse(repo=self.repo, rev="no-such-branch")
+        self.assertEqual(cm.exception.code, tk.Code.NOT_FOUND)
+        self.assertEqual(cm.exception.reason, "BAD_REVISION")
+        self.assertTrue(cm.exception.from_server)
+
+    def test_git_log(self) -> None:
+        reply = self.client.git.log(repo=self.repo, rev="HEAD", max_count=5)
+        self.assertEqual([(c.oid, c.subject) for c in reply.commits],
+                         [(self.head, b"second"), (self.first, b"first")])
+        self.assertEqual(list(reply.commits[0].parents), [self.first])
+
+    def test_search(self) -> None:
+        root = self.repo
+        reply = self.client.search.search(root=root, query="needle", timeout=30)
+        self.assertIsInstance(reply, search_pb2.SearchReply)
+        self.assertEqual([(m.path, m.line, m.text) for m in reply.matches],
+                         [(b"a.txt", 1, b"alpha needle"), (b"a.txt", 3, b"needle gamma")])
+        self.assertEqual([(s.start, s.end) for s in reply.matches[0].submatches],
+                         [(6, 12)])
+        self.assertFalse(reply.partial)
+        self.assertNotEqual(reply.tool, search_pb2.SearchRequest.AUTO)
+        # A limit: the status of a success says partial, with cause LIMIT.
+        call = self.client.search.start_search(root=root, query="needle", limit=1)
+        self.assertEqual([m.line for m in call.result().matches], [1])
+        st = call.status()
+        self.assertTrue(st.ok)
+        self.assertTrue(st.partial)
+        self.assertEqual(st.cancellation.cause, tk.Cause.LIMIT)
+
+    def test_error_carries_stderr(self) -> None:
+        # A python keyword as a field name: from_ is the field "from".
+        with self.assertRaises(tk.TkError) as cm:
+            self.client.git.diff(repo=self.repo, from_="nope", timeout=30)
+        e = cm.exception
+        self.assertEqual(e.code, tk.Code.NOT_FOUND)
+        self.assertEqual(e.reason, "BAD_REVISION")
+        self.assertEqual(e.stderr, b"fatal: bad revision 'nope'\n")
+        self.assertTrue(e.from_server)
+        self.assertEqual(e.cancellation, tk.Cancellation())
+
+    def test_cancel_kills_git(self) -> None:
+        # A Status blocked in a core.fsmonitor hook that announces itself
+        # on a fifo: the cancellation fields of a real kill.
+        repo = os.path.join(self.root, "blocked")
+        os.mkdir(repo)
+        git(repo, "init", "-q")
+        git(repo, "commit", "-q", "--allow-empty", "-m", "x")
+        fifo = os.path.join(self.dir.name, "hook.fifo")
+        hook = os.path.join(self.dir.name, "hook")
+        os.mkfifo(fifo, 0o600)
+        with open(hook, "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\necho hook > '%s'\nexec sleep 1000\n" % fifo)
+        os.chmod(hook, 0o700)
+        git(repo, "config", "core.fsmonitor", hook)
+        call = self.client.git.start_status(repo=repo, timeout=30)
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            self.assertTrue(poller.poll(tkproc.START_S * 1000), "the hook never ran")
+            self.assertEqual(os.read(fd, 64), b"hook\n")
+        finally:
+            os.close(fd)
+        self.assertEqual(call.cancel(), tk.CancelOutcome.CANCELLED)
+        with self.assertRaises(tk.TkError) as cm:
+            call.result()
+        e = cm.exception
+        self.assertEqual((e.code, e.reason), (tk.Code.CANCELLED, ""))
+        self.assertEqual(e.cancellation.cause, tk.Cause.CALLER)
+        self.assertTrue(e.cancellation.process_killed)
+        self.assertFalse(e.cancellation.write_completed)
+        self.assertIn("[cause CALLER]", str(e))
+
+
 class TestWithoutTkd(unittest.TestCase):
     def setUp(self) -> None:
         self.dir = tkproc.tempdir("py")
@@ -334,6 +467,40 @@ class TestSurface(unittest.TestCase):
                     self.assertTrue(callable(getattr(stub, "start_" + _snake(m.name))))
                     n += 1
         self.assertGreaterEqual(n, 3)
+
+    def test_status_from_proto_carries_every_field(self) -> None:
+        proto = rpc_pb2.Status(
+            code=rpc_pb2.Status.DEADLINE_EXCEEDED, message="m", reason="R",
+            stderr_excerpt=b"fatal: \xff\n", partial=True, retry_after_ms=7,
+            elapsed_us=9,
+            cancellation=rpc_pb2.Cancellation(
+                cause=rpc_pb2.Cancellation.DEADLINE, process_killed=True,
+                write_completed=True, cleanup_ms=12))
+        e = tk.TkError(tk.Status.from_proto(proto))
+        self.assertEqual((e.code, e.code_name, e.reason, e.message, e.stderr),
+                         (tk.Code.DEADLINE_EXCEEDED, "DEADLINE_EXCEEDED", "R",
+                          "m", b"fatal: \xff\n"))
+        self.assertTrue(e.from_server)
+        self.assertTrue(e.status.partial)
+        self.assertEqual((e.status.retry_after_ms, e.status.elapsed_us), (7, 9))
+        self.assertEqual(e.cancellation, tk.Cancellation(
+            cause=tk.Cause.DEADLINE, process_killed=True, write_completed=True,
+            cleanup_ms=12))
+        self.assertIs(type(e.cancellation.cause), tk.Cause)
+        # Every field of the proto has its place: one added to rpc.proto
+        # must be added to Status and Cancellation too.
+        renamed = {"stderr_excerpt": "stderr"}
+        for msg, cls in ((rpc_pb2.Status, tk.Status),
+                         (rpc_pb2.Cancellation, tk.Cancellation)):
+            ours = {f.name for f in dataclasses.fields(cls)} - {"from_server"}
+            self.assertEqual({renamed.get(f.name, f.name)
+                              for f in msg.DESCRIPTOR.fields}, ours)
+        # Each value above differs from the default, so each was copied.
+        for f in rpc_pb2.Status.DESCRIPTOR.fields:
+            self.assertTrue(proto.HasField(f.name) if f.message_type
+                            else getattr(proto, f.name) != f.default_value, f.name)
+        for f in rpc_pb2.Cancellation.DESCRIPTOR.fields:
+            self.assertNotEqual(getattr(proto.cancellation, f.name), f.default_value)
 
     def test_status_of_unknown_numbers(self) -> None:
         st = tk.Status.from_proto(rpc_pb2.Status(code=99, reason="R"))

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The README's client examples that are not C (tests/install/check.sh runs
+# the C block): the Python example and the "From any other language" shell
+# block, extracted from README.md and run exactly as written, from a
+# directory laid out as a clone (proto/, client/, gen/), against a real tkd
+# on its default socket under a private XDG_RUNTIME_DIR. The shell block's
+# output must be the one the README shows (elapsed time and uptime aside).
+#   readme.sh SOURCE_ROOT       (TKD: the tkd to start)
+set -euo pipefail
+src=${1:?source root}
+tkd=${TKD:?TKD: the tkd to test}
+for tool in protoc nngcat od /usr/bin/python3; do
+    command -v "$tool" >/dev/null || { echo "readme: $tool not found" >&2; exit 1; }
+done
+fail() { echo "readme: $*" >&2; exit 1; }
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tk-readme-XXXXXX")
+tkd_pid=
+trap '[ -z "$tkd_pid" ] || kill "$tkd_pid" 2>/dev/null || true; rm -rf "$dir"' EXIT
+work="$dir/clone"
+mkdir "$work" "$dir/run" "$dir/empty"
+chmod 700 "$dir/run" "$dir/empty"
+for d in proto client gen; do ln -s "$src/$d" "$work/$d"; done
+# No __pycache__ in the checkout (gen/python is compared byte for byte).
+export PYTHONDONTWRITEBYTECODE=1
+unset TK_ADDR
+
+# A fenced block of README.md: the first one opening with FENCE after the
+# line that starts with HEADING.
+block() { # block HEADING FENCE
+    awk -v h="$1" -v f="$2" '
+        index($0, h) == 1 { sec = 1 }
+        sec && !on && $0 == f { on = 1; next }
+        on && /^```$/ { exit }
+        on' "$src/README.md"
+}
+block '## The Python client' '```python' >"$work/app.py"
+grep -q 'client.control.ping' "$work/app.py" || fail "README has no Python example"
+block '## From any other language' '```sh' >"$work/call.sh"
+grep -q 'nngcat' "$work/call.sh" || fail "README has no shell example"
+# The output the README shows: the block after the shell block.
+awk 'index($0, "## From any other language") == 1 { sec = 1 }
+     sec && /^```/ { n++; if (n == 3) { on = 1; next } }
+     on && /^```$/ { exit }
+     on' "$src/README.md" >"$dir/shown.txt"
+grep -q '^call_id: ' "$dir/shown.txt" || fail "README shows no reply of the shell example"
+# The python example says how to run it (its first line, a comment).
+run_py=$(sed -n '1s/^# //p' "$work/app.py")
+case $run_py in *" app.py") ;; *) fail "the Python example's first line is not how to run it: $run_py" ;; esac
+
+# Without a tkd the Python example takes its except branch.
+# shellcheck disable=SC2086 # run_py is words: VAR=value... program file
+out=$(cd "$work" && XDG_RUNTIME_DIR="$dir/empty" env $run_py)
+echo "$out"
+case $out in "UNAVAILABLE "*" NONE") ;; *) fail "without tkd the Python example printed: $out" ;; esac
+
+# tkd on its default socket ($XDG_RUNTIME_DIR/tk/tkd.sock), its log on fd 3;
+# its first "listening on" line says the socket exists.
+export XDG_RUNTIME_DIR="$dir/run"
+exec 3< <(exec "$tkd" --log-level info 2>&1)
+tkd_pid=$!
+up=no
+while IFS= read -r -t 20 -u 3 line; do
+    case $line in *"listening on"*) up=yes; break ;; esac
+done
+[ "$up" = yes ] || fail "tkd did not start"
+
+# shellcheck disable=SC2086
+out=$(cd "$work" && env $run_py)
+echo "$out"
+[[ $out =~ ^tkd\ [^\ ]+,\ up\ [0-9]+\ ms$ ]] || fail "the Python example printed: $out"
+
+out=$(cd "$work" && bash -euo pipefail call.sh)
+echo "$out"
+# What varies between runs: the server's elapsed time, and the PingReply's
+# uptime (field 3, tag \030, left out when 0).
+norm() { sed -e 's/^\(  elapsed_us: \)[0-9]*$/\1N/' -e 's/\\030[^"]*"$/"/'; }
+diff <(norm <"$dir/shown.txt") <(norm <<<"$out") ||
+    fail "the shell example's reply is not the one the README shows (diff above: README, then this tkd)"
+echo "readme: ok"
