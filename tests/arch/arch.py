@@ -99,6 +99,11 @@ REF_KINDS = {ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.TYPE_REF,
              ci.CursorKind.CALL_EXPR}
 
 
+class CannotRun(Exception):
+    """The check could not run (exit 2): no libclang, no module table, an
+    allowlist entry that is not `RULE SUBJECT -- REASON`."""
+
+
 def load_libclang():
     if ci.Config.loaded:
         return
@@ -106,7 +111,7 @@ def load_libclang():
         if os.path.exists(path):
             ci.Config.set_library_file(path)
             return
-    raise SystemExit("arch: libclang 14 not found (tools/install-deps)")
+    raise CannotRun("libclang 14 not found (tools/install-deps)")
 
 
 class Module:
@@ -171,13 +176,15 @@ class Tree:
     def _design_table(self, design):
         """{module: set of modules it may use} from DESIGN.md's table."""
         deps = {}
+        if not os.path.exists(design):
+            raise CannotRun(f"no {design} (--design FILE)")
         with open(design) as f:
             for line in f:
                 m = re.match(r"^\|\s*`(\w+)/`\s*\|.*\|(.*)\|\s*$", line)
                 if m:
                     deps[m[1]] = set(re.findall(r"`(\w+)/`", m[2]))
         if not deps:
-            raise SystemExit(f"arch: no module table in {design}")
+            raise CannotRun(f"no module table in {design}")
         return deps
 
     def _modules(self):
@@ -639,7 +646,8 @@ def read_allowlist(path):
                 continue
             m = re.match(r"^(\S+)\s+(.+?)\s+--\s+(\S.*)$", line)
             if not m:
-                raise SystemExit(f"{path}:{n}: want `RULE SUBJECT -- REASON`")
+                raise CannotRun(f"{path}:{n}: want `RULE SUBJECT -- REASON`: "
+                                "every exception says why")
             entries.append((m[1], m[2], m[3], f"{path}:{n}"))
     return entries
 
@@ -648,13 +656,13 @@ def check(root, build=None, allowlist=None, design=None, unresolved=None):
     """(violations not allowed, allowlist entries no longer needed); the
     includes that files without a compile command left unresolved, which
     the include rule could not check, are added to the list unresolved."""
+    entries = read_allowlist(allowlist)
     load_libclang()
     t = Tree(root, build, design or os.path.join(root, "DESIGN.md"))
     for rule in RULES:
         rule(t)
     if unresolved is not None:
         unresolved += t.unresolved
-    entries = read_allowlist(allowlist)
     used, left = set(), []
     for v in t.violations:
         hit = [e for e in entries if e[0] == v.rule and e[1] == v.subject]
@@ -677,8 +685,12 @@ def main():
     ap.add_argument("--design")
     args = ap.parse_args()
     unresolved = []
-    violations, unused = check(args.root, args.build, args.allowlist,
-                               args.design, unresolved)
+    try:
+        violations, unused = check(args.root, args.build, args.allowlist,
+                                   args.design, unresolved)
+    except CannotRun as e:
+        print(f"arch: {e}", file=sys.stderr)
+        return 2
     for v in violations:
         print(v)
     for e in unused:

@@ -20,6 +20,7 @@ fixture's path relative to it, as meson writes its flags (-I../../src)."""
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -50,6 +51,23 @@ class Architecture(unittest.TestCase):
         for name in names:
             with self.subTest(fixture=name):
                 self.check_fixture(os.path.join(FIXTURES, name))
+
+    def test_an_allowlist_entry_without_a_reason_cannot_run(self):
+        for entry in ("library service/git NNG",
+                      "library service/git NNG -- "):
+            with self.subTest(entry=entry), tempfile.NamedTemporaryFile(
+                    "w", prefix="tk-allowlist-") as f:
+                f.write("# a comment\n" + entry + "\n")
+                f.flush()
+                p = subprocess.run(
+                    ["/usr/bin/python3", os.path.join(HERE, "arch.py"),
+                     "--root", os.path.join(FIXTURES, "allowlist_used"),
+                     "--allowlist", f.name,
+                     "--design", os.path.join(ROOT, "DESIGN.md")],
+                    capture_output=True, text=True)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn(f"{f.name}:2: want `RULE SUBJECT -- REASON`",
+                              p.stderr)
 
     def build_dir(self, root):
         """None, or a build directory with the fixture's compile commands."""
