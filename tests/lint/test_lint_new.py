@@ -66,6 +66,13 @@ class LintNew(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("src/new.c:7:", out)
 
+    def test_an_untracked_file_is_named_not_linted(self):
+        self.repo.write("src/new.c", NEW)
+        rc, out, err = self.lint_new("--target", "main")
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(out, "")
+        self.assertIn("src/new.c is untracked: not linted (git add it)", err)
+
     def test_a_violation_in_untouched_code_is_not_reported(self):
         with open(os.path.join(self.repo.path, "src/old.c"), "a") as f:
             f.write(CLEAN_ADDITION)
