@@ -4,7 +4,8 @@ file under fixtures/suppressions says what the tool must report of it,
 `/* expect: clean -- why */` or `/* expect: LINE: TEXT[; LINE: TEXT] -- why */`:
 exactly one problem on each LINE, its message containing TEXT, and no
 other. The line names no suppression keyword: the tool would read it as
-one (the fixture would then prove nothing about the line it is about)."""
+one (the fixture would then prove nothing about the line it is about).
+Keep it within 80 columns: tools/format would wrap it and move every line."""
 
 import glob
 import os
