@@ -41,7 +41,11 @@ Rules (the name before the colon is the one the allowlist uses):
   include: a file reaches another module only through its public header;
     a service module includes another's only where DESIGN.md's table says
     it may use it (every module may use rpc/, the host that hands it its
-    calls); service and client modules do not include each other.
+    calls); service and client modules do not include each other. Included
+    files are resolved as the compiler does, with the build's flags, against
+    the directory of the compile command; an include those flags cannot
+    resolve fails, and one of a file without a compile command is counted
+    and listed, never skipped silently.
   public-header: client/include/tk/*.h declare only tk_/TK_ names, and
     every type they mention is their own, a C standard type, or opaque.
 
@@ -95,6 +99,11 @@ REF_KINDS = {ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.TYPE_REF,
              ci.CursorKind.CALL_EXPR}
 
 
+class CannotRun(Exception):
+    """The check could not run (exit 2): no libclang, no module table, an
+    allowlist entry that is not `RULE SUBJECT -- REASON`."""
+
+
 def load_libclang():
     if ci.Config.loaded:
         return
@@ -102,7 +111,7 @@ def load_libclang():
         if os.path.exists(path):
             ci.Config.set_library_file(path)
             return
-    raise SystemExit("arch: libclang 14 not found (tools/install-deps)")
+    raise CannotRun("libclang 14 not found (tools/install-deps)")
 
 
 class Module:
@@ -133,6 +142,8 @@ class Tree:
         self.index = ci.Index.create()
         self.violations = []
         self._tus = {}
+        self._dirs = {}  # rel -> the directory its compile command runs in
+        self.unresolved = []  # includes of files parsed without a command
 
     # ---- the tree -------------------------------------------------------
 
@@ -165,13 +176,15 @@ class Tree:
     def _design_table(self, design):
         """{module: set of modules it may use} from DESIGN.md's table."""
         deps = {}
+        if not os.path.exists(design):
+            raise CannotRun(f"no {design} (--design FILE)")
         with open(design) as f:
             for line in f:
                 m = re.match(r"^\|\s*`(\w+)/`\s*\|.*\|(.*)\|\s*$", line)
                 if m:
                     deps[m[1]] = set(re.findall(r"`(\w+)/`", m[2]))
         if not deps:
-            raise SystemExit(f"arch: no module table in {design}")
+            raise CannotRun(f"no module table in {design}")
         return deps
 
     def _modules(self):
@@ -203,6 +216,14 @@ class Tree:
 
     # ---- parsing --------------------------------------------------------
 
+    def has_command(self, rel):
+        """Whether rel is parsed with a compile command of the build (its
+        own, or for a header one beside it), not with guessed flags."""
+        absf = os.path.join(self.root, rel)
+        return absf in self.commands or rel.endswith(".h") and any(
+            os.path.dirname(p) == os.path.dirname(absf)
+            for p in self.commands)
+
     def _args(self, rel):
         absf = os.path.join(self.root, rel)
         if absf in self.commands:
@@ -222,9 +243,17 @@ class Tree:
             args += ["-x", "c-header"]
         return self.root, args
 
+    def path(self, rel, name):
+        """The absolute path of a file name libclang reports while parsing
+        rel: with the build's relative -I flags (-I../../service) it reports
+        names relative to the compile command's directory."""
+        return os.path.normpath(os.path.join(self._dirs.get(rel, self.root),
+                                             name))
+
     def parse(self, rel):
         if rel not in self._tus:
             directory, args = self._args(rel)
+            self._dirs[rel] = directory
             cwd = os.getcwd()
             os.chdir(directory)  # the database's relative -I flags
             try:
@@ -244,7 +273,7 @@ class Tree:
         def walk(c):
             for k in c.get_children():
                 f = k.location.file
-                if f is not None and os.path.normpath(f.name) != path:
+                if f is not None and self.path(rel, f.name) != path:
                     continue
                 yield k
                 yield from walk(k)
@@ -256,12 +285,12 @@ class Tree:
         for c in self.parse(rel).cursor.get_children():
             if (c.kind != ci.CursorKind.INCLUSION_DIRECTIVE or
                     c.location.file is None or
-                    os.path.normpath(c.location.file.name) !=
+                    self.path(rel, c.location.file.name) !=
                     os.path.join(self.root, rel)):
                 continue
             try:
                 inc = c.get_included_file()
-                resolved = os.path.normpath(inc.name) if inc else None
+                resolved = self.path(rel, inc.name) if inc else None
             except AssertionError:
                 resolved = None
             out.append((c.location.line, c.displayname, resolved))
@@ -298,14 +327,14 @@ def library_of(path):
     return None
 
 
-def referenced_file(c):
+def referenced_file(t, rel, c):
     try:
         ref = c.referenced
     except Exception:  # noqa: BLE001 - libclang raises on odd cursors
         return None, None
     if ref is None or ref.location.file is None:
         return None, None
-    return ref, os.path.normpath(ref.location.file.name)
+    return ref, t.path(rel, ref.location.file.name)
 
 
 # ---- the rules ------------------------------------------------------------
@@ -382,7 +411,7 @@ def rule_library_and_process(t):
         for c in t.own_cursors(rel):
             if c.kind not in REF_KINDS:
                 continue
-            ref, path = referenced_file(c)
+            ref, path = referenced_file(t, rel, c)
             if ref is None:
                 continue
             line = c.location.line
@@ -503,8 +532,20 @@ def rule_include(t):
     for rel in files:
         src_mod = t.module_of(rel)
         for line, name, resolved in t.includes(rel):
+            if resolved and t.rel(resolved) is None:
+                continue  # a system or library header: not the tree's
             target = resolve_quoted(t, rel, name, resolved)
             if target is None:
+                # Never skip silently what cannot be checked. With the
+                # build's flags the compiler finds every include, so one
+                # not found is a broken flag and fails; with guessed flags
+                # (no --build, or no command for the file) it is counted.
+                if t.has_command(rel):
+                    t.fail("include", f"{rel}:{line}", f"{rel} {name}",
+                           f"cannot resolve #include {name} with the "
+                           "build's flags, so the rule cannot check it")
+                else:
+                    t.unresolved.append(f"{rel}:{line}: {name}")
                 continue
             dst_mod = t.module_of(target)
             if dst_mod is None:
@@ -605,18 +646,23 @@ def read_allowlist(path):
                 continue
             m = re.match(r"^(\S+)\s+(.+?)\s+--\s+(\S.*)$", line)
             if not m:
-                raise SystemExit(f"{path}:{n}: want `RULE SUBJECT -- REASON`")
+                raise CannotRun(f"{path}:{n}: want `RULE SUBJECT -- REASON`: "
+                                "every exception says why")
             entries.append((m[1], m[2], m[3], f"{path}:{n}"))
     return entries
 
 
-def check(root, build=None, allowlist=None, design=None):
-    """(violations not allowed, allowlist entries no longer needed)."""
+def check(root, build=None, allowlist=None, design=None, unresolved=None):
+    """(violations not allowed, allowlist entries no longer needed); the
+    includes that files without a compile command left unresolved, which
+    the include rule could not check, are added to the list unresolved."""
+    entries = read_allowlist(allowlist)
     load_libclang()
     t = Tree(root, build, design or os.path.join(root, "DESIGN.md"))
     for rule in RULES:
         rule(t)
-    entries = read_allowlist(allowlist)
+    if unresolved is not None:
+        unresolved += t.unresolved
     used, left = set(), []
     for v in t.violations:
         hit = [e for e in entries if e[0] == v.rule and e[1] == v.subject]
@@ -638,13 +684,23 @@ def main():
     ap.add_argument("--allowlist", default=os.path.join(here, "allowlist"))
     ap.add_argument("--design")
     args = ap.parse_args()
-    violations, unused = check(args.root, args.build, args.allowlist,
-                               args.design)
+    unresolved = []
+    try:
+        violations, unused = check(args.root, args.build, args.allowlist,
+                                   args.design, unresolved)
+    except CannotRun as e:
+        print(f"arch: {e}", file=sys.stderr)
+        return 2
     for v in violations:
         print(v)
     for e in unused:
         print(f"{e[3]}: allowlist entry no longer needed: {e[0]} {e[1]} "
               "(delete it: the list only shrinks)")
+    if unresolved:
+        print(f"arch: {len(unresolved)} include(s) not resolved, so not "
+              "checked, in files without a compile command (--build DIR "
+              "gives them the build's flags):\n  " + "\n  ".join(unresolved),
+              file=sys.stderr)
     print(f"arch: {len(violations)} violation(s), {len(unused)} stale "
           "allowlist entr(y/ies)", file=sys.stderr)
     return 1 if violations or unused else 0

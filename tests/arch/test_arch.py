@@ -5,13 +5,24 @@ that breaks it.
   test_arch.py [BUILD_DIR]   (meson passes its build directory)
 
 Each folder under fixtures/ is a small tree with an `expect` file, one line
-per violation it must produce: `RULE: part of the message`, `stale: ...`
-for an allowlist entry no longer needed, or `clean: why` for none. Every
-violation of a fixture must be expected: a fixture proves one rule, not
-whatever else breaks in it."""
+per violation it must produce: `FILE:LINE: RULE: part of the message` (as
+arch.py prints it; a module folder in place of FILE:LINE where the rule
+names no line), `stale: part of the message` for an allowlist entry no
+longer needed, or `clean: why` for none. Each expected line must match its
+own violation, and every violation must be expected: a fixture proves one
+rule, at the places it breaks it, not whatever else a rule reports in it.
+
+A fixture with a `compile_commands.in` is checked as the real tree is, with
+a build's compilation database: the test writes it to a build directory
+outside the fixture, @BUILD@ replaced by that directory and @ROOT@ by the
+fixture's path relative to it, as meson writes its flags (-I../../src)."""
 
 import os
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -25,10 +36,14 @@ FIXTURES = os.path.join(HERE, "fixtures")
 
 class Architecture(unittest.TestCase):
     def test_the_tree_follows_the_rules(self):
+        unresolved = []
         violations, unused = arch.check(ROOT, BUILD,
-                                        os.path.join(HERE, "allowlist"))
+                                        os.path.join(HERE, "allowlist"),
+                                        unresolved=unresolved)
         self.assertEqual([str(v) for v in violations], [])
         self.assertEqual(unused, [])
+        if BUILD:  # every file has the build's flags: all is checked
+            self.assertEqual(unresolved, [])
 
     def test_every_fixture_fails_as_expected(self):
         names = sorted(os.listdir(FIXTURES))
@@ -37,31 +52,66 @@ class Architecture(unittest.TestCase):
             with self.subTest(fixture=name):
                 self.check_fixture(os.path.join(FIXTURES, name))
 
+    def test_an_allowlist_entry_without_a_reason_cannot_run(self):
+        for entry in ("library service/git NNG",
+                      "library service/git NNG -- "):
+            with self.subTest(entry=entry), tempfile.NamedTemporaryFile(
+                    "w", prefix="tk-allowlist-") as f:
+                f.write("# a comment\n" + entry + "\n")
+                f.flush()
+                p = subprocess.run(
+                    ["/usr/bin/python3", os.path.join(HERE, "arch.py"),
+                     "--root", os.path.join(FIXTURES, "allowlist_used"),
+                     "--allowlist", f.name,
+                     "--design", os.path.join(ROOT, "DESIGN.md")],
+                    capture_output=True, text=True)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn(f"{f.name}:2: want `RULE SUBJECT -- REASON`",
+                              p.stderr)
+
+    def build_dir(self, root):
+        """None, or a build directory with the fixture's compile commands."""
+        template = os.path.join(root, "compile_commands.in")
+        if not os.path.exists(template):
+            return None
+        build = tempfile.mkdtemp(prefix="tk-arch-build-")
+        self.addCleanup(shutil.rmtree, build, ignore_errors=True)
+        with open(template) as f:
+            text = f.read().replace("@BUILD@", build).replace(
+                "@ROOT@", os.path.relpath(root, build))
+        with open(os.path.join(build, "compile_commands.json"), "w") as f:
+            f.write(text)
+        return build
+
     def check_fixture(self, root):
         with open(os.path.join(root, "expect")) as f:
-            expected = [line.rstrip("\n").split(": ", 1) for line in f
-                        if line.strip()]
+            lines = [line.rstrip("\n") for line in f if line.strip()]
         violations, unused = arch.check(
-            root, None, os.path.join(root, "allowlist"),
+            root, self.build_dir(root), os.path.join(root, "allowlist"),
             os.path.join(ROOT, "DESIGN.md"))
         got = [str(v) for v in violations]
         stale = [f"allowlist entry no longer needed: {e[0]} {e[1]}"
                  for e in unused]
-        rules = {rule for rule, _ in expected}
-        for rule, text in expected:
-            if rule == "clean":
-                self.assertEqual(got + stale, [])
-            elif rule == "stale":
-                self.assertTrue(any(text in s for s in stale), stale)
-            else:
-                self.assertTrue(
-                    any(text in g and f": {rule}: " in g for g in got),
-                    f"no {rule} violation saying {text!r} in {got}")
-        for v in violations:
-            self.assertIn(v.rule, rules, f"unexpected: {v}")
-        if "stale" not in rules:
-            self.assertEqual(stale, [])
-
+        if any(line.startswith("clean: ") for line in lines):
+            self.assertEqual(got + stale, [])
+            return
+        left, left_stale = list(violations), list(stale)
+        for line in lines:
+            if line.startswith("stale: "):
+                hit = [s for s in left_stale if line[7:] in s]
+                self.assertTrue(hit, f"expected {line!r}, stale: {stale}")
+                left_stale.remove(hit[0])
+                continue
+            m = re.match(r"^(\S+): ([a-z-]+): (.+)$", line)
+            self.assertTrue(m, f"bad expect line {line!r}")
+            where, rule, text = m.groups()
+            hit = [v for v in left if v.where == where and v.rule == rule
+                   and text in v.text]
+            self.assertTrue(hit, f"no {rule} violation at {where} saying "
+                            f"{text!r} in {got}")
+            left.remove(hit[0])
+        self.assertEqual([str(v) for v in left], [], "not expected")
+        self.assertEqual(left_stale, [], "not expected")
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -66,6 +66,13 @@ class LintNew(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("src/new.c:7:", out)
 
+    def test_an_untracked_file_is_named_not_linted(self):
+        self.repo.write("src/new.c", NEW)
+        rc, out, err = self.lint_new("--target", "main")
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(out, "")
+        self.assertIn("src/new.c is untracked: not linted (git add it)", err)
+
     def test_a_violation_in_untouched_code_is_not_reported(self):
         with open(os.path.join(self.repo.path, "src/old.c"), "a") as f:
             f.write(CLEAN_ADDITION)
@@ -93,7 +100,6 @@ class LintNew(unittest.TestCase):
         self.repo.compdb()
         after = self.lint_new("--target", "main")
         self.assertEqual(after[:2], before[:2])
-        self.assertNotIn("theirs.c", after[1])
         self.assertNotIn("old.c", after[1])
         # Negative control: against main's tip, the branch's copy of old.c
         # line 7 reads as added, so a tip-based tool would blame it here.
@@ -106,6 +112,51 @@ class LintNew(unittest.TestCase):
         rc, out, err = self.lint_new()
         self.assertEqual(rc, 1, out + err)
         self.assertIn("merge-base with main", err)
+
+    def test_target_defaults_to_origin_main_and_its_merge_base(self):
+        # origin/main is ahead of the local main, which was never updated:
+        # it gained a file with its own violation, and the branch started
+        # from there. Against the stale local main that file would read as
+        # the branch's own.
+        self.repo.git("checkout", "-q", "main")
+        self.repo.git("checkout", "-q", "-b", "upstream")
+        self.repo.write("src/shared.c",
+                        NEW.replace("new_parse", "shared_parse"))
+        self.repo.commit_all("landed upstream, with a violation")
+        origin = os.path.join(self.repo.path, "build", "origin.git")
+        subprocess.run(["git", "init", "-q", "--bare", origin], check=True)
+        self.repo.git("remote", "add", "origin", origin)
+        self.repo.git("push", "-q", "origin", "upstream:main")
+        self.repo.git("fetch", "-q", "origin")
+        self.repo.git("checkout", "-q", "-b", "feature2", "origin/main")
+        self.repo.write("src/new.c", NEW)
+        self.repo.commit_all("new code, with a violation")
+        base = self.repo.git("merge-base", "origin/main", "HEAD").strip()
+        # Then origin/main moves on past the branch point: it rewrites the
+        # old violation, which a tool diffing against its tip would read as
+        # added by the branch.
+        self.repo.git("checkout", "-q", "upstream")
+        self.repo.write("src/old.c", OLD.replace("atoi(s)", "atoi(s + 0)"))
+        self.repo.commit_all("upstream moves on")
+        self.repo.git("push", "-q", "origin", "upstream:main")
+        self.repo.git("fetch", "-q", "origin")
+        self.repo.git("checkout", "-q", "feature2")
+        self.repo.compdb()
+        self.assertNotEqual(self.repo.git("rev-parse", "origin/main").strip(),
+                            base)
+        self.assertNotEqual(self.repo.git("rev-parse", "main"),
+                            self.repo.git("rev-parse", "origin/main"))
+        rc, out, err = self.lint_new()
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn(f"since {base[:12]} (merge-base with origin/main)", err)
+        self.assertIn("src/new.c:7:", out)
+        self.assertNotIn("src/shared.c", out)
+        self.assertNotIn("src/old.c", out)
+        # Negative control: with the stale local main as the target,
+        # upstream's file is blamed on the branch.
+        rc, out, _ = self.lint_new("--target", "main")
+        self.assertEqual(rc, 1)
+        self.assertIn("src/shared.c:7:", out)
 
     def test_no_target_cannot_run(self):
         rc, _, err = self.lint_new("--target", "no-such-branch")
