@@ -541,6 +541,49 @@ static void test_client_deadline_without_reply(void **state)
     ts_rmtree(dir);
 }
 
+/* A timeout near the top of uint32 (597 h and UINT32_MAX ms): the client
+ * waits for the server; it neither gives up at once (a wait past INT32_MAX
+ * ms, negative as an nng_duration; whether NNG then times out at once
+ * depends on the machine's uptime) nor after the 249 ms that a wrapped
+ * UINT32_MAX + grace leaves. A second call's server deadline of 400 ms
+ * orders the check after that, without a sleep. */
+static void test_huge_timeout_waits_for_the_server(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, NULL);
+    const uint32_t timeouts[] = { 597u * 3600u * 1000u, UINT32_MAX };
+    for (size_t i = 0; i < sizeof timeouts / sizeof timeouts[0]; i++) {
+        tk_cancel *cancel;
+        tk_cancel_new(&cancel);
+        async_call a;
+        async_start(&a, fx.client, WAIT_METHOD, timeouts[i], cancel, NULL);
+        sem_wait_ok(&fx.svc.entered, "Wait to start");
+        tk_status st;
+        assert_int_equal(
+            call_ping_like(fx.client, WAIT_METHOD, NULL, 400, NULL, &st, NULL),
+            TK_CODE_DEADLINE_EXCEEDED);
+        assert_true(st.from_server);
+        tk_status_clear(&st);
+        sem_wait_ok(&fx.svc.entered, "the 400 ms Wait to start");
+        sem_wait_ok(&fx.svc.exited, "the 400 ms Wait to return");
+        int outcome = -1;
+        assert_int_equal(tk_cancel_fire(cancel, &outcome), 0);
+        async_join(&a);
+        /* Still waiting when the Cancel came: the server's answer. */
+        if (a.st.code != TK_CODE_CANCELLED)
+            fail_msg("timeout %u ms: %s (%s)", (unsigned)timeouts[i],
+                     tk_code_name(a.st.code), a.st.message);
+        assert_int_equal(outcome, TK_CANCEL_CANCELLED);
+        assert_true(a.st.from_server);
+        assert_int_equal(a.st.cause, TK_CAUSE_CALLER);
+        sem_wait_ok(&fx.svc.exited, "Wait to return");
+        async_free(&a);
+        tk_cancel_free(cancel);
+    }
+    fx_stop(&fx);
+}
+
 static void test_expired_in_queue_does_not_run(void **state)
 {
     (void)state;
@@ -1194,6 +1237,7 @@ int main(void)
         cmocka_unit_test(test_oversize_request),
         cmocka_unit_test(test_deadline_expiry),
         cmocka_unit_test(test_client_deadline_without_reply),
+        cmocka_unit_test(test_huge_timeout_waits_for_the_server),
         cmocka_unit_test(test_expired_in_queue_does_not_run),
         cmocka_unit_test(test_expired_in_queue_behind_a_later_deadline),
         cmocka_unit_test(test_queue_full),
