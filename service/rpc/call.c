@@ -20,6 +20,11 @@ int64_t rpc_call_deadline(const rpc_call *call)
     return atomic_load(&call->deadline);
 }
 
+int64_t rpc_call_received(const rpc_call *call)
+{
+    return call->t_recv;
+}
+
 rpc_kind rpc_call_kind(const rpc_call *call)
 {
     return call->reg->method->kind;

@@ -514,6 +514,46 @@ static void test_deadline_expiry(void **state)
     fx_stop(&fx);
 }
 
+/* The method's ceiling caps the caller's timeout: 30 s asked of a method
+ * whose ceiling is 300 ms ends after about 300 ms, by the server's clock. */
+static void test_deadline_capped_by_ceiling(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, NULL);
+    tk_status st;
+    int code = call_ping_like(fx.client, "tk.test.Test/Capped", NULL, 30000,
+                              NULL, &st, NULL);
+    assert_int_equal(code, TK_CODE_DEADLINE_EXCEEDED);
+    assert_true(st.from_server);
+    assert_int_equal(st.cause, TK_CAUSE_DEADLINE);
+    assert_true(st.elapsed_us >= 300000);
+    if (st.elapsed_us >= 10000000)
+        fail_msg("the server ran it %llu us: not capped at 300 ms",
+                 (unsigned long long)st.elapsed_us);
+    sem_wait_ok(&fx.svc.exited, "Capped to return");
+    assert_int_equal(atomic_load(&fx.svc.last_cause), RPC_CAUSE_DEADLINE);
+    tk_status_clear(&st);
+
+    /* The timeout in force, as the handler sees it: the caller's, or the
+     * method's default for 0. */
+    static const struct {
+        uint32_t asked;
+        const char *in_force;
+    } cases[] = { { 30000, "30000" }, { 0, "7000" }, { 1, "1" } };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Tk__V1__PingReply *rep = NULL;
+        code = call_ping_like(fx.client, "tk.test.Test/Timeout", NULL,
+                              cases[i].asked, NULL, &st, &rep);
+        assert_int_equal(code, TK_CODE_OK);
+        assert_int_equal(rep->data.len, strlen(cases[i].in_force));
+        assert_memory_equal(rep->data.data, cases[i].in_force, rep->data.len);
+        protobuf_c_message_free_unpacked((ProtobufCMessage *)rep, NULL);
+        tk_status_clear(&st);
+    }
+    fx_stop(&fx);
+}
+
 static void test_client_deadline_without_reply(void **state)
 {
     (void)state;
@@ -1236,6 +1276,7 @@ int main(void)
         cmocka_unit_test(test_nul_in_string_field),
         cmocka_unit_test(test_oversize_request),
         cmocka_unit_test(test_deadline_expiry),
+        cmocka_unit_test(test_deadline_capped_by_ceiling),
         cmocka_unit_test(test_client_deadline_without_reply),
         cmocka_unit_test(test_huge_timeout_waits_for_the_server),
         cmocka_unit_test(test_expired_in_queue_does_not_run),
