@@ -117,6 +117,8 @@ typedef struct async_call {
     char data[64];
     tk_status st;
     Tk__V1__PingReply *reply;
+    sem_t *done;          /* posted when the call returns, if set */
+    _Atomic bool is_done; /* the call returned */
     pthread_t thread;
 } async_call;
 
@@ -143,6 +145,9 @@ static void *async_main(void *arg)
     async_call *a = arg;
     call_ping_like(a->client, a->method, a->data, a->timeout_ms, a->cancel,
                    &a->st, &a->reply);
+    atomic_store(&a->is_done, true);
+    if (a->done != NULL)
+        sem_post(a->done);
     return NULL;
 }
 
@@ -157,6 +162,20 @@ static void async_start(async_call *a, tk_client *c, const char *method,
     a->cancel = cancel;
     if (data != NULL)
         snprintf(a->data, sizeof a->data, "%s", data);
+    assert_int_equal(pthread_create(&a->thread, NULL, async_main, a), 0);
+}
+
+/* async_start, with done posted when the call returns. */
+static void async_start_done(async_call *a, tk_client *c, const char *method,
+                             uint32_t timeout_ms, tk_cancel *cancel,
+                             sem_t *done)
+{
+    memset(a, 0, sizeof *a);
+    a->client = c;
+    a->method = method;
+    a->timeout_ms = timeout_ms;
+    a->cancel = cancel;
+    a->done = done;
     assert_int_equal(pthread_create(&a->thread, NULL, async_main, a), 0);
 }
 
@@ -698,31 +717,46 @@ static void test_queue_full(void **state)
     fixture fx;
     fx_opts o = { .workers = 1, .queue_depth = 1 };
     fx_start(&fx, &o);
-    tk_cancel *busy;
+    tk_cancel *busy, *cb, *cc;
     tk_cancel_new(&busy);
+    tk_cancel_new(&cb);
+    tk_cancel_new(&cc);
     async_call a, b, c;
     async_start(&a, fx.client, WAIT_METHOD, 30000, busy, NULL);
     sem_wait_ok(&fx.svc.entered, "the worker to be busy");
-    /* One of these fits the queue (and expires there); the other finds it
-     * full. Which is which depends on arrival order, not on timing. */
-    async_start(&b, fx.client, WAIT_METHOD, 300, NULL, NULL);
-    async_start(&c, fx.client, WAIT_METHOD, 300, NULL, NULL);
-    async_join(&b);
-    async_join(&c);
-    async_call *full = b.st.code == TK_CODE_RESOURCE_EXHAUSTED ? &b : &c;
+    /* One of these takes the queue's one place and waits there (30 s, far
+     * longer than the test); the other finds it full and is answered at
+     * once. Which is which depends on arrival order only. */
+    sem_t done;
+    sem_init(&done, 0, 0);
+    async_start_done(&b, fx.client, WAIT_METHOD, 30000, cb, &done);
+    async_start_done(&c, fx.client, WAIT_METHOD, 30000, cc, &done);
+    sem_wait_ok(&done, "the call that finds the queue full");
+    assert_true(atomic_load(&b.is_done) != atomic_load(&c.is_done));
+    async_call *full = atomic_load(&b.is_done) ? &b : &c;
     async_call *queued = full == &b ? &c : &b;
+    async_join(full);
     assert_int_equal(full->st.code, TK_CODE_RESOURCE_EXHAUSTED);
     assert_string_equal(full->st.reason, "QUEUE_FULL");
     assert_true(full->st.retry_after_ms > 0);
     assert_true(full->st.from_server);
-    assert_int_equal(queued->st.code, TK_CODE_DEADLINE_EXCEEDED);
-    assert_string_equal(queued->st.reason, "EXPIRED_IN_QUEUE");
+    /* The queued one is still waiting: cancelled, it never runs. */
+    int outcome = -1;
+    assert_int_equal(tk_cancel_fire(queued->cancel, &outcome), 0);
+    assert_int_equal(outcome, TK_CANCEL_CANCELLED);
+    async_join(queued);
+    assert_int_equal(queued->st.code, TK_CODE_CANCELLED);
+    assert_int_equal(queued->st.cause, TK_CAUSE_CALLER);
+    assert_true(queued->st.from_server);
     tk_cancel_fire(busy, NULL);
     async_join(&a);
     async_free(&a);
     async_free(&b);
     async_free(&c);
+    sem_destroy(&done);
     tk_cancel_free(busy);
+    tk_cancel_free(cb);
+    tk_cancel_free(cc);
     fx_stop(&fx);
     assert_int_equal(atomic_load(&fx.svc.wait_runs), 1);
 }
