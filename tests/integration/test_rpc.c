@@ -1207,6 +1207,41 @@ static void test_socket_is_private(void **state)
 /* ---- tests: shutdown
  * ----------------------------------------------------------- */
 
+typedef struct shutdown_thread {
+    rpc_server *srv;
+    sem_t returned;
+    pthread_t t;
+} shutdown_thread;
+
+static void *shutdown_main(void *arg)
+{
+    shutdown_thread *sd = arg;
+    rpc_server_shutdown(sd->srv);
+    sem_post(&sd->returned);
+    return NULL;
+}
+
+/* True when s is posted within ms: a bounded check that something does
+ * NOT happen (it can fail a broken server, never a correct one). */
+static bool posted_within(sem_t *s, int ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000L;
+    ts.tv_nsec %= 1000000000L;
+    for (;;) {
+        if (sem_timedwait(s, &ts) == 0)
+            return true;
+        if (errno != EINTR)
+            return false;
+    }
+}
+
+/* Shutdown with a READ and a WRITE in flight: the READ ends UNAVAILABLE
+ * (cause SHUTDOWN) at once, a new call on an open connection is refused,
+ * and shutdown waits for the WRITE, which is released only once shutdown
+ * has started and completes with its reply. */
 static void test_shutdown_in_process(void **state)
 {
     (void)state;
@@ -1218,15 +1253,41 @@ static void test_shutdown_in_process(void **state)
     sem_wait_ok(&fx.svc.entered, "the read to start");
     async_start(&w, fx.client, WRITE_METHOD, 30000, NULL, NULL);
     sem_wait_ok(&fx.svc.entered, "the write to start");
-    sem_post(&fx.svc.release); /* the write may finish once it is asked */
-    rpc_server_shutdown(fx.srv);
+
+    shutdown_thread sd = { .srv = fx.srv };
+    sem_init(&sd.returned, 0, 0);
+    assert_int_equal(pthread_create(&sd.t, NULL, shutdown_main, &sd), 0);
+    /* The read was cancelled: shutdown has started. */
+    sem_wait_ok(&fx.svc.exited, "the read to be cancelled");
+    assert_int_equal(atomic_load(&fx.svc.last_cause), RPC_CAUSE_SHUTDOWN);
     async_join(&r);
-    async_join(&w);
     assert_int_equal(r.st.code, TK_CODE_UNAVAILABLE);
     assert_int_equal(r.st.cause, TK_CAUSE_SHUTDOWN);
     assert_true(r.st.retry_after_ms > 0);
+
+    /* A new call on the open connection: refused, never run. */
+    tk_status st;
+    int code =
+        call_ping_like(fx.client, WAIT_METHOD, NULL, 30000, NULL, &st, NULL);
+    assert_int_equal(code, TK_CODE_UNAVAILABLE);
+    assert_true(st.from_server);
+    assert_string_equal(st.reason, "SHUTTING_DOWN");
+    assert_int_equal(st.cause, TK_CAUSE_SHUTDOWN);
+    assert_true(st.retry_after_ms > 0);
+    tk_status_clear(&st);
+    assert_int_equal(atomic_load(&fx.svc.wait_runs), 1);
+
+    /* Shutdown waits for the write (a grace of 5 s): still there after
+     * 300 ms, longer than its own flush of 100 ms. */
+    assert_false(posted_within(&sd.returned, 300));
+    sem_post(&fx.svc.release); /* only now may the write finish */
+    async_join(&w);
     assert_int_equal(w.st.code, TK_CODE_OK);
     assert_true(w.st.write_completed);
+    assert_int_equal(w.reply->data.len, 7);
+    sem_wait_ok(&sd.returned, "shutdown to return");
+    pthread_join(sd.t, NULL);
+    sem_destroy(&sd.returned);
     async_free(&r);
     async_free(&w);
     fx_stop(&fx);
@@ -1238,14 +1299,25 @@ typedef struct testd_proc {
     tk_client *client;
 } testd_proc;
 
-static void daemon_start(testd_proc *d)
+/* testd on a private socket; grace_ms NULL is testd's default. */
+static void daemon_start_grace(testd_proc *d, const char *grace_ms)
 {
     assert_int_equal(ts_mkdtemp(d->dir, sizeof d->dir, "testd"), 0);
     snprintf(d->url, sizeof d->url, "ipc://%s/t.sock", d->dir);
-    const char *argv[] = { ts_program("TESTD"), "--listen", d->url, NULL };
+    const char *argv[] = { ts_program("TESTD"),
+                           "--listen",
+                           d->url,
+                           grace_ms ? "--grace-ms" : NULL,
+                           grace_ms,
+                           NULL };
     assert_int_equal(ts_spawn(&d->p, argv, NULL), 0);
     assert_true(ts_wait_output(&d->p, 1, "READY", 20000));
     assert_int_equal(tk_client_open(&d->client, d->url, NULL, 0), 0);
+}
+
+static void daemon_start(testd_proc *d)
+{
+    daemon_start_grace(d, NULL);
 }
 
 static void daemon_stop(testd_proc *d)
@@ -1255,9 +1327,10 @@ static void daemon_stop(testd_proc *d)
     ts_rmtree(d->dir);
 }
 
-static void test_sigterm_with_read_and_write(void **state)
+/* SIGTERM and SIGINT alike: the READ ends UNAVAILABLE (SHUTDOWN), the
+ * WRITE completes, the process exits 0. */
+static void stop_with_read_and_write(int sig)
 {
-    (void)state;
     testd_proc d;
     daemon_start(&d);
     async_call r, w;
@@ -1265,7 +1338,7 @@ static void test_sigterm_with_read_and_write(void **state)
     assert_true(ts_wait_output(&d.p, 1, "ENTERED Wait", 20000));
     async_start(&w, d.client, WRITE_METHOD, 30000, NULL, "400");
     assert_true(ts_wait_output(&d.p, 1, "ENTERED SlowWrite", 20000));
-    ts_signal(&d.p, SIGTERM);
+    ts_signal(&d.p, sig);
     async_join(&r);
     async_join(&w);
     assert_int_equal(r.st.code, TK_CODE_UNAVAILABLE);
@@ -1275,6 +1348,41 @@ static void test_sigterm_with_read_and_write(void **state)
     assert_true(w.st.write_completed);
     assert_int_equal(ts_finish(&d.p, 20000), 0);
     async_free(&r);
+    async_free(&w);
+    daemon_stop(&d);
+}
+
+static void test_sigterm_with_read_and_write(void **state)
+{
+    (void)state;
+    stop_with_read_and_write(SIGTERM);
+}
+
+static void test_sigint_with_read_and_write(void **state)
+{
+    (void)state;
+    stop_with_read_and_write(SIGINT);
+}
+
+/* A write that outlasts the grace (200 ms here; its own 30 s) does not
+ * hold the process: tkd leaves it, says so and exits 0. */
+static void test_write_outlasting_the_grace(void **state)
+{
+    (void)state;
+    testd_proc d;
+    daemon_start_grace(&d, "200");
+    async_call w;
+    async_start(&w, d.client, WRITE_METHOD, 60000, NULL, "30000");
+    assert_true(ts_wait_output(&d.p, 1, "ENTERED SlowWrite", 20000));
+    long long t0 = ts_now_ms();
+    ts_signal(&d.p, SIGTERM);
+    assert_int_equal(ts_finish(&d.p, 20000), 0);
+    assert_true(ts_now_ms() - t0 < 15000); /* not the write's 30 s */
+    assert_non_null(strstr(d.p.err, "still running after 200 ms"));
+    async_join(&w);
+    /* The process ended under the write: no reply. */
+    assert_int_equal(w.st.code, TK_CODE_UNAVAILABLE);
+    assert_false(w.st.from_server);
     async_free(&w);
     daemon_stop(&d);
 }
@@ -1330,6 +1438,8 @@ int main(void)
         cmocka_unit_test(test_socket_is_private),
         cmocka_unit_test(test_shutdown_in_process),
         cmocka_unit_test(test_sigterm_with_read_and_write),
+        cmocka_unit_test(test_sigint_with_read_and_write),
+        cmocka_unit_test(test_write_outlasting_the_grace),
         cmocka_unit_test(test_second_signal_exits_now),
     };
     if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
