@@ -160,6 +160,7 @@ void *rpc_call_alloc(rpc_call *call, size_t size)
         if (nb == NULL) {
             rpc_log(RPC_LOG_ERROR, "out of memory for a reply of %zu bytes",
                     size);
+            rpc_log__flush(1000);
             abort();
         }
         nb->next = b;

@@ -6,9 +6,12 @@
  * "entered"/"exited" with semaphores, so no test sleeps to synchronise.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -1407,6 +1410,91 @@ static void test_second_signal_exits_now(void **state)
     daemon_stop(&d);
 }
 
+/* tkd's log is written by a thread of its own: a stderr that nobody reads
+ * (a pipe shrunk to one page, full after a few dozen lines) must not stall
+ * the NNG callbacks that answer Ping inline and log it. The lines that did
+ * not fit are counted and reported once stderr drains. */
+static void test_unread_stderr_does_not_stall(void **state)
+{
+    (void)state;
+    char dir[256], url[300];
+    assert_int_equal(ts_mkdtemp(dir, sizeof dir, "mutelog"), 0);
+    snprintf(url, sizeof url, "ipc://%s/t.sock", dir);
+    int out[2], err[2];
+    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(err, O_CLOEXEC), 0);
+    assert_true(fcntl(err[1], F_SETPIPE_SZ, 4096) > 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
+    char *const argv[] = { (char *)ts_program("TESTD"), "--listen", url, NULL };
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    close(err[1]);
+    /* READY on stdout, bounded. */
+    char buf[4096];
+    size_t got = 0;
+    struct pollfd pfd = { .fd = out[0], .events = POLLIN };
+    while (got < sizeof buf - 1 && memmem(buf, got, "READY", 5) == NULL) {
+        assert_true(poll(&pfd, 1, 20000) == 1);
+        ssize_t n = read(out[0], buf + got, sizeof buf - 1 - got);
+        assert_true(n > 0);
+        got += (size_t)n;
+    }
+    tk_client *c;
+    assert_int_equal(tk_client_open(&c, url, NULL, 0), 0);
+    /* Far more lines than the pipe and the log's queue hold. */
+    char failed[512] = "";
+    for (int i = 0; i < 1000 && failed[0] == '\0'; i++) {
+        tk_status st;
+        int code =
+            call_ping_like(c, "tk.v1.Control/Ping", "x", 5000, NULL, &st, NULL);
+        if (code != TK_CODE_OK)
+            snprintf(failed, sizeof failed, "Ping %d: %s %s", i,
+                     tk_code_name(code), st.message);
+        tk_status_clear(&st);
+    }
+    tk_client_close(c);
+    if (failed[0] != '\0') {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        ts_rmtree(dir);
+        fail_msg("%s", failed);
+    }
+    /* Now read stderr: the count of dropped lines comes, bounded. */
+    static char log[1 << 20];
+    size_t log_len = 0;
+    pfd.fd = err[0];
+    long long until = ts_now_ms() + 20000;
+    while (memmem(log, log_len, "line(s) dropped", 15) == NULL &&
+           log_len < sizeof log - 1 && ts_now_ms() < until) {
+        if (poll(&pfd, 1, 1000) != 1)
+            continue;
+        ssize_t n = read(err[0], log + log_len, sizeof log - 1 - log_len);
+        if (n <= 0)
+            break;
+        log_len += (size_t)n;
+    }
+    assert_non_null(memmem(log, log_len, "line(s) dropped", 15));
+    kill(pid, SIGTERM);
+    /* Drain stderr to its end (the exit flush), then reap. */
+    for (;;) {
+        ssize_t n = read(err[0], buf, sizeof buf);
+        if (n == 0 || (n < 0 && errno != EINTR))
+            break;
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    close(out[0]);
+    close(err[0]);
+    ts_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1441,6 +1529,7 @@ int main(void)
         cmocka_unit_test(test_sigint_with_read_and_write),
         cmocka_unit_test(test_write_outlasting_the_grace),
         cmocka_unit_test(test_second_signal_exits_now),
+        cmocka_unit_test(test_unread_stderr_does_not_stall),
     };
     if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
         return 1;
