@@ -337,7 +337,6 @@ static void test_durations(void **state)
         { "1h", "MzYwMDAwMA==" },        /* 3600000 */
         { "3", "MzAwMA==" },             /* 3000 */
         { "0.25", "MjUw" },              /* 250 */
-        { "0.0001s", "MQ==" },           /* 1: below 1 ms is 1 ms */
         { "0", "NzAwMA==" },             /* 7000: the method's default */
         { "1193h", "NDI5NDgwMDAwMA==" }, /* 4294800000, near UINT32_MAX */
     };
