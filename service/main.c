@@ -61,10 +61,13 @@ static const char usage_text[] =
     "  --help                  this text\n"
     "  --version               the version\n"
     "\n"
-    "ipc sockets are created 0600 in a 0700 directory, and a peer whose uid\n"
-    "differs from tkd's gets PERMISSION_DENIED. SIGTERM or SIGINT: stop\n"
-    "accepting, cancel reads, let started writes finish, exit 0; a second\n"
-    "signal exits at once (status 130).\n";
+    "ipc sockets are created 0600. The default socket's directory is\n"
+    "created 0700, and refused if another uid owns it or others may enter\n"
+    "it; the directory of a --listen or TK_ADDR path is used as it is. A\n"
+    "peer whose uid differs from tkd's gets PERMISSION_DENIED.\n"
+    "SIGTERM or SIGINT: stop accepting, cancel reads, let started writes\n"
+    "finish (up to --shutdown-grace-ms), exit 0; a second signal exits at\n"
+    "once (status 130).\n";
 
 typedef struct options {
     const char *listen[MAX_LISTEN];

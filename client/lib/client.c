@@ -510,10 +510,15 @@ static int call_payload(tk_client *client, const char *method,
     if (opts == NULL)
         opts = &no_opts;
     nng_time start = nng_clock();
+    /* In 64 bits, then clamped: timeout_ms may be up to UINT32_MAX, and
+     * nng_duration is a signed 32-bit count whose negative values are
+     * special (a sum that wrapped, or went past INT32_MAX, would give up
+     * at once while the call runs on). */
+    uint64_t want = opts->timeout_ms == 0
+                        ? (uint64_t)TK_MAX_WAIT_MS
+                        : (uint64_t)opts->timeout_ms + TK_DEADLINE_GRACE_MS;
     nng_duration wait_ms =
-        (nng_duration)(opts->timeout_ms == 0
-                           ? TK_MAX_WAIT_MS
-                           : opts->timeout_ms + TK_DEADLINE_GRACE_MS);
+        want > (uint64_t)INT32_MAX ? INT32_MAX : (nng_duration)want;
     uint64_t id = atomic_fetch_add(&client->next_id, 1);
     if (!cancel_bind(opts->cancel, client, id, status))
         return status->code;

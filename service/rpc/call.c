@@ -20,6 +20,11 @@ int64_t rpc_call_deadline(const rpc_call *call)
     return atomic_load(&call->deadline);
 }
 
+int64_t rpc_call_received(const rpc_call *call)
+{
+    return call->t_recv;
+}
+
 rpc_kind rpc_call_kind(const rpc_call *call)
 {
     return call->reg->method->kind;
@@ -155,6 +160,7 @@ void *rpc_call_alloc(rpc_call *call, size_t size)
         if (nb == NULL) {
             rpc_log(RPC_LOG_ERROR, "out of memory for a reply of %zu bytes",
                     size);
+            rpc_log__flush(1000);
             abort();
         }
         nb->next = b;

@@ -73,6 +73,9 @@ int64_t rpc_now_ns(void);
  * the caller's timeout, capped by the method's ceiling. WRITE: start time +
  * the method's ceiling (its own timeout), whatever the caller asked. */
 int64_t rpc_call_deadline(const rpc_call *call);
+/* When the request arrived (monotonic ns): a READ's deadline minus this is
+ * the timeout in force, the caller's capped by the method's ceiling. */
+int64_t rpc_call_received(const rpc_call *call);
 rpc_kind rpc_call_kind(const rpc_call *call);
 uint64_t rpc_call_id(const rpc_call *call);
 const char *rpc_call_method(const rpc_call *call);

@@ -157,5 +157,8 @@ const char *rpc__string_with_nul(const ProtobufCMessageDescriptor *d,
 
 /* log.c: the one line per call. */
 void rpc_log__call(const rpc_call *call, int64_t elapsed_us);
+/* Waits, at most timeout_ms, until the queued log lines are written (before
+ * an abort, which skips the flush at exit). */
+void rpc_log__flush(int timeout_ms);
 
 #endif /* TK_SERVICE_RPC_INT_H */

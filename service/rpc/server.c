@@ -1059,6 +1059,12 @@ void rpc_server_shutdown(rpc_server *srv)
         for (size_t i = 0; i < srv->n_slots; i++)
             if (srv->slots[i].aio != NULL)
                 nng_aio_stop(srv->slots[i].aio);
+    } else {
+        /* Calls outlived the grace: their workers are left running (the
+         * process is about to exit) and never joined, so detached; the
+         * idle ones end on pool_stop. */
+        for (size_t i = 0; i < srv->n_threads; i++)
+            pthread_detach(srv->threads[i]);
     }
     pthread_mutex_unlock(&srv->life_mu);
 }

@@ -48,6 +48,12 @@ Rules (the name before the colon is the one the allowlist uses):
     and listed, never skipped silently.
   public-header: client/include/tk/*.h declare only tk_/TK_ names, and
     every type they mention is their own, a C standard type, or opaque.
+  print: library code never prints: no file of client/lib/ or client/json/
+    calls printf, fprintf, puts, perror or their kin (the err/warn
+    family, dprintf, putchar, ...), or names stdout, stderr,
+    STDOUT_FILENO or STDERR_FILENO; what a caller should see goes in a
+    status, an error buffer or a returned string (snprintf into a buffer
+    is fine).
 
 Known exceptions live in tests/arch/allowlist, one a line,
 `RULE SUBJECT -- REASON`, where SUBJECT is what the rule's message puts in
@@ -82,6 +88,11 @@ LIBRARY_USERS = {
 PROCESS_FUNCS = re.compile(r"^(fork|vfork|clone|clone3|system|popen|"
                            r"posix_spawnp?|f?exec(l|lp|le|v|vp|vpe|ve|veat))$")
 PROCESS_HEADER = re.compile(r"(^|/)spawn\.h$")
+PRINTING_MODULES = ("client/lib", "client/json")
+PRINT_FUNCS = re.compile(r"^(v?f?printf|v?dprintf|puts|putchar|perror|"
+                         r"psignal|psiginfo|v?(err|errx|warn|warnx)|"
+                         r"error|error_at_line)$")
+PRINT_NAMES = re.compile(r"^(stdout|stderr|STDOUT_FILENO|STDERR_FILENO)$")
 PROCESS_OWNER = "service/proc"
 HOST = "rpc"  # every service module may use it: it hands them their calls
 CLIENT_PUBLIC = {
@@ -631,8 +642,35 @@ def foreign_types(t, ty, header, depth=0):
     return out
 
 
+def rule_print(t):
+    for folder in PRINTING_MODULES:
+        for rel in t.c_files(folder):
+            seen = set()
+            for c in t.own_cursors(rel):
+                name = None
+                if c.kind == ci.CursorKind.MACRO_INSTANTIATION:
+                    if PRINT_NAMES.match(c.spelling):
+                        name = c.spelling
+                elif c.kind == ci.CursorKind.DECL_REF_EXPR:
+                    ref, path = referenced_file(c)
+                    if ref is not None and t.rel(path) is None and (
+                            (ref.kind == ci.CursorKind.FUNCTION_DECL and
+                             PRINT_FUNCS.match(ref.spelling)) or
+                            (ref.kind == ci.CursorKind.VAR_DECL and
+                             PRINT_NAMES.match(ref.spelling))):
+                        name = ref.spelling
+                line = c.location.line
+                if name is None or (name, line) in seen:
+                    continue
+                seen.add((name, line))
+                t.fail("print", f"{rel}:{line}", f"{folder} {name}",
+                       f"uses {name}: library code never prints; report "
+                       "through a status, an error buffer or a returned "
+                       "string")
+
+
 RULES = (rule_boundary, rule_library_and_process, rule_signature,
-         rule_include, rule_public_header)
+         rule_include, rule_public_header, rule_print)
 
 
 def read_allowlist(path):

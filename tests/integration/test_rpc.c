@@ -6,9 +6,12 @@
  * "entered"/"exited" with semaphores, so no test sleeps to synchronise.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -117,6 +120,8 @@ typedef struct async_call {
     char data[64];
     tk_status st;
     Tk__V1__PingReply *reply;
+    sem_t *done;          /* posted when the call returns, if set */
+    _Atomic bool is_done; /* the call returned */
     pthread_t thread;
 } async_call;
 
@@ -143,6 +148,9 @@ static void *async_main(void *arg)
     async_call *a = arg;
     call_ping_like(a->client, a->method, a->data, a->timeout_ms, a->cancel,
                    &a->st, &a->reply);
+    atomic_store(&a->is_done, true);
+    if (a->done != NULL)
+        sem_post(a->done);
     return NULL;
 }
 
@@ -157,6 +165,20 @@ static void async_start(async_call *a, tk_client *c, const char *method,
     a->cancel = cancel;
     if (data != NULL)
         snprintf(a->data, sizeof a->data, "%s", data);
+    assert_int_equal(pthread_create(&a->thread, NULL, async_main, a), 0);
+}
+
+/* async_start, with done posted when the call returns. */
+static void async_start_done(async_call *a, tk_client *c, const char *method,
+                             uint32_t timeout_ms, tk_cancel *cancel,
+                             sem_t *done)
+{
+    memset(a, 0, sizeof *a);
+    a->client = c;
+    a->method = method;
+    a->timeout_ms = timeout_ms;
+    a->cancel = cancel;
+    a->done = done;
     assert_int_equal(pthread_create(&a->thread, NULL, async_main, a), 0);
 }
 
@@ -514,6 +536,46 @@ static void test_deadline_expiry(void **state)
     fx_stop(&fx);
 }
 
+/* The method's ceiling caps the caller's timeout: 30 s asked of a method
+ * whose ceiling is 300 ms ends after about 300 ms, by the server's clock. */
+static void test_deadline_capped_by_ceiling(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, NULL);
+    tk_status st;
+    int code = call_ping_like(fx.client, "tk.test.Test/Capped", NULL, 30000,
+                              NULL, &st, NULL);
+    assert_int_equal(code, TK_CODE_DEADLINE_EXCEEDED);
+    assert_true(st.from_server);
+    assert_int_equal(st.cause, TK_CAUSE_DEADLINE);
+    assert_true(st.elapsed_us >= 300000);
+    if (st.elapsed_us >= 10000000)
+        fail_msg("the server ran it %llu us: not capped at 300 ms",
+                 (unsigned long long)st.elapsed_us);
+    sem_wait_ok(&fx.svc.exited, "Capped to return");
+    assert_int_equal(atomic_load(&fx.svc.last_cause), RPC_CAUSE_DEADLINE);
+    tk_status_clear(&st);
+
+    /* The timeout in force, as the handler sees it: the caller's, or the
+     * method's default for 0. */
+    static const struct {
+        uint32_t asked;
+        const char *in_force;
+    } cases[] = { { 30000, "30000" }, { 0, "7000" }, { 1500, "1500" } };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Tk__V1__PingReply *rep = NULL;
+        code = call_ping_like(fx.client, "tk.test.Test/Timeout", NULL,
+                              cases[i].asked, NULL, &st, &rep);
+        assert_int_equal(code, TK_CODE_OK);
+        assert_int_equal(rep->data.len, strlen(cases[i].in_force));
+        assert_memory_equal(rep->data.data, cases[i].in_force, rep->data.len);
+        protobuf_c_message_free_unpacked((ProtobufCMessage *)rep, NULL);
+        tk_status_clear(&st);
+    }
+    fx_stop(&fx);
+}
+
 static void test_client_deadline_without_reply(void **state)
 {
     (void)state;
@@ -539,6 +601,49 @@ static void test_client_deadline_without_reply(void **state)
     tk_client_close(c);
     nng_close(rep);
     ts_rmtree(dir);
+}
+
+/* A timeout near the top of uint32 (597 h and UINT32_MAX ms): the client
+ * waits for the server; it neither gives up at once (a wait past INT32_MAX
+ * ms, negative as an nng_duration; whether NNG then times out at once
+ * depends on the machine's uptime) nor after the 249 ms that a wrapped
+ * UINT32_MAX + grace leaves. A second call's server deadline of 400 ms
+ * orders the check after that, without a sleep. */
+static void test_huge_timeout_waits_for_the_server(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, NULL);
+    const uint32_t timeouts[] = { 597u * 3600u * 1000u, UINT32_MAX };
+    for (size_t i = 0; i < sizeof timeouts / sizeof timeouts[0]; i++) {
+        tk_cancel *cancel;
+        tk_cancel_new(&cancel);
+        async_call a;
+        async_start(&a, fx.client, WAIT_METHOD, timeouts[i], cancel, NULL);
+        sem_wait_ok(&fx.svc.entered, "Wait to start");
+        tk_status st;
+        assert_int_equal(
+            call_ping_like(fx.client, WAIT_METHOD, NULL, 400, NULL, &st, NULL),
+            TK_CODE_DEADLINE_EXCEEDED);
+        assert_true(st.from_server);
+        tk_status_clear(&st);
+        sem_wait_ok(&fx.svc.entered, "the 400 ms Wait to start");
+        sem_wait_ok(&fx.svc.exited, "the 400 ms Wait to return");
+        int outcome = -1;
+        assert_int_equal(tk_cancel_fire(cancel, &outcome), 0);
+        async_join(&a);
+        /* Still waiting when the Cancel came: the server's answer. */
+        if (a.st.code != TK_CODE_CANCELLED)
+            fail_msg("timeout %u ms: %s (%s)", (unsigned)timeouts[i],
+                     tk_code_name(a.st.code), a.st.message);
+        assert_int_equal(outcome, TK_CANCEL_CANCELLED);
+        assert_true(a.st.from_server);
+        assert_int_equal(a.st.cause, TK_CAUSE_CALLER);
+        sem_wait_ok(&fx.svc.exited, "Wait to return");
+        async_free(&a);
+        tk_cancel_free(cancel);
+    }
+    fx_stop(&fx);
 }
 
 static void test_expired_in_queue_does_not_run(void **state)
@@ -615,31 +720,46 @@ static void test_queue_full(void **state)
     fixture fx;
     fx_opts o = { .workers = 1, .queue_depth = 1 };
     fx_start(&fx, &o);
-    tk_cancel *busy;
+    tk_cancel *busy, *cb, *cc;
     tk_cancel_new(&busy);
+    tk_cancel_new(&cb);
+    tk_cancel_new(&cc);
     async_call a, b, c;
     async_start(&a, fx.client, WAIT_METHOD, 30000, busy, NULL);
     sem_wait_ok(&fx.svc.entered, "the worker to be busy");
-    /* One of these fits the queue (and expires there); the other finds it
-     * full. Which is which depends on arrival order, not on timing. */
-    async_start(&b, fx.client, WAIT_METHOD, 300, NULL, NULL);
-    async_start(&c, fx.client, WAIT_METHOD, 300, NULL, NULL);
-    async_join(&b);
-    async_join(&c);
-    async_call *full = b.st.code == TK_CODE_RESOURCE_EXHAUSTED ? &b : &c;
+    /* One of these takes the queue's one place and waits there (30 s, far
+     * longer than the test); the other finds it full and is answered at
+     * once. Which is which depends on arrival order only. */
+    sem_t done;
+    sem_init(&done, 0, 0);
+    async_start_done(&b, fx.client, WAIT_METHOD, 30000, cb, &done);
+    async_start_done(&c, fx.client, WAIT_METHOD, 30000, cc, &done);
+    sem_wait_ok(&done, "the call that finds the queue full");
+    assert_true(atomic_load(&b.is_done) != atomic_load(&c.is_done));
+    async_call *full = atomic_load(&b.is_done) ? &b : &c;
     async_call *queued = full == &b ? &c : &b;
+    async_join(full);
     assert_int_equal(full->st.code, TK_CODE_RESOURCE_EXHAUSTED);
     assert_string_equal(full->st.reason, "QUEUE_FULL");
     assert_true(full->st.retry_after_ms > 0);
     assert_true(full->st.from_server);
-    assert_int_equal(queued->st.code, TK_CODE_DEADLINE_EXCEEDED);
-    assert_string_equal(queued->st.reason, "EXPIRED_IN_QUEUE");
+    /* The queued one is still waiting: cancelled, it never runs. */
+    int outcome = -1;
+    assert_int_equal(tk_cancel_fire(queued->cancel, &outcome), 0);
+    assert_int_equal(outcome, TK_CANCEL_CANCELLED);
+    async_join(queued);
+    assert_int_equal(queued->st.code, TK_CODE_CANCELLED);
+    assert_int_equal(queued->st.cause, TK_CAUSE_CALLER);
+    assert_true(queued->st.from_server);
     tk_cancel_fire(busy, NULL);
     async_join(&a);
     async_free(&a);
     async_free(&b);
     async_free(&c);
+    sem_destroy(&done);
     tk_cancel_free(busy);
+    tk_cancel_free(cb);
+    tk_cancel_free(cc);
     fx_stop(&fx);
     assert_int_equal(atomic_load(&fx.svc.wait_runs), 1);
 }
@@ -1090,6 +1210,41 @@ static void test_socket_is_private(void **state)
 /* ---- tests: shutdown
  * ----------------------------------------------------------- */
 
+typedef struct shutdown_thread {
+    rpc_server *srv;
+    sem_t returned;
+    pthread_t t;
+} shutdown_thread;
+
+static void *shutdown_main(void *arg)
+{
+    shutdown_thread *sd = arg;
+    rpc_server_shutdown(sd->srv);
+    sem_post(&sd->returned);
+    return NULL;
+}
+
+/* True when s is posted within ms: a bounded check that something does
+ * NOT happen (it can fail a broken server, never a correct one). */
+static bool posted_within(sem_t *s, int ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000L;
+    ts.tv_nsec %= 1000000000L;
+    for (;;) {
+        if (sem_timedwait(s, &ts) == 0)
+            return true;
+        if (errno != EINTR)
+            return false;
+    }
+}
+
+/* Shutdown with a READ and a WRITE in flight: the READ ends UNAVAILABLE
+ * (cause SHUTDOWN) at once, a new call on an open connection is refused,
+ * and shutdown waits for the WRITE, which is released only once shutdown
+ * has started and completes with its reply. */
 static void test_shutdown_in_process(void **state)
 {
     (void)state;
@@ -1101,15 +1256,41 @@ static void test_shutdown_in_process(void **state)
     sem_wait_ok(&fx.svc.entered, "the read to start");
     async_start(&w, fx.client, WRITE_METHOD, 30000, NULL, NULL);
     sem_wait_ok(&fx.svc.entered, "the write to start");
-    sem_post(&fx.svc.release); /* the write may finish once it is asked */
-    rpc_server_shutdown(fx.srv);
+
+    shutdown_thread sd = { .srv = fx.srv };
+    sem_init(&sd.returned, 0, 0);
+    assert_int_equal(pthread_create(&sd.t, NULL, shutdown_main, &sd), 0);
+    /* The read was cancelled: shutdown has started. */
+    sem_wait_ok(&fx.svc.exited, "the read to be cancelled");
+    assert_int_equal(atomic_load(&fx.svc.last_cause), RPC_CAUSE_SHUTDOWN);
     async_join(&r);
-    async_join(&w);
     assert_int_equal(r.st.code, TK_CODE_UNAVAILABLE);
     assert_int_equal(r.st.cause, TK_CAUSE_SHUTDOWN);
     assert_true(r.st.retry_after_ms > 0);
+
+    /* A new call on the open connection: refused, never run. */
+    tk_status st;
+    int code =
+        call_ping_like(fx.client, WAIT_METHOD, NULL, 30000, NULL, &st, NULL);
+    assert_int_equal(code, TK_CODE_UNAVAILABLE);
+    assert_true(st.from_server);
+    assert_string_equal(st.reason, "SHUTTING_DOWN");
+    assert_int_equal(st.cause, TK_CAUSE_SHUTDOWN);
+    assert_true(st.retry_after_ms > 0);
+    tk_status_clear(&st);
+    assert_int_equal(atomic_load(&fx.svc.wait_runs), 1);
+
+    /* Shutdown waits for the write (a grace of 5 s): still there after
+     * 300 ms, longer than its own flush of 100 ms. */
+    assert_false(posted_within(&sd.returned, 300));
+    sem_post(&fx.svc.release); /* only now may the write finish */
+    async_join(&w);
     assert_int_equal(w.st.code, TK_CODE_OK);
     assert_true(w.st.write_completed);
+    assert_int_equal(w.reply->data.len, 7);
+    sem_wait_ok(&sd.returned, "shutdown to return");
+    pthread_join(sd.t, NULL);
+    sem_destroy(&sd.returned);
     async_free(&r);
     async_free(&w);
     fx_stop(&fx);
@@ -1121,14 +1302,25 @@ typedef struct testd_proc {
     tk_client *client;
 } testd_proc;
 
-static void daemon_start(testd_proc *d)
+/* testd on a private socket; grace_ms NULL is testd's default. */
+static void daemon_start_grace(testd_proc *d, const char *grace_ms)
 {
     assert_int_equal(ts_mkdtemp(d->dir, sizeof d->dir, "testd"), 0);
     snprintf(d->url, sizeof d->url, "ipc://%s/t.sock", d->dir);
-    const char *argv[] = { ts_program("TESTD"), "--listen", d->url, NULL };
+    const char *argv[] = { ts_program("TESTD"),
+                           "--listen",
+                           d->url,
+                           grace_ms ? "--grace-ms" : NULL,
+                           grace_ms,
+                           NULL };
     assert_int_equal(ts_spawn(&d->p, argv, NULL), 0);
     assert_true(ts_wait_output(&d->p, 1, "READY", 20000));
     assert_int_equal(tk_client_open(&d->client, d->url, NULL, 0), 0);
+}
+
+static void daemon_start(testd_proc *d)
+{
+    daemon_start_grace(d, NULL);
 }
 
 static void daemon_stop(testd_proc *d)
@@ -1138,9 +1330,10 @@ static void daemon_stop(testd_proc *d)
     ts_rmtree(d->dir);
 }
 
-static void test_sigterm_with_read_and_write(void **state)
+/* SIGTERM and SIGINT alike: the READ ends UNAVAILABLE (SHUTDOWN), the
+ * WRITE completes, the process exits 0. */
+static void stop_with_read_and_write(int sig)
 {
-    (void)state;
     testd_proc d;
     daemon_start(&d);
     async_call r, w;
@@ -1148,7 +1341,7 @@ static void test_sigterm_with_read_and_write(void **state)
     assert_true(ts_wait_output(&d.p, 1, "ENTERED Wait", 20000));
     async_start(&w, d.client, WRITE_METHOD, 30000, NULL, "400");
     assert_true(ts_wait_output(&d.p, 1, "ENTERED SlowWrite", 20000));
-    ts_signal(&d.p, SIGTERM);
+    ts_signal(&d.p, sig);
     async_join(&r);
     async_join(&w);
     assert_int_equal(r.st.code, TK_CODE_UNAVAILABLE);
@@ -1158,6 +1351,41 @@ static void test_sigterm_with_read_and_write(void **state)
     assert_true(w.st.write_completed);
     assert_int_equal(ts_finish(&d.p, 20000), 0);
     async_free(&r);
+    async_free(&w);
+    daemon_stop(&d);
+}
+
+static void test_sigterm_with_read_and_write(void **state)
+{
+    (void)state;
+    stop_with_read_and_write(SIGTERM);
+}
+
+static void test_sigint_with_read_and_write(void **state)
+{
+    (void)state;
+    stop_with_read_and_write(SIGINT);
+}
+
+/* A write that outlasts the grace (200 ms here; its own 30 s) does not
+ * hold the process: tkd leaves it, says so and exits 0. */
+static void test_write_outlasting_the_grace(void **state)
+{
+    (void)state;
+    testd_proc d;
+    daemon_start_grace(&d, "200");
+    async_call w;
+    async_start(&w, d.client, WRITE_METHOD, 60000, NULL, "30000");
+    assert_true(ts_wait_output(&d.p, 1, "ENTERED SlowWrite", 20000));
+    long long t0 = ts_now_ms();
+    ts_signal(&d.p, SIGTERM);
+    assert_int_equal(ts_finish(&d.p, 20000), 0);
+    assert_true(ts_now_ms() - t0 < 15000); /* not the write's 30 s */
+    assert_non_null(strstr(d.p.err, "still running after 200 ms"));
+    async_join(&w);
+    /* The process ended under the write: no reply. */
+    assert_int_equal(w.st.code, TK_CODE_UNAVAILABLE);
+    assert_false(w.st.from_server);
     async_free(&w);
     daemon_stop(&d);
 }
@@ -1182,6 +1410,91 @@ static void test_second_signal_exits_now(void **state)
     daemon_stop(&d);
 }
 
+/* tkd's log is written by a thread of its own: a stderr that nobody reads
+ * (a pipe shrunk to one page, full after a few dozen lines) must not stall
+ * the NNG callbacks that answer Ping inline and log it. The lines that did
+ * not fit are counted and reported once stderr drains. */
+static void test_unread_stderr_does_not_stall(void **state)
+{
+    (void)state;
+    char dir[256], url[300];
+    assert_int_equal(ts_mkdtemp(dir, sizeof dir, "mutelog"), 0);
+    snprintf(url, sizeof url, "ipc://%s/t.sock", dir);
+    int out[2], err[2];
+    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(err, O_CLOEXEC), 0);
+    assert_true(fcntl(err[1], F_SETPIPE_SZ, 4096) > 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
+    char *const argv[] = { (char *)ts_program("TESTD"), "--listen", url, NULL };
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    close(err[1]);
+    /* READY on stdout, bounded. */
+    char buf[4096];
+    size_t got = 0;
+    struct pollfd pfd = { .fd = out[0], .events = POLLIN };
+    while (got < sizeof buf - 1 && memmem(buf, got, "READY", 5) == NULL) {
+        assert_true(poll(&pfd, 1, 20000) == 1);
+        ssize_t n = read(out[0], buf + got, sizeof buf - 1 - got);
+        assert_true(n > 0);
+        got += (size_t)n;
+    }
+    tk_client *c;
+    assert_int_equal(tk_client_open(&c, url, NULL, 0), 0);
+    /* Far more lines than the pipe and the log's queue hold. */
+    char failed[512] = "";
+    for (int i = 0; i < 1000 && failed[0] == '\0'; i++) {
+        tk_status st;
+        int code =
+            call_ping_like(c, "tk.v1.Control/Ping", "x", 5000, NULL, &st, NULL);
+        if (code != TK_CODE_OK)
+            snprintf(failed, sizeof failed, "Ping %d: %s %s", i,
+                     tk_code_name(code), st.message);
+        tk_status_clear(&st);
+    }
+    tk_client_close(c);
+    if (failed[0] != '\0') {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        ts_rmtree(dir);
+        fail_msg("%s", failed);
+    }
+    /* Now read stderr: the count of dropped lines comes, bounded. */
+    static char log[1 << 20];
+    size_t log_len = 0;
+    pfd.fd = err[0];
+    long long until = ts_now_ms() + 20000;
+    while (memmem(log, log_len, "line(s) dropped", 15) == NULL &&
+           log_len < sizeof log - 1 && ts_now_ms() < until) {
+        if (poll(&pfd, 1, 1000) != 1)
+            continue;
+        ssize_t n = read(err[0], log + log_len, sizeof log - 1 - log_len);
+        if (n <= 0)
+            break;
+        log_len += (size_t)n;
+    }
+    assert_non_null(memmem(log, log_len, "line(s) dropped", 15));
+    kill(pid, SIGTERM);
+    /* Drain stderr to its end (the exit flush), then reap. */
+    for (;;) {
+        ssize_t n = read(err[0], buf, sizeof buf);
+        if (n == 0 || (n < 0 && errno != EINTR))
+            break;
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    close(out[0]);
+    close(err[0]);
+    ts_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1193,7 +1506,9 @@ int main(void)
         cmocka_unit_test(test_nul_in_string_field),
         cmocka_unit_test(test_oversize_request),
         cmocka_unit_test(test_deadline_expiry),
+        cmocka_unit_test(test_deadline_capped_by_ceiling),
         cmocka_unit_test(test_client_deadline_without_reply),
+        cmocka_unit_test(test_huge_timeout_waits_for_the_server),
         cmocka_unit_test(test_expired_in_queue_does_not_run),
         cmocka_unit_test(test_expired_in_queue_behind_a_later_deadline),
         cmocka_unit_test(test_queue_full),
@@ -1211,7 +1526,10 @@ int main(void)
         cmocka_unit_test(test_socket_is_private),
         cmocka_unit_test(test_shutdown_in_process),
         cmocka_unit_test(test_sigterm_with_read_and_write),
+        cmocka_unit_test(test_sigint_with_read_and_write),
+        cmocka_unit_test(test_write_outlasting_the_grace),
         cmocka_unit_test(test_second_signal_exits_now),
+        cmocka_unit_test(test_unread_stderr_does_not_stall),
     };
     if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
         return 1;

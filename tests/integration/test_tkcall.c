@@ -302,18 +302,48 @@ static void test_ping(void **state)
     ts_proc_free(&p);
 }
 
+/* "data" of a PingReply as tkcall prints it: base64 of the decimal text
+ * testd's Timeout method answers with (the timeout in force, in ms). */
+static void expect_timeout_echo(fixture *f, const char *flag, const char *value,
+                                const char *ms)
+{
+    ts_proc p;
+    int rv = flag != NULL
+                 ? tkcall(&p, f->testd_addr,
+                          ARGS(flag, value, "tk.test.Test/Timeout"))
+                 : tkcall(&p, f->testd_addr, ARGS("tk.test.Test/Timeout"));
+    expect_exit(&p, rv, 0);
+    char want[64];
+    snprintf(want, sizeof want, "\"data\": \"%s\"", ms);
+    if (strstr(p.out, want) == NULL)
+        fail_msg("--timeout %s: want %s in:\n%s", value ? value : "(none)",
+                 want, p.out);
+    ts_proc_free(&p);
+}
+
+/* Each form of --timeout, as the server received it: testd's Timeout
+ * method (ceiling UINT32_MAX) echoes the timeout in force. */
 static void test_durations(void **state)
 {
     fixture *f = *state;
-    const char *forms[] = { "500ms", "30s", "1.5s", "2m", "1h", "3", "0.25" };
-    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
-        ts_proc p;
-        expect_exit(
-            &p,
-            tkcall(&p, f->tkd_addr, ARGS("-t", forms[i], "tk.v1.Control/Ping")),
-            0);
-        ts_proc_free(&p);
-    }
+    start_testd(f, "durations");
+    static const struct {
+        const char *form, *b64; /* base64 of the decimal ms */
+    } cases[] = {
+        { "500ms", "NTAw" },             /* 500 */
+        { "30s", "MzAwMDA=" },           /* 30000 */
+        { "1.5s", "MTUwMA==" },          /* 1500 */
+        { "2m", "MTIwMDAw" },            /* 120000 */
+        { "1h", "MzYwMDAwMA==" },        /* 3600000 */
+        { "3", "MzAwMA==" },             /* 3000 */
+        { "0.25", "MjUw" },              /* 250 */
+        { "0", "NzAwMA==" },             /* 7000: the method's default */
+        { "1193h", "NDI5NDgwMDAwMA==" }, /* 4294800000, near UINT32_MAX */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_timeout_echo(f, "-t", cases[i].form, cases[i].b64);
+    /* Without --timeout: tkcall's default of 30 s, not the method's. */
+    expect_timeout_echo(f, NULL, NULL, "MzAwMDA=");
 }
 
 static void write_file(const char *path, const char *text)
@@ -499,7 +529,7 @@ int main(void)
         cmocka_unit_test(test_describe_method),
         cmocka_unit_test(test_describe_message),
         cmocka_unit_test(test_ping),
-        cmocka_unit_test(test_durations),
+        cmocka_unit_test_teardown(test_durations, end_processes),
         cmocka_unit_test(test_data_file_and_stdin),
         cmocka_unit_test(test_bad_data),
         cmocka_unit_test(test_unknown_method),

@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -96,6 +97,53 @@ static void test_default_socket_and_call_log(void **state)
     ts_rmtree(dir);
 }
 
+/* Without XDG_RUNTIME_DIR: /tmp/tk-$UID/tkd.sock (the path is fixed, TMPDIR
+ * does not move it), directory 0700, socket 0600. Skipped when that
+ * directory exists already: it may be a real tkd's, which a test must
+ * not touch. */
+static void test_default_socket_without_xdg(void **state)
+{
+    (void)state;
+    char sockdir[64], sock[96];
+    snprintf(sockdir, sizeof sockdir, "/tmp/tk-%u", (unsigned)geteuid());
+    snprintf(sock, sizeof sock, "%s/tkd.sock", sockdir);
+    struct stat st;
+    if (lstat(sockdir, &st) == 0) {
+        fprintf(stderr, "%s exists; not testing the fallback address\n",
+                sockdir);
+        skip();
+    }
+    const char *envs[] = { "XDG_RUNTIME_DIR=", "TK_ADDR=", NULL };
+    const char *argv[] = { ts_program("TKD"), NULL };
+    ts_proc p;
+    assert_int_equal(ts_spawn(&p, argv, envs), 0);
+    bool up = ts_wait_output(&p, 2, "listening on ipc:///tmp/tk-", 20000);
+    bool dir_ok = stat(sockdir, &st) == 0 && (st.st_mode & 0777) == 0700 &&
+                  st.st_uid == geteuid();
+    bool sock_ok = stat(sock, &st) == 0 && (st.st_mode & 0777) == 0600;
+    int call_rv = -1;
+    if (up) {
+        ts_proc c;
+        const char *call[] = { ts_program("TKCALL"), "tk.v1.Control/Ping",
+                               NULL };
+        assert_int_equal(ts_spawn(&c, call, envs), 0); /* the same default */
+        call_rv = ts_finish(&c, 20000);
+        ts_proc_free(&c);
+    }
+    ts_signal(&p, SIGTERM);
+    int rv = ts_finish(&p, 20000);
+    /* Ours: tkd created it (it did not exist). */
+    unlink(sock);
+    rmdir(sockdir);
+    if (!up)
+        fail_msg("tkd did not listen on the fallback: %s", p.err);
+    ts_proc_free(&p);
+    assert_true(dir_ok);
+    assert_true(sock_ok);
+    assert_int_equal(call_rv, 0);
+    assert_int_equal(rv, 0);
+}
+
 /* A socket directory others may enter is refused, not used. */
 static void test_refuses_open_socket_dir(void **state)
 {
@@ -122,6 +170,7 @@ int main(void)
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_default_socket_and_call_log),
+        cmocka_unit_test(test_default_socket_without_xdg),
         cmocka_unit_test(test_refuses_open_socket_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

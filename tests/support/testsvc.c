@@ -83,6 +83,23 @@ static void commit_handler(void *svc, rpc_call *call,
     out->data.len = 9;
 }
 
+/* Echoes the timeout in force, in ms, as decimal text in PingReply.data:
+ * what the caller's timeout_ms became on the server. */
+static void timeout_handler(void *svc, rpc_call *call,
+                            const ProtobufCMessage *request,
+                            ProtobufCMessage *reply)
+{
+    (void)svc;
+    (void)request;
+    Tk__V1__PingReply *out = (Tk__V1__PingReply *)reply;
+    char text[32];
+    int n = snprintf(
+        text, sizeof text, "%lld",
+        (long long)((rpc_call_deadline(call) - rpc_call_received(call)) /
+                    1000000LL));
+    out->data = rpc_call_bytes(call, text, (size_t)n);
+}
+
 static const rpc_method test_methods[] = {
     {
         .name = "tk.test.Test/Wait",
@@ -92,6 +109,26 @@ static const rpc_method test_methods[] = {
         .default_timeout_ms = 60000,
         .ceiling_ms = 600000,
         .handler = wait_handler,
+    },
+    {
+        /* Wait under a small ceiling: a caller's long timeout is cut. */
+        .name = "tk.test.Test/Capped",
+        .request = &tk__v1__ping_request__descriptor,
+        .reply = &tk__v1__ping_reply__descriptor,
+        .kind = RPC_READ,
+        .default_timeout_ms = 300,
+        .ceiling_ms = 300,
+        .handler = wait_handler,
+    },
+    {
+        /* The ceiling caps nothing a uint32 can say. */
+        .name = "tk.test.Test/Timeout",
+        .request = &tk__v1__ping_request__descriptor,
+        .reply = &tk__v1__ping_reply__descriptor,
+        .kind = RPC_READ,
+        .default_timeout_ms = 7000,
+        .ceiling_ms = UINT32_MAX,
+        .handler = timeout_handler,
     },
     {
         .name = "tk.test.Test/SlowWrite",

@@ -4,6 +4,10 @@
  *   Wait       READ: blocks until cancelled or past its deadline, then
  *              answers as every READ must (CANCELLED / DEADLINE_EXCEEDED /
  *              UNAVAILABLE with the cause).
+ *   Capped     Wait with a ceiling (and default) of 300 ms.
+ *   Timeout    READ: answers at once with the timeout in force, in ms, as
+ *              decimal text in PingReply.data (default 7000 ms, ceiling
+ *              UINT32_MAX: the caller's timeout_ms as the server took it).
  *   SlowWrite  WRITE: ignores cancellation; finishes when released (in
  *              process) or after PingRequest.data milliseconds (testd).
  *   Commit     READ with a write inside (in process only): passes its

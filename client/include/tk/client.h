@@ -157,8 +157,9 @@ typedef struct tk_call_opts {
 } tk_call_opts;
 
 /* Calls method ("tk.v1.Control/Ping") with request and waits for the reply
- * or the deadline (plus TK_DEADLINE_GRACE_MS). On TK_CODE_OK *reply holds a
- * message of reply_desc, freed with protobuf_c_message_free_unpacked(*reply,
+ * or the deadline (plus TK_DEADLINE_GRACE_MS; the client waits INT32_MAX ms,
+ * about 24.8 days, at most: NNG's longest timeout). On TK_CODE_OK *reply holds
+ * a message of reply_desc, freed with protobuf_c_message_free_unpacked(*reply,
  * NULL); otherwise *reply is NULL. opts may be NULL. Returns status->code. */
 int tk_call(tk_client *client, const char *method,
             const ProtobufCMessage *request,
