@@ -273,8 +273,29 @@ class SystemctlTest(unittest.TestCase):
         self.assertEqual(code, 1)
         self.assertIn("Failed to connect to bus", err)
         env["XDG_RUNTIME_DIR"] = self.f.tmp  # no systemd/private there
-        self.assertEqual(self.f.run("systemctl", "--user", "daemon-reload",
-                                    env=env)[0], 1)
+        code, _, err = self.f.run("systemctl", "--user", "daemon-reload",
+                                  env=env)
+        self.assertEqual(code, 1)
+        self.assertEqual(err, "Failed to connect to bus: No such file or "
+                         "directory\n")
+
+    def test_no_bus_in_the_wording_of_systemd_254(self):
+        self.f.set(systemd_version=254)
+        env = dict(self.f.env)
+        del env["XDG_RUNTIME_DIR"]
+        code, _, err = self.f.run("systemctl", "--user", "daemon-reload",
+                                  env=env)
+        self.assertEqual(code, 1)
+        self.assertTrue(err.startswith(
+            "Failed to connect to user scope bus via local transport: "
+            "$DBUS_SESSION_BUS_ADDRESS and $XDG_RUNTIME_DIR not defined"))
+        env["XDG_RUNTIME_DIR"] = self.f.tmp
+        code, _, err = self.f.run("systemctl", "--user", "show", "a.service",
+                                  env=env)
+        self.assertEqual(code, 1)
+        self.assertEqual(err, "Failed to connect to user scope bus via local "
+                         "transport: No such file or directory\n")
+        self.assertNotIn("Failed to connect to bus", err)
 
     def test_restart_loads_a_new_unit_from_disk(self):
         self.f.unit("a.service", UNIT.format("v1"))

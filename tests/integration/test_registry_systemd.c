@@ -170,20 +170,36 @@ static void test_no_runtime_dir(void **state)
     assert_int_not_equal(stat(path, &sb), 0); /* nothing half-installed */
 }
 
+/* No user manager listens: NO_USER_MANAGER, in the wording of systemd 252
+ * and in that of 254 and later. */
 static void test_no_bus(void **state)
 {
     fx *f = *state;
     char sock[PATH_MAX];
     join(sock, sizeof sock, f->run, "systemd/private");
     assert_int_equal(unlink(sock), 0); /* no user manager listens */
-    spec s;
-    spec_v(&s, "demo", "v1");
-    tk_status st = register_fails(f, &s, SYSTEMD, TK_CODE_FAILED_PRECONDITION);
-    assert_string_equal(st.reason, "NO_USER_MANAGER");
-    assert_non_null(strstr(st.message, "loginctl enable-linger"));
-    assert_non_null(
-        strstr((const char *)st.stderr_excerpt, "Failed to connect to bus"));
-    tk_status_clear(&st);
+    static const struct {
+        const char *config;
+        const char *said;
+    } versions[] = {
+        { "", "Failed to connect to bus: No such file" },
+        { "\"systemd_version\": 254",
+          "Failed to connect to user scope bus via local transport: No such "
+          "file" },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        fx_config(f, versions[i].config);
+        spec s;
+        spec_v(&s, "demo", "v1");
+        tk_status st =
+            register_fails(f, &s, SYSTEMD, TK_CODE_FAILED_PRECONDITION);
+        assert_string_equal(st.reason, "NO_USER_MANAGER");
+        assert_non_null(strstr(st.message, "loginctl enable-linger"));
+        assert_non_null(st.stderr_excerpt);
+        assert_non_null(
+            strstr((const char *)st.stderr_excerpt, versions[i].said));
+        tk_status_clear(&st);
+    }
 }
 
 static size_t linger_warnings(fx *f, spec *s, int action)
