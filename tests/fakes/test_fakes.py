@@ -354,6 +354,32 @@ class SystemctlTest(unittest.TestCase):
         self.assertEqual(code, 1)
         self.assertIn("failed", err)
 
+    def test_a_failed_start_leaves_the_unit_failed(self):
+        # systemd.service(5): a start that fails puts the unit in "failed"
+        # (not "inactive"); it stays so until a start succeeds or
+        # reset-failed; ExecMainStatus 203 is EXIT_EXEC
+        self.f.unit("a.service", UNIT.replace("/bin/sh", "/nonexistent"))
+        self.assertEqual(self.ctl("restart", "a.service")[0], 1)
+        out = self.ctl("show", "a.service")[1]
+        self.assertIn("ActiveState=failed\n", out)
+        self.assertIn("SubState=failed\n", out)
+        self.assertIn("ExecMainCode=1\n", out)
+        self.assertIn("ExecMainStatus=203\n", out)
+        self.assertEqual(self.ctl("is-active", "a.service")[:2],
+                         (3, "failed\n"))
+        self.assertEqual(self.ctl("stop", "a.service")[0], 0)
+        self.assertIn("ActiveState=failed\n", self.ctl("show", "a.service")[1])
+        self.assertEqual(self.ctl("reset-failed", "a.service")[0], 0)
+        self.assertIn("ActiveState=inactive\n",
+                      self.ctl("show", "a.service")[1])
+        self.ctl("restart", "a.service")  # failed again
+        self.f.unit("a.service", UNIT.format("v1"))
+        self.ctl("daemon-reload")
+        self.assertEqual(self.ctl("restart", "a.service")[0], 0)
+        self.assertIn("ActiveState=active\n", self.ctl("show", "a.service")[1])
+        self.assertEqual(self.ctl("is-active", "a.service")[:2],
+                         (0, "active\n"))
+
     def test_stop_records_the_end(self):
         self.f.unit("a.service", UNIT.format("v1"))
         self.ctl("restart", "a.service")

@@ -141,6 +141,51 @@ static void test_restart_without_reload_runs_the_old(void **state)
     assert_runs(f, &v2);
 }
 
+/* The unit's last start failed (its program could not run then): systemd
+ * keeps it "failed", and the next Register with the same spec restarts it
+ * instead of answering UNCHANGED (sd_in_effect's "not failed"). */
+static void test_register_after_a_failed_start(void **state)
+{
+    fx *f = *state;
+    char prog[PATH_MAX];
+    join(prog, sizeof prog, f->dir, "prog");
+    write_file(prog, "#!/bin/sh\nexit 0\n");
+    assert_int_equal(chmod(prog, 0755), 0);
+    spec s;
+    spec_v(&s, "demo", "v1");
+    s.m.program = prog;
+    register_ok(f, &s, SYSTEMD, A_INSTALLED);
+    assert_int_equal(chmod(prog, 0644), 0); /* it cannot run ... */
+    char *err = NULL;
+    assert_int_equal(
+        fake(f, "systemctl", "--user", "restart", "demo.service", &err), 1);
+    free(err);
+    assert_int_equal(chmod(prog, 0755), 0); /* ... and can again */
+    Tk__V1__ServiceStatusReply *r = status_of(f, "", &s, SYSTEMD);
+    assert_true(r->installed && r->loaded);
+    assert_false(r->up_to_date); /* installed as rendered, but failed */
+    assert_non_null(r->last_exit);
+    assert_int_equal(r->last_exit->code, 203); /* EXIT_EXEC */
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+
+    size_t before = log_size(f);
+    register_ok(f, &s, SYSTEMD, A_UPDATED);
+    call_log l;
+    log_read(f, &l);
+    assert_int_equal(count_calls(&l, before, "systemctl", "restart", NULL), 1);
+    assert_int_equal(count_mutating(&l, before), 3);
+    log_free(&l);
+    assert_runs(f, &s);
+    r = status_of(f, "", &s, SYSTEMD);
+    assert_true(r->up_to_date && r->pid > 0);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    before = log_size(f); /* and now it is current */
+    register_ok(f, &s, SYSTEMD, A_UNCHANGED);
+    log_read(f, &l);
+    assert_int_equal(count_mutating(&l, before), 0);
+    log_free(&l);
+}
+
 static void test_hostile_args_arrive_as_given(void **state)
 {
     fx *f = *state;
@@ -299,6 +344,7 @@ int main(void)
         T(test_register_then_unchanged),
         T(test_changed_spec_one_round),
         T(test_restart_without_reload_runs_the_old),
+        T(test_register_after_a_failed_start),
         T(test_hostile_args_arrive_as_given),
         cmocka_unit_test_setup_teardown(test_no_runtime_dir, setup_no_runtime,
                                         fx_teardown),
