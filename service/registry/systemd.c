@@ -229,8 +229,9 @@ static int sd_apply(const reg_ctx *c, const reg_spec *s, const char *path,
     reg_staged st;
     if (reg_file_stage(&st, path, def, e) != 0 || reg_file_commit(&st, e) != 0)
         return -1;
-    /* daemon-reload first: enable reloads only when it adds a link, so an
-     * enabled unit would otherwise restart with its old definition. */
+    /* daemon-reload, on purpose: it is what makes restart run the new
+     * file. enable reloads too (systemctl(1), unless --no-reload), but as a
+     * side effect of enabling, which Register does not lean on. */
     if (sd_do(&op, "daemon-reload", false, e) != 0 ||
         sd_do(&op, "enable", true, e) != 0 ||
         sd_do(&op, "restart", true, e) != 0)

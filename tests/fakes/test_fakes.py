@@ -320,7 +320,7 @@ class SystemctlTest(unittest.TestCase):
                       self.ctl("show", "a.service",
                                "--property=NeedDaemonReload")[1])
 
-    def test_enable_links_and_reloads_only_when_it_changed_a_link(self):
+    def test_enable_and_disable_reload_unless_no_reload(self):
         self.f.unit("a.service", UNIT.format("v1"))
         self.ctl("restart", "a.service")
         self.f.unit("a.service", UNIT.format("v2"))
@@ -331,15 +331,27 @@ class SystemctlTest(unittest.TestCase):
                             "a.service")
         self.assertTrue(os.path.islink(link))
         self.assertIn("reloaded", self.f.calls()[-1])
+        # enabling an enabled unit changes no link, and still reloads
         self.f.unit("a.service", UNIT.format("v3"))
-        self.ctl("enable", "a.service")  # no change: no reload
-        self.assertNotIn("reloaded", self.f.calls()[-1])
+        self.ctl("enable", "a.service")
+        self.assertIn("reloaded", self.f.calls()[-1])
         self.ctl("restart", "a.service")
-        self.assertEqual(self.runs()[-1], ["/bin/sh", "-c", "v2"])
+        self.assertEqual(self.runs()[-1], ["/bin/sh", "-c", "v3"])
+        # --no-reload: the manager keeps what it had
+        self.f.unit("a.service", UNIT.format("v4"))
+        self.ctl("--no-reload", "enable", "a.service")
+        self.assertNotIn("reloaded", self.f.calls()[-1])
+        self.assertIn("NeedDaemonReload=yes",
+                      self.ctl("show", "a.service")[1])
+        self.ctl("restart", "a.service")
+        self.assertEqual(self.runs()[-1], ["/bin/sh", "-c", "v3"])
         self.assertIn("UnitFileState=enabled",
                       self.ctl("show", "a.service")[1])
         self.ctl("disable", "a.service")
         self.assertFalse(os.path.lexists(link))
+        self.assertIn("reloaded", self.f.calls()[-1])
+        self.ctl("disable", "--no-reload", "a.service")
+        self.assertNotIn("reloaded", self.f.calls()[-1])
 
     def test_unknown_units(self):
         self.assertEqual(self.ctl("restart", "nope.service")[0], 5)
