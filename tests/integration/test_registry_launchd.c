@@ -210,6 +210,37 @@ static void test_naive_sequence_fails(void **state)
     free(err);
 }
 
+/* The `launchctl print` polls of label between the bootout at index out
+ * and the bootstrap at index in: one every 200 ms from the bootout until
+ * the label is gone, so about teardown_ms / 200 + 1 of them, and never
+ * more often. Poll k starts no earlier than k * 200 ms after the bootout
+ * returned, and the log's time of a call is its end, so the last poll ends
+ * at least (polls - 1) * 200 ms after the bootout's logged time; polls
+ * stop at the first that finds the label gone. Returns the count. */
+static size_t assert_polled_every_200ms(const call_log *l, size_t out,
+                                        size_t in, const char *label,
+                                        int teardown_ms)
+{
+    char target[256];
+    snprintf(target, sizeof target, "print gui/%u/%s", (unsigned)getuid(),
+             label);
+    size_t polls = 0;
+    size_t last = out;
+    for (size_t i = out + 1; i < in; i++)
+        if (strcmp(l->v[i].tool, "launchctl") == 0 &&
+            strcmp(l->v[i].argv, target) == 0) {
+            polls++;
+            last = i;
+        }
+    double span = l->v[last].t_ms - l->v[out].t_ms;
+    if (polls < 1 || (teardown_ms >= 400 && polls < 2) ||
+        (double)(polls - 1) * 200.0 > span + 1.0 ||
+        polls > (size_t)teardown_ms / 200 + 2)
+        fail_msg("%s: %zu print polls in %.0f ms for a %d ms teardown", label,
+                 polls, span, teardown_ms);
+    return polls;
+}
+
 /* ---- teardown times from 0 to 3 s, in parallel
  * ------------------------------- */
 
@@ -256,11 +287,71 @@ static void test_teardown_sweep(void **state)
         /* it waited out the teardown before the bootstrap (the log's
          * time of a call is its end; the teardown starts just before) */
         assert_true(l.v[in].t_ms - l.v[out].t_ms >= sweep[i].ms - 50);
+        assert_polled_every_200ms(&l, out, in, sweep[i].label, sweep[i].ms);
         size_t rounds;
         assert_true(label_rounds(&l, before, sweep[i].label, &rounds));
         assert_int_equal(rounds, 1);
     }
     log_free(&l);
+}
+
+static int setup_gone_wait_1s(void **state)
+{
+    fx_opts o = { .gone_wait_ms = 1000 };
+    return fx_setup_with(state, &o);
+}
+
+/* launchd takes longer to tear the old job down than Register waits (the
+ * bound is 10 s; 1 s here): UNAVAILABLE, TEARDOWN_TIMEOUT, and nothing
+ * after the bootout — no file replaced, no enable, no bootstrap. */
+static void test_teardown_timeout(void **state)
+{
+    fx *f = *state;
+    spec v1, v2;
+    spec_v(&v1, "dev.example.slow", "v1");
+    spec_v(&v2, "dev.example.slow", "v2");
+    register_ok(f, &v1, LAUNCHD, A_INSTALLED);
+    char path[PATH_MAX];
+    def_path(path, sizeof path, f, "dev.example.slow", LAUNCHD);
+    char *old = read_file(path);
+    assert_non_null(old);
+    fx_config(f, "\"teardown_ms\": 5000");
+    size_t before = log_size(f);
+    long long t0 = ts_now_ms();
+    tk_status st = register_fails(f, &v2, LAUNCHD, TK_CODE_UNAVAILABLE);
+    long long took = ts_now_ms() - t0;
+    assert_string_equal(st.reason, "TEARDOWN_TIMEOUT");
+    char want[256];
+    snprintf(want, sizeof want,
+             "gui/%u/dev.example.slow is still in the domain 1000 ms after "
+             "launchctl bootout",
+             (unsigned)getuid());
+    if (strstr(st.message, want) == NULL)
+        fail_msg("message: %s", st.message);
+    assert_true(st.retry_after_ms > 0);
+    tk_status_clear(&st);
+    assert_true(took >= 1000 && took < 4000);
+    char *now = read_file(path); /* the old definition, untouched */
+    assert_non_null(now);
+    assert_string_equal(now, old);
+    free(now);
+    free(old);
+    call_log l;
+    log_read(f, &l);
+    assert_int_equal(count_mutating(&l, before), 1); /* the bootout alone */
+    size_t out = find(&l, before, "bootout", NULL);
+    assert_true(out != (size_t)-1);
+    /* it polled until the bound: 1000 / 200 + 1 prints, give or take one */
+    size_t polls =
+        assert_polled_every_200ms(&l, out, l.n, "dev.example.slow", 1000);
+    assert_true(polls >= 4);
+    log_free(&l);
+    /* no temporary file left next to it */
+    char *argv[] = { "/bin/ls", "-A", f->agents, NULL };
+    char *listing = NULL;
+    assert_int_equal(run((const char *const *)argv, NULL, &listing, NULL), 0);
+    assert_string_equal(listing, "dev.example.slow.plist\n");
+    free(listing);
 }
 
 /* The label has left print, launchd still refuses for a while: the bounded
@@ -556,6 +647,8 @@ int main(void)
         T(test_changed_spec_one_round),
         T(test_naive_sequence_fails),
         T(test_teardown_sweep),
+        cmocka_unit_test_setup_teardown(test_teardown_timeout,
+                                        setup_gone_wait_1s, fx_teardown),
         T(test_retry_covers_the_gap_after_print),
         T(test_refused_plist_fails_after_bounded_attempts),
         cmocka_unit_test_setup_teardown(test_plutil_lints_first, setup_plutil,
