@@ -108,6 +108,21 @@ class LaunchctlTest(unittest.TestCase):
         self.assertIn("\tpid = ", out)
         self.assertIn(f"\tpath = {path}", out)
 
+    def test_print_says_how_the_job_last_ended(self):
+        self.f.run("launchctl", "bootstrap", self.gui, self.f.plist("a"))
+        out = self.f.run("launchctl", "print", self.target("a"))[1]
+        self.assertIn("\tstate = running\n", out)
+        self.assertIn("\tlast exit code = (never exited)\n", out)
+        self.f.set(exited={"a": {"code": 3}})
+        out = self.f.run("launchctl", "print", self.target("a"))[1]
+        self.assertIn("\tstate = not running\n", out)
+        self.assertIn("\tlast exit code = 3\n", out)
+        self.assertNotIn("\tpid = ", out)
+        self.f.set(exited={"a": {"signal": 9}})
+        out = self.f.run("launchctl", "print", self.target("a"))[1]
+        self.assertIn("\tlast terminating signal = Killed: 9\n", out)
+        self.assertNotIn("\tpid = ", out)
+
     def test_bootout_returns_before_the_job_leaves_the_domain(self):
         self.f.set(teardown_ms=3000)
         self.f.run("launchctl", "bootstrap", self.gui, self.f.plist("a"))

@@ -595,7 +595,25 @@ static void test_status_and_unregister(void **state)
     r = status_of(f, "", &s, LAUNCHD);
     assert_true(r->installed && r->up_to_date && r->loaded);
     assert_true(r->pid > 0);
+    assert_null(r->last_exit); /* "(never exited)" */
     protobuf_c_message_free_unpacked(&r->base, NULL);
+    /* its process ended: by exit 3, then by SIGKILL */
+    fx_config(f, "\"exited\": {\"dev.example.st\": {\"code\": 3}}");
+    r = status_of(f, "dev.example.st", NULL, LAUNCHD);
+    assert_true(r->loaded);
+    assert_int_equal(r->pid, 0);
+    assert_non_null(r->last_exit);
+    assert_int_equal(r->last_exit->code, 3);
+    assert_int_equal(r->last_exit->signal, 0);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    fx_config(f, "\"exited\": {\"dev.example.st\": {\"signal\": 9}}");
+    r = status_of(f, "dev.example.st", NULL, LAUNCHD);
+    assert_int_equal(r->pid, 0);
+    assert_non_null(r->last_exit);
+    assert_int_equal(r->last_exit->signal, 9);
+    assert_int_equal(r->last_exit->code, 0);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    fx_config(f, "");
     spec other;
     spec_v(&other, "dev.example.st", "v2");
     r = status_of(f, "dev.example.st", &other, LAUNCHD);
