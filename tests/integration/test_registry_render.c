@@ -405,6 +405,43 @@ static void test_readme_example(void **state)
     protobuf_c_message_free_unpacked(&rep->base, NULL);
 }
 
+/* backend AUTO (0): systemd here (launchd on macOS), with that backend's
+ * path and definition. */
+static void test_auto_backend(void **state)
+{
+    fx *f = *state;
+#ifdef __APPLE__
+    const int want = LAUNCHD;
+    const char *dir = f->agents;
+    const char *suffix = ".plist";
+#else
+    const int want = SYSTEMD;
+    const char *dir = f->units;
+    const char *suffix = ".service";
+#endif
+    spec s;
+    spec_v(&s, "dev.example.auto", "v1");
+    Tk__V1__ServiceRenderRequest req = TK__V1__SERVICE_RENDER_REQUEST__INIT;
+    req.spec = &s.m;
+    req.backend = TK__V1__SERVICE_MANAGER__KIND__AUTO;
+    Tk__V1__ServiceRenderReply *rep = NULL;
+    tk_status st;
+    int code = tk_services_render(f->client, &req, &rep, NULL, &st);
+    if (code != TK_CODE_OK)
+        fail_msg("Render: %s %s", st.reason, st.message);
+    tk_status_clear(&st);
+    assert_int_equal(rep->backend, want);
+    char name[64];
+    char path[PATH_MAX];
+    snprintf(name, sizeof name, "dev.example.auto%s", suffix);
+    join(path, sizeof path, dir, name);
+    assert_string_equal(rep->path, path);
+    char *explicit_ = render(f, &s, want);
+    assert_string_equal(rep->definition, explicit_);
+    free(explicit_);
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
 /* Render of a spec expected to be refused: its status (clear it). */
 static tk_status render_fails(fx *f, spec *s, int backend)
 {
@@ -495,6 +532,7 @@ int main(void)
         T(test_unit_reads_back),
         T(test_unit_verified_by_systemd),
         T(test_readme_example),
+        T(test_auto_backend),
         T(test_bad_specs_name_their_field),
         T(test_unknown_backend),
         cmocka_unit_test_setup_teardown(test_no_home, setup_no_home,
