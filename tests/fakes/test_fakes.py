@@ -505,6 +505,10 @@ class LoginctlPlutilTest(unittest.TestCase):
                          (0, f"{good}: OK\n", ""))
         bad = self.f.plist("b", raw=b"<plist><dict><key>x</key></plist>")
         self.assertEqual(self.f.run("plutil", "-lint", bad)[0], 1)
+        self.f.set(lint_refuse=True)
+        code, out, _ = self.f.run("plutil", "-lint", good)
+        self.assertEqual(code, 1)
+        self.assertTrue(out.startswith(f"{good}: Property List error"))
 
 
 if __name__ == "__main__":

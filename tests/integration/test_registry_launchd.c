@@ -411,8 +411,11 @@ static void test_refused_plist_fails_after_bounded_attempts(void **state)
     call_log l;
     log_read(f, &l);
     assert_int_equal(count_calls(&l, 0, "launchctl", "bootstrap", NULL), 6);
-    /* the backoff between them: 300 + 600 + 900 + 1200 + 1500 ms */
+    /* the backoff between them: 300 + 600 + 900 + 1200 + 1500 ms; and
+     * then it stops, far below the write's own 120 s timeout, even with
+     * slow launchctl runs on a loaded machine */
     assert_true(took >= 4500);
+    assert_true(took < 15000);
     size_t before = l.n;
     log_free(&l);
 
@@ -420,7 +423,12 @@ static void test_refused_plist_fails_after_bounded_attempts(void **state)
     st = register_fails(f, &s, LAUNCHD, TK_CODE_FAILED_PRECONDITION);
     assert_string_equal(st.reason, "BOOTSTRAP_FAILED");
     assert_non_null(strstr(st.message, "not retried"));
-    assert_non_null(strstr(st.message, "125"));
+    /* launchctl's own words, in the message and the excerpt */
+    static const char refused[] =
+        "Bootstrap failed: 125: Domain does not support specified action";
+    assert_non_null(strstr(st.message, refused));
+    assert_non_null(st.stderr_excerpt);
+    assert_non_null(strstr((const char *)st.stderr_excerpt, refused));
     tk_status_clear(&st);
     log_read(f, &l);
     assert_int_equal(count_calls(&l, before, "launchctl", "bootstrap", NULL),
@@ -429,24 +437,54 @@ static void test_refused_plist_fails_after_bounded_attempts(void **state)
 }
 
 /* plutil -lint, where plutil exists, judges the new file before anything is
- * taken down. */
+ * taken down: on an update it runs before the bootout, and when it refuses
+ * nothing changes. */
 static void test_plutil_lints_first(void **state)
 {
     fx *f = *state;
     spec s;
     spec_v(&s, "dev.example.lint", "v1");
     register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    size_t before = log_size(f);
+    spec_v(&s, "dev.example.lint", "v2");
+    register_ok(f, &s, LAUNCHD, A_UPDATED);
     call_log l;
     log_read(f, &l);
     size_t lint = (size_t)-1;
-    for (size_t i = 0; i < l.n; i++)
+    for (size_t i = before; i < l.n; i++)
         if (strcmp(l.v[i].tool, "plutil") == 0)
             lint = i;
     assert_true(lint != (size_t)-1);
     assert_int_equal(l.v[lint].exit, 0);
     assert_non_null(strstr(l.v[lint].argv, "-lint"));
-    assert_true(lint < find(&l, 0, "bootstrap", NULL));
+    assert_true(lint < find(&l, before, "bootout", NULL));
+    assert_true(find(&l, before, "bootout", NULL) <
+                find(&l, before, "bootstrap", NULL));
+    before = l.n;
     log_free(&l);
+
+    char path[PATH_MAX];
+    def_path(path, sizeof path, f, "dev.example.lint", LAUNCHD);
+    char *old = read_file(path);
+    assert_non_null(old);
+    fx_config(f, "\"lint_refuse\": true");
+    spec_v(&s, "dev.example.lint", "v3");
+    tk_status st = register_fails(f, &s, LAUNCHD, TK_CODE_FAILED_PRECONDITION);
+    assert_string_equal(st.reason, "LINT_FAILED");
+    assert_non_null(strstr(st.message, "Property List error"));
+    assert_non_null(st.stderr_excerpt);
+    assert_non_null(
+        strstr((const char *)st.stderr_excerpt, "Property List error"));
+    tk_status_clear(&st);
+    log_read(f, &l);
+    assert_int_equal(count_calls(&l, before, "plutil", "-lint", NULL), 1);
+    assert_int_equal(count_mutating(&l, before), 0);
+    log_free(&l);
+    char *now = read_file(path); /* v2 stays, byte for byte */
+    assert_non_null(now);
+    assert_string_equal(now, old);
+    free(now);
+    free(old);
 }
 
 /* ---- a cancel does not stop a Register
