@@ -88,6 +88,11 @@ static void test_register_then_unchanged(void **state)
     assert_int_equal(k, 3);
     log_free(&l);
     assert_runs(f, &s);
+    char path[PATH_MAX];
+    def_path(path, sizeof path, f, "demo", SYSTEMD);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0644);
 
     size_t before = log_size(f);
     assert_int_equal(register_ok(f, &s, SYSTEMD, A_UNCHANGED), 0);
@@ -109,9 +114,47 @@ static void test_changed_spec_one_round(void **state)
     log_read(f, &l);
     assert_int_equal(
         count_calls(&l, before, "systemctl", "daemon-reload", NULL), 1);
+    assert_int_equal(count_calls(&l, before, "systemctl", "enable", NULL), 1);
     assert_int_equal(count_calls(&l, before, "systemctl", "restart", NULL), 1);
+    assert_int_equal(count_mutating(&l, before), 3); /* and nothing else */
     log_free(&l);
     assert_runs(f, &s); /* the new definition runs, not the old one */
+}
+
+/* An old installation that names an old binary path (the program moved in
+ * an upgrade) is fixed by the next Register with the spec as it is now: no
+ * separate migration. */
+static void test_old_binary_path_is_fixed(void **state)
+{
+    fx *f = *state;
+    spec s;
+    spec_v(&s, "demo", "v1");
+    char *def = render(f, &s, SYSTEMD);
+    char *at = strstr(def, "ExecStart=\"/bin/sh\"");
+    assert_non_null(at);
+    char *old = NULL;
+    assert_true(asprintf(&old, "%.*sExecStart=\"/opt/old/bin/demo\"%s",
+                         (int)(at - def), def,
+                         at + strlen("ExecStart=\"/bin/sh\"")) > 0);
+    free(def);
+    char path[PATH_MAX];
+    def_path(path, sizeof path, f, "demo", SYSTEMD);
+    char parent[PATH_MAX];
+    join(parent, sizeof parent, f->config, "systemd");
+    assert_int_equal(mkdir(parent, 0700), 0);
+    assert_int_equal(mkdir(f->units, 0700), 0);
+    write_file(path, old); /* installed and enabled by the old version */
+    free(old);
+    assert_int_equal(
+        fake(f, "systemctl", "--user", "enable", "demo.service", NULL), 0);
+    size_t before = log_size(f);
+    register_ok(f, &s, SYSTEMD, A_UPDATED);
+    assert_installed(f, &s, SYSTEMD);
+    call_log l;
+    log_read(f, &l);
+    assert_int_equal(count_mutating(&l, before), 3);
+    log_free(&l);
+    assert_runs(f, &s); /* /bin/sh runs, not /opt/old/bin/demo */
 }
 
 /* Negative control: the file changed, restart without daemon-reload — the
@@ -343,6 +386,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_register_then_unchanged),
         T(test_changed_spec_one_round),
+        T(test_old_binary_path_is_fixed),
         T(test_restart_without_reload_runs_the_old),
         T(test_register_after_a_failed_start),
         T(test_hostile_args_arrive_as_given),
