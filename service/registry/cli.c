@@ -63,7 +63,13 @@ static int parse(cli *o, int argc, char **argv)
         } else if (strcmp(a, "--help") == 0) {
             fputs(usage_text, stdout);
             return 1;
-        } else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
+        } else if ((strcmp(a, "--backend") == 0 || strcmp(a, "--label") == 0) &&
+                   i + 1 == argc) {
+            fprintf(stderr, "tkd %s: %s needs a value (%s)\n", argv[1], a,
+                    strcmp(a, "--backend") == 0 ? "auto, launchd or systemd"
+                                                : "a label, e.g. dev.tk.tkd");
+            return 2;
+        } else if (strcmp(a, "--backend") == 0) {
             o->backend = parse_backend(argv[++i]);
             if (o->backend < 0) {
                 fprintf(stderr,
@@ -72,7 +78,7 @@ static int parse(cli *o, int argc, char **argv)
                         argv[1], argv[i]);
                 return 2;
             }
-        } else if (strcmp(a, "--label") == 0 && i + 1 < argc) {
+        } else if (strcmp(a, "--label") == 0) {
             o->label = argv[++i];
         } else {
             fprintf(stderr, "tkd %s: unexpected \"%s\" (tkd %s --help)\n",

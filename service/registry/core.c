@@ -96,6 +96,8 @@ int registry_new(registry **out, const registry_config *cfg, char *err,
     reg_find_tool(r->plutil, sizeof r->plutil, "plutil", path);
     reg_find_tool(r->systemctl, sizeof r->systemctl, "systemctl", path);
     reg_find_tool(r->loginctl, sizeof r->loginctl, "loginctl", path);
+    r->gone_wait_ms =
+        cfg->gone_wait_ms != 0 ? cfg->gone_wait_ms : REG_GONE_WAIT_MS;
     reg_locks_init(r);
     *out = r;
     return 0;

@@ -92,7 +92,7 @@ static int ld_lint(const ld_op *op, const char *file, reg_error *e)
 }
 
 /* bootout, then poll print every REG_POLL_MS until the label is gone, for
- * at most REG_GONE_WAIT_MS. bootout's own status is not trusted either
+ * at most gone_wait_ms (10 s). bootout's own status is not trusted either
  * way ("not loaded" is fine; success does not mean gone): print decides. */
 static int ld_bootout_wait(const ld_op *op, reg_error *e)
 {
@@ -110,11 +110,12 @@ static int ld_bootout_wait(const ld_op *op, reg_error *e)
         }
         if (!loaded)
             break;
-        if (proc_now_ns() - start >= (int64_t)REG_GONE_WAIT_MS * 1000000) {
+        unsigned limit_ms = op->c->r->gone_wait_ms;
+        if (proc_now_ns() - start >= (int64_t)limit_ms * 1000000) {
             rv = reg_fail(e, RPC_UNAVAILABLE, "TEARDOWN_TIMEOUT",
                           "%s is still in the domain %u ms after launchctl "
                           "bootout (which said: \"%.512s\")",
-                          op->target, REG_GONE_WAIT_MS, reg_out_text(&bo));
+                          op->target, limit_ms, reg_out_text(&bo));
             reg_keep_output(e, &bo);
             break;
         }

@@ -46,6 +46,9 @@ typedef struct registry_config {
                                 loginctl are looked up here, once */
     const char *linger_dir;  /* /var/lib/systemd/linger: read when loginctl
                                 cannot say whether the user lingers */
+    unsigned gone_wait_ms;   /* how long launchd may take to tear a job
+                                down after bootout; 0: 10 s. For the tests,
+                                which reach the bound without waiting 10 s */
 } registry_config;
 
 /* Resolves the directories and the tools. Fails only without memory;

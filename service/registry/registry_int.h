@@ -16,8 +16,10 @@
 #include "tk/v1/services.pb-c.h"
 
 /* The launchd sequence (the field write-up, section 4). */
-#define REG_POLL_MS 200u           /* launchctl print, until gone */
-#define REG_GONE_WAIT_MS 10000u    /* ... for at most this long */
+#define REG_POLL_MS 200u /* launchctl print, until gone */
+#define REG_GONE_WAIT_MS                                                       \
+    10000u                         /* ... for at most this long (the           \
+                                      default of registry.gone_wait_ms) */
 #define REG_BOOTSTRAP_ATTEMPTS 6u  /* bootstrap, on EIO only */
 #define REG_BACKOFF_STEP_MS 300u   /* sleep attempt * step between */
 #define REG_TOOL_TIMEOUT_MS 30000u /* one launchctl/systemctl run */
@@ -146,6 +148,7 @@ struct registry {
     char plutil[PATH_MAX];
     char systemctl[PATH_MAX];
     char loginctl[PATH_MAX];
+    unsigned gone_wait_ms; /* registry_config's, else REG_GONE_WAIT_MS */
     /* the label lock table (labels.c) */
     pthread_mutex_t locks_mu;
     pthread_cond_t locks_cv;

@@ -74,6 +74,15 @@ static int systemctl(reg_out *o, const sd_op *op, const char *const *args,
     return reg_run(o, op->c, op->c->r->systemctl, argv, env, e);
 }
 
+/* systemctl could not reach the user manager's bus. systemd up to 253
+ * says "Failed to connect to bus: <why>"; from 254 on (bus_log_connect_full)
+ * "Failed to connect to user scope bus via local transport: <why>". */
+static bool sd_no_bus(const char *said)
+{
+    return strstr(said, "Failed to connect to bus") != NULL ||
+           strstr(said, "Failed to connect to user scope bus") != NULL;
+}
+
 /* Runs `systemctl --user VERB [UNIT]`; a non-zero exit is an error. */
 static int sd_do(const sd_op *op, const char *verb, bool with_unit,
                  reg_error *e)
@@ -84,7 +93,7 @@ static int sd_do(const sd_op *op, const char *verb, bool with_unit,
         return -1;
     int rv = 0;
     const char *said = reg_out_text(&o);
-    if (o.exit != 0 && strstr(said, "Failed to connect to bus") != NULL)
+    if (o.exit != 0 && sd_no_bus(said))
         rv = no_manager(op, said, e);
     else if (o.exit != 0)
         rv = reg_fail(e, RPC_FAILED_PRECONDITION, "SYSTEMCTL_FAILED",
@@ -138,7 +147,7 @@ static int sd_read_show(const sd_op *op, sd_show *sh, reg_error *e)
     int rv = 0;
     if (o.exit != 0) {
         const char *said = reg_out_text(&o);
-        rv = strstr(said, "Failed to connect to bus") != NULL
+        rv = sd_no_bus(said)
                  ? no_manager(op, said, e)
                  : reg_fail(e, RPC_FAILED_PRECONDITION, "SYSTEMCTL_FAILED",
                             "systemctl --user show %s failed (exit %d): "
@@ -220,8 +229,9 @@ static int sd_apply(const reg_ctx *c, const reg_spec *s, const char *path,
     reg_staged st;
     if (reg_file_stage(&st, path, def, e) != 0 || reg_file_commit(&st, e) != 0)
         return -1;
-    /* daemon-reload first: enable reloads only when it adds a link, so an
-     * enabled unit would otherwise restart with its old definition. */
+    /* daemon-reload, on purpose: it is what makes restart run the new
+     * file. enable reloads too (systemctl(1), unless --no-reload), but as a
+     * side effect of enabling, which Register does not lean on. */
     if (sd_do(&op, "daemon-reload", false, e) != 0 ||
         sd_do(&op, "enable", true, e) != 0 ||
         sd_do(&op, "restart", true, e) != 0)

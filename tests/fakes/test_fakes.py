@@ -108,6 +108,21 @@ class LaunchctlTest(unittest.TestCase):
         self.assertIn("\tpid = ", out)
         self.assertIn(f"\tpath = {path}", out)
 
+    def test_print_says_how_the_job_last_ended(self):
+        self.f.run("launchctl", "bootstrap", self.gui, self.f.plist("a"))
+        out = self.f.run("launchctl", "print", self.target("a"))[1]
+        self.assertIn("\tstate = running\n", out)
+        self.assertIn("\tlast exit code = (never exited)\n", out)
+        self.f.set(exited={"a": {"code": 3}})
+        out = self.f.run("launchctl", "print", self.target("a"))[1]
+        self.assertIn("\tstate = not running\n", out)
+        self.assertIn("\tlast exit code = 3\n", out)
+        self.assertNotIn("\tpid = ", out)
+        self.f.set(exited={"a": {"signal": 9}})
+        out = self.f.run("launchctl", "print", self.target("a"))[1]
+        self.assertIn("\tlast terminating signal = Killed: 9\n", out)
+        self.assertNotIn("\tpid = ", out)
+
     def test_bootout_returns_before_the_job_leaves_the_domain(self):
         self.f.set(teardown_ms=3000)
         self.f.run("launchctl", "bootstrap", self.gui, self.f.plist("a"))
@@ -273,8 +288,29 @@ class SystemctlTest(unittest.TestCase):
         self.assertEqual(code, 1)
         self.assertIn("Failed to connect to bus", err)
         env["XDG_RUNTIME_DIR"] = self.f.tmp  # no systemd/private there
-        self.assertEqual(self.f.run("systemctl", "--user", "daemon-reload",
-                                    env=env)[0], 1)
+        code, _, err = self.f.run("systemctl", "--user", "daemon-reload",
+                                  env=env)
+        self.assertEqual(code, 1)
+        self.assertEqual(err, "Failed to connect to bus: No such file or "
+                         "directory\n")
+
+    def test_no_bus_in_the_wording_of_systemd_254(self):
+        self.f.set(systemd_version=254)
+        env = dict(self.f.env)
+        del env["XDG_RUNTIME_DIR"]
+        code, _, err = self.f.run("systemctl", "--user", "daemon-reload",
+                                  env=env)
+        self.assertEqual(code, 1)
+        self.assertTrue(err.startswith(
+            "Failed to connect to user scope bus via local transport: "
+            "$DBUS_SESSION_BUS_ADDRESS and $XDG_RUNTIME_DIR not defined"))
+        env["XDG_RUNTIME_DIR"] = self.f.tmp
+        code, _, err = self.f.run("systemctl", "--user", "show", "a.service",
+                                  env=env)
+        self.assertEqual(code, 1)
+        self.assertEqual(err, "Failed to connect to user scope bus via local "
+                         "transport: No such file or directory\n")
+        self.assertNotIn("Failed to connect to bus", err)
 
     def test_restart_loads_a_new_unit_from_disk(self):
         self.f.unit("a.service", UNIT.format("v1"))
@@ -299,7 +335,7 @@ class SystemctlTest(unittest.TestCase):
                       self.ctl("show", "a.service",
                                "--property=NeedDaemonReload")[1])
 
-    def test_enable_links_and_reloads_only_when_it_changed_a_link(self):
+    def test_enable_and_disable_reload_unless_no_reload(self):
         self.f.unit("a.service", UNIT.format("v1"))
         self.ctl("restart", "a.service")
         self.f.unit("a.service", UNIT.format("v2"))
@@ -310,15 +346,27 @@ class SystemctlTest(unittest.TestCase):
                             "a.service")
         self.assertTrue(os.path.islink(link))
         self.assertIn("reloaded", self.f.calls()[-1])
+        # enabling an enabled unit changes no link, and still reloads
         self.f.unit("a.service", UNIT.format("v3"))
-        self.ctl("enable", "a.service")  # no change: no reload
-        self.assertNotIn("reloaded", self.f.calls()[-1])
+        self.ctl("enable", "a.service")
+        self.assertIn("reloaded", self.f.calls()[-1])
         self.ctl("restart", "a.service")
-        self.assertEqual(self.runs()[-1], ["/bin/sh", "-c", "v2"])
+        self.assertEqual(self.runs()[-1], ["/bin/sh", "-c", "v3"])
+        # --no-reload: the manager keeps what it had
+        self.f.unit("a.service", UNIT.format("v4"))
+        self.ctl("--no-reload", "enable", "a.service")
+        self.assertNotIn("reloaded", self.f.calls()[-1])
+        self.assertIn("NeedDaemonReload=yes",
+                      self.ctl("show", "a.service")[1])
+        self.ctl("restart", "a.service")
+        self.assertEqual(self.runs()[-1], ["/bin/sh", "-c", "v3"])
         self.assertIn("UnitFileState=enabled",
                       self.ctl("show", "a.service")[1])
         self.ctl("disable", "a.service")
         self.assertFalse(os.path.lexists(link))
+        self.assertIn("reloaded", self.f.calls()[-1])
+        self.ctl("disable", "--no-reload", "a.service")
+        self.assertNotIn("reloaded", self.f.calls()[-1])
 
     def test_unknown_units(self):
         self.assertEqual(self.ctl("restart", "nope.service")[0], 5)
@@ -332,6 +380,32 @@ class SystemctlTest(unittest.TestCase):
         code, _, err = self.ctl("restart", "a.service")
         self.assertEqual(code, 1)
         self.assertIn("failed", err)
+
+    def test_a_failed_start_leaves_the_unit_failed(self):
+        # systemd.service(5): a start that fails puts the unit in "failed"
+        # (not "inactive"); it stays so until a start succeeds or
+        # reset-failed; ExecMainStatus 203 is EXIT_EXEC
+        self.f.unit("a.service", UNIT.replace("/bin/sh", "/nonexistent"))
+        self.assertEqual(self.ctl("restart", "a.service")[0], 1)
+        out = self.ctl("show", "a.service")[1]
+        self.assertIn("ActiveState=failed\n", out)
+        self.assertIn("SubState=failed\n", out)
+        self.assertIn("ExecMainCode=1\n", out)
+        self.assertIn("ExecMainStatus=203\n", out)
+        self.assertEqual(self.ctl("is-active", "a.service")[:2],
+                         (3, "failed\n"))
+        self.assertEqual(self.ctl("stop", "a.service")[0], 0)
+        self.assertIn("ActiveState=failed\n", self.ctl("show", "a.service")[1])
+        self.assertEqual(self.ctl("reset-failed", "a.service")[0], 0)
+        self.assertIn("ActiveState=inactive\n",
+                      self.ctl("show", "a.service")[1])
+        self.ctl("restart", "a.service")  # failed again
+        self.f.unit("a.service", UNIT.format("v1"))
+        self.ctl("daemon-reload")
+        self.assertEqual(self.ctl("restart", "a.service")[0], 0)
+        self.assertIn("ActiveState=active\n", self.ctl("show", "a.service")[1])
+        self.assertEqual(self.ctl("is-active", "a.service")[:2],
+                         (0, "active\n"))
 
     def test_stop_records_the_end(self):
         self.f.unit("a.service", UNIT.format("v1"))
@@ -431,6 +505,10 @@ class LoginctlPlutilTest(unittest.TestCase):
                          (0, f"{good}: OK\n", ""))
         bad = self.f.plist("b", raw=b"<plist><dict><key>x</key></plist>")
         self.assertEqual(self.f.run("plutil", "-lint", bad)[0], 1)
+        self.f.set(lint_refuse=True)
+        code, out, _ = self.f.run("plutil", "-lint", good)
+        self.assertEqual(code, 1)
+        self.assertTrue(out.startswith(f"{good}: Property List error"))
 
 
 if __name__ == "__main__":

@@ -133,6 +133,7 @@ void fx_start(fx *f, const fx_opts *o)
         .runtime_dir = o->no_runtime ? "" : f->run,
         .path = f->bin,
         .linger_dir = f->linger,
+        .gone_wait_ms = o->gone_wait_ms,
     };
     char err[256] = "";
     assert_int_equal(registry_new(&f->reg, &rc, err, sizeof err), 0);

@@ -32,10 +32,11 @@ typedef struct fx {
 } fx;
 
 typedef struct fx_opts {
-    bool plutil;      /* put the plutil model on PATH */
-    bool no_loginctl; /* leave loginctl off PATH */
-    bool no_runtime;  /* no XDG_RUNTIME_DIR */
-    bool no_home;     /* no (absolute) HOME */
+    bool plutil;           /* put the plutil model on PATH */
+    bool no_loginctl;      /* leave loginctl off PATH */
+    bool no_runtime;       /* no XDG_RUNTIME_DIR */
+    bool no_home;          /* no (absolute) HOME */
+    unsigned gone_wait_ms; /* registry_config's; 0: the default, 10 s */
 } fx_opts;
 
 typedef struct spec {

@@ -16,8 +16,10 @@
 #include "support.h"
 
 /* tkd with argv[1..] (NULL-terminated) in the fixture's environment; its
- * exit status, *out its stdout (free it). */
-static int tkd(const fx *f, const char *const *args, char **out)
+ * exit status, *out its stdout and *err its stderr (either may be NULL;
+ * free them). */
+static int tkd_err(const fx *f, const char *const *args, char **out,
+                   char **err_out)
 {
     const char *argv[16] = { ts_program("TKD") };
     size_t n = 1;
@@ -35,8 +37,30 @@ static int tkd(const fx *f, const char *const *args, char **out)
     int rc = run(argv, env, out, &err);
     if (rc != 0 && rc != 2)
         fprintf(stderr, "tkd %s: %s\n", args[0], err ? err : "");
-    free(err);
+    if (err_out != NULL)
+        *err_out = err;
+    else
+        free(err);
     return rc;
+}
+
+static int tkd(const fx *f, const char *const *args, char **out)
+{
+    return tkd_err(f, args, out, NULL);
+}
+
+/* tkd args exits 2, says want on stderr and nothing on stdout. */
+static void usage_error(const fx *f, const char *const *args, const char *want)
+{
+    char *out = NULL;
+    char *err = NULL;
+    assert_int_equal(tkd_err(f, args, &out, &err), 2);
+    if (err == NULL || strstr(err, want) == NULL)
+        fail_msg("tkd %s: stderr \"%s\" lacks \"%s\"", args[0], err ? err : "",
+                 want);
+    assert_string_equal(out != NULL ? out : "", "");
+    free(out);
+    free(err);
 }
 
 static void test_install_systemd(void **state)
@@ -150,12 +174,48 @@ static void test_usage_errors(void **state)
 {
     fx *f = *state;
     const char *bad_backend[] = { "install", "--backend", "upstart", NULL };
-    assert_int_equal(tkd(f, bad_backend, NULL), 2);
+    usage_error(f, bad_backend,
+                "tkd install: --backend is auto, launchd or systemd, not "
+                "\"upstart\"");
+    const char *no_backend[] = { "install", "--backend", NULL };
+    usage_error(f, no_backend,
+                "tkd install: --backend needs a value (auto, launchd or "
+                "systemd)");
+    const char *no_label[] = { "uninstall", "--label", NULL };
+    usage_error(f, no_label, "tkd uninstall: --label needs a value");
     const char *bad_label[] = { "install", "--label", "a/b", NULL };
-    assert_int_equal(tkd(f, bad_label, NULL), 2);
+    usage_error(f, bad_label, "tkd install: spec.label \"a/b\"");
     const char *stray[] = { "uninstall", "--", "x", NULL };
-    assert_int_equal(tkd(f, stray, NULL), 2);
+    usage_error(f, stray,
+                "tkd uninstall: unexpected \"--\" (tkd uninstall --help)");
     assert_int_equal(log_size(f), 0);
+}
+
+static void test_help(void **state)
+{
+    fx *f = *state;
+    static const char *const cmds[] = { "install", "uninstall" };
+    for (size_t i = 0; i < 2; i++) {
+        const char *args[] = { cmds[i], "--help", NULL };
+        char *out = NULL;
+        char *err = NULL;
+        assert_int_equal(tkd_err(f, args, &out, &err), 0);
+        assert_non_null(out);
+        assert_true(strncmp(out,
+                            "usage: tkd install [--backend "
+                            "auto|launchd|systemd] [--label L]\n",
+                            strlen("usage: tkd install [--backend "
+                                   "auto|launchd|systemd] [--label L]\n")) ==
+                    0);
+        assert_non_null(strstr(out, "       tkd uninstall [--backend "
+                                    "auto|launchd|systemd] [--label L]\n"));
+        assert_non_null(strstr(out, "Labels: dev.tk.tkd (launchd), tkd "
+                                    "(systemd).\n"));
+        assert_string_equal(err != NULL ? err : "", "");
+        free(out);
+        free(err);
+    }
+    assert_int_equal(log_size(f), 0); /* help installs nothing */
 }
 
 #define T(name) cmocka_unit_test_setup_teardown(name, fx_setup, fx_teardown)
@@ -167,6 +227,7 @@ int main(void)
         T(test_install_systemd),
         T(test_install_launchd),
         T(test_usage_errors),
+        T(test_help),
     };
     return cmocka_run_group_tests_name("registry-cli", tests, NULL, NULL);
 }

@@ -210,6 +210,39 @@ static void test_naive_sequence_fails(void **state)
     free(err);
 }
 
+/* The `launchctl print` polls of label between the bootout at index out
+ * and the bootstrap at index in: one every 200 ms from the bootout until
+ * the label is gone, never more often. Poll k starts no earlier than
+ * k * 200 ms (less 1 ms of rounding) after the bootout returned, and the
+ * log's time of a call is its end, so the last poll ends at least
+ * (polls - 1) * 199 ms after the bootout's logged time; and polling stops
+ * at the first print that finds the label gone, so there are at most
+ * teardown_ms / 200 + 2. (No lower bound but one: on a loaded machine a
+ * print can take longer than 200 ms, and the polls are fewer.) Returns the
+ * count. */
+static size_t assert_polled_every_200ms(const call_log *l, size_t out,
+                                        size_t in, const char *label,
+                                        int teardown_ms)
+{
+    char target[256];
+    snprintf(target, sizeof target, "print gui/%u/%s", (unsigned)getuid(),
+             label);
+    size_t polls = 0;
+    size_t last = out;
+    for (size_t i = out + 1; i < in; i++)
+        if (strcmp(l->v[i].tool, "launchctl") == 0 &&
+            strcmp(l->v[i].argv, target) == 0) {
+            polls++;
+            last = i;
+        }
+    double span = l->v[last].t_ms - l->v[out].t_ms;
+    if (polls < 1 || (double)(polls - 1) * 199.0 > span + 0.2 ||
+        polls > (size_t)teardown_ms / 200 + 2)
+        fail_msg("%s: %zu print polls in %.0f ms for a %d ms teardown", label,
+                 polls, span, teardown_ms);
+    return polls;
+}
+
 /* ---- teardown times from 0 to 3 s, in parallel
  * ------------------------------- */
 
@@ -256,11 +289,71 @@ static void test_teardown_sweep(void **state)
         /* it waited out the teardown before the bootstrap (the log's
          * time of a call is its end; the teardown starts just before) */
         assert_true(l.v[in].t_ms - l.v[out].t_ms >= sweep[i].ms - 50);
+        assert_polled_every_200ms(&l, out, in, sweep[i].label, sweep[i].ms);
         size_t rounds;
         assert_true(label_rounds(&l, before, sweep[i].label, &rounds));
         assert_int_equal(rounds, 1);
     }
     log_free(&l);
+}
+
+static int setup_gone_wait_1s(void **state)
+{
+    fx_opts o = { .gone_wait_ms = 1000 };
+    return fx_setup_with(state, &o);
+}
+
+/* launchd takes longer to tear the old job down than Register waits (the
+ * bound is 10 s; 1 s here): UNAVAILABLE, TEARDOWN_TIMEOUT, and nothing
+ * after the bootout — no file replaced, no enable, no bootstrap. */
+static void test_teardown_timeout(void **state)
+{
+    fx *f = *state;
+    spec v1, v2;
+    spec_v(&v1, "dev.example.slow", "v1");
+    spec_v(&v2, "dev.example.slow", "v2");
+    register_ok(f, &v1, LAUNCHD, A_INSTALLED);
+    char path[PATH_MAX];
+    def_path(path, sizeof path, f, "dev.example.slow", LAUNCHD);
+    char *old = read_file(path);
+    assert_non_null(old);
+    fx_config(f, "\"teardown_ms\": 5000");
+    size_t before = log_size(f);
+    long long t0 = ts_now_ms();
+    tk_status st = register_fails(f, &v2, LAUNCHD, TK_CODE_UNAVAILABLE);
+    long long took = ts_now_ms() - t0;
+    assert_string_equal(st.reason, "TEARDOWN_TIMEOUT");
+    char want[256];
+    snprintf(want, sizeof want,
+             "gui/%u/dev.example.slow is still in the domain 1000 ms after "
+             "launchctl bootout",
+             (unsigned)getuid());
+    if (strstr(st.message, want) == NULL)
+        fail_msg("message: %s", st.message);
+    assert_true(st.retry_after_ms > 0);
+    tk_status_clear(&st);
+    assert_true(took >= 1000 && took < 4000);
+    char *now = read_file(path); /* the old definition, untouched */
+    assert_non_null(now);
+    assert_string_equal(now, old);
+    free(now);
+    free(old);
+    call_log l;
+    log_read(f, &l);
+    assert_int_equal(count_mutating(&l, before), 1); /* the bootout alone */
+    size_t out = find(&l, before, "bootout", NULL);
+    assert_true(out != (size_t)-1);
+    /* it polled until the bound (6 prints when each takes < 200 ms) */
+    size_t polls =
+        assert_polled_every_200ms(&l, out, l.n, "dev.example.slow", 1000);
+    assert_true(polls >= 2);
+    log_free(&l);
+    /* no temporary file left next to it */
+    char *argv[] = { "/bin/ls", "-A", f->agents, NULL };
+    char *listing = NULL;
+    assert_int_equal(run((const char *const *)argv, NULL, &listing, NULL), 0);
+    assert_string_equal(listing, "dev.example.slow.plist\n");
+    free(listing);
 }
 
 /* The label has left print, launchd still refuses for a while: the bounded
@@ -318,8 +411,11 @@ static void test_refused_plist_fails_after_bounded_attempts(void **state)
     call_log l;
     log_read(f, &l);
     assert_int_equal(count_calls(&l, 0, "launchctl", "bootstrap", NULL), 6);
-    /* the backoff between them: 300 + 600 + 900 + 1200 + 1500 ms */
+    /* the backoff between them: 300 + 600 + 900 + 1200 + 1500 ms; and
+     * then it stops, far below the write's own 120 s timeout, even with
+     * slow launchctl runs on a loaded machine */
     assert_true(took >= 4500);
+    assert_true(took < 15000);
     size_t before = l.n;
     log_free(&l);
 
@@ -327,7 +423,12 @@ static void test_refused_plist_fails_after_bounded_attempts(void **state)
     st = register_fails(f, &s, LAUNCHD, TK_CODE_FAILED_PRECONDITION);
     assert_string_equal(st.reason, "BOOTSTRAP_FAILED");
     assert_non_null(strstr(st.message, "not retried"));
-    assert_non_null(strstr(st.message, "125"));
+    /* launchctl's own words, in the message and the excerpt */
+    static const char refused[] =
+        "Bootstrap failed: 125: Domain does not support specified action";
+    assert_non_null(strstr(st.message, refused));
+    assert_non_null(st.stderr_excerpt);
+    assert_non_null(strstr((const char *)st.stderr_excerpt, refused));
     tk_status_clear(&st);
     log_read(f, &l);
     assert_int_equal(count_calls(&l, before, "launchctl", "bootstrap", NULL),
@@ -336,24 +437,54 @@ static void test_refused_plist_fails_after_bounded_attempts(void **state)
 }
 
 /* plutil -lint, where plutil exists, judges the new file before anything is
- * taken down. */
+ * taken down: on an update it runs before the bootout, and when it refuses
+ * nothing changes. */
 static void test_plutil_lints_first(void **state)
 {
     fx *f = *state;
     spec s;
     spec_v(&s, "dev.example.lint", "v1");
     register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    size_t before = log_size(f);
+    spec_v(&s, "dev.example.lint", "v2");
+    register_ok(f, &s, LAUNCHD, A_UPDATED);
     call_log l;
     log_read(f, &l);
     size_t lint = (size_t)-1;
-    for (size_t i = 0; i < l.n; i++)
+    for (size_t i = before; i < l.n; i++)
         if (strcmp(l.v[i].tool, "plutil") == 0)
             lint = i;
     assert_true(lint != (size_t)-1);
     assert_int_equal(l.v[lint].exit, 0);
     assert_non_null(strstr(l.v[lint].argv, "-lint"));
-    assert_true(lint < find(&l, 0, "bootstrap", NULL));
+    assert_true(lint < find(&l, before, "bootout", NULL));
+    assert_true(find(&l, before, "bootout", NULL) <
+                find(&l, before, "bootstrap", NULL));
+    before = l.n;
     log_free(&l);
+
+    char path[PATH_MAX];
+    def_path(path, sizeof path, f, "dev.example.lint", LAUNCHD);
+    char *old = read_file(path);
+    assert_non_null(old);
+    fx_config(f, "\"lint_refuse\": true");
+    spec_v(&s, "dev.example.lint", "v3");
+    tk_status st = register_fails(f, &s, LAUNCHD, TK_CODE_FAILED_PRECONDITION);
+    assert_string_equal(st.reason, "LINT_FAILED");
+    assert_non_null(strstr(st.message, "Property List error"));
+    assert_non_null(st.stderr_excerpt);
+    assert_non_null(
+        strstr((const char *)st.stderr_excerpt, "Property List error"));
+    tk_status_clear(&st);
+    log_read(f, &l);
+    assert_int_equal(count_calls(&l, before, "plutil", "-lint", NULL), 1);
+    assert_int_equal(count_mutating(&l, before), 0);
+    log_free(&l);
+    char *now = read_file(path); /* v2 stays, byte for byte */
+    assert_non_null(now);
+    assert_string_equal(now, old);
+    free(now);
+    free(old);
 }
 
 /* ---- a cancel does not stop a Register
@@ -502,7 +633,25 @@ static void test_status_and_unregister(void **state)
     r = status_of(f, "", &s, LAUNCHD);
     assert_true(r->installed && r->up_to_date && r->loaded);
     assert_true(r->pid > 0);
+    assert_null(r->last_exit); /* "(never exited)" */
     protobuf_c_message_free_unpacked(&r->base, NULL);
+    /* its process ended: by exit 3, then by SIGKILL */
+    fx_config(f, "\"exited\": {\"dev.example.st\": {\"code\": 3}}");
+    r = status_of(f, "dev.example.st", NULL, LAUNCHD);
+    assert_true(r->loaded);
+    assert_int_equal(r->pid, 0);
+    assert_non_null(r->last_exit);
+    assert_int_equal(r->last_exit->code, 3);
+    assert_int_equal(r->last_exit->signal, 0);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    fx_config(f, "\"exited\": {\"dev.example.st\": {\"signal\": 9}}");
+    r = status_of(f, "dev.example.st", NULL, LAUNCHD);
+    assert_int_equal(r->pid, 0);
+    assert_non_null(r->last_exit);
+    assert_int_equal(r->last_exit->signal, 9);
+    assert_int_equal(r->last_exit->code, 0);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    fx_config(f, "");
     spec other;
     spec_v(&other, "dev.example.st", "v2");
     r = status_of(f, "dev.example.st", &other, LAUNCHD);
@@ -556,6 +705,8 @@ int main(void)
         T(test_changed_spec_one_round),
         T(test_naive_sequence_fails),
         T(test_teardown_sweep),
+        cmocka_unit_test_setup_teardown(test_teardown_timeout,
+                                        setup_gone_wait_1s, fx_teardown),
         T(test_retry_covers_the_gap_after_print),
         T(test_refused_plist_fails_after_bounded_attempts),
         cmocka_unit_test_setup_teardown(test_plutil_lints_first, setup_plutil,

@@ -375,6 +375,89 @@ static const bad_case bad_cases[] = {
       "spec.stdout_path" },
 };
 
+/* README.md's Render example, as written there: it renders (its program
+ * exists), to the path and the ExecStart= line the README shows. */
+static void test_readme_example(void **state)
+{
+    fx *f = *state;
+    static const char *const args[] = { "python3", "-m", "http.server", "8080",
+                                        NULL };
+    spec s;
+    spec_init(&s, "dev.example.agent", args);
+    s.m.program = "/usr/bin/env";
+    spec_env(&s, "MODE", "prod");
+    Tk__V1__ServiceRenderRequest req = TK__V1__SERVICE_RENDER_REQUEST__INIT;
+    req.spec = &s.m;
+    req.backend = SYSTEMD;
+    Tk__V1__ServiceRenderReply *rep = NULL;
+    tk_status st;
+    int code = tk_services_render(f->client, &req, &rep, NULL, &st);
+    if (code != TK_CODE_OK)
+        fail_msg("Render: %s %s", st.reason, st.message);
+    tk_status_clear(&st);
+    assert_int_equal(rep->backend, SYSTEMD);
+    char want[PATH_MAX];
+    join(want, sizeof want, f->units, "dev.example.agent.service");
+    assert_string_equal(rep->path, want);
+    assert_non_null(strstr(rep->definition,
+                           "\nExecStart=\"/usr/bin/env\" \"python3\" \"-m\" "
+                           "\"http.server\" \"8080\"\n"));
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+/* backend AUTO (0): systemd here (launchd on macOS), with that backend's
+ * path and definition. */
+static void test_auto_backend(void **state)
+{
+    fx *f = *state;
+#ifdef __APPLE__
+    const int want = LAUNCHD;
+    const char *dir = f->agents;
+    const char *suffix = ".plist";
+#else
+    const int want = SYSTEMD;
+    const char *dir = f->units;
+    const char *suffix = ".service";
+#endif
+    spec s;
+    spec_v(&s, "dev.example.auto", "v1");
+    Tk__V1__ServiceRenderRequest req = TK__V1__SERVICE_RENDER_REQUEST__INIT;
+    req.spec = &s.m;
+    req.backend = TK__V1__SERVICE_MANAGER__KIND__AUTO;
+    Tk__V1__ServiceRenderReply *rep = NULL;
+    tk_status st;
+    int code = tk_services_render(f->client, &req, &rep, NULL, &st);
+    if (code != TK_CODE_OK)
+        fail_msg("Render: %s %s", st.reason, st.message);
+    tk_status_clear(&st);
+    assert_int_equal(rep->backend, want);
+    char name[64];
+    char path[PATH_MAX];
+    snprintf(name, sizeof name, "dev.example.auto%s", suffix);
+    join(path, sizeof path, dir, name);
+    assert_string_equal(rep->path, path);
+    char *explicit_ = render(f, &s, want);
+    assert_string_equal(rep->definition, explicit_);
+    free(explicit_);
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+/* Render of a spec expected to be refused: its status (clear it). */
+static tk_status render_fails(fx *f, spec *s, int backend)
+{
+    Tk__V1__ServiceRenderRequest req = TK__V1__SERVICE_RENDER_REQUEST__INIT;
+    req.spec = &s->m;
+    req.backend = backend;
+    Tk__V1__ServiceRenderReply *rep = NULL;
+    tk_status st;
+    assert_int_equal(tk_services_render(f->client, &req, &rep, NULL, &st),
+                     TK_CODE_INVALID_ARGUMENT);
+    assert_null(rep);
+    return st;
+}
+
+/* Register and Render refuse the same specs, for the same reason (Render
+ * checks the spec as Register does: services.proto says so). */
 static void test_bad_specs_name_their_field(void **state)
 {
     fx *f = *state;
@@ -383,12 +466,18 @@ static void test_bad_specs_name_their_field(void **state)
             spec s;
             spec_v(&s, "dev.example.bad", "ok");
             bad_cases[i].spoil(&s);
-            tk_status st =
-                register_fails(f, &s, backend, TK_CODE_INVALID_ARGUMENT);
-            if (strcmp(st.reason, bad_cases[i].reason) != 0 ||
-                strstr(st.message, bad_cases[i].field) == NULL)
-                fail_msg("%s: %s %s", bad_cases[i].what, st.reason, st.message);
-            tk_status_clear(&st);
+            tk_status st[2] = {
+                register_fails(f, &s, backend, TK_CODE_INVALID_ARGUMENT),
+                render_fails(f, &s, backend),
+            };
+            for (size_t k = 0; k < 2; k++) {
+                if (strcmp(st[k].reason, bad_cases[i].reason) != 0 ||
+                    strstr(st[k].message, bad_cases[i].field) == NULL)
+                    fail_msg("%s (%s): %s %s", bad_cases[i].what,
+                             k == 0 ? "Register" : "Render", st[k].reason,
+                             st[k].message);
+                tk_status_clear(&st[k]);
+            }
         }
     }
     /* nothing was written, nothing was run */
@@ -442,6 +531,8 @@ int main(void)
         T(test_plist_restart_policies),
         T(test_unit_reads_back),
         T(test_unit_verified_by_systemd),
+        T(test_readme_example),
+        T(test_auto_backend),
         T(test_bad_specs_name_their_field),
         T(test_unknown_backend),
         cmocka_unit_test_setup_teardown(test_no_home, setup_no_home,

@@ -88,6 +88,11 @@ static void test_register_then_unchanged(void **state)
     assert_int_equal(k, 3);
     log_free(&l);
     assert_runs(f, &s);
+    char path[PATH_MAX];
+    def_path(path, sizeof path, f, "demo", SYSTEMD);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0644);
 
     size_t before = log_size(f);
     assert_int_equal(register_ok(f, &s, SYSTEMD, A_UNCHANGED), 0);
@@ -109,9 +114,47 @@ static void test_changed_spec_one_round(void **state)
     log_read(f, &l);
     assert_int_equal(
         count_calls(&l, before, "systemctl", "daemon-reload", NULL), 1);
+    assert_int_equal(count_calls(&l, before, "systemctl", "enable", NULL), 1);
     assert_int_equal(count_calls(&l, before, "systemctl", "restart", NULL), 1);
+    assert_int_equal(count_mutating(&l, before), 3); /* and nothing else */
     log_free(&l);
     assert_runs(f, &s); /* the new definition runs, not the old one */
+}
+
+/* An old installation that names an old binary path (the program moved in
+ * an upgrade) is fixed by the next Register with the spec as it is now: no
+ * separate migration. */
+static void test_old_binary_path_is_fixed(void **state)
+{
+    fx *f = *state;
+    spec s;
+    spec_v(&s, "demo", "v1");
+    char *def = render(f, &s, SYSTEMD);
+    char *at = strstr(def, "ExecStart=\"/bin/sh\"");
+    assert_non_null(at);
+    char *old = NULL;
+    assert_true(asprintf(&old, "%.*sExecStart=\"/opt/old/bin/demo\"%s",
+                         (int)(at - def), def,
+                         at + strlen("ExecStart=\"/bin/sh\"")) > 0);
+    free(def);
+    char path[PATH_MAX];
+    def_path(path, sizeof path, f, "demo", SYSTEMD);
+    char parent[PATH_MAX];
+    join(parent, sizeof parent, f->config, "systemd");
+    assert_int_equal(mkdir(parent, 0700), 0);
+    assert_int_equal(mkdir(f->units, 0700), 0);
+    write_file(path, old); /* installed and enabled by the old version */
+    free(old);
+    assert_int_equal(
+        fake(f, "systemctl", "--user", "enable", "demo.service", NULL), 0);
+    size_t before = log_size(f);
+    register_ok(f, &s, SYSTEMD, A_UPDATED);
+    assert_installed(f, &s, SYSTEMD);
+    call_log l;
+    log_read(f, &l);
+    assert_int_equal(count_mutating(&l, before), 3);
+    log_free(&l);
+    assert_runs(f, &s); /* /bin/sh runs, not /opt/old/bin/demo */
 }
 
 /* Negative control: the file changed, restart without daemon-reload — the
@@ -139,6 +182,51 @@ static void test_restart_without_reload_runs_the_old(void **state)
      * sees NeedDaemonReload=yes and reloads */
     register_ok(f, &v2, SYSTEMD, A_UPDATED);
     assert_runs(f, &v2);
+}
+
+/* The unit's last start failed (its program could not run then): systemd
+ * keeps it "failed", and the next Register with the same spec restarts it
+ * instead of answering UNCHANGED (sd_in_effect's "not failed"). */
+static void test_register_after_a_failed_start(void **state)
+{
+    fx *f = *state;
+    char prog[PATH_MAX];
+    join(prog, sizeof prog, f->dir, "prog");
+    write_file(prog, "#!/bin/sh\nexit 0\n");
+    assert_int_equal(chmod(prog, 0755), 0);
+    spec s;
+    spec_v(&s, "demo", "v1");
+    s.m.program = prog;
+    register_ok(f, &s, SYSTEMD, A_INSTALLED);
+    assert_int_equal(chmod(prog, 0644), 0); /* it cannot run ... */
+    char *err = NULL;
+    assert_int_equal(
+        fake(f, "systemctl", "--user", "restart", "demo.service", &err), 1);
+    free(err);
+    assert_int_equal(chmod(prog, 0755), 0); /* ... and can again */
+    Tk__V1__ServiceStatusReply *r = status_of(f, "", &s, SYSTEMD);
+    assert_true(r->installed && r->loaded);
+    assert_false(r->up_to_date); /* installed as rendered, but failed */
+    assert_non_null(r->last_exit);
+    assert_int_equal(r->last_exit->code, 203); /* EXIT_EXEC */
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+
+    size_t before = log_size(f);
+    register_ok(f, &s, SYSTEMD, A_UPDATED);
+    call_log l;
+    log_read(f, &l);
+    assert_int_equal(count_calls(&l, before, "systemctl", "restart", NULL), 1);
+    assert_int_equal(count_mutating(&l, before), 3);
+    log_free(&l);
+    assert_runs(f, &s);
+    r = status_of(f, "", &s, SYSTEMD);
+    assert_true(r->up_to_date && r->pid > 0);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    before = log_size(f); /* and now it is current */
+    register_ok(f, &s, SYSTEMD, A_UNCHANGED);
+    log_read(f, &l);
+    assert_int_equal(count_mutating(&l, before), 0);
+    log_free(&l);
 }
 
 static void test_hostile_args_arrive_as_given(void **state)
@@ -170,20 +258,36 @@ static void test_no_runtime_dir(void **state)
     assert_int_not_equal(stat(path, &sb), 0); /* nothing half-installed */
 }
 
+/* No user manager listens: NO_USER_MANAGER, in the wording of systemd 252
+ * and in that of 254 and later. */
 static void test_no_bus(void **state)
 {
     fx *f = *state;
     char sock[PATH_MAX];
     join(sock, sizeof sock, f->run, "systemd/private");
     assert_int_equal(unlink(sock), 0); /* no user manager listens */
-    spec s;
-    spec_v(&s, "demo", "v1");
-    tk_status st = register_fails(f, &s, SYSTEMD, TK_CODE_FAILED_PRECONDITION);
-    assert_string_equal(st.reason, "NO_USER_MANAGER");
-    assert_non_null(strstr(st.message, "loginctl enable-linger"));
-    assert_non_null(
-        strstr((const char *)st.stderr_excerpt, "Failed to connect to bus"));
-    tk_status_clear(&st);
+    static const struct {
+        const char *config;
+        const char *said;
+    } versions[] = {
+        { "", "Failed to connect to bus: No such file" },
+        { "\"systemd_version\": 254",
+          "Failed to connect to user scope bus via local transport: No such "
+          "file" },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        fx_config(f, versions[i].config);
+        spec s;
+        spec_v(&s, "demo", "v1");
+        tk_status st =
+            register_fails(f, &s, SYSTEMD, TK_CODE_FAILED_PRECONDITION);
+        assert_string_equal(st.reason, "NO_USER_MANAGER");
+        assert_non_null(strstr(st.message, "loginctl enable-linger"));
+        assert_non_null(st.stderr_excerpt);
+        assert_non_null(
+            strstr((const char *)st.stderr_excerpt, versions[i].said));
+        tk_status_clear(&st);
+    }
 }
 
 static size_t linger_warnings(fx *f, spec *s, int action)
@@ -282,7 +386,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_register_then_unchanged),
         T(test_changed_spec_one_round),
+        T(test_old_binary_path_is_fixed),
         T(test_restart_without_reload_runs_the_old),
+        T(test_register_after_a_failed_start),
         T(test_hostile_args_arrive_as_given),
         cmocka_unit_test_setup_teardown(test_no_runtime_dir, setup_no_runtime,
                                         fx_teardown),

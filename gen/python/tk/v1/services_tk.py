@@ -29,7 +29,10 @@ class Services:
         backend: _tk_v1_services_pb2.ServiceManager.Kind | str | None = None,
     ) -> _tk_v1_services_pb2.ServiceRenderReply:
         """tk.v1.Services/Render: The exact text Register would install for a
-        spec, and where. Reads nothing and changes nothing.
+        spec, and where. The spec is checked as Register checks it (the same
+        INVALID_ARGUMENT reasons; spec.program must exist on tkd's machine
+        and be executable); what is installed is not read, and nothing is
+        changed.
         """
         return self._client.call(
             'tk.v1.Services/Render',
