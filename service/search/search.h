@@ -93,7 +93,8 @@ typedef struct search_command {
 
 /* The command line of tool (not AUTO) for q; argv borrows q->text, which
  * must be NUL-terminated at q->len. Exposed so that the tests run exactly
- * what tkd runs. 0, or -EINVAL. */
+ * what tkd runs. 0, or -EINVAL (also for rg with a query that is not
+ * UTF-8: rg refuses such a pattern, -F or not). */
 int search_command_build(search_command *out, search_tool tool,
                          const search_query *q);
 

@@ -59,6 +59,32 @@ const char *search__tool_path(search_tool tool)
     }
 }
 
+/* Rust's rule, which rg applies to a pattern: no overlong forms, no
+ * surrogates, nothing past U+10FFFF. */
+bool search__utf8_valid(const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    for (size_t i = 0; i < len;) {
+        unsigned char c = s[i];
+        size_t n = c < 0x80                 ? 1
+                   : c >= 0xC2 && c <= 0xDF ? 2
+                   : c >= 0xE0 && c <= 0xEF ? 3
+                   : c >= 0xF0 && c <= 0xF4 ? 4
+                                            : 0;
+        if (n == 0 || len - i < n)
+            return false;
+        for (size_t k = 1; k < n; k++)
+            if ((s[i + k] & 0xC0) != 0x80)
+                return false;
+        unsigned char c1 = n > 1 ? s[i + 1] : 0;
+        if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) ||
+            (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F))
+            return false;
+        i += n;
+    }
+    return true;
+}
+
 const char *search_tool_name(search_tool tool)
 {
     switch (tool) {
@@ -200,6 +226,8 @@ int search_command_build(search_command *out, search_tool tool,
     argv_builder b = { out, 0 };
     switch (tool) {
     case SEARCH_TOOL_RG:
+        if (!search__utf8_valid(q->text, q->len))
+            return -EINVAL; /* rg would refuse it: exit status 2 */
         rg_command(&b, q);
         return 0;
     case SEARCH_TOOL_GIT_GREP:

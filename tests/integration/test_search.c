@@ -385,6 +385,90 @@ static void test_hidden_and_case(void **state)
     tkd_stop(&d);
 }
 
+/* A query that is not UTF-8, in a file that is not either: rg refuses
+ * such a pattern (exit status 2, even with -F), so AUTO passes rg over for
+ * git grep (in a work tree) or grep, each finds it byte for byte, and a
+ * forced rg is refused before it runs. */
+static void test_non_utf8_query(void **state)
+{
+    (void)state;
+    tkd d;
+    tkd_init(&d, "srch-bytes");
+    link_tool(&d, "rg");
+    link_tool(&d, "git");
+    link_tool(&d, "grep");
+    static const char line[] = "x = \"caf\xe9 \xff\xfe\";\n";
+    tree_write(d.root, "repo/latin1.txt", line, sizeof line - 1);
+    tree_write(d.root, "plain/latin1.txt", line, sizeof line - 1);
+    tree_puts(d.root, "repo/other.txt", "caf\xc3\xa9 \xff\n");
+    const char *init[] = { "init", "-q", "repo", NULL };
+    tree_git(d.root, init);
+    tkd_start(&d, NULL);
+    static const struct {
+        const char *root;
+        int tool, runs;
+    } cases[] = {
+        { "repo", 0, GIT_GREP },        { "plain", 0, GREP },
+        { "repo", GIT_GREP, GIT_GREP }, { "repo", GREP, GREP },
+        { "plain", GREP, GREP },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sreq r = { .root = cases[i].root,
+                   .query = "caf\xe9 \xff",
+                   .tool = cases[i].tool,
+                   .hidden = -1 };
+        sres s;
+        call(&d, &r, &s);
+        expect_ok(&s);
+        if ((int)s.rep->tool != cases[i].runs)
+            fail_msg("case %zu: ran %s, want %s", i, tool_names[s.rep->tool],
+                     tool_names[cases[i].runs]);
+        assert_int_equal(s.rep->n_matches, 1);
+        const Tk__V1__SearchMatch *m = s.rep->matches[0];
+        assert_true(has_line(s.rep, "latin1.txt", 1));
+        assert_int_equal(m->text.len, sizeof line - 2);
+        assert_memory_equal(m->text.data, line, sizeof line - 2);
+        assert_int_equal(m->column, 6);
+        assert_int_equal(m->n_submatches, 1);
+        assert_int_equal(m->submatches[0]->start, 5);
+        assert_int_equal(m->submatches[0]->end, 11);
+        assert_int_equal(s.rep->stats->unreadable_files, 0);
+        sres_free(&s);
+    }
+    sreq r = { .root = "repo", .query = "\xff", .tool = RG, .hidden = -1 };
+    sres s;
+    call(&d, &r, &s);
+    expect_fail(&s, TK_CODE_INVALID_ARGUMENT, "QUERY_NOT_UTF8");
+    sres_free(&s);
+    assert_int_equal(next_start(&d, 0), -1);
+    tkd_stop(&d);
+}
+
+/* What rg says on stderr that is not about a file it could not read (here
+ * an ignore file it cannot parse: a warning, exit status 0) counts no
+ * unreadable file. */
+static void test_rg_warning_not_unreadable(void **state)
+{
+    (void)state;
+    tkd d;
+    tkd_init(&d, "srch-rgwarn");
+    link_tool(&d, "rg");
+    link_tool(&d, "git");
+    tree_puts(d.root, ".gitignore", "[abc\n");
+    tree_puts(d.root, "a.txt", "needle\n");
+    const char *init[] = { "init", "-q", NULL };
+    tree_git(d.root, init);
+    tkd_start(&d, NULL);
+    sreq r = { .query = "needle", .tool = RG, .hidden = -1 };
+    sres s;
+    call(&d, &r, &s);
+    expect_ok(&s);
+    assert_int_equal(s.rep->n_matches, 1);
+    assert_int_equal(s.rep->stats->unreadable_files, 0);
+    sres_free(&s);
+    tkd_stop(&d);
+}
+
 /* Requests refused before any tool runs, each with its reason. */
 static void test_bad_requests(void **state)
 {
@@ -818,6 +902,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_literal_queries),
         cmocka_unit_test(test_hidden_and_case),
+        cmocka_unit_test(test_non_utf8_query),
+        cmocka_unit_test(test_rg_warning_not_unreadable),
         cmocka_unit_test(test_bad_requests),
         cmocka_unit_test(test_fallback),
         cmocka_unit_test(test_limit_partial),
