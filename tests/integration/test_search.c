@@ -529,6 +529,27 @@ static void test_bad_requests(void **state)
         sres_free(&s);
     }
 
+    /* The query's length: 4096 bytes is a query, one more is refused
+     * (before, 200 KiB ended in exec's "Argument list too long"). */
+    static char longq[200 * 1024 + 1];
+    memset(longq, 'q', sizeof longq - 1);
+    static const size_t lens[] = { 4096, 4097, sizeof longq - 1 };
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        longq[lens[i]] = '\0';
+        sreq r = { .query = longq, .hidden = -1 };
+        sres s;
+        call(&d, &r, &s);
+        if (lens[i] <= 4096) {
+            expect_ok(&s);
+            assert_int_equal(s.rep->n_matches, 0);
+        } else {
+            expect_fail(&s, TK_CODE_INVALID_ARGUMENT, "QUERY_TOO_LONG");
+            assert_non_null(strstr(s.st.message, "at most 4096"));
+        }
+        sres_free(&s);
+        longq[lens[i]] = 'q';
+    }
+
     /* A NUL in the query: rpc refuses the string before the service. */
     char root[PATH_MAX];
     snprintf(root, sizeof root, "%s", d.root);

@@ -53,8 +53,8 @@ struct  Tk__V1__SearchRequest
    */
   char *root;
   /*
-   * Matched literally (never a pattern or a flag): not empty, no NUL, no
-   * newline. Any bytes otherwise; but rg takes no pattern that is not
+   * Matched literally (never a pattern or a flag): not empty, at most 4096
+   * bytes (QUERY_TOO_LONG), no NUL, no newline. Any bytes otherwise; but rg takes no pattern that is not
    * UTF-8, so AUTO then skips rg, and a forced RG is INVALID_ARGUMENT,
    * reason QUERY_NOT_UTF8.
    */
