@@ -148,6 +148,8 @@ void search_parser_free(search_parser *p);
  * the parser takes nothing more. */
 bool search_parser_record(search_parser *p, const char *data, size_t len,
                           bool cut);
+/* The reply misses matches: the limit or the byte budget was reached, or
+ * a match could not be read (stats.skipped_records counts it). */
 bool search_parser_partial(const search_parser *p);
 size_t search_parser_count(const search_parser *p);
 /* The i-th match, valid until search_parser_free. */

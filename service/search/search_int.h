@@ -32,7 +32,9 @@ struct search_parser {
     search_match *matches;
     size_t n, cap;
     size_t bytes; /* paths and text kept, against lim.max_bytes */
-    bool partial;
+    bool partial; /* beyond the limit or the byte budget: take no more */
+    bool lost;    /* a match that could not be read (rg: a record cut
+                     before its line number): the reply is partial */
     search_stats stats;
     search_buf pending; /* grep, git grep: a path holding newlines so far */
     search_buf fold;    /* a line folded to lower case */
