@@ -336,10 +336,11 @@ static bool has(const search_parser *p, const char *path)
     return find(p, path, strlen(path), 1) != NULL;
 }
 
-/* With ignore files, what README.md documents: rg honours .gitignore and
- * .ignore; git grep --untracked honours .gitignore alone, and (unlike git
- * grep without it) skips a tracked file that .gitignore names, as rg does;
- * grep knows no ignore file and skips only .git/ and node_modules/. */
+/* With ignore files, what README.md documents: rg honours .gitignore,
+ * .ignore and .rgignore; git grep --untracked honours .gitignore alone,
+ * and (unlike git grep without it) skips a tracked file that .gitignore
+ * names, as rg does; grep knows no ignore file and skips only .git/ and
+ * node_modules/. None searches .git/. */
 static void test_ignore_files(void **state)
 {
     (void)state;
@@ -348,26 +349,28 @@ static void test_ignore_files(void **state)
     const char *init[] = { "init", "-q", NULL };
     tree_git(dir, init);
     static const char *const files[] = {
-        "plain.txt",  "ignored.txt",       "build/out.txt",
-        "forced.txt", "node_modules/m.js", "rgonly.txt",
+        "plain.txt",         "ignored.txt", "build/out.txt", "forced.txt",
+        "node_modules/m.js", "rgonly.txt",  "rgignored.txt", ".git/needle.txt",
     };
-    for (size_t i = 0; i < 6; i++)
+#define N_FILES (sizeof files / sizeof files[0])
+    for (size_t i = 0; i < N_FILES; i++)
         tree_puts(dir, files[i], "needle\n");
     tree_puts(dir, ".gitignore", "ignored.txt\nbuild/\nforced.txt\n");
     tree_puts(dir, ".ignore", "rgonly.txt\n");
+    tree_puts(dir, ".rgignore", "rgignored.txt\n");
     const char *add[] = { "add", "-f", "forced.txt", NULL };
     tree_git(dir, add);
     /* rg, git grep, grep: which of files[] each finds */
-    static const bool found[3][6] = {
-        { true, false, false, false, true, false },
-        { true, false, false, false, true, true },
-        { true, true, true, true, false, true },
+    static const bool found[3][N_FILES] = {
+        { true, false, false, false, true, false, false, false },
+        { true, false, false, false, true, true, true, false },
+        { true, true, true, true, false, true, true, false },
     };
     for (size_t t = 0; t < 3; t++) {
         run_opts ro = { .query = "needle" };
         search_parser *p = run_ok(tools[t], dir, &ro);
         size_t want = 0;
-        for (size_t i = 0; i < 6; i++) {
+        for (size_t i = 0; i < N_FILES; i++) {
             want += found[t][i];
             if (has(p, files[i]) != found[t][i])
                 fail_msg("%s %s %s", search_tool_name(tools[t]),
