@@ -517,8 +517,10 @@ static void test_rg_line_with_many_hits(void **state)
     static const char tail[] = "\nab again\n";
     char *big = malloc(len + sizeof tail);
     assert_non_null(big);
-    for (size_t i = 0; i < len; i += 2)
-        memcpy(big + i, "ab", 2);
+    for (size_t i = 0; i < len; i += 2) {
+        big[i] = 'a';
+        big[i + 1] = 'b';
+    }
     memcpy(big + len, tail, sizeof tail);
     tree_write(dir, "big.txt", big, len + sizeof tail - 1);
     free(big);
