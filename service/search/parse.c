@@ -124,7 +124,7 @@ bool search_parser_record(search_parser *p, const char *data, size_t len,
 
 bool search_parser_partial(const search_parser *p)
 {
-    return p->partial;
+    return p->partial || p->lost;
 }
 
 size_t search_parser_count(const search_parser *p)

@@ -321,6 +321,34 @@ static bool match_member(void *ctx, jcur *c)
     return value_skip(c);
 }
 
+/* The match read into p->path, p->text and p->spans, kept. spans: rg's
+ * (p->spans) are all there; else they are located in the text. cut: the
+ * text is whole, but rg's submatches may not all have been read. */
+static bool rg_add(search_parser *p, const rg_match *m, bool spans, bool cut)
+{
+    search_found f = { .path = p->path.data,
+                       .path_len = p->path.len,
+                       .line = m->line > 0 ? (uint64_t)m->line : 0,
+                       .text = p->text.data,
+                       .text_len = p->text.len,
+                       .cut = cut,
+                       .has_spans = spans };
+    if (f.text_len > 0 && f.text[f.text_len - 1] == '\n')
+        f.text_len--;
+    if (!spans) {
+        p->n_spans = 0;
+        return search__add(p, &f);
+    }
+    size_t k = 0; /* rg's offsets, those within the line */
+    for (size_t i = 0; i < p->n_spans; i++)
+        if (p->spans[i].end <= f.text_len)
+            p->spans[k++] = p->spans[i];
+    p->n_spans = k;
+    if (k > 0) /* rg's, even when the kept text ends before it */
+        f.column = p->spans[0].start + 1;
+    return search__add(p, &f);
+}
+
 /* The data of a match record (at c) into a match. */
 static bool rg_match_data(search_parser *p, jcur *c)
 {
@@ -330,22 +358,45 @@ static bool rg_match_data(search_parser *p, jcur *c)
         p->stats.skipped_records++;
         return true;
     }
-    search_found f = { .path = p->path.data,
-                       .path_len = p->path.len,
-                       .line = m.line > 0 ? (uint64_t)m.line : 0,
-                       .text = p->text.data,
-                       .text_len = p->text.len,
-                       .has_spans = true };
-    if (f.text_len > 0 && f.text[f.text_len - 1] == '\n')
-        f.text_len--;
-    size_t k = 0; /* rg's offsets, those within the line */
-    for (size_t i = 0; i < p->n_spans; i++)
-        if (p->spans[i].end <= f.text_len)
-            p->spans[k++] = p->spans[i];
-    p->n_spans = k;
-    if (k > 0) /* rg's, even when the kept text ends before it */
-        f.column = p->spans[0].start + 1;
-    return search__add(p, &f);
+    return rg_add(p, &m, true, false);
+}
+
+/* A match record cut at the command's record_max: a line of MiBs with
+ * very many occurrences, since rg writes each one again as a submatch. rg
+ * writes the path, the line and its number before the submatches, so a
+ * prefix that holds those three whole is the match with only its
+ * submatch list cut. The occurrences are then located in the text (as
+ * for grep: the same bytes rg -F matches); under ignore_case (rg folds
+ * Unicode, locate only ASCII) they are rg's that were read, if any, and
+ * the match is flagged as cut. A prefix that does not reach the line's number
+ * is a match lost: counted as skipped and the search partial, never silently
+ * dropped. */
+static bool rg_cut_match(search_parser *p, const char *data, size_t len)
+{
+    jcur c = { data, data + len, 0, &p->key };
+    rg_match m = { .p = p, .line = -1 };
+    p->n_spans = 0;
+    bool ok = lit(&c, '{') && str(&c, c.key) && key_is(&c, "type") &&
+              lit(&c, ':') && str(&c, &p->type) && p->type.len == 5 &&
+              memcmp(p->type.data, "match", 5) == 0 && lit(&c, ',') &&
+              str(&c, c.key) && key_is(&c, "data") && lit(&c, ':') &&
+              lit(&c, '{');
+    bool line_whole = false;
+    while (ok && str(&c, c.key) && lit(&c, ':')) {
+        bool is_line = key_is(&c, "line_number");
+        ok = match_member(&m, &c);
+        ws(&c);
+        /* A number that ends the prefix may be the start of a longer one. */
+        line_whole = line_whole || (ok && is_line && c.p < c.end);
+        ok = ok && lit(&c, ',');
+    }
+    if (!m.got_path || !m.got_lines || !line_whole || m.line <= 0) {
+        p->stats.skipped_records++;
+        p->lost = true;
+        return true;
+    }
+    bool rg_spans = p->ignore_case && p->n_spans > 0;
+    return rg_add(p, &m, rg_spans, p->ignore_case);
 }
 
 /* ---- a record ----------------------------------------------------------- */
@@ -387,10 +438,11 @@ bool search__rg_record(search_parser *p, const char *data, size_t len, bool cut)
 {
     if (not_a_match(data, len))
         return true;
+    if (cut)
+        return rg_cut_match(p, data, len);
     jcur c = { data, data + len, 0, &p->key };
     rg_record r = { .p = p };
-    /* A prefix of JSON (cut) is no JSON. */
-    bool ok = !cut && object(&c, record_member, &r);
+    bool ok = object(&c, record_member, &r);
     ws(&c);
     if (!ok || c.p != c.end || !r.got_type || r.data == NULL) {
         p->stats.skipped_records++;

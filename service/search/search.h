@@ -36,6 +36,10 @@
 #define SEARCH_MAX_SLOTS 64u
 /* The method's ceiling: no search runs longer, whatever its caller asks. */
 #define SEARCH_CEILING_MS 30000u
+/* The longest query, in bytes: far beyond any line one means to find,
+ * and far below the kernel's limit on a command line (a query of 200 KiB
+ * would fail exec with E2BIG). */
+#define SEARCH_QUERY_MAX 4096u
 #define SEARCH_DEFAULT_LIMIT 1000u
 #define SEARCH_MAX_LIMIT 100000u
 /* Lines longer than this are cut to it and flagged. */
@@ -93,7 +97,8 @@ typedef struct search_command {
 
 /* The command line of tool (not AUTO) for q; argv borrows q->text, which
  * must be NUL-terminated at q->len. Exposed so that the tests run exactly
- * what tkd runs. 0, or -EINVAL. */
+ * what tkd runs. 0, or -EINVAL (also for rg with a query that is not
+ * UTF-8: rg refuses such a pattern, -F or not). */
 int search_command_build(search_command *out, search_tool tool,
                          const search_query *q);
 
@@ -143,6 +148,8 @@ void search_parser_free(search_parser *p);
  * the parser takes nothing more. */
 bool search_parser_record(search_parser *p, const char *data, size_t len,
                           bool cut);
+/* The reply misses matches: the limit or the byte budget was reached, or
+ * a match could not be read (stats.skipped_records counts it). */
 bool search_parser_partial(const search_parser *p);
 size_t search_parser_count(const search_parser *p);
 /* The i-th match, valid until search_parser_free. */

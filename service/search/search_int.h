@@ -32,7 +32,9 @@ struct search_parser {
     search_match *matches;
     size_t n, cap;
     size_t bytes; /* paths and text kept, against lim.max_bytes */
-    bool partial;
+    bool partial; /* beyond the limit or the byte budget: take no more */
+    bool lost;    /* a match that could not be read (rg: a record cut
+                     before its line number): the reply is partial */
     search_stats stats;
     search_buf pending; /* grep, git grep: a path holding newlines so far */
     search_buf fold;    /* a line folded to lower case */
@@ -74,6 +76,9 @@ int search__base64_decode(search_buf *out, const char *in, size_t len);
 /* The path of tool (not AUTO) in tkd's PATH, resolved once per process at
  * the first search; NULL for a tool that is missing. */
 const char *search__tool_path(search_tool tool);
+/* Whether text is valid UTF-8. rg refuses a pattern that is not (exit
+ * status 2, even with -F), so such a query is never given to rg. */
+bool search__utf8_valid(const char *text, size_t len);
 /* The environment git runs with (also for rev-parse). */
 extern const char *const search__git_env[];
 

@@ -56,7 +56,14 @@ static int check_request(rpc_call *call, const Tk__V1__SearchRequest *in)
                       "the query is empty");
         return -1;
     }
-    if (strchr(in->query, '\n') != NULL) {
+    size_t len = strlen(in->query);
+    if (len > SEARCH_QUERY_MAX) {
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "QUERY_TOO_LONG",
+                      "the query is %zu bytes, at most %u", len,
+                      SEARCH_QUERY_MAX);
+        return -1;
+    }
+    if (memchr(in->query, '\n', len) != NULL) {
         rpc_call_fail(call, RPC_INVALID_ARGUMENT, "NEWLINE_IN_QUERY",
                       "the query holds a newline; matches are lines");
         return -1;
@@ -70,6 +77,13 @@ static int check_request(rpc_call *call, const Tk__V1__SearchRequest *in)
     if ((int)in->tool < SEARCH_TOOL_AUTO || (int)in->tool > SEARCH_TOOL_GREP) {
         rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_TOOL",
                       "no tool numbered %d", (int)in->tool);
+        return -1;
+    }
+    if (in->tool == TK__V1__SEARCH_REQUEST__TOOL__RG &&
+        !search__utf8_valid(in->query, len)) {
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "QUERY_NOT_UTF8",
+                      "rg takes no query that is not UTF-8 (git grep and "
+                      "grep do: AUTO picks one of them)");
         return -1;
     }
     return 0;

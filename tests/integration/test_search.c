@@ -344,7 +344,8 @@ static void test_literal_queries(void **state)
 }
 
 /* Hidden files are searched unless the caller says include_hidden: false;
- * ignore_case folds; the status of a complete search is not partial. */
+ * ignore_case folds; the status of a complete search is not partial. Each
+ * call changes one of the two from the first. */
 static void test_hidden_and_case(void **state)
 {
     (void)state;
@@ -353,35 +354,162 @@ static void test_hidden_and_case(void **state)
     link_tool(&d, "rg");
     link_tool(&d, "git");
     link_tool(&d, "grep");
-    tree_puts(d.root, ".github/workflows/ci.yml", "run: make # Needle\n");
+    tree_puts(d.root, ".github/workflows/ci.yml", "run: make # needle\n");
     tree_puts(d.root, "src/a.c", "/* needle */\n");
+    tree_puts(d.root, "src/b.c", "/* NEEDLE */\n");
+    const char *init[] = { "init", "-q", NULL };
+    tree_git(d.root, init);
+    tkd_start(&d, NULL);
+    static const struct {
+        int hidden;
+        bool ignore_case;
+        bool ci, a, b; /* which files it finds */
+    } cases[] = {
+        { -1, false, true, true, false }, /* hidden by default */
+        { 1, false, true, true, false },  /* said so */
+        { 0, false, false, true, false }, /* include_hidden: false */
+        { -1, true, true, true, true },   /* ignore_case */
+    };
+    for (size_t t = 0; t < 3; t++) {
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            sreq r = { .query = "needle",
+                       .tool = all_tools[t],
+                       .hidden = cases[i].hidden,
+                       .ignore_case = cases[i].ignore_case };
+            sres s;
+            call(&d, &r, &s);
+            expect_ok(&s);
+            size_t want = cases[i].ci + cases[i].a + cases[i].b;
+            if (s.rep->n_matches != want ||
+                has_line(s.rep, ".github/workflows/ci.yml", 1) != cases[i].ci ||
+                has_line(s.rep, "src/a.c", 1) != cases[i].a ||
+                has_line(s.rep, "src/b.c", 1) != cases[i].b)
+                fail_msg("%s, case %zu: %zu matches", tool_names[all_tools[t]],
+                         i, s.rep->n_matches);
+            assert_false(s.rep->partial);
+            assert_false(s.st.partial);
+            assert_int_equal(s.st.cause, TK_CAUSE_NONE);
+            assert_int_equal(s.rep->stats->matched_lines, want);
+            assert_int_equal(s.rep->stats->files_with_matches, want);
+            sres_free(&s);
+        }
+    }
+    tkd_stop(&d);
+}
+
+/* A search that finds nothing, with each tool: OK, no matches, complete
+ * (not partial, cause NONE, nothing killed): the control for "a cancelled
+ * search is never 0 hits". */
+static void test_zero_hits(void **state)
+{
+    (void)state;
+    tkd d;
+    tkd_init(&d, "srch-zero");
+    link_tool(&d, "rg");
+    link_tool(&d, "git");
+    link_tool(&d, "grep");
+    tree_puts(d.root, "a.txt", "hay\n");
     const char *init[] = { "init", "-q", NULL };
     tree_git(d.root, init);
     tkd_start(&d, NULL);
     for (size_t t = 0; t < 3; t++) {
-        sreq r = { .query = "needle",
-                   .tool = all_tools[t],
-                   .hidden = -1,
-                   .ignore_case = true };
+        sreq r = { .query = "needle", .tool = all_tools[t], .hidden = -1 };
         sres s;
         call(&d, &r, &s);
         expect_ok(&s);
-        assert_int_equal(s.rep->n_matches, 2);
-        assert_true(has_line(s.rep, ".github/workflows/ci.yml", 1));
+        assert_int_equal(s.rep->tool, all_tools[t]);
+        assert_int_equal(s.rep->n_matches, 0);
         assert_false(s.rep->partial);
         assert_false(s.st.partial);
         assert_int_equal(s.st.cause, TK_CAUSE_NONE);
-        assert_int_equal(s.rep->stats->matched_lines, 2);
-        assert_int_equal(s.rep->stats->files_with_matches, 2);
-        sres_free(&s);
-        r.hidden = 0;
-        r.ignore_case = false;
-        call(&d, &r, &s);
-        expect_ok(&s);
-        assert_int_equal(s.rep->n_matches, 1);
-        assert_true(has_line(s.rep, "src/a.c", 1));
+        assert_false(s.st.process_killed);
+        assert_int_equal(s.rep->stats->unreadable_files, 0);
         sres_free(&s);
     }
+    tkd_stop(&d);
+}
+
+/* A query that is not UTF-8, in a file that is not either: rg refuses
+ * such a pattern (exit status 2, even with -F), so AUTO passes rg over for
+ * git grep (in a work tree) or grep, each finds it byte for byte, and a
+ * forced rg is refused before it runs. */
+static void test_non_utf8_query(void **state)
+{
+    (void)state;
+    tkd d;
+    tkd_init(&d, "srch-bytes");
+    link_tool(&d, "rg");
+    link_tool(&d, "git");
+    link_tool(&d, "grep");
+    static const char line[] = "x = \"caf\xe9 \xff\xfe\";\n";
+    tree_write(d.root, "repo/latin1.txt", line, sizeof line - 1);
+    tree_write(d.root, "plain/latin1.txt", line, sizeof line - 1);
+    tree_puts(d.root, "repo/other.txt", "caf\xc3\xa9 \xff\n");
+    const char *init[] = { "init", "-q", "repo", NULL };
+    tree_git(d.root, init);
+    tkd_start(&d, NULL);
+    static const struct {
+        const char *root;
+        int tool, runs;
+    } cases[] = {
+        { "repo", 0, GIT_GREP },        { "plain", 0, GREP },
+        { "repo", GIT_GREP, GIT_GREP }, { "repo", GREP, GREP },
+        { "plain", GREP, GREP },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sreq r = { .root = cases[i].root,
+                   .query = "caf\xe9 \xff",
+                   .tool = cases[i].tool,
+                   .hidden = -1 };
+        sres s;
+        call(&d, &r, &s);
+        expect_ok(&s);
+        if ((int)s.rep->tool != cases[i].runs)
+            fail_msg("case %zu: ran %s, want %s", i, tool_names[s.rep->tool],
+                     tool_names[cases[i].runs]);
+        assert_int_equal(s.rep->n_matches, 1);
+        const Tk__V1__SearchMatch *m = s.rep->matches[0];
+        assert_true(has_line(s.rep, "latin1.txt", 1));
+        assert_int_equal(m->text.len, sizeof line - 2);
+        assert_memory_equal(m->text.data, line, sizeof line - 2);
+        assert_int_equal(m->column, 6);
+        assert_int_equal(m->n_submatches, 1);
+        assert_int_equal(m->submatches[0]->start, 5);
+        assert_int_equal(m->submatches[0]->end, 11);
+        assert_int_equal(s.rep->stats->unreadable_files, 0);
+        sres_free(&s);
+    }
+    sreq r = { .root = "repo", .query = "\xff", .tool = RG, .hidden = -1 };
+    sres s;
+    call(&d, &r, &s);
+    expect_fail(&s, TK_CODE_INVALID_ARGUMENT, "QUERY_NOT_UTF8");
+    sres_free(&s);
+    assert_int_equal(next_start(&d, 0), -1);
+    tkd_stop(&d);
+}
+
+/* What rg says on stderr that is not about a file it could not read (here
+ * an ignore file it cannot parse: a warning, exit status 0) counts no
+ * unreadable file. */
+static void test_rg_warning_not_unreadable(void **state)
+{
+    (void)state;
+    tkd d;
+    tkd_init(&d, "srch-rgwarn");
+    link_tool(&d, "rg");
+    link_tool(&d, "git");
+    tree_puts(d.root, ".gitignore", "[abc\n");
+    tree_puts(d.root, "a.txt", "needle\n");
+    const char *init[] = { "init", "-q", NULL };
+    tree_git(d.root, init);
+    tkd_start(&d, NULL);
+    sreq r = { .query = "needle", .tool = RG, .hidden = -1 };
+    sres s;
+    call(&d, &r, &s);
+    expect_ok(&s);
+    assert_int_equal(s.rep->n_matches, 1);
+    assert_int_equal(s.rep->stats->unreadable_files, 0);
+    sres_free(&s);
     tkd_stop(&d);
 }
 
@@ -443,6 +571,27 @@ static void test_bad_requests(void **state)
         call(&d, &cases[i].r, &s);
         expect_fail(&s, cases[i].code, cases[i].reason);
         sres_free(&s);
+    }
+
+    /* The query's length: 4096 bytes is a query, one more is refused
+     * (before, 200 KiB ended in exec's "Argument list too long"). */
+    static char longq[200 * 1024 + 1];
+    memset(longq, 'q', sizeof longq - 1);
+    static const size_t lens[] = { 4096, 4097, sizeof longq - 1 };
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        longq[lens[i]] = '\0';
+        sreq r = { .query = longq, .hidden = -1 };
+        sres s;
+        call(&d, &r, &s);
+        if (lens[i] <= 4096) {
+            expect_ok(&s);
+            assert_int_equal(s.rep->n_matches, 0);
+        } else {
+            expect_fail(&s, TK_CODE_INVALID_ARGUMENT, "QUERY_TOO_LONG");
+            assert_non_null(strstr(s.st.message, "at most 4096"));
+        }
+        sres_free(&s);
+        longq[lens[i]] = 'q';
     }
 
     /* A NUL in the query: rpc refuses the string before the service. */
@@ -528,6 +677,35 @@ static void test_fallback(void **state)
     }
 }
 
+/* Each tool's path is resolved once per process, at the first search: rg
+ * put into tkd's PATH afterwards is not seen, and grep keeps running. */
+static void test_resolved_once(void **state)
+{
+    (void)state;
+    tkd d;
+    tkd_init(&d, "srch-once");
+    link_tool(&d, "grep");
+    tree_puts(d.root, "a.txt", "needle\n");
+    tkd_start(&d, NULL);
+    sreq r = { .query = "needle", .hidden = -1 };
+    sres s;
+    call(&d, &r, &s);
+    expect_ok(&s);
+    assert_int_equal(s.rep->tool, GREP);
+    sres_free(&s);
+    link_tool(&d, "rg");
+    call(&d, &r, &s);
+    expect_ok(&s);
+    assert_int_equal(s.rep->tool, GREP);
+    assert_int_equal(s.rep->n_matches, 1);
+    sres_free(&s);
+    sreq forced = { .query = "needle", .tool = RG, .hidden = -1 };
+    call(&d, &forced, &s);
+    expect_fail(&s, TK_CODE_FAILED_PRECONDITION, "TOOL_NOT_FOUND");
+    sres_free(&s);
+    tkd_stop(&d);
+}
+
 /* The limit: the matches up to it, partial (in the reply and the status),
  * cause LIMIT, a success; the tool was killed mid-output and nothing of it
  * is left. Exactly limit matches: complete, not partial. */
@@ -536,9 +714,9 @@ static void test_limit_partial(void **state)
     (void)state;
     tkd d;
     tkd_init(&d, "srch-lim");
-    link_tool(&d, "rg");
-    link_tool(&d, "git");
-    link_tool(&d, "grep");
+    wrap_tool(&d, "rg", "exec \"$REAL\" \"$@\"");
+    wrap_tool(&d, "git", "exec \"$REAL\" \"$@\"");
+    wrap_tool(&d, "grep", "exec \"$REAL\" \"$@\"");
     const char *init[] = { "init", "-q", NULL };
     tree_git(d.root, init);
     /* Output far beyond a pipe's buffer: no tool can finish it unread. */
@@ -559,7 +737,11 @@ static void test_limit_partial(void **state)
         assert_true(s.st.partial);
         assert_int_equal(s.st.cause, TK_CAUSE_LIMIT);
         assert_true(s.st.process_killed);
-        assert_false(tree_process_with_arg("limitneedle"));
+        if (all_tools[t] == GIT_GREP)
+            assert_true(next_start(&d, 0) > 0); /* git rev-parse */
+        /* kill(-pgid, 0) sees a zombie too, which /proc/N/cmdline (empty
+         * for one) would not */
+        assert_group_gone(next_start(&d, 0));
         for (size_t i = 0; i < 5; i++)
             assert_int_equal(s.rep->matches[i]->column, 1);
         sres_free(&s);
@@ -576,6 +758,8 @@ static void test_limit_partial(void **state)
         assert_int_equal(s.st.cause, TK_CAUSE_NONE);
         assert_false(s.st.process_killed);
         sres_free(&s);
+        while (next_start(&d, 0) > 0) /* this search's starts */
+            ;
     }
     tkd_stop(&d);
 }
@@ -766,9 +950,18 @@ static void test_unreadable(void **state)
     }
     tkd d;
     tkd_init(&d, "srch-unread");
-    link_tool(&d, "rg");
-    link_tool(&d, "git");
-    link_tool(&d, "grep");
+    /* Each tool runs to its end before tkd reads a byte of its output, so
+     * its stderr (the files it could not read) is whole whether the limit
+     * then stops the wrapper or the wrapper exits first. */
+    char tail[PATH_MAX + 1024], cat[PATH_MAX];
+    assert_true(tree_which("cat", cat, sizeof cat)); /* not in tkd's PATH */
+    snprintf(tail, sizeof tail,
+             "\"$REAL\" \"$@\" > '%s/out.$$'; rc=$?\n"
+             "'%s' '%s/out.$$'; exit $rc",
+             d.dir, cat, d.dir);
+    wrap_tool(&d, "rg", tail);
+    wrap_tool(&d, "git", tail);
+    wrap_tool(&d, "grep", tail);
     tree_puts(d.root, "a.txt", "needle\n");
     tree_puts(d.root, "b.txt", "needle\n");
     tree_puts(d.root, "secret.txt", "needle\n");
@@ -807,6 +1000,9 @@ static void test_unreadable(void **state)
         assert_int_equal(s.rep->n_matches, 1);
         assert_true(s.st.partial);
         assert_int_equal(s.st.cause, TK_CAUSE_LIMIT);
+        /* The tool did meet the unreadable files (rg, grep: exit status
+         * 2; git grep: its error lines), and the limit still won. */
+        assert_true(s.rep->stats->unreadable_files >= 2);
         sres_free(&s);
     }
     tree_chmod(d.root, "locked", 0755);
@@ -818,8 +1014,12 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_literal_queries),
         cmocka_unit_test(test_hidden_and_case),
+        cmocka_unit_test(test_zero_hits),
+        cmocka_unit_test(test_non_utf8_query),
+        cmocka_unit_test(test_rg_warning_not_unreadable),
         cmocka_unit_test(test_bad_requests),
         cmocka_unit_test(test_fallback),
+        cmocka_unit_test(test_resolved_once),
         cmocka_unit_test(test_limit_partial),
         cmocka_unit_test(test_cancel_and_deadline),
         cmocka_unit_test(test_slots),

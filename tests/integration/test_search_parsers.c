@@ -336,10 +336,11 @@ static bool has(const search_parser *p, const char *path)
     return find(p, path, strlen(path), 1) != NULL;
 }
 
-/* With ignore files, what README.md documents: rg honours .gitignore and
- * .ignore; git grep --untracked honours .gitignore alone, and (unlike git
- * grep without it) skips a tracked file that .gitignore names, as rg does;
- * grep knows no ignore file and skips only .git/ and node_modules/. */
+/* With ignore files, what README.md documents: rg honours .gitignore,
+ * .ignore and .rgignore; git grep --untracked honours .gitignore alone,
+ * and (unlike git grep without it) skips a tracked file that .gitignore
+ * names, as rg does; grep knows no ignore file and skips only .git/ and
+ * node_modules/. None searches .git/. */
 static void test_ignore_files(void **state)
 {
     (void)state;
@@ -348,26 +349,28 @@ static void test_ignore_files(void **state)
     const char *init[] = { "init", "-q", NULL };
     tree_git(dir, init);
     static const char *const files[] = {
-        "plain.txt",  "ignored.txt",       "build/out.txt",
-        "forced.txt", "node_modules/m.js", "rgonly.txt",
+        "plain.txt",         "ignored.txt", "build/out.txt", "forced.txt",
+        "node_modules/m.js", "rgonly.txt",  "rgignored.txt", ".git/needle.txt",
     };
-    for (size_t i = 0; i < 6; i++)
+#define N_FILES (sizeof files / sizeof files[0])
+    for (size_t i = 0; i < N_FILES; i++)
         tree_puts(dir, files[i], "needle\n");
     tree_puts(dir, ".gitignore", "ignored.txt\nbuild/\nforced.txt\n");
     tree_puts(dir, ".ignore", "rgonly.txt\n");
+    tree_puts(dir, ".rgignore", "rgignored.txt\n");
     const char *add[] = { "add", "-f", "forced.txt", NULL };
     tree_git(dir, add);
     /* rg, git grep, grep: which of files[] each finds */
-    static const bool found[3][6] = {
-        { true, false, false, false, true, false },
-        { true, false, false, false, true, true },
-        { true, true, true, true, false, true },
+    static const bool found[3][N_FILES] = {
+        { true, false, false, false, true, false, false, false },
+        { true, false, false, false, true, true, true, false },
+        { true, true, true, true, false, true, true, false },
     };
     for (size_t t = 0; t < 3; t++) {
         run_opts ro = { .query = "needle" };
         search_parser *p = run_ok(tools[t], dir, &ro);
         size_t want = 0;
-        for (size_t i = 0; i < 6; i++) {
+        for (size_t i = 0; i < N_FILES; i++) {
             want += found[t][i];
             if (has(p, files[i]) != found[t][i])
                 fail_msg("%s %s %s", search_tool_name(tools[t]),
@@ -440,12 +443,111 @@ static void test_malformed_records(void **state)
                                        bad_b64 };
     for (size_t i = 0; i < 3; i++)
         assert_true(search_parser_record(p, bad[i], strlen(bad[i]), false));
+    assert_false(search_parser_partial(p)); /* no match was lost */
     static const char cut[] = "{\"type\":\"match\",\"data\":{\"pa";
     assert_true(search_parser_record(p, cut, sizeof cut - 1, true));
     assert_int_equal(search_parser_count(p), 0);
     search_parser_stats(p, &st);
     assert_int_equal(st.skipped_records, 4);
+    assert_true(search_parser_partial(p)); /* a match was */
     search_parser_free(p);
+}
+
+/* An rg match record cut at record_max: the match, when the path, the
+ * line and its number came whole before the cut (its occurrences located
+ * in the text); lost, and the parser partial, when they did not (a number
+ * that ends the prefix may be the start of a longer one). */
+static void test_rg_cut_records(void **state)
+{
+    (void)state;
+    static const char head[] =
+        "{\"type\":\"match\",\"data\":{\"path\":{\"text\":\"./f\"},"
+        "\"lines\":{\"text\":\"a needle, needle\\n\"},\"line_number\":12";
+    static const char *const tails[] = {
+        ",\"absolute_offset\":0,\"submatches\":[{\"match\":{\"text\":"
+        "\"needle\"},\"start\":2,\"end\":8},{\"match\":{\"te",
+        ",",
+    };
+    for (int ic = 0; ic < 2; ic++) {
+        search_query q = { .text = "needle", .len = 6, .ignore_case = ic };
+        search_limits lim = { .max_matches = 10 };
+        search_parser *p;
+        assert_int_equal(search_parser_new(&p, SEARCH_TOOL_RG, &q, &lim), 0);
+        char rec[512];
+        for (size_t i = 0; i < 2; i++) {
+            int n = snprintf(rec, sizeof rec, "%s%s", head, tails[i]);
+            assert_true(search_parser_record(p, rec, (size_t)n, true));
+        }
+        assert_int_equal(search_parser_count(p), 2);
+        assert_false(search_parser_partial(p));
+        for (size_t i = 0; i < 2; i++) {
+            const search_match *m = search_parser_match(p, i);
+            assert_int_equal(m->path_len, 1);
+            assert_int_equal(m->line, 12);
+            assert_int_equal(m->text_len, 16);
+            assert_int_equal(m->column, 3);
+            /* located: both; with ignore_case rg's read before the cut
+             * (the first), located when there are none, and flagged */
+            assert_int_equal(m->n_spans, ic && i == 0 ? 1 : 2);
+            assert_int_equal(m->spans[0].start, 2);
+            assert_int_equal(m->truncated, ic);
+        }
+        /* cut within the number, and before it */
+        assert_true(search_parser_record(p, head, sizeof head - 1, true));
+        assert_true(search_parser_record(p, head, 40, true));
+        assert_int_equal(search_parser_count(p), 2);
+        assert_true(search_parser_partial(p));
+        search_stats st;
+        search_parser_stats(p, &st);
+        assert_int_equal(st.skipped_records, 2);
+        search_parser_free(p);
+    }
+}
+
+/* A line of 3 MiB with an occurrence every two bytes: rg writes a record
+ * of some 87 MB for it (each occurrence again as a submatch), which is cut
+ * at record_max; the match still comes back as every tool's does: its
+ * first MiB, flagged, every occurrence within it; the next line too. */
+static void test_rg_line_with_many_hits(void **state)
+{
+    (void)state;
+    char dir[256];
+    assert_int_equal(ts_mkdtemp(dir, sizeof dir, "manyhits"), 0);
+    size_t len = (size_t)3 << 20;
+    static const char tail[] = "\nab again\n";
+    char *big = malloc(len + sizeof tail);
+    assert_non_null(big);
+    for (size_t i = 0; i < len; i += 2) {
+        big[i] = 'a';
+        big[i + 1] = 'b';
+    }
+    memcpy(big + len, tail, sizeof tail);
+    tree_write(dir, "big.txt", big, len + sizeof tail - 1);
+    free(big);
+    const char *init[] = { "init", "-q", NULL };
+    tree_git(dir, init);
+    for (size_t t = 0; t < 3; t++) {
+        run_opts ro = { .query = "ab" };
+        search_parser *p = run_ok(tools[t], dir, &ro);
+        assert_int_equal(search_parser_count(p), 2);
+        assert_false(search_parser_partial(p));
+        const search_match *m = find(p, "big.txt", 7, 1);
+        assert_non_null(m);
+        assert_true(m->truncated);
+        assert_int_equal(m->text_len, SEARCH_LINE_MAX);
+        assert_int_equal(m->column, 1);
+        assert_int_equal(m->n_spans, SEARCH_LINE_MAX / 2);
+        assert_int_equal(m->spans[m->n_spans - 1].end, SEARCH_LINE_MAX);
+        m = find(p, "big.txt", 7, 2);
+        assert_non_null(m);
+        assert_int_equal(m->text_len, 8);
+        search_stats st;
+        search_parser_stats(p, &st);
+        assert_int_equal(st.skipped_records, 0);
+        assert_int_equal(st.truncated_lines, 1);
+        search_parser_free(p);
+    }
+    ts_rmtree(dir);
 }
 
 /* rg's JSON as the reader must take it, beyond what the fixture tree
@@ -526,6 +628,8 @@ int main(void)
         cmocka_unit_test(test_limit),
         cmocka_unit_test(test_malformed_records),
         cmocka_unit_test(test_rg_json_reader),
+        cmocka_unit_test(test_rg_cut_records),
+        cmocka_unit_test(test_rg_line_with_many_hits),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -53,7 +53,10 @@ struct  Tk__V1__SearchRequest
    */
   char *root;
   /*
-   * Matched literally (never a pattern or a flag): not empty, no NUL.
+   * Matched literally (never a pattern or a flag): not empty, at most 4096
+   * bytes (QUERY_TOO_LONG), no NUL, no newline. Any bytes otherwise; but rg takes no pattern that is not
+   * UTF-8, so AUTO then skips rg, and a forced RG is INVALID_ARGUMENT,
+   * reason QUERY_NOT_UTF8.
    */
   char *query;
   /*
@@ -92,7 +95,9 @@ struct  Tk__V1__SearchReply
   size_t n_matches;
   Tk__V1__SearchMatch **matches;
   /*
-   * More matches exist than the reply holds (as Status.partial).
+   * More matches exist than the reply holds (as Status.partial): the limit
+   * or the reply's byte budget was reached, or a match could not be read
+   * (stats.skipped_records).
    */
   protobuf_c_boolean partial;
   /*
@@ -136,7 +141,10 @@ struct  Tk__V1__SearchMatch
   size_t n_submatches;
   Tk__V1__SearchSubmatch **submatches;
   /*
-   * The line was longer than 1 MiB: text holds its first 1 MiB.
+   * The line was longer than 1 MiB: text holds its first 1 MiB. Also set
+   * when rg (with ignore_case) wrote a record for the line too large to
+   * read whole (a line of MiBs with very many occurrences): text is whole
+   * then, but submatches may miss some occurrences.
    */
   protobuf_c_boolean truncated;
 };
@@ -178,9 +186,10 @@ struct  Tk__V1__SearchStats
    */
   uint32_t truncated_lines;
   /*
-   * Output records that could not be parsed, such as rg records too large
-   * to take whole (a line of many MiB with many occurrences); they are not
-   * in matches.
+   * Output records that could not be parsed, such as an rg record cut
+   * before the line's number (a line of tens of MiB with many
+   * occurrences); they are not in matches, and a match lost so makes the
+   * reply partial.
    */
   uint32_t skipped_records;
   /*
