@@ -652,7 +652,7 @@ def rule_print(t):
                     if PRINT_NAMES.match(c.spelling):
                         name = c.spelling
                 elif c.kind == ci.CursorKind.DECL_REF_EXPR:
-                    ref, path = referenced_file(c)
+                    ref, path = referenced_file(t, rel, c)
                     if ref is not None and t.rel(path) is None and (
                             (ref.kind == ci.CursorKind.FUNCTION_DECL and
                              PRINT_FUNCS.match(ref.spelling)) or
