@@ -2,8 +2,8 @@
  * the limit and the byte budget, locating the query within a line the tool
  * reported (grep and git grep give no offsets of their own), and base64. */
 #include <errno.h>
-#include <stdlib.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "search_int.h"
