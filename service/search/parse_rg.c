@@ -405,7 +405,18 @@ typedef struct rg_record {
     search_parser *p;
     bool got_type;
     const char *data, *data_end; /* the span of the "data" value */
+    /* "data" read in the one pass, the type ("match") being known before
+     * it, as rg writes them: kept until the whole record proves well formed,
+     * then added (read_ok: it held a path and a line). */
+    bool read;
+    bool read_ok;
+    rg_match m;
 } rg_record;
+
+static bool is_match(const search_buf *type)
+{
+    return type->len == 5 && memcmp(type->data, "match", 5) == 0;
+}
 
 static bool record_member(void *ctx, jcur *c)
 {
@@ -417,6 +428,17 @@ static bool record_member(void *ctx, jcur *c)
     if (!key_is(c, "data"))
         return value_skip(c);
     ws(c);
+    if (r->got_type && is_match(&r->p->type)) {
+        /* Read now rather than passed over and read again. */
+        r->m = (rg_match){ .p = r->p, .line = -1 };
+        r->p->n_spans = 0;
+        r->read = true;
+        r->data = NULL;
+        bool ok = object(c, match_member, &r->m);
+        r->read_ok = ok && r->m.got_path && r->m.got_lines;
+        return ok;
+    }
+    r->read = false;
     r->data = c->p; /* read once the type is known (it may come after) */
     bool ok = value_skip(c);
     r->data_end = c->p;
@@ -444,12 +466,19 @@ bool search__rg_record(search_parser *p, const char *data, size_t len, bool cut)
     rg_record r = { .p = p };
     bool ok = object(&c, record_member, &r);
     ws(&c);
-    if (!ok || c.p != c.end || !r.got_type || r.data == NULL) {
+    if (!ok || c.p != c.end || !r.got_type || (r.data == NULL && !r.read)) {
         p->stats.skipped_records++;
         return true;
     }
-    if (p->type.len != 5 || memcmp(p->type.data, "match", 5) != 0)
+    if (!is_match(&p->type))
         return true;
+    if (r.read) {
+        if (!r.read_ok) {
+            p->stats.skipped_records++;
+            return true;
+        }
+        return rg_add(p, &r.m, true, false);
+    }
     jcur d = { r.data, r.data_end, 0, &p->key };
     return rg_match_data(p, &d);
 }
