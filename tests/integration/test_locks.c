@@ -244,6 +244,17 @@ static void expect(const result *r, int code, const char *reason)
     assert_true(r->st.from_server);
 }
 
+/* A CloseOrder that must close the order: the pooled connection works
+ * after what a test did to it. */
+static void close_ok(fixture *fx, int64_t id, uint32_t timeout_ms)
+{
+    result r;
+    call_op(fx, OP_CLOSE, id, timeout_ms, NULL, &r);
+    expect(&r, TK_CODE_OK, "");
+    assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
+    result_free(&r);
+}
+
 /* A call in a thread, for transitions that must be in flight. */
 typedef struct async_op {
     fixture *fx;
@@ -371,11 +382,7 @@ static void test_close_does_not_wait_for_child_writer(void **state)
     hold_child_insert(&fx, id);
     /* The inserter holds its lock until the test ends it: a wait for it
      * would end in 55P03 whatever the deadline. */
-    result r;
-    call_op(&fx, OP_CLOSE, id, LONG_MS, NULL, &r);
-    expect(&r, TK_CODE_OK, "");
-    assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
-    result_free(&r);
+    close_ok(&fx, id, LONG_MS);
     sql_ok(fx.holder, "COMMIT"); /* the item inserted before the close */
     order_view v = must_get(&fx, id);
     assert_int_equal(v.status, TK__V1__GET_ORDER_REPLY__STATUS__CLOSED);
@@ -777,10 +784,7 @@ static void test_lock_wait_outlasts_deadline(void **state)
     result_free(&r);
     assert_tkd_idle(&fx);
     sql_ok(fx.holder, "ROLLBACK");
-    call_op(&fx, OP_CLOSE, id, 5000, NULL, &r);
-    expect(&r, TK_CODE_OK, "");
-    assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
-    result_free(&r);
+    close_ok(&fx, id, 5000);
     assert_int_equal(tkd_pid(&fx), pid); /* the same connection */
     fx_stop(&fx);
 }
@@ -839,11 +843,7 @@ static void test_cancel_during_lock_wait(void **state)
     assert_int_equal(tkd_pid(&fx), pid);
     /* The next statement on that connection is not cancelled. */
     sql_ok(fx.holder, "ROLLBACK");
-    result r;
-    call_op(&fx, OP_CLOSE, id, 5000, NULL, &r);
-    expect(&r, TK_CODE_OK, "");
-    assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
-    result_free(&r);
+    close_ok(&fx, id, 5000);
     assert_int_equal(tkd_pid(&fx), pid);
     fx_stop(&fx);
 }
@@ -899,11 +899,7 @@ static void test_late_cancel_spares_the_next_statement(void **state)
     tk_cancel_free(cancel);
     assert_tkd_idle(&fx);
     assert_int_equal(tkd_pid(&fx), pid); /* ROLLBACK was not cancelled */
-    result r;
-    call_op(&fx, OP_CLOSE, id, 5000, NULL, &r);
-    expect(&r, TK_CODE_OK, "");
-    assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
-    result_free(&r);
+    close_ok(&fx, id, 5000);
     assert_int_equal(tkd_pid(&fx), pid);
     fx_stop(&fx);
 }
@@ -1006,11 +1002,7 @@ static void test_sqlstates_map_to_reasons(void **state)
         assert_int_equal(tkd_pid(&fx), pid);
     }
     sql_ok(fx.holder, "DROP TRIGGER tk_test_raise ON orders");
-    result r;
-    call_op(&fx, OP_CLOSE, id, LONG_MS, NULL, &r);
-    expect(&r, TK_CODE_OK, "");
-    assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
-    result_free(&r);
+    close_ok(&fx, id, LONG_MS);
     fx_stop(&fx);
 }
 
@@ -1042,10 +1034,7 @@ static void test_statement_timeout_fires(void **state)
     assert_tkd_idle(&fx);
     assert_int_equal(tkd_pid(&fx), pid);
     sql_ok(fx.holder, "DROP TRIGGER tk_test_slow ON orders");
-    call_op(&fx, OP_CLOSE, id, LONG_MS, NULL, &r);
-    expect(&r, TK_CODE_OK, "");
-    assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
-    result_free(&r);
+    close_ok(&fx, id, LONG_MS);
     assert_int_equal(tkd_pid(&fx), pid);
     fx_stop(&fx);
 }
