@@ -248,7 +248,7 @@ tk_status register_fails(fx *f, spec *s, int backend, int code)
     return st;
 }
 
-char *render(fx *f, spec *s, int backend)
+Tk__V1__ServiceRenderReply *render_reply(fx *f, spec *s, int backend)
 {
     Tk__V1__ServiceRenderRequest req = TK__V1__SERVICE_RENDER_REQUEST__INIT;
     req.spec = &s->m;
@@ -258,9 +258,15 @@ char *render(fx *f, spec *s, int backend)
     int code = tk_services_render(f->client, &req, &rep, NULL, &st);
     if (code != TK_CODE_OK)
         fail_msg("Render: %s %s", st.reason, st.message);
+    tk_status_clear(&st);
+    return rep;
+}
+
+char *render(fx *f, spec *s, int backend)
+{
+    Tk__V1__ServiceRenderReply *rep = render_reply(f, s, backend);
     char *def = strdup(rep->definition);
     protobuf_c_message_free_unpacked(&rep->base, NULL);
-    tk_status_clear(&st);
     return def;
 }
 

@@ -99,6 +99,8 @@ int call_register(fx *f, spec *s, int backend,
 unsigned register_ok(fx *f, spec *s, int backend, int action);
 /* Registers expecting code; returns the status (clear it). */
 tk_status register_fails(fx *f, spec *s, int backend, int code);
+/* Render's reply; asserts OK (free it: protobuf_c_message_free_unpacked). */
+Tk__V1__ServiceRenderReply *render_reply(fx *f, spec *s, int backend);
 /* The rendered definition (free it). */
 char *render(fx *f, spec *s, int backend);
 /* Status by label, or by spec (s; label may then be ""); asserts OK. */

@@ -386,15 +386,7 @@ static void test_readme_example(void **state)
     spec_init(&s, "dev.example.agent", args);
     s.m.program = "/usr/bin/env";
     spec_env(&s, "MODE", "prod");
-    Tk__V1__ServiceRenderRequest req = TK__V1__SERVICE_RENDER_REQUEST__INIT;
-    req.spec = &s.m;
-    req.backend = SYSTEMD;
-    Tk__V1__ServiceRenderReply *rep = NULL;
-    tk_status st;
-    int code = tk_services_render(f->client, &req, &rep, NULL, &st);
-    if (code != TK_CODE_OK)
-        fail_msg("Render: %s %s", st.reason, st.message);
-    tk_status_clear(&st);
+    Tk__V1__ServiceRenderReply *rep = render_reply(f, &s, SYSTEMD);
     assert_int_equal(rep->backend, SYSTEMD);
     char want[PATH_MAX];
     join(want, sizeof want, f->units, "dev.example.agent.service");
@@ -421,15 +413,8 @@ static void test_auto_backend(void **state)
 #endif
     spec s;
     spec_v(&s, "dev.example.auto", "v1");
-    Tk__V1__ServiceRenderRequest req = TK__V1__SERVICE_RENDER_REQUEST__INIT;
-    req.spec = &s.m;
-    req.backend = TK__V1__SERVICE_MANAGER__KIND__AUTO;
-    Tk__V1__ServiceRenderReply *rep = NULL;
-    tk_status st;
-    int code = tk_services_render(f->client, &req, &rep, NULL, &st);
-    if (code != TK_CODE_OK)
-        fail_msg("Render: %s %s", st.reason, st.message);
-    tk_status_clear(&st);
+    Tk__V1__ServiceRenderReply *rep =
+        render_reply(f, &s, TK__V1__SERVICE_MANAGER__KIND__AUTO);
     assert_int_equal(rep->backend, want);
     char name[64];
     char path[PATH_MAX];
