@@ -725,8 +725,12 @@ static bool enqueue(rpc_server *srv, rpc_slot *s)
         pthread_cond_signal(&srv->pool_cv);
         /* Only a new earliest deadline needs the reaper before it wakes
          * on its own: waking it for every call is a third thread to
-         * schedule per call. */
-        if (s->call.caller_deadline < srv->reaper_until)
+         * schedule per call. And a call cancelled before it got here (a
+         * Cancel that overtook it, taken from a tombstone; or one whose
+         * wake_reaper ran before it was in the queue): else it waits
+         * behind busy workers until its deadline. */
+        if (s->call.caller_deadline < srv->reaper_until ||
+            atomic_load(&s->call.cause) != RPC_CAUSE_NONE)
             pthread_cond_signal(&srv->reaper_cv);
     }
     pthread_mutex_unlock(&srv->pool_mu);

@@ -926,6 +926,51 @@ static void test_cancel_queued_call_never_runs(void **state)
     assert_int_equal(atomic_load(&fx.svc.write_runs), 0);
 }
 
+/* A Cancel that arrives before its call (NOT_FOUND, remembered) cancels
+ * the call when it arrives, and the call is answered at once though every
+ * worker is busy: not when the queue's reaper next wakes for the earliest
+ * deadline (here a queued call's, 25 s, after raw_reply gives up). */
+static void test_cancel_before_its_call(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_opts o = { .workers = 1, .queue_depth = 4 };
+    fx_start(&fx, &o);
+    tk_cancel *busy;
+    tk_cancel_new(&busy);
+    async_call a;
+    async_start(&a, fx.client, WAIT_METHOD, 30000, busy, NULL);
+    sem_wait_ok(&fx.svc.entered, "the worker to be busy");
+    raw r;
+    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
+    raw_call filler; /* queued, the earliest deadline the reaper waits for */
+    raw_send(&r, &filler,
+             envelope(776, WAIT_METHOD, 25000, (ProtobufCMessage *)&ping));
+    assert_int_equal(raw_cancel(&r, 777),
+                     TK__V1__CANCEL_REPLY__OUTCOME__NOT_FOUND);
+    raw_call rc;
+    raw_send(&r, &rc,
+             envelope(777, WAIT_METHOD, 30000, (ProtobufCMessage *)&ping));
+    Tk__V1__Reply *rep = raw_reply(&rc); /* fails after 20 s, not 30 */
+    assert_int_equal(rep->status->code, TK_CODE_CANCELLED);
+    assert_int_equal(rep->status->cancellation->cause,
+                     TK__V1__CANCELLATION__CAUSE__CALLER);
+    tk__v1__reply__free_unpacked(rep, NULL);
+    assert_int_equal(raw_cancel(&r, 776),
+                     TK__V1__CANCEL_REPLY__OUTCOME__CANCELLED);
+    rep = raw_reply(&filler);
+    assert_int_equal(rep->status->code, TK_CODE_CANCELLED);
+    tk__v1__reply__free_unpacked(rep, NULL);
+    nng_close(r.sock);
+    tk_cancel_fire(busy, NULL);
+    async_join(&a);
+    async_free(&a);
+    tk_cancel_free(busy);
+    fx_stop(&fx);
+    assert_int_equal(atomic_load(&fx.svc.wait_runs), 1);
+}
+
 static void test_cancel_running_write_continues(void **state)
 {
     (void)state;
@@ -1516,6 +1561,7 @@ int main(void)
         cmocka_unit_test(test_cancel_before_send),
         cmocka_unit_test(test_cancel_scoped_to_connection),
         cmocka_unit_test(test_cancel_queued_call_never_runs),
+        cmocka_unit_test(test_cancel_before_its_call),
         cmocka_unit_test(test_cancel_running_write_continues),
         cmocka_unit_test(test_commit_point),
         cmocka_unit_test(test_connection_close_cancels_reads),
