@@ -517,16 +517,25 @@ static void gate_status(gate *g, int i, char out[16])
     pthread_mutex_unlock(&g->mu);
 }
 
+/* A fixture whose transitions stop at g after their locking SELECT, and
+ * one order in it (returned). g must outlive the test (static): a failed
+ * test may leave a worker waiting at it. */
+static int64_t fx_start_gated(fixture *fx, const char *db, unsigned pool,
+                              gate *g)
+{
+    gate_init(g);
+    fx_start(fx, db, &(fx_opts){ .pool = pool });
+    locks__test_set_after_lock(fx->locks, gate_hook, g);
+    fx_connect(fx);
+    return create_order(fx);
+}
+
 static void test_transitions_serialize(void **state)
 {
     (void)state;
     fixture fx;
     static gate g; /* outlives the test if it fails */
-    gate_init(&g);
-    fx_start(&fx, "serialize", &(fx_opts){ .pool = 4 });
-    locks__test_set_after_lock(fx.locks, gate_hook, &g);
-    fx_connect(&fx);
-    int64_t id = create_order(&fx);
+    int64_t id = fx_start_gated(&fx, "serialize", 4, &g);
     char status[16];
 
     /* A has read 'open' under its row lock and stops there, before its
@@ -575,11 +584,7 @@ static void test_transitions_under_for_share_do_not_serialize(void **state)
     (void)state;
     fixture fx;
     static gate g; /* outlives the test if it fails */
-    gate_init(&g);
-    fx_start(&fx, "serialize_share", &(fx_opts){ .pool = 4 });
-    locks__test_set_after_lock(fx.locks, gate_hook, &g);
-    fx_connect(&fx);
-    int64_t id = create_order(&fx);
+    int64_t id = fx_start_gated(&fx, "serialize_share", 4, &g);
     locks__test_set_row_lock(fx.locks, LOCKS_ROW_LOCK_SHARE);
 
     async_op a, b;
@@ -1052,11 +1057,7 @@ static void test_deadlock(void **state)
     (void)state;
     fixture fx;
     static gate g; /* outlives the test if it fails */
-    gate_init(&g);
-    fx_start(&fx, "deadlock", &(fx_opts){ .pool = 2 });
-    locks__test_set_after_lock(fx.locks, gate_hook, &g);
-    fx_connect(&fx);
-    int64_t id = create_order(&fx);
+    int64_t id = fx_start_gated(&fx, "deadlock", 2, &g);
     sql_ok(fx.holder,
            "CREATE FUNCTION tk_test_pause() RETURNS trigger LANGUAGE plpgsql "
            "AS $$BEGIN PERFORM pg_advisory_xact_lock(4244); RETURN NEW; "

@@ -646,17 +646,38 @@ static void test_huge_timeout_waits_for_the_server(void **state)
     fx_stop(&fx);
 }
 
+/* The fixture's only worker, held by a Wait (30 s) until release_worker. */
+typedef struct held {
+    tk_cancel *cancel;
+    async_call call;
+} held;
+
+static void hold_worker(fixture *fx, held *h)
+{
+    tk_cancel_new(&h->cancel);
+    async_start(&h->call, fx->client, WAIT_METHOD, 30000, h->cancel, NULL);
+    sem_wait_ok(&fx->svc.entered, "the worker to be busy");
+}
+
+/* Cancels the Wait (*outcome, if not NULL: the Cancel's outcome), waits for
+ * it and frees it; returns what tk_cancel_fire returned. */
+static int release_worker(held *h, int *outcome)
+{
+    int rv = tk_cancel_fire(h->cancel, outcome);
+    async_join(&h->call);
+    async_free(&h->call);
+    tk_cancel_free(h->cancel);
+    return rv;
+}
+
 static void test_expired_in_queue_does_not_run(void **state)
 {
     (void)state;
     fixture fx;
     fx_opts o = { .workers = 1, .queue_depth = 4 };
     fx_start(&fx, &o);
-    tk_cancel *busy;
-    tk_cancel_new(&busy);
-    async_call a;
-    async_start(&a, fx.client, WAIT_METHOD, 30000, busy, NULL);
-    sem_wait_ok(&fx.svc.entered, "the worker to be busy");
+    held w;
+    hold_worker(&fx, &w);
     /* The only worker is busy: this call waits in the queue past its
      * deadline, and is answered without running. */
     tk_status st;
@@ -668,11 +689,8 @@ static void test_expired_in_queue_does_not_run(void **state)
     assert_int_equal(st.cause, TK_CAUSE_DEADLINE);
     tk_status_clear(&st);
     int outcome = -1;
-    assert_int_equal(tk_cancel_fire(busy, &outcome), 0);
+    assert_int_equal(release_worker(&w, &outcome), 0);
     assert_int_equal(outcome, TK_CANCEL_CANCELLED);
-    async_join(&a);
-    async_free(&a);
-    tk_cancel_free(busy);
     fx_stop(&fx); /* joins the workers: nothing else can still start */
     assert_int_equal(atomic_load(&fx.svc.wait_runs), 1);
 }
@@ -686,12 +704,11 @@ static void test_expired_in_queue_behind_a_later_deadline(void **state)
     fixture fx;
     fx_opts o = { .workers = 1, .queue_depth = 4 };
     fx_start(&fx, &o);
-    tk_cancel *busy, *later;
-    tk_cancel_new(&busy);
+    held w;
+    hold_worker(&fx, &w);
+    tk_cancel *later;
     tk_cancel_new(&later);
-    async_call a, b;
-    async_start(&a, fx.client, WAIT_METHOD, 30000, busy, NULL);
-    sem_wait_ok(&fx.svc.entered, "the worker to be busy");
+    async_call b;
     async_start(&b, fx.client, WAIT_METHOD, 20000, later, NULL);
     tk_status st;
     long long t0 = ts_now_ms();
@@ -705,11 +722,8 @@ static void test_expired_in_queue_behind_a_later_deadline(void **state)
     assert_int_equal(tk_cancel_fire(later, NULL), 0);
     async_join(&b);
     assert_int_equal(b.st.code, TK_CODE_CANCELLED);
-    assert_int_equal(tk_cancel_fire(busy, NULL), 0);
-    async_join(&a);
-    async_free(&a);
+    assert_int_equal(release_worker(&w, NULL), 0);
     async_free(&b);
-    tk_cancel_free(busy);
     tk_cancel_free(later);
     fx_stop(&fx);
 }
@@ -720,13 +734,12 @@ static void test_queue_full(void **state)
     fixture fx;
     fx_opts o = { .workers = 1, .queue_depth = 1 };
     fx_start(&fx, &o);
-    tk_cancel *busy, *cb, *cc;
-    tk_cancel_new(&busy);
+    held w;
+    hold_worker(&fx, &w);
+    tk_cancel *cb, *cc;
     tk_cancel_new(&cb);
     tk_cancel_new(&cc);
-    async_call a, b, c;
-    async_start(&a, fx.client, WAIT_METHOD, 30000, busy, NULL);
-    sem_wait_ok(&fx.svc.entered, "the worker to be busy");
+    async_call b, c;
     /* One of these takes the queue's one place and waits there (30 s, far
      * longer than the test); the other finds it full and is answered at
      * once. Which is which depends on arrival order only. */
@@ -751,13 +764,10 @@ static void test_queue_full(void **state)
     assert_int_equal(queued->st.code, TK_CODE_CANCELLED);
     assert_int_equal(queued->st.cause, TK_CAUSE_CALLER);
     assert_true(queued->st.from_server);
-    tk_cancel_fire(busy, NULL);
-    async_join(&a);
-    async_free(&a);
+    release_worker(&w, NULL);
     async_free(&b);
     async_free(&c);
     sem_destroy(&done);
-    tk_cancel_free(busy);
     tk_cancel_free(cb);
     tk_cancel_free(cc);
     fx_stop(&fx);
@@ -885,11 +895,8 @@ static void test_cancel_queued_call_never_runs(void **state)
     fixture fx;
     fx_opts o = { .workers = 1, .queue_depth = 4 };
     fx_start(&fx, &o);
-    tk_cancel *busy;
-    tk_cancel_new(&busy);
-    async_call a;
-    async_start(&a, fx.client, WAIT_METHOD, 30000, busy, NULL);
-    sem_wait_ok(&fx.svc.entered, "the worker to be busy");
+    held w;
+    hold_worker(&fx, &w);
     raw r;
     raw_open(&r, fx.url, NNG_DURATION_INFINITE);
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
@@ -917,10 +924,7 @@ static void test_cancel_queued_call_never_runs(void **state)
         tk__v1__reply__free_unpacked(rep, NULL);
     }
     nng_close(r.sock);
-    tk_cancel_fire(busy, NULL);
-    async_join(&a);
-    async_free(&a);
-    tk_cancel_free(busy);
+    release_worker(&w, NULL);
     fx_stop(&fx);
     assert_int_equal(atomic_load(&fx.svc.wait_runs), 1);
     assert_int_equal(atomic_load(&fx.svc.write_runs), 0);
@@ -936,11 +940,8 @@ static void test_cancel_before_its_call(void **state)
     fixture fx;
     fx_opts o = { .workers = 1, .queue_depth = 4 };
     fx_start(&fx, &o);
-    tk_cancel *busy;
-    tk_cancel_new(&busy);
-    async_call a;
-    async_start(&a, fx.client, WAIT_METHOD, 30000, busy, NULL);
-    sem_wait_ok(&fx.svc.entered, "the worker to be busy");
+    held w;
+    hold_worker(&fx, &w);
     raw r;
     raw_open(&r, fx.url, NNG_DURATION_INFINITE);
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
@@ -963,10 +964,7 @@ static void test_cancel_before_its_call(void **state)
     assert_int_equal(rep->status->code, TK_CODE_CANCELLED);
     tk__v1__reply__free_unpacked(rep, NULL);
     nng_close(r.sock);
-    tk_cancel_fire(busy, NULL);
-    async_join(&a);
-    async_free(&a);
-    tk_cancel_free(busy);
+    release_worker(&w, NULL);
     fx_stop(&fx);
     assert_int_equal(atomic_load(&fx.svc.wait_runs), 1);
 }
