@@ -3,6 +3,7 @@
  * directly, same query, same corpus, same run.
  *
  *   bench-search --tkd PATH [--corpus DIR] [--mb N] [--rounds R] [--keep]
+ *                [--only full|density|limit]
  *
  * The corpus is generated (deterministically: a fixed xorshift seed) into
  * a temporary directory unless --corpus names one made before: N MB (200
@@ -411,6 +412,7 @@ static void limited(const env *e)
 
 typedef struct args {
     const char *tkd, *corpus;
+    const char *only; /* full, density or limit: that table alone */
     int mb, rounds;
     bool keep;
 } args;
@@ -430,12 +432,17 @@ static int parse(args *a, int argc, char **argv)
             a->mb = (int)strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--rounds") == 0 && v != NULL)
             a->rounds = (int)strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--only") == 0 && v != NULL)
+            a->only = argv[++i];
         else if (strcmp(argv[i], "--keep") == 0)
             a->keep = true;
         else
             return -1;
     }
     if (a->tkd == NULL || a->mb < 1 || a->rounds < 1 || a->rounds > MAX_ROUNDS)
+        return -1;
+    if (a->only != NULL && strcmp(a->only, "full") != 0 &&
+        strcmp(a->only, "density") != 0 && strcmp(a->only, "limit") != 0)
         return -1;
     return 0;
 }
@@ -445,7 +452,8 @@ int main(int argc, char **argv)
     args a;
     if (parse(&a, argc, argv) != 0) {
         fprintf(stderr, "usage: bench-search --tkd PATH [--corpus DIR] "
-                        "[--mb N] [--rounds R (1..31)] [--keep]\n");
+                        "[--mb N] [--rounds R (1..31)] [--keep]\n"
+                        "       [--only full|density|limit]\n");
         return 2;
     }
     char dir[PATH_MAX], corpus[PATH_MAX + 16], marker[PATH_MAX + 64];
@@ -473,9 +481,12 @@ int main(int argc, char **argv)
     make_tool_env();
     env e = { c, corpus, a.rounds };
     printf("rounds: %d (median), corpus %d MB\n", a.rounds, a.mb);
-    full_scans(&e);
-    density(&e);
-    limited(&e);
+    if (a.only == NULL || strcmp(a.only, "full") == 0)
+        full_scans(&e);
+    if (a.only == NULL || strcmp(a.only, "density") == 0)
+        density(&e);
+    if (a.only == NULL || strcmp(a.only, "limit") == 0)
+        limited(&e);
     tk_client_close(c);
     kill(tkd, SIGTERM);
     waitpid(tkd, NULL, 0);
