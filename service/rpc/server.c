@@ -499,6 +499,29 @@ static uint32_t retry_after(rpc_server *srv)
     return (uint32_t)ms;
 }
 
+/* Reply.payload's key: field 3, length-delimited. */
+#define REPLY_PAYLOAD_TAG ((uint8_t)(3 << 3 | 2))
+
+static size_t varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
 /* Builds the Reply frame of the call's outcome; payload may be NULL. */
 static nng_msg *encode_reply(rpc_call *call, const ProtobufCMessage *payload)
 {
@@ -527,19 +550,25 @@ static nng_msg *encode_reply(rpc_call *call, const ProtobufCMessage *payload)
     if (cn.cause != TK__V1__CANCELLATION__CAUSE__NONE || cn.process_killed ||
         cn.write_completed || cn.cleanup_ms != 0)
         st.cancellation = &cn;
-    uint8_t *packed = NULL;
-    if (payload != NULL && call->code == RPC_OK) {
-        size_t n = protobuf_c_message_get_packed_size(payload);
-        packed = rpc_call_alloc(call, n);
-        protobuf_c_message_pack(payload, packed);
-        rep.payload.data = packed;
-        rep.payload.len = n;
-    }
+    /* The envelope without its payload, then the payload (field 3, the
+     * last) written into the message after it: the bytes protobuf-c would
+     * write for the whole, without packing the payload into memory of its
+     * own first and copying it (a search reply can be MBs). */
+    size_t plen = 0;
+    if (payload != NULL && call->code == RPC_OK)
+        plen = protobuf_c_message_get_packed_size(payload);
+    size_t head = tk__v1__reply__get_packed_size(&rep);
+    size_t size = head + (plen > 0 ? 1 + varint_len(plen) + plen : 0);
     nng_msg *msg = NULL;
-    size_t size = tk__v1__reply__get_packed_size(&rep);
     if (nng_msg_alloc(&msg, size) != 0)
         return NULL;
-    tk__v1__reply__pack(&rep, nng_msg_body(msg));
+    uint8_t *p = nng_msg_body(msg);
+    p += tk__v1__reply__pack(&rep, p);
+    if (plen > 0) {
+        *p++ = REPLY_PAYLOAD_TAG;
+        p = put_varint(p, plen);
+        protobuf_c_message_pack(payload, p);
+    }
     return msg;
 }
 
