@@ -274,6 +274,12 @@ void rpc_call_set_stderr(rpc_call *call, const void *data, size_t len)
     call->stderr_len = b.len;
 }
 
+void rpc_call_set_reply_prefix(rpc_call *call, const void *data, size_t len)
+{
+    call->reply_prefix = data;
+    call->reply_prefix_len = len;
+}
+
 void rpc_call_set_cleanup(rpc_call *call, bool process_killed,
                           uint32_t cleanup_ms)
 {

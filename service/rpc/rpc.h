@@ -145,6 +145,12 @@ void rpc_call_set_cleanup(rpc_call *call, bool process_killed,
  * whose write was cut short (its own timeout) says false here. */
 void rpc_call_set_write_completed(rpc_call *call, bool completed);
 void rpc_call_set_retry_after(rpc_call *call, uint32_t ms);
+/* Fields of the reply message already encoded (protobuf wire format), sent
+ * before the fields of *reply, which then leaves them unset: for a reply
+ * too large to build as messages and pack again (Search's matches are
+ * encoded from the parser's storage). data must live until the reply is
+ * encoded: call memory (rpc_call_alloc). Sent only with an OK status. */
+void rpc_call_set_reply_prefix(rpc_call *call, const void *data, size_t len);
 
 /* ---- the method table --------------------------------------------------- */
 

@@ -53,6 +53,8 @@ struct rpc_call {
     char *message;
     const void *stderr_data;
     size_t stderr_len;
+    const uint8_t *reply_prefix; /* rpc_call_set_reply_prefix */
+    size_t reply_prefix_len;
     bool partial, process_killed, write_completed_set, write_completed;
     rpc_cause end_cause;
     uint32_t cleanup_ms, retry_after_ms;

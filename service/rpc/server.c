@@ -553,10 +553,13 @@ static nng_msg *encode_reply(rpc_call *call, const ProtobufCMessage *payload)
     /* The envelope without its payload, then the payload (field 3, the
      * last) written into the message after it: the bytes protobuf-c would
      * write for the whole, without packing the payload into memory of its
-     * own first and copying it (a search reply can be MBs). */
-    size_t plen = 0;
-    if (payload != NULL && call->code == RPC_OK)
-        plen = protobuf_c_message_get_packed_size(payload);
+     * own first and copying it (a search reply can be MBs). The payload is
+     * the handler's encoded prefix, if any, then the packed reply. */
+    size_t plen = 0, prefix = 0;
+    if (payload != NULL && call->code == RPC_OK) {
+        prefix = call->reply_prefix_len;
+        plen = prefix + protobuf_c_message_get_packed_size(payload);
+    }
     size_t head = tk__v1__reply__get_packed_size(&rep);
     size_t size = head + (plen > 0 ? 1 + varint_len(plen) + plen : 0);
     nng_msg *msg = NULL;
@@ -567,7 +570,9 @@ static nng_msg *encode_reply(rpc_call *call, const ProtobufCMessage *payload)
     if (plen > 0) {
         *p++ = REPLY_PAYLOAD_TAG;
         p = put_varint(p, plen);
-        protobuf_c_message_pack(payload, p);
+        if (prefix > 0)
+            memcpy(p, call->reply_prefix, prefix);
+        protobuf_c_message_pack(payload, p + prefix);
     }
     return msg;
 }

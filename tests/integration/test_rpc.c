@@ -576,6 +576,27 @@ static void test_deadline_capped_by_ceiling(void **state)
     fx_stop(&fx);
 }
 
+/* A handler's encoded prefix arrives as fields of the reply message, with
+ * the fields it set in the message. */
+static void test_reply_prefix(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, NULL);
+    tk_status st;
+    Tk__V1__PingReply *rep = NULL;
+    int code = call_ping_like(fx.client, "tk.test.Test/Prefix", NULL, 0, NULL,
+                              &st, &rep);
+    assert_int_equal(code, TK_CODE_OK);
+    assert_string_equal(rep->server_version, "from the prefix");
+    assert_int_equal(rep->data.len, 5);
+    assert_memory_equal(rep->data.data, "after", 5);
+    assert_int_equal(rep->uptime_ms, 7);
+    protobuf_c_message_free_unpacked((ProtobufCMessage *)rep, NULL);
+    tk_status_clear(&st);
+    fx_stop(&fx);
+}
+
 static void test_client_deadline_without_reply(void **state)
 {
     (void)state;
@@ -1550,6 +1571,7 @@ int main(void)
         cmocka_unit_test(test_oversize_request),
         cmocka_unit_test(test_deadline_expiry),
         cmocka_unit_test(test_deadline_capped_by_ceiling),
+        cmocka_unit_test(test_reply_prefix),
         cmocka_unit_test(test_client_deadline_without_reply),
         cmocka_unit_test(test_huge_timeout_waits_for_the_server),
         cmocka_unit_test(test_expired_in_queue_does_not_run),

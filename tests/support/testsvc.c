@@ -100,6 +100,25 @@ static void timeout_handler(void *svc, rpc_call *call,
     out->data = rpc_call_bytes(call, text, (size_t)n);
 }
 
+/* A reply in two parts: PingReply.server_version encoded by hand as the
+ * reply's prefix, data and uptime_ms set in the message. */
+static void prefix_handler(void *svc, rpc_call *call,
+                           const ProtobufCMessage *request,
+                           ProtobufCMessage *reply)
+{
+    (void)svc;
+    (void)request;
+    static const char version[] = "from the prefix";
+    Tk__V1__PingReply *out = (Tk__V1__PingReply *)reply;
+    uint8_t *enc = rpc_call_alloc(call, sizeof version + 1);
+    enc[0] = 2 << 3 | 2; /* field 2, length-delimited */
+    enc[1] = (uint8_t)(sizeof version - 1);
+    memcpy(enc + 2, version, sizeof version - 1);
+    rpc_call_set_reply_prefix(call, enc, sizeof version + 1);
+    out->data = rpc_call_bytes(call, "after", 5);
+    out->uptime_ms = 7;
+}
+
 static const rpc_method test_methods[] = {
     {
         .name = "tk.test.Test/Wait",
@@ -129,6 +148,15 @@ static const rpc_method test_methods[] = {
         .default_timeout_ms = 7000,
         .ceiling_ms = UINT32_MAX,
         .handler = timeout_handler,
+    },
+    {
+        .name = "tk.test.Test/Prefix",
+        .request = &tk__v1__ping_request__descriptor,
+        .reply = &tk__v1__ping_reply__descriptor,
+        .kind = RPC_READ,
+        .default_timeout_ms = 5000,
+        .ceiling_ms = 5000,
+        .handler = prefix_handler,
     },
     {
         .name = "tk.test.Test/SlowWrite",
