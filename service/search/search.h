@@ -155,5 +155,11 @@ size_t search_parser_count(const search_parser *p);
 /* The i-th match, valid until search_parser_free. */
 const search_match *search_parser_match(const search_parser *p, size_t i);
 void search_parser_stats(const search_parser *p, search_stats *out);
+/* The matches as fields of a tk.v1.SearchReply (SearchReply.matches, in
+ * protobuf's wire format): the bytes protobuf-c packs for the same
+ * matches built as messages, written straight from the parser's storage.
+ * out holds search_parser_encoded_size bytes. */
+size_t search_parser_encoded_size(const search_parser *p);
+void search_parser_encode(const search_parser *p, uint8_t *out);
 
 #endif /* TK_SERVICE_SEARCH_H */

@@ -20,6 +20,7 @@
 #include "proc/proc.h"
 #include "search/search.h"
 #include "support.h"
+#include "tk/v1/search.pb-c.h"
 #include "tree.h"
 
 #define LONG_LINE ((size_t)100 * 1024)  /* > 64 KiB: a pipe's worth */
@@ -616,6 +617,100 @@ static void test_rg_json_reader(void **state)
     search_parser_free(p);
 }
 
+/* ---- the reply's encoding ----------------------------------------------- */
+
+/* search_parser_encode writes the bytes protobuf-c packs for the same
+ * matches built as SearchMatch messages (as run.c once built them). */
+static void check_encoding(const search_parser *p)
+{
+    size_t n = search_parser_count(p);
+    Tk__V1__SearchReply rep = TK__V1__SEARCH_REPLY__INIT;
+    Tk__V1__SearchMatch *ms = calloc(n + 1, sizeof *ms);
+    Tk__V1__SearchMatch **pms = calloc(n + 1, sizeof *pms);
+    Tk__V1__SearchSubmatch **subs_of = calloc(n + 1, sizeof *subs_of);
+    assert_non_null(ms);
+    assert_non_null(pms);
+    assert_non_null(subs_of);
+    for (size_t i = 0; i < n; i++) {
+        const search_match *m = search_parser_match(p, i);
+        tk__v1__search_match__init(&ms[i]);
+        ms[i].path = (ProtobufCBinaryData){ m->path_len, (uint8_t *)m->path };
+        ms[i].line = m->line;
+        ms[i].column = m->column;
+        ms[i].text = (ProtobufCBinaryData){ m->text_len, (uint8_t *)m->text };
+        ms[i].truncated = m->truncated;
+        ms[i].n_submatches = m->n_spans;
+        ms[i].submatches = calloc(m->n_spans + 1, sizeof(void *));
+        Tk__V1__SearchSubmatch *subs = calloc(m->n_spans + 1, sizeof *subs);
+        assert_non_null(ms[i].submatches);
+        assert_non_null(subs);
+        subs_of[i] = subs;
+        for (size_t k = 0; k < m->n_spans; k++) {
+            tk__v1__search_submatch__init(&subs[k]);
+            subs[k].start = m->spans[k].start;
+            subs[k].end = m->spans[k].end;
+            ms[i].submatches[k] = &subs[k];
+        }
+        pms[i] = &ms[i];
+    }
+    rep.matches = pms;
+    rep.n_matches = n;
+    size_t want = tk__v1__search_reply__get_packed_size(&rep);
+    uint8_t *a = malloc(want + 1), *b = malloc(want + 1);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(tk__v1__search_reply__pack(&rep, a), want);
+    assert_int_equal(search_parser_encoded_size(p), want);
+    search_parser_encode(p, b);
+    assert_memory_equal(a, b, want);
+    for (size_t i = 0; i < n; i++) {
+        free(subs_of[i]);
+        free(ms[i].submatches);
+    }
+    free(subs_of);
+    free(ms);
+    free(pms);
+    free(a);
+    free(b);
+}
+
+/* Every parser's matches of the fixture tree (paths with colons, newlines
+ * and bytes that are not UTF-8, lines over 64 KiB and over 1 MiB, cut and
+ * flagged), and numbers and flags at their edges. */
+static void test_reply_encoding(void **state)
+{
+    for (size_t t = 0; t < 3; t++) {
+        run_opts ro = { .query = "needle" };
+        search_parser *p = run_ok(tools[t], *state, &ro);
+        assert_true(search_parser_count(p) > 0);
+        check_encoding(p);
+        search_parser_free(p);
+    }
+    search_query q = { .text = "n", .len = 1 };
+    search_limits lim = { .max_matches = 100 };
+    search_parser *p;
+    assert_int_equal(search_parser_new(&p, SEARCH_TOOL_GIT_GREP, &q, &lim), 0);
+    static const char big[] = "a.txt\0"
+                              "9223372036854775807\0"
+                              "4294967295\0x";
+    static const char empty[] = "b\0"
+                                "1\0"
+                                "1\0";
+    static const char one[] = "c\0"
+                              "127\0"
+                              "128\0"
+                              "0123456789n";
+    assert_true(search_parser_record(p, big, sizeof big - 1, false));
+    assert_true(search_parser_record(p, empty, sizeof empty - 1, false));
+    assert_true(search_parser_record(p, one, sizeof one - 1, true));
+    assert_int_equal(search_parser_count(p), 3);
+    check_encoding(p);
+    search_parser_free(p);
+    assert_int_equal(search_parser_new(&p, SEARCH_TOOL_GREP, &q, &lim), 0);
+    assert_int_equal(search_parser_encoded_size(p), 0); /* no matches */
+    search_parser_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -630,6 +725,7 @@ int main(void)
         cmocka_unit_test(test_rg_json_reader),
         cmocka_unit_test(test_rg_cut_records),
         cmocka_unit_test(test_rg_line_with_many_hits),
+        cmocka_unit_test(test_reply_encoding),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
