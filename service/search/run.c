@@ -105,29 +105,6 @@ static int choose(const search_job *j, search_tool *out)
 
 /* ---- the reply ---------------------------------------------------------- */
 
-static Tk__V1__SearchMatch *to_proto(rpc_call *call, const search_match *m)
-{
-    Tk__V1__SearchMatch *pm = rpc_call_alloc(call, sizeof *pm);
-    tk__v1__search_match__init(pm);
-    pm->path = rpc_call_bytes(call, m->path, m->path_len);
-    pm->line = m->line;
-    pm->column = m->column;
-    pm->text = rpc_call_bytes(call, m->text, m->text_len);
-    pm->truncated = m->truncated;
-    pm->n_submatches = m->n_spans;
-    pm->submatches =
-        rpc_call_alloc(call, m->n_spans * sizeof(Tk__V1__SearchSubmatch *));
-    Tk__V1__SearchSubmatch *subs =
-        rpc_call_alloc(call, m->n_spans * sizeof *subs);
-    for (size_t k = 0; k < m->n_spans; k++) {
-        tk__v1__search_submatch__init(&subs[k]);
-        subs[k].start = m->spans[k].start;
-        subs[k].end = m->spans[k].end;
-        pm->submatches[k] = &subs[k];
-    }
-    return pm;
-}
-
 typedef struct outcome {
     search_tool tool;
     const proc_result *r;
@@ -138,11 +115,14 @@ typedef struct outcome {
 static void reply(const search_job *j, const outcome *o)
 {
     Tk__V1__SearchReply *out = j->out;
-    size_t n = search_parser_count(o->p);
-    out->matches = rpc_call_alloc(j->call, n * sizeof(Tk__V1__SearchMatch *));
-    for (size_t i = 0; i < n; i++)
-        out->matches[i] = to_proto(j->call, search_parser_match(o->p, i));
-    out->n_matches = n;
+    /* The matches are encoded here, straight from the parser, and sent
+     * before the rest of the reply; out->matches stays empty. */
+    size_t n = search_parser_encoded_size(o->p);
+    if (n > 0) {
+        uint8_t *enc = rpc_call_alloc(j->call, n);
+        search_parser_encode(o->p, enc);
+        rpc_call_set_reply_prefix(j->call, enc, n);
+    }
     out->partial = search_parser_partial(o->p);
     out->tool = (Tk__V1__SearchRequest__Tool)o->tool;
     search_stats st;
