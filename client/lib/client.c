@@ -430,11 +430,99 @@ static int sink_payload(const reply_sink *sink, const ProtobufCBinaryData *in,
     return TK_CODE_OK;
 }
 
+/* A varint at *at (bounded by len); advances past it. */
+static bool get_varint(const uint8_t *buf, size_t len, size_t *at,
+                       uint64_t *out)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64 && *at < len; shift += 7) {
+        uint8_t b = buf[(*at)++];
+        v |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80) {
+            *out = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* One field at *at: advances past it; sets *payload when it is
+ * Reply.payload (field 3). false when it is not well formed. */
+static bool skip_field(const uint8_t *buf, size_t len, size_t *at,
+                       bool *is_payload, ProtobufCBinaryData *payload)
+{
+    uint64_t key, n;
+    *is_payload = false;
+    if (!get_varint(buf, len, at, &key))
+        return false;
+    switch (key & 7) {
+    case 0:
+        return get_varint(buf, len, at, &n);
+    case 1:
+    case 5: {
+        size_t w = (key & 7) == 1 ? 8 : 4;
+        if (len - *at < w)
+            return false;
+        *at += w;
+        return true;
+    }
+    case 2:
+        if (!get_varint(buf, len, at, &n) || n > len - *at)
+            return false;
+        if (key >> 3 == 3) { /* the last one counts, as for the unpacker */
+            *payload = (ProtobufCBinaryData){ (size_t)n, (uint8_t *)buf + *at };
+            *is_payload = true;
+        }
+        *at += (size_t)n;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Reply.payload located in the frame rather than copied out of it by the
+ * unpacker (a search reply is MBs): *payload points into buf, and *rest
+ * (malloc'd) holds the frame's other fields, to be unpacked as the
+ * envelope. false when the frame is not well formed at this level: the
+ * caller then unpacks it whole, and protobuf-c judges it. */
+static bool split_payload(const uint8_t *buf, size_t len, uint8_t **rest,
+                          size_t *rest_len, ProtobufCBinaryData *payload)
+{
+    *rest = malloc(len > 0 ? len : 1);
+    if (*rest == NULL)
+        return false;
+    *rest_len = 0;
+    *payload = (ProtobufCBinaryData){ 0, NULL };
+    size_t at = 0;
+    bool ok = true;
+    while (ok && at < len) {
+        size_t start = at;
+        bool is_payload;
+        ok = skip_field(buf, len, &at, &is_payload, payload);
+        if (ok && !is_payload) {
+            memcpy(*rest + *rest_len, buf + start, at - start);
+            *rest_len += at - start;
+        }
+    }
+    if (!ok) {
+        free(*rest);
+        *rest = NULL;
+    }
+    return ok;
+}
+
 static int decode_reply(nng_msg *msg, uint64_t id, const reply_sink *sink,
                         tk_status *st)
 {
-    Tk__V1__Reply *env =
-        tk__v1__reply__unpack(NULL, nng_msg_len(msg), nng_msg_body(msg));
+    const uint8_t *body = nng_msg_body(msg);
+    size_t len = nng_msg_len(msg);
+    uint8_t *rest = NULL;
+    size_t rest_len = 0;
+    ProtobufCBinaryData payload;
+    bool split = split_payload(body, len, &rest, &rest_len, &payload);
+    Tk__V1__Reply *env = split ? tk__v1__reply__unpack(NULL, rest_len, rest)
+                               : tk__v1__reply__unpack(NULL, len, body);
+    free(rest);
     if (env == NULL)
         return local_status(st, TK_CODE_INTERNAL, TK_CAUSE_NONE,
                             "the reply (%zu bytes) is not a tk.v1.Reply",
@@ -448,7 +536,7 @@ static int decode_reply(nng_msg *msg, uint64_t id, const reply_sink *sink,
     } else {
         code = copy_status(st, env->status);
         if (code == TK_CODE_OK)
-            code = sink_payload(sink, &env->payload, st);
+            code = sink_payload(sink, split ? &payload : &env->payload, st);
     }
     tk__v1__reply__free_unpacked(env, NULL);
     return code;

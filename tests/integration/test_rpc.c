@@ -597,6 +597,89 @@ static void test_reply_prefix(void **state)
     fx_stop(&fx);
 }
 
+/* A server that answers one request with canned bytes. */
+typedef struct canned {
+    nng_socket rep;
+    const uint8_t *bytes;
+    size_t len;
+} canned;
+
+static void *canned_main(void *arg)
+{
+    canned *c = arg;
+    nng_msg *msg;
+    if (nng_recvmsg(c->rep, &msg, 0) != 0)
+        return NULL;
+    nng_msg_free(msg);
+    (void)nng_send(c->rep, (void *)c->bytes, c->len, 0);
+    return NULL;
+}
+
+/* The client finds Reply.payload in the frame without copying it out: in
+ * any field order, the last of two counting, and a frame that is not a
+ * Reply (a length past its end, bytes that are no protobuf) refused as
+ * before, never read past. */
+static void test_client_reply_frames(void **state)
+{
+    (void)state;
+    static const uint8_t first[] = { 0x1A, 3, 0x12, 1, 'v', 0x12, 0 };
+    static const uint8_t twice[] = { 0x1A, 3,    0x12, 1,    'x', 0x12,
+                                     0,    0x1A, 3,    0x12, 1,   'v' };
+    static const uint8_t fields[] = { 0x08, 0x00, 0x12, 0x02, 0x08, 0x00,
+                                      0x25, 1,    2,    3,    4,    0x1A,
+                                      3,    0x12, 1,    'v' };
+    static const uint8_t failed[] = { 0x12, 2, 0x08, 5, 0x1A, 3, 0x12, 1, 'v' };
+    static const uint8_t overrun[] = { 0x12, 0, 0x1A, 9, 0x12 };
+    static const uint8_t garbage[] = { 0xFF, 0xFF, 0xFF };
+    static const struct {
+        const uint8_t *bytes;
+        size_t len;
+        int code;
+        const char *version; /* OK: the PingReply's */
+    } cases[] = {
+        { first, sizeof first, TK_CODE_OK, "v" },
+        { twice, sizeof twice, TK_CODE_OK, "v" },
+        { fields, sizeof fields, TK_CODE_OK, "v" },
+        { failed, sizeof failed, TK_CODE_NOT_FOUND, NULL },
+        { overrun, sizeof overrun, TK_CODE_INTERNAL, NULL },
+        { garbage, sizeof garbage, TK_CODE_INTERNAL, NULL },
+    };
+    char dir[256], url[300];
+    assert_int_equal(ts_mkdtemp(dir, sizeof dir, "canned"), 0);
+    snprintf(url, sizeof url, "ipc://%s/canned.sock", dir);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        canned cn = { .bytes = cases[i].bytes, .len = cases[i].len };
+        assert_int_equal(nng_rep0_open(&cn.rep), 0);
+        assert_int_equal(nng_listen(cn.rep, url, NULL, 0), 0);
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, canned_main, &cn), 0);
+        tk_client *c;
+        assert_int_equal(tk_client_open(&c, url, NULL, 0), 0);
+        tk_status st;
+        Tk__V1__PingReply *rep = NULL;
+        int code = call_ping_like(c, "tk.v1.Control/Ping", NULL, 5000, NULL,
+                                  &st, &rep);
+        if (code != cases[i].code)
+            fail_msg("frame %zu: %s (%s), not %s", i, tk_code_name(code),
+                     st.message, tk_code_name(cases[i].code));
+        if (cases[i].version != NULL) {
+            assert_non_null(rep);
+            assert_string_equal(rep->server_version, cases[i].version);
+            protobuf_c_message_free_unpacked((ProtobufCMessage *)rep, NULL);
+        } else if (code == TK_CODE_INTERNAL) {
+            assert_false(st.from_server);
+            assert_non_null(strstr(st.message, "is not a tk.v1.Reply"));
+        } else {
+            assert_true(st.from_server);
+        }
+        tk_status_clear(&st);
+        tk_client_close(c);
+        pthread_join(t, NULL);
+        nng_close(cn.rep);
+    }
+    ts_rmtree(dir);
+}
+
 static void test_client_deadline_without_reply(void **state)
 {
     (void)state;
@@ -1572,6 +1655,7 @@ int main(void)
         cmocka_unit_test(test_deadline_expiry),
         cmocka_unit_test(test_deadline_capped_by_ceiling),
         cmocka_unit_test(test_reply_prefix),
+        cmocka_unit_test(test_client_reply_frames),
         cmocka_unit_test(test_client_deadline_without_reply),
         cmocka_unit_test(test_huge_timeout_waits_for_the_server),
         cmocka_unit_test(test_expired_in_queue_does_not_run),
