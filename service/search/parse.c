@@ -98,8 +98,11 @@ void search_parser_free(search_parser *p)
 {
     if (p == NULL)
         return;
-    for (size_t i = 0; i < p->n; i++)
-        free((void *)p->matches[i].spans); /* the start of its block */
+    while (p->chunks != NULL) {
+        search_chunk *next = p->chunks->next;
+        free(p->chunks);
+        p->chunks = next;
+    }
     free(p->matches);
     free(p->query);
     free(p->spans);
@@ -218,24 +221,50 @@ static void clip_spans(search_parser *p, size_t keep)
 
 /* ---- keeping a match ---------------------------------------------------- */
 
-/* One block: the path, the text, the spans. */
-static int store(search_parser *p, const search_found *f, size_t keep)
+/* size bytes in the parser's chunks, aligned for spans; NULL when out of
+ * memory. */
+static char *chunk_alloc(search_parser *p, size_t size)
+{
+    size = (size + 7) & ~(size_t)7;
+    search_chunk *c = p->chunks;
+    if (c == NULL || c->cap - c->used < size) {
+        size_t cap = size > SEARCH_CHUNK ? size : SEARCH_CHUNK;
+        c = malloc(sizeof *c + cap);
+        if (c == NULL)
+            return NULL;
+        c->next = p->chunks;
+        c->used = 0;
+        c->cap = cap;
+        p->chunks = c;
+    }
+    char *at = c->data + c->used;
+    c->used += size;
+    return at;
+}
+
+/* One block: the spans, the path (unless the last match's, in the same
+ * file, is shared), the text. */
+static int store(search_parser *p, const search_found *f, size_t keep,
+                 bool new_file)
 {
     size_t span_bytes = p->n_spans * sizeof(search_span);
-    char *block = malloc(span_bytes + f->path_len + keep + 1);
-    search_match *matches =
-        block != NULL ? grow(p->matches, &p->cap, p->n, sizeof *matches) : NULL;
-    if (matches == NULL) {
-        free(block);
+    size_t path_bytes = new_file ? f->path_len : 0;
+    search_match *matches = grow(p->matches, &p->cap, p->n, sizeof *matches);
+    if (matches == NULL)
         return -ENOMEM;
-    }
     p->matches = matches;
+    char *block = chunk_alloc(p, span_bytes + path_bytes + keep + 1);
+    if (block == NULL)
+        return -ENOMEM;
     search_span *spans = (search_span *)(void *)block;
     if (span_bytes > 0)
         memcpy(spans, p->spans, span_bytes);
-    char *path = block + span_bytes;
-    memcpy(path, f->path, f->path_len);
-    char *text = path + f->path_len;
+    const char *path = p->n > 0 ? p->matches[p->n - 1].path : NULL;
+    if (new_file) {
+        memcpy(block + span_bytes, f->path, f->path_len);
+        path = block + span_bytes;
+    }
+    char *text = block + span_bytes + path_bytes;
     if (keep > 0)
         memcpy(text, f->text, keep);
     text[keep] = '\0';
@@ -289,7 +318,7 @@ bool search__add(search_parser *p, const search_found *found)
     }
     bool new_file = !same_file_as_last(p, f);
     bool cut = f->cut || f->text_len > p->lim.line_max;
-    if (store(p, f, keep) != 0) {
+    if (store(p, f, keep, new_file) != 0) {
         p->stats.skipped_records++;
     } else {
         p->bytes += cost;
