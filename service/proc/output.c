@@ -70,6 +70,16 @@ static proc_feed feed_records(proc_sink *s, const char *data, size_t len)
     while (len > 0 && !s->stopped) {
         const char *end = memchr(data, s->opts->record_delim, len);
         size_t part = end != NULL ? (size_t)(end - data) : len;
+        if (end != NULL && s->len == 0 && !s->rec_cut && part <= max) {
+            /* A whole record within what was read: passed from there,
+             * not copied first. */
+            proc_feed f = deliver(s, data, part, false);
+            data += part + 1;
+            len -= part + 1;
+            if (f != PROC_FEED_OK)
+                return f;
+            continue;
+        }
         if (!append(s, data, part, max)) {
             s->rec_cut = true;
             s->records_cut = true;
