@@ -202,6 +202,8 @@ typedef struct outcome {
     bool partial;
     unsigned long long out_bytes; /* a direct run's stdout */
     double tool_s;                /* tkd: spawn to reap, its stats */
+    double server_s;              /* tkd: receipt to reply (elapsed_us) */
+    double total_s;               /* tkd: the call, as the client saw it */
 } outcome;
 
 static double time_tkd(tk_client *c, const char *root, const char *query,
@@ -223,6 +225,8 @@ static double time_tkd(tk_client *c, const char *root, const char *query,
     out->matches = rep->n_matches;
     out->partial = rep->partial;
     out->tool_s = rep->stats->tool_ms / 1e3;
+    out->server_s = (double)st.elapsed_us / 1e6;
+    out->total_s = s;
     protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
     return s;
@@ -275,6 +279,9 @@ typedef struct comparison {
                           two-core machine) mostly cancels out */
     double tool_ratio; /* the same for a's tool_s (tkd's own spawn-to-reap
                           time) against b */
+    double after_tool; /* a's server time past its tool run, and the rest of
+                          the call (transport, client decoding): medians */
+    double client_side;
     outcome oa, ob;
 } comparison;
 
@@ -282,6 +289,7 @@ typedef struct comparison {
 static void compare(const env *e, const side *a, const side *b, comparison *c)
 {
     double va[MAX_ROUNDS], vb[MAX_ROUNDS], vr[MAX_ROUNDS], vt[MAX_ROUNDS];
+    double vs[MAX_ROUNDS], vc[MAX_ROUNDS];
     time_side(e, a, &c->oa); /* warm-up: page cache, tool resolution */
     time_side(e, b, &c->ob);
     for (int r = 0; r < e->rounds; r++) {
@@ -294,11 +302,15 @@ static void compare(const env *e, const side *a, const side *b, comparison *c)
         }
         vr[r] = va[r] / vb[r];
         vt[r] = c->oa.tool_s / vb[r];
+        vs[r] = c->oa.server_s - c->oa.tool_s;
+        vc[r] = c->oa.total_s - c->oa.server_s;
     }
     c->a = median(va, e->rounds);
     c->b = median(vb, e->rounds);
     c->ratio = median(vr, e->rounds);
     c->tool_ratio = median(vt, e->rounds);
+    c->after_tool = median(vs, e->rounds);
+    c->client_side = median(vc, e->rounds);
 }
 
 static const char *const rg_rare[] = { "/usr/bin/rg", "--json", "--no-config",
@@ -379,16 +391,19 @@ static void density(const env *e)
     } words[] = { { RARE, "1 line in 9973", rg_rare },
                   { MID, "1 line in 97", rg_mid } };
     printf("\n| rg, query | hits | tkd Search s | direct s | tkd/direct "
-           "(median of rounds) | tkd's tool run/direct | rg's JSON MB |\n"
-           "|---|---|---|---|---|---|---|\n");
+           "(median of rounds) | tkd's tool run/direct | tkd after its tool "
+           "ms | transport + client ms | rg's JSON MB |\n"
+           "|---|---|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         side tkd = { NULL, words[i].word, 1, 100000 };
         side direct = { words[i].argv, words[i].word, 0, 0 };
         comparison c;
         compare(e, &tkd, &direct, &c);
-        printf("| %s (%s) | %zu | %.3f | %.3f | %.3f | %.3f | %.1f |\n",
+        printf("| %s (%s) | %zu | %.3f | %.3f | %.3f | %.3f | %.1f | %.1f | "
+               "%.1f |\n",
                words[i].word, words[i].freq, c.oa.matches, c.a, c.b, c.ratio,
-               c.tool_ratio, (double)c.ob.out_bytes / 1e6);
+               c.tool_ratio, c.after_tool * 1e3, c.client_side * 1e3,
+               (double)c.ob.out_bytes / 1e6);
         (void)fflush(stdout);
     }
 }
