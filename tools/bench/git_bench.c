@@ -18,9 +18,11 @@
  * faster tkd is) of the medians of the rounds. Then the floors, in the
  * same run and measured the same way: a round trip to tkd that does no
  * work (tk.v1.Control/Ping, answered inline), one through the worker pool
- * that does none (a RevParse refused before it opens anything), and a
- * spawn of a program that does nothing (/bin/true). No tk.v1.Git method
- * can beat the second, no spawning peer the third.
+ * that does none (a RevParse refused before it opens anything), a
+ * spawn of a program that does nothing (/bin/true), and a round trip of
+ * the same size between two processes through a bare AF_UNIX socketpair.
+ * No tk.v1.Git method can beat the second, no spawning peer the third,
+ * no transport between processes the fourth.
  * --only OP (revparse, log, status, revparse-cold, log-cold) runs one
  * method alone, flat out, for a profiler: OP's tkd side, --calls calls,
  * no table.
@@ -31,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -149,6 +152,61 @@ static int spawn_git(const char *const *args)
         argv[n++] = args[i];
     argv[n] = NULL;
     return spawn_argv(argv);
+}
+
+/* ---- the kernel's round trip --------------------------------------------- */
+
+/* A process that sends back what it reads on a socketpair: a round trip
+ * between two processes through the kernel alone (no NNG, no tkd), the
+ * least any transport that crosses processes costs here. Started before
+ * the client opens (before any thread exists). */
+#define ECHO_BYTES 98 /* Ping's frame */
+static int echo_fd = -1;
+static pid_t echo_pid = -1;
+
+static void start_echo(void)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        perror("bench-git: socketpair");
+        exit(1);
+    }
+    echo_pid = fork();
+    if (echo_pid < 0) {
+        perror("bench-git: fork");
+        exit(1);
+    }
+    if (echo_pid == 0) {
+        close(sv[0]);
+        char b[ECHO_BYTES];
+        for (;;) {
+            ssize_t n = read(sv[1], b, sizeof b);
+            if (n <= 0 || write(sv[1], b, (size_t)n) != n)
+                _exit(0);
+        }
+    }
+    close(sv[1]);
+    echo_fd = sv[0];
+}
+
+static void stop_echo(void)
+{
+    close(echo_fd); /* the echo reads EOF and exits */
+    waitpid(echo_pid, NULL, 0);
+}
+
+static int unix_round_trip(void)
+{
+    char b[ECHO_BYTES] = { 0 };
+    if (write(echo_fd, b, sizeof b) != (ssize_t)sizeof b)
+        return -1;
+    for (size_t got = 0; got < sizeof b;) {
+        ssize_t n = read(echo_fd, b + got, sizeof b - got);
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+    }
+    return 0;
 }
 
 static int spawn_true(void)
@@ -324,8 +382,10 @@ static void run_floors(int calls, int rounds, int *errors, const medians *m)
         { "tkd: RevParse refused before any work (transport + worker pool)",
           tkd_pool_floor },
         { "spawn: /bin/true (posix_spawn, read, reap)", spawn_true },
+        { "kernel: AF_UNIX round trip to another process, 98 bytes (no NNG)",
+          unix_round_trip },
     };
-    enum { N = 3 };
+    enum { N = 4 };
     double p50[N][9], mean[N][9];
     for (int i = 0; i < N; i++)
         measure(f[i].fn, calls / 10 + 1); /* warm up */
@@ -453,6 +513,7 @@ int main(int argc, char **argv)
     char *slash = strrchr(root, '/');
     if (slash != NULL && slash != root)
         *slash = '\0';
+    start_echo();
     pid_t pid = start_tkd(a.tkd, url, root);
 
     int errors = 0;
@@ -465,6 +526,7 @@ int main(int argc, char **argv)
                a.calls, a.rounds, errors);
     }
     tk_client_close(client);
+    stop_echo();
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);
     char sock[256];
