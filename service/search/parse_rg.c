@@ -227,15 +227,9 @@ static bool value_skip(jcur *c)
     return scalar_skip(c);
 }
 
-/* A whole number, or null (-1). */
-static bool integer(jcur *c, int64_t *out)
+/* The digits of a whole number, at least one. */
+static bool digits(jcur *c, int64_t *out)
 {
-    ws(c);
-    if (c->end - c->p >= 4 && memcmp(c->p, "null", 4) == 0) {
-        c->p += 4;
-        *out = -1;
-        return true;
-    }
     int64_t v = 0;
     const char *start = c->p;
     while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
@@ -245,6 +239,18 @@ static bool integer(jcur *c, int64_t *out)
     }
     *out = v;
     return c->p > start;
+}
+
+/* A whole number, or null (-1). */
+static bool integer(jcur *c, int64_t *out)
+{
+    ws(c);
+    if (c->end - c->p >= 4 && memcmp(c->p, "null", 4) == 0) {
+        c->p += 4;
+        *out = -1;
+        return true;
+    }
+    return digits(c, out);
 }
 
 /* ---- a match record ----------------------------------------------------- */
@@ -291,16 +297,19 @@ static bool submatch_member(void *ctx, jcur *c)
     return value_skip(c);
 }
 
+/* A submatch's offsets into p->spans, when they are offsets (a missing
+ * one is -1). false: out of memory. */
+static bool span_keep(search_parser *p, int64_t start, int64_t end)
+{
+    return !(start >= 0 && end >= start && end <= UINT32_MAX &&
+             search__span_push(p, (uint32_t)start, (uint32_t)end) != 0);
+}
+
 static bool submatch(void *ctx, jcur *c)
 {
     rg_match *m = ctx;
     m->start = m->end = -1;
-    if (!object(c, submatch_member, m))
-        return false;
-    if (m->start >= 0 && m->end >= m->start && m->end <= UINT32_MAX &&
-        search__span_push(m->p, (uint32_t)m->start, (uint32_t)m->end) != 0)
-        return false;
-    return true;
+    return object(c, submatch_member, m) && span_keep(m->p, m->start, m->end);
 }
 
 static bool match_member(void *ctx, jcur *c)
@@ -321,9 +330,29 @@ static bool match_member(void *ctx, jcur *c)
     return value_skip(c);
 }
 
-/* The match read into p->path, p->text and p->spans, kept. spans: rg's
- * (p->spans) are all there; else they are located in the text. cut: the
- * text is whole, but rg's submatches may not all have been read. */
+/* A match as rg wrote it (its "lines" with the terminator), kept.
+ * f->has_spans: rg's (p->spans) are all there; else they are located in
+ * the text. f->cut: the text is whole, but rg's submatches may not all
+ * have been read. */
+static bool rg_keep(search_parser *p, search_found *f)
+{
+    if (f->text_len > 0 && f->text[f->text_len - 1] == '\n')
+        f->text_len--;
+    if (!f->has_spans) {
+        p->n_spans = 0;
+        return search__add(p, f);
+    }
+    size_t k = 0; /* rg's offsets, those within the line */
+    for (size_t i = 0; i < p->n_spans; i++)
+        if (p->spans[i].end <= f->text_len)
+            p->spans[k++] = p->spans[i];
+    p->n_spans = k;
+    if (k > 0) /* rg's, even when the kept text ends before it */
+        f->column = p->spans[0].start + 1;
+    return search__add(p, f);
+}
+
+/* The match read into p->path, p->text and p->spans, kept (rg_keep). */
 static bool rg_add(search_parser *p, const rg_match *m, bool spans, bool cut)
 {
     search_found f = { .path = p->path.data,
@@ -333,20 +362,7 @@ static bool rg_add(search_parser *p, const rg_match *m, bool spans, bool cut)
                        .text_len = p->text.len,
                        .cut = cut,
                        .has_spans = spans };
-    if (f.text_len > 0 && f.text[f.text_len - 1] == '\n')
-        f.text_len--;
-    if (!spans) {
-        p->n_spans = 0;
-        return search__add(p, &f);
-    }
-    size_t k = 0; /* rg's offsets, those within the line */
-    for (size_t i = 0; i < p->n_spans; i++)
-        if (p->spans[i].end <= f.text_len)
-            p->spans[k++] = p->spans[i];
-    p->n_spans = k;
-    if (k > 0) /* rg's, even when the kept text ends before it */
-        f.column = p->spans[0].start + 1;
-    return search__add(p, &f);
+    return rg_keep(p, &f);
 }
 
 /* The data of a match record (at c) into a match. */
