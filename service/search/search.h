@@ -162,4 +162,12 @@ void search_parser_stats(const search_parser *p, search_stats *out);
 size_t search_parser_encoded_size(const search_parser *p);
 void search_parser_encode(const search_parser *p, uint8_t *out);
 
+/* ---- for tests and benchmarks only --------------------------------------
+ * tkd never calls these. false: rg's match records are read by the general
+ * JSON reader alone, never by the fast path for rg's own layout, so a test
+ * can compare the two on the same records (and a benchmark time them). */
+void search__test_set_rg_fast(search_parser *p, bool on);
+/* The records the fast path read (the rest went to the general reader). */
+size_t search__test_rg_fast_read(const search_parser *p);
+
 #endif /* TK_SERVICE_SEARCH_H */

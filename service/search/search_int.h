@@ -55,6 +55,9 @@ struct search_parser {
                                   a base64 value */
     search_span *spans;        /* the spans of the match being added */
     size_t n_spans, spans_cap;
+    /* rg: the fast path for match records in rg's layout (parse_rg.c) */
+    bool rg_general_only; /* off: search__test_set_rg_fast(p, false) */
+    size_t rg_fast_read;  /* the records it read */
 };
 
 /* One match as a parser found it; everything borrowed. */

@@ -711,6 +711,471 @@ static void test_reply_encoding(void **state)
     search_parser_free(p);
 }
 
+/* ---- rg: the fast path against the general reader ------------------------
+ * parse_rg.c reads match records in rg's own layout by a fast path, and
+ * anything else by its general reader. Each record below goes to two
+ * parsers, one with the fast path (tkd's) and one without it
+ * (search__test_set_rg_fast): what they keep, count and answer must be the
+ * same, record after record. The records: rg's own output on trees with
+ * odd paths and lines, and hand-made ones around every edge of the layout
+ * (escapes, "bytes", members reordered or added, spaces, numbers, cuts).
+ * Most of rg's, and the hand-made ones in its layout, must be read by the
+ * fast path, or the comparison would prove nothing. */
+
+typedef struct corpus {
+    char **data;
+    size_t *len;
+    size_t n, cap;
+} corpus;
+
+static void corpus_add(corpus *c, const char *data, size_t len)
+{
+    if (c->n == c->cap) {
+        c->cap = c->cap != 0 ? c->cap * 2 : 64;
+        c->data = realloc(c->data, c->cap * sizeof *c->data);
+        c->len = realloc(c->len, c->cap * sizeof *c->len);
+        assert_non_null(c->data);
+        assert_non_null(c->len);
+    }
+    c->data[c->n] = malloc(len + 1);
+    assert_non_null(c->data[c->n]);
+    memcpy(c->data[c->n], data, len);
+    c->data[c->n][len] = '\0';
+    c->len[c->n++] = len;
+}
+
+static void corpus_str(corpus *c, const char *rec)
+{
+    corpus_add(c, rec, strlen(rec));
+}
+
+static void corpus_free(corpus *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->data[i]);
+    free(c->data);
+    free(c->len);
+}
+
+/* A match record in rg's layout: path and line are JSON string contents
+ * (escapes and all), subs the submatch objects. */
+static void rg_rec(corpus *c, const char *path, const char *line,
+                   const char *subs)
+{
+    static const char fmt[] =
+        "{\"type\":\"match\",\"data\":{\"path\":{\"text\":\"%s\"},\"lines\":{"
+        "\"text\":\"%s\"},\"line_number\":12,\"absolute_offset\":345,"
+        "\"submatches\":[%s]}}";
+    size_t n = sizeof fmt + strlen(path) + strlen(line) + strlen(subs);
+    char *rec = malloc(n);
+    assert_non_null(rec);
+    int len = snprintf(rec, n, fmt, path, line, subs);
+    assert_true(len > 0 && (size_t)len < n);
+    corpus_add(c, rec, (size_t)len);
+    free(rec);
+}
+
+static proc_verdict collect(void *arg, const char *data, size_t len,
+                            bool truncated)
+{
+    if (!truncated) /* a cut record never reaches the fast path */
+        corpus_add(arg, data, len);
+    return PROC_CONTINUE;
+}
+
+/* rg's output on dir for query, tkd's command line, a record each. */
+static void rg_output(corpus *c, const char *dir, const char *query,
+                      bool ignore_case)
+{
+    search_query q = { .text = query,
+                       .len = strlen(query),
+                       .ignore_case = ignore_case,
+                       .include_hidden = true };
+    search_command cmd;
+    assert_int_equal(search_command_build(&cmd, SEARCH_TOOL_RG, &q), 0);
+    char path[PATH_MAX];
+    if (!tree_which(cmd.argv[0], path, sizeof path))
+        fail_msg("%s is not in PATH", cmd.argv[0]);
+    proc_opts o;
+    proc_opts_init(&o);
+    o.path = path;
+    o.argv = cmd.argv;
+    o.env = cmd.env;
+    o.cwd = dir;
+    o.on_stdout = collect;
+    o.on_stdout_arg = c;
+    o.record_max = cmd.record_max;
+    o.record_delim = cmd.record_delim;
+    proc_result r;
+    assert_int_equal(proc_run(&r, &o), 0);
+    assert_int_equal(r.status.code, 0);
+    proc_result_free(&r);
+}
+
+/* A tree of what makes rg escape: quotes, backslashes, control bytes,
+ * CR LF, UTF-8 beyond the BMP, no newline at the end, lines beyond
+ * 64 KiB with and without escapes in them. */
+static void make_escapes_tree(const char *dir)
+{
+    tree_puts(dir, "esc.txt",
+              "needle\twith tabs \"quoted\" back\\slash /slash\n"
+              "ctl \x01\x02\x1f\x7f needle \x1b[0m\n"
+              "utf8 \xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80 needle\n"
+              "crlf needle\r\n"
+              "needle\n"
+              "needle needle needle needle needle needle\n"
+              "\xa2\xdc not UTF-8 needle\n"
+              "\f\b needle \\n \\\\\" \\u0041\n"
+              "no newline at the end needle");
+    tree_puts(dir, "q\"uo\\te.txt", "needle\n");
+    tree_puts(dir, "tab\tname \xc3\xa9.txt", "a needle\n");
+    size_t n = (size_t)70 * 1024;
+    char *big = malloc(n + 16);
+    assert_non_null(big);
+    static const char word[6] = { 'n', 'e', 'e', 'd', 'l', 'e' };
+    memset(big, 'x', n);
+    snprintf(big + n - 7, 8, "needle\n"); /* its NUL beyond the file */
+    tree_write(dir, "plain-long.txt", big, n);
+    for (size_t i = 100; i < n - 8; i += 4093)
+        big[i] = i % 2 != 0 ? '\t' : '"';
+    memcpy(big + 3, word, 6);
+    tree_write(dir, "escaped-long.txt", big, n);
+    free(big);
+}
+
+/* Hand-made records: fast[i] says whether the fast path must read it. */
+typedef struct handmade {
+    corpus c;
+    bool fast[1024];
+} handmade;
+
+static void hm(handmade *h, bool fast, const char *rec)
+{
+    assert_true(h->c.n < sizeof h->fast);
+    h->fast[h->c.n] = fast;
+    corpus_str(&h->c, rec);
+}
+
+static void hm_rg(handmade *h, bool fast, const char *path, const char *line,
+                  const char *subs)
+{
+    assert_true(h->c.n < sizeof h->fast);
+    h->fast[h->c.n] = fast;
+    rg_rec(&h->c, path, line, subs);
+}
+
+#define SUB(t, s, e)                                                           \
+    "{\"match\":{\"text\":\"" t "\"},\"start\":" #s ",\"end\":" #e "}"
+/* A match record in rg's layout is HEAD BODY "}}". */
+#define HEAD "{\"type\":\"match\",\"data\":{"
+#define PATH "\"path\":{\"text\":\"./f\"}"
+#define LINES "\"lines\":{\"text\":\"a needle\\n\"}"
+#define NUMS "\"line_number\":1,\"absolute_offset\":0"
+#define SUBS "\"submatches\":[" SUB("needle", 2, 8) "]"
+#define BODY PATH "," LINES "," NUMS "," SUBS
+
+static void handmade_records(handmade *h)
+{
+    const char *s1 = SUB("needle", 2, 8);
+    /* the layout, and escapes of every kind in each string */
+    hm_rg(h, true, "./f", "a needle\\n", s1);
+    hm_rg(h, true,
+          "./a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u0000\\u00e9\\u00E9"
+          "\\ud83d\\ude00\\u20ac",
+          "a needle \\\"\\\\\\/\\b\\f\\n\\r\\t\\u0000\\u001f\\u00e9\\ud83d"
+          "\\ude00 end\\n",
+          SUB("n\\u0065edle", 2, 8) "," SUB("\\\"\\\\", 9, 11));
+    hm_rg(h, true, "./f", "a needle", s1);       /* no terminator */
+    hm_rg(h, true, "./f", "a needle\\r\\n", s1); /* CR LF */
+    hm_rg(h, true, "./f", "a needle\\n\\n", s1); /* only one is taken off */
+    hm_rg(h, true, "./f", "a needle\n\\n", s1);  /* a raw newline, then \n */
+    hm_rg(h, true, "./f", "a needle\n", s1);     /* a raw newline alone */
+    hm_rg(h, true, "./f", "\\n", "");            /* an empty line */
+    hm_rg(h, true, "./f", "\\\\n\\n", s1);       /* a backslash, an n */
+    hm_rg(h, true, "./f", "", "");               /* empty text */
+    hm_rg(h, true, "", "a needle\\n", s1);       /* empty path */
+    hm_rg(h, true, "./", "a needle\\n", s1);     /* path "./" */
+    hm_rg(h, true, ".", "a needle\\n", s1);
+    hm_rg(h, true, "./f", "raw \xa2\xdc\xff\x80 bytes needle\\n", s1);
+    hm_rg(h, true, "./f", "a needle\\n", ""); /* no submatches */
+    /* twice, reversed, beyond the line, beyond 32 bits, empty */
+    static const char odd[] =
+        SUB("needle", 2, 8) "," SUB("needle", 2, 8) "," SUB("x", 8, 2) "," SUB(
+            "x", 0, 99) "," SUB("x", 0, 4294967296) "," SUB("x", 0, 0);
+    hm_rg(h, true, "./f", "a needle\\n", odd);
+    /* the largest number digits() takes, and one beyond it */
+    static const char big[] = SUB("x", 0, 9223372036854775799) "," SUB(
+        "x", 9223372036854775799, 9223372036854775799);
+    hm_rg(h, true, "./f", "a needle\\n", big);
+    hm_rg(h, false, "./f", "a needle\\n", SUB("x", 0, 9223372036854775800));
+    hm_rg(h, true, "./f", "a needle\\n", SUB("x", 007, 0008));
+    /* bad escapes: refused by both */
+    static const char *const bad[] = {
+        "\\q",        "\\u12",    "\\u12G4",
+        "\\ud83d",    "\\ude00",  "\\ud83d\\u0041",
+        "\\ud83d\\n", "\\ud83dx", "\\",
+        "\\u",        "\\x41",    "\\U0041",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        hm_rg(h, false, bad[i], "a needle\\n", s1);
+        char line[64];
+        snprintf(line, sizeof line, "a needle %s x\\n", bad[i]);
+        hm_rg(h, false, "./f", line, s1);
+        char sub[96];
+        snprintf(sub, sizeof sub,
+                 "{\"match\":{\"text\":\"%s\"},\"start\":2,\"end\":8}", bad[i]);
+        hm_rg(h, false, "./f", "a needle\\n", sub);
+    }
+    /* "bytes", members reordered, spaces, more members, other values */
+    static const char *const other[] = {
+        HEAD "\"path\":{\"bytes\":\"Li9m/w==\"}," LINES "," NUMS "," SUBS "}}",
+        HEAD PATH ",\"lines\":{\"bytes\":\"YSBuZWVkbGX/Cg==\"}," NUMS "," SUBS
+                  "}}",
+        HEAD PATH "," LINES "," NUMS ",\"submatches\":[{\"match\":{\"bytes\":"
+                  "\"bmVlZGxl\"},\"start\":2,\"end\":8}]}}",
+        /* another order */
+        HEAD LINES "," PATH "," NUMS "," SUBS "}}",
+        HEAD PATH "," LINES ",\"absolute_offset\":0,\"line_number\":3," SUBS
+                  "}}",
+        HEAD PATH "," LINES "," SUBS "," NUMS "}}",
+        HEAD PATH "," LINES "," NUMS ",\"submatches\":[{\"start\":2,\"end\":8,"
+                  "\"match\":{\"text\":\"needle\"}}]}}",
+        "{\"data\":{" BODY "},\"type\":\"match\"}",
+        /* spaces */
+        " " HEAD BODY "}}",
+        HEAD BODY "}} ",
+        HEAD BODY "}}\r",
+        HEAD PATH ",\t" LINES "," NUMS "," SUBS "}}",
+        "{ \"type\" : \"match\" , \"data\" : { \"path\" : { \"text\" : \"./f\" "
+        "} , \"lines\" : { \"text\" : \"a needle\\n\" } , \"line_number\" : 1 "
+        ", \"absolute_offset\" : 0 , \"submatches\" : [ { \"match\" : { "
+        "\"text\" : \"needle\" } , \"start\" : 2 , \"end\" : 8 } ] } }",
+        /* more, fewer, twice */
+        HEAD "\"path\":{\"text\":\"./f\",\"extra\":1}," LINES "," NUMS "," SUBS
+             "}}",
+        HEAD BODY ",\"extra\":[1.5e3,true,null,{},[]]}}",
+        HEAD PATH "," LINES "," NUMS ",\"submatches\":[{\"match\":{\"text\":"
+                  "\"needle\"},\"start\":2,\"end\":8,\"x\":0}]}}",
+        HEAD BODY "},\"extra\":0}",
+        HEAD PATH "," LINES "," NUMS "}}",
+        HEAD PATH "," NUMS "," SUBS "}}",
+        HEAD LINES "," NUMS "," SUBS "}}",
+        HEAD PATH "," LINES "," BODY "}}",
+        "{\"type\":\"match\",\"type\":\"match\",\"data\":{" BODY "}}",
+        /* other values */
+        HEAD PATH "," LINES ",\"line_number\":null,\"absolute_offset\":0," SUBS
+                  "}}",
+        HEAD PATH "," LINES ",\"line_number\":-1,\"absolute_offset\":0," SUBS
+                  "}}",
+        HEAD PATH "," LINES ",\"line_number\":1.5,\"absolute_offset\":0," SUBS
+                  "}}",
+        HEAD PATH "," LINES ",\"line_number\":1e3,\"absolute_offset\":0," SUBS
+                  "}}",
+        HEAD PATH "," LINES ",\"line_number\":9223372036854775808,"
+                  "\"absolute_offset\":0," SUBS "}}",
+        HEAD PATH "," LINES ",\"line_number\":1,\"absolute_offset\":null," SUBS
+                  "}}",
+        HEAD PATH "," LINES ",\"line_number\":1,\"absolute_offset\":true," SUBS
+                  "}}",
+        HEAD PATH "," LINES "," NUMS ",\"submatches\":[{\"match\":{\"text\":"
+                  "\"needle\"},\"start\":null,\"end\":8}]}}",
+        HEAD PATH "," LINES "," NUMS
+                  ",\"submatches\":[" SUB("needle", 2, 8) ",]}}",
+        HEAD PATH "," LINES "," NUMS ",\"submatches\":{}}}",
+        HEAD "\"path\":\"./f\"," LINES "," NUMS "," SUBS "}}",
+        "{\"type\":\"match\",\"data\":null}",
+        "{\"type\":\"match\",\"data\":{}}",
+        /* not a match record, or not one */
+        "{\"type\":\"context\",\"data\":{" BODY "}}",
+        "{\"type\":\"matches\",\"data\":{" BODY "}}",
+        "{\"data\":{" BODY "}}",
+        HEAD BODY "}} x",
+        HEAD BODY "}}}",
+        HEAD BODY "}",
+        "{}",
+        "",
+        "]",
+    };
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+        hm(h, false, other[i]);
+    static const char line0[] = HEAD PATH
+        "," LINES ",\"line_number\":0,\"absolute_offset\":0," SUBS "}}";
+    hm(h, true, line0); /* in the layout: a line number the match lacks */
+}
+
+/* Every prefix of a record: what a cut (or a bug) leaves. */
+static void prefixes(corpus *c, const char *rec)
+{
+    for (size_t n = 0; n < strlen(rec); n++)
+        corpus_add(c, rec, n);
+}
+
+/* Strings of every length around the 8-byte words and the 128 bytes that
+ * the fast path scans in place, an escape at each end, and a quote and a
+ * backslash in every position of a word. */
+/* n bytes of c, then tail, into buf. */
+static char *filled(char *buf, size_t size, char c, size_t n, const char *tail)
+{
+    assert_true(n + strlen(tail) < size);
+    memset(buf, c, n);
+    snprintf(buf + n, size - n, "%s", tail);
+    return buf;
+}
+
+static void boundary_records(handmade *h)
+{
+    char line[512], path[512];
+    for (size_t n = 0; n < 150; n++) {
+        hm_rg(h, true, "./f", filled(line, sizeof line, 'x', n, "\\n"), "");
+        hm_rg(h, true, "./f", filled(line, sizeof line, 'x', n, ""), "");
+        hm_rg(h, true, filled(path, sizeof path, 'p', n, "\\t"), line, "");
+        if (n > 0) {
+            filled(line, sizeof line, 'x', n - 1, "\\\"\\n");
+            hm_rg(h, true, line, line, "");
+        }
+    }
+    for (size_t at = 0; at < 140; at += 3) {
+        filled(line, sizeof line, 'y', 140, "\\n");
+        line[at] = line[at + 1] = '\\';
+        hm_rg(h, true, "./f", line, "");
+    }
+}
+
+typedef struct twin {
+    search_parser *fast, *general;
+} twin;
+
+static void twin_new(twin *t, const search_limits *lim)
+{
+    search_query q = { .text = "needle", .len = 6 };
+    assert_int_equal(search_parser_new(&t->fast, SEARCH_TOOL_RG, &q, lim), 0);
+    assert_int_equal(search_parser_new(&t->general, SEARCH_TOOL_RG, &q, lim),
+                     0);
+    search__test_set_rg_fast(t->general, false);
+}
+
+static void twin_free(twin *t)
+{
+    search_parser_free(t->fast);
+    search_parser_free(t->general);
+}
+
+static void same_match(const search_match *a, const search_match *b, size_t i)
+{
+    if (a->path_len != b->path_len ||
+        memcmp(a->path, b->path, a->path_len) != 0 || a->line != b->line ||
+        a->column != b->column || a->text_len != b->text_len ||
+        memcmp(a->text, b->text, a->text_len) != 0 ||
+        a->truncated != b->truncated || a->n_spans != b->n_spans ||
+        memcmp(a->spans, b->spans, a->n_spans * sizeof *a->spans) != 0)
+        fail_msg("match %zu: fast path %.*s:%llu:%u (%zu bytes, %zu spans), "
+                 "general reader %.*s:%llu:%u (%zu bytes, %zu spans)",
+                 i, (int)a->path_len, a->path, (unsigned long long)a->line,
+                 a->column, a->text_len, a->n_spans, (int)b->path_len, b->path,
+                 (unsigned long long)b->line, b->column, b->text_len,
+                 b->n_spans);
+}
+
+/* Both parsers hold the same from match from on, and say the same of it. */
+static void twin_same(const twin *t, size_t from)
+{
+    size_t n = search_parser_count(t->fast);
+    assert_int_equal(n, search_parser_count(t->general));
+    for (size_t i = from; i < n; i++)
+        same_match(search_parser_match(t->fast, i),
+                   search_parser_match(t->general, i), i);
+    search_stats a, b;
+    search_parser_stats(t->fast, &a);
+    search_parser_stats(t->general, &b);
+    assert_int_equal(a.matched_lines, b.matched_lines);
+    assert_int_equal(a.files_with_matches, b.files_with_matches);
+    assert_int_equal(a.truncated_lines, b.truncated_lines);
+    assert_int_equal(a.skipped_records, b.skipped_records);
+    assert_int_equal(search_parser_partial(t->fast),
+                     search_parser_partial(t->general));
+}
+
+/* Feeds c to a new pair of parsers, comparing after each record; returns
+ * how many records the fast path read. fast (or NULL): which of c it must
+ * read (unless the parser is partial by then). */
+static size_t twin_feed(const search_limits *lim, const corpus *c,
+                        const bool *fast)
+{
+    twin t;
+    twin_new(&t, lim);
+    for (size_t i = 0; i < c->n; i++) {
+        size_t before = search__test_rg_fast_read(t.fast);
+        size_t kept = search_parser_count(t.fast);
+        bool a = search_parser_record(t.fast, c->data[i], c->len[i], false);
+        bool b = search_parser_record(t.general, c->data[i], c->len[i], false);
+        bool took = search__test_rg_fast_read(t.fast) > before;
+        if (a != b)
+            fail_msg("record %zu: fast path %d, general reader %d: %.200s", i,
+                     a, b, c->data[i]);
+        if (fast != NULL && fast[i] != took && !search_parser_partial(t.fast))
+            fail_msg("record %zu: the fast path %s it: %.200s", i,
+                     took ? "read" : "did not read", c->data[i]);
+        twin_same(&t, kept);
+    }
+    twin_same(&t, 0);
+    assert_int_equal(search__test_rg_fast_read(t.general), 0);
+    size_t read = search__test_rg_fast_read(t.fast);
+    twin_free(&t);
+    return read;
+}
+
+static bool starts(const char *s, size_t len, const char *prefix)
+{
+    return len >= strlen(prefix) && memcmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void test_rg_fast_path(void **state)
+{
+    char dir[256];
+    assert_int_equal(ts_mkdtemp(dir, sizeof dir, "rgfast"), 0);
+    make_escapes_tree(dir);
+    corpus real = { 0 };
+    rg_output(&real, *state, "needle", false); /* the fixture tree */
+    rg_output(&real, *state, "NEEDLE", true);
+    rg_output(&real, dir, "needle", false);
+    rg_output(&real, dir, "e", false);
+    ts_rmtree(dir);
+    handmade h = { 0 };
+    handmade_records(&h);
+    boundary_records(&h);
+    corpus cuts = { 0 };
+    for (size_t i = 0; i < 2; i++)
+        prefixes(&cuts, h.c.data[i]);
+
+    /* rg's records, all in its layout but those with "bytes" */
+    size_t n_match = 0, n_bytes = 0;
+    for (size_t i = 0; i < real.n; i++) {
+        bool match = starts(real.data[i], real.len[i], "{\"type\":\"match\"");
+        n_match += match;
+        n_bytes += match && strstr(real.data[i], "{\"bytes\":") != NULL;
+    }
+    assert_true(n_bytes > 0 && n_match > n_bytes + 20);
+
+    /* tkd's limits, then limits each corpus reaches: the same matches, the
+     * same partial, the same answer at the same record */
+    static const search_limits lims[] = {
+        { .max_matches = SEARCH_MAX_LIMIT },
+        { .max_matches = 5 },
+        { .max_matches = SEARCH_MAX_LIMIT, .max_bytes = 4096 },
+        { .max_matches = SEARCH_MAX_LIMIT, .line_max = 7 },
+    };
+    for (size_t l = 0; l < sizeof lims / sizeof lims[0]; l++) {
+        size_t read = twin_feed(&lims[l], &real, NULL);
+        if (l == 0)
+            assert_int_equal(read, n_match - n_bytes);
+        twin_feed(&lims[l], &h.c, h.fast);
+        assert_int_equal(twin_feed(&lims[l], &cuts, NULL), 0);
+    }
+    corpus_free(&real);
+    corpus_free(&h.c);
+    corpus_free(&cuts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -726,6 +1191,7 @@ int main(void)
         cmocka_unit_test(test_rg_cut_records),
         cmocka_unit_test(test_rg_line_with_many_hits),
         cmocka_unit_test(test_reply_encoding),
+        cmocka_unit_test(test_rg_fast_path),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
