@@ -23,17 +23,6 @@ typedef struct search_buf {
 int search__buf_reserve(search_buf *b, size_t cap);
 int search__buf_append(search_buf *b, const char *data, size_t len);
 
-/* Where matches are kept: blocks of at least SEARCH_CHUNK bytes, freed
- * together (tens of thousands of matches, one malloc and free each, were
- * a measurable part of a search). */
-typedef struct search_chunk {
-    struct search_chunk *next;
-    size_t used, cap;
-    _Alignas(max_align_t) char data[];
-} search_chunk;
-
-#define SEARCH_CHUNK ((size_t)256 * 1024)
-
 struct search_parser {
     search_tool tool;
     char *query; /* the query, folded to lower case when ignore_case */
@@ -42,8 +31,7 @@ struct search_parser {
     search_limits lim;
     search_match *matches;
     size_t n, cap;
-    search_chunk *chunks; /* the matches' paths, texts and spans */
-    size_t bytes;         /* paths and text kept, against lim.max_bytes */
+    size_t bytes; /* paths and text kept, against lim.max_bytes */
     bool partial; /* beyond the limit or the byte budget: take no more */
     bool lost;    /* a match that could not be read (rg: a record cut
                      before its line number): the reply is partial */
