@@ -626,8 +626,9 @@ static void check_encoding(const search_parser *p)
     size_t n = search_parser_count(p);
     Tk__V1__SearchReply rep = TK__V1__SEARCH_REPLY__INIT;
     Tk__V1__SearchMatch *ms = calloc(n + 1, sizeof *ms);
-    Tk__V1__SearchMatch **pms = calloc(n + 1, sizeof *pms);
-    Tk__V1__SearchSubmatch **subs_of = calloc(n + 1, sizeof *subs_of);
+    Tk__V1__SearchMatch **pms = calloc(n + 1, sizeof(Tk__V1__SearchMatch *));
+    Tk__V1__SearchSubmatch **subs_of =
+        calloc(n + 1, sizeof(Tk__V1__SearchSubmatch *));
     assert_non_null(ms);
     assert_non_null(pms);
     assert_non_null(subs_of);

@@ -169,12 +169,12 @@ static void start_echo(void)
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         perror("bench-git: socketpair");
-        exit(1);
+        _exit(1);
     }
     echo_pid = fork();
     if (echo_pid < 0) {
         perror("bench-git: fork");
-        exit(1);
+        _exit(1);
     }
     if (echo_pid == 0) {
         close(sv[0]);
