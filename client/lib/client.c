@@ -480,6 +480,26 @@ static bool skip_field(const uint8_t *buf, size_t len, size_t *at,
     }
 }
 
+/* The frame's fields but Reply.payload, copied to out (NULL: only
+ * counted) and their size in *rest_len; *payload is where the payload
+ * lies. false when the frame is not well formed at this level. */
+static bool scan_fields(const uint8_t *buf, size_t len, uint8_t *out,
+                        size_t *rest_len, ProtobufCBinaryData *payload)
+{
+    *rest_len = 0;
+    *payload = (ProtobufCBinaryData){ 0, NULL };
+    for (size_t at = 0; at < len;) {
+        size_t start = at;
+        bool is_payload;
+        if (!skip_field(buf, len, &at, &is_payload, payload))
+            return false;
+        if (!is_payload && out != NULL)
+            memcpy(out + *rest_len, buf + start, at - start);
+        *rest_len += is_payload ? 0 : at - start;
+    }
+    return true;
+}
+
 /* Reply.payload located in the frame rather than copied out of it by the
  * unpacker (a search reply is MBs): *payload points into buf, and *rest
  * (malloc'd) holds the frame's other fields, to be unpacked as the
@@ -488,27 +508,11 @@ static bool skip_field(const uint8_t *buf, size_t len, size_t *at,
 static bool split_payload(const uint8_t *buf, size_t len, uint8_t **rest,
                           size_t *rest_len, ProtobufCBinaryData *payload)
 {
-    *rest = malloc(len > 0 ? len : 1);
-    if (*rest == NULL)
+    *rest = NULL;
+    if (!scan_fields(buf, len, NULL, rest_len, payload))
         return false;
-    *rest_len = 0;
-    *payload = (ProtobufCBinaryData){ 0, NULL };
-    size_t at = 0;
-    bool ok = true;
-    while (ok && at < len) {
-        size_t start = at;
-        bool is_payload;
-        ok = skip_field(buf, len, &at, &is_payload, payload);
-        if (ok && !is_payload) {
-            memcpy(*rest + *rest_len, buf + start, at - start);
-            *rest_len += at - start;
-        }
-    }
-    if (!ok) {
-        free(*rest);
-        *rest = NULL;
-    }
-    return ok;
+    *rest = malloc(*rest_len > 0 ? *rest_len : 1);
+    return *rest != NULL && scan_fields(buf, len, *rest, rest_len, payload);
 }
 
 static int decode_reply(nng_msg *msg, uint64_t id, const reply_sink *sink,
