@@ -49,6 +49,28 @@ typedef struct run_opts {
     uint32_t limit;
 } run_opts;
 
+/* tool run in dir with tkd's command line for q, its records to fn. */
+static void run_into(search_tool tool, const char *dir, const search_query *q,
+                     proc_stdout_fn fn, void *arg, proc_result *r)
+{
+    search_command cmd;
+    assert_int_equal(search_command_build(&cmd, tool, q), 0);
+    char path[PATH_MAX];
+    if (!tree_which(cmd.argv[0], path, sizeof path))
+        fail_msg("%s is not in PATH", cmd.argv[0]);
+    proc_opts o;
+    proc_opts_init(&o);
+    o.path = path;
+    o.argv = cmd.argv;
+    o.env = cmd.env;
+    o.cwd = dir;
+    o.on_stdout = fn;
+    o.on_stdout_arg = arg;
+    o.record_max = cmd.record_max;
+    o.record_delim = cmd.record_delim;
+    assert_int_equal(proc_run(r, &o), 0);
+}
+
 /* What tkd would do with tool in dir, without tkd. */
 static search_parser *run(search_tool tool, const char *dir, const run_opts *ro,
                           proc_result *r)
@@ -57,25 +79,10 @@ static search_parser *run(search_tool tool, const char *dir, const run_opts *ro,
                        .len = strlen(ro->query),
                        .ignore_case = ro->ignore_case,
                        .include_hidden = !ro->exclude_hidden };
-    search_command cmd;
-    assert_int_equal(search_command_build(&cmd, tool, &q), 0);
-    char path[PATH_MAX];
-    if (!tree_which(cmd.argv[0], path, sizeof path))
-        fail_msg("%s is not in PATH", cmd.argv[0]);
     search_limits lim = { .max_matches = ro->limit != 0 ? ro->limit : 1000 };
     search_parser *p;
     assert_int_equal(search_parser_new(&p, tool, &q, &lim), 0);
-    proc_opts o;
-    proc_opts_init(&o);
-    o.path = path;
-    o.argv = cmd.argv;
-    o.env = cmd.env;
-    o.cwd = dir;
-    o.on_stdout = on_record;
-    o.on_stdout_arg = p;
-    o.record_max = cmd.record_max;
-    o.record_delim = cmd.record_delim;
-    assert_int_equal(proc_run(r, &o), 0);
+    run_into(tool, dir, &q, on_record, p, r);
     return p;
 }
 
@@ -792,23 +799,8 @@ static void rg_output(corpus *c, const char *dir, const char *query,
                        .len = strlen(query),
                        .ignore_case = ignore_case,
                        .include_hidden = true };
-    search_command cmd;
-    assert_int_equal(search_command_build(&cmd, SEARCH_TOOL_RG, &q), 0);
-    char path[PATH_MAX];
-    if (!tree_which(cmd.argv[0], path, sizeof path))
-        fail_msg("%s is not in PATH", cmd.argv[0]);
-    proc_opts o;
-    proc_opts_init(&o);
-    o.path = path;
-    o.argv = cmd.argv;
-    o.env = cmd.env;
-    o.cwd = dir;
-    o.on_stdout = collect;
-    o.on_stdout_arg = c;
-    o.record_max = cmd.record_max;
-    o.record_delim = cmd.record_delim;
     proc_result r;
-    assert_int_equal(proc_run(&r, &o), 0);
+    run_into(SEARCH_TOOL_RG, dir, &q, collect, c, &r);
     assert_int_equal(r.status.code, 0);
     proc_result_free(&r);
 }
