@@ -502,26 +502,6 @@ static uint32_t retry_after(rpc_server *srv)
 /* Reply.payload's key: field 3, length-delimited. */
 #define REPLY_PAYLOAD_TAG ((uint8_t)(3 << 3 | 2))
 
-static size_t varint_len(uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
 /* Builds the Reply frame of the call's outcome; payload may be NULL. */
 static nng_msg *encode_reply(rpc_call *call, const ProtobufCMessage *payload)
 {
@@ -561,7 +541,7 @@ static nng_msg *encode_reply(rpc_call *call, const ProtobufCMessage *payload)
         plen = prefix + protobuf_c_message_get_packed_size(payload);
     }
     size_t head = tk__v1__reply__get_packed_size(&rep);
-    size_t size = head + (plen > 0 ? 1 + varint_len(plen) + plen : 0);
+    size_t size = head + (plen > 0 ? 1 + rpc_varint_len(plen) + plen : 0);
     nng_msg *msg = NULL;
     if (nng_msg_alloc(&msg, size) != 0)
         return NULL;
@@ -569,7 +549,7 @@ static nng_msg *encode_reply(rpc_call *call, const ProtobufCMessage *payload)
     p += tk__v1__reply__pack(&rep, p);
     if (plen > 0) {
         *p++ = REPLY_PAYLOAD_TAG;
-        p = put_varint(p, plen);
+        p = rpc_put_varint(p, plen);
         if (prefix > 0)
             memcpy(p, call->reply_prefix, prefix);
         protobuf_c_message_pack(payload, p + prefix);
