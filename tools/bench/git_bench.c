@@ -41,17 +41,11 @@
 
 #include <tk/client.h>
 
+#include "clock.h"
 #include "common.h"
 #include "proc/proc.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/git.tk.h"
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static const char *repo;
 static tk_client *client;
@@ -306,9 +300,9 @@ static result measure(int (*fn)(void), int calls)
     result r = { 0, 0, 0 };
     long long sum = 0;
     for (int i = 0; i < calls; i++) {
-        long long t0 = now_ns();
+        long long t0 = bench_now_ns();
         r.errors += fn() != 0;
-        t[i] = now_ns() - t0;
+        t[i] = bench_now_ns() - t0;
         sum += t[i];
     }
     qsort(t, (size_t)calls, sizeof *t, cmp_ll);
@@ -426,10 +420,10 @@ static void run_table(int calls, int rounds, int *errors)
 /* --only: one method's tkd side, flat out. */
 static void run_only(const op *o, int calls, int *errors)
 {
-    long long t0 = now_ns();
+    long long t0 = bench_now_ns();
     for (int i = 0; i < calls; i++)
         *errors += o->tkd() != 0;
-    double us = (double)(now_ns() - t0) / 1000.0 / calls;
+    double us = (double)(bench_now_ns() - t0) / 1000.0 / calls;
     printf("%s: %d calls, %.1f µs per call\n", o->name, calls, us);
 }
 

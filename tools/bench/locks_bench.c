@@ -43,16 +43,10 @@
 
 #include <tk/client.h>
 
+#include "clock.h"
 #include "locks/locks.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/orders.tk.h"
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* Prints why and ends the benchmark, from any thread: the workers die too
  * (no server, out of memory). So _exit, not exit: exit would run the
@@ -282,7 +276,7 @@ static void *worker_main(void *arg)
     worker *w = arg;
     tk_client *c = client(w->b);
     bool close = true;
-    long long next = now_ns();
+    long long next = bench_now_ns();
     while (!atomic_load(w->stop)) {
         if (w->transitioner) {
             int rv = transition(c, w->b->order, close);
@@ -299,15 +293,15 @@ static void *worker_main(void *arg)
         /* Paced, not flat out: a saturated CPU queues every call alike
          * and hides what the lock does. */
         next += w->interval_ns;
-        long long t0 = now_ns();
+        long long t0 = bench_now_ns();
         if (next > t0) {
             struct timespec ts = { (time_t)(next / 1000000000LL),
                                    (long)(next % 1000000000LL) };
             clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-            t0 = now_ns();
+            t0 = bench_now_ns();
         }
         int code = add_item(c, w->b->order);
-        long long took = now_ns() - t0;
+        long long took = bench_now_ns() - t0;
         if (code == TK_CODE_OK) {
             lat_add(&w->adds, took); /* child inserts only */
             w->inserted++;
@@ -339,7 +333,7 @@ static round_result contention_round(bench *b, PGconn *pg, const load *l)
     _Atomic bool stop = false;
     int n = adders + transitioners;
     worker *ws = calloc((size_t)n, sizeof *ws);
-    long long t0 = now_ns();
+    long long t0 = bench_now_ns();
     for (int i = 0; i < n; i++) {
         ws[i].b = b;
         ws[i].transitioner = i >= adders;
@@ -365,7 +359,7 @@ static round_result contention_round(bench *b, PGconn *pg, const load *l)
         errors += ws[i].errors;
         transitions += ws[i].transitions;
     }
-    double secs = (double)(now_ns() - t0) / 1e9;
+    double secs = (double)(bench_now_ns() - t0) / 1e9;
     free(ws);
     round_result r;
     r.add_p50 = pct_us(&all, 0.50);
@@ -452,22 +446,22 @@ static overhead overhead_round(bench *b, PGconn *pg, tk_client *c, int calls)
     snprintf(id, sizeof id, "%lld", (long long)b->order);
     lat at = { 0 }, ap = { 0 }, pt = { 0 }, pp = { 0 }, pg_ = { 0 };
     for (int i = 0; i < calls; i++) {
-        long long tp = now_ns();
+        long long tp = bench_now_ns();
         ping(c);
-        lat_add(&pg_, now_ns() - tp);
-        long long t0 = now_ns();
+        lat_add(&pg_, bench_now_ns() - tp);
+        long long t0 = bench_now_ns();
         if (add_item(c, b->order) != TK_CODE_OK)
             die("", "AddItem failed");
-        long long t1 = now_ns();
+        long long t1 = bench_now_ns();
         direct_add(pg, id);
-        long long t2 = now_ns();
+        long long t2 = bench_now_ns();
         if (transition(c, b->order, true) != 1 ||
             transition(c, b->order, false) != 1)
             die("", "Close/Reopen failed");
-        long long t3 = now_ns();
+        long long t3 = bench_now_ns();
         direct_transition(pg, id, true);
         direct_transition(pg, id, false);
-        long long t4 = now_ns();
+        long long t4 = bench_now_ns();
         lat_add(&at, t1 - t0);
         lat_add(&ap, t2 - t1);
         lat_add(&pt, t3 - t2);

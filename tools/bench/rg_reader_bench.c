@@ -21,19 +21,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "search/search.h"
 
 typedef struct record {
     const char *data;
     size_t len;
 } record;
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* The benchmark runs on one thread: exit is safe here. */
 static void fail(const char *what, const char *why)
@@ -106,15 +100,15 @@ static void round_of(const record *recs, size_t n, const search_limits *lim,
     if (search_parser_new(&p, SEARCH_TOOL_RG, &q, lim) != 0)
         fail("parser", "out of memory");
     search__test_set_rg_fast(p, fast);
-    long long t0 = now_ns();
+    long long t0 = bench_now_ns();
     for (size_t i = 0; i < n; i++)
         if (!search_parser_record(p, recs[i].data, recs[i].len, false))
             break;
-    long long t1 = now_ns();
+    long long t1 = bench_now_ns();
     search_parser_stats(p, st);
     search_parser_free(p);
     keep_best(&b->feed, t1 - t0);
-    keep_best(&b->free, now_ns() - t1);
+    keep_best(&b->free, bench_now_ns() - t1);
 }
 
 static void report(const char *what, const best *b, size_t bytes, size_t n)

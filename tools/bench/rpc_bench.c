@@ -31,6 +31,7 @@
 
 #include <tk/client.h>
 
+#include "clock.h"
 #include "common.h"
 
 #include "tk/v1/control.tk.h"
@@ -47,13 +48,6 @@ __attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt,
     va_end(ap);
     fputc('\n', stderr);
     exit(1); // NOLINT(concurrency-mt-unsafe): main thread, no worker running
-}
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* ---- the echo server --------------------------------------------------------
@@ -138,9 +132,9 @@ static void run_tkd(worker *w, uint8_t *data)
     for (int i = 0; i < w->calls; i++) {
         Tk__V1__PingReply *rep = NULL;
         tk_status st;
-        long long t0 = now_ns();
+        long long t0 = bench_now_ns();
         int code = tk_control_ping(w->client, &req, &rep, &opts, &st);
-        w->lat[i] = now_ns() - t0;
+        w->lat[i] = bench_now_ns() - t0;
         if (code != 0 || rep->data.len != w->size)
             w->errors++;
         if (rep != NULL)
@@ -176,7 +170,7 @@ static void run_echo(worker *w, uint8_t *data)
     size_t frame = tkd_frame_size(w->size);
     for (int i = 0; i < w->calls; i++) {
         nng_msg *m;
-        long long t0 = now_ns();
+        long long t0 = bench_now_ns();
         nng_msg_alloc(&m, 0);
         nng_msg_append(m, data, frame);
         nng_aio_set_msg(aio, m);
@@ -197,7 +191,7 @@ static void run_echo(worker *w, uint8_t *data)
         } else {
             w->errors++;
         }
-        w->lat[i] = now_ns() - t0;
+        w->lat[i] = bench_now_ns() - t0;
     }
     nng_aio_free(aio);
     nng_ctx_close(ctx);
@@ -258,10 +252,10 @@ static result measure(int use_tkd, const char *url, int threads, int calls,
         pthread_create(&w[i].t, NULL, worker_main, &w[i]);
     }
     pthread_barrier_wait(&start);
-    long long t0 = now_ns();
+    long long t0 = bench_now_ns();
     for (int i = 0; i < threads; i++)
         pthread_join(w[i].t, NULL);
-    long long wall = now_ns() - t0;
+    long long wall = bench_now_ns() - t0;
     size_t total = (size_t)threads * (size_t)calls;
     long long *all = calloc(total, sizeof *all);
     result r = { 0 };

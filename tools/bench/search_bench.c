@@ -38,6 +38,7 @@
 
 #include <tk/client.h>
 
+#include "clock.h"
 #include "common.h"
 
 #include "tk/v1/search.tk.h"
@@ -47,13 +48,6 @@
 #define RARE "zyzzyva"
 #define FILE_BYTES ((size_t)100 * 1024)
 #define DIRS 20
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* The benchmark runs on one thread: exit is safe here. */
 static void fail(const char *what, const char *why)
@@ -189,10 +183,10 @@ static double time_direct(const char *const argv[], const char *cwd,
                           unsigned long long *bytes)
 {
     *bytes = 0;
-    long long t0 = now_ns();
+    long long t0 = bench_now_ns();
     if (bench_run_drain(argv, cwd, tool_env, bytes) < 0)
         die(argv[0]);
-    return (double)(now_ns() - t0) / 1e9;
+    return (double)(bench_now_ns() - t0) / 1e9;
 }
 
 /* ---- through tkd --------------------------------------------------------- */
@@ -217,9 +211,9 @@ static double time_tkd(tk_client *c, const char *root, const char *query,
     Tk__V1__SearchReply *rep = NULL;
     tk_status st;
     tk_call_opts opts = { .timeout_ms = 30000 };
-    long long t0 = now_ns();
+    long long t0 = bench_now_ns();
     int code = tk_search_search(c, &req, &rep, &opts, &st);
-    double s = (double)(now_ns() - t0) / 1e9;
+    double s = (double)(bench_now_ns() - t0) / 1e9;
     if (code != TK_CODE_OK)
         fail(tk_code_name(code), st.message);
     out->matches = rep->n_matches;
