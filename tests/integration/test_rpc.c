@@ -594,6 +594,18 @@ static void test_reply_prefix(void **state)
     assert_int_equal(rep->uptime_ms, 7);
     protobuf_c_message_free_unpacked((ProtobufCMessage *)rep, NULL);
     tk_status_clear(&st);
+    /* A call that fails after setting a prefix sends no payload at all. */
+    raw r;
+    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    Tk__V1__PingRequest req = TK__V1__PING_REQUEST__INIT;
+    req.data = (ProtobufCBinaryData){ 4, (uint8_t *)"fail" };
+    Tk__V1__Reply *env = raw_roundtrip(
+        &r, envelope(5, "tk.test.Test/Prefix", 5000, (ProtobufCMessage *)&req));
+    assert_int_equal(env->status->code, TK_CODE_FAILED_PRECONDITION);
+    assert_string_equal(env->status->reason, "ASKED_TO_FAIL");
+    assert_int_equal(env->payload.len, 0);
+    tk__v1__reply__free_unpacked(env, NULL);
+    nng_close(r.sock);
     fx_stop(&fx);
 }
 

@@ -101,14 +101,15 @@ static void timeout_handler(void *svc, rpc_call *call,
 }
 
 /* A reply in two parts: PingReply.server_version encoded by hand as the
- * reply's prefix, data and uptime_ms set in the message. */
+ * reply's prefix, data and uptime_ms set in the message; then failed when
+ * the request's data is "fail". */
 static void prefix_handler(void *svc, rpc_call *call,
                            const ProtobufCMessage *request,
                            ProtobufCMessage *reply)
 {
     (void)svc;
-    (void)request;
     static const char version[] = "from the prefix";
+    const Tk__V1__PingRequest *in = (const Tk__V1__PingRequest *)request;
     Tk__V1__PingReply *out = (Tk__V1__PingReply *)reply;
     uint8_t *enc = rpc_call_alloc(call, sizeof version + 1);
     enc[0] = 2 << 3 | 2; /* field 2, length-delimited */
@@ -117,6 +118,9 @@ static void prefix_handler(void *svc, rpc_call *call,
     rpc_call_set_reply_prefix(call, enc, sizeof version + 1);
     out->data = rpc_call_bytes(call, "after", 5);
     out->uptime_ms = 7;
+    if (in->data.len == 4 && memcmp(in->data.data, "fail", 4) == 0)
+        rpc_call_fail(call, RPC_FAILED_PRECONDITION, "ASKED_TO_FAIL",
+                      "the caller asked for a failure");
 }
 
 static const rpc_method test_methods[] = {
