@@ -40,6 +40,8 @@
 
 #include "clock.h"
 #include "common.h"
+#include "proc/proc.h"
+#include "search/search.h"
 
 #include "tk/v1/search.tk.h"
 
@@ -307,66 +309,42 @@ static void compare(const env *e, const side *a, const side *b, comparison *c)
     c->client_side = median(vc, e->rounds);
 }
 
-static const char *const rg_rare[] = { "/usr/bin/rg", "--json", "--no-config",
-                                       "--hidden",    "--glob", "!.git",
-                                       "-F",          "-e",     RARE,
-                                       "--",          ".",      NULL };
-static const char *const rg_mid[] = { "/usr/bin/rg", "--json", "--no-config",
-                                      "--hidden",    "--glob", "!.git",
-                                      "-F",          "-e",     MID,
-                                      "--",          ".",      NULL };
-static const char *const rg_hot[] = { "/usr/bin/rg", "--json", "--no-config",
-                                      "--hidden",    "--glob", "!.git",
-                                      "-F",          "-e",     HOT,
-                                      "--",          ".",      NULL };
-static const char *const git_rare[] = { "/usr/bin/git",
-                                        "-c",
-                                        "core.quotepath=off",
-                                        "-c",
-                                        "grep.fullName=false",
-                                        "-c",
-                                        "submodule.recurse=false",
-                                        "grep",
-                                        "--no-color",
-                                        "-z",
-                                        "-n",
-                                        "--column",
-                                        "--untracked",
-                                        "-I",
-                                        "-F",
-                                        "-e",
-                                        RARE,
-                                        "--",
-                                        NULL };
-static const char *const grep_rare[] = { "/usr/bin/grep",
-                                         "-r",
-                                         "--null",
-                                         "-n",
-                                         "-I",
-                                         "-F",
-                                         "--exclude-dir=.git",
-                                         "--exclude-dir=node_modules",
-                                         "-e",
-                                         RARE,
-                                         "--",
-                                         ".",
-                                         NULL };
+/* A direct side's command line: tkd's own for tool and query
+ * (search_command_build, as tkd builds it), its program found in PATH. */
+typedef struct direct_cmd {
+    search_command cmd;
+    char path[PATH_MAX];
+} direct_cmd;
+
+static const char *const *direct_argv(direct_cmd *d, search_tool tool,
+                                      const char *query)
+{
+    search_query q = { .text = query,
+                       .len = strlen(query),
+                       .include_hidden = true };
+    if (search_command_build(&d->cmd, tool, &q) != 0)
+        fail(query, "no command line for this query");
+    if (proc_find_program(d->path, sizeof d->path, d->cmd.argv[0], NULL) != 0)
+        fail(d->cmd.argv[0], "not in PATH");
+    d->cmd.argv[0] = d->path;
+    return d->cmd.argv;
+}
 
 static void full_scans(const env *e)
 {
     static const struct {
         const char *name;
-        int tool;
-        const char *const *argv;
-    } tools[] = { { "rg", 1, rg_rare },
-                  { "git grep", 2, git_rare },
-                  { "grep", 3, grep_rare } };
+        search_tool tool;
+    } tools[] = { { "rg", SEARCH_TOOL_RG },
+                  { "git grep", SEARCH_TOOL_GIT_GREP },
+                  { "grep", SEARCH_TOOL_GREP } };
     printf("\n| tool | tkd Search s | direct s | tkd/direct (median of "
            "rounds) | tkd's tool run/direct | matches |\n"
            "|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < 3; i++) {
+        direct_cmd d;
         side tkd = { NULL, RARE, tools[i].tool, 100000 };
-        side direct = { tools[i].argv, RARE, 0, 0 };
+        side direct = { direct_argv(&d, tools[i].tool, RARE), RARE, 0, 0 };
         comparison c;
         compare(e, &tkd, &direct, &c);
         printf("| %s | %.3f | %.3f | %.3f | %.3f | %zu |\n", tools[i].name, c.a,
@@ -381,16 +359,16 @@ static void density(const env *e)
 {
     static const struct {
         const char *word, *freq;
-        const char *const *argv;
-    } words[] = { { RARE, "1 line in 9973", rg_rare },
-                  { MID, "1 line in 97", rg_mid } };
+    } words[] = { { RARE, "1 line in 9973" }, { MID, "1 line in 97" } };
     printf("\n| rg, query | hits | tkd Search s | direct s | tkd/direct "
            "(median of rounds) | tkd's tool run/direct | tkd after its tool "
            "ms | transport + client ms | rg's JSON MB |\n"
            "|---|---|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
-        side tkd = { NULL, words[i].word, 1, 100000 };
-        side direct = { words[i].argv, words[i].word, 0, 0 };
+        direct_cmd d;
+        side tkd = { NULL, words[i].word, SEARCH_TOOL_RG, 100000 };
+        side direct = { direct_argv(&d, SEARCH_TOOL_RG, words[i].word),
+                        words[i].word, 0, 0 };
         comparison c;
         compare(e, &tkd, &direct, &c);
         printf("| %s (%s) | %zu | %.3f | %.3f | %.3f | %.3f | %.1f | %.1f | "
@@ -404,8 +382,9 @@ static void density(const env *e)
 
 static void limited(const env *e)
 {
-    side tkd = { NULL, HOT, 1, 100 };
-    side direct = { rg_hot, HOT, 0, 0 };
+    direct_cmd d;
+    side tkd = { NULL, HOT, SEARCH_TOOL_RG, 100 };
+    side direct = { direct_argv(&d, SEARCH_TOOL_RG, HOT), HOT, 0, 0 };
     comparison c;
     compare(e, &tkd, &direct, &c);
     printf("\n| query | tkd Search limit 100 s | rg --json full scan s | "
