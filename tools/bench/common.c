@@ -10,14 +10,17 @@
 
 #include "common.h"
 
-pid_t bench_spawn(const char *const argv[], const char *cwd, int out_fd,
-                  char *const envp[])
+pid_t bench_spawn(const char *const argv[], const char *cwd, int in_fd,
+                  int out_fd, char *const envp[])
 {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     if (cwd != NULL)
         posix_spawn_file_actions_addchdir_np(&fa, cwd);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (in_fd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+    else
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     if (out_fd >= 0)
         posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
     pid_t pid;
@@ -37,7 +40,7 @@ int bench_run_drain(const char *const argv[], const char *cwd,
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)
         return -1;
-    pid_t pid = bench_spawn(argv, cwd, p[1], envp);
+    pid_t pid = bench_spawn(argv, cwd, -1, p[1], envp);
     close(p[1]);
     if (pid < 0) {
         close(p[0]);
@@ -58,7 +61,7 @@ int bench_run_drain(const char *const argv[], const char *cwd,
 tk_client *bench_start_tkd(const char *const argv[], const char *url,
                            pid_t *pid)
 {
-    *pid = bench_spawn(argv, NULL, -1, NULL);
+    *pid = bench_spawn(argv, NULL, -1, -1, NULL);
     if (*pid < 0) {
         fprintf(stderr, "bench: cannot start %s\n", argv[0]);
         _exit(1);

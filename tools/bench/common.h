@@ -14,11 +14,11 @@
 
 #include <tk/client.h>
 
-/* Spawns argv[0] in cwd (NULL: ours) with stdin from /dev/null, stdout on
- * out_fd (-1: ours) and envp (NULL: ours). Returns the pid, or -1 with
- * errno set. */
-pid_t bench_spawn(const char *const argv[], const char *cwd, int out_fd,
-                  char *const envp[]);
+/* Spawns argv[0] in cwd (NULL: ours) with stdin from in_fd (-1:
+ * /dev/null), stdout on out_fd (-1: ours) and envp (NULL: ours). Returns
+ * the pid, or -1 with errno set. */
+pid_t bench_spawn(const char *const argv[], const char *cwd, int in_fd,
+                  int out_fd, char *const envp[]);
 
 /* Spawns argv, reads its stdout to the end (counting bytes if bytes is not
  * NULL) and reaps it. Returns its exit status, or -1. */

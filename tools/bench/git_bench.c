@@ -150,10 +150,10 @@ static int spawn_git(const char *const *args)
 
 /* ---- the kernel's round trip --------------------------------------------- */
 
-/* A process that sends back what it reads on a socketpair: a round trip
- * between two processes through the kernel alone (no NNG, no tkd), the
- * least any transport that crosses processes costs here. Started before
- * the client opens (before any thread exists). */
+/* cat, its stdin and stdout one end of a socketpair: a process that sends
+ * back what it reads, for a round trip between two processes through the
+ * kernel alone (no NNG, no tkd), the least any transport that crosses
+ * processes costs here. */
 #define ECHO_BYTES 98 /* Ping's frame */
 static int echo_fd = -1;
 static pid_t echo_pid = -1;
@@ -165,19 +165,11 @@ static void start_echo(void)
         perror("bench-git: socketpair");
         _exit(1);
     }
-    echo_pid = fork();
+    static const char *const argv[] = { "/bin/cat", NULL };
+    echo_pid = bench_spawn(argv, NULL, sv[1], sv[1], NULL);
     if (echo_pid < 0) {
-        perror("bench-git: fork");
+        perror("bench-git: /bin/cat");
         _exit(1);
-    }
-    if (echo_pid == 0) {
-        close(sv[0]);
-        char b[ECHO_BYTES];
-        for (;;) {
-            ssize_t n = read(sv[1], b, sizeof b);
-            if (n <= 0 || write(sv[1], b, (size_t)n) != n)
-                _exit(0);
-        }
     }
     close(sv[1]);
     echo_fd = sv[0];
@@ -185,7 +177,7 @@ static void start_echo(void)
 
 static void stop_echo(void)
 {
-    close(echo_fd); /* the echo reads EOF and exits */
+    close(echo_fd); /* cat reads EOF and exits */
     waitpid(echo_pid, NULL, 0);
 }
 

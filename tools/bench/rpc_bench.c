@@ -387,7 +387,7 @@ int main(int argc, char **argv)
         return 1;
     self[n] = '\0';
     echo_argv[0] = self;
-    pid_t tkd_pid, echo_pid = bench_spawn(echo_argv, NULL, -1, NULL);
+    pid_t tkd_pid, echo_pid = bench_spawn(echo_argv, NULL, -1, -1, NULL);
     if (echo_pid < 0)
         die("bench: cannot start %s", echo_argv[0]);
     tk_client_close(bench_start_tkd(tkd_argv, tkd_url, &tkd_pid));
