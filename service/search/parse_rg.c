@@ -126,31 +126,91 @@ static bool escape(jcur *c, search_buf *out)
     return out == NULL || search__buf_append(out, &to[k - from], 1) == 0;
 }
 
+/* special() beyond its first 128 bytes. */
+static const char *special_far(const char *p, const char *end)
+{
+    const char *q = memchr(p, '"', (size_t)(end - p));
+    if (q == NULL)
+        q = end;
+    const char *b = memchr(p, '\\', (size_t)(q - p));
+    return b != NULL ? b : q;
+}
+
+/* The first quote or backslash in [p, end), or end. The first 128 bytes
+ * 8 at a time (a byte is one of them when it xors to zero with it; the
+ * lowest flagged byte is exact), inlined: most strings rg writes end
+ * there, and a memchr for each is two calls a string. Beyond them,
+ * memchr is faster. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "special() takes the lowest address's byte as the lowest");
+__attribute__((always_inline)) static inline const char *
+special(const char *p, const char *end)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    for (int i = 0; i < 16 && end - p >= 8; i++, p += 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+        uint64_t hit = (((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+        if (hit != 0)
+            return p + (__builtin_ctzll(hit) >> 3);
+    }
+    if (end - p >= 8)
+        return special_far(p, end);
+    while (p < end && *p != '"' && *p != '\\')
+        p++;
+    return p;
+}
+
+/* The rest of a string, its opening quote taken, up to and past its
+ * closing one. Its contents go to *s, *len: borrowed from the record when
+ * it holds no escape, else decoded into scratch (NULL: only passed over,
+ * its escapes checked all the same). str() is this with a copy. */
+static bool str_rest(jcur *c, search_buf *scratch, const char **s, size_t *len)
+{
+    const char *start = c->p;
+    const char *x = special(start, c->end);
+    if (x < c->end && *x == '"') {
+        c->p = x + 1;
+        *s = start;
+        *len = (size_t)(x - start);
+        return true;
+    }
+    if (scratch != NULL)
+        scratch->len = 0;
+    for (;;) {
+        if (x == c->end)
+            return false;
+        if (scratch != NULL && x > c->p &&
+            search__buf_append(scratch, c->p, (size_t)(x - c->p)) != 0)
+            return false;
+        c->p = x;
+        if (*x == '"')
+            break;
+        if (!escape(c, scratch))
+            return false;
+        x = special(c->p, c->end);
+    }
+    c->p++;
+    *s = scratch != NULL ? scratch->data : NULL;
+    *len = scratch != NULL ? scratch->len : 0;
+    return true;
+}
+
 /* A string, decoded into out (NULL: only passed over). */
 static bool str(jcur *c, search_buf *out)
 {
     if (!lit(c, '"'))
         return false;
-    if (out != NULL)
+    const char *s;
+    size_t len;
+    if (!str_rest(c, out, &s, &len))
+        return false;
+    if (out != NULL && s != out->data) { /* borrowed from the record */
         out->len = 0;
-    while (c->p < c->end) {
-        const char *q = c->p;
-        while (q < c->end && *q != '"' && *q != '\\')
-            q++;
-        if (out != NULL && q > c->p &&
-            search__buf_append(out, c->p, (size_t)(q - c->p)) != 0)
-            return false;
-        c->p = q;
-        if (q == c->end)
-            return false;
-        if (*q == '"') {
-            c->p++;
-            return true;
-        }
-        if (!escape(c, out))
-            return false;
+        return search__buf_append(out, s, len) == 0;
     }
-    return false;
+    return true;
 }
 
 static bool key_is(const jcur *c, const char *name)
@@ -422,19 +482,19 @@ static bool rg_cut_match(search_parser *p, const char *data, size_t len)
  *   {"type":"match","data":{"path":{"text":P},"lines":{"text":L},
  *   "line_number":N,"absolute_offset":N,"submatches":[{"match":{"text":S},
  *   "start":N,"end":N},...]}}
- * The general reader above copies each member's name into a buffer and
- * each string a run at a time: on dense hits (34,000 matches, 9 MB of
- * JSON) some 500 MB/s, CPU taken from the two cores rg searches with.
- * This path compares the layout's fixed text in place, borrows a string
- * without escapes from the record (P nearly always; L, but for its
- * escaped terminator, too), decodes the others with the general reader's
- * escape(), and keeps the match through the same span_keep() and
- * rg_keep(): four times as fast. It takes only records in exactly that
- * layout and, on them, gives what the general reader gives; at the first
- * other byte ({"bytes"}, another order, a space, another member, null, a
- * bad escape, ...) it gives up, and the general reader reads the record
- * from its start. tests/integration/test_search_parsers.c compares the
- * two (search__test_set_rg_fast). */
+ * The general reader above copies each member's name and each string
+ * into a buffer and walks the record member by member through callbacks:
+ * on dense hits (34,000 matches, 9 MB of JSON) some 500 MB/s, CPU taken
+ * from the two cores rg searches with. This path compares the layout's
+ * fixed text in place, borrows a string without escapes from the record
+ * (P nearly always; L, but for its escaped terminator, too), reads
+ * strings with the general reader's str_rest(), and keeps the match
+ * through the same span_keep() and rg_keep(): four times as fast. It takes only
+ * records in exactly that layout and, on them, gives what the general reader
+ * gives; at the first other byte ({"bytes"}, another order, a space, another
+ * member, null, a bad escape, ...) it gives up, and the general reader reads
+ * the record from its start. tests/integration/test_search_parsers.c compares
+ * the two (search__test_set_rg_fast). */
 
 /* The fixed text s (n bytes, a literal) next, taken. Inlined so that the
  * compiler compares 8 bytes at a time with constants: memcmp was a call
@@ -460,79 +520,8 @@ __attribute__((always_inline)) static inline bool fixed(jcur *c, const char *s,
 }
 #define FIXED(c, s) fixed((c), (s), sizeof(s) - 1)
 
-/* special() beyond its first 128 bytes. */
-static const char *special_far(const char *p, const char *end)
-{
-    const char *q = memchr(p, '"', (size_t)(end - p));
-    if (q == NULL)
-        q = end;
-    const char *b = memchr(p, '\\', (size_t)(q - p));
-    return b != NULL ? b : q;
-}
-
-/* The first quote or backslash in [p, end), or end. The first 128 bytes
- * 8 at a time (a byte is one of them when it xors to zero with it; the
- * lowest flagged byte is exact), inlined: most strings rg writes end
- * there, and a memchr for each is two calls a string. Beyond them,
- * memchr is faster. */
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-               "special() takes the lowest address's byte as the lowest");
-__attribute__((always_inline)) static inline const char *
-special(const char *p, const char *end)
-{
-    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-    for (int i = 0; i < 16 && end - p >= 8; i++, p += 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-        uint64_t hit = (((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
-        if (hit != 0)
-            return p + (__builtin_ctzll(hit) >> 3);
-    }
-    if (end - p >= 8)
-        return special_far(p, end);
-    while (p < end && *p != '"' && *p != '\\')
-        p++;
-    return p;
-}
-
-/* The rest of a string, its opening quote taken, up to and past its
- * closing one. Its contents go to *s, *len: borrowed from the record when
- * it holds no escape, else decoded into scratch (NULL: only passed over,
- * its escapes checked as str() checks them). */
-static bool fast_str(jcur *c, search_buf *scratch, const char **s, size_t *len)
-{
-    const char *start = c->p;
-    const char *x = special(start, c->end);
-    if (x < c->end && *x == '"') {
-        c->p = x + 1;
-        *s = start;
-        *len = (size_t)(x - start);
-        return true;
-    }
-    if (scratch != NULL)
-        scratch->len = 0;
-    for (;;) {
-        if (x == c->end)
-            return false;
-        if (scratch != NULL && x > c->p &&
-            search__buf_append(scratch, c->p, (size_t)(x - c->p)) != 0)
-            return false;
-        c->p = x;
-        if (*x == '"')
-            break;
-        if (!escape(c, scratch))
-            return false;
-        x = special(c->p, c->end);
-    }
-    c->p++;
-    *s = scratch != NULL ? scratch->data : NULL;
-    *len = scratch != NULL ? scratch->len : 0;
-    return true;
-}
-
 /* The line ("lines"' text, its opening quote taken) into f->text, as
- * fast_str. rg escapes a line's terminator: the common line has that \n
+ * str_rest. rg escapes a line's terminator: the common line has that \n
  * as its one escape, and is borrowed without it (when the byte before it
  * is not a newline too, rg_keep would have taken only the one off). */
 static bool fast_line(jcur *c, search_buf *scratch, search_found *f)
@@ -546,7 +535,7 @@ static bool fast_line(jcur *c, search_buf *scratch, search_found *f)
         f->text_len = (size_t)(x - start);
         return true;
     }
-    return fast_str(c, scratch, &f->text, &f->text_len);
+    return str_rest(c, scratch, &f->text, &f->text_len);
 }
 
 /* The submatches after their "[", and the "]". */
@@ -559,7 +548,7 @@ static bool fast_submatches(search_parser *p, jcur *c)
         size_t len;
         int64_t start, end;
         if (!FIXED(c, "{\"match\":{\"text\":\"") ||
-            !fast_str(c, NULL, &text, &len) || !FIXED(c, "},\"start\":") ||
+            !str_rest(c, NULL, &text, &len) || !FIXED(c, "},\"start\":") ||
             !digits(c, &start) || !FIXED(c, ",\"end\":") || !digits(c, &end) ||
             !FIXED(c, "}") || !span_keep(p, start, end))
             return false;
@@ -578,7 +567,7 @@ static bool rg_fast_match(search_parser *p, const char *data, size_t len,
     p->n_spans = 0;
     bool ok =
         FIXED(&c, "{\"type\":\"match\",\"data\":{\"path\":{\"text\":\"") &&
-        fast_str(&c, &p->path, &f.path, &f.path_len) &&
+        str_rest(&c, &p->path, &f.path, &f.path_len) &&
         FIXED(&c, "},\"lines\":{\"text\":\"") && fast_line(&c, &p->text, &f) &&
         FIXED(&c, "},\"line_number\":") && digits(&c, &line) &&
         FIXED(&c, ",\"absolute_offset\":") && digits(&c, &offset) &&
