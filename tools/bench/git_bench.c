@@ -41,7 +41,7 @@
 
 #include <tk/client.h>
 
-#include "clock.h"
+#include "measure.h"
 #include "common.h"
 #include "proc/proc.h"
 #include "tk/v1/control.tk.h"
@@ -275,12 +275,6 @@ static const op ops[] = {
       spawn_log_cold, true },
 };
 
-static int cmp_ll(const void *a, const void *b)
-{
-    long long x = *(const long long *)a, y = *(const long long *)b;
-    return x < y ? -1 : x > y;
-}
-
 typedef struct result {
     double p50_us, mean_us;
     int errors;
@@ -297,24 +291,12 @@ static result measure(int (*fn)(void), int calls)
         t[i] = bench_now_ns() - t0;
         sum += t[i];
     }
-    qsort(t, (size_t)calls, sizeof *t, cmp_ll);
+    qsort(t, (size_t)calls, sizeof *t, bench_cmp_ll);
     long long mid = t[(size_t)calls / 2];
     r.p50_us = (double)mid / 1000.0;
     r.mean_us = (double)sum / calls / 1000.0;
     free(t);
     return r;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return v[n / 2];
 }
 
 /* Medians over the rounds of p50 and mean, [0] tkd and [1] spawn. */
@@ -338,8 +320,8 @@ static medians bench_rounds(const op *o, int calls, int rounds, int *errors)
     }
     medians m;
     for (int k = 0; k < 2; k++) {
-        m.p50[k] = median(p50[k], rounds);
-        m.mean[k] = median(mean[k], rounds);
+        m.p50[k] = bench_median(p50[k], rounds);
+        m.mean[k] = bench_median(mean[k], rounds);
     }
     return m;
 }
@@ -387,8 +369,9 @@ static void run_floors(int calls, int rounds, int *errors, const medians *m)
     printf("\n| floor | p50 µs | mean µs |\n|---|---|---|\n");
     double pool = 0;
     for (int i = 0; i < N; i++) {
-        double p = median(p50[i], rounds);
-        printf("| %s | %.1f | %.1f |\n", f[i].name, p, median(mean[i], rounds));
+        double p = bench_median(p50[i], rounds);
+        printf("| %s | %.1f | %.1f |\n", f[i].name, p,
+               bench_median(mean[i], rounds));
         if (f[i].fn == tkd_pool_floor)
             pool = p;
     }

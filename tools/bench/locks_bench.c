@@ -43,7 +43,7 @@
 
 #include <tk/client.h>
 
-#include "clock.h"
+#include "measure.h"
 #include "locks/locks.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/orders.tk.h"
@@ -77,30 +77,18 @@ static void lat_add(lat *l, long long ns)
     l->v[l->n++] = ns;
 }
 
-static int cmp_ll(const void *a, const void *b)
-{
-    long long x = *(const long long *)a, y = *(const long long *)b;
-    return (x > y) - (x < y);
-}
-
 static double pct_us(lat *l, double p)
 {
     if (l->n == 0)
         return 0;
-    qsort(l->v, l->n, sizeof *l->v, cmp_ll);
+    qsort(l->v, l->n, sizeof *l->v, bench_cmp_ll);
     size_t i = (size_t)(p * (double)(l->n - 1));
     return (double)l->v[i] / 1000.0;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_d);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
+#include "measure.h"
 #include "search/search.h"
 
 typedef struct record {

@@ -31,7 +31,7 @@
 
 #include <tk/client.h>
 
-#include "clock.h"
+#include "measure.h"
 #include "common.h"
 
 #include "tk/v1/control.tk.h"
@@ -211,12 +211,6 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static int cmp_ll(const void *a, const void *b)
-{
-    long long x = *(const long long *)a, y = *(const long long *)b;
-    return x < y ? -1 : x > y;
-}
-
 typedef struct result {
     double p50_us, p99_us, calls_per_s;
     int errors;
@@ -265,7 +259,7 @@ static result measure(int use_tkd, const char *url, int threads, int calls,
         r.errors += w[i].errors;
         free(w[i].lat);
     }
-    qsort(all, total, sizeof *all, cmp_ll);
+    qsort(all, total, sizeof *all, bench_cmp_ll);
     size_t p50 = total / 2, p99 = total * 99 / 100;
     r.p50_us = (double)all[p50] / 1000.0;
     r.p99_us = (double)all[p99] / 1000.0;
@@ -297,19 +291,7 @@ static void wait_echo(const char *url)
     die("bench: %s did not come up", url);
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The median round: robust against one disturbed round. */
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return v[n / 2];
-}
-
 /* A whole number in [min, max] into *out; false when s is not one. */
 static bool number_arg(const char *s, long min, long max, long *out)
 {
@@ -418,9 +400,9 @@ int main(int argc, char **argv)
         }
         double m50[2], m99[2], mtp[2];
         for (int k = 0; k < 2; k++) {
-            m50[k] = median(p50[k], rounds);
-            m99[k] = median(p99[k], rounds);
-            mtp[k] = median(tp[k], rounds);
+            m50[k] = bench_median(p50[k], rounds);
+            m99[k] = bench_median(p99[k], rounds);
+            mtp[k] = bench_median(tp[k], rounds);
         }
         printf("| %d | tkd Ping | %.1f | %.1f | %.0f |\n", threads, m50[0],
                m99[0], mtp[0]);

@@ -38,7 +38,7 @@
 
 #include <tk/client.h>
 
-#include "clock.h"
+#include "measure.h"
 #include "common.h"
 #include "proc/proc.h"
 #include "search/search.h"
@@ -230,18 +230,6 @@ static double time_tkd(tk_client *c, const char *root, const char *query,
 
 /* ---- the comparisons ---------------------------------------------------- */
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return v[n / 2];
-}
-
 typedef struct side {
     const char *const *argv; /* direct, or NULL: through tkd */
     const char *query;
@@ -301,12 +289,12 @@ static void compare(const env *e, const side *a, const side *b, comparison *c)
         vs[r] = c->oa.server_s - c->oa.tool_s;
         vc[r] = c->oa.total_s - c->oa.server_s;
     }
-    c->a = median(va, e->rounds);
-    c->b = median(vb, e->rounds);
-    c->ratio = median(vr, e->rounds);
-    c->tool_ratio = median(vt, e->rounds);
-    c->after_tool = median(vs, e->rounds);
-    c->client_side = median(vc, e->rounds);
+    c->a = bench_median(va, e->rounds);
+    c->b = bench_median(vb, e->rounds);
+    c->ratio = bench_median(vr, e->rounds);
+    c->tool_ratio = bench_median(vt, e->rounds);
+    c->after_tool = bench_median(vs, e->rounds);
+    c->client_side = bench_median(vc, e->rounds);
 }
 
 /* A direct side's command line: tkd's own for tool and query
