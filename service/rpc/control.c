@@ -1,5 +1,6 @@
-/* tk.v1.Control: Ping, Cancel, ListMethods. Registered by rpc_server_new on
- * every server, through the same method table as every other service. */
+/* tk.v1.Control: Ping, Cancel, CallState, ListMethods. Registered by
+ * rpc_server_new on every server, through the same method table as every other
+ * service. */
 #include <string.h>
 
 #include "rpc_int.h"
@@ -25,6 +26,18 @@ static void cancel(void *svc, rpc_call *call, const ProtobufCMessage *request,
     Tk__V1__CancelReply *out = (Tk__V1__CancelReply *)reply;
     out->outcome =
         rpc_server__cancel(svc, rpc_call_peer(call).conn, in->call_id);
+}
+
+/* Inline as Cancel is: a client asks it when its own deadline has passed
+ * with no reply, and the answer must not wait behind busy workers. */
+static void call_state(void *svc, rpc_call *call,
+                       const ProtobufCMessage *request, ProtobufCMessage *reply)
+{
+    const Tk__V1__CallStateRequest *in =
+        (const Tk__V1__CallStateRequest *)request;
+    Tk__V1__CallStateReply *out = (Tk__V1__CallStateReply *)reply;
+    out->state =
+        rpc_server__call_state(svc, rpc_call_peer(call).conn, in->call_id);
 }
 
 static bool in_service(const char *method, const char *service)
@@ -84,6 +97,16 @@ const rpc_method rpc_control__methods[] = {
         .default_timeout_ms = 5000,
         .ceiling_ms = 60000,
         .handler = cancel,
+        .flags = RPC_METHOD_INLINE,
+    },
+    {
+        .name = "tk.v1.Control/CallState",
+        .request = &tk__v1__call_state_request__descriptor,
+        .reply = &tk__v1__call_state_reply__descriptor,
+        .kind = RPC_READ,
+        .default_timeout_ms = 5000,
+        .ceiling_ms = 60000,
+        .handler = call_state,
         .flags = RPC_METHOD_INLINE,
     },
     {

@@ -64,6 +64,13 @@ struct rpc_call {
     rpc_arena_block *arena;
 };
 
+/* A (connection, call id) pair remembered for a while. */
+typedef struct rpc_callref {
+    uint32_t conn;
+    uint64_t id;
+    int64_t expires; /* tombstones only */
+} rpc_callref;
+
 /* One NNG REP context with its aio; at most one call at a time. */
 typedef struct rpc_slot {
     struct rpc_server *srv;
@@ -71,15 +78,13 @@ typedef struct rpc_slot {
     nng_aio *aio;
     rpc_phase phase; /* reg_mu */
     bool receiving;  /* reg_mu: an nng_ctx_recv is outstanding */
+    /* reg_mu: the call whose reply this slot is handing to NNG (id 0:
+     * none), until the send completes. Until then a later reply on the
+     * same connection could overtake it, so the call is not yet
+     * "answered" (CallState) and a resent copy of it is dropped. */
+    rpc_callref sending;
     rpc_call call;
 } rpc_slot;
-
-/* A (connection, call id) pair remembered for a while. */
-typedef struct rpc_callref {
-    uint32_t conn;
-    uint64_t id;
-    int64_t expires; /* tombstones only */
-} rpc_callref;
 
 #define RPC_RECENT 1024u
 #define RPC_TOMBSTONES 256u
@@ -145,9 +150,11 @@ void rpc_arena__free(rpc_arena_block **arena);
 /* control.c */
 extern const rpc_method rpc_control__methods[];
 extern const size_t rpc_control__n_methods;
-/* The Cancel handler's access to the registry (server.c). */
+/* The Cancel and CallState handlers' access to the registry (server.c). */
 Tk__V1__CancelReply__Outcome rpc_server__cancel(rpc_server *srv, uint32_t conn,
                                                 uint64_t id);
+Tk__V1__CallStateReply__State
+rpc_server__call_state(rpc_server *srv, uint32_t conn, uint64_t id);
 const rpc_registered *rpc_server__methods(const rpc_server *srv, size_t *n);
 int64_t rpc_server__uptime_ms(const rpc_server *srv);
 const char *rpc_server__version(const rpc_server *srv);

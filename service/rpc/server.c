@@ -361,15 +361,33 @@ static bool recently_done(const rpc_server *srv, uint32_t conn, uint64_t id)
     return false;
 }
 
-static rpc_slot *find_live(rpc_server *srv, uint32_t conn, uint64_t id)
+/* Where a call of a connection stands in the registry. */
+typedef enum call_where {
+    WHERE_NONE,    /* unknown: never arrived, or forgotten */
+    WHERE_LIVE,    /* queued or running (*live is its slot) */
+    WHERE_SENDING, /* its reply is being handed to NNG */
+    WHERE_DONE,    /* its reply was handed to NNG ahead of any later one */
+} call_where;
+
+/* reg_mu held; id != 0. */
+static call_where locate(rpc_server *srv, uint32_t conn, uint64_t id,
+                         rpc_slot **live)
 {
+    *live = NULL;
+    call_where where = WHERE_NONE;
     for (size_t i = 0; i < srv->n_slots; i++) {
         rpc_slot *s = &srv->slots[i];
         if ((s->phase == PHASE_QUEUED || s->phase == PHASE_RUNNING) &&
-            s->call.id == id && s->call.peer.conn == conn)
-            return s;
+            s->call.id == id && s->call.peer.conn == conn) {
+            *live = s;
+            return WHERE_LIVE;
+        }
+        if (s->sending.id == id && s->sending.conn == conn)
+            where = WHERE_SENDING;
     }
-    return NULL;
+    if (where == WHERE_NONE && recently_done(srv, conn, id))
+        where = WHERE_DONE;
+    return where;
 }
 
 /* A running WRITE, or a call past its commit point, completes whatever its
@@ -420,27 +438,61 @@ static bool take_tombstone(rpc_server *srv, uint32_t conn, uint64_t id)
 Tk__V1__CancelReply__Outcome rpc_server__cancel(rpc_server *srv, uint32_t conn,
                                                 uint64_t id)
 {
-    Tk__V1__CancelReply__Outcome out;
+    Tk__V1__CancelReply__Outcome out = TK__V1__CANCEL_REPLY__OUTCOME__NOT_FOUND;
+    if (id == 0)
+        return out;
     pthread_mutex_lock(&srv->reg_mu);
-    rpc_slot *s = id != 0 ? find_live(srv, conn, id) : NULL;
-    if (s == NULL) {
-        if (id != 0 && recently_done(srv, conn, id)) {
-            out = TK__V1__CANCEL_REPLY__OUTCOME__ALREADY_DONE;
+    rpc_slot *s;
+    switch (locate(srv, conn, id, &s)) {
+    case WHERE_NONE:
+        add_tombstone(srv, conn, id);
+        break;
+    case WHERE_SENDING:
+    case WHERE_DONE:
+        out = TK__V1__CANCEL_REPLY__OUTCOME__ALREADY_DONE;
+        break;
+    case WHERE_LIVE:
+        if (!cancellable(s)) {
+            out = TK__V1__CANCEL_REPLY__OUTCOME__WRITE_CONTINUES;
         } else {
-            if (id != 0)
-                add_tombstone(srv, conn, id);
-            out = TK__V1__CANCEL_REPLY__OUTCOME__NOT_FOUND;
+            /* A READ, or a WRITE still in the queue: nothing written yet. */
+            rpc_call__cancel(&s->call, RPC_CAUSE_CALLER);
+            out = TK__V1__CANCEL_REPLY__OUTCOME__CANCELLED;
         }
-    } else if (!cancellable(s)) {
-        out = TK__V1__CANCEL_REPLY__OUTCOME__WRITE_CONTINUES;
-    } else {
-        /* A READ, or a WRITE still in the queue: nothing written yet. */
-        rpc_call__cancel(&s->call, RPC_CAUSE_CALLER);
-        out = TK__V1__CANCEL_REPLY__OUTCOME__CANCELLED;
+        break;
     }
     pthread_mutex_unlock(&srv->reg_mu);
     if (out == TK__V1__CANCEL_REPLY__OUTCOME__CANCELLED)
         wake_reaper(srv); /* it may have been waiting in the queue */
+    return out;
+}
+
+/* Unlike Cancel, leaves no tombstone: asking is not acting. */
+Tk__V1__CallStateReply__State rpc_server__call_state(rpc_server *srv,
+                                                     uint32_t conn, uint64_t id)
+{
+    Tk__V1__CallStateReply__State out =
+        TK__V1__CALL_STATE_REPLY__STATE__NOT_FOUND;
+    if (id == 0)
+        return out;
+    pthread_mutex_lock(&srv->reg_mu);
+    rpc_slot *s;
+    switch (locate(srv, conn, id, &s)) {
+    case WHERE_NONE:
+        break;
+    case WHERE_LIVE:
+        out = s->phase == PHASE_QUEUED
+                  ? TK__V1__CALL_STATE_REPLY__STATE__QUEUED
+                  : TK__V1__CALL_STATE_REPLY__STATE__RUNNING;
+        break;
+    case WHERE_SENDING:
+        out = TK__V1__CALL_STATE_REPLY__STATE__RUNNING;
+        break;
+    case WHERE_DONE:
+        out = TK__V1__CALL_STATE_REPLY__STATE__ANSWERED;
+        break;
+    }
+    pthread_mutex_unlock(&srv->reg_mu);
     return out;
 }
 
@@ -567,22 +619,26 @@ static void finish(rpc_slot *s, const ProtobufCMessage *payload)
     nng_msg *msg = encode_reply(call, payload);
     rpc_log__call(call, elapsed_us(call));
     pthread_mutex_lock(&srv->reg_mu);
-    if (call->id != 0 &&
+    if (msg != NULL && call->id != 0 &&
         (s->phase == PHASE_QUEUED || s->phase == PHASE_RUNNING)) {
-        srv->recent[srv->recent_next].conn = call->peer.conn;
-        srv->recent[srv->recent_next].id = call->id;
+        rpc_callref *r = &srv->recent[srv->recent_next];
         srv->recent_next = (srv->recent_next + 1) % RPC_RECENT;
+        r->conn = call->peer.conn;
+        r->id = call->id;
+        /* Answered only once the send completes (slot_cb): until then it
+         * is SENDING, which locate() reports ahead of recent. */
+        s->sending = *r;
     }
     s->phase = PHASE_SENDING;
     rpc_call__reset(call);
-    pthread_mutex_unlock(&srv->reg_mu);
     if (msg == NULL) {
-        /* Out of memory for the reply: the caller's deadline answers. */
-        pthread_mutex_lock(&srv->reg_mu);
+        /* Out of memory for the reply: the call is forgotten, and a
+         * client that asks is told NOT_FOUND. */
         slot_idle(s);
         pthread_mutex_unlock(&srv->reg_mu);
         return;
     }
+    pthread_mutex_unlock(&srv->reg_mu);
     nng_aio_set_msg(s->aio, msg);
     nng_ctx_send(s->ctx, s->aio);
 }
@@ -709,12 +765,17 @@ static bool register_call(rpc_slot *s, bool *dup_done)
     rpc_call *call = &s->call;
     bool ok = true;
     pthread_mutex_lock(&srv->reg_mu);
-    if (call->id != 0 && find_live(srv, call->peer.conn, call->id) != NULL) {
+    rpc_slot *live;
+    call_where where = call->id != 0
+                           ? locate(srv, call->peer.conn, call->id, &live)
+                           : WHERE_NONE;
+    if (where == WHERE_LIVE || where == WHERE_SENDING) {
         /* A REQ socket that did not disable resend sent it again: the
          * original is still running and will answer (REQ matches the
-         * reply by its own request id, which a resend keeps). */
+         * reply by its own request id, which a resend keeps). An answer
+         * to the copy now could reach the client first. */
         ok = false;
-    } else if (call->id != 0 && recently_done(srv, call->peer.conn, call->id)) {
+    } else if (where == WHERE_DONE) {
         /* The same, arriving after the original answered: its reply went
          * first on this connection, so REQ discards this one's. */
         *dup_done = true;
@@ -836,6 +897,7 @@ static void slot_cb(void *arg)
         /* A send completed (or failed: the peer went away). */
         if (rv != 0)
             nng_msg_free(nng_aio_get_msg(s->aio));
+        s->sending = (rpc_callref){ 0 };
         slot_idle(s);
         pthread_mutex_unlock(&srv->reg_mu);
         return;

@@ -353,7 +353,8 @@ static void test_list_methods(void **state)
     req.service = "tk.v1.Control";
     assert_int_equal(tk_control_list_methods(fx.client, &req, &rep, NULL, &st),
                      0);
-    assert_int_equal(rep->n_methods, 3);
+    assert_int_equal(rep->n_methods, 4);
+    assert_non_null(find_info(rep, "tk.v1.Control/CallState"));
     assert_null(find_info(rep, WAIT_METHOD));
     protobuf_c_message_free_unpacked((ProtobufCMessage *)rep, NULL);
     tk_status_clear(&st);
@@ -1001,6 +1002,101 @@ static void test_cancel_scoped_to_connection(void **state)
                      TK__V1__CANCEL_REPLY__OUTCOME__ALREADY_DONE);
     assert_int_equal(raw_cancel(&r, 999999),
                      TK__V1__CANCEL_REPLY__OUTCOME__NOT_FOUND);
+    nng_close(r.sock);
+    fx_stop(&fx);
+}
+
+static Tk__V1__CallStateReply__State raw_call_state(raw *r, uint64_t id)
+{
+    static _Atomic uint64_t next_id = 1u << 21; /* the question's own id */
+    Tk__V1__CallStateRequest q = TK__V1__CALL_STATE_REQUEST__INIT;
+    q.call_id = id;
+    Tk__V1__Reply *rep = raw_roundtrip(
+        r, envelope(atomic_fetch_add(&next_id, 1), "tk.v1.Control/CallState",
+                    1000, (ProtobufCMessage *)&q));
+    assert_int_equal(rep->status->code, TK_CODE_OK);
+    Tk__V1__CallStateReply *a = tk__v1__call_state_reply__unpack(
+        NULL, rep->payload.len, rep->payload.data);
+    assert_non_null(a);
+    Tk__V1__CallStateReply__State out = a->state;
+    tk__v1__call_state_reply__free_unpacked(a, NULL);
+    tk__v1__reply__free_unpacked(rep, NULL);
+    return out;
+}
+
+/* The state of a call just sent, once tkd has registered it: the question
+ * can overtake its call inside tkd (two receive contexts), and nothing but
+ * asking again tells when the call is in. */
+static Tk__V1__CallStateReply__State registered_state(raw *r, uint64_t id)
+{
+    for (int i = 0; i < 100000; i++) {
+        Tk__V1__CallStateReply__State s = raw_call_state(r, id);
+        if (s != TK__V1__CALL_STATE_REPLY__STATE__NOT_FOUND)
+            return s;
+    }
+    fail_msg("call %llu never registered", (unsigned long long)id);
+    return TK__V1__CALL_STATE_REPLY__STATE__NOT_FOUND;
+}
+
+/* CallState tells each phase of a call, on its own connection only, and
+ * asking changes nothing (unlike a Cancel, it leaves no tombstone). */
+static void test_call_state(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_opts o = { .workers = 1, .queue_depth = 4 };
+    fx_start(&fx, &o);
+    raw r, other;
+    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&other, fx.url, NNG_DURATION_INFINITE);
+    Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
+
+    raw_call running, queued;
+    raw_send(&r, &running,
+             envelope(601, WAIT_METHOD, 30000, (ProtobufCMessage *)&ping));
+    sem_wait_ok(&fx.svc.entered, "Wait to start");
+    assert_int_equal(raw_call_state(&r, 601),
+                     TK__V1__CALL_STATE_REPLY__STATE__RUNNING);
+    assert_int_equal(raw_call_state(&other, 601),
+                     TK__V1__CALL_STATE_REPLY__STATE__NOT_FOUND);
+    raw_send(&r, &queued,
+             envelope(602, WAIT_METHOD, 30000, (ProtobufCMessage *)&ping));
+    assert_int_equal(registered_state(&r, 602),
+                     TK__V1__CALL_STATE_REPLY__STATE__QUEUED);
+
+    assert_int_equal(raw_cancel(&r, 601),
+                     TK__V1__CANCEL_REPLY__OUTCOME__CANCELLED);
+    Tk__V1__Reply *rep = raw_reply(&running);
+    assert_int_equal(rep->status->code, TK_CODE_CANCELLED);
+    tk__v1__reply__free_unpacked(rep, NULL);
+    /* Its reply came, and the answer after it says so. */
+    assert_int_equal(raw_call_state(&r, 601),
+                     TK__V1__CALL_STATE_REPLY__STATE__ANSWERED);
+    sem_wait_ok(&fx.svc.entered, "the queued Wait to start");
+    assert_int_equal(raw_call_state(&r, 602),
+                     TK__V1__CALL_STATE_REPLY__STATE__RUNNING);
+    assert_int_equal(raw_cancel(&r, 602),
+                     TK__V1__CANCEL_REPLY__OUTCOME__CANCELLED);
+    rep = raw_reply(&queued);
+    tk__v1__reply__free_unpacked(rep, NULL);
+
+    /* Asked before its call arrives, the call is not touched; a Cancel
+     * in its place (the negative control) would have cancelled it. */
+    assert_int_equal(raw_call_state(&r, 603),
+                     TK__V1__CALL_STATE_REPLY__STATE__NOT_FOUND);
+    rep = raw_roundtrip(
+        &r, envelope(603, WAIT_METHOD, 300, (ProtobufCMessage *)&ping));
+    assert_int_equal(rep->status->code, TK_CODE_DEADLINE_EXCEEDED);
+    tk__v1__reply__free_unpacked(rep, NULL);
+    assert_int_equal(raw_cancel(&r, 604),
+                     TK__V1__CANCEL_REPLY__OUTCOME__NOT_FOUND);
+    rep = raw_roundtrip(
+        &r, envelope(604, WAIT_METHOD, 30000, (ProtobufCMessage *)&ping));
+    assert_int_equal(rep->status->code, TK_CODE_CANCELLED);
+    tk__v1__reply__free_unpacked(rep, NULL);
+    assert_int_equal(raw_call_state(&r, 0),
+                     TK__V1__CALL_STATE_REPLY__STATE__NOT_FOUND);
+    nng_close(other.sock);
     nng_close(r.sock);
     fx_stop(&fx);
 }
@@ -1676,6 +1772,7 @@ int main(void)
         cmocka_unit_test(test_cancel_same_connection),
         cmocka_unit_test(test_cancel_before_send),
         cmocka_unit_test(test_cancel_scoped_to_connection),
+        cmocka_unit_test(test_call_state),
         cmocka_unit_test(test_cancel_queued_call_never_runs),
         cmocka_unit_test(test_cancel_before_its_call),
         cmocka_unit_test(test_cancel_running_write_continues),

@@ -13,6 +13,7 @@
 const tk_method_desc tk_catalog__methods[] = {
     {"tk.v1.Control/Ping", &tk__v1__ping_request__descriptor, &tk__v1__ping_reply__descriptor},
     {"tk.v1.Control/Cancel", &tk__v1__cancel_request__descriptor, &tk__v1__cancel_reply__descriptor},
+    {"tk.v1.Control/CallState", &tk__v1__call_state_request__descriptor, &tk__v1__call_state_reply__descriptor},
     {"tk.v1.Control/ListMethods", &tk__v1__list_methods_request__descriptor, &tk__v1__list_methods_reply__descriptor},
     {"tk.v1.Git/Status", &tk__v1__git_status_request__descriptor, &tk__v1__git_status_reply__descriptor},
     {"tk.v1.Git/Log", &tk__v1__git_log_request__descriptor, &tk__v1__git_log_reply__descriptor},
@@ -34,13 +35,15 @@ const tk_method_desc tk_catalog__methods[] = {
     {"tk.v1.Services/Unregister", &tk__v1__service_unregister_request__descriptor, &tk__v1__service_unregister_reply__descriptor},
     {"tk.v1.Services/Status", &tk__v1__service_status_request__descriptor, &tk__v1__service_status_reply__descriptor},
 };
-const size_t tk_catalog__n_methods = 22;
+const size_t tk_catalog__n_methods = 23;
 
 const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__ping_request__descriptor,
     &tk__v1__ping_reply__descriptor,
     &tk__v1__cancel_request__descriptor,
     &tk__v1__cancel_reply__descriptor,
+    &tk__v1__call_state_request__descriptor,
+    &tk__v1__call_state_reply__descriptor,
     &tk__v1__list_methods_request__descriptor,
     &tk__v1__method_info__descriptor,
     &tk__v1__list_methods_reply__descriptor,
@@ -100,10 +103,11 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__service_exit__descriptor,
     &tk__v1__service_status_reply__descriptor,
 };
-const size_t tk_catalog__n_messages = 62;
+const size_t tk_catalog__n_messages = 64;
 
 const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__cancel_reply__outcome__descriptor,
+    &tk__v1__call_state_reply__state__descriptor,
     &tk__v1__method_info__kind__descriptor,
     &tk__v1__git_status_request__untracked__descriptor,
     &tk__v1__git_status_entry__kind__descriptor,
@@ -117,4 +121,4 @@ const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__service_spec__restart__descriptor,
     &tk__v1__service_register_reply__action__descriptor,
 };
-const size_t tk_catalog__n_enums = 13;
+const size_t tk_catalog__n_enums = 14;

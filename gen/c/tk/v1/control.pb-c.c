@@ -187,6 +187,96 @@ void   tk__v1__cancel_reply__free_unpacked
   assert(message->base.descriptor == &tk__v1__cancel_reply__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   tk__v1__call_state_request__init
+                     (Tk__V1__CallStateRequest         *message)
+{
+  static const Tk__V1__CallStateRequest init_value = TK__V1__CALL_STATE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t tk__v1__call_state_request__get_packed_size
+                     (const Tk__V1__CallStateRequest *message)
+{
+  assert(message->base.descriptor == &tk__v1__call_state_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__call_state_request__pack
+                     (const Tk__V1__CallStateRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__call_state_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__call_state_request__pack_to_buffer
+                     (const Tk__V1__CallStateRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__call_state_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__CallStateRequest *
+       tk__v1__call_state_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__CallStateRequest *)
+     protobuf_c_message_unpack (&tk__v1__call_state_request__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__call_state_request__free_unpacked
+                     (Tk__V1__CallStateRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__call_state_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   tk__v1__call_state_reply__init
+                     (Tk__V1__CallStateReply         *message)
+{
+  static const Tk__V1__CallStateReply init_value = TK__V1__CALL_STATE_REPLY__INIT;
+  *message = init_value;
+}
+size_t tk__v1__call_state_reply__get_packed_size
+                     (const Tk__V1__CallStateReply *message)
+{
+  assert(message->base.descriptor == &tk__v1__call_state_reply__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__call_state_reply__pack
+                     (const Tk__V1__CallStateReply *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__call_state_reply__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__call_state_reply__pack_to_buffer
+                     (const Tk__V1__CallStateReply *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__call_state_reply__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__CallStateReply *
+       tk__v1__call_state_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__CallStateReply *)
+     protobuf_c_message_unpack (&tk__v1__call_state_reply__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__call_state_reply__free_unpacked
+                     (Tk__V1__CallStateReply *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__call_state_reply__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   tk__v1__list_methods_request__init
                      (Tk__V1__ListMethodsRequest         *message)
 {
@@ -534,6 +624,116 @@ const ProtobufCMessageDescriptor tk__v1__cancel_reply__descriptor =
   (ProtobufCMessageInit) tk__v1__cancel_reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor tk__v1__call_state_request__field_descriptors[1] =
+{
+  {
+    "call_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__CallStateRequest, call_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tk__v1__call_state_request__field_indices_by_name[] = {
+  0,   /* field[0] = call_id */
+};
+static const ProtobufCIntRange tk__v1__call_state_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor tk__v1__call_state_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.CallStateRequest",
+  "CallStateRequest",
+  "Tk__V1__CallStateRequest",
+  "tk.v1",
+  sizeof(Tk__V1__CallStateRequest),
+  1,
+  tk__v1__call_state_request__field_descriptors,
+  tk__v1__call_state_request__field_indices_by_name,
+  1,  tk__v1__call_state_request__number_ranges,
+  (ProtobufCMessageInit) tk__v1__call_state_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue tk__v1__call_state_reply__state__enum_values_by_number[5] =
+{
+  { "STATE_UNSPECIFIED", "TK__V1__CALL_STATE_REPLY__STATE__STATE_UNSPECIFIED", 0 },
+  { "QUEUED", "TK__V1__CALL_STATE_REPLY__STATE__QUEUED", 1 },
+  { "RUNNING", "TK__V1__CALL_STATE_REPLY__STATE__RUNNING", 2 },
+  { "ANSWERED", "TK__V1__CALL_STATE_REPLY__STATE__ANSWERED", 3 },
+  { "NOT_FOUND", "TK__V1__CALL_STATE_REPLY__STATE__NOT_FOUND", 4 },
+};
+static const ProtobufCIntRange tk__v1__call_state_reply__state__value_ranges[] = {
+{0, 0},{0, 5}
+};
+static const ProtobufCEnumValueIndex tk__v1__call_state_reply__state__enum_values_by_name[5] =
+{
+  { "ANSWERED", 3 },
+  { "NOT_FOUND", 4 },
+  { "QUEUED", 1 },
+  { "RUNNING", 2 },
+  { "STATE_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor tk__v1__call_state_reply__state__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "tk.v1.CallStateReply.State",
+  "State",
+  "Tk__V1__CallStateReply__State",
+  "tk.v1",
+  5,
+  tk__v1__call_state_reply__state__enum_values_by_number,
+  5,
+  tk__v1__call_state_reply__state__enum_values_by_name,
+  1,
+  tk__v1__call_state_reply__state__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor tk__v1__call_state_reply__field_descriptors[1] =
+{
+  {
+    "state",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__CallStateReply, state),
+    &tk__v1__call_state_reply__state__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tk__v1__call_state_reply__field_indices_by_name[] = {
+  0,   /* field[0] = state */
+};
+static const ProtobufCIntRange tk__v1__call_state_reply__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor tk__v1__call_state_reply__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.CallStateReply",
+  "CallStateReply",
+  "Tk__V1__CallStateReply",
+  "tk.v1",
+  sizeof(Tk__V1__CallStateReply),
+  1,
+  tk__v1__call_state_reply__field_descriptors,
+  tk__v1__call_state_reply__field_indices_by_name,
+  1,  tk__v1__call_state_reply__number_ranges,
+  (ProtobufCMessageInit) tk__v1__call_state_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor tk__v1__list_methods_request__field_descriptors[1] =
 {
   {
@@ -743,15 +943,17 @@ const ProtobufCMessageDescriptor tk__v1__list_methods_reply__descriptor =
   (ProtobufCMessageInit) tk__v1__list_methods_reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCMethodDescriptor tk__v1__control__method_descriptors[3] =
+static const ProtobufCMethodDescriptor tk__v1__control__method_descriptors[4] =
 {
   { "Ping", &tk__v1__ping_request__descriptor, &tk__v1__ping_reply__descriptor },
   { "Cancel", &tk__v1__cancel_request__descriptor, &tk__v1__cancel_reply__descriptor },
+  { "CallState", &tk__v1__call_state_request__descriptor, &tk__v1__call_state_reply__descriptor },
   { "ListMethods", &tk__v1__list_methods_request__descriptor, &tk__v1__list_methods_reply__descriptor },
 };
 const unsigned tk__v1__control__method_indices_by_name[] = {
+  2,        /* CallState */
   1,        /* Cancel */
-  2,        /* ListMethods */
+  3,        /* ListMethods */
   0         /* Ping */
 };
 const ProtobufCServiceDescriptor tk__v1__control__descriptor =
@@ -761,7 +963,7 @@ const ProtobufCServiceDescriptor tk__v1__control__descriptor =
   "Control",
   "Tk__V1__Control",
   "tk.v1",
-  3,
+  4,
   tk__v1__control__method_descriptors,
   tk__v1__control__method_indices_by_name
 };
@@ -781,13 +983,21 @@ void tk__v1__control__cancel(ProtobufCService *service,
   assert(service->descriptor == &tk__v1__control__descriptor);
   service->invoke(service, 1, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void tk__v1__control__call_state(ProtobufCService *service,
+                                 const Tk__V1__CallStateRequest *input,
+                                 Tk__V1__CallStateReply_Closure closure,
+                                 void *closure_data)
+{
+  assert(service->descriptor == &tk__v1__control__descriptor);
+  service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void tk__v1__control__list_methods(ProtobufCService *service,
                                    const Tk__V1__ListMethodsRequest *input,
                                    Tk__V1__ListMethodsReply_Closure closure,
                                    void *closure_data)
 {
   assert(service->descriptor == &tk__v1__control__descriptor);
-  service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void tk__v1__control__init (Tk__V1__Control_Service *service,
                             Tk__V1__Control_ServiceDestroy destroy)

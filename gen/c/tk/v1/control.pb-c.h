@@ -19,6 +19,8 @@ typedef struct Tk__V1__PingRequest Tk__V1__PingRequest;
 typedef struct Tk__V1__PingReply Tk__V1__PingReply;
 typedef struct Tk__V1__CancelRequest Tk__V1__CancelRequest;
 typedef struct Tk__V1__CancelReply Tk__V1__CancelReply;
+typedef struct Tk__V1__CallStateRequest Tk__V1__CallStateRequest;
+typedef struct Tk__V1__CallStateReply Tk__V1__CallStateReply;
 typedef struct Tk__V1__ListMethodsRequest Tk__V1__ListMethodsRequest;
 typedef struct Tk__V1__MethodInfo Tk__V1__MethodInfo;
 typedef struct Tk__V1__ListMethodsReply Tk__V1__ListMethodsReply;
@@ -47,6 +49,30 @@ typedef enum _Tk__V1__CancelReply__Outcome {
   TK__V1__CANCEL_REPLY__OUTCOME__WRITE_CONTINUES = 4
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(TK__V1__CANCEL_REPLY__OUTCOME)
 } Tk__V1__CancelReply__Outcome;
+typedef enum _Tk__V1__CallStateReply__State {
+  TK__V1__CALL_STATE_REPLY__STATE__STATE_UNSPECIFIED = 0,
+  /*
+   * Received and waiting for a worker: it will run, or be answered
+   * EXPIRED_IN_QUEUE or CANCELLED without running.
+   */
+  TK__V1__CALL_STATE_REPLY__STATE__QUEUED = 1,
+  /*
+   * Its handler runs (a READ past its deadline is being stopped), or its
+   * reply is being handed to the connection.
+   */
+  TK__V1__CALL_STATE_REPLY__STATE__RUNNING = 2,
+  /*
+   * Its reply was handed to this connection before this reply was: the
+   * connection delivers the two in that order.
+   */
+  TK__V1__CALL_STATE_REPLY__STATE__ANSWERED = 3,
+  /*
+   * No call with that id is known on this connection: it never arrived,
+   * or it was answered so long ago that tkd no longer remembers it.
+   */
+  TK__V1__CALL_STATE_REPLY__STATE__NOT_FOUND = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(TK__V1__CALL_STATE_REPLY__STATE)
+} Tk__V1__CallStateReply__State;
 typedef enum _Tk__V1__MethodInfo__Kind {
   TK__V1__METHOD_INFO__KIND__KIND_UNSPECIFIED = 0,
   /*
@@ -102,6 +128,26 @@ struct  Tk__V1__CancelReply
 #define TK__V1__CANCEL_REPLY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&tk__v1__cancel_reply__descriptor) \
     , TK__V1__CANCEL_REPLY__OUTCOME__OUTCOME_UNSPECIFIED }
+
+
+struct  Tk__V1__CallStateRequest
+{
+  ProtobufCMessage base;
+  uint64_t call_id;
+};
+#define TK__V1__CALL_STATE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__call_state_request__descriptor) \
+    , 0 }
+
+
+struct  Tk__V1__CallStateReply
+{
+  ProtobufCMessage base;
+  Tk__V1__CallStateReply__State state;
+};
+#define TK__V1__CALL_STATE_REPLY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__call_state_reply__descriptor) \
+    , TK__V1__CALL_STATE_REPLY__STATE__STATE_UNSPECIFIED }
 
 
 struct  Tk__V1__ListMethodsRequest
@@ -231,6 +277,44 @@ Tk__V1__CancelReply *
 void   tk__v1__cancel_reply__free_unpacked
                      (Tk__V1__CancelReply *message,
                       ProtobufCAllocator *allocator);
+/* Tk__V1__CallStateRequest methods */
+void   tk__v1__call_state_request__init
+                     (Tk__V1__CallStateRequest         *message);
+size_t tk__v1__call_state_request__get_packed_size
+                     (const Tk__V1__CallStateRequest   *message);
+size_t tk__v1__call_state_request__pack
+                     (const Tk__V1__CallStateRequest   *message,
+                      uint8_t             *out);
+size_t tk__v1__call_state_request__pack_to_buffer
+                     (const Tk__V1__CallStateRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__CallStateRequest *
+       tk__v1__call_state_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__call_state_request__free_unpacked
+                     (Tk__V1__CallStateRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Tk__V1__CallStateReply methods */
+void   tk__v1__call_state_reply__init
+                     (Tk__V1__CallStateReply         *message);
+size_t tk__v1__call_state_reply__get_packed_size
+                     (const Tk__V1__CallStateReply   *message);
+size_t tk__v1__call_state_reply__pack
+                     (const Tk__V1__CallStateReply   *message,
+                      uint8_t             *out);
+size_t tk__v1__call_state_reply__pack_to_buffer
+                     (const Tk__V1__CallStateReply   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__CallStateReply *
+       tk__v1__call_state_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__call_state_reply__free_unpacked
+                     (Tk__V1__CallStateReply *message,
+                      ProtobufCAllocator *allocator);
 /* Tk__V1__ListMethodsRequest methods */
 void   tk__v1__list_methods_request__init
                      (Tk__V1__ListMethodsRequest         *message);
@@ -302,6 +386,12 @@ typedef void (*Tk__V1__CancelRequest_Closure)
 typedef void (*Tk__V1__CancelReply_Closure)
                  (const Tk__V1__CancelReply *message,
                   void *closure_data);
+typedef void (*Tk__V1__CallStateRequest_Closure)
+                 (const Tk__V1__CallStateRequest *message,
+                  void *closure_data);
+typedef void (*Tk__V1__CallStateReply_Closure)
+                 (const Tk__V1__CallStateReply *message,
+                  void *closure_data);
 typedef void (*Tk__V1__ListMethodsRequest_Closure)
                  (const Tk__V1__ListMethodsRequest *message,
                   void *closure_data);
@@ -326,6 +416,10 @@ struct Tk__V1__Control_Service
                  const Tk__V1__CancelRequest *input,
                  Tk__V1__CancelReply_Closure closure,
                  void *closure_data);
+  void (*call_state)(Tk__V1__Control_Service *service,
+                     const Tk__V1__CallStateRequest *input,
+                     Tk__V1__CallStateReply_Closure closure,
+                     void *closure_data);
   void (*list_methods)(Tk__V1__Control_Service *service,
                        const Tk__V1__ListMethodsRequest *input,
                        Tk__V1__ListMethodsReply_Closure closure,
@@ -340,6 +434,7 @@ void tk__v1__control__init (Tk__V1__Control_Service *service,
     { TK__V1__CONTROL__BASE_INIT,\
       function_prefix__ ## ping,\
       function_prefix__ ## cancel,\
+      function_prefix__ ## call_state,\
       function_prefix__ ## list_methods  }
 void tk__v1__control__ping(ProtobufCService *service,
                            const Tk__V1__PingRequest *input,
@@ -349,6 +444,10 @@ void tk__v1__control__cancel(ProtobufCService *service,
                              const Tk__V1__CancelRequest *input,
                              Tk__V1__CancelReply_Closure closure,
                              void *closure_data);
+void tk__v1__control__call_state(ProtobufCService *service,
+                                 const Tk__V1__CallStateRequest *input,
+                                 Tk__V1__CallStateReply_Closure closure,
+                                 void *closure_data);
 void tk__v1__control__list_methods(ProtobufCService *service,
                                    const Tk__V1__ListMethodsRequest *input,
                                    Tk__V1__ListMethodsReply_Closure closure,
@@ -361,6 +460,9 @@ extern const ProtobufCMessageDescriptor tk__v1__ping_reply__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__cancel_request__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__cancel_reply__descriptor;
 extern const ProtobufCEnumDescriptor    tk__v1__cancel_reply__outcome__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__call_state_request__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__call_state_reply__descriptor;
+extern const ProtobufCEnumDescriptor    tk__v1__call_state_reply__state__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__list_methods_request__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__method_info__descriptor;
 extern const ProtobufCEnumDescriptor    tk__v1__method_info__kind__descriptor;

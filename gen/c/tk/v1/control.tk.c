@@ -21,6 +21,16 @@ int tk_control_cancel(tk_client *client, const Tk__V1__CancelRequest *request,
                    (ProtobufCMessage **)reply, opts, status);
 }
 
+int tk_control_call_state(tk_client *client, const Tk__V1__CallStateRequest *request,
+        Tk__V1__CallStateReply **reply, const tk_call_opts *opts,
+        tk_status *status)
+{
+    return tk_call(client, "tk.v1.Control/CallState",
+                   (const ProtobufCMessage *)request,
+                   &tk__v1__call_state_reply__descriptor,
+                   (ProtobufCMessage **)reply, opts, status);
+}
+
 int tk_control_list_methods(tk_client *client, const Tk__V1__ListMethodsRequest *request,
         Tk__V1__ListMethodsReply **reply, const tk_call_opts *opts,
         tk_status *status)

@@ -22,6 +22,12 @@ int tk_control_cancel(tk_client *client, const Tk__V1__CancelRequest *request,
         Tk__V1__CancelReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
+/* tk.v1.Control/CallState: returns status->code; on TK_CODE_OK *reply is
+ * freed with protobuf_c_message_free_unpacked. */
+int tk_control_call_state(tk_client *client, const Tk__V1__CallStateRequest *request,
+        Tk__V1__CallStateReply **reply, const tk_call_opts *opts,
+        tk_status *status);
+
 /* tk.v1.Control/ListMethods: returns status->code; on TK_CODE_OK *reply is
  * freed with protobuf_c_message_free_unpacked. */
 int tk_control_list_methods(tk_client *client, const Tk__V1__ListMethodsRequest *request,

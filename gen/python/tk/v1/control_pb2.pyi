@@ -6,6 +6,25 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class CallStateReply(_message.Message):
+    __slots__ = ["state"]
+    class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = []
+    ANSWERED: CallStateReply.State
+    NOT_FOUND: CallStateReply.State
+    QUEUED: CallStateReply.State
+    RUNNING: CallStateReply.State
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    STATE_UNSPECIFIED: CallStateReply.State
+    state: CallStateReply.State
+    def __init__(self, state: _Optional[_Union[CallStateReply.State, str]] = ...) -> None: ...
+
+class CallStateRequest(_message.Message):
+    __slots__ = ["call_id"]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    call_id: int
+    def __init__(self, call_id: _Optional[int] = ...) -> None: ...
+
 class CancelReply(_message.Message):
     __slots__ = ["outcome"]
     class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):

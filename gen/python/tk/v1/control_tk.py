@@ -103,6 +103,50 @@ class Control:
             reply_type=_tk_v1_control_pb2.CancelReply,
         )
 
+    def call_state(
+        self,
+        request: _tk_v1_control_pb2.CallStateRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        call_id: int | None = None,
+    ) -> _tk_v1_control_pb2.CallStateReply:
+        """tk.v1.Control/CallState: Where a call of the same connection stands,
+        without touching it. A client whose deadline has passed with no
+        reply asks this before it gives up, so that a reply tkd is still
+        about to send is waited for.
+        """
+        return self._client.call(
+            'tk.v1.Control/CallState',
+            build_request(
+                _tk_v1_control_pb2.CallStateRequest,
+                request,
+                {'call_id': call_id},
+            ),
+            timeout=timeout,
+            reply_type=_tk_v1_control_pb2.CallStateReply,
+        )
+
+    def start_call_state(
+        self,
+        request: _tk_v1_control_pb2.CallStateRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        call_id: int | None = None,
+    ) -> Call[_tk_v1_control_pb2.CallStateReply]:
+        """Starts tk.v1.Control/CallState; see call_state."""
+        return self._client.start(
+            'tk.v1.Control/CallState',
+            build_request(
+                _tk_v1_control_pb2.CallStateRequest,
+                request,
+                {'call_id': call_id},
+            ),
+            timeout=timeout,
+            reply_type=_tk_v1_control_pb2.CallStateReply,
+        )
+
     def list_methods(
         self,
         request: _tk_v1_control_pb2.ListMethodsRequest | None = None,
