@@ -1,9 +1,12 @@
 /* testd: the rpc core with tk.test.Test registered, as a process, for the
  * tests that need one (signals, tkcall's Ctrl-C). Prints "READY" on stdout
- * once listening, and "ENTERED <method>" when a test handler starts.
+ * once listening, and "ENTERED <method>" when a test handler starts. Each
+ * SIGUSR1 releases one held Late handler (testsvc.h).
  *   testd --listen URL [--workers N] [--queue-depth N] [--grace-ms N]
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +27,28 @@ static bool number_arg(const char *s, unsigned *out)
     return true;
 }
 
+/* Each SIGUSR1 (blocked in every thread) posts the release semaphore. */
+static void *releaser(void *arg)
+{
+    testsvc *t = arg;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    for (;;) {
+        int sig;
+        if (sigwait(&set, &sig) == 0)
+            sem_post(&t->release);
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     rpc_block_stop_signals();
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &usr1, NULL);
     rpc_config cfg;
     rpc_config_init(&cfg);
     const char *listen = NULL;
@@ -50,9 +72,13 @@ int main(int argc, char **argv)
     cfg.version = "testd";
     if (setvbuf(stdout, NULL, _IONBF, 0) != 0)
         return 1;
-    testsvc t;
+    static testsvc t;
     testsvc_init(&t);
     t.announce_stdout = true;
+    pthread_t rel;
+    if (pthread_create(&rel, NULL, releaser, &t) != 0 ||
+        pthread_detach(rel) != 0)
+        return 1;
     char err[256];
     rpc_server *srv = NULL;
     if (rpc_server_new(&srv, &cfg, err, sizeof err) != 0 ||

@@ -34,6 +34,25 @@ static void wait_handler(void *svc, rpc_call *call,
     sem_post(&t->exited);
 }
 
+/* A READ whose stopping outlasts its client's grace, as a process group
+ * slow to drain on a loaded machine does: once cancelled or past its
+ * deadline it announces "Late" and holds its answer until released, then
+ * answers as every READ must. */
+static void late_handler(void *svc, rpc_call *call,
+                         const ProtobufCMessage *request,
+                         ProtobufCMessage *reply)
+{
+    testsvc *t = svc;
+    (void)request;
+    (void)reply;
+    while (rpc_call_cause(call) == RPC_CAUSE_NONE)
+        rpc_call_poll(call, NULL, 0, INT64_MAX);
+    announce(t, "Late");
+    while (sem_wait(&t->release) != 0 && errno == EINTR)
+        ;
+    atomic_store(&t->last_cause, (int)rpc_call_fail_stopped(call));
+}
+
 static void slow_write(void *svc, rpc_call *call,
                        const ProtobufCMessage *request, ProtobufCMessage *reply)
 {
@@ -161,6 +180,15 @@ static const rpc_method test_methods[] = {
         .default_timeout_ms = 5000,
         .ceiling_ms = 5000,
         .handler = prefix_handler,
+    },
+    {
+        .name = "tk.test.Test/Late",
+        .request = &tk__v1__ping_request__descriptor,
+        .reply = &tk__v1__ping_reply__descriptor,
+        .kind = RPC_READ,
+        .default_timeout_ms = 5000,
+        .ceiling_ms = 600000,
+        .handler = late_handler,
     },
     {
         .name = "tk.test.Test/SlowWrite",

@@ -13,6 +13,9 @@
  *   Commit     READ with a write inside (in process only): passes its
  *              commit point when released, finishes when released again;
  *              announces "Commit" and then "Committing".
+ *   Late       READ: once cancelled or past its deadline, announces "Late"
+ *              and holds its answer until released (testd: SIGUSR1), then
+ *              answers as Wait does: a reply later than any client grace.
  * Both announce that they started: a semaphore post in process, and a line
  * "ENTERED <method>" on stdout when announce_stdout is set (testd).
  */
@@ -31,7 +34,8 @@ typedef struct testsvc {
     sem_t entered;          /* posted when a handler starts */
     sem_t exited;           /* posted when Wait returns */
     _Atomic int last_cause; /* the rpc_cause Wait stopped for */
-    sem_t release;          /* SlowWrite waits on it when use_release */
+    sem_t
+        release; /* Late, Commit, and SlowWrite when use_release, wait on it */
     bool use_release;
     bool announce_stdout;
 } testsvc;
