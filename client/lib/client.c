@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
@@ -19,12 +20,21 @@
 #include "tk/v1/rpc.pb-c.h"
 
 /* An NNG REQ context with its aio: one call at a time. Kept for reuse,
- * which spares an allocation and the socket lock of nng_ctx_open per call. */
+ * which spares an allocation and the socket lock of nng_ctx_open per call.
+ * The aio's callback marks its operation done, so that the caller can wait
+ * for a reply with a bound and go on waiting after it: a receive that
+ * times out would abandon the request (NNG's req0 resets the context), and
+ * with it a reply that is still on its way. */
 typedef struct chan {
     struct chan *next;
     nng_ctx ctx;
     nng_aio *aio;
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* CLOCK_MONOTONIC */
+    bool done;         /* mu: the operation started last has ended */
 } chan;
+
+static void chan_free(chan *ch);
 
 #define CHAN_POOL_MAX 64
 
@@ -102,9 +112,7 @@ void tk_client_close(tk_client *client)
         return;
     for (chan *ch = client->free_chans; ch != NULL;) {
         chan *next = ch->next;
-        nng_aio_free(ch->aio);
-        nng_ctx_close(ch->ctx);
-        free(ch);
+        chan_free(ch);
         ch = next;
     }
     pthread_mutex_destroy(&client->mu);
@@ -332,6 +340,50 @@ static void cancel_set(tk_cancel *cancel, cancel_state state)
     pthread_mutex_unlock(&cancel->mu);
 }
 
+static void chan_cb(void *arg)
+{
+    chan *ch = arg;
+    pthread_mutex_lock(&ch->mu);
+    ch->done = true;
+    pthread_cond_broadcast(&ch->cv);
+    pthread_mutex_unlock(&ch->mu);
+}
+
+static void chan_free(chan *ch)
+{
+    if (ch->aio != NULL)
+        nng_aio_free(ch->aio); /* waits for a callback in progress */
+    nng_ctx_close(ch->ctx);
+    pthread_cond_destroy(&ch->cv);
+    pthread_mutex_destroy(&ch->mu);
+    free(ch);
+}
+
+static chan *chan_new(tk_client *c)
+{
+    chan *ch = calloc(1, sizeof *ch);
+    if (ch == NULL)
+        return NULL;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&ch->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&ch->mu, NULL);
+    if (nng_ctx_open(&ch->ctx, c->sock) != 0) {
+        pthread_cond_destroy(&ch->cv);
+        pthread_mutex_destroy(&ch->mu);
+        free(ch);
+        return NULL;
+    }
+    if (nng_aio_alloc(&ch->aio, chan_cb, ch) != 0) {
+        ch->aio = NULL;
+        chan_free(ch);
+        return NULL;
+    }
+    return ch;
+}
+
 static chan *chan_get(tk_client *c)
 {
     pthread_mutex_lock(&c->mu);
@@ -341,21 +393,7 @@ static chan *chan_get(tk_client *c)
         c->n_free--;
     }
     pthread_mutex_unlock(&c->mu);
-    if (ch != NULL)
-        return ch;
-    ch = calloc(1, sizeof *ch);
-    if (ch == NULL)
-        return NULL;
-    if (nng_ctx_open(&ch->ctx, c->sock) != 0) {
-        free(ch);
-        return NULL;
-    }
-    if (nng_aio_alloc(&ch->aio, NULL, NULL) != 0) {
-        nng_ctx_close(ch->ctx);
-        free(ch);
-        return NULL;
-    }
-    return ch;
+    return ch != NULL ? ch : chan_new(c);
 }
 
 /* A channel whose call ended in any way but a reply is closed, not kept:
@@ -372,11 +410,38 @@ static void chan_put(tk_client *c, chan *ch, bool reusable)
         ch = NULL;
     }
     pthread_mutex_unlock(&c->mu);
-    if (ch != NULL) {
-        nng_aio_free(ch->aio);
-        nng_ctx_close(ch->ctx);
-        free(ch);
-    }
+    if (ch != NULL)
+        chan_free(ch);
+}
+
+/* Before an operation is started on ch->aio. */
+static void chan_arm(chan *ch)
+{
+    pthread_mutex_lock(&ch->mu);
+    ch->done = false;
+    pthread_mutex_unlock(&ch->mu);
+}
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Waits until the operation on ch->aio ends (true) or CLOCK_MONOTONIC
+ * reaches until_ns (false); the operation goes on either way. */
+static bool chan_wait_until(chan *ch, int64_t until_ns)
+{
+    struct timespec ts = { .tv_sec = (time_t)(until_ns / 1000000000),
+                           .tv_nsec = (long)(until_ns % 1000000000) };
+    pthread_mutex_lock(&ch->mu);
+    while (!ch->done &&
+           pthread_cond_timedwait(&ch->cv, &ch->mu, &ts) != ETIMEDOUT)
+        ;
+    bool done = ch->done;
+    pthread_mutex_unlock(&ch->mu);
+    return done;
 }
 
 /* ---- calls ------------------------------------------------------------------
@@ -546,35 +611,10 @@ static int decode_reply(nng_msg *msg, uint64_t id, const reply_sink *sink,
     return code;
 }
 
-/* Waits for the reply on ctx until wait_ms has passed since the start. */
-static int await_reply(tk_client *client, chan *ch, uint64_t id, nng_time start,
-                       nng_duration wait_ms, const reply_sink *sink,
-                       tk_status *st, bool *replied)
+/* The status of a call that got no reply: NNG's error rv on receiving. */
+static int no_reply(tk_client *client, int rv, tk_status *st)
 {
-    nng_ctx ctx = ch->ctx;
-    nng_aio *aio = ch->aio;
-    nng_time now = nng_clock();
-    nng_duration left = (nng_duration)(start + (nng_time)wait_ms > now
-                                           ? start + (nng_time)wait_ms - now
-                                           : 1);
-    nng_aio_set_timeout(aio, left);
-    nng_ctx_recv(ctx, aio);
-    nng_aio_wait(aio);
-    int rv = nng_aio_result(aio);
-    *replied = rv == 0;
     switch (rv) {
-    case 0: {
-        nng_msg *msg = nng_aio_get_msg(aio);
-        int code = decode_reply(msg, id, sink, st);
-        nng_msg_free(msg);
-        return code;
-    }
-    case NNG_ETIMEDOUT:
-        return local_status(
-            st, TK_CODE_DEADLINE_EXCEEDED, TK_CAUSE_DEADLINE,
-            "no reply from tkd at %s within the deadline and %u ms of grace:"
-            " the server did not answer (a WRITE may still complete there)",
-            client->url, TK_DEADLINE_GRACE_MS);
     case NNG_ECONNRESET:
     case NNG_ECONNSHUT:
         return local_status(
@@ -592,16 +632,195 @@ static int await_reply(tk_client *client, chan *ch, uint64_t id, nng_time start,
     }
 }
 
-/* One call, its payload already serialized; the reply goes to sink. */
+/* How long tkd gets to answer a CallState. It is answered inline, ahead of
+ * busy workers, so this bounds only a tkd that has stopped answering. */
+#define PROBE_TIMEOUT_MS 5000u
+/* The longest pause between two inquiries about a late reply. */
+#define PROBE_MAX_INTERVAL_MS 2000u
+/* How many answers in a row end the wait when they are ANSWERED (the reply
+ * was handed to the connection ahead of the answer, so only this client's
+ * own threads can still be delivering it) or NOT_FOUND (tkd's receive
+ * contexts may take a call and a later inquiry in either order, so one
+ * NOT_FOUND can come before the call is registered). */
+#define PROBE_SAME_ANSWERS 3
+
 static int call_payload(tk_client *client, const char *method,
                         const uint8_t *payload, size_t plen,
                         const reply_sink *sink, const tk_call_opts *opts,
-                        tk_status *status)
+                        tk_status *status, bool ask);
+
+/* Where call id stands at tkd (tk.v1.CallStateReply.State), asked on the
+ * same socket and so on the call's connection; -1 when tkd did not answer,
+ * -2 when it does not know the method (a tkd older than CallState). */
+static int ask_state(tk_client *client, uint64_t id)
+{
+    Tk__V1__CallStateRequest req = TK__V1__CALL_STATE_REQUEST__INIT;
+    req.call_id = id;
+    uint8_t buf[16];
+    size_t len = tk__v1__call_state_request__pack(&req, buf);
+    ProtobufCMessage *rep = NULL;
+    reply_sink sink = { .desc = &tk__v1__call_state_reply__descriptor,
+                        .msg = &rep };
+    tk_call_opts opts = { .timeout_ms = PROBE_TIMEOUT_MS };
+    tk_status st = { 0 };
+    int code = call_payload(client, "tk.v1.Control/CallState", buf, len, &sink,
+                            &opts, &st, false);
+    int state = code == TK_CODE_UNIMPLEMENTED ? -2 : -1;
+    if (code == TK_CODE_OK && rep != NULL)
+        state = (int)((Tk__V1__CallStateReply *)rep)->state;
+    if (rep != NULL)
+        protobuf_c_message_free_unpacked(rep, NULL);
+    tk_status_clear(&st);
+    return state;
+}
+
+/* Why the client stopped waiting for a reply that did not come. */
+typedef enum gave_up {
+    GAVE_UP_SILENT,  /* tkd did not answer the inquiry */
+    GAVE_UP_OLD,     /* tkd cannot be asked */
+    GAVE_UP_UNKNOWN, /* tkd does not know the call */
+    GAVE_UP_LOST,    /* tkd answered it; the reply did not come */
+    GAVE_UP_LAST,    /* the client's own last bound */
+} gave_up;
+
+/* Waits for the reply on ch (its receive started) until first_ns. From
+ * then on it asks tkd where the call stands and goes on waiting while tkd
+ * says it is queued or running: tkd ends every call itself (a READ at its
+ * deadline, once its processes are stopped; a WRITE at its own timeout),
+ * and its structured answer tells the caller more than one the client
+ * makes up. A loaded machine can delay that answer by any amount; only
+ * tkd can say it is still coming. True when the receive ended; false,
+ * with *why, when the client stopped waiting (the receive still runs). */
+static bool wait_reply(tk_client *client, chan *ch, uint64_t id,
+                       int64_t first_ns, int64_t last_ns, bool ask,
+                       gave_up *why)
+{
+    int64_t at = first_ns < last_ns ? first_ns : last_ns;
+    int64_t pause = (int64_t)TK_DEADLINE_GRACE_MS * 1000000;
+    int same = 0, last_state = -1;
+    for (;;) {
+        if (chan_wait_until(ch, at))
+            return true;
+        if (!ask || at >= last_ns) {
+            *why = GAVE_UP_LAST;
+            return false;
+        }
+        int state = ask_state(client, id);
+        if (chan_wait_until(ch, 0))
+            return true; /* it came while we asked */
+        same = state == last_state ? same + 1 : 1;
+        last_state = state;
+        switch (state) {
+        case TK__V1__CALL_STATE_REPLY__STATE__QUEUED:
+        case TK__V1__CALL_STATE_REPLY__STATE__RUNNING:
+            break;
+        case TK__V1__CALL_STATE_REPLY__STATE__ANSWERED:
+            if (same >= PROBE_SAME_ANSWERS) {
+                *why = GAVE_UP_LOST;
+                return false;
+            }
+            break;
+        case -2:
+            *why = GAVE_UP_OLD;
+            return false;
+        case -1:
+            *why = GAVE_UP_SILENT;
+            return false;
+        default: /* NOT_FOUND, or a state this client does not know */
+            if (same >= PROBE_SAME_ANSWERS) {
+                *why = GAVE_UP_UNKNOWN;
+                return false;
+            }
+            break;
+        }
+        at = mono_ns() + pause;
+        if (at > last_ns)
+            at = last_ns;
+        if (pause < (int64_t)PROBE_MAX_INTERVAL_MS * 1000000)
+            pause *= 2;
+    }
+}
+
+static int gave_up_status(tk_client *client, uint64_t id, gave_up why,
+                          tk_status *st)
+{
+    static const char *const tail = " (a WRITE may still complete there)";
+    switch (why) {
+    case GAVE_UP_SILENT:
+        return local_status(
+            st, TK_CODE_DEADLINE_EXCEEDED, TK_CAUSE_DEADLINE,
+            "no reply from tkd at %s within the deadline, and no answer "
+            "within %u ms when asked where the call stands: the server did "
+            "not answer%s",
+            client->url, PROBE_TIMEOUT_MS, tail);
+    case GAVE_UP_OLD:
+        return local_status(
+            st, TK_CODE_DEADLINE_EXCEEDED, TK_CAUSE_DEADLINE,
+            "no reply from tkd at %s within the deadline and %u ms of "
+            "grace, and this tkd cannot be asked where a call stands "
+            "(tk.v1.Control/CallState is unknown to it)%s",
+            client->url, TK_DEADLINE_GRACE_MS, tail);
+    case GAVE_UP_UNKNOWN:
+        return local_status(
+            st, TK_CODE_DEADLINE_EXCEEDED, TK_CAUSE_DEADLINE,
+            "no reply from tkd at %s within the deadline, and tkd has no "
+            "record of call %llu on this connection%s",
+            client->url, (unsigned long long)id, tail);
+    case GAVE_UP_LOST:
+        return local_status(
+            st, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
+            "tkd at %s says it answered call %llu, but its reply did not "
+            "arrive; whether it ran is unknown",
+            client->url, (unsigned long long)id);
+    case GAVE_UP_LAST:
+    default:
+        return local_status(
+            st, TK_CODE_DEADLINE_EXCEEDED, TK_CAUSE_DEADLINE,
+            "no reply from tkd at %s within the deadline and %u ms of "
+            "grace: the server did not answer%s",
+            client->url, TK_DEADLINE_GRACE_MS, tail);
+    }
+}
+
+/* Receives the reply on ch: see wait_reply. */
+static int await_reply(tk_client *client, chan *ch, uint64_t id,
+                       int64_t first_ns, int64_t last_ns, bool ask,
+                       const reply_sink *sink, tk_status *st, bool *replied)
+{
+    nng_aio *aio = ch->aio;
+    chan_arm(ch);
+    nng_aio_set_timeout(aio, NNG_DURATION_INFINITE);
+    nng_ctx_recv(ch->ctx, aio);
+    gave_up why = GAVE_UP_LAST;
+    bool ended = wait_reply(client, ch, id, first_ns, last_ns, ask, &why);
+    if (!ended)
+        nng_aio_cancel(aio);
+    nng_aio_wait(aio);
+    int rv = nng_aio_result(aio);
+    *replied = rv == 0;
+    if (rv == 0) { /* the reply, even one that came as we gave up */
+        nng_msg *msg = nng_aio_get_msg(aio);
+        int code = decode_reply(msg, id, sink, st);
+        nng_msg_free(msg);
+        return code;
+    }
+    if (!ended && rv == NNG_ECANCELED)
+        return gave_up_status(client, id, why, st);
+    return no_reply(client, rv, st);
+}
+
+/* One call, its payload already serialized; the reply goes to sink. ask:
+ * whether to ask tkd about a reply late past the deadline (not when the
+ * call is itself such a question). */
+static int call_payload(tk_client *client, const char *method,
+                        const uint8_t *payload, size_t plen,
+                        const reply_sink *sink, const tk_call_opts *opts,
+                        tk_status *status, bool ask)
 {
     static const tk_call_opts no_opts = { 0 };
     if (opts == NULL)
         opts = &no_opts;
-    nng_time start = nng_clock();
+    int64_t start = mono_ns();
     /* In 64 bits, then clamped: timeout_ms may be up to UINT32_MAX, and
      * nng_duration is a signed 32-bit count whose negative values are
      * special (a sum that wrapped, or went past INT32_MAX, would give up
@@ -611,6 +830,15 @@ static int call_payload(tk_client *client, const char *method,
                         : (uint64_t)opts->timeout_ms + TK_DEADLINE_GRACE_MS;
     nng_duration wait_ms =
         want > (uint64_t)INT32_MAX ? INT32_MAX : (nng_duration)want;
+    /* The first question at the deadline plus the grace. However long tkd
+     * says the call still runs, the client waits TK_MAX_WAIT_MS more at
+     * most (tkd ends a READ at its deadline and a WRITE at its ceiling,
+     * both well inside it). A call with the method's default deadline,
+     * which only tkd knows, waits TK_MAX_WAIT_MS and asks nothing. */
+    int64_t first_ns = start + (int64_t)wait_ms * 1000000;
+    int64_t last_ns = opts->timeout_ms == 0
+                          ? first_ns
+                          : first_ns + (int64_t)TK_MAX_WAIT_MS * 1000000;
     uint64_t id = atomic_fetch_add(&client->next_id, 1);
     if (!cancel_bind(opts->cancel, client, id, status))
         return status->code;
@@ -627,6 +855,7 @@ static int call_payload(tk_client *client, const char *method,
         goto done;
     }
     /* A send waits for a connection; bound it by the same deadline. */
+    chan_arm(ch);
     nng_aio_set_msg(ch->aio, msg);
     nng_aio_set_timeout(ch->aio, wait_ms);
     nng_ctx_send(ch->ctx, ch->aio);
@@ -641,7 +870,8 @@ static int call_payload(tk_client *client, const char *method,
         goto done;
     }
     cancel_set(opts->cancel, CS_SENT);
-    code = await_reply(client, ch, id, start, wait_ms, sink, status, &replied);
+    code = await_reply(client, ch, id, first_ns, last_ns, ask, sink, status,
+                       &replied);
 done:
     cancel_set(opts->cancel, CS_IDLE);
     chan_put(client, ch, replied);
@@ -671,7 +901,8 @@ int tk_call(tk_client *client, const char *method,
                             "out of memory");
     protobuf_c_message_pack(request, payload);
     reply_sink sink = { .desc = reply_desc, .msg = reply };
-    int code = call_payload(client, method, payload, plen, &sink, opts, status);
+    int code =
+        call_payload(client, method, payload, plen, &sink, opts, status, true);
     free(payload);
     return code;
 }
@@ -693,5 +924,6 @@ int tk_call_raw(tk_client *client, const char *method, const void *payload,
                             "tk_call_raw: client, method, payload, reply "
                             "and reply_len are required");
     reply_sink sink = { .raw = reply, .raw_len = reply_len };
-    return call_payload(client, method, payload, len, &sink, opts, status);
+    return call_payload(client, method, payload, len, &sink, opts, status,
+                        true);
 }

@@ -720,6 +720,214 @@ static void test_client_deadline_without_reply(void **state)
     ts_rmtree(dir);
 }
 
+/* ---- the client's wait past the deadline, against a scripted tkd ------- */
+
+#define ASK_UNIMPLEMENTED (-2)
+#define ASK_THEN_REPLY 0x100 /* answer, then send the held call's reply */
+
+/* A fake tkd: takes one call and holds it; answers each CallState about it
+ * with the next state of its script, and sends the call's reply (tkd's
+ * DEADLINE_EXCEEDED) when the script says so; ignores questions past the
+ * script's end. Every step is an event (a question arriving), so the
+ * client's waiting is tested without a clock. */
+typedef struct asker {
+    nng_socket rep;
+    const int *script;
+    size_t n;
+    int asked;
+    char bad[128]; /* what was wrong with a question, if anything */
+} asker;
+
+static nng_msg *fake_reply(uint64_t id, int code, const ProtobufCMessage *body)
+{
+    Tk__V1__Reply env = TK__V1__REPLY__INIT;
+    Tk__V1__Status st = TK__V1__STATUS__INIT;
+    Tk__V1__Cancellation cn = TK__V1__CANCELLATION__INIT;
+    env.call_id = id;
+    env.status = &st;
+    st.code = (Tk__V1__Status__Code)code;
+    st.message = "from the fake";
+    if (code == TK_CODE_DEADLINE_EXCEEDED) {
+        cn.cause = TK__V1__CANCELLATION__CAUSE__DEADLINE;
+        cn.process_killed = true;
+        st.cancellation = &cn;
+    }
+    uint8_t buf[256];
+    if (body != NULL) {
+        env.payload.len = protobuf_c_message_pack(body, buf);
+        env.payload.data = buf;
+    }
+    nng_msg *m;
+    assert_int_equal(nng_msg_alloc(&m, tk__v1__reply__get_packed_size(&env)),
+                     0);
+    tk__v1__reply__pack(&env, nng_msg_body(m));
+    return m;
+}
+
+/* One message on ctx into *env (NULL when none came within 30 s). */
+static Tk__V1__Request *fake_recv(nng_ctx ctx, nng_aio *aio)
+{
+    nng_aio_set_timeout(aio, 30000);
+    nng_ctx_recv(ctx, aio);
+    nng_aio_wait(aio);
+    if (nng_aio_result(aio) != 0)
+        return NULL;
+    nng_msg *m = nng_aio_get_msg(aio);
+    Tk__V1__Request *env =
+        tk__v1__request__unpack(NULL, nng_msg_len(m), nng_msg_body(m));
+    nng_msg_free(m);
+    return env;
+}
+
+static void fake_send(nng_ctx ctx, nng_aio *aio, nng_msg *m)
+{
+    nng_aio_set_msg(aio, m);
+    nng_ctx_send(ctx, aio);
+    nng_aio_wait(aio);
+    if (nng_aio_result(aio) != 0)
+        nng_msg_free(m);
+}
+
+static void *asker_main(void *arg)
+{
+    asker *a = arg;
+    nng_ctx call_ctx, q_ctx;
+    nng_aio *aio;
+    nng_ctx_open(&call_ctx, a->rep);
+    nng_ctx_open(&q_ctx, a->rep);
+    nng_aio_alloc(&aio, NULL, NULL);
+    Tk__V1__Request *call = fake_recv(call_ctx, aio);
+    for (size_t i = 0; call != NULL && i < a->n; i++) {
+        Tk__V1__Request *q = fake_recv(q_ctx, aio);
+        if (q == NULL)
+            break;
+        Tk__V1__CallStateRequest *in = tk__v1__call_state_request__unpack(
+            NULL, q->payload.len, q->payload.data);
+        if (strcmp(q->method, "tk.v1.Control/CallState") != 0 || in == NULL ||
+            in->call_id != call->call_id)
+            snprintf(a->bad, sizeof a->bad, "question %zu: %s", i, q->method);
+        a->asked++;
+        int step = a->script[i];
+        Tk__V1__CallStateReply out = TK__V1__CALL_STATE_REPLY__INIT;
+        out.state = (Tk__V1__CallStateReply__State)(step & 0xff);
+        fake_send(
+            q_ctx, aio,
+            step == ASK_UNIMPLEMENTED
+                ? fake_reply(q->call_id, TK_CODE_UNIMPLEMENTED, NULL)
+                : fake_reply(q->call_id, TK_CODE_OK, (ProtobufCMessage *)&out));
+        if (step != ASK_UNIMPLEMENTED && (step & ASK_THEN_REPLY))
+            fake_send(
+                call_ctx, aio,
+                fake_reply(call->call_id, TK_CODE_DEADLINE_EXCEEDED, NULL));
+        if (in != NULL)
+            tk__v1__call_state_request__free_unpacked(in, NULL);
+        tk__v1__request__free_unpacked(q, NULL);
+    }
+    if (call != NULL)
+        tk__v1__request__free_unpacked(call, NULL);
+    nng_aio_free(aio);
+    nng_ctx_close(q_ctx);
+    nng_ctx_close(call_ctx);
+    return NULL;
+}
+
+/* Runs a 100 ms call against the script; returns its code, status in st. */
+static int against_script(const int *script, size_t n, int *asked,
+                          tk_status *st)
+{
+    char dir[256], url[300];
+    assert_int_equal(ts_mkdtemp(dir, sizeof dir, "asker"), 0);
+    snprintf(url, sizeof url, "ipc://%s/a.sock", dir);
+    asker a = { .script = script, .n = n };
+    assert_int_equal(nng_rep0_open(&a.rep), 0);
+    assert_int_equal(nng_listen(a.rep, url, NULL, 0), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, asker_main, &a), 0);
+    tk_client *c;
+    assert_int_equal(tk_client_open(&c, url, NULL, 0), 0);
+    int code =
+        call_ping_like(c, "tk.v1.Control/Ping", NULL, 100, NULL, st, NULL);
+    tk_client_close(c);
+    nng_close(a.rep); /* ends a fake still waiting for a question */
+    pthread_join(t, NULL);
+    if (a.bad[0] != '\0')
+        fail_msg("%s", a.bad);
+    *asked = a.asked;
+    ts_rmtree(dir);
+    return code;
+}
+
+/* Past its deadline the client asks tkd where the call stands, and waits
+ * on while tkd says it is queued or running: tkd's own late answer is what
+ * it returns, however late (a READ whose processes drain slowly on a
+ * loaded machine). A client with a fixed grace would have returned a
+ * DEADLINE_EXCEEDED of its own after the first 250 ms. */
+static void test_client_waits_while_tkd_runs_the_call(void **state)
+{
+    (void)state;
+    enum {
+        Q = TK__V1__CALL_STATE_REPLY__STATE__QUEUED,
+        R = TK__V1__CALL_STATE_REPLY__STATE__RUNNING,
+        N = TK__V1__CALL_STATE_REPLY__STATE__NOT_FOUND,
+    };
+    static const int run_reply[] = { R, R | ASK_THEN_REPLY };
+    static const int queued[] = { Q, R, R | ASK_THEN_REPLY };
+    /* One NOT_FOUND can be a question that overtook its call in tkd. */
+    static const int overtaken[] = { N, R | ASK_THEN_REPLY };
+    static const struct {
+        const int *script;
+        size_t n;
+    } cases[] = { { run_reply, 2 }, { queued, 3 }, { overtaken, 2 } };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tk_status st;
+        int asked;
+        int code = against_script(cases[i].script, cases[i].n, &asked, &st);
+        if (code != TK_CODE_DEADLINE_EXCEEDED || !st.from_server)
+            fail_msg("case %zu: %s from_server=%d (%s)", i, tk_code_name(code),
+                     st.from_server, st.message);
+        assert_string_equal(st.message, "from the fake");
+        assert_int_equal(st.cause, TK_CAUSE_DEADLINE);
+        assert_true(st.process_killed);
+        assert_int_equal(asked, (int)cases[i].n);
+        tk_status_clear(&st);
+    }
+}
+
+/* The client stops waiting, with a status that says why, when tkd no
+ * longer knows the call, says it answered and the reply does not follow,
+ * or cannot be asked (a tkd older than CallState). */
+static void test_client_gives_up_on_what_tkd_says(void **state)
+{
+    (void)state;
+    enum {
+        A = TK__V1__CALL_STATE_REPLY__STATE__ANSWERED,
+        N = TK__V1__CALL_STATE_REPLY__STATE__NOT_FOUND,
+    };
+    static const int unknown[] = { N, N, N };
+    static const int lost[] = { A, A, A };
+    static const int old[] = { ASK_UNIMPLEMENTED };
+    static const struct {
+        const int *script;
+        size_t n;
+        int code;
+        const char *says;
+    } cases[] = {
+        { unknown, 3, TK_CODE_DEADLINE_EXCEEDED, "has no record of call" },
+        { lost, 3, TK_CODE_UNAVAILABLE, "says it answered call" },
+        { old, 1, TK_CODE_DEADLINE_EXCEEDED, "cannot be asked" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tk_status st;
+        int asked;
+        int code = against_script(cases[i].script, cases[i].n, &asked, &st);
+        if (code != cases[i].code || strstr(st.message, cases[i].says) == NULL)
+            fail_msg("case %zu: %s (%s)", i, tk_code_name(code), st.message);
+        assert_false(st.from_server);
+        assert_int_equal(asked, (int)cases[i].n);
+        tk_status_clear(&st);
+    }
+}
+
 /* A timeout near the top of uint32 (597 h and UINT32_MAX ms): the client
  * waits for the server; it neither gives up at once (a wait past INT32_MAX
  * ms, negative as an nng_duration; whether NNG then times out at once
@@ -1585,6 +1793,32 @@ static void daemon_stop(testd_proc *d)
     ts_rmtree(d->dir);
 }
 
+/* End to end: tkd's answer to a READ comes long after the client's grace
+ * (Late holds it until SIGUSR1), and it is released only once the client
+ * has asked where the call stands, as tkd's log shows: the caller gets
+ * tkd's own DEADLINE_EXCEEDED. With a fixed grace the client would never
+ * ask, and the test fails waiting for the question. */
+static void test_late_answer_reaches_the_caller(void **state)
+{
+    (void)state;
+    testd_proc d;
+    daemon_start(&d);
+    async_call a;
+    async_start(&a, d.client, "tk.test.Test/Late", 100, NULL, NULL);
+    assert_true(ts_wait_output(&d.p, 1, "ENTERED Late", 20000));
+    assert_true(
+        ts_wait_output(&d.p, 2, "method=tk.v1.Control/CallState", 20000));
+    assert_false(atomic_load(&a.is_done));
+    assert_int_equal(kill(d.p.pid, SIGUSR1), 0);
+    async_join(&a);
+    if (a.st.code != TK_CODE_DEADLINE_EXCEEDED || !a.st.from_server)
+        fail_msg("%s from_server=%d (%s)", tk_code_name(a.st.code),
+                 a.st.from_server, a.st.message);
+    assert_int_equal(a.st.cause, TK_CAUSE_DEADLINE);
+    async_free(&a);
+    daemon_stop(&d);
+}
+
 /* SIGTERM and SIGINT alike: the READ ends UNAVAILABLE (SHUTDOWN), the
  * WRITE completes, the process exits 0. */
 static void stop_with_read_and_write(int sig)
@@ -1765,6 +1999,8 @@ int main(void)
         cmocka_unit_test(test_reply_prefix),
         cmocka_unit_test(test_client_reply_frames),
         cmocka_unit_test(test_client_deadline_without_reply),
+        cmocka_unit_test(test_client_waits_while_tkd_runs_the_call),
+        cmocka_unit_test(test_client_gives_up_on_what_tkd_says),
         cmocka_unit_test(test_huge_timeout_waits_for_the_server),
         cmocka_unit_test(test_expired_in_queue_does_not_run),
         cmocka_unit_test(test_expired_in_queue_behind_a_later_deadline),
@@ -1784,6 +2020,7 @@ int main(void)
         cmocka_unit_test(test_peer_uid_refused),
         cmocka_unit_test(test_socket_is_private),
         cmocka_unit_test(test_shutdown_in_process),
+        cmocka_unit_test(test_late_answer_reaches_the_caller),
         cmocka_unit_test(test_sigterm_with_read_and_write),
         cmocka_unit_test(test_sigint_with_read_and_write),
         cmocka_unit_test(test_write_outlasting_the_grace),

@@ -76,8 +76,15 @@ enum {
     TK_ERR_STATE = -4,   /* the handle is in use by another call */
 };
 
-/* The client gives the server this long past the deadline to deliver its
- * own structured DEADLINE_EXCEEDED before it reports one itself. */
+/* When no reply has come this long past the deadline, the client asks tkd
+ * where the call stands (tk.v1.Control/CallState, on the same connection)
+ * and goes on waiting, asking again at growing intervals, for as long as
+ * tkd says the call is queued or running: tkd ends every call itself, and
+ * its structured answer (DEADLINE_EXCEEDED with the cause, whether a
+ * process was killed) is the one the caller gets, however late a loaded
+ * machine makes it. The client reports a status of its own only when tkd
+ * does not answer the question within 5 s, no longer knows the call, says
+ * it answered and the reply does not follow, or after TK_MAX_WAIT_MS more. */
 #define TK_DEADLINE_GRACE_MS 250u
 /* How long a call with timeout_ms 0 (the method's default, known only to
  * the server) may wait for its reply at most. */
@@ -156,9 +163,12 @@ typedef struct tk_call_opts {
     tk_cancel *cancel;
 } tk_call_opts;
 
-/* Calls method ("tk.v1.Control/Ping") with request and waits for the reply
- * or the deadline (plus TK_DEADLINE_GRACE_MS; the client waits INT32_MAX ms,
- * about 24.8 days, at most: NNG's longest timeout). On TK_CODE_OK *reply holds
+/* Calls method ("tk.v1.Control/Ping") with request and waits for the reply:
+ * past the deadline, for as long as tkd says the call still runs (see
+ * TK_DEADLINE_GRACE_MS). With timeout_ms 0 it waits TK_MAX_WAIT_MS and
+ * asks nothing (the deadline is the method's default, known only to tkd);
+ * a deadline of more than INT32_MAX ms (about 24.8 days) is waited for
+ * INT32_MAX ms, NNG's longest timeout. On TK_CODE_OK *reply holds
  * a message of reply_desc, freed with protobuf_c_message_free_unpacked(*reply,
  * NULL); otherwise *reply is NULL. opts may be NULL. Returns status->code. */
 int tk_call(tk_client *client, const char *method,
