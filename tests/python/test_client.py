@@ -14,6 +14,7 @@ import glob
 import importlib
 import os
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -218,6 +219,27 @@ class TestCancel(TestdCase):
         with self.assertRaises(ValueError):
             self.client.control.ping()
         self.client.close()  # idempotent
+
+    def test_late_answer_reaches_the_caller(self) -> None:
+        # tkd's answer comes long after the grace: Late holds it until
+        # SIGUSR1, sent only once the client has asked where the call
+        # stands (tkd logs the question). A client with a fixed grace
+        # never asks, and this fails waiting for the question.
+        mark = self.testd.mark("stderr")
+        call = self.client.start("tk.test.Test/Late", control_pb2.PingRequest(),
+                                 timeout=0.1, reply_type=control_pb2.PingReply)
+        waiter = threading.Thread(target=call.status)
+        waiter.start()
+        self.testd.wait_output("ENTERED Late")
+        self.testd.wait_output("method=tk.v1.Control/CallState", "stderr",
+                               start=mark)
+        self.assertFalse(call.done())
+        self.testd.proc.send_signal(signal.SIGUSR1)
+        waiter.join()
+        st = call.status()
+        self.assertEqual(st.code, tk.Code.DEADLINE_EXCEEDED, st.message)
+        self.assertTrue(st.from_server)
+        self.assertEqual(st.cancellation.cause, tk.Cause.DEADLINE)
 
 
 def git(repo: str, *args: str) -> str:

@@ -18,6 +18,7 @@ from typing import Callable, Optional, Tuple
 
 # nng.h's error numbers that the client tells apart.
 ETIMEDOUT = 5
+ECANCELED = 20
 ECONNREFUSED = 6
 ECLOSED = 7
 ENOTSUP = 9
@@ -68,6 +69,7 @@ _SIGNATURES = {
     "nng_aio_alloc": (c_int, [POINTER(c_void_p), AIO_CALLBACK, c_void_p]),
     "nng_aio_free": (None, [c_void_p]),
     "nng_aio_wait": (None, [c_void_p]),
+    "nng_aio_cancel": (None, [c_void_p]),
     "nng_aio_result": (c_int, [c_void_p]),
     "nng_aio_set_timeout": (None, [c_void_p, c_int32]),
     "nng_aio_set_msg": (None, [c_void_p, c_void_p]),
@@ -166,10 +168,17 @@ class Channel:
             _lib.nng_msg_free(_lib.nng_aio_get_msg(self._send_aio))
         return rv
 
-    def start_recv(self, timeout_ms: int) -> None:
-        """Starts receiving the reply; on_done is called when it ends."""
-        _lib.nng_aio_set_timeout(self._recv_aio, timeout_ms)
+    def start_recv(self) -> None:
+        """Starts receiving the reply, with no timeout: NNG's req0 abandons
+        a request whose receive times out, and with it a reply still on its
+        way. on_done is called when the receive ends; stop_recv ends it."""
+        _lib.nng_aio_set_timeout(self._recv_aio, DURATION_INFINITE)
         _lib.nng_ctx_recv(self._ctx, self._recv_aio)
+
+    def stop_recv(self) -> None:
+        """Gives up the receive (recv_result then says ECANCELED, unless the
+        reply came first); on_done is called."""
+        _lib.nng_aio_cancel(self._recv_aio)
 
     def recv_result(self) -> Tuple[int, Optional[bytes]]:
         """After on_done: (0, the reply) or (NNG's error number, None)."""

@@ -2,8 +2,10 @@
 
 Mirrors libtkclient (client/lib/client.c): call ids unique per connection,
 the deadline sent in the envelope (timeout_ms), NNG's REQ resend disabled,
-the client waiting the deadline plus 250 ms of grace for the server's own
-DEADLINE_EXCEEDED before it reports one itself, a lost connection reported
+a client that, when no reply has come 250 ms past the deadline, asks tkd
+where the call stands (tk.v1.Control/CallState) and waits on while tkd says
+it is queued or running, so that tkd's own structured answer reaches the
+caller however late a loaded machine makes it; a lost connection reported
 as UNAVAILABLE ("whether it ran is unknown"), and cancellation as
 tk.v1.Control/Cancel sent on the same socket, from any thread.
 """
@@ -27,17 +29,29 @@ from google.protobuf.message import DecodeError, Message
 from tk import _nng
 from tk._services import Services
 from tk.status import CancelOutcome, Cause, Code, Status, TkError, _enum_or_int
-from tk.v1 import rpc_pb2
+from tk.v1 import control_pb2, rpc_pb2
 
-#: How long past the deadline the client waits for the server's own
-#: DEADLINE_EXCEEDED before it reports one itself (TK_DEADLINE_GRACE_MS).
+#: How long past the deadline the client waits for the reply before it asks
+#: tkd where the call stands (TK_DEADLINE_GRACE_MS of libtkclient).
 GRACE_MS = 250
 #: How long a call without a timeout (the method's default, known only to
-#: the server) may wait for its reply at most (TK_MAX_WAIT_MS).
+#: the server) may wait for its reply at most, and how much longer than its
+#: deadline a call may wait while tkd says it runs (TK_MAX_WAIT_MS).
 MAX_WAIT_MS = 15 * 60 * 1000
 #: The bound of a Cancel: tkd answers it inline, so this only matters for a
 #: server that stopped answering.
 CANCEL_TIMEOUT = 5.0
+#: The bound of a CallState question, answered inline as a Cancel is.
+ASK_TIMEOUT = 5.0
+#: The longest pause between two questions about a late reply.
+ASK_MAX_PAUSE = 2.0
+#: How many answers in a row end the wait when they are ANSWERED (the reply
+#: was handed to the connection ahead of the answer) or NOT_FOUND (tkd may
+#: take a question before the call it follows, so one can be premature).
+ASK_SAME_ANSWERS = 3
+
+# CallStateReply.State, by number (gen/python's enum values).
+_QUEUED, _RUNNING, _ANSWERED, _NOT_FOUND = 1, 2, 3, 4
 
 M = TypeVar("M", bound=Message)
 R = TypeVar("R")
@@ -102,13 +116,16 @@ class Call(Generic[R]):
     """A call in flight, from Client.start (or a start_<method> stub).
 
     result() waits for its end and returns the reply or raises TkError;
-    cancel() sends tk.v1.Control/Cancel for it, from any thread. The wait
-    is bounded by the call's deadline (plus the grace), so a Call always
-    ends. Thread-safe.
+    cancel() sends tk.v1.Control/Cancel for it, from any thread. Past the
+    deadline, the wait in result() and status() asks tkd where the call
+    stands and goes on while tkd says it still runs (tkd ends every call
+    itself), so the caller gets tkd's own answer; the client reports a
+    status of its own when tkd does not answer the question, no longer
+    knows the call, or says it answered and no reply follows. Thread-safe.
     """
 
     def __init__(self, client: Client, call_id: int, method: str,
-                 decode: Callable[[bytes], R]) -> None:
+                 decode: Callable[[bytes], R], ask: bool = True) -> None:
         self.call_id = call_id
         self.method = method
         self._client = client
@@ -119,6 +136,15 @@ class Call(Generic[R]):
         self._sent = False
         self._status: Optional[Status] = None
         self._reply: Optional[R] = None
+        # Asking about a late reply (under _ask_lock).
+        self._ask = ask
+        self._ask_lock = threading.Lock()
+        self._next_ask = math.inf
+        self._last = math.inf
+        self._pause = GRACE_MS / 1000
+        self._same = 0
+        self._last_state: Optional[int] = None
+        self._gave_up: Optional[Status] = None
 
     def _send(self, sock: _nng.Socket, envelope: bytes, timeout_ms: int) -> None:
         wait_ms = MAX_WAIT_MS if timeout_ms == 0 else timeout_ms + GRACE_MS
@@ -137,8 +163,13 @@ class Call(Generic[R]):
                 % (self._client.address, _nng.strerror(rv))))
             return
         self._sent = True
-        spent = int((time.monotonic() - t0) * 1000)
-        self._channel.start_recv(max(1, wait_ms - spent))
+        # The first question at the deadline plus the grace; however long
+        # tkd says the call runs, MAX_WAIT_MS more at most. With the
+        # method's default deadline, known only to tkd, nothing is asked.
+        self._next_ask = t0 + wait_ms / 1000
+        self._last = (self._next_ask if timeout_ms == 0 or not self._ask
+                      else self._next_ask + MAX_WAIT_MS / 1000)
+        self._channel.start_recv()
 
     def _finish(self, status: Status, reply: Optional[R] = None) -> None:
         self._status, self._reply = status, reply
@@ -154,10 +185,84 @@ class Call(Generic[R]):
         assert self._channel is not None
         rv, data = self._channel.recv_result()
         if rv != 0:
-            self._finish(self._client._failure(rv))
+            if rv == _nng.ECANCELED and self._gave_up is not None:
+                self._finish(self._gave_up)
+            else:
+                self._finish(self._client._failure(rv))
             return
         self._finish(*self._client._decode_reply(data or b"", self.call_id,
                                                  self._decode))
+
+    def _wait(self, timeout: Optional[float]) -> bool:
+        """Waits for the end of the call, asking tkd when it is time; False
+        when timeout (seconds) passed first."""
+        end = math.inf if timeout is None else time.monotonic() + timeout
+        while not self._done.is_set():
+            with self._ask_lock:
+                at = self._next_ask
+            until = min(at, end)
+            if self._done.wait(max(0.0, until - time.monotonic())
+                               if until != math.inf else None):
+                return True
+            now = time.monotonic()
+            if now < at:
+                if now >= end:
+                    return False
+                continue
+            with self._ask_lock:
+                if not self._done.is_set() and now >= self._next_ask:
+                    self._ask_once()
+        return True
+
+    def _ask_once(self) -> None:
+        # Under _ask_lock, at the time of the next question: asks it, and
+        # either sets the time of the one after or gives up.
+        why = None
+        if not self._ask or time.monotonic() >= self._last:
+            why = ("no reply from tkd at %s within the deadline and %d ms of "
+                   "grace: the server did not answer" % (self._client.address,
+                                                        GRACE_MS))
+        else:
+            state = self._client._call_state(self.call_id)
+            self._same = self._same + 1 if state == self._last_state else 1
+            self._last_state = state
+            why = self._verdict(state)
+        if why is None:
+            self._next_ask = min(time.monotonic() + self._pause, self._last)
+            self._pause = min(self._pause * 2, ASK_MAX_PAUSE)
+            return
+        code, text = why if isinstance(why, tuple) else (Code.DEADLINE_EXCEEDED, why)
+        self._gave_up = Status.local(
+            code, text + ("" if code == Code.UNAVAILABLE
+                          else " (a WRITE may still complete there)"),
+            Cause.DEADLINE if code == Code.DEADLINE_EXCEEDED else Cause.NONE)
+        self._next_ask = math.inf
+        if self._channel is not None:
+            self._channel.stop_recv()
+
+    def _verdict(self, state: Optional[int]) -> Union[None, str, Tuple[Code, str]]:
+        """None to wait on after tkd's answer state (None: no answer, -2: the
+        method is unknown to tkd), else why the client stops waiting."""
+        addr = self._client.address
+        if state in (_QUEUED, _RUNNING):
+            return None
+        if state is None:
+            return ("no reply from tkd at %s within the deadline, and no "
+                    "answer within %d ms when asked where the call stands: "
+                    "the server did not answer" % (addr, ASK_TIMEOUT * 1000))
+        if state == -2:
+            return ("no reply from tkd at %s within the deadline and %d ms of "
+                    "grace, and this tkd cannot be asked where a call stands "
+                    "(tk.v1.Control/CallState is unknown to it)"
+                    % (addr, GRACE_MS))
+        if self._same < ASK_SAME_ANSWERS:
+            return None
+        if state == _ANSWERED:
+            return (Code.UNAVAILABLE,
+                    "tkd at %s says it answered call %d, but its reply did not "
+                    "arrive; whether it ran is unknown" % (addr, self.call_id))
+        return ("no reply from tkd at %s within the deadline, and tkd has no "
+                "record of call %d on this connection" % (addr, self.call_id))
 
     def done(self) -> bool:
         """Whether the call has ended (result() would not wait)."""
@@ -168,7 +273,7 @@ class Call(Generic[R]):
         (partial, write_completed, elapsed_us of a successful call).
         Raises TimeoutError when timeout (seconds) passes first; the call
         goes on."""
-        if not self._done.wait(timeout):
+        if not self._wait(timeout):
             raise TimeoutError("%s (call %d) still running" % (self.method, self.call_id))
         with self._lock:
             self._collect()
@@ -309,6 +414,25 @@ class Client(Services):
               reply_type: Optional[type] = None) -> Call[Any]:
         """As call(), without waiting for the reply: sends the request and
         returns its Call (result(), status(), cancel())."""
+        return self._start(method, request, timeout, reply_type, True)
+
+    def _call_state(self, call_id: int) -> Optional[int]:
+        """Where call_id stands at tkd (CallStateReply.State), asked on this
+        socket and so on the call's connection: None when tkd did not
+        answer, -2 when it does not know the method."""
+        req = control_pb2.CallStateRequest(call_id=call_id)
+        call = self._start("tk.v1.Control/CallState", req, ASK_TIMEOUT,
+                           control_pb2.CallStateReply, False)
+        st = call.status()
+        if st.code == Code.UNIMPLEMENTED:
+            return -2
+        if not st.ok or call._reply is None:
+            return None
+        return int(call._reply.state)
+
+    def _start(self, method: str, request: Union[Message, bytes],
+               timeout: Optional[float], reply_type: Optional[type],
+               ask: bool) -> Call[Any]:
         timeout_ms = _timeout_ms(timeout)
         decode = self._decoder(method, reply_type)
         payload = request if isinstance(request, bytes) else request.SerializeToString()
@@ -318,7 +442,7 @@ class Client(Services):
             call_id = next(self._ids) & 0xFFFFFFFFFFFFFFFF
         envelope = rpc_pb2.Request(call_id=call_id, method=method,
                                    timeout_ms=timeout_ms, payload=payload)
-        call: Call[Any] = Call(self, call_id, method, decode)
+        call: Call[Any] = Call(self, call_id, method, decode, ask)
         call._send(self._sock, envelope.SerializeToString(), timeout_ms)
         return call
 
@@ -343,12 +467,6 @@ class Client(Services):
             return Status.local(Code.CANCELLED,
                                 "the client was closed during the call",
                                 Cause.CALLER)
-        if errno == _nng.ETIMEDOUT:
-            return Status.local(
-                Code.DEADLINE_EXCEEDED,
-                "no reply from tkd at %s within the deadline and %d ms of "
-                "grace: the server did not answer (a WRITE may still complete "
-                "there)" % (self.address, GRACE_MS), Cause.DEADLINE)
         if errno in (_nng.ECONNRESET, _nng.ECONNSHUT):
             return Status.local(
                 Code.UNAVAILABLE,
