@@ -404,6 +404,72 @@ class TestWithoutTkd(unittest.TestCase):
         # It waited the deadline plus the grace for the server's own answer.
         self.assertGreaterEqual(took, (100 + tk.client.GRACE_MS - 5) / 1000)
 
+    def against_script(self, script: typing.List[int]) -> typing.Tuple[tk.TkError, int]:
+        """A 0.1 s Ping against a fake tkd that never answers the call and
+        answers each CallState about it with the next state of script
+        (-2: UNIMPLEMENTED); the error and how many questions came. Each
+        step is an event, a question arriving: no clock."""
+        url = "ipc://%s/asker.sock" % self.dir.name
+        rep = rep_socket(url, 30000)
+        asked: typing.List[str] = []
+
+        def recv() -> typing.Optional[rpc_pb2.Request]:
+            msg = c_void_p()
+            if _lib.nng_recvmsg(rep, byref(msg), 0) != 0:
+                return None
+            data = ctypes.string_at(_lib.nng_msg_body(msg), _lib.nng_msg_len(msg))
+            _lib.nng_msg_free(msg)
+            return rpc_pb2.Request.FromString(data)
+
+        def serve() -> None:
+            call = recv()  # never answered: a socket-level REP moves on
+            for step in script:
+                q = recv()
+                if call is None or q is None:
+                    return
+                about = control_pb2.CallStateRequest.FromString(q.payload)
+                asked.append("%s %d" % (q.method, about.call_id - call.call_id))
+                if step == -2:
+                    reply = rpc_pb2.Reply(call_id=q.call_id, status=rpc_pb2.Status(
+                        code=rpc_pb2.Status.UNIMPLEMENTED))
+                else:
+                    reply = rpc_pb2.Reply(
+                        call_id=q.call_id, status=rpc_pb2.Status(),
+                        payload=control_pb2.CallStateReply(
+                            state=step).SerializeToString())
+                data = reply.SerializeToString()
+                msg = c_void_p()
+                assert _lib.nng_msg_alloc(byref(msg), len(data)) == 0
+                ctypes.memmove(_lib.nng_msg_body(msg), data, len(data))
+                assert _lib.nng_sendmsg(rep, msg, 0) == 0
+
+        server = threading.Thread(target=serve)
+        server.start()
+        try:
+            with tk.Client(url) as c:
+                with self.assertRaises(tk.TkError) as cm:
+                    c.control.ping(timeout=0.1)
+        finally:
+            _nng.close(rep)
+            server.join()
+        self.assertEqual(set(asked) - {"tk.v1.Control/CallState 0"}, set())
+        return cm.exception, len(asked)
+
+    def test_gives_up_on_what_tkd_says(self) -> None:
+        S = control_pb2.CallStateReply
+        cases = [([S.NOT_FOUND] * 3, tk.Code.DEADLINE_EXCEEDED, "has no record of call"),
+                 ([S.ANSWERED] * 3, tk.Code.UNAVAILABLE, "says it answered call"),
+                 ([-2], tk.Code.DEADLINE_EXCEEDED, "cannot be asked"),
+                 # Still running, then no longer known: only the end counts.
+                 ([S.RUNNING, S.QUEUED] + [S.NOT_FOUND] * 3,
+                  tk.Code.DEADLINE_EXCEEDED, "has no record of call")]
+        for script, code, says in cases:
+            e, asked = self.against_script(script)
+            self.assertEqual(e.code, code, e.message)
+            self.assertIn(says, e.message)
+            self.assertFalse(e.from_server)
+            self.assertEqual(asked, len(script))
+
     def dropped_calls(self, url: str, use_tk: bool) -> int:
         """How often a request reaches a server that drops the connection
         on receipt, then waits a second for a resent copy."""
