@@ -152,6 +152,14 @@ bool tkgit__rev_ok(rpc_call *call, const char *rev, const char *field);
 void *tkgit__grow(rpc_call *call, void *array, size_t n, size_t *cap,
                   size_t elem);
 
+/* ---- config.c: the keys ConfigSet may write ----------------------------- */
+
+/* Whether a caller may set key to value: a key on the allowlist, and a
+ * path value inside the roots. Fails the call (PERMISSION_DENIED
+ * CONFIG_KEY_NOT_ALLOWED, or the path's reason) otherwise. */
+bool tkgit__config_allowed(const tkgit *g, rpc_call *call, const char *key,
+                           const char *value);
+
 /* ---- revparse.c: revisions ---------------------------------------------- */
 
 /* Whether libgit2 would resolve rev through a regular expression (see

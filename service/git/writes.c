@@ -207,7 +207,8 @@ void tkgit__config_set(void *svc, rpc_call *call,
     const Tk__V1__GitConfigSetRequest *in =
         (const Tk__V1__GitConfigSetRequest *)request;
     (void)reply;
-    if (!key_ok(call, in->key))
+    if (!key_ok(call, in->key) ||
+        !tkgit__config_allowed(svc, call, in->key, in->value))
         return;
     tkgit_repo repo;
     if (tkgit__open(&repo, svc, call, in->repo) != 0)

@@ -450,14 +450,14 @@ static void test_writes(void **state)
     /* Repository-local only; a value beginning with '-' is a value. */
     Tk__V1__GitConfigSetRequest cs = TK__V1__GIT_CONFIG_SET_REQUEST__INIT;
     cs.repo = (char *)repo;
-    cs.key = "tk.test";
+    cs.key = "user.name";
     cs.value = "-z";
     Tk__V1__GitConfigSetReply *csr = NULL;
     assert_int_equal(tk_git_config_set(fx.client, &cs, &csr, &o, &st),
                      TK_CODE_OK);
     protobuf_c_message_free_unpacked(&csr->base, NULL);
     tk_status_clear(&st);
-    const char *args[] = { "config", "--local", "--get", "tk.test", NULL };
+    const char *args[] = { "config", "--local", "--get", "user.name", NULL };
     int status;
     char *out = git_cli(repo, &status, NULL, args);
     assert_string_equal(out, "-z\n");
@@ -556,16 +556,22 @@ static void call_worktree(const char *repo, const char *path, const char *rev,
         protobuf_c_message_free_unpacked(&rep->base, NULL);
 }
 
-static void call_config(const char *repo, const char *key, tk_status *st)
+static void call_config_value(const char *repo, const char *key,
+                              const char *value, tk_status *st)
 {
     Tk__V1__GitConfigSetRequest req = TK__V1__GIT_CONFIG_SET_REQUEST__INIT;
     req.repo = (char *)repo;
     req.key = (char *)key;
-    req.value = "v";
+    req.value = (char *)value;
     Tk__V1__GitConfigSetReply *rep = NULL;
     tk_call_opts o = { .timeout_ms = 20000 };
     if (tk_git_config_set(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+static void call_config(const char *repo, const char *key, tk_status *st)
+{
+    call_config_value(repo, key, "v", st);
 }
 
 static void r_outside_root(tk_status *st)
@@ -715,7 +721,12 @@ static void r_outside_repo(tk_status *st)
 
 static void r_bad_key(tk_status *st)
 {
-    call_config(scratch("badkey"), "tk.bad key", st);
+    call_config(scratch("badkey"), "nodot", st);
+}
+
+static void r_key_not_allowed(tk_status *st)
+{
+    call_config(scratch("notallowed"), "core.fsmonitor", st);
 }
 
 static const reason_case reason_cases[] = {
@@ -756,7 +767,77 @@ static const reason_case reason_cases[] = {
     { "outside repo", TK_CODE_INVALID_ARGUMENT, "PATH_OUTSIDE_REPOSITORY",
       r_outside_repo },
     { "bad key", TK_CODE_INVALID_ARGUMENT, "BAD_CONFIG_KEY", r_bad_key },
+    { "key not allowed", TK_CODE_PERMISSION_DENIED, "CONFIG_KEY_NOT_ALLOWED",
+      r_key_not_allowed },
 };
+
+/* ConfigSet writes the keys of its allowlist only (service/git/config.c),
+ * matched as git matches them (section and name without case, any
+ * subsection where one is allowed), and a path value only inside the
+ * roots; what it refuses never reaches the repository's config. */
+static void test_config_allowlist(void **state)
+{
+    (void)state;
+    const char *repo = scratch("allowlist");
+    char inside[PATH_MAX + 32], outside[PATH_MAX];
+    snprintf(inside, sizeof inside, "%s/.git/tk-excludes", repo);
+    assert_int_equal(ts_mkdtemp(outside, sizeof outside, "outside"), 0);
+    strncat(outside, "/excludes", sizeof outside - strlen(outside) - 1);
+    static const char *const keys_ok[] = { "USER.Email", "branch.main.merge",
+                                           "branch.a.b.c.remote",
+                                           "core.autocrlf" };
+    static const char *const keys_refused[] = {
+        "core.fsmonitor",    "core.hooksPath",
+        "include.path",      "includeIf.gitdir:/x.path",
+        "core.worktree",     "core.sshCommand",
+        "alias.st",          "filter.x.clean",
+        "credential.helper", "core.pager",
+        "user.name.x",       "branch.email",
+        "diff.x.textconv",   "tk.example",
+    };
+    tk_status st;
+    for (size_t i = 0; i < sizeof keys_ok / sizeof keys_ok[0]; i++) {
+        call_config_value(repo, keys_ok[i], "v", &st);
+        if (st.code != TK_CODE_OK)
+            fail_msg("%s: %s (%s)", keys_ok[i], tk_code_name(st.code),
+                     st.message);
+        tk_status_clear(&st);
+    }
+    for (size_t i = 0; i < sizeof keys_refused / sizeof keys_refused[0]; i++) {
+        call_config_value(repo, keys_refused[i], "true", &st);
+        if (st.code != TK_CODE_PERMISSION_DENIED ||
+            strcmp(st.reason, "CONFIG_KEY_NOT_ALLOWED") != 0)
+            fail_msg("%s: %s/%s (%s)", keys_refused[i], tk_code_name(st.code),
+                     st.reason, st.message);
+        tk_status_clear(&st);
+    }
+    call_config_value(repo, "core.excludesFile", inside, &st);
+    assert_int_equal(st.code, TK_CODE_OK);
+    tk_status_clear(&st);
+    call_config_value(repo, "core.excludesFile", outside, &st);
+    assert_int_equal(st.code, TK_CODE_PERMISSION_DENIED);
+    assert_string_equal(st.reason, "PATH_OUTSIDE_ROOT");
+    tk_status_clear(&st);
+    call_config_value(repo, "core.excludesFile", "excludes", &st);
+    assert_int_equal(st.code, TK_CODE_INVALID_ARGUMENT);
+    assert_string_equal(st.reason, "BAD_PATH");
+    tk_status_clear(&st);
+    /* What was refused is not in the config; what was allowed is. */
+    const char *args[] = { "config", "--local", "--list", NULL };
+    int status;
+    char *out = git_cli(repo, &status, NULL, args);
+    assert_non_null(strstr(out, "user.email=v\n"));
+    assert_non_null(strstr(out, "branch.main.merge=v\n"));
+    assert_null(strstr(out, "fsmonitor"));
+    assert_null(strstr(out, "hookspath"));
+    assert_null(strstr(out, "include"));
+    assert_null(strstr(out, "worktree"));
+    assert_null(strstr(out, "alias"));
+    assert_null(strstr(out, outside));
+    free(out);
+    outside[strlen(outside) - strlen("/excludes")] = '\0';
+    ts_rmtree(outside);
+}
 
 static void test_reasons(void **state)
 {
@@ -1819,6 +1900,7 @@ int main(void)
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_grep),
         cmocka_unit_test(test_writes),
+        cmocka_unit_test(test_config_allowlist),
         cmocka_unit_test(test_reasons),
         cmocka_unit_test(test_read_cancel_kills_the_tree),
         cmocka_unit_test(test_read_cancel_leader_only_negative_control),

@@ -423,7 +423,9 @@ class Git:
         value: str | None = None,
     ) -> _tk_v1_git_pb2.GitConfigSetReply:
         """tk.v1.Git/ConfigSet: WRITE. Sets a key in the repository's own
-        config (never global or system).
+        config (never global or system); only keys of an allowlist
+        (identity, branch tracking, line endings: README.md), others are
+        PERMISSION_DENIED CONFIG_KEY_NOT_ALLOWED before git runs.
         """
         return self._client.call(
             'tk.v1.Git/ConfigSet',
