@@ -97,6 +97,42 @@ static void fx_stop(fixture *fx)
     ts_rmtree(fx->dir);
 }
 
+/* ---- testd: the same server as a process, its output captured ---------- */
+
+typedef struct testd_proc {
+    char dir[256], url[300];
+    ts_proc p;
+    tk_client *client;
+} testd_proc;
+
+/* testd on a private socket; grace_ms NULL is testd's default. */
+static void daemon_start_grace(testd_proc *d, const char *grace_ms)
+{
+    assert_int_equal(ts_mkdtemp(d->dir, sizeof d->dir, "testd"), 0);
+    snprintf(d->url, sizeof d->url, "ipc://%s/t.sock", d->dir);
+    const char *argv[] = { ts_program("TESTD"),
+                           "--listen",
+                           d->url,
+                           grace_ms ? "--grace-ms" : NULL,
+                           grace_ms,
+                           NULL };
+    assert_int_equal(ts_spawn(&d->p, argv, NULL), 0);
+    assert_true(ts_wait_output(&d->p, 1, "READY", 20000));
+    assert_int_equal(tk_client_open(&d->client, d->url, NULL, 0), 0);
+}
+
+static void daemon_start(testd_proc *d)
+{
+    daemon_start_grace(d, NULL);
+}
+
+static void daemon_stop(testd_proc *d)
+{
+    tk_client_close(d->client);
+    ts_proc_free(&d->p);
+    ts_rmtree(d->dir);
+}
+
 /* sem_wait bounded, so a broken server fails the test instead of hanging. */
 static void sem_wait_ok(sem_t *s, const char *what)
 {
@@ -1453,40 +1489,6 @@ static void test_shutdown_in_process(void **state)
     async_free(&r);
     async_free(&w);
     fx_stop(&fx);
-}
-
-typedef struct testd_proc {
-    char dir[256], url[300];
-    ts_proc p;
-    tk_client *client;
-} testd_proc;
-
-/* testd on a private socket; grace_ms NULL is testd's default. */
-static void daemon_start_grace(testd_proc *d, const char *grace_ms)
-{
-    assert_int_equal(ts_mkdtemp(d->dir, sizeof d->dir, "testd"), 0);
-    snprintf(d->url, sizeof d->url, "ipc://%s/t.sock", d->dir);
-    const char *argv[] = { ts_program("TESTD"),
-                           "--listen",
-                           d->url,
-                           grace_ms ? "--grace-ms" : NULL,
-                           grace_ms,
-                           NULL };
-    assert_int_equal(ts_spawn(&d->p, argv, NULL), 0);
-    assert_true(ts_wait_output(&d->p, 1, "READY", 20000));
-    assert_int_equal(tk_client_open(&d->client, d->url, NULL, 0), 0);
-}
-
-static void daemon_start(testd_proc *d)
-{
-    daemon_start_grace(d, NULL);
-}
-
-static void daemon_stop(testd_proc *d)
-{
-    tk_client_close(d->client);
-    ts_proc_free(&d->p);
-    ts_rmtree(d->dir);
 }
 
 /* SIGTERM and SIGINT alike: the READ ends UNAVAILABLE (SHUTDOWN), the
