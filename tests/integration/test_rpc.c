@@ -31,6 +31,7 @@
 
 #include <tk/client.h>
 
+#include "spwire.h"
 #include "support.h"
 #include "testsvc.h"
 #include "tk/v1/control.tk.h"
@@ -1213,23 +1214,83 @@ static void test_connection_close_cancels_reads(void **state)
 /* ---- tests: delivery
  * --------------------------------------------------------- */
 
+/* The next frame on a hand-written REQ connection: the reply to request id
+ * (the reply carries the id back, high bit set). */
+static Tk__V1__Reply *sp_reply(int fd, uint32_t id)
+{
+    uint32_t got = 0;
+    uint8_t *body = NULL;
+    size_t len = 0;
+    assert_int_equal(ts_sp_req_recv(fd, &got, &body, &len, 20000), 0);
+    assert_int_equal(got, id | 0x80000000u);
+    Tk__V1__Reply *rep = tk__v1__reply__unpack(NULL, len, body);
+    free(body);
+    assert_non_null(rep);
+    assert_non_null(rep->status);
+    return rep;
+}
+
+/* A client that did not disable resend: NNG's REQ writes an unanswered
+ * request again, the same frame (request id and envelope) on the same
+ * connection. The copies must not run the call again: those that come
+ * while it runs are dropped without a reply (the original answers, and
+ * REQ takes the first reply for the id), one that crosses the answer is
+ * answered ALREADY_EXISTS and not run (REQ discards that reply).
+ *
+ * The copies are written by hand (tests/support/spwire.h), not by a REQ
+ * socket's resend timer: the test chooses when each goes, and waits on
+ * testd's log for tkd to drop them. With a REQ socket resending every
+ * 100 ms, a copy crossed the answer about one run in thirty, and its
+ * reply coming in while the test closed the socket could hang nng_close
+ * for good (NNG 1.5.2 leaves the pipe's receive started and never
+ * finished; fixed in NNG 1.9.0 by aac4dc36). */
 static void test_duplicate_call_id_runs_once(void **state)
 {
     (void)state;
-    fixture fx;
-    fx_start(&fx, NULL);
-    /* A REQ socket that resends every 100 ms (a client that did not
-     * disable resend): the copies must not run the call again. */
-    raw r;
-    raw_open(&r, fx.url, 100);
+    testd_proc d;
+    daemon_start(&d);
+    int fd = ts_sp_req_open(d.url + strlen("ipc://"), 20000);
+    assert_true(fd >= 0);
+    const uint32_t req_id = 31000;
+    const char *dropped = "dropped a resent copy of call 31 "; /* tkd's log */
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
-    Tk__V1__Reply *rep = raw_roundtrip(
-        &r, envelope(31, WAIT_METHOD, 600, (ProtobufCMessage *)&ping));
+    /* 1 s: far longer than tkd takes to drop three copies, however slow
+     * the build (a copy that came after it would be answered instead, and
+     * the wait for the drops below would fail, not hang). */
+    nng_msg *req = envelope(31, WAIT_METHOD, 1000, (ProtobufCMessage *)&ping);
+    const void *frame = nng_msg_body(req);
+    size_t frame_len = nng_msg_len(req);
+
+    assert_int_equal(ts_sp_req_send(fd, req_id, frame, frame_len), 0);
+    assert_true(ts_wait_output(&d.p, 1, "ENTERED Wait", 20000));
+    /* Three resends while the call runs: each dropped, none answered. */
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ts_sp_req_send(fd, req_id, frame, frame_len), 0);
+    assert_true(ts_wait_output_n(&d.p, 2, dropped, 3, 20000));
+    /* So the first frame back is the original's answer, at its deadline. */
+    Tk__V1__Reply *rep = sp_reply(fd, req_id);
+    assert_int_equal(rep->call_id, 31);
     assert_int_equal(rep->status->code, TK_CODE_DEADLINE_EXCEEDED);
     tk__v1__reply__free_unpacked(rep, NULL);
-    nng_close(r.sock);
-    fx_stop(&fx);
-    assert_int_equal(atomic_load(&fx.svc.wait_runs), 1);
+
+    /* A resend that crossed the answer: answered at once, not run. */
+    assert_int_equal(ts_sp_req_send(fd, req_id, frame, frame_len), 0);
+    rep = sp_reply(fd, req_id);
+    assert_int_equal(rep->call_id, 31);
+    assert_int_equal(rep->status->code, TK_CODE_ALREADY_EXISTS);
+    assert_string_equal(rep->status->reason, "DUPLICATE_CALL_ID");
+    tk__v1__reply__free_unpacked(rep, NULL);
+    nng_msg_free(req);
+    close(fd);
+
+    ts_signal(&d.p, SIGTERM);
+    assert_int_equal(ts_finish(&d.p, 20000), 0);
+    /* It ran once, and tkd answered call 31 twice (the original and the
+     * late copy): the three dropped copies got nothing. */
+    assert_int_equal(ts_count(d.p.out, "ENTERED Wait"), 1);
+    assert_int_equal(ts_count(d.p.err, dropped), 3);
+    assert_int_equal(ts_count(d.p.err, " id=31\n"), 2);
+    daemon_stop(&d);
 }
 
 typedef struct dropper {
