@@ -237,10 +237,14 @@ typedef struct raw {
     nng_socket sock;
 } raw;
 
-static void raw_open(raw *r, const char *url, nng_duration resend)
+/* A REQ socket that never resends, as libtkclient's: each frame goes out
+ * once. Copies of a request are written by hand (spwire.h), never by
+ * REQ's resend timer. */
+static void raw_open(raw *r, const char *url)
 {
     assert_int_equal(nng_req0_open(&r->sock), 0);
-    assert_int_equal(nng_socket_set_ms(r->sock, NNG_OPT_REQ_RESENDTIME, resend),
+    assert_int_equal(nng_socket_set_ms(r->sock, NNG_OPT_REQ_RESENDTIME,
+                                       NNG_DURATION_INFINITE),
                      0);
     assert_int_equal(nng_socket_set_ms(r->sock, NNG_OPT_RECVTIMEO, 20000), 0);
     assert_int_equal(nng_dial(r->sock, url, NULL, 0), 0);
@@ -412,7 +416,7 @@ static void test_bad_frame_then_serves(void **state)
     fixture fx;
     fx_start(&fx, NULL);
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     static const char junk[] = "\xff\xff\xff\xff not protobuf";
     Tk__V1__Reply *rep = raw_roundtrip(&r, raw_bytes(junk, sizeof junk));
     assert_int_equal(rep->status->code, TK_CODE_INVALID_ARGUMENT);
@@ -457,7 +461,7 @@ static void test_undecodable_payload(void **state)
     fixture fx;
     fx_start(&fx, NULL);
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     Tk__V1__Request env = TK__V1__REQUEST__INIT;
     env.call_id = 5;
     env.method = "tk.v1.Control/Ping";
@@ -486,7 +490,7 @@ static void test_nul_in_string_field(void **state)
     fixture fx;
     fx_start(&fx, NULL);
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     Tk__V1__Request env = TK__V1__REQUEST__INIT;
     env.call_id = 6;
     env.method = "tk.v1.Control/ListMethods";
@@ -633,7 +637,7 @@ static void test_reply_prefix(void **state)
     tk_status_clear(&st);
     /* A call that fails after setting a prefix sends no payload at all. */
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     Tk__V1__PingRequest req = TK__V1__PING_REQUEST__INIT;
     req.data = (ProtobufCBinaryData){ 4, (uint8_t *)"fail" };
     Tk__V1__Reply *env = raw_roundtrip(
@@ -1000,7 +1004,7 @@ static void test_cancel_scoped_to_connection(void **state)
     fixture fx;
     fx_start(&fx, NULL);
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
 
     /* Another connection names the call: not found, call unaffected. */
@@ -1051,7 +1055,7 @@ static void test_cancel_queued_call_never_runs(void **state)
     held w;
     hold_worker(&fx, &w);
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
     /* A READ and a WRITE wait in the queue behind the busy worker; a
      * Cancel is answered inline all the same. NOT_FOUND means the Cancel
@@ -1096,7 +1100,7 @@ static void test_cancel_before_its_call(void **state)
     held w;
     hold_worker(&fx, &w);
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
     raw_call filler; /* queued, the earliest deadline the reaper waits for */
     raw_send(&r, &filler,
@@ -1197,7 +1201,7 @@ static void test_connection_close_cancels_reads(void **state)
     fixture fx;
     fx_start(&fx, NULL);
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
     raw_call rc;
     raw_send(&r, &rc,
