@@ -31,6 +31,7 @@
 
 #include <tk/client.h>
 
+#include "spwire.h"
 #include "support.h"
 #include "testsvc.h"
 #include "tk/v1/control.tk.h"
@@ -95,6 +96,42 @@ static void fx_stop(fixture *fx)
     rpc_server_free(fx->srv);
     testsvc_destroy(&fx->svc);
     ts_rmtree(fx->dir);
+}
+
+/* ---- testd: the same server as a process, its output captured ---------- */
+
+typedef struct testd_proc {
+    char dir[256], url[300];
+    ts_proc p;
+    tk_client *client;
+} testd_proc;
+
+/* testd on a private socket; grace_ms NULL is testd's default. */
+static void daemon_start_grace(testd_proc *d, const char *grace_ms)
+{
+    assert_int_equal(ts_mkdtemp(d->dir, sizeof d->dir, "testd"), 0);
+    snprintf(d->url, sizeof d->url, "ipc://%s/t.sock", d->dir);
+    const char *argv[] = { ts_program("TESTD"),
+                           "--listen",
+                           d->url,
+                           grace_ms ? "--grace-ms" : NULL,
+                           grace_ms,
+                           NULL };
+    assert_int_equal(ts_spawn(&d->p, argv, NULL), 0);
+    assert_true(ts_wait_output(&d->p, 1, "READY", 20000));
+    assert_int_equal(tk_client_open(&d->client, d->url, NULL, 0), 0);
+}
+
+static void daemon_start(testd_proc *d)
+{
+    daemon_start_grace(d, NULL);
+}
+
+static void daemon_stop(testd_proc *d)
+{
+    tk_client_close(d->client);
+    ts_proc_free(&d->p);
+    ts_rmtree(d->dir);
 }
 
 /* sem_wait bounded, so a broken server fails the test instead of hanging. */
@@ -200,10 +237,14 @@ typedef struct raw {
     nng_socket sock;
 } raw;
 
-static void raw_open(raw *r, const char *url, nng_duration resend)
+/* A REQ socket that never resends, as libtkclient's: each frame goes out
+ * once. Copies of a request are written by hand (spwire.h), never by
+ * REQ's resend timer. */
+static void raw_open(raw *r, const char *url)
 {
     assert_int_equal(nng_req0_open(&r->sock), 0);
-    assert_int_equal(nng_socket_set_ms(r->sock, NNG_OPT_REQ_RESENDTIME, resend),
+    assert_int_equal(nng_socket_set_ms(r->sock, NNG_OPT_REQ_RESENDTIME,
+                                       NNG_DURATION_INFINITE),
                      0);
     assert_int_equal(nng_socket_set_ms(r->sock, NNG_OPT_RECVTIMEO, 20000), 0);
     assert_int_equal(nng_dial(r->sock, url, NULL, 0), 0);
@@ -376,7 +417,7 @@ static void test_bad_frame_then_serves(void **state)
     fixture fx;
     fx_start(&fx, NULL);
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     static const char junk[] = "\xff\xff\xff\xff not protobuf";
     Tk__V1__Reply *rep = raw_roundtrip(&r, raw_bytes(junk, sizeof junk));
     assert_int_equal(rep->status->code, TK_CODE_INVALID_ARGUMENT);
@@ -421,7 +462,7 @@ static void test_undecodable_payload(void **state)
     fixture fx;
     fx_start(&fx, NULL);
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     Tk__V1__Request env = TK__V1__REQUEST__INIT;
     env.call_id = 5;
     env.method = "tk.v1.Control/Ping";
@@ -450,7 +491,7 @@ static void test_nul_in_string_field(void **state)
     fixture fx;
     fx_start(&fx, NULL);
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     Tk__V1__Request env = TK__V1__REQUEST__INIT;
     env.call_id = 6;
     env.method = "tk.v1.Control/ListMethods";
@@ -597,7 +638,7 @@ static void test_reply_prefix(void **state)
     tk_status_clear(&st);
     /* A call that fails after setting a prefix sends no payload at all. */
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     Tk__V1__PingRequest req = TK__V1__PING_REQUEST__INIT;
     req.data = (ProtobufCBinaryData){ 4, (uint8_t *)"fail" };
     Tk__V1__Reply *env = raw_roundtrip(
@@ -1172,7 +1213,7 @@ static void test_cancel_scoped_to_connection(void **state)
     fixture fx;
     fx_start(&fx, NULL);
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
 
     /* Another connection names the call: not found, call unaffected. */
@@ -1268,8 +1309,8 @@ static void test_call_state(void **state)
     fx_opts o = { .workers = 1, .queue_depth = 4 };
     fx_start(&fx, &o);
     raw r, other;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
-    raw_open(&other, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
+    raw_open(&other, fx.url);
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
 
     raw_call running, queued;
@@ -1333,7 +1374,7 @@ static void test_cancel_queued_call_never_runs(void **state)
     held w;
     hold_worker(&fx, &w);
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
     /* A READ and a WRITE wait in the queue behind the busy worker; a
      * Cancel is answered inline all the same. NOT_FOUND means the Cancel
@@ -1378,7 +1419,7 @@ static void test_cancel_before_its_call(void **state)
     held w;
     hold_worker(&fx, &w);
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
     raw_call filler; /* queued, the earliest deadline the reaper waits for */
     raw_send(&r, &filler,
@@ -1479,7 +1520,7 @@ static void test_connection_close_cancels_reads(void **state)
     fixture fx;
     fx_start(&fx, NULL);
     raw r;
-    raw_open(&r, fx.url, NNG_DURATION_INFINITE);
+    raw_open(&r, fx.url);
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
     raw_call rc;
     raw_send(&r, &rc,
@@ -1496,23 +1537,83 @@ static void test_connection_close_cancels_reads(void **state)
 /* ---- tests: delivery
  * --------------------------------------------------------- */
 
+/* The next frame on a hand-written REQ connection: the reply to request id
+ * (the reply carries the id back, high bit set). */
+static Tk__V1__Reply *sp_reply(int fd, uint32_t id)
+{
+    uint32_t got = 0;
+    uint8_t *body = NULL;
+    size_t len = 0;
+    assert_int_equal(ts_sp_req_recv(fd, &got, &body, &len, 20000), 0);
+    assert_int_equal(got, id | 0x80000000u);
+    Tk__V1__Reply *rep = tk__v1__reply__unpack(NULL, len, body);
+    free(body);
+    assert_non_null(rep);
+    assert_non_null(rep->status);
+    return rep;
+}
+
+/* A client that did not disable resend: NNG's REQ writes an unanswered
+ * request again, the same frame (request id and envelope) on the same
+ * connection. The copies must not run the call again: those that come
+ * while it runs are dropped without a reply (the original answers, and
+ * REQ takes the first reply for the id), one that crosses the answer is
+ * answered ALREADY_EXISTS and not run (REQ discards that reply).
+ *
+ * The copies are written by hand (tests/support/spwire.h), not by a REQ
+ * socket's resend timer: the test chooses when each goes, and waits on
+ * testd's log for tkd to drop them. With a REQ socket resending every
+ * 100 ms, a copy crossed the answer about one run in thirty, and its
+ * reply coming in while the test closed the socket could hang nng_close
+ * for good (NNG 1.5.2 leaves the pipe's receive started and never
+ * finished; fixed in NNG 1.9.0 by aac4dc36). */
 static void test_duplicate_call_id_runs_once(void **state)
 {
     (void)state;
-    fixture fx;
-    fx_start(&fx, NULL);
-    /* A REQ socket that resends every 100 ms (a client that did not
-     * disable resend): the copies must not run the call again. */
-    raw r;
-    raw_open(&r, fx.url, 100);
+    testd_proc d;
+    daemon_start(&d);
+    int fd = ts_sp_req_open(d.url + strlen("ipc://"), 20000);
+    assert_true(fd >= 0);
+    const uint32_t req_id = 31000;
+    const char *dropped = "dropped a resent copy of call 31 "; /* tkd's log */
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
-    Tk__V1__Reply *rep = raw_roundtrip(
-        &r, envelope(31, WAIT_METHOD, 600, (ProtobufCMessage *)&ping));
+    /* 1 s: far longer than tkd takes to drop three copies, however slow
+     * the build (a copy that came after it would be answered instead, and
+     * the wait for the drops below would fail, not hang). */
+    nng_msg *req = envelope(31, WAIT_METHOD, 1000, (ProtobufCMessage *)&ping);
+    const void *frame = nng_msg_body(req);
+    size_t frame_len = nng_msg_len(req);
+
+    assert_int_equal(ts_sp_req_send(fd, req_id, frame, frame_len), 0);
+    assert_true(ts_wait_output(&d.p, 1, "ENTERED Wait", 20000));
+    /* Three resends while the call runs: each dropped, none answered. */
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ts_sp_req_send(fd, req_id, frame, frame_len), 0);
+    assert_true(ts_wait_output_n(&d.p, 2, dropped, 3, 20000));
+    /* So the first frame back is the original's answer, at its deadline. */
+    Tk__V1__Reply *rep = sp_reply(fd, req_id);
+    assert_int_equal(rep->call_id, 31);
     assert_int_equal(rep->status->code, TK_CODE_DEADLINE_EXCEEDED);
     tk__v1__reply__free_unpacked(rep, NULL);
-    nng_close(r.sock);
-    fx_stop(&fx);
-    assert_int_equal(atomic_load(&fx.svc.wait_runs), 1);
+
+    /* A resend that crossed the answer: answered at once, not run. */
+    assert_int_equal(ts_sp_req_send(fd, req_id, frame, frame_len), 0);
+    rep = sp_reply(fd, req_id);
+    assert_int_equal(rep->call_id, 31);
+    assert_int_equal(rep->status->code, TK_CODE_ALREADY_EXISTS);
+    assert_string_equal(rep->status->reason, "DUPLICATE_CALL_ID");
+    tk__v1__reply__free_unpacked(rep, NULL);
+    nng_msg_free(req);
+    close(fd);
+
+    ts_signal(&d.p, SIGTERM);
+    assert_int_equal(ts_finish(&d.p, 20000), 0);
+    /* It ran once, and tkd answered call 31 twice (the original and the
+     * late copy): the three dropped copies got nothing. */
+    assert_int_equal(ts_count(d.p.out, "ENTERED Wait"), 1);
+    assert_int_equal(ts_count(d.p.err, dropped), 3);
+    assert_int_equal(ts_count(d.p.err, " id=31\n"), 2);
+    daemon_stop(&d);
 }
 
 typedef struct dropper {
@@ -1772,40 +1873,6 @@ static void test_shutdown_in_process(void **state)
     async_free(&r);
     async_free(&w);
     fx_stop(&fx);
-}
-
-typedef struct testd_proc {
-    char dir[256], url[300];
-    ts_proc p;
-    tk_client *client;
-} testd_proc;
-
-/* testd on a private socket; grace_ms NULL is testd's default. */
-static void daemon_start_grace(testd_proc *d, const char *grace_ms)
-{
-    assert_int_equal(ts_mkdtemp(d->dir, sizeof d->dir, "testd"), 0);
-    snprintf(d->url, sizeof d->url, "ipc://%s/t.sock", d->dir);
-    const char *argv[] = { ts_program("TESTD"),
-                           "--listen",
-                           d->url,
-                           grace_ms ? "--grace-ms" : NULL,
-                           grace_ms,
-                           NULL };
-    assert_int_equal(ts_spawn(&d->p, argv, NULL), 0);
-    assert_true(ts_wait_output(&d->p, 1, "READY", 20000));
-    assert_int_equal(tk_client_open(&d->client, d->url, NULL, 0), 0);
-}
-
-static void daemon_start(testd_proc *d)
-{
-    daemon_start_grace(d, NULL);
-}
-
-static void daemon_stop(testd_proc *d)
-{
-    tk_client_close(d->client);
-    ts_proc_free(&d->p);
-    ts_rmtree(d->dir);
 }
 
 /* End to end: tkd's answer to a READ comes long after the client's grace

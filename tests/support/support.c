@@ -115,7 +115,7 @@ static bool pump(ts_proc *p, long long until)
     return true;
 }
 
-static int count_of(const char *hay, const char *needle)
+int ts_count(const char *hay, const char *needle)
 {
     int n = 0;
     size_t nl = strlen(needle);
@@ -130,7 +130,7 @@ bool ts_wait_output_n(ts_proc *p, int which, const char *needle, int count,
 {
     long long until = ts_now_ms() + timeout_ms;
     for (;;) {
-        if (count_of(which == 1 ? p->out : p->err, needle) >= count)
+        if (ts_count(which == 1 ? p->out : p->err, needle) >= count)
             return true;
         if (!pump(p, until))
             return false;

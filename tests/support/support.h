@@ -46,6 +46,9 @@ bool ts_wait_output(ts_proc *p, int which, const char *needle, int timeout_ms);
 bool ts_wait_output_n(ts_proc *p, int which, const char *needle, int count,
                       int timeout_ms);
 
+/* How many times needle occurs in hay (0 when hay is NULL). */
+int ts_count(const char *hay, const char *needle);
+
 /* Reads until both streams close, then reaps. Returns the exit status
  * (WEXITSTATUS), 128+signal when killed, or -1 on timeout (the child is
  * then killed). */
