@@ -29,6 +29,12 @@
  * stays open so the transport can write it: NNG 1.5 has no linger option
  * and no signal for "written to the peer". */
 #define SHUTDOWN_FLUSH_MS 100
+/* How long closing the socket may take. NNG 1.5.2 can hang in nng_close
+ * for good when a frame is arriving on a connection as it closes (the ipc
+ * transport leaves a started receive that nothing completes, and the reap
+ * thread waits on it: nanomsg/nng#1813, fixed in 1.9.0). A close takes
+ * microseconds otherwise; past this bound tkd gives up on it and exits. */
+#define SOCKET_CLOSE_BOUND_MS 5000
 
 static void slot_cb(void *arg);
 static void *worker_main(void *arg);
@@ -1085,6 +1091,75 @@ static bool calls_in_flight(const rpc_server *srv)
     return false;
 }
 
+typedef struct closer {
+    nng_socket sock;
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* CLOCK_MONOTONIC */
+    bool done, abandoned;
+} closer;
+
+static void closer_free(closer *c)
+{
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    free(c);
+}
+
+static void *closer_main(void *arg)
+{
+    closer *c = arg;
+    nng_close(c->sock);
+    pthread_mutex_lock(&c->mu);
+    c->done = true;
+    bool abandoned = c->abandoned;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    if (abandoned)
+        closer_free(c);
+    return NULL;
+}
+
+/* nng_close, given up after SOCKET_CLOSE_BOUND_MS (see there): true when
+ * the socket closed. A close given up on leaves its thread behind. */
+static bool close_bounded(rpc_server *srv)
+{
+    closer *c = calloc(1, sizeof *c);
+    pthread_t t;
+    if (c == NULL)
+        return false;
+    c->sock = srv->sock;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_condattr_t mono;
+    pthread_condattr_init(&mono);
+    pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cv, &mono);
+    pthread_condattr_destroy(&mono);
+    if (pthread_create(&t, NULL, closer_main, c) != 0) {
+        closer_free(c);
+        return false;
+    }
+    pthread_detach(t);
+    struct timespec until =
+        mono_timespec(rpc_now_ns() + ms_to_ns(SOCKET_CLOSE_BOUND_MS));
+    pthread_mutex_lock(&c->mu);
+    while (!c->done &&
+           pthread_cond_timedwait(&c->cv, &c->mu, &until) != ETIMEDOUT)
+        ;
+    bool done = c->done;
+    c->abandoned = !done;
+    pthread_mutex_unlock(&c->mu);
+    if (done) {
+        closer_free(c);
+        return true;
+    }
+    rpc_log(RPC_LOG_WARN,
+            "shutdown: closing the socket has not ended after %d ms (a "
+            "known hang of NNG before 1.9.0, nanomsg/nng#1813); going on "
+            "without it",
+            SOCKET_CLOSE_BOUND_MS);
+    return false;
+}
+
 void rpc_server_shutdown(rpc_server *srv)
 {
     pthread_mutex_lock(&srv->life_mu);
@@ -1134,11 +1209,12 @@ void rpc_server_shutdown(rpc_server *srv)
         for (size_t i = 0; i < srv->n_threads; i++)
             pthread_join(srv->threads[i], NULL);
         srv->n_threads = 0;
-        nng_close(srv->sock);
-        srv->sock_open = false;
-        for (size_t i = 0; i < srv->n_slots; i++)
-            if (srv->slots[i].aio != NULL)
-                nng_aio_stop(srv->slots[i].aio);
+        if (close_bounded(srv)) {
+            srv->sock_open = false;
+            for (size_t i = 0; i < srv->n_slots; i++)
+                if (srv->slots[i].aio != NULL)
+                    nng_aio_stop(srv->slots[i].aio);
+        }
     } else {
         /* Calls outlived the grace: their workers are left running (the
          * process is about to exit) and never joined, so detached; the
