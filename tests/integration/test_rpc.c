@@ -1607,9 +1607,9 @@ static void test_duplicate_call_id_runs_once(void **state)
         assert_true(i < 100000);
         nng_msg *ask = envelope(1000 + i, "tk.v1.Control/CallState", 5000,
                                 (ProtobufCMessage *)&q);
-        assert_int_equal(ts_sp_req_send(fd, req_id + i, nng_msg_body(ask),
-                                        nng_msg_len(ask)),
-                         0);
+        assert_int_equal(
+            ts_sp_req_send(fd, req_id + i, nng_msg_body(ask), nng_msg_len(ask)),
+            0);
         nng_msg_free(ask);
         rep = sp_reply(fd, req_id + i);
         assert_int_equal(rep->status->code, TK_CODE_OK);
