@@ -1,8 +1,10 @@
-/* A check of a request's wire bytes that protobuf-c's unpacking cannot
- * make: protobuf-c hands a string field to C as a NUL-terminated char *,
+/* Checks of a request's wire bytes that protobuf-c's unpacking does not
+ * make. protobuf-c hands a string field to C as a NUL-terminated char *,
  * so a string holding a NUL byte (valid protobuf, and valid UTF-8) would
- * reach a handler silently cut at the NUL ("a\0b" read as "a"). Such a
- * request is refused before any handler sees it. */
+ * reach a handler silently cut at the NUL ("a\0b" read as "a"); and it
+ * does not check that a string is UTF-8, which proto3 requires (a strict
+ * decoder refuses the message). Such a request is refused before any
+ * handler sees it. */
 #include <string.h>
 
 #include "rpc_int.h"
@@ -36,14 +38,15 @@ static bool skip(cursor *c, uint64_t n)
 }
 
 static const ProtobufCFieldDescriptor *
-nul_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
-               size_t len, int depth);
+bad_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
+               size_t len, int depth, rpc_bad_string *why);
 
-/* A length-delimited field: a string must hold no NUL; a message is
- * walked in turn. Anything else (bytes, packed numbers) is not looked at. */
+/* A length-delimited field: a string must be UTF-8 and hold no NUL; a
+ * message is walked in turn. Anything else (bytes, packed numbers) is not
+ * looked at. */
 static const ProtobufCFieldDescriptor *
-nul_in_field(const ProtobufCMessageDescriptor *d, uint64_t number,
-             const uint8_t *data, size_t len, int depth)
+bad_in_field(const ProtobufCMessageDescriptor *d, uint64_t number,
+             const uint8_t *data, size_t len, int depth, rpc_bad_string *why)
 {
     const ProtobufCFieldDescriptor *f =
         number <= UINT32_MAX
@@ -51,16 +54,21 @@ nul_in_field(const ProtobufCMessageDescriptor *d, uint64_t number,
             : NULL;
     if (f == NULL)
         return NULL;
-    if (f->type == PROTOBUF_C_TYPE_STRING)
-        return memchr(data, 0, len) != NULL ? f : NULL;
+    if (f->type == PROTOBUF_C_TYPE_STRING) {
+        if (memchr(data, 0, len) != NULL)
+            *why = RPC_STRING_NUL;
+        else if (!rpc_utf8_valid((const char *)data, len))
+            *why = RPC_STRING_NOT_UTF8;
+        return *why != RPC_STRING_OK ? f : NULL;
+    }
     if (f->type == PROTOBUF_C_TYPE_MESSAGE && depth < MAX_DEPTH)
-        return nul_in_message(f->descriptor, data, len, depth + 1);
+        return bad_in_message(f->descriptor, data, len, depth + 1, why);
     return NULL;
 }
 
 static const ProtobufCFieldDescriptor *
-nul_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
-               size_t len, int depth)
+bad_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
+               size_t len, int depth, rpc_bad_string *why)
 {
     cursor c = { data, data + len };
     uint64_t key, v;
@@ -79,7 +87,7 @@ nul_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
         case 2:
             if (read_varint(&c, &v) && (uint64_t)(c.end - c.p) >= v) {
                 const ProtobufCFieldDescriptor *f =
-                    nul_in_field(d, key >> 3, c.p, (size_t)v, depth);
+                    bad_in_field(d, key >> 3, c.p, (size_t)v, depth, why);
                 if (f != NULL)
                     return f;
                 ok = skip(&c, v);
@@ -94,9 +102,11 @@ nul_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
     return NULL;
 }
 
-const char *rpc__string_with_nul(const ProtobufCMessageDescriptor *d,
-                                 const uint8_t *data, size_t len)
+const char *rpc__bad_string(const ProtobufCMessageDescriptor *d,
+                            const uint8_t *data, size_t len,
+                            rpc_bad_string *why)
 {
-    const ProtobufCFieldDescriptor *f = nul_in_message(d, data, len, 0);
+    *why = RPC_STRING_OK;
+    const ProtobufCFieldDescriptor *f = bad_in_message(d, data, len, 0, why);
     return f != NULL ? f->name : NULL;
 }

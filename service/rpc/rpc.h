@@ -60,6 +60,14 @@ typedef enum rpc_kind {
 } rpc_kind;
 
 const char *rpc_code_name(rpc_code code);
+
+/* Whether text[0..len) is UTF-8 (RFC 3629: no overlong forms, surrogates,
+ * or code points past U+10FFFF): what proto3 requires of a string. */
+bool rpc_utf8_valid(const char *text, size_t len);
+/* The length of the longest prefix of the NUL-terminated text, at most max
+ * bytes, that does not end inside a UTF-8 sequence: "%.*s" that never cuts
+ * a character in two. */
+int rpc_utf8_prefix(const char *text, size_t max);
 const char *rpc_cause_name(rpc_cause cause);
 
 /* ---- the call handle: all a handler knows of its caller ---------------- */

@@ -160,9 +160,22 @@ int64_t rpc_server__uptime_ms(const rpc_server *srv);
 const char *rpc_server__version(const rpc_server *srv);
 
 /* payload.c: the name of a string field of the message d encoded in data
- * that holds a NUL byte (protobuf-c would cut it there), or NULL. */
-const char *rpc__string_with_nul(const ProtobufCMessageDescriptor *d,
-                                 const uint8_t *data, size_t len);
+ * that holds a NUL byte (protobuf-c would cut it there) or is not UTF-8,
+ * and which (*why), or NULL. */
+typedef enum rpc_bad_string {
+    RPC_STRING_OK,
+    RPC_STRING_NUL,
+    RPC_STRING_NOT_UTF8,
+} rpc_bad_string;
+const char *rpc__bad_string(const ProtobufCMessageDescriptor *d,
+                            const uint8_t *data, size_t len,
+                            rpc_bad_string *why);
+
+/* text.c: text as UTF-8, bad bytes escaped as \xNN (text itself when it is
+ * valid, else a copy in the call's arena); and every string field of msg,
+ * nested ones included, made so in place. */
+const char *rpc__text_escaped(rpc_call *call, const char *text);
+void rpc__escape_strings(rpc_call *call, ProtobufCMessage *msg);
 
 /* log.c: the one line per call. */
 void rpc_log__call(const rpc_call *call, int64_t elapsed_us);

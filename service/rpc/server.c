@@ -622,6 +622,10 @@ static void finish(rpc_slot *s, const ProtobufCMessage *payload)
     rpc_call *call = &s->call;
     if (call->message == NULL && call->code != RPC_OK)
         call->message = rpc_call_strdup(call, rpc_code_name(call->code));
+    if (call->message != NULL)
+        call->message = (char *)rpc__text_escaped(call, call->message);
+    if (payload != NULL && call->code == RPC_OK)
+        rpc__escape_strings(call, (ProtobufCMessage *)payload);
     nng_msg *msg = encode_reply(call, payload);
     rpc_log__call(call, elapsed_us(call));
     pthread_mutex_lock(&srv->reg_mu);
@@ -668,6 +672,21 @@ static void answer(rpc_slot *s, rpc_code code, const char *reason,
     call->end_cause = cause;
     call->retry_after_ms = retry_ms;
     finish(s, NULL);
+}
+
+/* A string field the handler must not see: cut by a NUL, or not UTF-8. */
+static void fail_bad_string(rpc_call *call, const char *message,
+                            const char *field, rpc_bad_string why)
+{
+    if (why == RPC_STRING_NUL)
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "NUL_IN_STRING",
+                      "%s.%s holds a NUL byte, which no string field may",
+                      message, field);
+    else
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "STRING_NOT_UTF8",
+                      "%s.%s is not UTF-8, which every string field must be "
+                      "(bytes fields take any bytes)",
+                      message, field);
 }
 
 /* ---- receiving --------------------------------------------------------------
@@ -834,6 +853,12 @@ static void on_request(rpc_slot *s, nng_msg *msg)
     call->request =
         tk__v1__request__unpack(NULL, nng_msg_len(msg), nng_msg_body(msg));
     size_t frame_len = nng_msg_len(msg);
+    rpc_bad_string why = RPC_STRING_OK;
+    const char *bad =
+        call->request == NULL
+            ? NULL
+            : rpc__bad_string(&tk__v1__request__descriptor, nng_msg_body(msg),
+                              frame_len, &why);
     nng_msg_free(msg);
     if (call->request == NULL) {
         answer(s, RPC_INVALID_ARGUMENT, "BAD_FRAME", RPC_CAUSE_NONE, 0,
@@ -841,6 +866,12 @@ static void on_request(rpc_slot *s, nng_msg *msg)
         return;
     }
     call->id = call->request->call_id;
+    if (bad != NULL) {
+        /* "tk.v1.Control/Ping\0x" would run Ping. */
+        fail_bad_string(call, "tk.v1.Request", bad, why);
+        finish(s, NULL);
+        return;
+    }
     if (call->peer.uid >= 0 && call->peer.uid != srv->allowed_uid) {
         answer(s, RPC_PERMISSION_DENIED, "PEER_UID", RPC_CAUSE_NONE, 0,
                "uid %lld may not call this tkd (it serves uid %lld)",
@@ -855,8 +886,9 @@ static void on_request(rpc_slot *s, nng_msg *msg)
     call->reg = find_method(srv, call->request->method);
     if (call->reg == NULL) {
         answer(s, RPC_UNIMPLEMENTED, "UNKNOWN_METHOD", RPC_CAUSE_NONE, 0,
-               "unknown method \"%.200s\" (tk.v1.Control/ListMethods lists "
+               "unknown method \"%.*s\" (tk.v1.Control/ListMethods lists "
                "them)",
+               rpc_utf8_prefix(call->request->method, 200),
                call->request->method);
         return;
     }
@@ -938,13 +970,12 @@ static void invoke(rpc_slot *s)
         finish(s, NULL);
         return;
     }
-    const char *cut =
-        rpc__string_with_nul(m->request, req->payload.data, req->payload.len);
-    if (cut != NULL) {
+    rpc_bad_string why;
+    const char *bad = rpc__bad_string(m->request, req->payload.data,
+                                      req->payload.len, &why);
+    if (bad != NULL) {
         protobuf_c_message_free_unpacked(in, NULL);
-        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "NUL_IN_STRING",
-                      "%s.%s holds a NUL byte, which no string field may",
-                      m->request->name, cut);
+        fail_bad_string(call, m->request->name, bad, why);
         finish(s, NULL);
         return;
     }

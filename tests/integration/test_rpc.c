@@ -439,6 +439,78 @@ static void test_bad_frame_then_serves(void **state)
     fx_stop(&fx);
 }
 
+/* A Request frame by hand: call id 9 and the method's bytes as given
+ * (protobuf-c would cut a char * at its NUL). */
+static nng_msg *frame_with_method(const char *method, size_t len)
+{
+    uint8_t buf[1024];
+    size_t n = 0;
+    buf[n++] = 0x08; /* call_id = 9 */
+    buf[n++] = 9;
+    buf[n++] = 0x12; /* method */
+    n = (size_t)(rpc_put_varint(buf + n, len) - buf);
+    memcpy(buf + n, method, len);
+    return raw_bytes(buf, n + len);
+}
+
+/* Strings in the envelope and the payload: a NUL byte or bytes that are
+ * not UTF-8 are INVALID_ARGUMENT before anything runs (with a NUL the
+ * method name would be read as "tk.v1.Control/Ping" and run Ping); and
+ * what tkd says back is UTF-8, a long name never cut inside a character. */
+static void test_strings_in_the_envelope(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_start(&fx, NULL);
+    raw r;
+    raw_open(&r, fx.url);
+    static const char nul[] = "tk.v1.Control/Ping\0x";
+    Tk__V1__Reply *rep = raw_roundtrip(&r, frame_with_method(nul, sizeof nul - 1));
+    assert_int_equal(rep->status->code, TK_CODE_INVALID_ARGUMENT);
+    assert_string_equal(rep->status->reason, "NUL_IN_STRING");
+    assert_non_null(strstr(rep->status->message, "tk.v1.Request.method"));
+    assert_int_equal(rep->payload.len, 0);
+    tk__v1__reply__free_unpacked(rep, NULL);
+
+    static const char latin1[] = "tk.v1.Control/P\xefng";
+    rep = raw_roundtrip(&r, frame_with_method(latin1, sizeof latin1 - 1));
+    assert_int_equal(rep->status->code, TK_CODE_INVALID_ARGUMENT);
+    assert_string_equal(rep->status->reason, "STRING_NOT_UTF8");
+    tk__v1__reply__free_unpacked(rep, NULL);
+
+    /* 150 two-byte characters (300 bytes): the message quotes 200 bytes at
+     * most, and stops at a character's end. */
+    char longname[400] = "tk.v1.Nope/";
+    for (int i = 0; i < 150; i++)
+        strcat(longname, "\xc3\xa9");
+    rep = raw_roundtrip(&r, frame_with_method(longname, strlen(longname)));
+    assert_int_equal(rep->status->code, TK_CODE_UNIMPLEMENTED);
+    const char *msg = rep->status->message;
+    assert_true(rpc_utf8_valid(msg, strlen(msg)));
+    const char *q = strchr(msg, '"'), *end = q ? strchr(q + 1, '"') : NULL;
+    assert_non_null(end);
+    assert_true(end - q - 1 <= 200 && end - q - 1 >= 199);
+    tk__v1__reply__free_unpacked(rep, NULL);
+
+    /* A string field of the payload that is not UTF-8. */
+    Tk__V1__Request env = TK__V1__REQUEST__INIT;
+    env.call_id = 10;
+    env.method = "tk.v1.Control/ListMethods";
+    static uint8_t bad[] = { 0x0a, 0x03, 't', 0xff, 'k' };
+    env.payload.data = bad;
+    env.payload.len = sizeof bad;
+    uint8_t buf[128];
+    size_t n = tk__v1__request__pack(&env, buf);
+    rep = raw_roundtrip(&r, raw_bytes(buf, n));
+    assert_int_equal(rep->status->code, TK_CODE_INVALID_ARGUMENT);
+    assert_string_equal(rep->status->reason, "STRING_NOT_UTF8");
+    assert_non_null(
+        strstr(rep->status->message, "tk.v1.ListMethodsRequest.service"));
+    tk__v1__reply__free_unpacked(rep, NULL);
+    nng_close(r.sock);
+    fx_stop(&fx);
+}
+
 static void test_unknown_method(void **state)
 {
     (void)state;
@@ -2099,6 +2171,7 @@ int main(void)
         cmocka_unit_test(test_list_methods),
         cmocka_unit_test(test_bad_frame_then_serves),
         cmocka_unit_test(test_unknown_method),
+        cmocka_unit_test(test_strings_in_the_envelope),
         cmocka_unit_test(test_undecodable_payload),
         cmocka_unit_test(test_nul_in_string_field),
         cmocka_unit_test(test_oversize_request),
