@@ -854,11 +854,10 @@ static void on_request(rpc_slot *s, nng_msg *msg)
         tk__v1__request__unpack(NULL, nng_msg_len(msg), nng_msg_body(msg));
     size_t frame_len = nng_msg_len(msg);
     rpc_bad_string why = RPC_STRING_OK;
-    const char *bad =
-        call->request == NULL
-            ? NULL
-            : rpc__bad_string(&tk__v1__request__descriptor, nng_msg_body(msg),
-                              frame_len, &why);
+    const char *bad = call->request == NULL
+                          ? NULL
+                          : rpc__bad_string(&tk__v1__request__descriptor,
+                                            nng_msg_body(msg), frame_len, &why);
     nng_msg_free(msg);
     if (call->request == NULL) {
         answer(s, RPC_INVALID_ARGUMENT, "BAD_FRAME", RPC_CAUSE_NONE, 0,
@@ -971,8 +970,8 @@ static void invoke(rpc_slot *s)
         return;
     }
     rpc_bad_string why;
-    const char *bad = rpc__bad_string(m->request, req->payload.data,
-                                      req->payload.len, &why);
+    const char *bad =
+        rpc__bad_string(m->request, req->payload.data, req->payload.len, &why);
     if (bad != NULL) {
         protobuf_c_message_free_unpacked(in, NULL);
         fail_bad_string(call, m->request->name, bad, why);
@@ -1191,6 +1190,38 @@ static bool close_bounded(rpc_server *srv)
     return false;
 }
 
+/* The end of shutdown: the pool and the reaper stop; with no call left
+ * (clean), the workers are joined and the socket closed. */
+static void stop_threads(rpc_server *srv, bool clean)
+{
+    pthread_mutex_lock(&srv->pool_mu);
+    srv->pool_stop = true;
+    pthread_cond_broadcast(&srv->pool_cv);
+    pthread_cond_broadcast(&srv->reaper_cv);
+    pthread_mutex_unlock(&srv->pool_mu);
+    if (srv->reaper_running) {
+        pthread_join(srv->reaper, NULL);
+        srv->reaper_running = false;
+    }
+    if (!clean) {
+        /* Calls outlived the grace: their workers are left running (the
+         * process is about to exit) and never joined, so detached; the
+         * idle ones end on pool_stop. */
+        for (size_t i = 0; i < srv->n_threads; i++)
+            pthread_detach(srv->threads[i]);
+        return;
+    }
+    for (size_t i = 0; i < srv->n_threads; i++)
+        pthread_join(srv->threads[i], NULL);
+    srv->n_threads = 0;
+    if (close_bounded(srv)) {
+        srv->sock_open = false;
+        for (size_t i = 0; i < srv->n_slots; i++)
+            if (srv->slots[i].aio != NULL)
+                nng_aio_stop(srv->slots[i].aio);
+    }
+}
+
 void rpc_server_shutdown(rpc_server *srv)
 {
     pthread_mutex_lock(&srv->life_mu);
@@ -1227,32 +1258,7 @@ void rpc_server_shutdown(rpc_server *srv)
     pthread_mutex_unlock(&srv->reg_mu);
     nng_msleep(SHUTDOWN_FLUSH_MS);
 
-    pthread_mutex_lock(&srv->pool_mu);
-    srv->pool_stop = true;
-    pthread_cond_broadcast(&srv->pool_cv);
-    pthread_cond_broadcast(&srv->reaper_cv);
-    pthread_mutex_unlock(&srv->pool_mu);
-    if (srv->reaper_running) {
-        pthread_join(srv->reaper, NULL);
-        srv->reaper_running = false;
-    }
-    if (clean) {
-        for (size_t i = 0; i < srv->n_threads; i++)
-            pthread_join(srv->threads[i], NULL);
-        srv->n_threads = 0;
-        if (close_bounded(srv)) {
-            srv->sock_open = false;
-            for (size_t i = 0; i < srv->n_slots; i++)
-                if (srv->slots[i].aio != NULL)
-                    nng_aio_stop(srv->slots[i].aio);
-        }
-    } else {
-        /* Calls outlived the grace: their workers are left running (the
-         * process is about to exit) and never joined, so detached; the
-         * idle ones end on pool_stop. */
-        for (size_t i = 0; i < srv->n_threads; i++)
-            pthread_detach(srv->threads[i]);
-    }
+    stop_threads(srv, clean);
     pthread_mutex_unlock(&srv->life_mu);
 }
 

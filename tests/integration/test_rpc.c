@@ -465,7 +465,8 @@ static void test_strings_in_the_envelope(void **state)
     raw r;
     raw_open(&r, fx.url);
     static const char nul[] = "tk.v1.Control/Ping\0x";
-    Tk__V1__Reply *rep = raw_roundtrip(&r, frame_with_method(nul, sizeof nul - 1));
+    Tk__V1__Reply *rep =
+        raw_roundtrip(&r, frame_with_method(nul, sizeof nul - 1));
     assert_int_equal(rep->status->code, TK_CODE_INVALID_ARGUMENT);
     assert_string_equal(rep->status->reason, "NUL_IN_STRING");
     assert_non_null(strstr(rep->status->message, "tk.v1.Request.method"));
@@ -481,8 +482,8 @@ static void test_strings_in_the_envelope(void **state)
     /* 150 two-byte characters (300 bytes): the message quotes 200 bytes at
      * most, and stops at a character's end. */
     char longname[400] = "tk.v1.Nope/";
-    for (int i = 0; i < 150; i++)
-        strcat(longname, "\xc3\xa9");
+    for (size_t i = 0, at = strlen(longname); i < 150; i++, at += 2)
+        memcpy(longname + at, "\xc3\xa9", 3);
     rep = raw_roundtrip(&r, frame_with_method(longname, strlen(longname)));
     assert_int_equal(rep->status->code, TK_CODE_UNIMPLEMENTED);
     const char *msg = rep->status->message;

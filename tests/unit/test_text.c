@@ -21,25 +21,25 @@ static void test_valid(void **state)
     static const char *const good[] = {
         "",
         "ascii",
-        "caf\xc3\xa9",             /* U+00E9 */
-        "\xe6\x97\xa5",            /* U+65E5 */
-        "\xf0\x9f\x98\x80",        /* U+1F600 */
-        "\xef\xbf\xbf",            /* U+FFFF */
-        "\xf4\x8f\xbf\xbf",        /* U+10FFFF, the last */
-        "\xed\x9f\xbf",            /* U+D7FF, below the surrogates */
+        "caf\xc3\xa9",      /* U+00E9 */
+        "\xe6\x97\xa5",     /* U+65E5 */
+        "\xf0\x9f\x98\x80", /* U+1F600 */
+        "\xef\xbf\xbf",     /* U+FFFF */
+        "\xf4\x8f\xbf\xbf", /* U+10FFFF, the last */
+        "\xed\x9f\xbf",     /* U+D7FF, below the surrogates */
     };
     static const char *const bad[] = {
-        "caf\xe9",                 /* Latin-1 */
-        "\xc3",                    /* cut short */
-        "\xe6\x97",                /* cut short */
-        "\xc0\xaf",                /* overlong '/' */
-        "\xe0\x80\xaf",            /* overlong '/' */
-        "\xf0\x80\x80\xaf",        /* overlong '/' */
-        "\xed\xa0\x80",            /* U+D800, a surrogate */
-        "\xf4\x90\x80\x80",        /* past U+10FFFF */
-        "\xf5\x80\x80\x80",        /* no such lead byte */
-        "\x80",                    /* a continuation alone */
-        "a\xc3(",                  /* a lead byte before ASCII */
+        "caf\xe9",          /* Latin-1 */
+        "\xc3",             /* cut short */
+        "\xe6\x97",         /* cut short */
+        "\xc0\xaf",         /* overlong '/' */
+        "\xe0\x80\xaf",     /* overlong '/' */
+        "\xf0\x80\x80\xaf", /* overlong '/' */
+        "\xed\xa0\x80",     /* U+D800, a surrogate */
+        "\xf4\x90\x80\x80", /* past U+10FFFF */
+        "\xf5\x80\x80\x80", /* no such lead byte */
+        "\x80",             /* a continuation alone */
+        "a\xc3(",           /* a lead byte before ASCII */
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
         if (!valid(good[i]))
