@@ -3,8 +3,11 @@
  * so a string holding a NUL byte (valid protobuf, and valid UTF-8) would
  * reach a handler silently cut at the NUL ("a\0b" read as "a"); and it
  * does not check that a string is UTF-8, which proto3 requires (a strict
- * decoder refuses the message). Such a request is refused before any
- * handler sees it. */
+ * decoder refuses the message). A request with a NUL in a string is
+ * refused before any handler sees it; one with a string that is not UTF-8
+ * where the caller asks for that check (the envelope: a method name is
+ * ASCII). Payload strings are not held to it: SearchRequest.query takes a
+ * query in any bytes for git grep and grep. */
 #include <string.h>
 
 #include "rpc_int.h"
@@ -37,16 +40,21 @@ static bool skip(cursor *c, uint64_t n)
     return true;
 }
 
+typedef struct check {
+    bool utf8; /* strings must be UTF-8 too */
+    rpc_bad_string why;
+} check;
+
 static const ProtobufCFieldDescriptor *
 bad_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
-               size_t len, int depth, rpc_bad_string *why);
+               size_t len, int depth, check *ck);
 
 /* A length-delimited field: a string must be UTF-8 and hold no NUL; a
  * message is walked in turn. Anything else (bytes, packed numbers) is not
  * looked at. */
 static const ProtobufCFieldDescriptor *
 bad_in_field(const ProtobufCMessageDescriptor *d, uint64_t number,
-             const uint8_t *data, size_t len, int depth, rpc_bad_string *why)
+             const uint8_t *data, size_t len, int depth, check *ck)
 {
     const ProtobufCFieldDescriptor *f =
         number <= UINT32_MAX
@@ -56,19 +64,19 @@ bad_in_field(const ProtobufCMessageDescriptor *d, uint64_t number,
         return NULL;
     if (f->type == PROTOBUF_C_TYPE_STRING) {
         if (memchr(data, 0, len) != NULL)
-            *why = RPC_STRING_NUL;
-        else if (!rpc_utf8_valid((const char *)data, len))
-            *why = RPC_STRING_NOT_UTF8;
-        return *why != RPC_STRING_OK ? f : NULL;
+            ck->why = RPC_STRING_NUL;
+        else if (ck->utf8 && !rpc_utf8_valid((const char *)data, len))
+            ck->why = RPC_STRING_NOT_UTF8;
+        return ck->why != RPC_STRING_OK ? f : NULL;
     }
     if (f->type == PROTOBUF_C_TYPE_MESSAGE && depth < MAX_DEPTH)
-        return bad_in_message(f->descriptor, data, len, depth + 1, why);
+        return bad_in_message(f->descriptor, data, len, depth + 1, ck);
     return NULL;
 }
 
 static const ProtobufCFieldDescriptor *
 bad_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
-               size_t len, int depth, rpc_bad_string *why)
+               size_t len, int depth, check *ck)
 {
     cursor c = { data, data + len };
     uint64_t key, v;
@@ -87,7 +95,7 @@ bad_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
         case 2:
             if (read_varint(&c, &v) && (uint64_t)(c.end - c.p) >= v) {
                 const ProtobufCFieldDescriptor *f =
-                    bad_in_field(d, key >> 3, c.p, (size_t)v, depth, why);
+                    bad_in_field(d, key >> 3, c.p, (size_t)v, depth, ck);
                 if (f != NULL)
                     return f;
                 ok = skip(&c, v);
@@ -103,10 +111,11 @@ bad_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
 }
 
 const char *rpc__bad_string(const ProtobufCMessageDescriptor *d,
-                            const uint8_t *data, size_t len,
+                            const uint8_t *data, size_t len, bool utf8,
                             rpc_bad_string *why)
 {
-    *why = RPC_STRING_OK;
-    const ProtobufCFieldDescriptor *f = bad_in_message(d, data, len, 0, why);
+    check ck = { utf8, RPC_STRING_OK };
+    const ProtobufCFieldDescriptor *f = bad_in_message(d, data, len, 0, &ck);
+    *why = ck.why;
     return f != NULL ? f->name : NULL;
 }

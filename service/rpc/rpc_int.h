@@ -160,15 +160,15 @@ int64_t rpc_server__uptime_ms(const rpc_server *srv);
 const char *rpc_server__version(const rpc_server *srv);
 
 /* payload.c: the name of a string field of the message d encoded in data
- * that holds a NUL byte (protobuf-c would cut it there) or is not UTF-8,
- * and which (*why), or NULL. */
+ * that holds a NUL byte (protobuf-c would cut it there) or, with utf8, is
+ * not UTF-8, and which (*why); or NULL. */
 typedef enum rpc_bad_string {
     RPC_STRING_OK,
     RPC_STRING_NUL,
     RPC_STRING_NOT_UTF8,
 } rpc_bad_string;
 const char *rpc__bad_string(const ProtobufCMessageDescriptor *d,
-                            const uint8_t *data, size_t len,
+                            const uint8_t *data, size_t len, bool utf8,
                             rpc_bad_string *why);
 
 /* text.c: text as UTF-8, bad bytes escaped as \xNN (text itself when it is

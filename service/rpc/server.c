@@ -854,10 +854,11 @@ static void on_request(rpc_slot *s, nng_msg *msg)
         tk__v1__request__unpack(NULL, nng_msg_len(msg), nng_msg_body(msg));
     size_t frame_len = nng_msg_len(msg);
     rpc_bad_string why = RPC_STRING_OK;
-    const char *bad = call->request == NULL
-                          ? NULL
-                          : rpc__bad_string(&tk__v1__request__descriptor,
-                                            nng_msg_body(msg), frame_len, &why);
+    const char *bad =
+        call->request == NULL
+            ? NULL
+            : rpc__bad_string(&tk__v1__request__descriptor, nng_msg_body(msg),
+                              frame_len, true, &why);
     nng_msg_free(msg);
     if (call->request == NULL) {
         answer(s, RPC_INVALID_ARGUMENT, "BAD_FRAME", RPC_CAUSE_NONE, 0,
@@ -970,8 +971,8 @@ static void invoke(rpc_slot *s)
         return;
     }
     rpc_bad_string why;
-    const char *bad =
-        rpc__bad_string(m->request, req->payload.data, req->payload.len, &why);
+    const char *bad = rpc__bad_string(m->request, req->payload.data,
+                                      req->payload.len, false, &why);
     if (bad != NULL) {
         protobuf_c_message_free_unpacked(in, NULL);
         fail_bad_string(call, m->request->name, bad, why);
