@@ -79,9 +79,6 @@ int search__base64_decode(search_buf *out, const char *in, size_t len);
 /* The path of tool (not AUTO) in tkd's PATH, resolved once per process at
  * the first search; NULL for a tool that is missing. */
 const char *search__tool_path(search_tool tool);
-/* Whether text is valid UTF-8. rg refuses a pattern that is not (exit
- * status 2, even with -F), so such a query is never given to rg. */
-bool search__utf8_valid(const char *text, size_t len);
 /* The environment git runs with (also for rev-parse). */
 extern const char *const search__git_env[];
 

@@ -59,41 +59,6 @@ const char *search__tool_path(search_tool tool)
     }
 }
 
-/* The length of the UTF-8 sequence at s (left bytes there), or 0 when it
- * is none by Rust's rule, which rg applies to a pattern: no overlong
- * forms, no surrogates, nothing past U+10FFFF. */
-static size_t utf8_seq(const unsigned char *s, size_t left)
-{
-    unsigned char c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t n = c >= 0xC2 && c <= 0xDF   ? 2
-               : c >= 0xE0 && c <= 0xEF ? 3
-               : c >= 0xF0 && c <= 0xF4 ? 4
-                                        : 0;
-    if (n == 0 || left < n)
-        return 0;
-    for (size_t k = 1; k < n; k++)
-        if ((s[k] & 0xC0) != 0x80)
-            return 0;
-    unsigned char c1 = s[1];
-    bool bad = (c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) ||
-               (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F);
-    return bad ? 0 : n;
-}
-
-bool search__utf8_valid(const char *text, size_t len)
-{
-    const unsigned char *s = (const unsigned char *)text;
-    for (size_t i = 0; i < len;) {
-        size_t n = utf8_seq(s + i, len - i);
-        if (n == 0)
-            return false;
-        i += n;
-    }
-    return true;
-}
-
 const char *search_tool_name(search_tool tool)
 {
     switch (tool) {
@@ -235,7 +200,7 @@ int search_command_build(search_command *out, search_tool tool,
     argv_builder b = { out, 0 };
     switch (tool) {
     case SEARCH_TOOL_RG:
-        if (!search__utf8_valid(q->text, q->len))
+        if (!rpc_utf8_valid(q->text, q->len))
             return -EINVAL; /* rg would refuse it: exit status 2 */
         rg_command(&b, q);
         return 0;
