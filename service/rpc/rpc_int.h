@@ -147,6 +147,16 @@ void rpc_call__reset(rpc_call *call);
 void rpc_call__cancel(rpc_call *call, rpc_cause cause);
 void rpc_arena__free(rpc_arena_block **arena);
 
+/* listen.c: the listeners and the connections' credentials. */
+int rpc__start_listener(rpc_server *srv, const char *url, nng_listener *l,
+                        char *err, size_t errlen);
+/* The pipe notification (ADD_PRE, ADD_POST, REM_POST) of the socket. */
+void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg);
+/* The credentials of the connection a frame came on. */
+void rpc__peer_of(rpc_server *srv, nng_pipe pipe, rpc_peer *peer);
+/* server.c: a connection closed; its READ calls are cancelled. */
+void rpc__connection_closed(rpc_server *srv, uint32_t conn);
+
 /* control.c */
 extern const rpc_method rpc_control__methods[];
 extern const size_t rpc_control__n_methods;

@@ -40,9 +40,6 @@ static void slot_cb(void *arg);
 static void *worker_main(void *arg);
 static void *reaper_main(void *arg);
 static void wake_reaper(rpc_server *srv);
-static void pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg);
-static void remember_peer(rpc_server *srv, nng_pipe pipe);
-static void forget_peer(rpc_server *srv, uint32_t conn);
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -223,35 +220,6 @@ const char *rpc_server__version(const rpc_server *srv)
     return srv->version;
 }
 
-/* ---- listeners --------------------------------------------------------------
- */
-
-static int start_listener(rpc_server *srv, const char *url, nng_listener *l,
-                          char *err, size_t errlen)
-{
-    int rv = nng_listener_create(l, srv->sock, url);
-    if (rv != 0) {
-        set_err(err, errlen, "cannot listen on %s: %s", url, nng_strerror(rv));
-        return -EINVAL;
-    }
-    /* NNG's default is unlimited: one huge frame must not take the daemon's
-     * memory. Larger frames close that connection. */
-    rv = nng_listener_set_size(*l, NNG_OPT_RECVMAXSZ,
-                               srv->cfg.max_request_bytes);
-    if (rv == 0 && strncmp(url, "ipc://", 6) == 0)
-        rv = nng_listener_set_int(*l, NNG_OPT_IPC_PERMISSIONS, 0600);
-    if (rv != 0) {
-        set_err(err, errlen, "cannot configure %s: %s", url, nng_strerror(rv));
-        return -EINVAL;
-    }
-    rv = nng_listener_start(*l, 0);
-    if (rv != 0) {
-        set_err(err, errlen, "cannot listen on %s: %s", url, nng_strerror(rv));
-        return rv == NNG_EADDRINUSE ? -EADDRINUSE : -EINVAL;
-    }
-    return 0;
-}
-
 static void arm_recv(rpc_slot *s)
 {
     s->receiving = true;
@@ -315,9 +283,9 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen)
         goto done;
     }
     srv->sock_open = true;
-    nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_PRE, pipe_event, srv);
-    nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_POST, pipe_event, srv);
-    nng_pipe_notify(srv->sock, NNG_PIPE_EV_REM_POST, pipe_event, srv);
+    nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_PRE, rpc__pipe_event, srv);
+    nng_pipe_notify(srv->sock, NNG_PIPE_EV_ADD_POST, rpc__pipe_event, srv);
+    nng_pipe_notify(srv->sock, NNG_PIPE_EV_REM_POST, rpc__pipe_event, srv);
     srv->q_cap = srv->cfg.queue_depth;
     srv->queue = calloc(srv->q_cap, sizeof(rpc_slot *));
     srv->threads = calloc(srv->cfg.workers, sizeof *srv->threads);
@@ -343,7 +311,7 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen)
     srv->reaper_running = true;
     for (size_t i = 0; i < srv->cfg.n_listen; i++) {
         nng_listener l; /* closed with the socket */
-        rv = start_listener(srv, srv->cfg.listen[i], &l, err, errlen);
+        rv = rpc__start_listener(srv, srv->cfg.listen[i], &l, err, errlen);
         if (rv != 0)
             goto done;
     }
@@ -502,26 +470,10 @@ Tk__V1__CallStateReply__State rpc_server__call_state(rpc_server *srv,
     return out;
 }
 
-/* A new connection during shutdown is refused (closing the listeners
- * instead would close their established connections too, and with them
- * the replies of the calls that shutdown lets finish). A closed
- * connection's READ calls have nobody to answer to: they are cancelled. */
-static void pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+/* A closed connection's READ calls have nobody to answer to: they are
+ * cancelled, and its early cancels forgotten. */
+void rpc__connection_closed(rpc_server *srv, uint32_t conn)
 {
-    rpc_server *srv = arg;
-    if (ev == NNG_PIPE_EV_ADD_PRE) {
-        if (atomic_load(&srv->stopping))
-            nng_pipe_close(pipe);
-        return;
-    }
-    if (ev == NNG_PIPE_EV_ADD_POST) {
-        remember_peer(srv, pipe);
-        return;
-    }
-    if (ev != NNG_PIPE_EV_REM_POST)
-        return;
-    uint32_t conn = (uint32_t)nng_pipe_id(pipe);
-    forget_peer(srv, conn);
     pthread_mutex_lock(&srv->reg_mu);
     for (size_t i = 0; i < srv->n_slots; i++) {
         rpc_slot *s = &srv->slots[i];
@@ -692,85 +644,6 @@ static void fail_bad_string(rpc_call *call, const char *message,
 /* ---- receiving --------------------------------------------------------------
  */
 
-/* The credentials the transport knows of a connection (ipc only). */
-static void read_peer(nng_pipe pipe, rpc_peer *peer)
-{
-    uint64_t v;
-    peer->conn = (uint32_t)nng_pipe_id(pipe);
-    peer->uid = -1;
-    peer->pid = -1;
-    if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &v) == 0)
-        peer->uid = (int64_t)v;
-    if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_PID, &v) == 0)
-        peer->pid = (int64_t)v;
-}
-
-/* Index of conn in the sorted table, or where it would go; peers_mu. */
-static size_t peer_slot(const rpc_server *srv, uint32_t conn)
-{
-    size_t lo = 0, hi = srv->n_peers;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (srv->peers[mid].conn < conn)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static void remember_peer(rpc_server *srv, nng_pipe pipe)
-{
-    rpc_peer p;
-    read_peer(pipe, &p);
-    pthread_mutex_lock(&srv->peers_mu);
-    size_t i = peer_slot(srv, p.conn);
-    bool present = i < srv->n_peers && srv->peers[i].conn == p.conn;
-    if (!present && srv->n_peers == srv->cap_peers) {
-        size_t cap = srv->cap_peers ? srv->cap_peers * 2 : 64;
-        rpc_peer *np = realloc(srv->peers, cap * sizeof *np);
-        if (np == NULL) {
-            /* Not cached: peer_of reads it for each call instead. */
-            pthread_mutex_unlock(&srv->peers_mu);
-            return;
-        }
-        srv->peers = np;
-        srv->cap_peers = cap;
-    }
-    if (!present) {
-        memmove(&srv->peers[i + 1], &srv->peers[i],
-                (srv->n_peers - i) * sizeof *srv->peers);
-        srv->n_peers++;
-    }
-    srv->peers[i] = p;
-    pthread_mutex_unlock(&srv->peers_mu);
-}
-
-static void forget_peer(rpc_server *srv, uint32_t conn)
-{
-    pthread_mutex_lock(&srv->peers_mu);
-    size_t i = peer_slot(srv, conn);
-    if (i < srv->n_peers && srv->peers[i].conn == conn) {
-        memmove(&srv->peers[i], &srv->peers[i + 1],
-                (srv->n_peers - i - 1) * sizeof *srv->peers);
-        srv->n_peers--;
-    }
-    pthread_mutex_unlock(&srv->peers_mu);
-}
-
-static void peer_of(rpc_server *srv, nng_pipe pipe, rpc_peer *peer)
-{
-    uint32_t conn = (uint32_t)nng_pipe_id(pipe);
-    pthread_mutex_lock(&srv->peers_mu);
-    size_t i = peer_slot(srv, conn);
-    bool found = i < srv->n_peers && srv->peers[i].conn == conn;
-    if (found)
-        *peer = srv->peers[i];
-    pthread_mutex_unlock(&srv->peers_mu);
-    if (!found) /* a frame that beat the ADD_POST notification */
-        read_peer(pipe, peer);
-}
-
 static void set_deadlines(rpc_call *call)
 {
     const rpc_method *m = call->reg->method;
@@ -849,7 +722,7 @@ static void on_request(rpc_slot *s, nng_msg *msg)
     rpc_server *srv = s->srv;
     rpc_call *call = &s->call;
     call->t_recv = rpc_now_ns();
-    peer_of(srv, nng_msg_get_pipe(msg), &call->peer);
+    rpc__peer_of(srv, nng_msg_get_pipe(msg), &call->peer);
     call->request =
         tk__v1__request__unpack(NULL, nng_msg_len(msg), nng_msg_body(msg));
     size_t frame_len = nng_msg_len(msg);
