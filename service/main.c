@@ -35,17 +35,33 @@ static const char usage_text[] =
     "The tk worker daemon: serves tk.v1.* calls (protobuf over NNG REQ/REP).\n"
     "\n"
     "options:\n"
-    "  --listen URL            where to listen (repeatable); default\n"
-    "                          ipc://$XDG_RUNTIME_DIR/tk/tkd.sock, or\n"
-    "                          ipc:///tmp/tk-$UID/tkd.sock without it;\n"
-    "                          TK_ADDR overrides the default\n"
+    "  --listen URL            where to listen (repeatable): ipc://PATH,\n"
+    "                          or tls+tcp://HOST:PORT with the three --tls\n"
+    "                          options; default ipc://$XDG_RUNTIME_DIR/tk/\n"
+    "                          tkd.sock, or ipc:///tmp/tk-$UID/tkd.sock\n"
+    "                          without it; TK_ADDR overrides the default\n"
+    "  --listen-read-only URL  as --listen, serving READ methods only: a\n"
+    "                          WRITE there is PERMISSION_DENIED before it\n"
+    "                          runs (repeatable; without --listen, tkd\n"
+    "                          also listens on its default socket)\n"
+    "  --tls-cert FILE         tkd's certificate (PEM) for tls+tcp://\n"
+    "  --tls-key FILE          its private key (PEM)\n"
+    "  --tls-ca FILE           the CA (PEM) that must have signed every\n"
+    "                          client's certificate: a client without one\n"
+    "                          is refused in the handshake (logged)\n"
+    "  --insecure-plain-tcp    allow tcp:// listeners, which authenticate\n"
+    "                          no one (a lab only; warned at every start)\n"
+    "  --max-connections N     connections at once (default 128); more are\n"
+    "                          closed as they come (logged)\n"
     "  --root DIR              a directory that repository and search paths\n"
     "                          must resolve into (repeatable)\n"
     "  --workers N             threads running calls (default 16)\n"
     "  --queue-depth N         calls waiting for a worker before callers get\n"
     "                          RESOURCE_EXHAUSTED (default 64)\n"
-    "  --max-request-bytes N   largest request frame (default 4194304); a\n"
-    "                          larger one closes that connection\n"
+    "  --max-request-bytes N   largest request frame (default 1048576); a\n"
+    "                          larger one closes that connection. Frames\n"
+    "                          still arriving hold at most N times\n"
+    "                          --max-connections bytes\n"
     "  --shutdown-grace-ms N   how long SIGTERM waits for running writes\n"
     "                          (default 60000)\n"
     "  --search-slots N        searches running at once; more wait\n"
@@ -64,7 +80,9 @@ static const char usage_text[] =
     "ipc sockets are created 0600. The default socket's directory is\n"
     "created 0700, and refused if another uid owns it or others may enter\n"
     "it; the directory of a --listen or TK_ADDR path is used as it is. A\n"
-    "peer whose uid differs from tkd's gets PERMISSION_DENIED.\n"
+    "peer whose uid differs from tkd's gets PERMISSION_DENIED. tcp:// is\n"
+    "refused (it authenticates no one): use tls+tcp:// with client\n"
+    "certificates (README: Calling tkd over the network).\n"
     "SIGTERM or SIGINT: stop accepting, cancel reads, let started writes\n"
     "finish (up to --shutdown-grace-ms), exit 0; a second signal exits at\n"
     "once (status 130).\n";
@@ -72,6 +90,8 @@ static const char usage_text[] =
 typedef struct options {
     const char *listen[MAX_LISTEN];
     size_t n_listen;
+    const char *listen_ro[MAX_LISTEN];
+    size_t n_listen_ro;
     const char *root_args[MAX_ROOTS];
     size_t n_roots;
     roots *roots;
@@ -98,13 +118,14 @@ static int parse_uint(const char *flag, const char *s, unsigned long long min,
     return 0;
 }
 
-static int add_listen(options *o, const char *url)
+static int add_listen(const char **list, size_t *n, const char *url)
 {
-    if (o->n_listen == MAX_LISTEN) {
-        fprintf(stderr, "tkd: at most %d --listen addresses\n", MAX_LISTEN);
+    if (*n == MAX_LISTEN) {
+        fprintf(stderr, "tkd: at most %d addresses of each --listen kind\n",
+                MAX_LISTEN);
         return -1;
     }
-    o->listen[o->n_listen++] = url;
+    list[(*n)++] = url;
     return 0;
 }
 
@@ -133,6 +154,12 @@ static int set_log_level(const char *name)
 
 enum {
     OPT_LISTEN = 1000,
+    OPT_LISTEN_RO,
+    OPT_TLS_CERT,
+    OPT_TLS_KEY,
+    OPT_TLS_CA,
+    OPT_PLAIN_TCP,
+    OPT_MAXCONN,
     OPT_ROOT,
     OPT_WORKERS,
     OPT_QUEUE,
@@ -153,7 +180,26 @@ static int apply_option(options *o, int c, const char *arg)
     unsigned long long v;
     switch (c) {
     case OPT_LISTEN:
-        return add_listen(o, arg);
+        return add_listen(o->listen, &o->n_listen, arg);
+    case OPT_LISTEN_RO:
+        return add_listen(o->listen_ro, &o->n_listen_ro, arg);
+    case OPT_TLS_CERT:
+        o->rpc.tls_cert = arg;
+        return 0;
+    case OPT_TLS_KEY:
+        o->rpc.tls_key = arg;
+        return 0;
+    case OPT_TLS_CA:
+        o->rpc.tls_ca = arg;
+        return 0;
+    case OPT_PLAIN_TCP:
+        o->rpc.allow_plain_tcp = true;
+        return 0;
+    case OPT_MAXCONN:
+        if (parse_uint("--max-connections", arg, 1, 65536, &v) != 0)
+            return -1;
+        o->rpc.max_connections = (unsigned)v;
+        return 0;
     case OPT_ROOT:
         return add_root(o, arg);
     case OPT_WORKERS:
@@ -208,6 +254,12 @@ static int parse_args(options *o, int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "listen", required_argument, NULL, OPT_LISTEN },
+        { "listen-read-only", required_argument, NULL, OPT_LISTEN_RO },
+        { "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+        { "tls-key", required_argument, NULL, OPT_TLS_KEY },
+        { "tls-ca", required_argument, NULL, OPT_TLS_CA },
+        { "insecure-plain-tcp", no_argument, NULL, OPT_PLAIN_TCP },
+        { "max-connections", required_argument, NULL, OPT_MAXCONN },
         { "root", required_argument, NULL, OPT_ROOT },
         { "workers", required_argument, NULL, OPT_WORKERS },
         { "queue-depth", required_argument, NULL, OPT_QUEUE },
@@ -286,6 +338,8 @@ static int set_listen(options *o)
     }
     o->rpc.listen = o->listen;
     o->rpc.n_listen = o->n_listen;
+    o->rpc.listen_read_only = o->listen_ro;
+    o->rpc.n_listen_read_only = o->n_listen_ro;
     return 0;
 }
 
@@ -354,9 +408,10 @@ int main(int argc, char **argv)
         roots_free(o.roots);
         return 1;
     }
-    for (size_t i = 0; i < o.n_listen; i++)
-        rpc_log(RPC_LOG_INFO, "tkd %s listening on %s", TK_VERSION,
-                o.listen[i]);
+    for (size_t i = 0; rpc_server_bound_url(srv, i) != NULL; i++)
+        rpc_log(RPC_LOG_INFO, "tkd %s listening on %s%s", TK_VERSION,
+                rpc_server_bound_url(srv, i),
+                i >= o.n_listen ? " (reads only)" : "");
     for (size_t i = 0; i < roots_count(o.roots); i++)
         rpc_log(RPC_LOG_INFO, "root %s", roots_get(o.roots, i));
     /* After the listener: tkd serves its other services while this

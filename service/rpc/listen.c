@@ -7,44 +7,366 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <nng/nng.h>
+#include <nng/supplemental/tls/tls.h>
 
 #include "rpc_int.h"
 
-int rpc__start_listener(rpc_server *srv, const char *url, nng_listener *l,
-                        char *err, size_t errlen)
+typedef enum scheme { SCHEME_IPC, SCHEME_TCP, SCHEME_TLS, SCHEME_OTHER } scheme;
+
+static bool has_prefix(const char *s, const char *prefix)
 {
-    int rv = nng_listener_create(l, srv->sock, url);
-    if (rv != 0) {
-        snprintf(err, errlen, "cannot listen on %s: %s", url, nng_strerror(rv));
-        return -EINVAL;
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static scheme scheme_of(const char *url)
+{
+    if (has_prefix(url, "ipc://"))
+        return SCHEME_IPC;
+    if (has_prefix(url, "tcp://") || has_prefix(url, "tcp4://") ||
+        has_prefix(url, "tcp6://"))
+        return SCHEME_TCP;
+    if (has_prefix(url, "tls+tcp://") || has_prefix(url, "tls+tcp4://") ||
+        has_prefix(url, "tls+tcp6://"))
+        return SCHEME_TLS;
+    return SCHEME_OTHER;
+}
+
+/* Whether url may be listened on as configured; a message in err if not. */
+static bool url_allowed(const rpc_config *c, const char *url, char *err,
+                        size_t errlen)
+{
+    switch (scheme_of(url)) {
+    case SCHEME_IPC:
+        return true;
+    case SCHEME_TCP:
+        if (c->allow_plain_tcp)
+            return true;
+        snprintf(err, errlen,
+                 "refusing to listen on %s: plain tcp:// authenticates no "
+                 "one, so anyone who can reach the port could call tkd and "
+                 "run git as its user. Use tls+tcp:// with a certificate, "
+                 "its key and the CA of the clients' certificates (tkd "
+                 "--tls-cert, --tls-key, --tls-ca), or ipc:// on this "
+                 "machine",
+                 url);
+        return false;
+    case SCHEME_TLS:
+        if (c->tls_cert != NULL && c->tls_key != NULL && c->tls_ca != NULL)
+            return true;
+        snprintf(err, errlen,
+                 "%s needs tkd's certificate, its key and the CA that signs "
+                 "the clients' certificates (tkd --tls-cert, --tls-key, "
+                 "--tls-ca): every client must show a certificate",
+                 url);
+        return false;
+    default:
+        snprintf(err, errlen,
+                 "cannot listen on %s: tkd listens on ipc:// and tls+tcp:// "
+                 "(and tcp:// for a lab, with --insecure-plain-tcp)",
+                 url);
+        return false;
     }
-    /* NNG's default is unlimited: one huge frame must not take the daemon's
-     * memory. Larger frames close that connection. */
-    rv = nng_listener_set_size(*l, NNG_OPT_RECVMAXSZ,
-                               srv->cfg.max_request_bytes);
-    if (rv == 0 && strncmp(url, "ipc://", 6) == 0)
-        rv = nng_listener_set_int(*l, NNG_OPT_IPC_PERMISSIONS, 0600);
-    if (rv != 0) {
-        snprintf(err, errlen, "cannot configure %s: %s", url, nng_strerror(rv));
-        return -EINVAL;
-    }
-    rv = nng_listener_start(*l, 0);
-    if (rv != 0) {
-        snprintf(err, errlen, "cannot listen on %s: %s", url, nng_strerror(rv));
-        return rv == NNG_EADDRINUSE ? -EADDRINUSE : -EINVAL;
+}
+
+int rpc__check_listeners(rpc_server *srv, char *err, size_t errlen)
+{
+    const rpc_config *c = &srv->cfg;
+    size_t n = c->n_listen + c->n_listen_read_only;
+    srv->listeners = calloc(n, sizeof *srv->listeners);
+    if (srv->listeners == NULL)
+        return -ENOMEM;
+    srv->n_listeners = n;
+    for (size_t i = 0; i < n; i++) {
+        rpc_listener *L = &srv->listeners[i];
+        bool ro = i >= c->n_listen;
+        L->url = ro ? c->listen_read_only[i - c->n_listen] : c->listen[i];
+        L->read_only = ro;
+        snprintf(L->bound, sizeof L->bound, "%s", L->url);
+        if (!url_allowed(c, L->url, err, errlen))
+            return -EINVAL;
     }
     return 0;
 }
 
-/* The credentials the transport knows of a connection (ipc only). */
-static void read_peer(nng_pipe pipe, rpc_peer *peer)
+/* A PEM file whole, NUL-terminated (malloc'd), or NULL with err set. A
+ * certificate chain is a few KiB; 64 KiB is more than any needs. */
+static char *read_pem(const char *what, const char *path, char *err,
+                      size_t errlen)
+{
+    enum { PEM_MAX = 64 * 1024 };
+    char ebuf[128];
+    FILE *f = fopen(path, "re");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s %s: %s", what, path,
+                 strerror_r(errno, ebuf, sizeof ebuf));
+        return NULL;
+    }
+    char *buf = malloc(PEM_MAX + 1);
+    size_t len = buf != NULL ? fread(buf, 1, PEM_MAX + 1, f) : 0;
+    bool bad = buf == NULL || ferror(f) || len > PEM_MAX;
+    (void)fclose(f); /* read only: nothing is lost if it fails */
+    if (bad) {
+        snprintf(err, errlen, "%s %s: unreadable, or over 64 KiB", what, path);
+        free(buf);
+        return NULL;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+/* The server side of mutual TLS: tkd's certificate and key, the CA that
+ * must have signed each client's certificate, and a certificate required
+ * of every client (NNG refuses the handshake otherwise). */
+static int load_tls(rpc_server *srv, char *err, size_t errlen)
+{
+    const rpc_config *c = &srv->cfg;
+    nng_tls_config *cfg = NULL;
+    int rv = -EINVAL;
+    char *cert = read_pem("tkd's certificate", c->tls_cert, err, errlen);
+    char *key =
+        cert != NULL ? read_pem("tkd's key", c->tls_key, err, errlen) : NULL;
+    if (key == NULL)
+        goto done;
+    int e = nng_tls_config_alloc(&cfg, NNG_TLS_MODE_SERVER);
+    if (e != 0) {
+        snprintf(err, errlen, "TLS: %s", nng_strerror(e));
+        goto done;
+    }
+    if ((e = nng_tls_config_own_cert(cfg, cert, key, NULL)) != 0) {
+        snprintf(err, errlen, "tkd's certificate %s and key %s: %s",
+                 c->tls_cert, c->tls_key, nng_strerror(e));
+        goto done;
+    }
+    if ((e = nng_tls_config_ca_file(cfg, c->tls_ca)) != 0) {
+        snprintf(err, errlen, "the clients' CA %s: %s", c->tls_ca,
+                 nng_strerror(e));
+        goto done;
+    }
+    if ((e = nng_tls_config_auth_mode(cfg, NNG_TLS_AUTH_MODE_REQUIRED)) != 0) {
+        snprintf(err, errlen, "TLS: %s", nng_strerror(e));
+        goto done;
+    }
+    srv->tls = cfg;
+    cfg = NULL;
+    rv = 0;
+done:
+    if (cfg != NULL)
+        nng_tls_config_free(cfg);
+    if (key != NULL)
+        explicit_bzero(key, strlen(key));
+    free(key);
+    free(cert);
+    return rv;
+}
+
+/* L->bound: the URL with the port a tcp or tls+tcp listener got. */
+static void set_bound(rpc_listener *L)
+{
+    int port;
+    if (scheme_of(L->url) == SCHEME_IPC ||
+        nng_listener_get_int(L->l, NNG_OPT_TCP_BOUND_PORT, &port) != 0)
+        return;
+    const char *colon = strrchr(L->url, ':');
+    const char *sep = strstr(L->url, "://");
+    if (colon == NULL || sep == NULL || colon < sep + 3)
+        return;
+    snprintf(L->bound, sizeof L->bound, "%.*s:%d", (int)(colon - L->url),
+             L->url, port);
+}
+
+static int start_listener(rpc_server *srv, rpc_listener *L, char *err,
+                          size_t errlen)
+{
+    int rv = nng_listener_create(&L->l, srv->sock, L->url);
+    if (rv != 0) {
+        snprintf(err, errlen, "cannot listen on %s: %s", L->url,
+                 nng_strerror(rv));
+        return -EINVAL;
+    }
+    /* NNG's default is unlimited: one huge frame must not take the daemon's
+     * memory. Larger frames close that connection. */
+    rv = nng_listener_set_size(L->l, NNG_OPT_RECVMAXSZ,
+                               srv->cfg.max_request_bytes);
+    scheme sc = scheme_of(L->url);
+    if (rv == 0 && sc == SCHEME_IPC)
+        rv = nng_listener_set_int(L->l, NNG_OPT_IPC_PERMISSIONS, 0600);
+    if (rv == 0 && sc == SCHEME_TLS)
+        rv = nng_listener_set_ptr(L->l, NNG_OPT_TLS_CONFIG, srv->tls);
+    if (rv != 0) {
+        snprintf(err, errlen, "cannot configure %s: %s", L->url,
+                 nng_strerror(rv));
+        return -EINVAL;
+    }
+    rv = nng_listener_start(L->l, 0);
+    if (rv != 0) {
+        snprintf(err, errlen, "cannot listen on %s: %s", L->url,
+                 nng_strerror(rv));
+        return rv == NNG_EADDRINUSE ? -EADDRINUSE : -EINVAL;
+    }
+    L->started = true;
+    set_bound(L);
+    if (sc == SCHEME_TCP)
+        rpc_log(RPC_LOG_WARN,
+                "%s authenticates no one: anyone who can reach it may call "
+                "tkd (plain tcp was asked for; use tls+tcp:// outside a lab)",
+                L->bound);
+    return 0;
+}
+
+static void *watch_main(void *arg);
+
+int rpc__start_listeners(rpc_server *srv, char *err, size_t errlen)
+{
+    bool tls = false;
+    for (size_t i = 0; i < srv->n_listeners; i++)
+        tls = tls || scheme_of(srv->listeners[i].url) == SCHEME_TLS;
+    int rv = tls ? load_tls(srv, err, errlen) : 0;
+    for (size_t i = 0; rv == 0 && i < srv->n_listeners; i++)
+        rv = start_listener(srv, &srv->listeners[i], err, errlen);
+    if (rv != 0)
+        return rv;
+    pthread_mutex_lock(&srv->watch_mu);
+    srv->watching = pthread_create(&srv->watcher, NULL, watch_main, srv) == 0;
+    pthread_mutex_unlock(&srv->watch_mu);
+    return 0;
+}
+
+const char *rpc_server_bound_url(const rpc_server *srv, size_t i)
+{
+    return i < srv->n_listeners ? srv->listeners[i].bound : NULL;
+}
+
+/* ---- the watch: refusals that NNG only counts ----------------------------
+ */
+
+/* NNG's names of the counters of each kind, and what a count means. */
+static const struct {
+    const char *stats[2];
+    const char *meaning;
+} kinds[RPC_REFUSED_KINDS] = {
+    [RPC_REFUSED_LIMIT] = { { NULL, NULL }, NULL }, /* tkd's own counter */
+    [RPC_REFUSED_AUTH] = { { "auth", NULL },
+                           "failed the TLS handshake: a client with no "
+                           "certificate or one the clients' CA did not "
+                           "sign, or a client that refused tkd's" },
+    [RPC_REFUSED_PROTO] = { { "proto", NULL },
+                            "did not speak NNG's REQ protocol" },
+    [RPC_REFUSED_OTHER] = { { "other", NULL },
+                            "ended in an error (a frame larger than the "
+                            "request limit, a broken handshake, ...)" },
+    [RPC_REFUSED_ACCEPT] = { { "oom", "timeout" },
+                             "could not be accepted (out of memory, or timed "
+                             "out)" },
+};
+
+/* The statistics of listener id. Not nng_stat_find_listener: in NNG 1.5.2
+ * it searches the children by name alone and returns the first listener's,
+ * whatever the id. */
+static nng_stat *listener_stats(nng_stat *st, int id)
+{
+    if (nng_stat_type(st) == NNG_STAT_SCOPE &&
+        strcmp(nng_stat_name(st), "listener") == 0) {
+        nng_stat *sid = nng_stat_find(st, "id");
+        return sid != NULL && nng_stat_value(sid) == (uint64_t)id ? st : NULL;
+    }
+    for (nng_stat *c = nng_stat_child(st); c != NULL; c = nng_stat_next(c)) {
+        nng_stat *found = listener_stats(c, id);
+        if (found != NULL)
+            return found;
+    }
+    return NULL;
+}
+
+static uint64_t stat_sum(nng_stat *listener, const char *const names[2])
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 2 && names[i] != NULL; i++) {
+        nng_stat *st = nng_stat_find(listener, names[i]);
+        if (st != NULL)
+            v += nng_stat_value(st);
+    }
+    return v;
+}
+
+/* Logs what grew since the last look: at most one line a kind a listener
+ * a second, however many connections a flood brings. */
+static void look(rpc_server *srv)
+{
+    uint64_t limit = atomic_load(&srv->refused_limit);
+    if (limit > srv->logged_limit) {
+        rpc_log(RPC_LOG_WARN,
+                "refused %llu connection(s): %u were open, the most tkd "
+                "takes (its connection limit)",
+                (unsigned long long)(limit - srv->logged_limit),
+                srv->cfg.max_connections);
+        srv->logged_limit = limit;
+    }
+    nng_stat *all;
+    if (nng_stats_get(&all) != 0)
+        return;
+    for (size_t i = 0; i < srv->n_listeners; i++) {
+        rpc_listener *L = &srv->listeners[i];
+        nng_stat *ls =
+            L->started ? listener_stats(all, nng_listener_id(L->l)) : NULL;
+        for (int k = 0; ls != NULL && k < RPC_REFUSED_KINDS; k++) {
+            if (kinds[k].meaning == NULL)
+                continue;
+            uint64_t v = stat_sum(ls, kinds[k].stats);
+            if (v <= L->logged[k])
+                continue;
+            rpc_log(RPC_LOG_WARN, "%s: %llu connection(s) %s", L->bound,
+                    (unsigned long long)(v - L->logged[k]), kinds[k].meaning);
+            L->logged[k] = v;
+        }
+    }
+    nng_stats_free(all);
+}
+
+static void *watch_main(void *arg)
+{
+    rpc_server *srv = arg;
+    pthread_mutex_lock(&srv->watch_mu);
+    while (!srv->watch_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += 1;
+        pthread_cond_timedwait(&srv->watch_cv, &srv->watch_mu, &until);
+        if (!srv->watch_stop)
+            look(srv);
+    }
+    pthread_mutex_unlock(&srv->watch_mu);
+    return NULL;
+}
+
+void rpc__stop_listeners(rpc_server *srv)
+{
+    pthread_mutex_lock(&srv->watch_mu);
+    srv->watch_stop = true;
+    pthread_cond_signal(&srv->watch_cv);
+    bool join = srv->watching;
+    srv->watching = false;
+    pthread_mutex_unlock(&srv->watch_mu);
+    if (join)
+        pthread_join(srv->watcher, NULL);
+}
+
+/* The credentials the transport knows of a connection (ipc only), and
+ * whether its listener serves READs only. */
+static void read_peer(const rpc_server *srv, nng_pipe pipe, rpc_peer *peer)
 {
     uint64_t v;
     peer->conn = (uint32_t)nng_pipe_id(pipe);
     peer->uid = -1;
     peer->pid = -1;
+    peer->read_only = false;
+    int lid = nng_listener_id(nng_pipe_listener(pipe));
+    for (size_t i = 0; i < srv->n_listeners; i++)
+        if (srv->listeners[i].started &&
+            nng_listener_id(srv->listeners[i].l) == lid)
+            peer->read_only = srv->listeners[i].read_only;
     if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &v) == 0)
         peer->uid = (int64_t)v;
     if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_PID, &v) == 0)
@@ -68,7 +390,7 @@ static size_t peer_slot(const rpc_server *srv, uint32_t conn)
 static void remember_peer(rpc_server *srv, nng_pipe pipe)
 {
     rpc_peer p;
-    read_peer(pipe, &p);
+    read_peer(srv, pipe, &p);
     pthread_mutex_lock(&srv->peers_mu);
     size_t i = peer_slot(srv, p.conn);
     bool present = i < srv->n_peers && srv->peers[i].conn == p.conn;
@@ -114,7 +436,7 @@ void rpc__peer_of(rpc_server *srv, nng_pipe pipe, rpc_peer *peer)
         *peer = srv->peers[i];
     pthread_mutex_unlock(&srv->peers_mu);
     if (!found) /* a frame that beat the ADD_POST notification */
-        read_peer(pipe, peer);
+        read_peer(srv, pipe, peer);
 }
 
 /* A new connection during shutdown is refused (closing the listeners
@@ -125,17 +447,30 @@ void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
     rpc_server *srv = arg;
     if (ev == NNG_PIPE_EV_ADD_PRE) {
-        if (atomic_load(&srv->stopping))
+        /* Counted here, and uncounted at REM_POST, which NNG sends for
+         * every pipe that had ADD_PRE, closed here or not. */
+        unsigned open = atomic_fetch_add(&srv->connections, 1);
+        if (atomic_load(&srv->stopping)) {
             nng_pipe_close(pipe);
+        } else if (open >= srv->cfg.max_connections) {
+            atomic_fetch_add(&srv->refused_limit, 1);
+            nng_pipe_close(pipe);
+        }
         return;
     }
     if (ev == NNG_PIPE_EV_ADD_POST) {
         remember_peer(srv, pipe);
+        if (rpc_log_enabled(RPC_LOG_DEBUG))
+            rpc_log(RPC_LOG_DEBUG, "connection %u opened",
+                    (unsigned)nng_pipe_id(pipe));
         return;
     }
     if (ev != NNG_PIPE_EV_REM_POST)
         return;
     uint32_t conn = (uint32_t)nng_pipe_id(pipe);
+    atomic_fetch_sub(&srv->connections, 1);
+    if (rpc_log_enabled(RPC_LOG_DEBUG))
+        rpc_log(RPC_LOG_DEBUG, "connection %u closed", (unsigned)conn);
     forget_peer(srv, conn);
     rpc__connection_closed(srv, conn);
 }

@@ -92,6 +92,7 @@ typedef struct rpc_peer {
     uint32_t conn; /* the connection (NNG pipe) id; Cancel is scoped to it */
     int64_t uid;   /* -1 when the transport cannot tell (tcp) */
     int64_t pid;
+    bool read_only; /* it came on a listener that serves READs only */
 } rpc_peer;
 rpc_peer rpc_call_peer(const rpc_call *call);
 
@@ -177,6 +178,9 @@ enum {
     /* Runs on the receive path, before the queue, so it works when every
      * worker is busy. Only for handlers that never block (Cancel). */
     RPC_METHOD_INLINE = 1u << 0,
+    /* A READ whose last step writes (it has a commit point): a listener
+     * that serves READs only refuses it as it refuses a WRITE. */
+    RPC_METHOD_WRITES = 1u << 1,
 };
 
 typedef struct rpc_method {
@@ -195,12 +199,30 @@ typedef struct rpc_method {
 
 typedef struct rpc_server rpc_server;
 
+/* Who may call, by transport: ipc:// sockets are made 0600 and a peer of
+ * another uid is refused each call; tls+tcp:// needs mutual TLS (a client
+ * certificate signed by tls_ca, else the handshake fails and the refusal
+ * is logged); tcp:// authenticates no one and is refused unless
+ * allow_plain_tcp. Any other scheme is refused. */
 typedef struct rpc_config {
-    const char *const *listen; /* URLs; ipc sockets are made 0600 */
+    const char *const *listen; /* URLs serving every method */
     size_t n_listen;
-    unsigned workers;           /* threads running handlers */
-    unsigned queue_depth;       /* calls waiting for a worker */
-    size_t max_request_bytes;   /* NNG_OPT_RECVMAXSZ of every listener */
+    /* URLs serving READs only: a WRITE, or a READ that writes
+     * (RPC_METHOD_WRITES), is PERMISSION_DENIED there before it runs. */
+    const char *const *listen_read_only;
+    size_t n_listen_read_only;
+    const char *tls_cert; /* PEM: tkd's certificate (chain), for tls+tcp */
+    const char *tls_key;  /* PEM: its private key */
+    const char *tls_ca;   /* PEM: the CA(s) client certificates must chain to */
+    bool allow_plain_tcp; /* tcp:// with no authentication (a lab only) */
+    unsigned workers;     /* threads running handlers */
+    unsigned queue_depth; /* calls waiting for a worker */
+    size_t max_request_bytes; /* NNG_OPT_RECVMAXSZ of every listener */
+    /* Connections at once, all listeners together; one more is closed as
+     * it comes (logged). With max_request_bytes, the bound of the memory
+     * that unfinished frames can hold: NNG allocates a frame whole when
+     * its length arrives, so at most max_connections x max_request_bytes. */
+    unsigned max_connections;
     int64_t allowed_uid;        /* ipc peers must have this uid; -1: euid */
     uint32_t shutdown_grace_ms; /* how long shutdown waits for WRITEs */
     const char *version;        /* for Ping */
@@ -208,7 +230,8 @@ typedef struct rpc_config {
 
 #define RPC_DEFAULT_WORKERS 16u
 #define RPC_DEFAULT_QUEUE_DEPTH 64u
-#define RPC_DEFAULT_MAX_REQUEST_BYTES ((size_t)4 * 1024 * 1024)
+#define RPC_DEFAULT_MAX_REQUEST_BYTES ((size_t)1024 * 1024)
+#define RPC_DEFAULT_MAX_CONNECTIONS 128u
 #define RPC_DEFAULT_SHUTDOWN_GRACE_MS 60000u
 
 void rpc_config_init(rpc_config *cfg);
@@ -223,6 +246,10 @@ int rpc_server_add_service(rpc_server *srv, void *svc,
                            char *err, size_t errlen);
 /* Binds the listeners and starts serving. */
 int rpc_server_start(rpc_server *srv, char *err, size_t errlen);
+/* The URL listener i (of listen, then listen_read_only) is bound to, with
+ * the port the system chose for a tcp or tls+tcp port 0; NULL past the
+ * last. Valid until rpc_server_free. */
+const char *rpc_server_bound_url(const rpc_server *srv, size_t i);
 /* Stops accepting calls, cancels READ calls (cause SHUTDOWN), lets started
  * WRITE calls finish within shutdown_grace_ms, answers what waited in the
  * queue with UNAVAILABLE. Idempotent; blocks until done. */

@@ -90,9 +90,42 @@ typedef struct rpc_slot {
 #define RPC_TOMBSTONES 256u
 #define RPC_TOMBSTONE_TTL_NS (10LL * 1000000000LL)
 
+/* Listener counters of NNG (its per-listener statistics) that say a
+ * connection was refused or dropped for an error; logged as they grow. */
+enum {
+    RPC_REFUSED_LIMIT,  /* "reject": closed as it came (connection limit) */
+    RPC_REFUSED_AUTH,   /* "auth": the TLS handshake failed */
+    RPC_REFUSED_PROTO,  /* "proto": not NNG's SP protocol, or not REQ */
+    RPC_REFUSED_OTHER,  /* "other": a frame over max_request_bytes among them */
+    RPC_REFUSED_ACCEPT, /* "oom", "timeout": the accept itself failed */
+    RPC_REFUSED_KINDS,
+};
+
+/* A listener: what it is, and what has been logged of its counters. */
+typedef struct rpc_listener {
+    const char *url; /* as configured */
+    char bound[320]; /* with the port the system chose */
+    nng_listener l;
+    bool started;
+    bool read_only;
+    uint64_t logged[RPC_REFUSED_KINDS]; /* watch_mu */
+} rpc_listener;
+
 struct rpc_server {
     rpc_config cfg;
     char **listen_urls;
+    rpc_listener *listeners; /* listen, then listen_read_only */
+    size_t n_listeners;
+    void *tls;          /* nng_tls_config *, for the tls+tcp:// listeners */
+    char *tls_files[3]; /* cert, key, ca: kept copies of the config's */
+    _Atomic unsigned connections;
+    _Atomic uint64_t refused_limit; /* closed as they came: the limit */
+    uint64_t logged_limit;          /* watch_mu */
+    /* The listener watch: wakes every second, logs refusals. */
+    pthread_mutex_t watch_mu;
+    pthread_cond_t watch_cv; /* CLOCK_MONOTONIC */
+    bool watch_stop, watching;
+    pthread_t watcher;
     int64_t allowed_uid;
     int64_t t_start;
     char version[64];
@@ -148,8 +181,14 @@ void rpc_call__cancel(rpc_call *call, rpc_cause cause);
 void rpc_arena__free(rpc_arena_block **arena);
 
 /* listen.c: the listeners and the connections' credentials. */
-int rpc__start_listener(rpc_server *srv, const char *url, nng_listener *l,
-                        char *err, size_t errlen);
+/* Checks the listen URLs against the transports and TLS files configured
+ * (in rpc_server_new); fills srv->listeners. */
+int rpc__check_listeners(rpc_server *srv, char *err, size_t errlen);
+/* Binds every listener and starts the watch (rpc_server_start). */
+int rpc__start_listeners(rpc_server *srv, char *err, size_t errlen);
+/* Stops the watch and frees what the listeners hold (the socket is closed
+ * by then, or about to be left behind). */
+void rpc__stop_listeners(rpc_server *srv);
 /* The pipe notification (ADD_PRE, ADD_POST, REM_POST) of the socket. */
 void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg);
 /* The credentials of the connection a frame came on. */

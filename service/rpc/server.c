@@ -20,6 +20,7 @@
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
+#include <nng/supplemental/tls/tls.h>
 #include <nng/supplemental/util/platform.h>
 
 #include "rpc_int.h"
@@ -71,16 +72,15 @@ void rpc_config_init(rpc_config *cfg)
     cfg->workers = RPC_DEFAULT_WORKERS;
     cfg->queue_depth = RPC_DEFAULT_QUEUE_DEPTH;
     cfg->max_request_bytes = RPC_DEFAULT_MAX_REQUEST_BYTES;
+    cfg->max_connections = RPC_DEFAULT_MAX_CONNECTIONS;
     cfg->allowed_uid = -1;
     cfg->shutdown_grace_ms = RPC_DEFAULT_SHUTDOWN_GRACE_MS;
     cfg->version = "unknown";
 }
 
-int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,
-                   size_t errlen)
+static int check_config(const rpc_config *cfg, char *err, size_t errlen)
 {
-    *out = NULL;
-    if (cfg->n_listen == 0) {
+    if (cfg->n_listen + cfg->n_listen_read_only == 0) {
         set_err(err, errlen, "no listen address");
         return -EINVAL;
     }
@@ -97,24 +97,52 @@ int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,
         set_err(err, errlen, "max request bytes must be at least 64");
         return -EINVAL;
     }
-    rpc_server *srv = calloc(1, sizeof *srv);
-    if (srv == NULL)
+    if (cfg->max_connections == 0) {
+        set_err(err, errlen, "max connections must be at least 1");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* strdup, NULL staying NULL; false when out of memory. */
+static bool keep(char **out, const char *s)
+{
+    *out = s != NULL ? strdup(s) : NULL;
+    return s == NULL || *out != NULL;
+}
+
+/* Copies of the configuration's strings, which the caller may free. */
+static int keep_config(rpc_server *srv, const rpc_config *cfg)
+{
+    size_t n = cfg->n_listen + cfg->n_listen_read_only;
+    srv->listen_urls = calloc(n, sizeof *srv->listen_urls);
+    if (srv->listen_urls == NULL)
         return -ENOMEM;
-    srv->cfg = *cfg;
-    srv->allowed_uid =
-        cfg->allowed_uid >= 0 ? cfg->allowed_uid : (int64_t)geteuid();
+    for (size_t i = 0; i < n; i++) {
+        const char *url = i < cfg->n_listen
+                              ? cfg->listen[i]
+                              : cfg->listen_read_only[i - cfg->n_listen];
+        if (!keep(&srv->listen_urls[i], url))
+            return -ENOMEM;
+    }
+    srv->cfg.listen = (const char *const *)srv->listen_urls;
+    srv->cfg.listen_read_only =
+        (const char *const *)srv->listen_urls + cfg->n_listen;
+    if (!keep(&srv->tls_files[0], cfg->tls_cert) ||
+        !keep(&srv->tls_files[1], cfg->tls_key) ||
+        !keep(&srv->tls_files[2], cfg->tls_ca))
+        return -ENOMEM;
+    srv->cfg.tls_cert = srv->tls_files[0];
+    srv->cfg.tls_key = srv->tls_files[1];
+    srv->cfg.tls_ca = srv->tls_files[2];
     snprintf(srv->version, sizeof srv->version, "%s",
              cfg->version ? cfg->version : "unknown");
     srv->cfg.version = srv->version;
-    srv->listen_urls = calloc(cfg->n_listen, sizeof *srv->listen_urls);
-    if (srv->listen_urls == NULL)
-        goto nomem;
-    for (size_t i = 0; i < cfg->n_listen; i++) {
-        srv->listen_urls[i] = strdup(cfg->listen[i]);
-        if (srv->listen_urls[i] == NULL)
-            goto nomem;
-    }
-    srv->cfg.listen = (const char *const *)srv->listen_urls;
+    return 0;
+}
+
+static void init_sync(rpc_server *srv)
+{
     /* Timed waits are on the monotonic clock, like every deadline. */
     pthread_condattr_t mono;
     pthread_condattr_init(&mono);
@@ -124,29 +152,47 @@ int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,
     pthread_mutex_init(&srv->pool_mu, NULL);
     pthread_cond_init(&srv->pool_cv, NULL);
     pthread_cond_init(&srv->reaper_cv, &mono);
+    pthread_mutex_init(&srv->watch_mu, NULL);
+    pthread_cond_init(&srv->watch_cv, &mono);
     pthread_condattr_destroy(&mono);
-    srv->reaper_until = INT64_MIN;
     pthread_mutex_init(&srv->life_mu, NULL);
     pthread_mutex_init(&srv->peers_mu, NULL);
     atomic_init(&srv->stopping, false);
     atomic_init(&srv->avg_service_us, 0);
+    atomic_init(&srv->connections, 0);
+    atomic_init(&srv->refused_limit, 0);
+}
+
+int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,
+                   size_t errlen)
+{
+    *out = NULL;
+    int rv = check_config(cfg, err, errlen);
+    if (rv != 0)
+        return rv;
+    rpc_server *srv = calloc(1, sizeof *srv);
+    if (srv == NULL)
+        return -ENOMEM;
+    init_sync(srv);
+    srv->cfg = *cfg;
+    srv->allowed_uid =
+        cfg->allowed_uid >= 0 ? cfg->allowed_uid : (int64_t)geteuid();
+    srv->reaper_until = INT64_MIN;
     srv->t_start = rpc_now_ns();
-    int rv = rpc_server_add_service(srv, srv, rpc_control__methods,
+    rv = keep_config(srv, cfg);
+    if (rv == 0)
+        rv = rpc__check_listeners(srv, err, errlen);
+    if (rv == 0)
+        rv = rpc_server_add_service(srv, srv, rpc_control__methods,
                                     rpc_control__n_methods, err, errlen);
     if (rv != 0) {
+        if (rv == -ENOMEM)
+            set_err(err, errlen, "out of memory");
         rpc_server_free(srv);
         return rv;
     }
     *out = srv;
     return 0;
-nomem:
-    if (srv->listen_urls != NULL) {
-        for (size_t i = 0; i < cfg->n_listen; i++)
-            free(srv->listen_urls[i]);
-        free(srv->listen_urls);
-    }
-    free(srv);
-    return -ENOMEM;
 }
 
 static int method_cmp(const void *a, const void *b)
@@ -309,12 +355,8 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen)
         goto done;
     }
     srv->reaper_running = true;
-    for (size_t i = 0; i < srv->cfg.n_listen; i++) {
-        nng_listener l; /* closed with the socket */
-        rv = rpc__start_listener(srv, srv->cfg.listen[i], &l, err, errlen);
-        if (rv != 0)
-            goto done;
-    }
+    if ((rv = rpc__start_listeners(srv, err, errlen)) != 0)
+        goto done;
     pthread_mutex_lock(&srv->reg_mu);
     for (size_t i = 0; i < srv->n_slots; i++)
         arm_recv(&srv->slots[i]);
@@ -765,6 +807,16 @@ static void on_request(rpc_slot *s, nng_msg *msg)
                call->request->method);
         return;
     }
+    const rpc_method *m = call->reg->method;
+    if (call->peer.read_only &&
+        (m->kind == RPC_WRITE || (m->flags & RPC_METHOD_WRITES))) {
+        answer(s, RPC_PERMISSION_DENIED, "READ_ONLY_LISTENER", RPC_CAUSE_NONE,
+               0,
+               "%s writes, and the listener this call came on serves reads "
+               "only; call it on one that serves every method",
+               m->name);
+        return;
+    }
     set_deadlines(call);
     bool dup_done = false;
     if (!register_call(s, &dup_done)) {
@@ -1068,6 +1120,7 @@ static bool close_bounded(rpc_server *srv)
  * (clean), the workers are joined and the socket closed. */
 static void stop_threads(rpc_server *srv, bool clean)
 {
+    rpc__stop_listeners(srv);
     pthread_mutex_lock(&srv->pool_mu);
     srv->pool_stop = true;
     pthread_cond_broadcast(&srv->pool_cv);
@@ -1160,9 +1213,19 @@ void rpc_server_free(rpc_server *srv)
     free(srv->queue);
     free(srv->threads);
     free(srv->methods);
-    for (size_t i = 0; i < srv->cfg.n_listen; i++)
+    rpc__stop_listeners(srv);
+    if (srv->tls != NULL)
+        nng_tls_config_free(srv->tls);
+    free(srv->listeners);
+    for (size_t i = 0; srv->listen_urls != NULL &&
+                       i < srv->cfg.n_listen + srv->cfg.n_listen_read_only;
+         i++)
         free(srv->listen_urls[i]);
     free(srv->listen_urls);
+    for (size_t i = 0; i < 3; i++)
+        free(srv->tls_files[i]);
+    pthread_mutex_destroy(&srv->watch_mu);
+    pthread_cond_destroy(&srv->watch_cv);
     pthread_mutex_destroy(&srv->reg_mu);
     pthread_cond_destroy(&srv->reg_cv);
     pthread_mutex_destroy(&srv->pool_mu);

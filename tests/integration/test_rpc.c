@@ -45,6 +45,7 @@
 typedef struct fixture {
     char dir[256];
     char url[320];
+    char url_ro[320]; /* a listener serving READs only, when asked for */
     char path[300];
     testsvc svc;
     rpc_server *srv;
@@ -55,6 +56,7 @@ typedef struct fx_opts {
     unsigned workers, queue_depth;
     size_t max_request_bytes;
     int64_t allowed_uid;
+    bool read_only_listener;
 } fx_opts;
 
 static void fx_start(fixture *fx, const fx_opts *o)
@@ -66,9 +68,14 @@ static void fx_start(fixture *fx, const fx_opts *o)
     testsvc_init(&fx->svc);
     rpc_config cfg;
     rpc_config_init(&cfg);
-    const char *listen = fx->url;
+    const char *listen = fx->url, *listen_ro = fx->url_ro;
     cfg.listen = &listen;
     cfg.n_listen = 1;
+    if (o != NULL && o->read_only_listener) {
+        snprintf(fx->url_ro, sizeof fx->url_ro, "ipc://%s/ro.sock", fx->dir);
+        cfg.listen_read_only = &listen_ro;
+        cfg.n_listen_read_only = 1;
+    }
     cfg.version = "test";
     cfg.shutdown_grace_ms = 5000;
     if (o != NULL) {
@@ -494,6 +501,45 @@ static void test_strings_in_the_envelope(void **state)
     tk__v1__reply__free_unpacked(rep, NULL);
 
     nng_close(r.sock);
+    fx_stop(&fx);
+}
+
+/* A listener that serves READs only: a READ runs there; a WRITE and a
+ * READ that writes (a commit point) are PERMISSION_DENIED before they run.
+ * The same WRITE runs on the fixture's other listener. */
+static void test_read_only_listener(void **state)
+{
+    (void)state;
+    fixture fx;
+    fx_opts o = { .read_only_listener = true };
+    fx_start(&fx, &o);
+    tk_client *ro;
+    assert_int_equal(tk_client_open(&ro, fx.url_ro, NULL, 0), 0);
+    tk_status st;
+    assert_int_equal(
+        call_ping_like(ro, WAIT_METHOD, NULL, 100, NULL, &st, NULL),
+        TK_CODE_DEADLINE_EXCEEDED);
+    assert_true(st.from_server);
+    tk_status_clear(&st);
+    sem_wait_ok(&fx.svc.entered, "the Wait to run");
+    static const char *const writes[] = { WRITE_METHOD, "tk.test.Test/Commit" };
+    for (size_t i = 0; i < 2; i++) {
+        int code = call_ping_like(ro, writes[i], "0", 5000, NULL, &st, NULL);
+        if (code != TK_CODE_PERMISSION_DENIED ||
+            strcmp(st.reason, "READ_ONLY_LISTENER") != 0)
+            fail_msg("%s: %s %s (%s)", writes[i], tk_code_name(code), st.reason,
+                     st.message);
+        assert_false(st.write_completed);
+        tk_status_clear(&st);
+    }
+    assert_int_equal(sem_trywait(&fx.svc.entered), -1); /* neither ran */
+    assert_int_equal(atomic_load(&fx.svc.write_runs), 0);
+    assert_int_equal(
+        call_ping_like(fx.client, WRITE_METHOD, "0", 5000, NULL, &st, NULL),
+        TK_CODE_OK);
+    tk_status_clear(&st);
+    assert_int_equal(atomic_load(&fx.svc.write_runs), 1);
+    tk_client_close(ro);
     fx_stop(&fx);
 }
 
@@ -2157,6 +2203,7 @@ int main(void)
         cmocka_unit_test(test_list_methods),
         cmocka_unit_test(test_bad_frame_then_serves),
         cmocka_unit_test(test_unknown_method),
+        cmocka_unit_test(test_read_only_listener),
         cmocka_unit_test(test_strings_in_the_envelope),
         cmocka_unit_test(test_undecodable_payload),
         cmocka_unit_test(test_nul_in_string_field),

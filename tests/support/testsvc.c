@@ -207,6 +207,7 @@ static const rpc_method test_methods[] = {
         .default_timeout_ms = 60000,
         .ceiling_ms = 600000,
         .handler = commit_handler,
+        .flags = RPC_METHOD_WRITES,
     },
 };
 
