@@ -12,6 +12,7 @@
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
+#include <nng/supplemental/tls/tls.h>
 #include <nng/supplemental/util/platform.h>
 
 #include <tk/client.h>
@@ -58,12 +59,166 @@ struct tk_cancel {
     uint64_t call_id;
 };
 
-int tk_client_open(tk_client **out, const char *url, char *errbuf,
-                   size_t errlen)
+static void set_errbuf(char *errbuf, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_errbuf(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+    if (errbuf == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(errbuf, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* A PEM file whole, NUL-terminated (malloc'd); NULL with errbuf set. A
+ * certificate chain is a few KiB; 64 KiB is more than any needs. */
+static char *read_pem(const char *what, const char *path, char *errbuf,
+                      size_t errlen)
+{
+    enum { PEM_MAX = 64 * 1024 };
+    char ebuf[128];
+    FILE *f = fopen(path, "re");
+    if (f == NULL) {
+        set_errbuf(errbuf, errlen, "%s %s: %s", what, path,
+                   strerror_r(errno, ebuf, sizeof ebuf));
+        return NULL;
+    }
+    char *buf = malloc(PEM_MAX + 1);
+    size_t len = buf != NULL ? fread(buf, 1, PEM_MAX + 1, f) : 0;
+    bool bad = buf == NULL || ferror(f) || len > PEM_MAX;
+    (void)fclose(f); /* read only: nothing is lost if it fails */
+    if (bad) {
+        set_errbuf(errbuf, errlen, "%s %s: unreadable, or over 64 KiB", what,
+                   path);
+        free(buf);
+        return NULL;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+/* The host of a URL ("h" of tls+tcp://h:1, "::1" of tls+tcp://[::1]:1). */
+static void url_host(char *out, size_t len, const char *url)
+{
+    const char *h = strstr(url, "://");
+    h = h != NULL ? h + 3 : url;
+    const char *end = strrchr(h, ':');
+    size_t n = end != NULL ? (size_t)(end - h) : strlen(h);
+    if (n >= 2 && h[0] == '[' && h[n - 1] == ']') {
+        h++;
+        n -= 2;
+    }
+    snprintf(out, len, "%.*s", (int)n, h);
+}
+
+/* The client side of mutual TLS, on dialer d. TK_OK, or an error with
+ * errbuf set. */
+static int tls_setup(nng_dialer d, const char *url, const tk_client_opts *o,
+                     char *errbuf, size_t errlen)
+{
+    nng_tls_config *cfg = NULL;
+    char *cert = NULL, *key = NULL, host[256];
+    int rv = TK_ERR_ARG, e = nng_tls_config_alloc(&cfg, NNG_TLS_MODE_CLIENT);
+    if (e != 0) {
+        set_errbuf(errbuf, errlen, "TLS: %s", nng_strerror(e));
+        return TK_ERR_NOMEM;
+    }
+    if (o->tls_ca == NULL) {
+        set_errbuf(errbuf, errlen,
+                   "%s needs the CA that signed tkd's certificate "
+                   "(TK_TLS_CA, tkcall --cacert)",
+                   url);
+        goto done;
+    }
+    if ((e = nng_tls_config_ca_file(cfg, o->tls_ca)) != 0) {
+        set_errbuf(errbuf, errlen, "the CA %s: %s", o->tls_ca, nng_strerror(e));
+        goto done;
+    }
+    if ((o->tls_cert == NULL) != (o->tls_key == NULL)) {
+        set_errbuf(errbuf, errlen,
+                   "a client certificate needs its key, and a key its "
+                   "certificate (TK_TLS_CERT and TK_TLS_KEY)");
+        goto done;
+    }
+    if (o->tls_cert != NULL) {
+        cert = read_pem("the certificate", o->tls_cert, errbuf, errlen);
+        key = cert != NULL ? read_pem("the key", o->tls_key, errbuf, errlen)
+                           : NULL;
+        if (key == NULL)
+            goto done;
+        if ((e = nng_tls_config_own_cert(cfg, cert, key, NULL)) != 0) {
+            set_errbuf(errbuf, errlen, "the certificate %s and key %s: %s",
+                       o->tls_cert, o->tls_key, nng_strerror(e));
+            goto done;
+        }
+    }
+    url_host(host, sizeof host, url);
+    e = nng_tls_config_server_name(
+        cfg, o->tls_server_name != NULL ? o->tls_server_name : host);
+    if (e == 0)
+        e = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, cfg);
+    if (e != 0) {
+        set_errbuf(errbuf, errlen, "TLS: %s", nng_strerror(e));
+        goto done;
+    }
+    rv = TK_OK;
+done:
+    if (key != NULL)
+        explicit_bzero(key, strlen(key));
+    free(key);
+    free(cert);
+    nng_tls_config_free(cfg); /* the dialer holds its own reference */
+    return rv;
+}
+
+/* Dials c->url (a TLS dialer set up first where the URL asks for one). */
+static int dial(tk_client *c, const tk_client_opts *o, char *errbuf,
+                size_t errlen)
+{
+    nng_dialer d;
+    int rv = nng_dialer_create(&d, c->sock, c->url);
+    if (rv != 0) {
+        set_errbuf(errbuf, errlen, "cannot connect to %s: %s", c->url,
+                   nng_strerror(rv));
+        /* A URL NNG cannot parse is the caller's mistake, not a down tkd. */
+        return rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? TK_ERR_ARG
+                                                         : TK_ERR_CONNECT;
+    }
+    if (strncmp(c->url, "tls+", 4) == 0) {
+        int t = tls_setup(d, c->url, o, errbuf, errlen);
+        if (t != TK_OK)
+            return t;
+    }
+    rv = nng_dialer_start(d, 0);
+    if (rv == 0)
+        return TK_OK;
+    const char *hint = "";
+    if (rv == NNG_ECONNREFUSED || rv == NNG_ENOENT)
+        hint = " (is tkd running there?)";
+    else if (strncmp(c->url, "tls+", 4) == 0)
+        hint = " (the TLS handshake failed: tkd refuses a client without a "
+               "certificate its CA signed, and this client refuses a tkd "
+               "whose certificate TK_TLS_CA did not sign or that does not "
+               "name the host)";
+    set_errbuf(errbuf, errlen, "cannot connect to %s: %s%s", c->url,
+               nng_strerror(rv), hint);
+    return rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? TK_ERR_ARG
+                                                     : TK_ERR_CONNECT;
+}
+
+int tk_client_open_opts(tk_client **out, const char *url,
+                        const tk_client_opts *opts, char *errbuf, size_t errlen)
 {
     if (out == NULL || url == NULL)
         return TK_ERR_ARG;
     *out = NULL;
+    tk_client_opts env = {
+        .tls_ca = getenv("TK_TLS_CA"),
+        .tls_cert = getenv("TK_TLS_CERT"),
+        .tls_key = getenv("TK_TLS_KEY"),
+    };
+    const tk_client_opts *o = opts != NULL ? opts : &env;
     tk_client *c = calloc(1, sizeof *c);
     if (c == NULL)
         return TK_ERR_NOMEM;
@@ -79,21 +234,12 @@ int tk_client_open(tk_client **out, const char *url, char *errbuf,
      * the client never repeats itself. */
     rv = nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME,
                            NNG_DURATION_INFINITE);
-    if (rv == 0)
-        rv = nng_dial(c->sock, url, NULL, 0);
-    if (rv != 0) {
-        if (errbuf != NULL && errlen > 0)
-            snprintf(errbuf, errlen, "cannot connect to %s: %s%s", url,
-                     nng_strerror(rv),
-                     rv == NNG_ECONNREFUSED || rv == NNG_ENOENT
-                         ? " (is tkd running there?)"
-                         : "");
+    int trv = rv == 0 ? dial(c, o, errbuf, errlen) : TK_ERR_NOMEM;
+    if (trv != TK_OK) {
         nng_close(c->sock);
         free(c->url);
         free(c);
-        /* A URL NNG cannot parse is the caller's mistake, not a down tkd. */
-        return rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? TK_ERR_ARG
-                                                         : TK_ERR_CONNECT;
+        return trv;
     }
     /* Call ids need only be unique per connection; a random start keeps
      * the ids of different clients apart in tkd's log. */
@@ -104,6 +250,12 @@ int tk_client_open(tk_client **out, const char *url, char *errbuf,
     pthread_mutex_init(&c->mu, NULL);
     *out = c;
     return TK_OK;
+}
+
+int tk_client_open(tk_client **out, const char *url, char *errbuf,
+                   size_t errlen)
+{
+    return tk_client_open_opts(out, url, NULL, errbuf, errlen);
 }
 
 void tk_client_close(tk_client *client)

@@ -43,6 +43,11 @@ static const char usage_text[] =
     "  -a, --addr URL          tkd's address; default $TK_ADDR, else\n"
     "                          ipc://$XDG_RUNTIME_DIR/tk/tkd.sock, else\n"
     "                          ipc:///tmp/tk-$UID/tkd.sock\n"
+    "      --cacert FILE       for tls+tcp://: the CA (PEM) that signed\n"
+    "                          tkd's certificate; default $TK_TLS_CA\n"
+    "      --cert FILE         this client's certificate (PEM), which tkd\n"
+    "                          requires; default $TK_TLS_CERT\n"
+    "      --key FILE          its private key (PEM); default $TK_TLS_KEY\n"
     "  -t, --timeout DURATION  the call's deadline, enforced by tkd\n"
     "                          (default 30s): 500ms, 30s, 1.5s, 2m, 1h, or a\n"
     "                          bare number of seconds; 0 means the method's\n"
@@ -97,6 +102,7 @@ typedef struct sigctl {
 
 typedef struct tkcall {
     char addr[ADDR_MAX];
+    tk_client_opts tls; /* --cacert, --cert, --key over TK_TLS_* */
     uint32_t timeout_ms;
     const char *data; /* -d, or NULL for {} */
     int json_flags;
@@ -399,14 +405,19 @@ static int open_client(tkcall *t, tk_status *st)
     if (t->client != NULL)
         return TK_CODE_OK;
     char err[512] = "";
-    if (tk_client_open(&t->client, t->addr, err, sizeof err) == TK_OK)
+    int rv = tk_client_open_opts(&t->client, t->addr, &t->tls, err, sizeof err);
+    if (rv == TK_OK)
         return TK_CODE_OK;
-    return make_status(st, TK_CODE_UNAVAILABLE,
-                       "tkd is not running at %s (%s); start it with "
-                       "`tkd --listen %s` (or `tkd` for the default "
-                       "address), or point tkcall at a running tkd with "
-                       "--addr URL or TK_ADDR",
-                       t->addr, err, t->addr);
+    /* Nothing listens there: say how to start one. Anything else (a TLS
+     * handshake, a certificate file) is said as it is. */
+    if (rv == TK_ERR_CONNECT && strstr(err, "is tkd running there?") != NULL)
+        return make_status(st, TK_CODE_UNAVAILABLE,
+                           "tkd is not running at %s (%s); start it with "
+                           "`tkd --listen %s` (or `tkd` for the default "
+                           "address), or point tkcall at a running tkd with "
+                           "--addr URL or TK_ADDR",
+                           t->addr, err, t->addr);
+    return make_status(st, TK_CODE_UNAVAILABLE, "cannot reach tkd: %s", err);
 }
 
 static int run_call(tkcall *t, const char *method,
@@ -870,11 +881,19 @@ static int dispatch(tkcall *t)
                        t->args[0]);
 }
 
+enum { OPT_CACERT = 1000, OPT_CERT, OPT_KEY };
+
 /* Returns -1 to go on, or the status to exit with now. */
 static int parse_args(tkcall *t, int argc, char **argv)
 {
+    t->tls = (tk_client_opts){ .tls_ca = getenv("TK_TLS_CA"),
+                               .tls_cert = getenv("TK_TLS_CERT"),
+                               .tls_key = getenv("TK_TLS_KEY") };
     static const struct option longopts[] = {
         { "addr", required_argument, NULL, 'a' },
+        { "cacert", required_argument, NULL, OPT_CACERT },
+        { "cert", required_argument, NULL, OPT_CERT },
+        { "key", required_argument, NULL, OPT_KEY },
         { "timeout", required_argument, NULL, 't' },
         { "data", required_argument, NULL, 'd' },
         { "emit-defaults", no_argument, NULL, 'D' },
@@ -889,6 +908,15 @@ static int parse_args(tkcall *t, int argc, char **argv)
         switch (c) {
         case 'a':
             addr = optarg;
+            break;
+        case OPT_CACERT:
+            t->tls.tls_ca = optarg;
+            break;
+        case OPT_CERT:
+            t->tls.tls_cert = optarg;
+            break;
+        case OPT_KEY:
+            t->tls.tls_key = optarg;
             break;
         case 't':
             if (parse_duration(&t->timeout_ms, optarg) != 0)

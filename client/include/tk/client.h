@@ -125,10 +125,27 @@ typedef struct tk_client tk_client;
  * Returns 0, or TK_ERR_ARG when buf is too small. */
 int tk_default_address(char *buf, size_t len);
 
-/* Dials url (ipc:///path, tcp://host:port). Fails with TK_ERR_CONNECT when
- * nothing listens there, TK_ERR_ARG when url is not a URL NNG knows; once
- * connected, the client reconnects on its own.
+/* How a client dials tls+tcp:// (mutual TLS: tkd requires a client
+ * certificate). Every field may be NULL. */
+typedef struct tk_client_opts {
+    const char *tls_ca;   /* PEM: the CA that signed tkd's certificate */
+    const char *tls_cert; /* PEM: this client's certificate (chain) */
+    const char *tls_key;  /* PEM: its private key */
+    /* The name tkd's certificate must carry; NULL: the URL's host. */
+    const char *tls_server_name;
+} tk_client_opts;
+
+/* Dials url: ipc:///path, tls+tcp://host:port (with opts' TLS files), or
+ * tcp://host:port (a tkd started with --insecure-plain-tcp). opts NULL:
+ * the TLS files named by TK_TLS_CA, TK_TLS_CERT and TK_TLS_KEY. Fails with
+ * TK_ERR_CONNECT when nothing listens there or the TLS handshake fails,
+ * TK_ERR_ARG when url is not a URL NNG knows or a TLS file cannot be
+ * used; once connected, the client reconnects on its own.
  * errbuf (may be NULL) receives a message for humans. */
+int tk_client_open_opts(tk_client **out, const char *url,
+                        const tk_client_opts *opts, char *errbuf,
+                        size_t errlen);
+/* tk_client_open_opts with opts NULL. */
 int tk_client_open(tk_client **out, const char *url, char *errbuf,
                    size_t errlen);
 /* No call and no tk_cancel_fire (which calls through the client) may be in
