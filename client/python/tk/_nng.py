@@ -29,6 +29,8 @@ ECONNSHUT = 31
 
 DURATION_INFINITE = -1
 OPT_REQ_RESENDTIME = b"req:resend-time"
+OPT_TLS_CONFIG = b"tls-config"
+TLS_MODE_CLIENT = 0
 
 
 class Socket(ctypes.Structure):
@@ -36,6 +38,10 @@ class Socket(ctypes.Structure):
 
 
 class Ctx(ctypes.Structure):
+    _fields_ = [("id", c_uint32)]
+
+
+class Dialer(ctypes.Structure):
     _fields_ = [("id", c_uint32)]
 
 
@@ -61,6 +67,14 @@ _SIGNATURES = {
     "nng_req0_open": (c_int, [POINTER(Socket)]),
     "nng_socket_set_ms": (c_int, [Socket, c_char_p, c_int32]),
     "nng_dial": (c_int, [Socket, c_char_p, c_void_p, c_int]),
+    "nng_dialer_create": (c_int, [POINTER(Dialer), Socket, c_char_p]),
+    "nng_dialer_set_ptr": (c_int, [Dialer, c_char_p, c_void_p]),
+    "nng_dialer_start": (c_int, [Dialer, c_int]),
+    "nng_tls_config_alloc": (c_int, [POINTER(c_void_p), c_int]),
+    "nng_tls_config_free": (None, [c_void_p]),
+    "nng_tls_config_ca_file": (c_int, [c_void_p, c_char_p]),
+    "nng_tls_config_own_cert": (c_int, [c_void_p, c_char_p, c_char_p, c_char_p]),
+    "nng_tls_config_server_name": (c_int, [c_void_p, c_char_p]),
     "nng_close": (c_int, [Socket]),
     "nng_ctx_open": (c_int, [POINTER(Ctx), Socket]),
     "nng_ctx_close": (c_int, [Ctx]),
@@ -103,8 +117,57 @@ def _check(rv: int, what: str) -> None:
         raise NngError(rv, what)
 
 
-def open_req(url: str) -> Socket:
-    """A REQ socket dialed to url, with resend disabled (at most once)."""
+class TlsFiles:
+    """The client side of mutual TLS: the CA that signed tkd's certificate,
+    this client's certificate and key (PEM files), and the name tkd's
+    certificate must carry (None: the URL's host)."""
+
+    def __init__(self, ca: Optional[str], cert: Optional[str],
+                 key: Optional[str], server_name: Optional[str]) -> None:
+        self.ca, self.cert, self.key = ca, cert, key
+        self.server_name = server_name
+
+
+def _url_host(url: str) -> str:
+    host = url.split("://", 1)[-1].rsplit(":", 1)[0]
+    return host[1:-1] if host.startswith("[") and host.endswith("]") else host
+
+
+def _tls_config(url: str, tls: TlsFiles) -> c_void_p:
+    """An nng_tls_config for dialing url; ValueError for files that cannot
+    be used (the message names them)."""
+    if not tls.ca:
+        raise ValueError("%s needs the CA that signed tkd's certificate "
+                         "(tls_ca, or TK_TLS_CA)" % url)
+    if bool(tls.cert) != bool(tls.key):
+        raise ValueError("a client certificate needs its key, and a key its "
+                         "certificate (tls_cert and tls_key)")
+    cfg = c_void_p()
+    _check(_lib.nng_tls_config_alloc(byref(cfg), TLS_MODE_CLIENT), "TLS")
+    try:
+        rv = _lib.nng_tls_config_ca_file(cfg, tls.ca.encode())
+        if rv != 0:
+            raise ValueError("the CA %s: %s" % (tls.ca, strerror(rv)))
+        if tls.cert and tls.key:
+            with open(tls.cert, "rb") as f:
+                cert = f.read()
+            with open(tls.key, "rb") as f:
+                key = f.read()
+            rv = _lib.nng_tls_config_own_cert(cfg, cert, key, None)
+            if rv != 0:
+                raise ValueError("the certificate %s and key %s: %s"
+                                 % (tls.cert, tls.key, strerror(rv)))
+        name = tls.server_name or _url_host(url)
+        _check(_lib.nng_tls_config_server_name(cfg, name.encode()), "TLS")
+    except BaseException:
+        _lib.nng_tls_config_free(cfg)
+        raise
+    return cfg
+
+
+def open_req(url: str, tls: Optional[TlsFiles] = None) -> Socket:
+    """A REQ socket dialed to url, with resend disabled (at most once);
+    tls+tcp:// with tls's files."""
     sock = Socket()
     _check(_lib.nng_req0_open(byref(sock)), "nng_req0_open")
     try:
@@ -114,8 +177,17 @@ def open_req(url: str) -> Socket:
             _lib.nng_socket_set_ms(sock, OPT_REQ_RESENDTIME, DURATION_INFINITE),
             "setting " + OPT_REQ_RESENDTIME.decode(),
         )
-        _check(_lib.nng_dial(sock, url.encode(), None, 0), "cannot connect to " + url)
-    except NngError:
+        dialer = Dialer()
+        _check(_lib.nng_dialer_create(byref(dialer), sock, url.encode()),
+               "cannot connect to " + url)
+        if url.startswith("tls+"):
+            cfg = _tls_config(url, tls or TlsFiles(None, None, None, None))
+            try:
+                _check(_lib.nng_dialer_set_ptr(dialer, OPT_TLS_CONFIG, cfg), "TLS")
+            finally:
+                _lib.nng_tls_config_free(cfg)  # the dialer holds a reference
+        _check(_lib.nng_dialer_start(dialer, 0), "cannot connect to " + url)
+    except BaseException:
         _lib.nng_close(sock)
         raise
     return sock

@@ -323,7 +323,10 @@ def _close_all() -> None:
 
 class Client(Services):
     """A connection to tkd: Client(addr=None) dials addr (default:
-    default_address()). Thread-safe: share one Client between threads.
+    default_address()); tls+tcp:// with tls_ca (the CA that signed tkd's
+    certificate), tls_cert and tls_key (this client's, which tkd requires),
+    each defaulting to TK_TLS_CA, TK_TLS_CERT and TK_TLS_KEY, all PEM files.
+    Thread-safe: share one Client between threads.
 
     Every method of proto/ is a typed method on an attribute per service,
     generated from the service descriptors (gen/python/tk/*/*_tk.py):
@@ -332,18 +335,35 @@ class Client(Services):
     or close() it.
     """
 
-    def __init__(self, addr: Optional[str] = None) -> None:
+    def __init__(self, addr: Optional[str] = None, *,
+                 tls_ca: Optional[str] = None, tls_cert: Optional[str] = None,
+                 tls_key: Optional[str] = None,
+                 tls_server_name: Optional[str] = None) -> None:
         self.address = addr if addr is not None else default_address()
         self._lock = threading.Lock()
         self._closed = False
+        env = os.environ.get
+        tls = _nng.TlsFiles(tls_ca or env("TK_TLS_CA"),
+                            tls_cert or env("TK_TLS_CERT"),
+                            tls_key or env("TK_TLS_KEY"), tls_server_name)
         try:
-            self._sock = _nng.open_req(self.address)
+            self._sock = _nng.open_req(self.address, tls)
+        except ValueError as e:
+            raise ValueError("tk: %s" % e) from None
+        except OSError as e:  # a TLS file that cannot be read
+            raise ValueError("tk: %s" % e) from None
         except _nng.NngError as e:
             if e.errno in (_nng.EADDRINVAL, _nng.ENOTSUP):
                 raise ValueError("tk: %s is not an address NNG knows: %s"
                                  % (self.address, e)) from None
-            hint = (" (is tkd running there?)"
-                    if e.errno in (_nng.ECONNREFUSED, _nng.ENOENT) else "")
+            hint = ""
+            if e.errno in (_nng.ECONNREFUSED, _nng.ENOENT):
+                hint = " (is tkd running there?)"
+            elif self.address.startswith("tls+"):
+                hint = (" (the TLS handshake failed: tkd refuses a client "
+                        "without a certificate its CA signed, and this client "
+                        "refuses a tkd whose certificate tls_ca did not sign "
+                        "or that does not name the host)")
             raise TkError(Status.local(Code.UNAVAILABLE, str(e) + hint)) from None
         # Ids need only be unique per connection; a random start keeps the
         # ids of different clients apart in tkd's log.
