@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 SOURCE_ROOT = os.environ.get("TK_SOURCE_ROOT") or os.path.normpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -83,6 +83,20 @@ class Daemon:
             if not ok or needle not in self._out[stream][start:]:
                 raise AssertionError("%s: no %r on %s within %.0f s; stderr:\n%s"
                                      % (os.path.basename(self.argv[0]), needle,
+                                        stream, timeout, self._out["stderr"]))
+
+    def wait_until(self, pred: Callable[[str], bool], what: str,
+                   stream: str = "stderr", timeout: float = START_S) -> None:
+        """Waits until pred(all of stream so far) holds; AssertionError
+        naming what when timeout passes or the stream closes first."""
+        with self._cv:
+            ok = self._cv.wait_for(
+                lambda: pred(self._out[stream]) or not self._open[stream],
+                timeout)
+            if not ok or not pred(self._out[stream]):
+                raise AssertionError("%s: %s never came on %s within %.0f s; "
+                                     "stderr:\n%s"
+                                     % (os.path.basename(self.argv[0]), what,
                                         stream, timeout, self._out["stderr"]))
 
     def stop(self) -> int:
