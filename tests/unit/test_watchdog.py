@@ -1,14 +1,17 @@
 #!/usr/bin/python3
 """tests/support/watchdog.py, which runs every test: on a program that
-hangs (tests/unit/hang.c: a thread in pthread_cond_wait, one in sleep,
-a child in pause) it prints every thread's stack of both processes, kills
-them and exits 124, within the time it was given; it passes a command's
-output and exit status (or signal) through unchanged, and forwards
-SIGTERM; `meson test -t N` is read from meson's command line.
+hangs (tests/unit/hang.c: a thread in pthread_cond_wait, one in
+nanosleep, a child in pause) it prints every thread's stack of both
+processes, kills them and exits 124, within the time it was given; it
+passes a command's output and exit status (or signal) through unchanged,
+and forwards SIGTERM; `meson test -t N` is read from meson's command line.
+And every meson test runs under it, with its own timeout.
 
-  /usr/bin/python3 test_watchdog.py   (HANG: the built hang program)
+  /usr/bin/python3 test_watchdog.py [BUILD_DIR]   (HANG: the built hang
+                                                  program, from meson)
 """
 
+import json
 import os
 import re
 import signal
@@ -174,6 +177,28 @@ class MesonMultiplier(unittest.TestCase):
             ["--margin", "1", "2", "sh", "-c", "sleep 3; exit 5"])
         self.assertEqual(rc, 5, err)
 
+
+class EveryTest(unittest.TestCase):
+    """Every meson test is run by the watchdog, whose first argument is the
+    test's own timeout (a different number would fire it too early, or
+    after meson's own kill)."""
+
+    def test_runs_under_the_watchdog_with_its_timeout(self):
+        if BUILD is None:
+            self.skipTest("no build directory given (meson passes it)")
+        with open(os.path.join(BUILD, "meson-info", "intro-tests.json")) as f:
+            tests = json.load(f)
+        self.assertGreater(len(tests), 10)
+        for t in tests:
+            cmd = t["cmd"]
+            self.assertEqual(os.path.realpath(cmd[0]),
+                             os.path.realpath(WATCHDOG), t["name"])
+            self.assertEqual(float(cmd[1]), t["timeout"], t["name"])
+
+
+# test_watchdog.py [BUILD_DIR]
+BUILD = sys.argv.pop(1) if len(sys.argv) > 1 and \
+    not sys.argv[1].startswith("-") else None
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
