@@ -11,6 +11,7 @@ And every meson test runs under it, with its own timeout.
                                                   program, from meson)
 """
 
+import faulthandler
 import json
 import os
 import re
@@ -20,6 +21,10 @@ import sys
 import tempfile
 import time
 import unittest
+
+# The watchdog (tests/support/watchdog.py) asks a hanging test for its
+# threads' Python stacks with SIGUSR1.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WATCHDOG = os.path.join(HERE, "..", "support", "watchdog.py")
