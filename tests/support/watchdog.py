@@ -13,14 +13,17 @@ meson's own command line; 0 or less means no timeout, so no watchdog).
 
 The dump starts MARGIN seconds before meson's deadline (default: a tenth
 of it, at least 15 s, at most half of it) and is printed on stderr: a
-header naming the command and the time it has run, the process tree, then
-for each process (the test first) its command line and `gdb -batch`'s
-`thread apply all bt`. A Python process that registered faulthandler for
-SIGUSR1 is sent SIGUSR1 first and prints its Python stacks on its own
-stderr. Where gdb is missing, fails or would outlast the deadline, the
-threads' names, states and kernel wait channels (and kernel stacks, when
-readable) from /proc. Then every process of the tree is stopped and
-killed, and the watchdog exits 124 (as timeout(1) does).
+header naming the command and the time it has run, the process tree
+(descendants by their parent pids, and orphans left in the session meson
+gave the test), then for each process (the test first) its command line
+and `gdb -batch`'s `thread apply all bt`; where gdb is missing, fails or
+would outlast the deadline, the threads' names, states and kernel wait
+channels (and kernel stacks, when readable) from /proc. Then the Python
+stacks of each Python process that registered faulthandler for SIGUSR1
+(it prints them on its own stderr), and last a summary, a line per group
+of threads in the same place: meson's --print-errorlogs shows only the
+last 100 lines of a test's output. Then every process of the tree is
+stopped and killed, and the watchdog exits 124 (as timeout(1) does).
 
 Otherwise the command's exit status passes through: its exit code, or,
 when a signal killed it, the same signal (without a core dump). SIGTERM,
@@ -129,7 +132,8 @@ def read_text(path, default=""):
 
 def cmdline(pid):
     args = read_text("/proc/%d/cmdline" % pid).split("\0")
-    return " ".join(a for a in args if a) or "[%s]" % (proc_stat(pid) or ("?",))[0]
+    return " ".join(a for a in args if a) or \
+        "[%s]" % (proc_stat(pid) or ("?",))[0]
 
 
 def family(test_pid):
@@ -177,21 +181,26 @@ def python_stacks(pid):
     st = proc_stat(pid)
     if st is None or not st[0].startswith("python") or \
             not catches(pid, signal.SIGUSR1):
-        return
-    say("  Python stacks (faulthandler, on the process's own stderr):")
+        return False
+    say("")
+    say("---- pid %d (%s): its Python stacks, from faulthandler:"
+        % (pid, st[0]))
     try:
         os.kill(pid, signal.SIGUSR1)
         time.sleep(0.5)  # it writes from its signal handler, at once
     except ProcessLookupError:
-        pass
+        return False
+    return True
 
 
 def gdb_stacks(pid, seconds):
-    """gdb's `thread apply all bt` of pid; False when there is none."""
+    """Prints gdb's `thread apply all bt` of pid. Returns each thread's
+    (name, frames), frames as where() describes them, innermost first;
+    None when gdb gave no stack."""
     gdb = shutil.which("gdb")
     if gdb is None:
         say("  (no gdb: install it, tools/install-deps does)")
-        return False
+        return None
     cmd = [gdb, "-p", str(pid), "-batch", "-nx",
            "-iex", "set debuginfod enabled off",
            "-ex", "set pagination off", "-ex", "thread apply all bt"]
@@ -203,40 +212,112 @@ def gdb_stacks(pid, seconds):
     except subprocess.TimeoutExpired as e:
         out, note = e.stdout or b"", "gdb gave no answer in %.0f s" % seconds
     text = out.decode("utf-8", "replace").splitlines()
-    first = next((i for i, line in enumerate(text)
-                  if line.startswith("Thread ")), None)
-    frames = first is not None and any(re.match(r"#\d+ ", line)
-                                       for line in text[first:])
-    if frames:
+    threads = []
+    for line in text:
+        head = re.match(r'Thread \d+ .*"(.*)"\):$', line) or \
+            re.match(r"Thread \d+ ", line)
+        if head:
+            threads.append((head.group(1) if head.groups() else "?", []))
+        elif threads and re.match(r"#\d+ ", line):
+            threads[-1][1].append(where(line))
+    if any(frames for _, frames in threads):
         # gdb's own chatter before the first thread (libthread_db, the
         # current line) and after the last (the detach) says nothing here.
+        first = next(i for i, line in enumerate(text)
+                     if line.startswith("Thread "))
         for line in text[first:]:
             if not line.startswith("[Inferior "):
                 say("  " + line)
     else:
+        threads = None
         for line in text[-15:]:
             say("  gdb: " + line)
     if note:
         say("  (%s)" % note)
-    return frames
+    return threads
+
+
+def where(frame):
+    """A frame of gdb's backtrace as a name: the function, or the library
+    when gdb knows no function there."""
+    # "#3  0x00007f... in name (args) at file:line" or "... from lib";
+    # a C++ name of a sanitizer runtime may hold spaces and parentheses.
+    m = re.match(r"#\d+\s+(?:0x[0-9a-f]+ in )?(.+?) \(", frame)
+    if m is None:
+        return "?"
+    lib = re.search(r"\) from (\S+)$", frame)
+    if m.group(1) == "??" and lib:
+        return "?? (%s)" % os.path.basename(lib.group(1))
+    return m.group(1)
+
+
+# The frames of the C library and of the sanitizers' runtimes under a
+# blocking call (futex internals, interceptors) and those that start every
+# thread or program: not where a thread is.
+RUNTIME_INNER = re.compile(r"^_|::|<")
+THREAD_START = {"start_thread", "clone3", "clone", "__libc_start_call_main",
+                "__libc_start_main_impl", "__libc_start_main", "_start",
+                "__tsan_thread_start_func", "asan_thread_start"}
+
+
+def chain(frames):
+    """A thread's stack on one line, innermost first: the outermost of the
+    runtime's frames it is blocked in, then the callers up to (not
+    including) the thread's start."""
+    frames = [f for f in frames if f not in THREAD_START]
+    while len(frames) > 1 and RUNTIME_INNER.search(frames[0]) and \
+            RUNTIME_INNER.search(frames[1]):
+        frames = frames[1:]
+    runs = []  # [name, count]: "?? (libnng.so.1) x4" for four in a row
+    for f in frames:
+        if runs and runs[-1][0] == f:
+            runs[-1][1] += 1
+        else:
+            runs.append([f, 1])
+    names = [f if n == 1 else "%s x%d" % (f, n) for f, n in runs]
+    if len(names) > 12:
+        names = names[:12] + ["..."]
+    return " < ".join(names) or "?"
 
 
 def proc_threads(pid):
-    """What /proc says of each thread: name, state, kernel wait channel,
-    the system call it is in, and the kernel stack where readable."""
-    tasks = sorted(int(t) for t in os.listdir("/proc/%d/task" % pid)
-                   if t.isdigit()) if os.path.isdir("/proc/%d/task" % pid) \
-        else []
+    """Prints what /proc says of each thread: name, state, kernel wait
+    channel, the system call it is in, and the kernel stack where readable.
+    Returns each thread's (name, one line)."""
+    task_dir = "/proc/%d/task" % pid
+    tasks = sorted(int(t) for t in os.listdir(task_dir) if t.isdigit()) \
+        if os.path.isdir(task_dir) else []
+    threads = []
     for tid in tasks:
         st = proc_stat(pid, tid)
         if st is None:
             continue
-        base = "/proc/%d/task/%d/" % (pid, tid)
+        base = "%s/%d/" % (task_dir, tid)
+        wchan = read_text(base + "wchan", "?") or "-"
         say("  thread %d \"%s\" state %s, wchan %s, syscall %s" % (
-            tid, st[0], st[1], read_text(base + "wchan", "?") or "-",
+            tid, st[0], st[1], wchan,
             read_text(base + "syscall", "?").split(" ")[0]))
         for line in read_text(base + "stack").splitlines():
             say("      " + line)
+        threads.append((st[0], "state %s, in the kernel at %s" % (st[1],
+                                                                  wchan)))
+    return threads
+
+
+def summary(pid, comm, threads, python):
+    """One line per group of threads of pid that are in the same place:
+    what meson's --print-errorlogs shows of a long dump is its last 100
+    lines."""
+    groups = {}
+    for name, line in threads:
+        groups.setdefault(line, []).append(name)
+    say("  pid %d %s:%s" % (pid, comm, " (its Python stacks: just above)"
+                            if python else ""))
+    for line, names in groups.items():
+        label = "%d threads" % len(names) if len(names) > 1 else "thread"
+        if len(set(names)) == 1:
+            label += ' "%s"' % names[0]
+        say("    %s: %s" % (label, line))
 
 
 def dump(test_pid, cmd, started, deadline):
@@ -252,6 +333,7 @@ def dump(test_pid, cmd, started, deadline):
         if st is not None:
             say("  %7d  parent %7d  %s  %s" % (pid, st[2], st[1],
                                              cmdline(pid)))
+    where_they_are = []
     for pid in pids:
         st = proc_stat(pid)
         if st is None:
@@ -259,14 +341,24 @@ def dump(test_pid, cmd, started, deadline):
         say("")
         say("---- pid %d (parent %d, %s): %s" % (pid, st[2], st[0],
                                                   cmdline(pid)))
-        python_stacks(pid)
         left = deadline - KILL_RESERVE_S - time.monotonic()
-        if left >= 2 and gdb_stacks(pid, min(GDB_MAX_S, left)):
-            continue
-        if left < 2:
-            say("  (no time left for gdb before meson's timeout)")
-        say("  from /proc:")
-        proc_threads(pid)
+        stacks = gdb_stacks(pid, min(GDB_MAX_S, left)) if left >= 2 else None
+        if stacks is not None:
+            threads = [(name, chain(frames)) for name, frames in stacks]
+        else:
+            if left < 2:
+                say("  (no time left for gdb before meson's timeout)")
+            say("  from /proc:")
+            threads = proc_threads(pid)
+        where_they_are.append((pid, st[0], threads))
+    # Last, so that they come just before the summary: near the end, which
+    # is what meson's --print-errorlogs shows of a long output.
+    python = [pid for pid in pids if python_stacks(pid)]
+    say("")
+    say("==== watchdog: where each thread is, innermost call first (the "
+        "stacks above in full)")
+    for pid, comm, threads in where_they_are:
+        summary(pid, comm, threads, pid in python)
 
 
 def kill_family(test_pid):

@@ -100,6 +100,14 @@ class Hang(unittest.TestCase):
         self.assertIn("pthread_cond_wait", parent)
         self.assertIn("hang_main_sleeps", parent)
         self.assertIn("hang_child_pauses", child)
+        # and one line for each, in the summary at the end
+        where = err.split("==== watchdog: where each thread is")[1]
+        self.assertRegex(where, r'thread "hang": \S*pthread_cond_wait\S* < '
+                                r'hang_thread_waits\n')
+        self.assertRegex(where, r'thread "hang": \S*nanosleep\S* < '
+                                r'hang_main_sleeps < main\n')
+        self.assertRegex(where, r'thread "hang": \S*pause\S* < '
+                                r'hang_child_pauses < main\n')
         # two, and TSan's background thread in that build
         self.assertGreaterEqual(
             len(re.findall(r"^  Thread \d+ ", parent, re.M)), 2, err)
@@ -109,9 +117,11 @@ class Hang(unittest.TestCase):
             err = self.hang({"PATH": tmp})
         self.assertIn("no gdb", err)
         parent, child = err.split("\n---- pid ")[1:3]
-        self.assertGreaterEqual(len(re.findall(r"^  thread \d+ \"hang\" state ",
-                                               parent, re.M)), 2, err)
+        threads = re.findall(r'^  thread \d+ "hang" state ', parent, re.M)
+        self.assertGreaterEqual(len(threads), 2, err)
         self.assertIn("wchan", child)
+        where = err.split("==== watchdog: where each thread is")[1]
+        self.assertIn('thread "hang": state S, in the kernel at ', where)
 
     def test_gdb_refused_falls_back_to_proc(self):
         """As gdb says when ptrace is not allowed."""
@@ -138,10 +148,10 @@ class PassThrough(unittest.TestCase):
         self.assertEqual((rc, out, err), (-signal.SIGKILL, "", ""))
 
     def test_sigterm_is_forwarded(self):
-        with subprocess.Popen(
-                [WATCHDOG, "30", "sh", "-c",
-                 "trap 'exit 42' TERM; echo ready; while :; do sleep 0.1; done"],
-                stdout=subprocess.PIPE) as p:
+        script = ("trap 'exit 42' TERM; echo ready; "
+                  "while :; do sleep 0.1; done")
+        with subprocess.Popen([WATCHDOG, "30", "sh", "-c", script],
+                              stdout=subprocess.PIPE) as p:
             self.assertEqual(p.stdout.readline(), b"ready\n")
             p.send_signal(signal.SIGTERM)
             self.assertEqual(p.wait(timeout=10), 42)
