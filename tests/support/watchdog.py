@@ -62,6 +62,7 @@ GDB_MAX_S = 30.0
 KILL_RESERVE_S = 3.0
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 PR_SET_PDEATHSIG = 1
+PR_SET_PTRACER = 0x59616D61
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -400,6 +401,11 @@ def start(cmd):
         libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
         if os.getppid() != me:
             os._exit(1)
+        # Where Yama lets a process be traced by its ancestors only
+        # (ptrace_scope 1, Ubuntu's default) and we lack CAP_SYS_PTRACE (a
+        # container), this lets our gdb attach to the test itself; its
+        # children get the /proc fallback there. Without Yama: EINVAL.
+        libc.prctl(PR_SET_PTRACER, me, 0, 0, 0)
 
     return subprocess.Popen(cmd, preexec_fn=in_child)
 
