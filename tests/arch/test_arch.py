@@ -17,9 +17,11 @@ a build's compilation database: the test writes it to a build directory
 outside the fixture, @BUILD@ replaced by that directory and @ROOT@ by the
 fixture's path relative to it, as meson writes its flags (-I../../src)."""
 
+import faulthandler
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -28,6 +30,10 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import arch  # noqa: E402
+
+# The watchdog (tests/support/watchdog.py) asks a hanging test for its
+# threads' Python stacks with SIGUSR1.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BUILD = sys.argv.pop(1) if len(sys.argv) > 1 else None

@@ -11,9 +11,11 @@ announces itself on a fifo (bounded with poll), never sleeps.
 from __future__ import annotations
 
 import base64
+import faulthandler
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -28,6 +30,10 @@ import tk  # noqa: E402
 from google.protobuf import json_format  # noqa: E402
 from google.protobuf.message import Message  # noqa: E402
 from tk.v1 import control_pb2  # noqa: E402
+
+# The watchdog (tests/support/watchdog.py) asks a hanging test for its
+# threads' Python stacks with SIGUSR1.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 CASES = os.environ.get("TK_CONFORMANCE_CASES") or os.path.join(
     tkproc.SOURCE_ROOT, "tests", "conformance", "cases.json")

@@ -8,10 +8,12 @@ sleeping.
   /usr/bin/python3 tests/fakes/test_fakes.py
 """
 
+import faulthandler
 import json
 import os
 import plistlib
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,6 +23,10 @@ HERE = os.path.dirname(os.path.realpath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, HERE)
 import sdunit  # noqa: E402
+
+# The watchdog (tests/support/watchdog.py) asks a hanging test for its
+# threads' Python stacks with SIGUSR1.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 EIO = "Bootstrap failed: 5: Input/output error"
 

@@ -7,14 +7,20 @@ other. The line names no suppression keyword: the tool would read it as
 one (the fixture would then prove nothing about the line it is about).
 Keep it within 80 columns: tools/format would wrap it and move every line."""
 
+import faulthandler
 import glob
 import os
 import re
+import signal
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lintrepo import Repo  # noqa: E402
+
+# The watchdog (tests/support/watchdog.py) asks a hanging test for its
+# threads' Python stacks with SIGUSR1.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "fixtures", "suppressions")

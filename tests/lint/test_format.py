@@ -2,8 +2,10 @@
 """tools/format --check fails on a C file .clang-format would change,
 naming it, passes a formatted one, and cannot run without clang-format."""
 
+import faulthandler
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -11,6 +13,10 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lintrepo import SRC, Repo  # noqa: E402
+
+# The watchdog (tests/support/watchdog.py) asks a hanging test for its
+# threads' Python stacks with SIGUSR1.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 FORMATTED = """int add(int a, int b);
 

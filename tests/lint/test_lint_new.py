@@ -2,7 +2,9 @@
 """tools/lint-new reports what a branch added since its merge-base, and
 nothing else; it refuses a shallow clone."""
 
+import faulthandler
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -10,6 +12,10 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lintrepo import Repo  # noqa: E402
+
+# The watchdog (tests/support/watchdog.py) asks a hanging test for its
+# threads' Python stacks with SIGUSR1.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 # cert-err34-c: atoi cannot report a conversion error.
 OLD = """#include <stdlib.h>

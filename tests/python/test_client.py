@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import faulthandler
 import glob
 import importlib
 import os
@@ -32,6 +33,10 @@ import tkproc  # noqa: E402
 import tk  # noqa: E402
 from tk import _nng  # noqa: E402
 from tk.v1 import control_pb2, git_pb2, rpc_pb2, search_pb2  # noqa: E402
+
+# The watchdog (tests/support/watchdog.py) asks a hanging test for its
+# threads' Python stacks with SIGUSR1.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 WAIT = "tk.test.Test/Wait"
 WRITE = "tk.test.Test/SlowWrite"
