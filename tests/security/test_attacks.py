@@ -16,7 +16,9 @@ Run by meson under /usr/bin/python3 (Debian's python3-protobuf).
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import signal
 import subprocess
 import sys
 import unittest
@@ -27,6 +29,10 @@ import tkproc  # noqa: E402
 
 import tk  # noqa: E402
 from tk.v1 import control_pb2, rpc_pb2  # noqa: E402
+
+# The watchdog (tests/support/watchdog.py) asks a hanging test for its
+# threads' Python stacks with SIGUSR1.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 
 def git(repo: str, *args: str) -> str:

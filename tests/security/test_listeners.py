@@ -18,7 +18,9 @@ Run by meson under /usr/bin/python3.
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import signal
 import re
 import socket
 import struct
@@ -32,6 +34,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import tkproc  # noqa: E402
 
 import tk  # noqa: E402
+
+# The watchdog (tests/support/watchdog.py) asks a hanging test for its
+# threads' Python stacks with SIGUSR1.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 
 def openssl(*args: str) -> None:
