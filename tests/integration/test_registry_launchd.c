@@ -72,6 +72,26 @@ static void job_join(job *j)
     assert_int_equal(pthread_join(j->thread, NULL), 0);
 }
 
+/* ---- held teardowns -----------------------------------------------------
+ */
+
+/* From now on a bootout's teardown lasts until the file done exists
+ * (end_teardowns): the test decides when the labels leave, after it has
+ * seen what must happen during the teardown, rather than hoping that it
+ * happens within some real time. */
+static void hold_teardowns(fx *f, char *done, size_t len)
+{
+    join(done, len, f->dir, "teardowns-done");
+    char cfg[PATH_MAX * 2];
+    snprintf(cfg, sizeof cfg, "\"teardown_until\": \"%s\"", done);
+    fx_config(f, cfg);
+}
+
+static void end_teardowns(const char *done)
+{
+    write_file(done, "");
+}
+
 /* ---- reading the log --------------------------------------------------------
  */
 
@@ -198,7 +218,10 @@ static void test_naive_sequence_fails(void **state)
     spec s;
     spec_v(&s, "dev.example.naive", "v1");
     register_ok(f, &s, LAUNCHD, A_INSTALLED);
-    fx_config(f, "\"teardown_ms\": 3000");
+    /* the teardown lasts until `done` exists: the bootstrap comes inside
+     * it however long the second launchctl takes to start */
+    char done[PATH_MAX];
+    hold_teardowns(f, done, sizeof done);
     char target[256], domain[64], path[PATH_MAX];
     snprintf(domain, sizeof domain, "gui/%u", (unsigned)getuid());
     snprintf(target, sizeof target, "%s/dev.example.naive", domain);
@@ -208,6 +231,9 @@ static void test_naive_sequence_fails(void **state)
     assert_int_equal(fake(f, "launchctl", "bootstrap", domain, path, &err), 5);
     assert_non_null(strstr(err, EIO_TEXT));
     free(err);
+    /* the failure was the teardown: once it is over, the same works */
+    end_teardowns(done);
+    assert_int_equal(fake(f, "launchctl", "bootstrap", domain, path, NULL), 0);
 }
 
 /* The `launchctl print` polls of label between the bootout at index out
