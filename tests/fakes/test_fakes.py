@@ -205,6 +205,21 @@ class LaunchctlTest(unittest.TestCase):
                                     path)[0], 0)
         bootouts = [c for c in self.f.calls() if c["argv"][0] == "bootout"]
         self.assertEqual(bootouts[0]["teardown_until"], done)
+        self.assertNotIn("teardown_end_ms", bootouts[0])
+
+    def test_bootout_logs_when_the_teardown_starts_and_ends(self):
+        self.f.set(teardown_ms=700)
+        self.f.run("launchctl", "bootstrap", self.gui, self.f.plist("a"))
+        self.f.run("launchctl", "bootout", self.target("a"))
+        bootout = self.f.calls()[-1]
+        self.assertEqual(bootout["teardown_start_ms"], 1000000)
+        self.assertEqual(bootout["teardown_end_ms"], 1000700)
+        self.f.advance(699)
+        self.assertEqual(self.f.run("launchctl", "print",
+                                    self.target("a"))[0], 0)
+        self.f.advance(1)
+        self.assertEqual(self.f.run("launchctl", "print",
+                                    self.target("a"))[0], 113)
 
     def test_without_teardown_the_naive_sequence_works(self):
         # The control of the control: the failure above is the teardown.

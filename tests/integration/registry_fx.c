@@ -338,6 +338,11 @@ static void rec_from_json(call_rec *c, json_object *o)
     if (json_object_object_get_ex(o, "stderr", &x))
         snprintf(c->err, sizeof c->err, "%s", json_object_get_string(x));
     c->loaded = json_object_object_get_ex(o, "loaded", &x);
+    c->teardown_start_ms = c->teardown_end_ms = -1;
+    if (json_object_object_get_ex(o, "teardown_start_ms", &x))
+        c->teardown_start_ms = json_object_get_double(x);
+    if (json_object_object_get_ex(o, "teardown_end_ms", &x))
+        c->teardown_end_ms = json_object_get_double(x);
     json_object *runs, *argv;
     if (json_object_object_get_ex(o, "runs", &runs) &&
         json_object_object_get_ex(runs, "argv", &argv))

@@ -55,6 +55,9 @@ typedef struct call_rec {
     bool loaded;     /* launchctl bootstrap: loaded */
     char runs[4096]; /* systemctl: the argv that "runs", as JSON */
     char err[1024];
+    /* launchctl bootout: when the model starts the teardown and, for a
+     * timed one, when the label leaves (the model's clock; -1: absent) */
+    double teardown_start_ms, teardown_end_ms;
 } call_rec;
 
 typedef struct call_log {
