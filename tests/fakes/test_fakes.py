@@ -221,6 +221,28 @@ class LaunchctlTest(unittest.TestCase):
         self.assertEqual(self.f.run("launchctl", "print",
                                     self.target("a"))[0], 113)
 
+    def test_bootstrap_fails_n_times_after_the_label_left(self):
+        # The settle gap counted in attempts: however fast or slow they
+        # come, the first N bootstraps after the label left fail.
+        self.f.set(teardown_ms=100, settle_bootstraps=2)
+        path = self.f.plist("a")
+        self.assertEqual(self.f.run("launchctl", "bootstrap", self.gui,
+                                    path)[0], 0)  # no teardown before it
+        self.f.run("launchctl", "bootout", self.target("a"))
+        self.f.advance(100)
+        self.assertEqual(self.f.run("launchctl", "print",
+                                    self.target("a"))[0], 113)
+        self.f.advance(10 ** 9)  # time does not end it
+        for _ in range(2):
+            code, _, err = self.f.run("launchctl", "bootstrap", self.gui, path)
+            self.assertEqual(code, 5)
+            self.assertIn(EIO, err)
+        self.assertEqual(self.f.run("launchctl", "bootstrap", self.gui,
+                                    path)[0], 0)
+        self.assertEqual([c.get("settle_bootstraps_left")
+                          for c in self.f.calls()
+                          if c["argv"][0] == "bootstrap"], [None, 1, 0, None])
+
     def test_without_teardown_the_naive_sequence_works(self):
         # The control of the control: the failure above is the teardown.
         path = self.f.plist("a")
