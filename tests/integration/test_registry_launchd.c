@@ -336,7 +336,9 @@ static int setup_gone_wait_1s(void **state)
 
 /* launchd takes longer to tear the old job down than Register waits (the
  * bound is 10 s; 1 s here): UNAVAILABLE, TEARDOWN_TIMEOUT, and nothing
- * after the bootout — no file replaced, no enable, no bootstrap. */
+ * after the bootout — no file replaced, no enable, no bootstrap. The
+ * teardown is held until the test ends it, after the Register: every print
+ * finds the label, however slowly each runs. */
 static void test_teardown_timeout(void **state)
 {
     fx *f = *state;
@@ -348,7 +350,8 @@ static void test_teardown_timeout(void **state)
     def_path(path, sizeof path, f, "dev.example.slow", LAUNCHD);
     char *old = read_file(path);
     assert_non_null(old);
-    fx_config(f, "\"teardown_ms\": 5000");
+    char done[PATH_MAX];
+    hold_teardowns(f, done, sizeof done);
     size_t before = log_size(f);
     long long t0 = ts_now_ms();
     tk_status st = register_fails(f, &v2, LAUNCHD, TK_CODE_UNAVAILABLE);
@@ -363,7 +366,9 @@ static void test_teardown_timeout(void **state)
         fail_msg("message: %s", st.message);
     assert_true(st.retry_after_ms > 0);
     tk_status_clear(&st);
-    assert_true(took >= 1000 && took < 4000);
+    /* it gave up only once the bound had passed (a lower bound: load only
+     * makes it longer; how much longer is no property of Register's) */
+    assert_true(took >= 1000);
     char *now = read_file(path); /* the old definition, untouched */
     assert_non_null(now);
     assert_string_equal(now, old);
@@ -372,13 +377,21 @@ static void test_teardown_timeout(void **state)
     call_log l;
     log_read(f, &l);
     assert_int_equal(count_mutating(&l, before), 1); /* the bootout alone */
+    assert_int_equal(count_calls(&l, before, "launchctl", "enable", NULL), 0);
+    assert_int_equal(count_calls(&l, before, "launchctl", "bootstrap", NULL),
+                     0);
     size_t out = find(&l, before, "bootout", NULL);
     assert_true(out != (size_t)-1);
-    /* it polled until the bound (6 prints when each takes < 200 ms) */
-    size_t polls =
-        assert_polled_every_200ms(&l, out, l.n, "dev.example.slow", 1000);
-    assert_true(polls >= 2);
+    /* it polled until the bound (6 prints when each takes < 200 ms, one
+     * when a print on a loaded machine outlasts the bound), and every
+     * print found the label still there */
+    assert_polled_every_200ms(&l, out, l.n, "dev.example.slow", 1000);
+    for (size_t i = out + 1; i < l.n; i++)
+        if (strcmp(l.v[i].verb, "print") == 0 &&
+            strstr(l.v[i].argv, "/dev.example.slow") != NULL)
+            assert_int_equal(l.v[i].exit, 0);
     log_free(&l);
+    end_teardowns(done);
     /* no temporary file left next to it */
     char *argv[] = { "/bin/ls", "-A", f->agents, NULL };
     char *listing = NULL;
