@@ -458,11 +458,11 @@ static void test_refused_plist_fails_after_bounded_attempts(void **state)
     call_log l;
     log_read(f, &l);
     assert_int_equal(count_calls(&l, 0, "launchctl", "bootstrap", NULL), 6);
-    /* the backoff between them: 300 + 600 + 900 + 1200 + 1500 ms; and
-     * then it stops, far below the write's own 120 s timeout, even with
-     * slow launchctl runs on a loaded machine */
+    /* the backoff between them: 300 + 600 + 900 + 1200 + 1500 ms (a lower
+     * bound). That it then stopped by its own bound, not at the write's
+     * own 120 s timeout, is said by the six bootstraps, the message and
+     * the code (that timeout would be DEADLINE_EXCEEDED), not by a time */
     assert_true(took >= 4500);
-    assert_true(took < 15000);
     size_t before = l.n;
     log_free(&l);
 
