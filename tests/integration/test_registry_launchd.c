@@ -537,13 +537,16 @@ static void test_plutil_lints_first(void **state)
 /* ---- a cancel does not stop a Register
  * --------------------------------------- */
 
+/* The Cancel lands while Register waits out the teardown: the teardown
+ * lasts until the Cancel has answered. */
 static void test_cancel_does_not_stop_register(void **state)
 {
     fx *f = *state;
     spec s;
     spec_v(&s, "dev.example.cancel", "v1");
     register_ok(f, &s, LAUNCHD, A_INSTALLED);
-    fx_config(f, "\"teardown_ms\": 1500");
+    char done[PATH_MAX];
+    hold_teardowns(f, done, sizeof done);
     size_t before = log_size(f);
     job j;
     memset(&j, 0, sizeof j);
@@ -555,6 +558,7 @@ static void test_cancel_does_not_stop_register(void **state)
     int outcome = -1;
     assert_int_equal(tk_cancel_fire(j.cancel, &outcome), 0);
     assert_int_equal(outcome, TK_CANCEL_WRITE_CONTINUES);
+    end_teardowns(done);
     job_join(&j);
     assert_int_equal(j.code, TK_CODE_OK);
     assert_int_equal(j.action, A_UPDATED);
