@@ -131,6 +131,9 @@ size_t count_mutating(const call_log *l, size_t from);
 /* Waits until a call of tool and verb is logged at index from or later. */
 void wait_for_call(const fx *f, size_t from, const char *tool,
                    const char *verb);
+/* Waits until n such calls are logged at index from or later. */
+void wait_for_calls(const fx *f, size_t from, const char *tool,
+                    const char *verb, size_t n);
 
 /* Runs argv to its end: its exit status; out and err (may be NULL) get its
  * output (free them). */
