@@ -172,9 +172,12 @@ class LaunchctlTest(unittest.TestCase):
     def test_naive_bootout_then_bootstrap_fails(self):
         # Negative control: the model has the race the registry works
         # around. Real time, no clock games: bootout and, right after it,
-        # bootstrap, as the naive upgrade script does.
+        # bootstrap, as the naive upgrade script does. The teardown lasts
+        # until the file exists, so the bootstrap comes inside it however
+        # long the second fake takes to start.
         del self.f.config["clock_ms"]
-        self.f.set(teardown_ms=5000)
+        done = os.path.join(self.f.tmp, "teardown-done")
+        self.f.set(teardown_until=done)
         path = self.f.plist("a")
         self.f.run("launchctl", "bootstrap", self.gui, path)
         self.assertEqual(self.f.run("launchctl", "bootout",
@@ -184,9 +187,67 @@ class LaunchctlTest(unittest.TestCase):
         self.assertIn(EIO, err)
         # ... and the job is not coming back by itself: once torn down the
         # label is simply gone.
-        self.f.set(clock_ms=1e12)
+        open(done, "w").close()
         self.assertEqual(self.f.run("launchctl", "print",
                                     self.target("a"))[0], 113)
+
+    def test_a_held_teardown_lasts_until_its_file_exists(self):
+        done = os.path.join(self.f.tmp, "teardown-done")
+        self.f.set(teardown_until=done)
+        path = self.f.plist("a")
+        self.f.run("launchctl", "bootstrap", self.gui, path)
+        self.f.run("launchctl", "bootout", self.target("a"))
+        self.f.advance(10 ** 9)  # time does not end it
+        self.assertEqual(self.f.run("launchctl", "print",
+                                    self.target("a"))[0], 0)
+        self.assertEqual(self.f.run("launchctl", "bootout",
+                                    self.target("a"))[0], 36)
+        self.assertEqual(self.f.run("launchctl", "bootstrap", self.gui,
+                                    path)[0], 5)
+        open(done, "w").close()
+        self.assertEqual(self.f.run("launchctl", "print",
+                                    self.target("a"))[0], 113)
+        self.assertEqual(self.f.run("launchctl", "bootstrap", self.gui,
+                                    path)[0], 0)
+        bootouts = [c for c in self.f.calls() if c["argv"][0] == "bootout"]
+        self.assertEqual(bootouts[0]["teardown_until"], done)
+        self.assertNotIn("teardown_end_ms", bootouts[0])
+
+    def test_bootout_logs_when_the_teardown_starts_and_ends(self):
+        self.f.set(teardown_ms=700)
+        self.f.run("launchctl", "bootstrap", self.gui, self.f.plist("a"))
+        self.f.run("launchctl", "bootout", self.target("a"))
+        bootout = self.f.calls()[-1]
+        self.assertEqual(bootout["teardown_start_ms"], 1000000)
+        self.assertEqual(bootout["teardown_end_ms"], 1000700)
+        self.f.advance(699)
+        self.assertEqual(self.f.run("launchctl", "print",
+                                    self.target("a"))[0], 0)
+        self.f.advance(1)
+        self.assertEqual(self.f.run("launchctl", "print",
+                                    self.target("a"))[0], 113)
+
+    def test_bootstrap_fails_n_times_after_the_label_left(self):
+        # The settle gap counted in attempts: however fast or slow they
+        # come, the first N bootstraps after the label left fail.
+        self.f.set(teardown_ms=100, settle_bootstraps=2)
+        path = self.f.plist("a")
+        self.assertEqual(self.f.run("launchctl", "bootstrap", self.gui,
+                                    path)[0], 0)  # no teardown before it
+        self.f.run("launchctl", "bootout", self.target("a"))
+        self.f.advance(100)
+        self.assertEqual(self.f.run("launchctl", "print",
+                                    self.target("a"))[0], 113)
+        self.f.advance(10 ** 9)  # time does not end it
+        for _ in range(2):
+            code, _, err = self.f.run("launchctl", "bootstrap", self.gui, path)
+            self.assertEqual(code, 5)
+            self.assertIn(EIO, err)
+        self.assertEqual(self.f.run("launchctl", "bootstrap", self.gui,
+                                    path)[0], 0)
+        self.assertEqual([c.get("settle_bootstraps_left")
+                          for c in self.f.calls()
+                          if c["argv"][0] == "bootstrap"], [None, 1, 0, None])
 
     def test_without_teardown_the_naive_sequence_works(self):
         # The control of the control: the failure above is the teardown.

@@ -338,6 +338,11 @@ static void rec_from_json(call_rec *c, json_object *o)
     if (json_object_object_get_ex(o, "stderr", &x))
         snprintf(c->err, sizeof c->err, "%s", json_object_get_string(x));
     c->loaded = json_object_object_get_ex(o, "loaded", &x);
+    c->teardown_start_ms = c->teardown_end_ms = -1;
+    if (json_object_object_get_ex(o, "teardown_start_ms", &x))
+        c->teardown_start_ms = json_object_get_double(x);
+    if (json_object_object_get_ex(o, "teardown_end_ms", &x))
+        c->teardown_end_ms = json_object_get_double(x);
     json_object *runs, *argv;
     if (json_object_object_get_ex(o, "runs", &runs) &&
         json_object_object_get_ex(runs, "argv", &argv))
@@ -441,6 +446,13 @@ size_t count_mutating(const call_log *l, size_t from)
  * tool and verb appears at index `from` or later. */
 void wait_for_call(const fx *f, size_t from, const char *tool, const char *verb)
 {
+    wait_for_calls(f, from, tool, verb, 1);
+}
+
+/* As wait_for_call, until n such calls have appeared. */
+void wait_for_calls(const fx *f, size_t from, const char *tool,
+                    const char *verb, size_t n)
+{
     int in = inotify_init1(IN_CLOEXEC);
     assert_true(in >= 0);
     assert_true(inotify_add_watch(in, f->state, IN_CLOSE_WRITE | IN_MODIFY) >=
@@ -449,14 +461,14 @@ void wait_for_call(const fx *f, size_t from, const char *tool, const char *verb)
     for (;;) {
         call_log l;
         log_read(f, &l);
-        size_t n = count_calls(&l, from, tool, verb, NULL);
+        size_t got = count_calls(&l, from, tool, verb, NULL);
         log_free(&l);
-        if (n > 0)
+        if (got >= n)
             break;
         struct pollfd p = { .fd = in, .events = POLLIN };
         int left = (int)(until - ts_now_ms());
         if (left <= 0)
-            fail_msg("no %s %s call came", tool, verb);
+            fail_msg("%zu of %zu %s %s calls came", got, n, tool, verb);
         if (poll(&p, 1, left) > 0) {
             char buf[4096];
             ssize_t r = read(in, buf, sizeof buf);

@@ -55,6 +55,9 @@ typedef struct call_rec {
     bool loaded;     /* launchctl bootstrap: loaded */
     char runs[4096]; /* systemctl: the argv that "runs", as JSON */
     char err[1024];
+    /* launchctl bootout: when the model starts the teardown and, for a
+     * timed one, when the label leaves (the model's clock; -1: absent) */
+    double teardown_start_ms, teardown_end_ms;
 } call_rec;
 
 typedef struct call_log {
@@ -128,6 +131,9 @@ size_t count_mutating(const call_log *l, size_t from);
 /* Waits until a call of tool and verb is logged at index from or later. */
 void wait_for_call(const fx *f, size_t from, const char *tool,
                    const char *verb);
+/* Waits until n such calls are logged at index from or later. */
+void wait_for_calls(const fx *f, size_t from, const char *tool,
+                    const char *verb, size_t n);
 
 /* Runs argv to its end: its exit status; out and err (may be NULL) get its
  * output (free them). */

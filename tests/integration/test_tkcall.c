@@ -64,17 +64,35 @@ static int group_teardown(void **state)
     return rv == 0 ? 0 : -1;
 }
 
-/* A testd of the test's own, so that its "ENTERED" lines are the test's. */
-static void start_testd(fixture *f, const char *name)
+/* A testd of the test's own, so that its "ENTERED" lines are the test's;
+ * with held_writes, its SlowWrite runs until the test sends it SIGUSR1
+ * (release_write). */
+static void start_testd_with(fixture *f, const char *name, bool held_writes)
 {
     snprintf(f->testd_addr, sizeof f->testd_addr, "ipc://%s/%s.sock", f->dir,
              name);
-    const char *argv[] = { ts_program("TESTD"), "--listen", f->testd_addr,
-                           "--grace-ms",        "200",      NULL };
+    const char *argv[] = { ts_program("TESTD"),
+                           "--listen",
+                           f->testd_addr,
+                           "--grace-ms",
+                           "200",
+                           held_writes ? "--release-writes" : NULL,
+                           NULL };
     assert_int_equal(ts_spawn(&f->testd, argv, NULL), 0);
     f->testd_up = true;
     if (!ts_wait_output(&f->testd, 1, "READY", START_MS))
         fail_msg("testd did not start: %s", f->testd.err ? f->testd.err : "");
+}
+
+static void start_testd(fixture *f, const char *name)
+{
+    start_testd_with(f, name, false);
+}
+
+/* Ends the held SlowWrite of a testd started with held_writes. */
+static void release_write(fixture *f)
+{
+    assert_int_equal(kill(f->testd.pid, SIGUSR1), 0);
 }
 
 /* The teardown of the tests that start a testd or a background tkcall:
@@ -487,34 +505,36 @@ static void test_ctrl_c_read(void **state)
     expect_in(f->call.err, "\"fromServer\":true");
 }
 
+/* The write runs until released, and is released only once tkcall has said
+ * what the Cancel answered: so the Cancel finds it running, whatever the
+ * load. A write that ended on its own before the Cancel came would make
+ * the Cancel ALREADY_DONE, and "runs to completion" would never come. */
 static void test_ctrl_c_write(void **state)
 {
     fixture *f = *state;
-    start_testd(f, "ctrlc-write");
-    /* "1000": the write takes a second, time enough for the Cancel to find
-     * it running even under the sanitizers. */
-    call_until_entered(
-        f, "SlowWrite",
-        ARGS("-d", "{\"data\":\"MTAwMA==\"}", "tk.test.Test/SlowWrite"));
+    start_testd_with(f, "ctrlc-write", true);
+    call_until_entered(f, "SlowWrite", ARGS("tk.test.Test/SlowWrite"));
     ts_signal(&f->call, SIGINT);
+    if (!ts_wait_output(&f->call, 2, "runs to completion", RUN_MS))
+        fail_msg("no WRITE_CONTINUES; stderr:\n%s",
+                 f->call.err ? f->call.err : "");
+    release_write(f);
     expect_exit(&f->call, ts_finish(&f->call, RUN_MS), 0);
-    expect_in(f->call.err, "runs to completion");
     expect_in(f->call.out, "\"data\": \"d3JpdHRlbg==\"");
 }
 
 static void test_ctrl_c_twice(void **state)
 {
     fixture *f = *state;
-    start_testd(f, "ctrlc-twice");
-    call_until_entered(f, "SlowWrite",
-                       ARGS("-d", "{\"data\":\"MzAwMA==\"}", /* 3000 ms */
-                            "tk.test.Test/SlowWrite"));
+    start_testd_with(f, "ctrlc-twice", true);
+    call_until_entered(f, "SlowWrite", ARGS("tk.test.Test/SlowWrite"));
     ts_signal(&f->call, SIGINT);
     assert_true(ts_wait_output(&f->call, 2, "runs to completion", RUN_MS));
-    /* The second one exits at once, long before the write is done. */
+    /* The second one exits at once: the write is still held. */
     ts_signal(&f->call, SIGINT);
     expect_exit(&f->call, ts_finish(&f->call, RUN_MS), 130);
     expect_in(f->call.err, "tkcall: interrupted");
+    release_write(f); /* now the write may end, and testd with it */
 }
 
 int main(void)

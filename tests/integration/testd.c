@@ -1,8 +1,12 @@
 /* testd: the rpc core with tk.test.Test registered, as a process, for the
  * tests that need one (signals, tkcall's Ctrl-C). Prints "READY" on stdout
  * once listening, and "ENTERED <method>" when a test handler starts. Each
- * SIGUSR1 releases one held Late handler (testsvc.h).
+ * SIGUSR1 releases one held handler (testsvc.h): Late, and with
+ * --release-writes SlowWrite too, which then ignores its data and runs
+ * until released, so that a test ends the write when it has seen what it
+ * waits for instead of guessing how long the write must take.
  *   testd --listen URL [--workers N] [--queue-depth N] [--grace-ms N]
+ *         [--release-writes]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,6 +29,24 @@ static bool number_arg(const char *s, unsigned *out)
         return false;
     *out = (unsigned)v;
     return true;
+}
+
+/* An option with a value into cfg or *listen; false when the option is
+ * unknown or its value is not a number. */
+static bool value_option(rpc_config *cfg, const char **listen, const char *opt,
+                         const char *val)
+{
+    if (strcmp(opt, "--listen") == 0) {
+        *listen = val;
+        return true;
+    }
+    if (strcmp(opt, "--workers") == 0)
+        return number_arg(val, &cfg->workers);
+    if (strcmp(opt, "--queue-depth") == 0)
+        return number_arg(val, &cfg->queue_depth);
+    if (strcmp(opt, "--grace-ms") == 0)
+        return number_arg(val, &cfg->shutdown_grace_ms);
+    return false;
 }
 
 /* Each SIGUSR1 (blocked in every thread) posts the release semaphore. */
@@ -53,15 +75,15 @@ int main(int argc, char **argv)
     rpc_config_init(&cfg);
     const char *listen = NULL;
     bool ok = true;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--listen") == 0)
-            listen = argv[i + 1];
-        else if (strcmp(argv[i], "--workers") == 0)
-            ok = ok && number_arg(argv[i + 1], &cfg.workers);
-        else if (strcmp(argv[i], "--queue-depth") == 0)
-            ok = ok && number_arg(argv[i + 1], &cfg.queue_depth);
-        else if (strcmp(argv[i], "--grace-ms") == 0)
-            ok = ok && number_arg(argv[i + 1], &cfg.shutdown_grace_ms);
+    bool release_writes = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--release-writes") == 0)
+            release_writes = true;
+        else if (i + 1 >= argc ||
+                 !value_option(&cfg, &listen, argv[i], argv[i + 1]))
+            ok = false;
+        else
+            i++;
     }
     if (listen == NULL || !ok) {
         fprintf(stderr, "usage: testd --listen URL [...]\n");
@@ -75,6 +97,7 @@ int main(int argc, char **argv)
     static testsvc t;
     testsvc_init(&t);
     t.announce_stdout = true;
+    t.use_release = release_writes;
     pthread_t rel;
     if (pthread_create(&rel, NULL, releaser, &t) != 0 ||
         pthread_detach(rel) != 0)

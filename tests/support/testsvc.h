@@ -8,8 +8,9 @@
  *   Timeout    READ: answers at once with the timeout in force, in ms, as
  *              decimal text in PingReply.data (default 7000 ms, ceiling
  *              UINT32_MAX: the caller's timeout_ms as the server took it).
- *   SlowWrite  WRITE: ignores cancellation; finishes when released (in
- *              process) or after PingRequest.data milliseconds (testd).
+ *   SlowWrite  WRITE: ignores cancellation; finishes when released
+ *              (use_release: in process, or testd --release-writes, where
+ *              SIGUSR1 releases) or else after PingRequest.data ms.
  *   Commit     READ with a write inside (in process only): passes its
  *              commit point when released, finishes when released again;
  *              announces "Commit" and then "Committing".

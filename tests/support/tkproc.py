@@ -127,11 +127,13 @@ def start_tkd(sockdir: str, roots: Optional[List[str]] = None) -> tuple:
     return d, addr
 
 
-def start_testd(sockdir: str) -> tuple:
+def start_testd(sockdir: str, held_writes: bool = False) -> tuple:
     """A testd (tk.test.Test/Wait and SlowWrite) in sockdir; (daemon,
-    address). It prints "ENTERED <method>" when a handler starts."""
+    address). It prints "ENTERED <method>" when a handler starts. With
+    held_writes, SlowWrite runs until testd gets SIGUSR1 (one write each)."""
     addr = "ipc://%s/testd.sock" % sockdir
-    d = Daemon([program("TESTD"), "--listen", addr])
+    d = Daemon([program("TESTD"), "--listen", addr]
+               + (["--release-writes"] if held_writes else []))
     d.wait_output("READY")
     return d, addr
 
