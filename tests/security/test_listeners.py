@@ -245,6 +245,24 @@ class Listeners(unittest.TestCase):
             self.assertEqual(c.control.ping(data=b"x").data, b"x")
         return grown, closed
 
+    def test_oversize_frame_is_logged(self) -> None:
+        # A frame over --max-request-bytes closes its connection, and tkd
+        # says so (it was silent).
+        path = os.path.join(self.dir.name, "big.sock")
+        self.tkd("--listen", "ipc://" + path, "--max-request-bytes", "4096")
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(tkproc.START_S)
+        s.connect(path)
+        s.sendall(b"\x00SP\x00\x00\x30\x00\x00")
+        s.recv(8)
+        s.sendall(b"\x01" + struct.pack(">Q", 4097))
+        self.assertEqual(s.recv(1), b"")  # closed by tkd
+        s.close()
+        self.last.wait_output("1 connection(s) ended in an error", "stderr")
+        # Negative control: a frame within the limit is served.
+        with tk.Client("ipc://" + path) as c:
+            self.assertEqual(c.control.ping(data=b"x").data, b"x")
+
     def test_stalled_frames_are_bounded(self) -> None:
         size = 1024 * 1024
         # What one stalled frame costs here (the sanitizers' shadow memory
