@@ -131,7 +131,9 @@ typedef enum proc_spawn_error {
     PROC_SPAWN_NOT_FOUND,      /* no such program (ENOENT, ENOTDIR) */
     PROC_SPAWN_NOT_EXECUTABLE, /* EACCES, ENOEXEC, EISDIR, ... */
     PROC_SPAWN_BAD_CWD,        /* the working directory cannot be opened */
-    PROC_SPAWN_SYSTEM,         /* out of fds, processes or memory */
+    PROC_SPAWN_SYSTEM,         /* out of fds (spawn_errno EMFILE: tkd's
+                                  RLIMIT_NOFILE; ENFILE: the system's),
+                                  processes or memory */
 } proc_spawn_error;
 
 /* How the leader ended, from its wait status. */

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -694,6 +695,53 @@ static void test_cwd(void **state)
     teardown_case(&c);
 }
 
+/* With the descriptors used up (the soft RLIMIT_NOFILE lowered to the
+ * lowest free descriptor, so that no open can succeed), a run does not
+ * start and says why: PROC_SPAWN_SYSTEM with EMFILE, whichever descriptor
+ * it needed first (the working directory's, the pipes), never "working
+ * directory not usable". */
+static void test_out_of_descriptors(void **state)
+{
+    (void)state;
+    run_case c;
+    setup_case(&c, "pwd");
+    struct rlimit saved;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    int lowest = dup(STDIN_FILENO);
+    assert_true(lowest >= 0);
+    close(lowest);
+    int before = open_fds();
+    proc_result r[2];
+    int rv[2];
+    struct rlimit full = { .rlim_cur = (rlim_t)lowest,
+                           .rlim_max = saved.rlim_max };
+    for (int i = 0; i < 2; i++) {
+        c.o.cwd = i == 0 ? tmp : NULL;
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &full), 0);
+        rv[i] = proc_run(&r[i], &c.o);
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(rv[i], -EMFILE);
+        assert_int_equal(r[i].end, PROC_END_NOT_STARTED);
+        assert_false(r[i].started);
+        assert_int_equal(r[i].spawn, PROC_SPAWN_SYSTEM);
+        assert_int_equal(r[i].spawn_errno, EMFILE);
+        assert_described(&r[i], "could not start the program (Too many open "
+                                "files)");
+        proc_result_free(&r[i]);
+    }
+    assert_int_equal(open_fds(), before);
+    /* Negative control: with the limit back, the same run starts. */
+    c.o.cwd = tmp;
+    proc_result ok;
+    assert_int_equal(proc_run(&ok, &c.o), 0);
+    assert_int_equal(ok.end, PROC_END_EXITED);
+    proc_result_free(&ok);
+    assert_int_equal(count_children(false), 0);
+    teardown_case(&c);
+}
+
 /* The tree scenario: the script forks a grandchild that keeps stdout and
  * sleeps; the cancel fd fires once the script says "ready". */
 static void run_tree(proc_result *r, run_case *c, unsigned hooks,
@@ -1136,6 +1184,7 @@ int main(void)
         cmocka_unit_test(test_no_fd_leak),
         cmocka_unit_test(test_child_state),
         cmocka_unit_test(test_cwd),
+        cmocka_unit_test(test_out_of_descriptors),
         cmocka_unit_test(test_cancel_kills_the_group),
         cmocka_unit_test(test_cancel_leader_only_negative_control),
         cmocka_unit_test(test_deadline),
