@@ -325,6 +325,10 @@ int main(int argc, char **argv)
     registry *reg = NULL;
     search_service *search = NULL;
     search_config scfg = { .roots = o.roots, .slots = o.search_slots };
+    /* Before anything opens descriptors: every connection, tool and
+     * repository takes some, and the soft limit is often far below the
+     * hard one (256 or 1024). */
+    rpc_fd_limit_raise();
     rv = rpc_server_new(&srv, &o.rpc, err, sizeof err);
     if (rv == 0)
         rv = locks_service_new(&locks, &o.locks, err, sizeof err);
@@ -359,6 +363,7 @@ int main(int argc, char **argv)
                 o.listen[i]);
     for (size_t i = 0; i < roots_count(o.roots); i++)
         rpc_log(RPC_LOG_INFO, "root %s", roots_get(o.roots, i));
+    rpc_fd_log_capacity();
     /* After the listener: tkd serves its other services while this
      * connects (bounded), and with the database down. */
     locks_service_start(locks);

@@ -164,6 +164,28 @@ void rpc_call_set_reply_prefix(rpc_call *call, const void *data, size_t len);
 size_t rpc_varint_len(uint64_t v);
 uint8_t *rpc_put_varint(uint8_t *p, uint64_t v);
 
+/* ---- file descriptors --------------------------------------------------- */
+
+#define RPC_R_TOO_MANY_OPEN_FILES "TOO_MANY_OPEN_FILES"
+
+/* Whether err (an errno value) says descriptors ran out: EMFILE (tkd's own
+ * RLIMIT_NOFILE) or ENFILE (the system's file table). */
+bool rpc_fds_exhausted(int err);
+/* Ends a call that could not open a descriptor (err: EMFILE or ENFILE):
+ * RESOURCE_EXHAUSTED, reason TOO_MANY_OPEN_FILES, a retry_after_ms of
+ * about what the calls running now take to end and close theirs, and a
+ * warning in the log — at most one line a second, which counts the calls
+ * it did not log. The message (printf) says what could not be opened. */
+void rpc_call_fail_fds(rpc_call *call, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Raises the soft RLIMIT_NOFILE to the hard limit (tkd, at start, before
+ * the server starts); logs a warning when it cannot. Returns the soft
+ * limit in force. */
+uint64_t rpc_fd_limit_raise(void);
+/* One info line: the descriptor limit, how many are in use, and roughly
+ * what the rest allows (connections hold one each, running tools three). */
+void rpc_fd_log_capacity(void);
+
 /* ---- the method table --------------------------------------------------- */
 
 /* Fills *reply (already initialised as a message of method->reply) from
