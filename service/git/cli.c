@@ -129,8 +129,12 @@ int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
     if (rv < 0) {
         char how[256];
         proc_result_describe(how, sizeof how, r);
-        rpc_call_fail(run->call, RPC_INTERNAL, "GIT_NOT_STARTED",
-                      "%s could not start: %s", run->what, how);
+        if (rpc_fds_exhausted(r->spawn_errno))
+            rpc_call_fail_fds(run->call, r->spawn_errno,
+                              "%s could not start: %s", run->what, how);
+        else
+            rpc_call_fail(run->call, RPC_INTERNAL, "GIT_NOT_STARTED",
+                          "%s could not start: %s", run->what, how);
         return -1;
     }
     if (r->err_len > 0)

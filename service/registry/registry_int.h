@@ -48,6 +48,8 @@ typedef struct reg_error {
     const char *reason; /* static */
     bool stopped;       /* the call's own deadline passed, or (READ) its
                            caller cancelled: the rpc layer words it */
+    int fds_errno;      /* EMFILE or ENFILE: out of descriptors (the rpc
+                           layer words it, rpc_call_fail_fds); else 0 */
     char message[1536];
     char output[2048]; /* the failing tool's output, for stderr_excerpt */
 } reg_error;
@@ -55,6 +57,9 @@ typedef struct reg_error {
 /* Fills e and returns -1. */
 int reg_fail(reg_error *e, rpc_code code, const char *reason, const char *fmt,
              ...) __attribute__((format(printf, 4, 5)));
+/* reg_fail for want of a descriptor: err is EMFILE or ENFILE. */
+int reg_fail_fds(reg_error *e, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 int reg_stop(reg_error *e, const char *what);
 /* The whole of s as a decimal int; def when it is not one. */
 int reg_atoi(const char *s, int def);

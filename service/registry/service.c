@@ -16,6 +16,10 @@ static void fail_with(rpc_call *call, const reg_error *e)
             rpc_call_set_write_completed(call, false);
         return;
     }
+    if (e->fds_errno != 0) {
+        rpc_call_fail_fds(call, e->fds_errno, "%s", e->message);
+        return;
+    }
     if (e->code == RPC_UNAVAILABLE)
         rpc_call_set_retry_after(call, 1000);
     rpc_call_fail(call, e->code, e->reason, "%s", e->message);

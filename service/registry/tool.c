@@ -45,6 +45,8 @@ static int describe_failure(const reg_ctx *c, const proc_result *r,
     if (r->end == PROC_END_CANCELLED || r->end == PROC_END_DEADLINE ||
         (r->end == PROC_END_TIMEOUT && proc_now_ns() >= c->deadline_ns))
         return reg_stop(e, name);
+    if (!r->started && rpc_fds_exhausted(r->spawn_errno))
+        return reg_fail_fds(e, r->spawn_errno, "cannot run %s: %s", name, what);
     if (!r->started)
         return reg_fail(e, RPC_FAILED_PRECONDITION, "TOOL_NOT_FOUND",
                         "cannot run %s: %s", name, what);
