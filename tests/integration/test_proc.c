@@ -915,6 +915,90 @@ static void test_write_timeout_term_then_kill(void **state)
     teardown_case(&c);
 }
 
+/* What on_group was told, in order. */
+typedef struct groups {
+    pid_t told[4];
+    int n;
+} groups;
+
+static void note_group(void *arg, pid_t pgid)
+{
+    groups *g = arg;
+    if (g->n < 4)
+        g->told[g->n] = pgid;
+    g->n++;
+}
+
+/* A WRITE its owner abandons (the abort fd fires once the script says
+ * "ready") is cut short as a timeout cuts it: SIGTERM first, SIGKILL
+ * after the grace; reported ABORTED, never the program's own end. */
+static void test_write_abandoned(void **state)
+{
+    (void)state;
+    run_case c;
+    setup_watched(&c, "stubborn", "ready"); /* survives SIGTERM */
+    c.o.kind = PROC_WRITE;
+    c.o.abort_fd = c.w.cancel_fd;
+    c.o.cancel_fd = -1;
+    /* Above the script's `sleep 1`: SIGTERM can reach the group before
+     * the shell forks it, and the shell runs its trap once it ends. */
+    c.o.term_grace_ms = 1500;
+    groups g = { 0 };
+    c.o.on_group = note_group;
+    c.o.on_group_arg = &g;
+    proc_result r;
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_ABORTED);
+    assert_true(r.started);
+    assert_true(r.process_killed);
+    assert_int_equal(r.kill_signal, SIGKILL);
+    assert_non_null(strstr(r.err, "got-TERM")); /* TERM came first */
+    assert_true(r.cleanup_ms >= 1500);
+    assert_described(&r, "write abandoned by its owner (SIGTERM, then "
+                         "SIGKILL)");
+    /* Told the group when it started, and 0 before the reap. */
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.told[0], r.pid);
+    assert_int_equal(g.told[1], 0);
+    reap_group(r.pid); /* the script's last `sleep 1` */
+    proc_result_free(&r);
+    teardown_case(&c);
+
+    /* One that ends on SIGTERM is not killed. */
+    setup_watched(&c, "slow", "ready");
+    c.o.kind = PROC_WRITE;
+    c.o.abort_fd = c.w.cancel_fd;
+    c.o.cancel_fd = -1;
+    c.o.term_grace_ms = 5000;
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_ABORTED);
+    assert_int_equal(r.kill_signal, SIGTERM);
+    assert_true(r.elapsed_ms < 5000);
+    assert_described(&r, "write abandoned by its owner (ended after SIGTERM)");
+    proc_result_free(&r);
+
+    /* Abandoned already: not started at all. */
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_ABORTED);
+    assert_false(r.started);
+    assert_described(&r, "write abandoned by its owner before it started");
+    proc_result_free(&r);
+    teardown_case(&c);
+
+    /* Negative control: a READ ignores the abort fd (its cancel_fd is
+     * what stops it), and runs to its end. */
+    setup_case(&c, "basic");
+    int fired = eventfd(1, EFD_CLOEXEC); /* readable */
+    assert_true(fired >= 0);
+    c.o.abort_fd = fired;
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_EXITED);
+    assert_int_equal(r.status.code, 3);
+    proc_result_free(&r);
+    close(fired);
+    teardown_case(&c);
+}
+
 static void test_stream_stop(void **state)
 {
     (void)state;
@@ -1191,6 +1275,7 @@ int main(void)
         cmocka_unit_test(test_caller_gone_before_start),
         cmocka_unit_test(test_write_runs_to_completion),
         cmocka_unit_test(test_write_timeout_term_then_kill),
+        cmocka_unit_test(test_write_abandoned),
         cmocka_unit_test(test_stream_stop),
         cmocka_unit_test(test_records),
         cmocka_unit_test(test_pidfd_fallback),
