@@ -26,6 +26,8 @@
 #endif
 
 #define MAX_LISTEN 16
+/* The exit status when calls outlived the shutdown grace (--help). */
+#define EXIT_OUTLIVED 3
 #define MAX_ROOTS 64
 
 static const char usage_text[] =
@@ -66,8 +68,15 @@ static const char usage_text[] =
     "it; the directory of a --listen or TK_ADDR path is used as it is. A\n"
     "peer whose uid differs from tkd's gets PERMISSION_DENIED.\n"
     "SIGTERM or SIGINT: stop accepting, cancel reads, let started writes\n"
-    "finish (up to --shutdown-grace-ms), exit 0; a second signal exits at\n"
-    "once (status 130).\n";
+    "finish (up to --shutdown-grace-ms), exit 0. Writes still running when\n"
+    "the grace runs out are logged (method, call, pid) and stopped: their\n"
+    "process groups get SIGTERM, then SIGKILL, and their callers\n"
+    "UNAVAILABLE SHUTTING_DOWN with write_completed false; then tkd exits\n"
+    "3. A second signal exits at once (status 130).\n"
+    "\n"
+    "exit status: 0 after a clean shutdown; 1 tkd could not start; 2 usage\n"
+    "error; 3 calls outlived --shutdown-grace-ms (the log names them); 130\n"
+    "a second signal.\n";
 
 typedef struct options {
     const char *listen[MAX_LISTEN];
@@ -374,5 +383,5 @@ int main(int argc, char **argv)
     registry_free(reg);
     search_service_free(search);
     roots_free(o.roots);
-    return rv == 0 ? 0 : 1;
+    return rv == 0 ? 0 : rv > 0 ? EXIT_OUTLIVED : 1;
 }

@@ -3,6 +3,9 @@
  * once listening, and "ENTERED <method>" when a test handler starts. Each
  * SIGUSR1 releases one held Late handler (testsvc.h).
  *   testd --listen URL [--workers N] [--queue-depth N] [--grace-ms N]
+ *         [--stop-ms N]
+ * Exits as tkd does: 0 after a clean shutdown, 3 when calls outlived the
+ * grace.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -62,6 +65,8 @@ int main(int argc, char **argv)
             ok = ok && number_arg(argv[i + 1], &cfg.queue_depth);
         else if (strcmp(argv[i], "--grace-ms") == 0)
             ok = ok && number_arg(argv[i + 1], &cfg.shutdown_grace_ms);
+        else if (strcmp(argv[i], "--stop-ms") == 0)
+            ok = ok && number_arg(argv[i + 1], &cfg.shutdown_stop_ms);
     }
     if (listen == NULL || !ok) {
         fprintf(stderr, "usage: testd --listen URL [...]\n");
@@ -91,5 +96,5 @@ int main(int argc, char **argv)
     int rv = rpc_serve_until_signal(srv);
     rpc_server_free(srv);
     testsvc_destroy(&t);
-    return rv == 0 ? 0 : 1;
+    return rv == 0 ? 0 : rv > 0 ? 3 : 1;
 }
