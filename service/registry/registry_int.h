@@ -161,12 +161,15 @@ struct registry {
 };
 
 /* How one operation runs its tools: a WRITE ignores its caller and ends at
- * deadline_ns (its own timeout); a READ also ends when cancel_fd fires. */
+ * deadline_ns (its own timeout), or when cancel_fd fires (tkd stops it past
+ * its shutdown grace); a READ also ends when cancel_fd fires (its caller).
+ * call (NULL for tkd install) is told each tool's process group. */
 typedef struct reg_ctx {
     registry *r;
     proc_kind kind;
     int cancel_fd;
     int64_t deadline_ns;
+    rpc_call *call;
 } reg_ctx;
 
 /* How a tool ran. */

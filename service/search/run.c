@@ -25,6 +25,12 @@
  * first (the deadline does: DEADLINE_EXCEEDED, cause DEADLINE); it stays
  * as a bound that holds even if rpc's cap were ever lifted, and the
  * SEARCH_CEILING reason in fail_tool is for that case only. */
+/* proc's on_group: the call names the tool's process group. */
+static void note_group(void *call, pid_t pgid)
+{
+    rpc_call_set_process(call, pgid);
+}
+
 static void read_opts(proc_opts *o, const search_job *j, const char *path,
                       const char *const *argv, const char *const *env)
 {
@@ -37,6 +43,8 @@ static void read_opts(proc_opts *o, const search_job *j, const char *path,
     o->cancel_fd = rpc_call_cancel_fd(j->call);
     o->deadline_ns = rpc_call_deadline(j->call);
     o->timeout_ms = SEARCH_CEILING_MS;
+    o->on_group = note_group;
+    o->on_group_arg = j->call;
 }
 
 /* 1 when git says root is inside a work tree, 0 when not (or git cannot
