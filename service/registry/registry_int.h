@@ -101,6 +101,12 @@ typedef struct reg_spec {
     const char *stderr_path;
     reg_restart restart;
     unsigned throttle; /* seconds, never 0 */
+    /* Seconds the manager waits, once it has asked the program to stop,
+     * before it kills it; 0: the manager's default, and nothing rendered.
+     * Set only for tkd itself (tkd install), which stops its own children
+     * in order: the stop signal goes to it alone (systemd KillMode=mixed),
+     * and the timeout lies above its shutdown bound. Not in the proto. */
+    unsigned stop_timeout;
 } reg_spec;
 
 /* INVALID_ARGUMENT naming the field (reason BAD_<FIELD>) when bad. */
