@@ -5,6 +5,7 @@
  * thousands of calls fail, one line each would bury the log). */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +53,13 @@ uint64_t rpc_fd_limit_raise(void)
     if (rl.rlim_cur >= rl.rlim_max)
         return (uint64_t)rl.rlim_cur;
     struct rlimit want = { .rlim_cur = rl.rlim_max, .rlim_max = rl.rlim_max };
+#ifdef __APPLE__
+    /* macOS takes no soft limit above OPEN_MAX (setrlimit(2)). */
+    if (want.rlim_cur > OPEN_MAX)
+        want.rlim_cur = OPEN_MAX;
+    if (rl.rlim_cur >= want.rlim_cur)
+        return (uint64_t)rl.rlim_cur;
+#endif
     if (setrlimit(RLIMIT_NOFILE, &want) != 0) {
         char ebuf[128];
         rpc_log(RPC_LOG_WARN,
