@@ -26,6 +26,8 @@
 #endif
 
 #define MAX_LISTEN 16
+/* The exit status when calls outlived the shutdown grace (--help). */
+#define EXIT_OUTLIVED 3
 #define MAX_ROOTS 64
 
 static const char usage_text[] =
@@ -83,9 +85,19 @@ static const char usage_text[] =
     "peer whose uid differs from tkd's gets PERMISSION_DENIED. tcp:// is\n"
     "refused (it authenticates no one): use tls+tcp:// with client\n"
     "certificates (README: Calling tkd over the network).\n"
+    "At start tkd raises its soft file-descriptor limit to the hard limit\n"
+    "and logs the capacity; a call that finds none left ends\n"
+    "RESOURCE_EXHAUSTED TOO_MANY_OPEN_FILES, with retry_after_ms.\n"
     "SIGTERM or SIGINT: stop accepting, cancel reads, let started writes\n"
-    "finish (up to --shutdown-grace-ms), exit 0; a second signal exits at\n"
-    "once (status 130).\n";
+    "finish (up to --shutdown-grace-ms), exit 0. Writes still running when\n"
+    "the grace runs out are logged (method, call, pid) and stopped: their\n"
+    "process groups get SIGTERM, then SIGKILL, and their callers\n"
+    "UNAVAILABLE SHUTTING_DOWN with write_completed false; then tkd exits\n"
+    "3. A second signal exits at once (status 130).\n"
+    "\n"
+    "exit status: 0 after a clean shutdown; 1 tkd could not start; 2 usage\n"
+    "error; 3 calls outlived --shutdown-grace-ms (the log names them); 130\n"
+    "a second signal.\n";
 
 typedef struct options {
     const char *listen[MAX_LISTEN];
@@ -379,6 +391,10 @@ int main(int argc, char **argv)
     registry *reg = NULL;
     search_service *search = NULL;
     search_config scfg = { .roots = o.roots, .slots = o.search_slots };
+    /* Before anything opens descriptors: every connection, tool and
+     * repository takes some, and the soft limit is often far below the
+     * hard one (256 or 1024). */
+    rpc_fd_limit_raise();
     rv = rpc_server_new(&srv, &o.rpc, err, sizeof err);
     if (rv == 0)
         rv = locks_service_new(&locks, &o.locks, err, sizeof err);
@@ -414,6 +430,7 @@ int main(int argc, char **argv)
                 i >= o.n_listen ? " (reads only)" : "");
     for (size_t i = 0; i < roots_count(o.roots); i++)
         rpc_log(RPC_LOG_INFO, "root %s", roots_get(o.roots, i));
+    rpc_fd_log_capacity();
     /* After the listener: tkd serves its other services while this
      * connects (bounded), and with the database down. */
     locks_service_start(locks);
@@ -424,5 +441,5 @@ int main(int argc, char **argv)
     registry_free(reg);
     search_service_free(search);
     roots_free(o.roots);
-    return rv == 0 ? 0 : 1;
+    return rv == 0 ? 0 : rv > 0 ? EXIT_OUTLIVED : 1;
 }

@@ -55,6 +55,12 @@ static const char *const write_env[] = {
     NULL,
 };
 
+/* proc's on_group: the call names git's process group at shutdown. */
+static void note_group(void *call, pid_t pgid)
+{
+    rpc_call_set_process(call, pgid);
+}
+
 static void opts_for(proc_opts *o, const tkgit_run *run, const tkgit_argv *argv)
 {
     proc_opts_init(o);
@@ -70,6 +76,8 @@ static void opts_for(proc_opts *o, const tkgit_run *run, const tkgit_argv *argv)
         o->env = write_env;
         /* The write's own timeout: what is left of the method's. */
         o->timeout_ms = (uint32_t)left_ms;
+        /* Fires only when tkd stops the write past its shutdown grace. */
+        o->abort_fd = rpc_call_cancel_fd(run->call);
     } else {
         o->kind = PROC_READ;
         o->env = read_env;
@@ -79,6 +87,8 @@ static void opts_for(proc_opts *o, const tkgit_run *run, const tkgit_argv *argv)
     }
     o->on_stdout = run->on_out;
     o->on_stdout_arg = run->on_out_arg;
+    o->on_group = note_group;
+    o->on_group_arg = run->call;
     if (run->on_out != NULL)
         o->record_max = run->record_max; /* lines: proc's default delim */
 }
@@ -129,8 +139,12 @@ int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
     if (rv < 0) {
         char how[256];
         proc_result_describe(how, sizeof how, r);
-        rpc_call_fail(run->call, RPC_INTERNAL, "GIT_NOT_STARTED",
-                      "%s could not start: %s", run->what, how);
+        if (rpc_fds_exhausted(r->spawn_errno))
+            rpc_call_fail_fds(run->call, r->spawn_errno,
+                              "%s could not start: %s", run->what, how);
+        else
+            rpc_call_fail(run->call, RPC_INTERNAL, "GIT_NOT_STARTED",
+                          "%s could not start: %s", run->what, how);
         return -1;
     }
     if (r->err_len > 0)

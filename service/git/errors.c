@@ -1,7 +1,9 @@
 /* The one table: what git printed, what libgit2 returned, or what
  * roots_resolve said, mapped to a reason and the canonical code that fits
  * it. Callers compare reasons; nothing else in tk looks at git's words.
- * Every row is produced with real git by tests/integration/test_git.c. */
+ * Every row is produced with real git by tests/integration/test_git.c,
+ * but TOO_MANY_OPEN_FILES: tests/security/test_limits.py runs tkd out of
+ * descriptors for it. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -134,6 +136,14 @@ static const reason_row table[] = {
         { TKGIT_STEP_REV, GIT_EINVALIDSPEC },
         { TKGIT_STEP_REV, GIT_EPEEL } },
       0 },
+    /* Last: a name in another row's words may hold this text. Failed
+     * through rpc_call_fail_fds (retry_after_ms, the log); libgit2's own
+     * (an OS error, strerror at the end) is told by fds_errno_of. */
+    { RPC_R_TOO_MANY_OPEN_FILES,
+      RPC_RESOURCE_EXHAUSTED,
+      { "Too many open files", NULL },
+      { { 0, 0 } },
+      0 },
 };
 #define N_ROWS (sizeof table / sizeof table[0])
 
@@ -214,11 +224,42 @@ static const reason_row *unborn_or(const reason_row *row, git_repository *repo,
     return row;
 }
 
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* EMFILE or ENFILE when libgit2 failed for want of a descriptor (an OS
+ * error: its message ends in strerror's words), else 0. */
+static int fds_errno_of(const git_error *e)
+{
+    if (e == NULL || e->klass != GIT_ERROR_OS || e->message == NULL)
+        return 0;
+    if (ends_with(e->message, strerrordesc_np(ENFILE)))
+        return ENFILE;
+    if (ends_with(e->message, strerrordesc_np(EMFILE)))
+        return EMFILE;
+    return 0;
+}
+
+/* What git said holds "Too many open files" (in system: ENFILE). */
+static void fail_git_fds(rpc_call *call, const char *what, const char *line)
+{
+    int err = strstr(line, strerrordesc_np(ENFILE)) != NULL ? ENFILE : EMFILE;
+    rpc_call_fail_fds(call, err, "%s: %s", what, line);
+}
+
 void tkgit__fail_libgit2(rpc_call *call, git_repository *repo, tkgit_step step,
                          int error, const char *rev)
 {
     const git_error *e = git_error_last();
     const char *detail = e != NULL && e->message != NULL ? e->message : "";
+    int fds = fds_errno_of(e);
+    if (fds != 0) {
+        rpc_call_fail_fds(call, fds, "libgit2: %s", detail);
+        return;
+    }
     const reason_row *row = match_libgit2(step, error);
     if (step == TKGIT_STEP_REV && error == GIT_ENOTFOUND)
         row = unborn_or(row, repo, rev);
@@ -251,11 +292,19 @@ void tkgit__fail_git(rpc_call *call, const char *what, const proc_result *r,
                       line);
         return;
     }
+    if (row == find_row(RPC_R_TOO_MANY_OPEN_FILES)) {
+        fail_git_fds(call, what, line);
+        return;
+    }
     rpc_call_fail(call, row->code, row->reason, "%s: %s", what, line);
 }
 
 void tkgit__fail_path(rpc_call *call, int rv, const char *message)
 {
+    if (rpc_fds_exhausted(-rv)) {
+        rpc_call_fail_fds(call, -rv, "%s", message);
+        return;
+    }
     for (size_t i = 0; i < N_ROWS; i++) {
         if (table[i].roots_errno != 0 && -table[i].roots_errno == rv) {
             rpc_call_fail(call, table[i].code, table[i].reason, "%s", message);

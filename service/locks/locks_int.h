@@ -51,6 +51,8 @@ typedef enum locks_err {
     LOCKS_ESQL,            /* the server answered an error (sqlstate) */
     LOCKS_ESTOPPED,        /* the call's cancel/deadline ended it */
     LOCKS_EDOWN,           /* no connection, or it broke: nothing committed */
+    LOCKS_EFDS,            /* no connection for want of a descriptor
+                              (message: libpq's words): nothing committed */
     LOCKS_ECOMMIT_UNKNOWN, /* COMMIT sent, no answer: outcome unknown */
     LOCKS_EINTERNAL,       /* a result of an unexpected shape */
 } locks_err;

@@ -161,6 +161,11 @@ static void conn_failed(locks_tx *tx, PGconn *pg, const char *what)
 {
     tx->err = LOCKS_EDOWN;
     locks__tx_set_message(tx, pg != NULL ? PQerrorMessage(pg) : what);
+    /* libpq keeps no errno; its message ends in strerror's words ("could
+     * not create socket: Too many open files"), in English: tkd never
+     * calls setlocale. */
+    if (strstr(tx->message, strerrordesc_np(EMFILE)) != NULL)
+        tx->err = LOCKS_EFDS;
     if (pg != NULL)
         PQfinish(pg);
 }

@@ -447,6 +447,15 @@ void locks__tx_fail(const locks_tx *tx, rpc_call *call)
                       tx->message);
         rpc_call_set_retry_after(call, DB_RETRY_AFTER_MS);
         break;
+    case LOCKS_EFDS:
+        rpc_call_fail_fds(call,
+                          strstr(tx->message, strerrordesc_np(ENFILE)) != NULL
+                              ? ENFILE
+                              : EMFILE,
+                          "connecting to PostgreSQL (nothing was committed): "
+                          "%s",
+                          tx->message);
+        break;
     case LOCKS_ECOMMIT_UNKNOWN:
         rpc_call_fail(call, RPC_UNKNOWN, "COMMIT_UNKNOWN",
                       "the connection was lost while COMMIT was in flight; "

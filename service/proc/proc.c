@@ -15,6 +15,7 @@ void proc_opts_init(proc_opts *opts)
     memset(opts, 0, sizeof *opts);
     opts->kind = PROC_READ;
     opts->cancel_fd = -1;
+    opts->abort_fd = -1;
     opts->deadline_ns = INT64_MAX;
     opts->cap_policy = PROC_CAP_KILL;
     opts->record_delim = '\n';
@@ -42,21 +43,30 @@ static int validate(const proc_opts *o)
     if (o->kind == PROC_READ && o->cancel_fd >= 0 &&
         fcntl(o->cancel_fd, F_GETFD) < 0)
         return -EINVAL;
+    if (o->kind == PROC_WRITE && o->abort_fd >= 0 &&
+        fcntl(o->abort_fd, F_GETFD) < 0)
+        return -EINVAL;
     return 0;
 }
 
+static bool readable(int fd)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    return fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
 /* A READ whose caller has already cancelled or run out of time does not
- * start: the reason is the caller's, as it would be a moment later. */
+ * start: the reason is the caller's, as it would be a moment later. Nor
+ * does a WRITE its owner has already abandoned. */
 static bool caller_gone(const proc_opts *o, proc_end *end)
 {
-    if (o->kind != PROC_READ)
-        return false;
-    if (o->cancel_fd >= 0) {
-        struct pollfd p = { .fd = o->cancel_fd, .events = POLLIN };
-        if (poll(&p, 1, 0) > 0) {
-            *end = PROC_END_CANCELLED;
-            return true;
-        }
+    if (o->kind == PROC_WRITE) {
+        *end = PROC_END_ABORTED;
+        return readable(o->abort_fd);
+    }
+    if (readable(o->cancel_fd)) {
+        *end = PROC_END_CANCELLED;
+        return true;
     }
     if (proc_now_ns() >= o->deadline_ns) {
         *end = PROC_END_DEADLINE;
@@ -111,6 +121,7 @@ const char *proc_end_name(proc_end end)
         [PROC_END_STOPPED] = "STOPPED",
         [PROC_END_OUTPUT_CAP] = "OUTPUT_CAP",
         [PROC_END_TIMEOUT] = "TIMEOUT",
+        [PROC_END_ABORTED] = "ABORTED",
     };
     if ((unsigned)end < sizeof names / sizeof *names && names[end] != NULL)
         return names[end];
@@ -149,13 +160,18 @@ static int describe_exit(char *buf, size_t len, const proc_result *r)
     return snprintf(buf, len, "ended (status unknown)");
 }
 
+/* How a WRITE cut short ended: by SIGTERM, or SIGKILL after it. */
+static const char *write_kill(const proc_result *r)
+{
+    return r->kill_signal == SIGTERM ? "ended after SIGTERM"
+                                     : "SIGTERM, then SIGKILL";
+}
+
 static int describe_timeout(char *buf, size_t len, const proc_result *r)
 {
     if (r->kind == PROC_WRITE)
         return snprintf(buf, len, "write timed out after %u ms (%s)",
-                        r->timeout_ms,
-                        r->kill_signal == SIGTERM ? "ended after SIGTERM"
-                                                  : "SIGTERM, then SIGKILL");
+                        r->timeout_ms, write_kill(r));
     return snprintf(buf, len,
                     "ran past its ceiling of %u ms (process group killed)",
                     r->timeout_ms);
@@ -180,6 +196,12 @@ int proc_result_describe(char *buf, size_t len, const proc_result *r)
         return snprintf(buf, len, "stdout exceeded its cap (%s)", killed);
     case PROC_END_TIMEOUT:
         return describe_timeout(buf, len, r);
+    case PROC_END_ABORTED:
+        if (!r->started)
+            return snprintf(buf, len,
+                            "write abandoned by its owner before it started");
+        return snprintf(buf, len, "write abandoned by its owner (%s)",
+                        write_kill(r));
     }
     return snprintf(buf, len, "unknown end");
 }

@@ -25,16 +25,19 @@
  *  - A READ also ends when the caller's cancel fd becomes readable or the
  *    caller's deadline passes; a READ or a WRITE ends when its own bound
  *    (timeout_ms from the start) passes; a READ ends when on_stdout says
- *    PROC_STOP or stdout overflows its cap under PROC_CAP_KILL.
+ *    PROC_STOP or stdout overflows its cap under PROC_CAP_KILL; a WRITE
+ *    also ends when its owner abandons it (abort_fd becomes readable: the
+ *    owner is exiting and will not wait for it).
  *  - The reason is decided, and recorded in proc_result.end, at the
  *    moment it is observed and before the exit status is looked at. In one
- *    poll round the order is: cancel fd, caller deadline, own bound, then
- *    stdout (stop, cap), then the leader's exit. So a run we killed reports
- *    PROC_END_CANCELLED (and the status says SIGKILL), never "killed by
- *    signal 9".
+ *    poll round the order is: cancel (or abort) fd, caller deadline, own
+ *    bound, then stdout (stop, cap), then the leader's exit. So a run we
+ *    killed reports PROC_END_CANCELLED (and the status says SIGKILL), never
+ *    "killed by signal 9".
  *  - Cutting a READ short: SIGKILL to the whole group at once (a read has
- *    nothing to clean up). Cutting a WRITE short (only its own timeout can):
- *    SIGTERM to the group, SIGKILL after term_grace_ms.
+ *    nothing to clean up). Cutting a WRITE short (its own timeout, or its
+ *    owner abandoning it): SIGTERM to the group, so that git can remove
+ *    its lock files, and SIGKILL after term_grace_ms.
  *  - When the leader has exited, and before it is reaped (while the group
  *    id is still ours), the rest of the group gets SIGKILL — for every
  *    READ, and for every run that was cut short. Nothing of a read
@@ -70,12 +73,16 @@
  *     proc_opts_init(&o);
  *     o.kind = rpc_call_kind(call) == RPC_WRITE ? PROC_WRITE : PROC_READ;
  *     o.cancel_fd = rpc_call_cancel_fd(call);  // READ only; WRITE ignores
+ *     o.abort_fd = rpc_call_cancel_fd(call);   // WRITE only; READ ignores
+ *     o.on_group = note_group;  // calls rpc_call_set_process(arg, pgid)
+ *     o.on_group_arg = call;
  *     o.deadline_ns = rpc_call_deadline(call); // same clock (monotonic)
  *     o.timeout_ms = ...;                      // the method's own bound
  *     int rv = proc_run(&r, &o);               // rv < 0: r.spawn says why
  *     rpc_call_set_cleanup(call, r.process_killed, r.cleanup_ms);
  *     rpc_call_set_stderr(call, r.err, r.err_len);
- *     if (r.end == PROC_END_CANCELLED || r.end == PROC_END_DEADLINE)
+ *     if (r.end == PROC_END_CANCELLED || r.end == PROC_END_DEADLINE ||
+ *         r.end == PROC_END_ABORTED)
  *         rpc_call_fail_stopped(call);  // CALLER, SHUTDOWN or DEADLINE
  *     else if (r.end == PROC_END_STOPPED)
  *         rpc_call_set_partial(call, RPC_CAUSE_LIMIT); // a success
@@ -123,6 +130,8 @@ typedef enum proc_end {
     PROC_END_OUTPUT_CAP,      /* READ: stdout overflowed under PROC_CAP_KILL */
     PROC_END_TIMEOUT,         /* its own bound passed (READ: its ceiling;
                                  WRITE: a write that timed out) */
+    PROC_END_ABORTED,         /* WRITE: abort_fd became readable (started
+                                 false: it already was at the start) */
 } proc_end;
 
 /* Why a program could not be started. */
@@ -131,7 +140,9 @@ typedef enum proc_spawn_error {
     PROC_SPAWN_NOT_FOUND,      /* no such program (ENOENT, ENOTDIR) */
     PROC_SPAWN_NOT_EXECUTABLE, /* EACCES, ENOEXEC, EISDIR, ... */
     PROC_SPAWN_BAD_CWD,        /* the working directory cannot be opened */
-    PROC_SPAWN_SYSTEM,         /* out of fds, processes or memory */
+    PROC_SPAWN_SYSTEM,         /* out of fds (spawn_errno EMFILE: tkd's
+                                  RLIMIT_NOFILE; ENFILE: the system's),
+                                  processes or memory */
 } proc_spawn_error;
 
 /* How the leader ended, from its wait status. */
@@ -173,6 +184,14 @@ typedef enum proc_verdict {
 typedef proc_verdict (*proc_stdout_fn)(void *arg, const char *data, size_t len,
                                        bool truncated);
 
+/* Told the run's process group: its id (the leader's pid) once the leader
+ * is spawned, and 0 once the run no longer holds that id (before the
+ * leader is reaped: from then on the id could be another's). Called on
+ * proc_run's thread. For an owner that names the run's processes (tkd's
+ * log at shutdown); it must not signal them: cutting a run short is
+ * proc's, through cancel_fd and abort_fd. */
+typedef void (*proc_group_fn)(void *arg, pid_t pgid);
+
 typedef struct proc_opts {
     const char *path;        /* the program: an absolute path (see
                                 proc_find_program); never searched */
@@ -186,6 +205,11 @@ typedef struct proc_opts {
                                closed here); -1: none. WRITE: ignored */
     int64_t deadline_ns;    /* READ: CLOCK_MONOTONIC ns, INT64_MAX: none.
                                WRITE: ignored */
+    int abort_fd;           /* WRITE: readable means its owner abandons the
+                               write: cut short as its own timeout cuts it,
+                               PROC_END_ABORTED; not started when readable
+                               at the start. Never read or closed here; -1:
+                               none. READ: ignored */
     uint32_t timeout_ms;    /* own bound from the spawn; 0: default */
     uint32_t term_grace_ms; /* WRITE past timeout: SIGTERM..SIGKILL */
     uint32_t drain_ms;      /* pipes after the group kill; 0: default */
@@ -195,15 +219,17 @@ typedef struct proc_opts {
     proc_cap_policy cap_policy;
     proc_stdout_fn on_stdout; /* NULL: capture stdout in the result */
     void *on_stdout_arg;
+    proc_group_fn on_group; /* NULL: nobody is told */
+    void *on_group_arg;
     size_t record_max;  /* see proc_stdout_fn */
     char record_delim;  /* '\n' after proc_opts_init; '\0' for -z output */
     size_t stderr_head; /* excerpt: first bytes kept; 0: default */
     size_t stderr_tail; /* excerpt: last bytes kept; 0: default */
 } proc_opts;
 
-/* kind READ, cancel_fd -1, deadline_ns INT64_MAX, cap_policy KILL,
- * record_delim '\n', every bound and cap 0 (their defaults), no callback.
- * Always start from this. */
+/* kind READ, cancel_fd and abort_fd -1, deadline_ns INT64_MAX,
+ * cap_policy KILL, record_delim '\n', every bound and cap 0 (their
+ * defaults), no callbacks. Always start from this. */
 void proc_opts_init(proc_opts *opts);
 
 typedef struct proc_result {
@@ -251,7 +277,8 @@ void proc_result_free(proc_result *r);
 
 /* One line for humans: "exited with status 1", "cancelled by the caller
  * (process group killed)", "write timed out after 60000 ms (SIGTERM, then
- * SIGKILL)", "program not found (No such file or directory)", ... Never a
+ * SIGKILL)", "write abandoned by its owner (ended after SIGTERM)",
+ * "program not found (No such file or directory)", ... Never a
  * signal for a kill of ours. Returns what snprintf returns. */
 int proc_result_describe(char *buf, size_t len, const proc_result *r);
 const char *proc_end_name(proc_end end);

@@ -41,7 +41,8 @@ typedef enum phase {
                        is dead, or the drain bound */
 } phase;
 
-/* Fixed slots of the poll set; an absent fd is -1, which poll skips. */
+/* Fixed slots of the poll set; an absent fd is -1, which poll skips.
+ * SLOT_CANCEL holds a READ's cancel_fd, or a WRITE's abort_fd. */
 enum { SLOT_OUT, SLOT_ERR, SLOT_EXIT, SLOT_CANCEL, N_SLOTS };
 
 typedef struct run {
@@ -49,7 +50,7 @@ typedef struct run {
     proc_result *r;
     unsigned hooks;
     pid_t pid;
-    int fd[N_SLOTS]; /* out, err, pidfd, cancel (borrowed) */
+    int fd[N_SLOTS]; /* out, err, pidfd, cancel or abort (borrowed) */
     bool exited;     /* the leader terminated and is not reaped yet */
     bool decided;    /* r->end holds the reason */
     phase ph;
@@ -205,12 +206,13 @@ static bool finished(const run *u, int64_t now)
 }
 
 /* One poll round. The events are taken in the order the reasons rank:
- * the caller's cancel, the clocks, stdout, and the leader's exit last, so
- * a run we cut short is never reported as the program's own ending. */
+ * the caller's cancel (a WRITE: its owner's abort), the clocks, stdout,
+ * and the leader's exit last, so a run we cut short is never reported as
+ * the program's own ending. */
 static void poll_once(run *u)
 {
     struct pollfd pfd[N_SLOTS];
-    bool watch_cancel = u->opts->kind == PROC_READ && u->ph == PH_RUNNING;
+    bool watch_cancel = u->ph == PH_RUNNING;
     for (int i = 0; i < N_SLOTS; i++)
         pfd[i] = (struct pollfd){ .fd = u->fd[i], .events = POLLIN };
     if (!watch_cancel)
@@ -223,7 +225,10 @@ static void poll_once(run *u)
         return;
     }
     if (watch_cancel && pfd[SLOT_CANCEL].revents != 0)
-        decide(u, PROC_END_CANCELLED, now);
+        decide(u,
+               u->opts->kind == PROC_READ ? PROC_END_CANCELLED
+                                          : PROC_END_ABORTED,
+               now);
     check_clocks(u, now);
     for (int i = SLOT_OUT; i <= SLOT_ERR; i++)
         if (pfd[i].revents != 0 && u->fd[i] >= 0)
@@ -326,6 +331,9 @@ static int prepare(run *u, proc_result *r, const proc_opts *opts,
  * is held by something outside our reach. */
 static void finish(run *u)
 {
+    /* Before the reap, after which the group's id could be another's. */
+    if (u->opts->on_group != NULL)
+        u->opts->on_group(u->opts->on_group_arg, 0);
     if (u->fd[SLOT_OUT] >= 0 || u->fd[SLOT_ERR] >= 0)
         u->r->drain_timed_out = true;
     for (int i = 0; i < N_SLOTS; i++)
@@ -351,7 +359,10 @@ int proc__execute(proc_result *r, const proc_opts *opts, unsigned hooks)
         u.fd[SLOT_OUT] = c.out_fd;
         u.fd[SLOT_ERR] = c.err_fd;
         u.fd[SLOT_EXIT] = open_pidfd(c.pid, hooks);
-        u.fd[SLOT_CANCEL] = opts->cancel_fd;
+        u.fd[SLOT_CANCEL] =
+            opts->kind == PROC_READ ? opts->cancel_fd : opts->abort_fd;
+        if (opts->on_group != NULL)
+            opts->on_group(opts->on_group_arg, c.pid);
         u.t_deadline = opts->deadline_ns;
         u.t_bound = u.t_start + (int64_t)t * MS;
         while (!finished(&u, proc_now_ns()))

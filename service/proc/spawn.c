@@ -104,8 +104,12 @@ static int prepare(spawn_setup *s, const proc_opts *opts, proc_result *r)
     if (opts->cwd != NULL) {
         s->cwd_fd = open(opts->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (s->cwd_fd < 0) {
-            r->spawn = PROC_SPAWN_BAD_CWD;
-            return -errno;
+            int e = errno;
+            /* Out of descriptors or memory says nothing of the directory. */
+            r->spawn = e == EMFILE || e == ENFILE || e == ENOMEM
+                           ? PROC_SPAWN_SYSTEM
+                           : PROC_SPAWN_BAD_CWD;
+            return -e;
         }
     }
     r->spawn = PROC_SPAWN_SYSTEM;

@@ -73,7 +73,22 @@ int reg_fail(reg_error *e, rpc_code code, const char *reason, const char *fmt,
     e->code = code;
     e->reason = reason;
     e->stopped = false;
+    e->fds_errno = 0;
     e->output[0] = '\0'; /* reg_keep_output fills it after, when a tool spoke */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int reg_fail_fds(reg_error *e, int err, const char *fmt, ...)
+{
+    e->code = RPC_RESOURCE_EXHAUSTED;
+    e->reason = RPC_R_TOO_MANY_OPEN_FILES;
+    e->stopped = false;
+    e->fds_errno = err;
+    e->output[0] = '\0';
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(e->message, sizeof e->message, fmt, ap);

@@ -15,6 +15,11 @@
 #include "registry_int.h"
 
 #define MAX_TKD_ARGS 64
+/* Above tkd's shutdown bound, for a loaded machine: the bound adds up
+ * tkd's own clocks, not the time it waits to be scheduled. */
+#define STOP_MARGIN_S 5u
+/* tkd's --shutdown-grace-ms, at most (main.c). */
+#define MAX_GRACE_MS 3600000ull
 
 static const char usage_text[] =
     "usage: tkd install [--backend auto|launchd|systemd] [--label L]\n"
@@ -114,6 +119,64 @@ static int self_path(char *out, size_t len, const char *argv0)
     return 0;
 }
 
+/* Whether arg names tkd's --shutdown-grace-ms as its getopt_long reads
+ * it: the whole name or a prefix only it has (--search-slots shares
+ * "--s"), with "=VALUE" or not (*value then NULL). */
+static bool grace_option(const char *arg, const char **value)
+{
+    static const char name[] = "--shutdown-grace-ms";
+    size_t n = strcspn(arg, "=");
+    if (n < 4 || n > sizeof name - 1 || strncmp(arg, name, n) != 0)
+        return false;
+    *value = arg[n] == '=' ? arg + n + 1 : NULL;
+    return true;
+}
+
+/* The shutdown grace the options after "--" give tkd (the last one wins,
+ * as in tkd), or its default; -1 with a message when tkd would refuse the
+ * value. Every other option of tkd but --help and --version takes a
+ * value, which is skipped: it may look like an option. */
+static long long grace_of(const cli *o)
+{
+    long long grace = RPC_DEFAULT_SHUTDOWN_GRACE_MS;
+    for (size_t i = 0; i < o->n_args; i++) {
+        const char *a = o->args[i];
+        const char *v = NULL;
+        if (strcmp(a, "--") == 0)
+            break;
+        if (!grace_option(a, &v)) {
+            if (strncmp(a, "--", 2) == 0 && strchr(a, '=') == NULL)
+                i++;
+            continue;
+        }
+        if (v == NULL && i + 1 < o->n_args)
+            v = o->args[++i];
+        char *end;
+        errno = 0;
+        unsigned long long ms = v != NULL ? strtoull(v, &end, 10) : 0;
+        if (v == NULL || errno != 0 || end == v || *end != '\0' ||
+            v[0] == '-' || ms > MAX_GRACE_MS) {
+            fprintf(stderr,
+                    "tkd install: --shutdown-grace-ms wants a whole number "
+                    "from 0 to %llu, not \"%s\"\n",
+                    MAX_GRACE_MS, v != NULL ? v : "");
+            return -1;
+        }
+        grace = (long long)ms;
+    }
+    return grace;
+}
+
+/* How long the service manager waits for tkd to stop before it kills it:
+ * above the longest tkd takes with that grace (rpc_shutdown_bound_ms). */
+static unsigned stop_timeout_s(long long grace_ms)
+{
+    rpc_config cfg;
+    rpc_config_init(&cfg);
+    cfg.shutdown_grace_ms = (uint32_t)grace_ms;
+    return (rpc_shutdown_bound_ms(&cfg) + 999u) / 1000u + STOP_MARGIN_S;
+}
+
 static reg_ctx write_ctx(registry *r)
 {
     reg_ctx c = { .r = r,
@@ -133,6 +196,9 @@ static const char *const action_names[] = {
 static int do_install(registry *r, const cli *o, const reg_backend_ops *ops,
                       const char *label, const char *self)
 {
+    long long grace = grace_of(o);
+    if (grace < 0)
+        return 2;
     char log[PATH_MAX] = "";
     const char *home = getenv("HOME");
     /* launchd drops a job's output unless told where; systemd journals it */
@@ -151,8 +217,9 @@ static int do_install(registry *r, const cli *o, const reg_backend_ops *ops,
     reg_result res;
     reg_ctx c = write_ctx(r);
     char path[PATH_MAX] = "";
-    if (reg_spec_from_msg(&s, &msg, &e) != 0 ||
-        reg_op_register(&c, ops, &s, &res, &e) != 0 ||
+    int rv = reg_spec_from_msg(&s, &msg, &e);
+    s.stop_timeout = stop_timeout_s(grace);
+    if (rv != 0 || reg_op_register(&c, ops, &s, &res, &e) != 0 ||
         reg_def_path(path, sizeof path, r, ops, label, &e) != 0) {
         fprintf(stderr, "tkd install: %s\n", e.message);
         reg_spec_free(&s);

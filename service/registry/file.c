@@ -37,6 +37,9 @@ int reg_file_read(reg_buf *out, const char *path)
 static int fail_errno(reg_error *e, int err, const char *what, const char *path)
 {
     char ebuf[128];
+    if (rpc_fds_exhausted(err))
+        return reg_fail_fds(e, err, "%s %.1024s: %s", what, path,
+                            reg_strerror(err, ebuf, sizeof ebuf));
     return reg_fail(
         e, err == EACCES || err == EPERM ? RPC_PERMISSION_DENIED : RPC_INTERNAL,
         "INSTALL_FAILED", "%s %.1024s: %s", what, path,

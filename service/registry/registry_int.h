@@ -48,6 +48,8 @@ typedef struct reg_error {
     const char *reason; /* static */
     bool stopped;       /* the call's own deadline passed, or (READ) its
                            caller cancelled: the rpc layer words it */
+    int fds_errno;      /* EMFILE or ENFILE: out of descriptors (the rpc
+                           layer words it, rpc_call_fail_fds); else 0 */
     char message[1536];
     char output[2048]; /* the failing tool's output, for stderr_excerpt */
 } reg_error;
@@ -55,6 +57,9 @@ typedef struct reg_error {
 /* Fills e and returns -1. */
 int reg_fail(reg_error *e, rpc_code code, const char *reason, const char *fmt,
              ...) __attribute__((format(printf, 4, 5)));
+/* reg_fail for want of a descriptor: err is EMFILE or ENFILE. */
+int reg_fail_fds(reg_error *e, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 int reg_stop(reg_error *e, const char *what);
 /* The whole of s as a decimal int; def when it is not one. */
 int reg_atoi(const char *s, int def);
@@ -96,6 +101,12 @@ typedef struct reg_spec {
     const char *stderr_path;
     reg_restart restart;
     unsigned throttle; /* seconds, never 0 */
+    /* Seconds the manager waits, once it has asked the program to stop,
+     * before it kills it; 0: the manager's default, and nothing rendered.
+     * Set only for tkd itself (tkd install), which stops its own children
+     * in order: the stop signal goes to it alone (systemd KillMode=mixed),
+     * and the timeout lies above its shutdown bound. Not in the proto. */
+    unsigned stop_timeout;
 } reg_spec;
 
 /* INVALID_ARGUMENT naming the field (reason BAD_<FIELD>) when bad. */
@@ -156,12 +167,15 @@ struct registry {
 };
 
 /* How one operation runs its tools: a WRITE ignores its caller and ends at
- * deadline_ns (its own timeout); a READ also ends when cancel_fd fires. */
+ * deadline_ns (its own timeout), or when cancel_fd fires (tkd stops it past
+ * its shutdown grace); a READ also ends when cancel_fd fires (its caller).
+ * call (NULL for tkd install) is told each tool's process group. */
 typedef struct reg_ctx {
     registry *r;
     proc_kind kind;
     int cancel_fd;
     int64_t deadline_ns;
+    rpc_call *call;
 } reg_ctx;
 
 /* How a tool ran. */

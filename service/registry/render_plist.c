@@ -76,6 +76,11 @@ void reg_render_plist(reg_buf *b, const reg_spec *s)
         }
         reg_buf_puts(b, "\t</dict>\n");
     }
+    if (s->stop_timeout > 0) {
+        /* launchd's SIGTERM goes to the job's process alone. */
+        key(b, "\t", "ExitTimeOut");
+        reg_buf_printf(b, "\t<integer>%u</integer>\n", s->stop_timeout);
+    }
     keep_alive(b, s->restart);
     key(b, "\t", "Label");
     string(b, "\t", s->label);

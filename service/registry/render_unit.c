@@ -104,6 +104,15 @@ void reg_render_unit(reg_buf *b, const reg_spec *s)
         escaped(b, s->stderr_path, 0);
         reg_buf_puts(b, "\n");
     }
+    if (s->stop_timeout > 0)
+        /* The default, control-group, would send SIGTERM to every process
+         * of the unit at once: a write's git with its main process. */
+        reg_buf_printf(b,
+                       "# The stop signal goes to the main process alone, "
+                       "which stops its own\n# children in order; what is "
+                       "left gets SIGKILL after the timeout.\n"
+                       "KillMode=mixed\nTimeoutStopSec=%u\n",
+                       s->stop_timeout);
     reg_buf_printf(b,
                    "Restart=%s\nRestartSec=%u\n\n[Install]\n"
                    "WantedBy=default.target\n",

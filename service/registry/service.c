@@ -16,18 +16,23 @@ static void fail_with(rpc_call *call, const reg_error *e)
             rpc_call_set_write_completed(call, false);
         return;
     }
+    if (e->fds_errno != 0) {
+        rpc_call_fail_fds(call, e->fds_errno, "%s", e->message);
+        return;
+    }
     if (e->code == RPC_UNAVAILABLE)
         rpc_call_set_retry_after(call, 1000);
     rpc_call_fail(call, e->code, e->reason, "%s", e->message);
 }
 
-static reg_ctx ctx_of(registry *r, const rpc_call *call)
+static reg_ctx ctx_of(registry *r, rpc_call *call)
 {
     reg_ctx c = {
         .r = r,
         .kind = rpc_call_kind(call) == RPC_WRITE ? PROC_WRITE : PROC_READ,
         .cancel_fd = rpc_call_cancel_fd(call),
         .deadline_ns = rpc_call_deadline(call),
+        .call = call,
     };
     return c;
 }

@@ -41,14 +41,24 @@ static int describe_failure(const reg_ctx *c, const proc_result *r,
 {
     char what[256];
     proc_result_describe(what, sizeof what, r);
-    /* The call's own time, not the tool's bound, ran out. */
+    /* The call's own time, not the tool's bound, ran out; or tkd stopped
+     * the write past its shutdown grace. */
     if (r->end == PROC_END_CANCELLED || r->end == PROC_END_DEADLINE ||
+        r->end == PROC_END_ABORTED ||
         (r->end == PROC_END_TIMEOUT && proc_now_ns() >= c->deadline_ns))
         return reg_stop(e, name);
+    if (!r->started && rpc_fds_exhausted(r->spawn_errno))
+        return reg_fail_fds(e, r->spawn_errno, "cannot run %s: %s", name, what);
     if (!r->started)
         return reg_fail(e, RPC_FAILED_PRECONDITION, "TOOL_NOT_FOUND",
                         "cannot run %s: %s", name, what);
     return reg_fail(e, RPC_UNAVAILABLE, "TOOL_TIMEOUT", "%s %s", name, what);
+}
+
+/* proc's on_group: the call names the tool's process group. */
+static void note_group(void *call, pid_t pgid)
+{
+    rpc_call_set_process(call, pgid);
 }
 
 int reg_run(reg_out *o, const reg_ctx *c, const char *tool,
@@ -67,8 +77,13 @@ int reg_run(reg_out *o, const reg_ctx *c, const char *tool,
     opts.argv = argv;
     opts.env = env;
     opts.kind = c->kind;
-    opts.cancel_fd = c->cancel_fd;
+    opts.cancel_fd = c->cancel_fd; /* a READ's */
+    opts.abort_fd = c->cancel_fd;  /* a WRITE's */
     opts.deadline_ns = c->deadline_ns;
+    if (c->call != NULL) {
+        opts.on_group = note_group;
+        opts.on_group_arg = c->call;
+    }
     opts.timeout_ms = timeout;
     opts.stdout_cap = (size_t)1024 * 1024;
     proc_result r;

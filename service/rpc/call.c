@@ -60,6 +60,11 @@ int rpc_call_cancel_fd(const rpc_call *call)
     return call->cancel_fd;
 }
 
+void rpc_call_set_process(rpc_call *call, int64_t pgid)
+{
+    atomic_store(&call->pgid, pgid);
+}
+
 /* Called with the registry lock held, so that a cancel and the end of the
  * call cannot cross: the first cause wins, the eventfd is written once. */
 void rpc_call__cancel(rpc_call *call, rpc_cause cause)
@@ -242,8 +247,21 @@ rpc_cause rpc_call_fail_stopped(rpc_call *call)
         rpc_call_fail(call, RPC_CANCELLED, NULL, "cancelled by the caller");
         break;
     case RPC_CAUSE_SHUTDOWN:
-        rpc_call_fail(call, RPC_UNAVAILABLE, "SHUTTING_DOWN",
-                      "tkd is shutting down");
+        if (rpc_call_kind(call) == RPC_WRITE) {
+            /* Only shutdown past its grace stops a running WRITE. */
+            rpc_call_fail(call, RPC_UNAVAILABLE, "SHUTTING_DOWN",
+                          "tkd is shutting down: the write was still running "
+                          "when the shutdown grace (%u ms) ran out, and tkd "
+                          "stopped it; it did not complete (what it had done "
+                          "by then stays done)",
+                          call->slot != NULL
+                              ? (unsigned)call->slot->srv->cfg.shutdown_grace_ms
+                              : 0u);
+            rpc_call_set_write_completed(call, false);
+        } else {
+            rpc_call_fail(call, RPC_UNAVAILABLE, "SHUTTING_DOWN",
+                          "tkd is shutting down");
+        }
         call->retry_after_ms = 1000;
         break;
     case RPC_CAUSE_DEADLINE:
@@ -350,4 +368,5 @@ void rpc_call__reset(rpc_call *call)
     call->arena = keep;
     atomic_init(&call->cause, RPC_CAUSE_NONE);
     atomic_init(&call->deadline, INT64_MAX);
+    atomic_init(&call->pgid, 0);
 }

@@ -23,7 +23,6 @@
 
 #define LOG_LINE 1024
 #define LOG_QUEUE 256u
-#define EXIT_FLUSH_MS 2000
 
 static struct {
     pthread_mutex_t mu;
@@ -120,7 +119,7 @@ static void flush_for(int ms)
 
 static void flush_at_exit(void)
 {
-    flush_for(EXIT_FLUSH_MS);
+    flush_for(RPC_LOG_EXIT_FLUSH_MS);
 }
 
 static void start_writer(void)

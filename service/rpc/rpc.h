@@ -96,15 +96,24 @@ typedef struct rpc_peer {
 } rpc_peer;
 rpc_peer rpc_call_peer(const rpc_call *call);
 
-/* Why the handler must stop now: CALLER or SHUTDOWN once cancelled (never
- * for a running WRITE), DEADLINE once rpc_call_deadline has passed, NONE
- * while it should go on. Cheap; call it between steps. */
+/* Why the handler must stop now: CALLER or SHUTDOWN once cancelled (a
+ * running WRITE: only SHUTDOWN, once shutdown's grace has run out),
+ * DEADLINE once rpc_call_deadline has passed, NONE while it should go on.
+ * Cheap; call it between steps. */
 rpc_cause rpc_call_cause(const rpc_call *call);
 
 /* A descriptor that becomes readable when the call is cancelled (not when
  * the deadline passes: poll with a timeout for that, or use rpc_call_poll).
- * Owned by the call: never read, write or close it. */
+ * A READ's: when its caller cancels or shutdown starts (proc's cancel_fd).
+ * A running WRITE's: only when shutdown's grace has run out and tkd stops
+ * the write rather than leave it (proc's abort_fd). Owned by the call:
+ * never read, write or close it. */
 int rpc_call_cancel_fd(const rpc_call *call);
+
+/* The process group the call runs now (its leader's pid), 0 when none:
+ * what shutdown names when the call outlives its grace. Service modules
+ * pass on what proc's on_group tells them. */
+void rpc_call_set_process(rpc_call *call, int64_t pgid);
 
 /* poll(2) on fds plus the cancel signal, until the earlier of until_ns and
  * the call's deadline (INT64_MAX: the deadline alone). Returns the number of
@@ -142,7 +151,8 @@ void rpc_call_fail(rpc_call *call, rpc_code code, const char *reason,
                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* The status for a call that stops because of rpc_call_cause(): CANCELLED
  * (CALLER), DEADLINE_EXCEEDED (DEADLINE) or UNAVAILABLE (SHUTDOWN), with
- * the cause recorded. Returns that cause. */
+ * the cause recorded. A WRITE stopped by shutdown also says
+ * write_completed false. Returns that cause. */
 rpc_cause rpc_call_fail_stopped(rpc_call *call);
 /* Success with fewer results than exist: partial, and the cause (LIMIT)
  * recorded. */
@@ -164,6 +174,28 @@ void rpc_call_set_reply_prefix(rpc_call *call, const void *data, size_t len);
  * at p (returns the byte after it). */
 size_t rpc_varint_len(uint64_t v);
 uint8_t *rpc_put_varint(uint8_t *p, uint64_t v);
+
+/* ---- file descriptors --------------------------------------------------- */
+
+#define RPC_R_TOO_MANY_OPEN_FILES "TOO_MANY_OPEN_FILES"
+
+/* Whether err (an errno value) says descriptors ran out: EMFILE (tkd's own
+ * RLIMIT_NOFILE) or ENFILE (the system's file table). */
+bool rpc_fds_exhausted(int err);
+/* Ends a call that could not open a descriptor (err: EMFILE or ENFILE):
+ * RESOURCE_EXHAUSTED, reason TOO_MANY_OPEN_FILES, a retry_after_ms of
+ * about what the calls running now take to end and close theirs, and a
+ * warning in the log — at most one line a second, which counts the calls
+ * it did not log. The message (printf) says what could not be opened. */
+void rpc_call_fail_fds(rpc_call *call, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Raises the soft RLIMIT_NOFILE to the hard limit (tkd, at start, before
+ * the server starts); logs a warning when it cannot. Returns the soft
+ * limit in force. */
+uint64_t rpc_fd_limit_raise(void);
+/* One info line: the descriptor limit, how many are in use, and roughly
+ * what the rest allows (connections hold one each, running tools three). */
+void rpc_fd_log_capacity(void);
 
 /* ---- the method table --------------------------------------------------- */
 
@@ -225,6 +257,7 @@ typedef struct rpc_config {
     unsigned max_connections;
     int64_t allowed_uid;        /* ipc peers must have this uid; -1: euid */
     uint32_t shutdown_grace_ms; /* how long shutdown waits for WRITEs */
+    uint32_t shutdown_stop_ms;  /* then, how long for the WRITEs it stops */
     const char *version;        /* for Ping */
 } rpc_config;
 
@@ -233,6 +266,10 @@ typedef struct rpc_config {
 #define RPC_DEFAULT_MAX_REQUEST_BYTES ((size_t)1024 * 1024)
 #define RPC_DEFAULT_MAX_CONNECTIONS 128u
 #define RPC_DEFAULT_SHUTDOWN_GRACE_MS 60000u
+/* What a stopped WRITE takes to answer: proc's SIGTERM grace and drain
+ * bound (2 s each, PROC_DEFAULT_TERM_GRACE_MS and PROC_DEFAULT_DRAIN_MS),
+ * and 1 s for the handler to make its reply. */
+#define RPC_DEFAULT_SHUTDOWN_STOP_MS 5000u
 
 void rpc_config_init(rpc_config *cfg);
 
@@ -252,8 +289,20 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen);
 const char *rpc_server_bound_url(const rpc_server *srv, size_t i);
 /* Stops accepting calls, cancels READ calls (cause SHUTDOWN), lets started
  * WRITE calls finish within shutdown_grace_ms, answers what waited in the
- * queue with UNAVAILABLE. Idempotent; blocks until done. */
-void rpc_server_shutdown(rpc_server *srv);
+ * queue with UNAVAILABLE. Calls still running when the grace runs out are
+ * logged one by one (method, call id, connection, process group); the
+ * WRITEs among them are stopped (cause SHUTDOWN: their processes get
+ * SIGTERM, then SIGKILL) and their replies, UNAVAILABLE SHUTTING_DOWN with
+ * write_completed false, sent within shutdown_stop_ms; what is still
+ * running then is logged and left to end with the process. Returns how
+ * many calls outlived the grace: 0 is a clean shutdown. Idempotent (a
+ * second call returns the first's count); blocks until done. */
+unsigned rpc_server_shutdown(rpc_server *srv);
+/* The longest from the start of a shutdown with cfg to the end of the
+ * process: the grace, the stop bound, the flush of the last replies, the
+ * bounded socket close, the flush of the log at exit. A service manager
+ * must wait longer than this before it kills tkd (tkd install). */
+uint32_t rpc_shutdown_bound_ms(const rpc_config *cfg);
 /* Shuts down if needed and frees. NULL is accepted. */
 void rpc_server_free(rpc_server *srv);
 
@@ -261,8 +310,10 @@ void rpc_server_free(rpc_server *srv);
  * before any thread starts, so that every thread inherits the mask. */
 int rpc_block_stop_signals(void);
 /* Waits for SIGINT/SIGTERM, then shuts the server down; a second signal
- * during shutdown ends the process at once with status 130. Returns 0 after
- * an orderly shutdown. */
+ * during shutdown ends the process at once with status 130. Returns 0
+ * after a clean shutdown, the number of calls that outlived the grace
+ * (rpc_server_shutdown) after one that was not, -errno when it could not
+ * wait for a signal. */
 int rpc_serve_until_signal(rpc_server *srv);
 
 /* ---- the process-wide log (stderr) -------------------------------------- */

@@ -43,6 +43,7 @@ struct rpc_call {
     int64_t caller_deadline;   /* t_recv + capped timeout */
     _Atomic int64_t deadline;  /* what rpc_call_deadline reports */
     _Atomic int cause;         /* rpc_cause set by cancellation, else NONE */
+    _Atomic int64_t pgid;      /* rpc_call_set_process; 0: none */
     int cancel_fd;             /* eventfd, one per slot, reset per call */
     Tk__V1__Request *request;  /* the unpacked envelope */
     ProtobufCMessage *payload; /* the unpacked method request */
@@ -172,6 +173,7 @@ struct rpc_server {
 
     _Atomic bool stopping;
     bool started, shut_down;
+    unsigned outlived;       /* life_mu: calls that outlived shutdown's grace */
     pthread_mutex_t life_mu; /* serialises start/shutdown/free */
 };
 
@@ -231,5 +233,7 @@ void rpc_log__call(const rpc_call *call, int64_t elapsed_us);
 /* Waits, at most timeout_ms, until the queued log lines are written (before
  * an abort, which skips the flush at exit). */
 void rpc_log__flush(int timeout_ms);
+/* How long the log is flushed at exit, at most. */
+#define RPC_LOG_EXIT_FLUSH_MS 2000
 
 #endif /* TK_SERVICE_RPC_INT_H */

@@ -75,6 +75,7 @@ void rpc_config_init(rpc_config *cfg)
     cfg->max_connections = RPC_DEFAULT_MAX_CONNECTIONS;
     cfg->allowed_uid = -1;
     cfg->shutdown_grace_ms = RPC_DEFAULT_SHUTDOWN_GRACE_MS;
+    cfg->shutdown_stop_ms = RPC_DEFAULT_SHUTDOWN_STOP_MS;
     cfg->version = "unknown";
 }
 
@@ -303,6 +304,7 @@ static int start_slots(rpc_server *srv, char *err, size_t errlen)
         }
         atomic_init(&s->call.cause, RPC_CAUSE_NONE);
         atomic_init(&s->call.deadline, INT64_MAX);
+        atomic_init(&s->call.pgid, 0);
         int rv = nng_ctx_open(&s->ctx, srv->sock);
         if (rv == 0)
             rv = nng_aio_alloc(&s->aio, slot_cb, s);
@@ -1039,12 +1041,18 @@ static void wake_reaper(rpc_server *srv)
 /* ---- shutdown
  * ------------------------------------------------------------------ */
 
-static bool calls_in_flight(const rpc_server *srv)
+static size_t count_in_flight(const rpc_server *srv)
 {
+    size_t n = 0;
     for (size_t i = 0; i < srv->n_slots; i++)
         if (srv->slots[i].phase != PHASE_IDLE)
-            return true;
-    return false;
+            n++;
+    return n;
+}
+
+static bool calls_in_flight(const rpc_server *srv)
+{
+    return count_in_flight(srv) > 0;
 }
 
 typedef struct closer {
@@ -1149,12 +1157,108 @@ static void stop_threads(rpc_server *srv, bool clean)
     }
 }
 
-void rpc_server_shutdown(rpc_server *srv)
+/* Waits until no call is in flight, at most ms; reg_mu held. True when
+ * none is. */
+static bool wait_for_calls(rpc_server *srv, uint32_t ms)
+{
+    struct timespec until = mono_timespec(rpc_now_ns() + ms_to_ns(ms));
+    while (calls_in_flight(srv))
+        if (pthread_cond_timedwait(&srv->reg_cv, &srv->reg_mu, &until) ==
+            ETIMEDOUT)
+            return !calls_in_flight(srv);
+    return true;
+}
+
+/* One line naming a call that is still running: what, which, and its
+ * process group (pid=- when it runs none). reg_mu held. */
+static void log_running(const rpc_slot *s, const char *what)
+{
+    const rpc_call *call = &s->call;
+    char pid[32] = "-";
+    int64_t pgid = atomic_load(&call->pgid);
+    if (pgid > 0)
+        snprintf(pid, sizeof pid, "%lld", (long long)pgid);
+    rpc_log(RPC_LOG_WARN,
+            "shutdown: %s: method=%s kind=%s id=%llu conn=%u pid=%s "
+            "running_ms=%lld",
+            what, call->reg->method->name,
+            call->reg->method->kind == RPC_WRITE ? "WRITE" : "READ",
+            (unsigned long long)call->id, (unsigned)call->peer.conn, pid,
+            (long long)((rpc_now_ns() - call->t_recv) / 1000000));
+}
+
+/* The grace has run out: each call still running is named, and the WRITEs
+ * among them are stopped (cause SHUTDOWN: their cancel fd fires, and proc
+ * cuts their processes short as their own timeout would, SIGTERM first).
+ * A READ was cancelled when shutdown began and is only slow to end; one
+ * past its commit point is left to finish. reg_mu held. */
+static void stop_outliving(rpc_server *srv)
+{
+    for (size_t i = 0; i < srv->n_slots; i++) {
+        rpc_slot *s = &srv->slots[i];
+        if (s->phase != PHASE_RUNNING)
+            continue; /* queued: being answered; sending: answered */
+        if (s->call.reg->method->kind == RPC_WRITE) {
+            log_running(s, "grace over, stopping the write");
+            rpc_call__cancel(&s->call, RPC_CAUSE_SHUTDOWN);
+        } else {
+            log_running(s, s->call.committing
+                               ? "grace over, past its commit point"
+                               : "grace over, still ending");
+        }
+    }
+}
+
+/* What is still in flight when tkd gives up waiting: each running call is
+ * named (its client never gets a reply: the process ends under it).
+ * reg_mu held. Returns the calls in flight. */
+static size_t report_left(rpc_server *srv)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < srv->n_slots; i++) {
+        const rpc_slot *s = &srv->slots[i];
+        if (s->phase == PHASE_IDLE)
+            continue;
+        n++;
+        if (s->phase == PHASE_RUNNING)
+            log_running(s, "left running at exit, never answered");
+        else if (s->phase == PHASE_SENDING)
+            rpc_log(RPC_LOG_WARN,
+                    "shutdown: a reply still being sent at exit: id=%llu "
+                    "conn=%u",
+                    (unsigned long long)s->sending.id,
+                    (unsigned)s->sending.conn);
+    }
+    return n;
+}
+
+/* Past the grace: stop, wait shutdown_stop_ms, report. reg_mu held.
+ * Returns how many calls outlived the grace. */
+static size_t end_outliving(rpc_server *srv)
+{
+    uint32_t grace = srv->cfg.shutdown_grace_ms;
+    size_t outlived = count_in_flight(srv);
+    rpc_log(RPC_LOG_WARN,
+            "shutdown: %zu call(s) still running after %u ms (the grace): "
+            "the writes among them are stopped, and given %u ms to answer",
+            outlived, (unsigned)grace, (unsigned)srv->cfg.shutdown_stop_ms);
+    stop_outliving(srv);
+    wait_for_calls(srv, srv->cfg.shutdown_stop_ms);
+    size_t left = report_left(srv);
+    rpc_log(RPC_LOG_WARN,
+            "shutdown: %zu call(s) outlived the grace of %u ms: %zu ended and "
+            "answered, %zu left running (never answered)",
+            outlived, (unsigned)grace, outlived - left, left);
+    return outlived;
+}
+
+unsigned rpc_server_shutdown(rpc_server *srv)
 {
     pthread_mutex_lock(&srv->life_mu);
     if (!srv->started || srv->shut_down) {
+        unsigned n = srv->outlived;
         pthread_mutex_unlock(&srv->life_mu);
-        return;
+        return n;
     }
     srv->shut_down = true;
     atomic_store(&srv->stopping, true);
@@ -1170,23 +1274,25 @@ void rpc_server_shutdown(rpc_server *srv)
     }
     if (writes > 0)
         rpc_log(RPC_LOG_INFO, "shutdown: waiting for %zu write(s)", writes);
-    struct timespec until =
-        mono_timespec(rpc_now_ns() + ms_to_ns(srv->cfg.shutdown_grace_ms));
-    while (calls_in_flight(srv)) {
-        if (pthread_cond_timedwait(&srv->reg_cv, &srv->reg_mu, &until) ==
-            ETIMEDOUT) {
-            rpc_log(RPC_LOG_WARN,
-                    "shutdown: calls still running after %u ms; leaving them",
-                    (unsigned)srv->cfg.shutdown_grace_ms);
-            break;
-        }
-    }
+    size_t outlived = 0;
+    if (!wait_for_calls(srv, srv->cfg.shutdown_grace_ms))
+        outlived = end_outliving(srv);
     bool clean = !calls_in_flight(srv);
+    srv->outlived = (unsigned)outlived;
     pthread_mutex_unlock(&srv->reg_mu);
     nng_msleep(SHUTDOWN_FLUSH_MS);
 
     stop_threads(srv, clean);
     pthread_mutex_unlock(&srv->life_mu);
+    return (unsigned)outlived;
+}
+
+uint32_t rpc_shutdown_bound_ms(const rpc_config *cfg)
+{
+    uint64_t ms = (uint64_t)cfg->shutdown_grace_ms + cfg->shutdown_stop_ms +
+                  SHUTDOWN_FLUSH_MS + SOCKET_CLOSE_BOUND_MS +
+                  RPC_LOG_EXIT_FLUSH_MS;
+    return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
 }
 
 void rpc_server_free(rpc_server *srv)

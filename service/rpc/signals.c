@@ -2,6 +2,7 @@
  * second. The signals are blocked in every thread and taken with sigwait,
  * so no handler runs in an arbitrary thread's context. */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -51,7 +52,13 @@ int rpc_serve_until_signal(rpc_server *srv)
     pthread_t t;
     if (pthread_create(&t, NULL, second_signal, NULL) == 0)
         pthread_detach(t);
-    rpc_server_shutdown(srv);
-    rpc_log(RPC_LOG_INFO, "shutdown complete");
-    return 0;
+    unsigned outlived = rpc_server_shutdown(srv);
+    if (outlived == 0)
+        rpc_log(RPC_LOG_INFO, "shutdown complete");
+    else
+        rpc_log(RPC_LOG_WARN,
+                "shutdown complete, not clean: %u call(s) outlived the "
+                "grace",
+                outlived);
+    return outlived > INT_MAX ? INT_MAX : (int)outlived;
 }

@@ -25,6 +25,12 @@
  * first (the deadline does: DEADLINE_EXCEEDED, cause DEADLINE); it stays
  * as a bound that holds even if rpc's cap were ever lifted, and the
  * SEARCH_CEILING reason in fail_tool is for that case only. */
+/* proc's on_group: the call names the tool's process group. */
+static void note_group(void *call, pid_t pgid)
+{
+    rpc_call_set_process(call, pgid);
+}
+
 static void read_opts(proc_opts *o, const search_job *j, const char *path,
                       const char *const *argv, const char *const *env)
 {
@@ -37,10 +43,14 @@ static void read_opts(proc_opts *o, const search_job *j, const char *path,
     o->cancel_fd = rpc_call_cancel_fd(j->call);
     o->deadline_ns = rpc_call_deadline(j->call);
     o->timeout_ms = SEARCH_CEILING_MS;
+    o->on_group = note_group;
+    o->on_group_arg = j->call;
 }
 
 /* 1 when git says root is inside a work tree, 0 when not (or git cannot
- * say), -1 when the caller went away meanwhile. */
+ * say), -1 when the caller went away meanwhile or git could not start for
+ * want of descriptors (then the call has failed: not knowing is no
+ * reason to fall back to grep). */
 static int inside_work_tree(const search_job *j, const char *git)
 {
     static const char *const argv[] = { "git", "rev-parse",
@@ -51,10 +61,19 @@ static int inside_work_tree(const search_job *j, const char *git)
     proc_result r;
     int rv = proc_run(&r, &o);
     int inside = -1;
-    if (r.end != PROC_END_CANCELLED && r.end != PROC_END_DEADLINE)
+    if (rv < 0 && rpc_fds_exhausted(r.spawn_errno)) {
+        char what[256];
+        proc_result_describe(what, sizeof what, &r);
+        rpc_call_fail_fds(j->call, r.spawn_errno,
+                          "git rev-parse (is %s in a work tree?): %s", j->root,
+                          what);
+    } else if (r.end == PROC_END_CANCELLED || r.end == PROC_END_DEADLINE) {
+        rpc_call_fail_stopped(j->call);
+    } else {
         inside = rv == 0 && r.end == PROC_END_EXITED &&
                  r.status.kind == PROC_STATUS_EXITED && r.status.code == 0 &&
                  strncmp(r.out, "true", 4) == 0;
+    }
     proc_result_free(&r);
     return inside;
 }
@@ -83,10 +102,8 @@ static int choose(const search_job *j, search_tool *out)
             usable = rpc_utf8_valid(j->q.text, j->q.len);
         if (usable && order[i] == SEARCH_TOOL_GIT_GREP)
             usable = inside_work_tree(j, path);
-        if (usable < 0) {
-            rpc_call_fail_stopped(j->call);
-            return -1;
-        }
+        if (usable < 0)
+            return -1; /* the call has failed */
         if (usable) {
             *out = order[i];
             return 0;
@@ -209,7 +226,10 @@ static void fail_tool(const search_job *j, const outcome *o)
     char what[256];
     proc_result_describe(what, sizeof what, o->r);
     set_stderr(j, o->r);
-    if (!o->r->started)
+    if (!o->r->started && rpc_fds_exhausted(o->r->spawn_errno))
+        rpc_call_fail_fds(j->call, o->r->spawn_errno, "cannot start %s: %s",
+                          search_tool_name(o->tool), what);
+    else if (!o->r->started)
         rpc_call_fail(j->call, RPC_INTERNAL, "TOOL_FAILED",
                       "cannot start %s: %s", search_tool_name(o->tool), what);
     else if (o->r->end == PROC_END_TIMEOUT)

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -694,6 +695,53 @@ static void test_cwd(void **state)
     teardown_case(&c);
 }
 
+/* With the descriptors used up (the soft RLIMIT_NOFILE lowered to the
+ * lowest free descriptor, so that no open can succeed), a run does not
+ * start and says why: PROC_SPAWN_SYSTEM with EMFILE, whichever descriptor
+ * it needed first (the working directory's, the pipes), never "working
+ * directory not usable". */
+static void test_out_of_descriptors(void **state)
+{
+    (void)state;
+    run_case c;
+    setup_case(&c, "pwd");
+    struct rlimit saved;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    int lowest = dup(STDIN_FILENO);
+    assert_true(lowest >= 0);
+    close(lowest);
+    int before = open_fds();
+    proc_result r[2];
+    int rv[2];
+    struct rlimit full = { .rlim_cur = (rlim_t)lowest,
+                           .rlim_max = saved.rlim_max };
+    for (int i = 0; i < 2; i++) {
+        c.o.cwd = i == 0 ? tmp : NULL;
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &full), 0);
+        rv[i] = proc_run(&r[i], &c.o);
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(rv[i], -EMFILE);
+        assert_int_equal(r[i].end, PROC_END_NOT_STARTED);
+        assert_false(r[i].started);
+        assert_int_equal(r[i].spawn, PROC_SPAWN_SYSTEM);
+        assert_int_equal(r[i].spawn_errno, EMFILE);
+        assert_described(&r[i], "could not start the program (Too many open "
+                                "files)");
+        proc_result_free(&r[i]);
+    }
+    assert_int_equal(open_fds(), before);
+    /* Negative control: with the limit back, the same run starts. */
+    c.o.cwd = tmp;
+    proc_result ok;
+    assert_int_equal(proc_run(&ok, &c.o), 0);
+    assert_int_equal(ok.end, PROC_END_EXITED);
+    proc_result_free(&ok);
+    assert_int_equal(count_children(false), 0);
+    teardown_case(&c);
+}
+
 /* The tree scenario: the script forks a grandchild that keeps stdout and
  * sleeps; the cancel fd fires once the script says "ready". */
 static void run_tree(proc_result *r, run_case *c, unsigned hooks,
@@ -864,6 +912,90 @@ static void test_write_timeout_term_then_kill(void **state)
     assert_true(r.elapsed_ms < 5000);
     assert_described(&r, "write timed out after 300 ms (ended after SIGTERM)");
     proc_result_free(&r);
+    teardown_case(&c);
+}
+
+/* What on_group was told, in order. */
+typedef struct groups {
+    pid_t told[4];
+    int n;
+} groups;
+
+static void note_group(void *arg, pid_t pgid)
+{
+    groups *g = arg;
+    if (g->n < 4)
+        g->told[g->n] = pgid;
+    g->n++;
+}
+
+/* A WRITE its owner abandons (the abort fd fires once the script says
+ * "ready") is cut short as a timeout cuts it: SIGTERM first, SIGKILL
+ * after the grace; reported ABORTED, never the program's own end. */
+static void test_write_abandoned(void **state)
+{
+    (void)state;
+    run_case c;
+    setup_watched(&c, "stubborn", "ready"); /* survives SIGTERM */
+    c.o.kind = PROC_WRITE;
+    c.o.abort_fd = c.w.cancel_fd;
+    c.o.cancel_fd = -1;
+    /* Above the script's `sleep 1`: SIGTERM can reach the group before
+     * the shell forks it, and the shell runs its trap once it ends. */
+    c.o.term_grace_ms = 1500;
+    groups g = { 0 };
+    c.o.on_group = note_group;
+    c.o.on_group_arg = &g;
+    proc_result r;
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_ABORTED);
+    assert_true(r.started);
+    assert_true(r.process_killed);
+    assert_int_equal(r.kill_signal, SIGKILL);
+    assert_non_null(strstr(r.err, "got-TERM")); /* TERM came first */
+    assert_true(r.cleanup_ms >= 1500);
+    assert_described(&r, "write abandoned by its owner (SIGTERM, then "
+                         "SIGKILL)");
+    /* Told the group when it started, and 0 before the reap. */
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.told[0], r.pid);
+    assert_int_equal(g.told[1], 0);
+    reap_group(r.pid); /* the script's last `sleep 1` */
+    proc_result_free(&r);
+    teardown_case(&c);
+
+    /* One that ends on SIGTERM is not killed. */
+    setup_watched(&c, "slow", "ready");
+    c.o.kind = PROC_WRITE;
+    c.o.abort_fd = c.w.cancel_fd;
+    c.o.cancel_fd = -1;
+    c.o.term_grace_ms = 5000;
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_ABORTED);
+    assert_int_equal(r.kill_signal, SIGTERM);
+    assert_true(r.elapsed_ms < 5000);
+    assert_described(&r, "write abandoned by its owner (ended after SIGTERM)");
+    proc_result_free(&r);
+
+    /* Abandoned already: not started at all. */
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_ABORTED);
+    assert_false(r.started);
+    assert_described(&r, "write abandoned by its owner before it started");
+    proc_result_free(&r);
+    teardown_case(&c);
+
+    /* Negative control: a READ ignores the abort fd (its cancel_fd is
+     * what stops it), and runs to its end. */
+    setup_case(&c, "basic");
+    int fired = eventfd(1, EFD_CLOEXEC); /* readable */
+    assert_true(fired >= 0);
+    c.o.abort_fd = fired;
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_EXITED);
+    assert_int_equal(r.status.code, 3);
+    proc_result_free(&r);
+    close(fired);
     teardown_case(&c);
 }
 
@@ -1136,12 +1268,14 @@ int main(void)
         cmocka_unit_test(test_no_fd_leak),
         cmocka_unit_test(test_child_state),
         cmocka_unit_test(test_cwd),
+        cmocka_unit_test(test_out_of_descriptors),
         cmocka_unit_test(test_cancel_kills_the_group),
         cmocka_unit_test(test_cancel_leader_only_negative_control),
         cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_caller_gone_before_start),
         cmocka_unit_test(test_write_runs_to_completion),
         cmocka_unit_test(test_write_timeout_term_then_kill),
+        cmocka_unit_test(test_write_abandoned),
         cmocka_unit_test(test_stream_stop),
         cmocka_unit_test(test_records),
         cmocka_unit_test(test_pidfd_fallback),

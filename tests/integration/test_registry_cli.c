@@ -97,6 +97,8 @@ static void test_install_systemd(void **state)
     join(unit, sizeof unit, f->units, "tkd.service");
     char *text = read_file(unit);
     assert_non_null(strstr(text, "Restart=on-failure\n"));
+    /* the default grace, 60 s: see test_stop_timeout */
+    assert_non_null(strstr(text, "KillMode=mixed\nTimeoutStopSec=78\n"));
     free(text);
 
     /* again: nothing to do */
@@ -150,6 +152,8 @@ static void test_install_launchd(void **state)
     snprintf(want, sizeof want, "<string>%s</string>", self);
     assert_non_null(strstr(text, want));
     assert_non_null(strstr(text, "<key>SuccessfulExit</key>"));
+    assert_non_null(
+        strstr(text, "\t<key>ExitTimeOut</key>\n\t<integer>78</integer>\n"));
     free(text);
     /* a new option is a new definition: one bootout/bootstrap round */
     size_t before = log_size(f);
@@ -191,6 +195,48 @@ static void test_usage_errors(void **state)
     assert_int_equal(log_size(f), 0);
 }
 
+/* The stop timeout of tkd's own unit lies above the longest tkd takes to
+ * stop with the grace it is given (rpc_shutdown_bound_ms): the grace, 5 s
+ * for the writes it stops, 0.1 s flush, 5 s bounded socket close, 2 s log
+ * flush, rounded up to seconds, and 5 s more. */
+static void test_stop_timeout(void **state)
+{
+    fx *f = *state;
+    static const struct {
+        const char *args[4];
+        const char *want;
+    } cases[] = {
+        { { NULL }, "TimeoutStopSec=78\n" },
+        { { "--shutdown-grace-ms", "1000", NULL }, "TimeoutStopSec=19\n" },
+        { { "--shutdown-grace-ms=120000", NULL }, "TimeoutStopSec=138\n" },
+        /* getopt_long's unique prefix; the last one wins */
+        { { "--shut", "0", "--shutdown-grace-ms=500", NULL },
+          "TimeoutStopSec=18\n" },
+        /* another option's value, not the option */
+        { { "--listen", "--shutdown-grace-ms", NULL }, "TimeoutStopSec=78\n" },
+    };
+    char unit[PATH_MAX];
+    join(unit, sizeof unit, f->units, "tkd.service");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *args[10] = { "install", "--backend", "systemd", "--" };
+        for (size_t k = 0; cases[i].args[k] != NULL; k++)
+            args[4 + k] = cases[i].args[k];
+        char *out = NULL;
+        assert_int_equal(tkd(f, args, &out), 0);
+        free(out);
+        char *text = read_file(unit);
+        if (strstr(text, cases[i].want) == NULL)
+            fail_msg("case %zu: no %s in\n%s", i, cases[i].want, text);
+        free(text);
+    }
+    const char *bad[] = { "install", "--backend",           "systemd",
+                          "--",      "--shutdown-grace-ms", "soon",
+                          NULL };
+    usage_error(f, bad,
+                "tkd install: --shutdown-grace-ms wants a whole number from "
+                "0 to 3600000, not \"soon\"");
+}
+
 static void test_help(void **state)
 {
     fx *f = *state;
@@ -227,6 +273,7 @@ int main(void)
         T(test_install_systemd),
         T(test_install_launchd),
         T(test_usage_errors),
+        T(test_stop_timeout),
         T(test_help),
     };
     return cmocka_run_group_tests_name("registry-cli", tests, NULL, NULL);

@@ -6,7 +6,9 @@
  * until released, so that a test ends the write when it has seen what it
  * waits for instead of guessing how long the write must take.
  *   testd --listen URL [--workers N] [--queue-depth N] [--grace-ms N]
- *         [--release-writes]
+ *         [--release-writes] [--stop-ms N]
+ * Exits as tkd does: 0 after a clean shutdown, 3 when calls outlived the
+ * grace.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -46,6 +48,8 @@ static bool value_option(rpc_config *cfg, const char **listen, const char *opt,
         return number_arg(val, &cfg->queue_depth);
     if (strcmp(opt, "--grace-ms") == 0)
         return number_arg(val, &cfg->shutdown_grace_ms);
+    if (strcmp(opt, "--stop-ms") == 0)
+        return number_arg(val, &cfg->shutdown_stop_ms);
     return false;
 }
 
@@ -114,5 +118,5 @@ int main(int argc, char **argv)
     int rv = rpc_serve_until_signal(srv);
     rpc_server_free(srv);
     testsvc_destroy(&t);
-    return rv == 0 ? 0 : 1;
+    return rv == 0 ? 0 : rv > 0 ? 3 : 1;
 }

@@ -116,13 +116,17 @@ class Daemon:
         return rv
 
 
-def start_tkd(sockdir: str, roots: Optional[List[str]] = None) -> tuple:
-    """A tkd listening in sockdir; (daemon, address)."""
+def start_tkd(sockdir: str, roots: Optional[List[str]] = None,
+              options: Optional[List[str]] = None,
+              wrapper: Optional[List[str]] = None) -> tuple:
+    """A tkd listening in sockdir, with options after the usual ones and
+    wrapper's argv before it (a program that execs tkd: "prlimit ..."), so
+    that the daemon's pid is tkd's; (daemon, address)."""
     addr = "ipc://%s/tkd.sock" % sockdir
     argv = [program("TKD"), "--listen", addr, "--log-level", "info"]
     for r in roots or []:
         argv += ["--root", r]
-    d = Daemon(argv)
+    d = Daemon((wrapper or []) + argv + (options or []))
     d.wait_output("listening on", "stderr")  # logged once the socket exists
     return d, addr
 
