@@ -69,6 +69,16 @@ void locks__test_set_row_lock(locks_service *svc, locks_row_lock lock);
  * own deadline (PQcancel) ends a lock wait, as it would when the server's
  * timeouts cannot fire first (a stalled server, a slow network). */
 void locks__test_set_server_timeouts(locks_service *svc, bool on);
+/* lock_ms > 0: from now on every transaction gets lock_timeout = lock_ms
+ * and statement_timeout = stmt_ms (> lock_ms, so that a lock wait ends as
+ * 55P03) instead of the ones derived from the call's deadline; 0, 0: derive
+ * them again (the default). A test then gives its call a long deadline and
+ * the server's timeout alone decides how a wait ends, with the deadline
+ * seconds away: the derivation's margin (a tenth of the deadline) is no
+ * longer part of the outcome. Read at BEGIN: a transaction keeps the
+ * timeouts it began with. */
+void locks__test_set_timeouts(locks_service *svc, uint32_t lock_ms,
+                              uint32_t stmt_ms);
 
 /* Called by CloseOrder/ReopenOrder on the worker's thread right after the
  * locking SELECT found the order (status: what it read), before the

@@ -38,6 +38,8 @@ struct locks_service {
     locks_pool pool;
     _Atomic int row_lock;         /* locks_row_lock */
     _Atomic bool server_timeouts; /* lock_timeout/statement_timeout set */
+    /* locks__test_set_timeouts: fixed timeouts (ms); 0: derived */
+    _Atomic uint32_t test_lock_ms, test_stmt_ms;
     /* Test seams (locks.h), set before any call: read-only afterwards. */
     locks_after_lock_fn after_lock;
     void *after_lock_arg;

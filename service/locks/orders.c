@@ -338,6 +338,8 @@ int locks_service_new(locks_service **out, const locks_config *cfg, char *err,
     }
     atomic_init(&svc->row_lock, LOCKS_ROW_LOCK_NO_KEY_UPDATE);
     atomic_init(&svc->server_timeouts, true);
+    atomic_init(&svc->test_lock_ms, 0);
+    atomic_init(&svc->test_stmt_ms, 0);
     svc->start_timeout_ms = cfg->start_timeout_ms != 0
                                 ? cfg->start_timeout_ms
                                 : DEFAULT_START_TIMEOUT_MS;
@@ -409,6 +411,13 @@ void locks__test_set_row_lock(locks_service *svc, locks_row_lock lock)
 void locks__test_set_server_timeouts(locks_service *svc, bool on)
 {
     atomic_store(&svc->server_timeouts, on);
+}
+
+void locks__test_set_timeouts(locks_service *svc, uint32_t lock_ms,
+                              uint32_t stmt_ms)
+{
+    atomic_store(&svc->test_lock_ms, lock_ms);
+    atomic_store(&svc->test_stmt_ms, stmt_ms);
 }
 
 void locks__test_set_after_lock(locks_service *svc, locks_after_lock_fn fn,

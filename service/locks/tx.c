@@ -252,6 +252,11 @@ int locks__tx_begin_statement(locks_tx *tx)
     if (margin > 1000)
         margin = 1000;
     int64_t lock_ms = left - margin, stmt_ms = left - margin / 2;
+    uint32_t fixed_lock = atomic_load(&tx->svc->test_lock_ms);
+    if (fixed_lock > 0) { /* tests only: locks__test_set_timeouts */
+        lock_ms = fixed_lock;
+        stmt_ms = atomic_load(&tx->svc->test_stmt_ms);
+    }
     /* 0 would mean "no limit" */
     if (lock_ms < 1)
         lock_ms = 1;

@@ -118,7 +118,14 @@ static void start_server(run *r)
             ts_program("TKD"), "--listen",    r->url, "--root",
             r->root,           "--log-level", "info", NULL
         };
-        assert_int_equal(ts_spawn(p, argv, NULL), 0);
+        /* The case's directory as HOME, as for the fixture's git: the git
+         * tkd runs (HOME is in its environment allowlist) and libgit2 in
+         * it (XDG_CONFIG_HOME too) read no config of the developer's. */
+        char home[300], xdg[320];
+        snprintf(home, sizeof home, "HOME=%s", r->dir);
+        snprintf(xdg, sizeof xdg, "XDG_CONFIG_HOME=%s", r->dir);
+        const char *env[] = { home, xdg, "GIT_CONFIG_NOSYSTEM=1", NULL };
+        assert_int_equal(ts_spawn(p, argv, env), 0);
         r->srv_up = true;
         /* tkd logs "listening on" (info) once its socket exists. */
         if (!ts_wait_output(p, 2, "listening on", START_MS))

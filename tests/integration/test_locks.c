@@ -4,9 +4,13 @@
  * rpc server and libtkclient.
  *
  * Locks, not timing: "would have waited" is turned into SQLSTATE 55P03 by
- * a short lock_timeout (here: the one the service derives from a short
- * call deadline, reported as reason LOCK_NOT_AVAILABLE), and "a lock wait
- * has begun" is read from pg_stat_activity, polled. Every positive test of
+ * a short lock_timeout that the test sets on the service
+ * (locks__test_set_timeouts: LOCK_TIMEOUT_MS, reported as reason
+ * LOCK_NOT_AVAILABLE) while the call's deadline is seconds longer, so the
+ * server's timeout decides the outcome whatever the machine's load; one
+ * test (test_lock_wait_outlasts_deadline) checks the timeout the service
+ * derives from the deadline itself. "A lock wait has begun" is read from
+ * pg_stat_activity, polled. Every positive test of
  * the lock mode has its negative control under a stronger (FOR UPDATE) or
  * weaker (FOR SHARE) lock, injected with locks__test_set_row_lock (not
  * reachable from the wire).
@@ -40,13 +44,23 @@
 
 static ts_pg cluster;
 
-/* Deadlines. SHORT_MS ends a lock wait that is bound to happen (its length
- * only decides how long the test takes; it leaves room for a loaded
- * sanitizer build to reach the lock first). LONG_MS bounds a call that must
- * not wait at all: if it waited, it would wait for a lock nobody releases
- * before the test does, and fail however long the deadline. */
+/* Deadlines. SHORT_MS ends a wait that only the call's deadline can end
+ * (the server's timeouts switched off, or a wait for a pooled connection):
+ * nothing races it, its length only decides how long the test takes.
+ * LONG_MS bounds a call that must not wait at all: if it waited, it would
+ * wait for a lock nobody releases before the test does, and fail however
+ * long the deadline. */
 #define SHORT_MS 600
 #define LONG_MS 10000
+
+/* The server's timeouts a test sets (locks__test_set_timeouts) where a wait
+ * is bound to happen and must end on the server: lock_timeout ends the
+ * lock wait with 55P03; statement_timeout is far enough above it that a
+ * lock wait never ends as 57014 (both count from the statement's start,
+ * and the server reaches the lock within microseconds of it), and the
+ * call's deadline (LONG_MS) is seconds past both. */
+#define LOCK_TIMEOUT_MS 100
+#define STMT_TIMEOUT_MS 1000
 
 /* ---- fixture: a database, the service on it, a server, a client -------- */
 
@@ -401,11 +415,13 @@ static void test_close_under_for_update_would_have_waited(void **state)
     int64_t id = create_order(&fx);
     hold_child_insert(&fx, id);
     locks__test_set_row_lock(fx.locks, LOCKS_ROW_LOCK_UPDATE);
+    locks__test_set_timeouts(fx.locks, LOCK_TIMEOUT_MS, STMT_TIMEOUT_MS);
     result r;
-    call_op(&fx, OP_CLOSE, id, SHORT_MS, NULL, &r);
+    call_op(&fx, OP_CLOSE, id, LONG_MS, NULL, &r);
     /* lock_timeout fired on the server: SQLSTATE 55P03 */
     expect(&r, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
     assert_non_null(strstr(r.st.message, "55P03"));
+    assert_int_equal(r.st.cause, TK_CAUSE_NONE); /* not the deadline */
     result_free(&r);
     assert_tkd_idle(&fx); /* rolled back; the lock wait is gone */
     sql_ok(fx.holder, "ROLLBACK");
@@ -547,10 +563,15 @@ static void test_transitions_serialize(void **state)
     assert_string_equal(status, "open");
 
     /* B never gets past its SELECT while A holds the lock: 55P03 under
-     * lock_timeout, and it never read a status. */
+     * lock_timeout, and it never read a status. (A began before the short
+     * timeouts were set, and C after they were taken back: they keep
+     * theirs, derived from their 30 s deadlines.) */
+    locks__test_set_timeouts(fx.locks, LOCK_TIMEOUT_MS, STMT_TIMEOUT_MS);
     result b;
-    call_op(&fx, OP_CLOSE, id, SHORT_MS, NULL, &b);
+    call_op(&fx, OP_CLOSE, id, LONG_MS, NULL, &b);
+    locks__test_set_timeouts(fx.locks, 0, 0);
     expect(&b, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
+    assert_int_equal(b.st.cause, TK_CAUSE_NONE);
     result_free(&b);
     assert_int_equal(gate_reached(&g), 1);
 
@@ -627,8 +648,13 @@ static void add_item_during_transition(fixture *fx, locks_row_lock lock,
     async_op a;
     async_start(&a, fx, OP_CLOSE, id, 30000, NULL);
     wait_paused(fx);
-    call_op(fx, OP_ADD, id, lock == LOCKS_ROW_LOCK_UPDATE ? SHORT_MS : LONG_MS,
-            NULL, add);
+    /* Under FOR UPDATE the insert's FOR KEY SHARE waits: the server's
+     * lock_timeout ends that wait, long before the deadline. (The
+     * transition began with the timeouts of its own 30 s deadline.) */
+    if (lock == LOCKS_ROW_LOCK_UPDATE)
+        locks__test_set_timeouts(fx->locks, LOCK_TIMEOUT_MS, STMT_TIMEOUT_MS);
+    call_op(fx, OP_ADD, id, LONG_MS, NULL, add);
+    locks__test_set_timeouts(fx->locks, 0, 0);
     release_pause(fx);
     async_join(&a);
     expect(&a.res, TK_CODE_OK, "");
@@ -659,6 +685,7 @@ static void test_transition_under_for_update_blocks_add_item(void **state)
     result add;
     add_item_during_transition(&fx, LOCKS_ROW_LOCK_UPDATE, &add);
     expect(&add, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
+    assert_int_equal(add.st.cause, TK_CAUSE_NONE);
     result_free(&add);
     fx_stop(&fx);
 }
@@ -771,9 +798,27 @@ static void hold_transition_lock(fixture *fx, int64_t id)
            (long long)id);
 }
 
-/* The lock wait outlasts the call's deadline: the server's lock_timeout,
- * set below the deadline, ends it with 55P03 (no cancel request needed),
- * and the pooled connection serves the next call. */
+/* The one test of the timeouts the service derives from a call's deadline
+ * (tx.c, locks__tx_begin_statement): the lock wait outlasts the call's
+ * deadline, and the server's lock_timeout, set below the deadline, ends it
+ * with 55P03 (no cancel request needed); the pooled connection serves the
+ * next call.
+ *
+ * DERIVED_MS is chosen so that the margin is its cap. At BEGIN the call
+ * has `left` ms (DERIVED_MS less its wait for a worker and a connection);
+ * margin = min(left / 10, 1000) = 1000 ms while left >= 10 s, i.e. unless
+ * BEGIN came more than 1 s after receipt (and 900 ms if it came 2 s
+ * after). lock_timeout = left - margin counts from the SELECT's start, so
+ * the lock wait ends a margin before the deadline less the time from BEGIN
+ * to the SELECT's start; the deadline wins only if that time exceeds the
+ * margin. Measured under load (two busy loops on the 2 cores, load
+ * average 6-7), the server's elapsed time less lock_timeout (which bounds
+ * it from above: it also counts the wait for a worker, ROLLBACK and the
+ * reply) was at most 4 ms in ASan and 6 ms in TSan over 30 calls each, and
+ * 54 ms in the worst case the audit saw: the margin is 18 times that worst
+ * case. */
+#define DERIVED_MS 11000
+
 static void test_lock_wait_outlasts_deadline(void **state)
 {
     (void)state;
@@ -784,8 +829,21 @@ static void test_lock_wait_outlasts_deadline(void **state)
     long long pid = tkd_pid(&fx);
     hold_transition_lock(&fx, id);
     result r;
-    call_op(&fx, OP_CLOSE, id, SHORT_MS, NULL, &r);
+    call_op(&fx, OP_CLOSE, id, DERIVED_MS, NULL, &r);
     expect(&r, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
+    assert_int_equal(r.st.cause, TK_CAUSE_NONE); /* the server's timeout */
+    /* The message says the lock_timeout that applied: below the deadline
+     * by at least the margin (by more when the call waited before BEGIN),
+     * and the wait lasted that long: no cut short for another reason. */
+    const char *at = strstr(r.st.message, "lock_timeout, which is set from "
+                                          "the call's deadline (");
+    assert_non_null(at);
+    long long lock_ms = strtoll(strchr(at, '(') + 1, NULL, 10);
+    long long elapsed_ms = (long long)(r.st.elapsed_us / 1000);
+    if (lock_ms > DERIVED_MS - 1000 || elapsed_ms < lock_ms)
+        fail_msg("lock_timeout %lld ms for a deadline of %d ms; the call "
+                 "took %lld ms on the server",
+                 lock_ms, DERIVED_MS, elapsed_ms);
     result_free(&r);
     assert_tkd_idle(&fx);
     sql_ok(fx.holder, "ROLLBACK");
@@ -1014,9 +1072,14 @@ static void test_sqlstates_map_to_reasons(void **state)
 /* A statement that is slow without waiting for a lock (a pg_sleep in a
  * trigger) is ended by the statement_timeout set from the call's deadline:
  * SQLSTATE 57014 on the server, before the deadline, so no cancel request
- * is needed and the pooled connection serves the next call. The deadline
- * leaves statement_timeout a margin (tx.c: half of a tenth of it) over the
- * BEGIN and SELECT that run before the UPDATE. */
+ * is needed and the pooled connection serves the next call. The one test
+ * of that derivation: statement_timeout = left - margin / 2 (see
+ * test_lock_wait_outlasts_deadline for left and the margin), counted from
+ * the UPDATE's start, so BEGIN, the SELECT and the UPDATE's start must fit
+ * in half the margin, 500 ms with DERIVED_MS. Measured under load as
+ * there (the server's elapsed time less the derived statement_timeout,
+ * 30 calls with a 2 s deadline), they took at most 4 ms in ASan and 5 ms
+ * in TSan: 100 times less. */
 static void test_statement_timeout_fires(void **state)
 {
     (void)state;
@@ -1031,7 +1094,7 @@ static void test_statement_timeout_fires(void **state)
     sql_ok(fx.holder, "CREATE TRIGGER tk_test_slow BEFORE UPDATE ON orders "
                       "FOR EACH ROW EXECUTE FUNCTION tk_test_slow()");
     result r;
-    call_op(&fx, OP_CLOSE, id, 4000, NULL, &r);
+    call_op(&fx, OP_CLOSE, id, DERIVED_MS, NULL, &r);
     expect(&r, TK_CODE_DEADLINE_EXCEEDED, "QUERY_CANCELED");
     assert_non_null(strstr(r.st.message, "57014"));
     assert_int_equal(r.st.cause, TK_CAUSE_NONE); /* the server's timeout */

@@ -768,7 +768,19 @@ static void test_limit_partial(void **state)
  * read a FIFO named on their command line; git grep's wrapper waits on it
  * before it starts git). The caller's Cancel: CANCELLED, cause CALLER, no
  * reply at all (never "0 matches"), the tool's whole group gone. Its
- * deadline: DEADLINE_EXCEEDED, likewise. */
+ * deadline: DEADLINE_EXCEEDED, likewise.
+ *
+ * The Cancel waits for the tool's start (its wrapper's announcement). A
+ * deadline cannot wait for an event, so LATE_MS is derived: it must
+ * outlast the way from the call to the tool's start (for git grep, two
+ * spawns: git rev-parse first), or the call ends before a tool runs and
+ * nothing is killed. That way, from the call to the wrapper's
+ * announcement, took at most 20 ms (git grep; rg 10, grep 8) in 60 loaded
+ * calls per tool and build (two busy loops on the 2 cores, ASan and TSan):
+ * LATE_MS is 50 times that, and a deadline that came first anyway is
+ * reported as such. */
+#define LATE_MS 1000
+
 static void test_cancel_and_deadline(void **state)
 {
     (void)state;
@@ -819,15 +831,20 @@ static void test_cancel_and_deadline(void **state)
         sreq late = { .query = "needle",
                       .tool = all_tools[t],
                       .hidden = -1,
-                      .timeout_ms = 1000 };
+                      .timeout_ms = LATE_MS };
         sres s;
         call(&d, &late, &s);
         expect_fail(&s, TK_CODE_DEADLINE_EXCEEDED, "");
         assert_int_equal(s.st.cause, TK_CAUSE_DEADLINE);
-        assert_true(s.st.process_killed);
         if (all_tools[t] == GIT_GREP)
-            assert_true(next_start(&d, WAIT_MS) > 0);
-        assert_group_gone(next_start(&d, WAIT_MS));
+            assert_true(next_start(&d, 0) > 0);
+        pid = next_start(&d, 0); /* the call has ended: it is here or never */
+        if (pid <= 0 || !s.st.process_killed)
+            fail_msg("%s: the deadline (%d ms) came before the tool started "
+                     "(started: %s, killed: %d)",
+                     tool_names[all_tools[t]], LATE_MS, pid > 0 ? "yes" : "no",
+                     s.st.process_killed);
+        assert_group_gone(pid);
         sres_free(&s);
     }
     close(hold_fd);
@@ -905,16 +922,22 @@ static void test_slots(void **state)
     sres_free(&w.s);
     tk_cancel_free(r.cancel);
 
-    /* Expired while waiting. */
+    /* Expired while waiting: it says it waits before its deadline comes.
+     * The deadline must outlast the way from the call to the wait (else it
+     * expires in tkd's queue, EXPIRED_IN_QUEUE, or before its log line):
+     * that took at most 26 ms in 60 loaded calls (ASan and TSan, as in
+     * test_cancel_and_deadline), and LATE_MS is 38 times that. */
     sreq late = {
-        .root = "free", .query = "needle", .hidden = -1, .timeout_ms = 1000
+        .root = "free", .query = "needle", .hidden = -1, .timeout_ms = LATE_MS
     };
-    sres s;
-    call(&d, &late, &s);
-    expect_fail(&s, TK_CODE_DEADLINE_EXCEEDED, "");
-    assert_int_equal(s.st.cause, TK_CAUSE_DEADLINE);
-    assert_false(s.st.process_killed);
-    sres_free(&s);
+    async_start(&w, &d, &late);
+    if (!ts_wait_output_n(&d.p, 2, "waits for a slot", 2, WAIT_MS))
+        fail_msg("the search did not wait for a slot: %s", d.p.err);
+    async_join(&w);
+    expect_fail(&w.s, TK_CODE_DEADLINE_EXCEEDED, "");
+    assert_int_equal(w.s.st.cause, TK_CAUSE_DEADLINE);
+    assert_false(w.s.st.process_killed);
+    sres_free(&w.s);
     assert_int_equal(next_start(&d, 0), -1); /* neither started a tool */
 
     /* Waits until a slot is given back, then runs. */

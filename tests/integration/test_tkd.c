@@ -1,5 +1,7 @@
 /* tkd as a program: its command line, the default socket directory and
  * mode, the per-call log line. */
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -7,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -99,6 +102,23 @@ static void test_default_socket_and_call_log(void **state)
     ts_rmtree(dir);
 }
 
+/* Two runs of this test at once (two clones' suites, one uid) share the
+ * fixed /tmp/tk-$UID: each would see its tkd's directory appear or vanish
+ * under the other, and one's clean-up would remove the other's socket.
+ * They take turns on a lock beside it, held for the whole test. The file
+ * stays: removing a lock file races with its next taker. A private
+ * XDG_RUNTIME_DIR would not do: the fixed path is what the test is about. */
+static int lock_fallback_dir(const char *sockdir)
+{
+    char path[96];
+    snprintf(path, sizeof path, "%s.test-lock", sockdir);
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    while (flock(fd, LOCK_EX) != 0)
+        assert_int_equal(errno, EINTR);
+    return fd;
+}
+
 /* Without XDG_RUNTIME_DIR: /tmp/tk-$UID/tkd.sock (the path is fixed, TMPDIR
  * does not move it), directory 0700, socket 0600. Skipped when that
  * directory exists already: it may be a real tkd's, which a test must
@@ -109,10 +129,12 @@ static void test_default_socket_without_xdg(void **state)
     char sockdir[64], sock[96];
     snprintf(sockdir, sizeof sockdir, "/tmp/tk-%u", (unsigned)geteuid());
     snprintf(sock, sizeof sock, "%s/tkd.sock", sockdir);
+    int lock = lock_fallback_dir(sockdir); /* released when the fd closes */
     struct stat st;
     if (lstat(sockdir, &st) == 0) {
         fprintf(stderr, "%s exists; not testing the fallback address\n",
                 sockdir);
+        close(lock);
         skip();
     }
     const char *envs[] = { "XDG_RUNTIME_DIR=", "TK_ADDR=", NULL };
@@ -137,6 +159,7 @@ static void test_default_socket_without_xdg(void **state)
     /* Ours: tkd created it (it did not exist). */
     unlink(sock);
     rmdir(sockdir);
+    close(lock);
     if (!up)
         fail_msg("tkd did not listen on the fallback: %s", p.err);
     ts_proc_free(&p);

@@ -142,29 +142,42 @@ bool ts_wait_output(ts_proc *p, int which, const char *needle, int timeout_ms)
     return ts_wait_output_n(p, which, needle, 1, timeout_ms);
 }
 
+/* Waits (until the monotonic ms `until`) for pid to terminate, through a
+ * pidfd: readable once it has terminated, a zombie not yet reaped
+ * included. */
+static bool wait_exit(pid_t pid, long long until)
+{
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd < 0)
+        return errno == ESRCH; /* gone already: reaped by its parent */
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    int n;
+    do {
+        long long left = until - ts_now_ms();
+        n = poll(&p, 1, left > 0 ? (int)left : 0);
+    } while (n < 0 && errno == EINTR);
+    close(fd);
+    return n == 1;
+}
+
 int ts_finish(ts_proc *p, int timeout_ms)
 {
     long long until = ts_now_ms() + timeout_ms;
     while (pump(p, until))
         ;
     if (!p->reaped) {
-        for (;;) {
-            pid_t r = waitpid(p->pid, &p->status, WNOHANG);
-            if (r == p->pid)
-                break;
-            if (r < 0 && errno != EINTR)
-                return -1;
-            if (ts_now_ms() >= until) {
-                kill(-p->pid, SIGKILL);
-                waitpid(p->pid, &p->status, 0);
-                p->reaped = true;
-                return -1;
-            }
-            /* Output is closed but the child lingers: it is exiting. */
-            struct timespec ts = { 0, 2000000 };
-            nanosleep(&ts, NULL);
-        }
+        /* Output is closed, but the child may linger (it is exiting, or
+         * a process it left holds no pipe of ours): its pidfd says when
+         * it has terminated. */
+        bool ended = wait_exit(p->pid, until);
+        if (!ended)
+            kill(-p->pid, SIGKILL);
+        pid_t r;
+        while ((r = waitpid(p->pid, &p->status, 0)) < 0 && errno == EINTR)
+            ;
         p->reaped = true;
+        if (!ended || r != p->pid)
+            return -1;
     }
     if (ts_now_ms() > until && (p->out_fd >= 0 || p->err_fd >= 0))
         return -1;
@@ -275,20 +288,6 @@ int ts_spawn_in(ts_proc *p, const char *const argv[], const char *const env[],
     p->out_fd = out[0];
     p->err_fd = err[0];
     return 0;
-}
-
-/* Waits (until the monotonic ms `until`) for pid to terminate, through a
- * pidfd. */
-static bool wait_exit(pid_t pid, long long until)
-{
-    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (fd < 0)
-        return errno == ESRCH; /* gone already: reaped by its parent */
-    struct pollfd p = { .fd = fd, .events = POLLIN };
-    long long left = until - ts_now_ms();
-    int n = poll(&p, 1, left > 0 ? (int)left : 0);
-    close(fd);
-    return n == 1;
 }
 
 /* The parent of pid from /proc (a zombie's too), or -1. */

@@ -34,7 +34,8 @@ class Daemon:
     """A child process whose stdout and stderr are read by two threads into
     buffers that wait_output searches."""
 
-    def __init__(self, argv: List[str]) -> None:
+    def __init__(self, argv: List[str],
+                 env: Optional[Dict[str, str]] = None) -> None:
         self.argv = argv
         self._cv = threading.Condition()
         self._out: Dict[str, str] = {"stdout": "", "stderr": ""}
@@ -42,7 +43,7 @@ class Daemon:
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE,
-                                     start_new_session=True)
+                                     start_new_session=True, env=env)
         self._threads = [
             threading.Thread(target=self._pump, args=(name, stream), daemon=True)
             for name, stream in (("stdout", self.proc.stdout),
@@ -121,12 +122,19 @@ def start_tkd(sockdir: str, roots: Optional[List[str]] = None,
               wrapper: Optional[List[str]] = None) -> tuple:
     """A tkd listening in sockdir, with options after the usual ones and
     wrapper's argv before it (a program that execs tkd: "prlimit ..."), so
-    that the daemon's pid is tkd's; (daemon, address)."""
+    that the daemon's pid is tkd's; (daemon, address).
+
+    Its HOME is sockdir, so the git it runs (which gets HOME through tkd's
+    environment allowlist) and libgit2 in it read no ~/.gitconfig of the
+    developer's; XDG_CONFIG_HOME likewise for libgit2 (tkd's git children
+    do not get it), and GIT_CONFIG_NOSYSTEM=1."""
     addr = "ipc://%s/tkd.sock" % sockdir
     argv = [program("TKD"), "--listen", addr, "--log-level", "info"]
     for r in roots or []:
         argv += ["--root", r]
-    d = Daemon((wrapper or []) + argv + (options or []))
+    env = dict(os.environ, HOME=sockdir, XDG_CONFIG_HOME=sockdir,
+               GIT_CONFIG_NOSYSTEM="1")
+    d = Daemon((wrapper or []) + argv + (options or []), env)
     d.wait_output("listening on", "stderr")  # logged once the socket exists
     return d, addr
 
