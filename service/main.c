@@ -14,9 +14,9 @@
 #include <tk/client.h>
 
 #include "git/git.h"
-#include "locks/locks.h"
+#include "orders/orders.h"
 #include "proc/proc.h"
-#include "registry/registry.h"
+#include "services/services.h"
 #include "roots/roots.h"
 #include "rpc/rpc.h"
 #include "search/search.h"
@@ -108,7 +108,7 @@ typedef struct options {
     size_t n_roots;
     roots *roots;
     rpc_config rpc;
-    locks_config locks;
+    orders_config orders;
     unsigned search_slots;
     char default_addr[PATH_MAX + 8];
 } options;
@@ -237,12 +237,12 @@ static int apply_option(options *o, int c, const char *arg)
     case OPT_LOGLEVEL:
         return set_log_level(arg);
     case OPT_PG:
-        o->locks.dsn = arg;
+        o->orders.dsn = arg;
         return 0;
     case OPT_PG_POOL:
-        if (parse_uint("--pg-pool", arg, 1, LOCKS_MAX_POOL, &v) != 0)
+        if (parse_uint("--pg-pool", arg, 1, ORDERS_MAX_POOL, &v) != 0)
             return -1;
-        o->locks.pool_size = (unsigned)v;
+        o->orders.pool_size = (unsigned)v;
         return 0;
     case OPT_SEARCH_SLOTS:
         if (parse_uint("--search-slots", arg, 1, SEARCH_MAX_SLOTS, &v) != 0)
@@ -359,7 +359,7 @@ int main(int argc, char **argv)
 {
     /* The environment every child starts from, before any thread exists. */
     proc_init();
-    int cli = registry_cli(argc, argv); /* tkd install, tkd uninstall */
+    int cli = services_cli(argc, argv); /* tkd install, tkd uninstall */
     if (cli >= 0)
         return cli;
     /* Before any thread exists, so every thread inherits the mask. */
@@ -374,8 +374,8 @@ int main(int argc, char **argv)
     int rv = parse_args(&o, argc, argv);
     if (rv != 0)
         return rv > 0 ? 0 : 2;
-    if (o.locks.dsn == NULL)
-        o.locks.dsn = getenv("TK_PG_DSN");
+    if (o.orders.dsn == NULL)
+        o.orders.dsn = getenv("TK_PG_DSN");
     char err[512] = "";
     if (roots_new(&o.roots, o.root_args, o.n_roots, err, sizeof err) != 0) {
         fprintf(stderr, "tkd: %s\n", err);
@@ -386,10 +386,10 @@ int main(int argc, char **argv)
         return 1;
     }
     rpc_server *srv = NULL;
-    locks_service *locks = NULL;
+    orders *ord = NULL;
     tkgit *git = NULL;
-    registry *reg = NULL;
-    search_service *search = NULL;
+    services *reg = NULL;
+    search *srch = NULL;
     search_config scfg = { .roots = o.roots, .slots = o.search_slots };
     /* Before anything opens descriptors: every connection, tool and
      * repository takes some, and the soft limit is often far below the
@@ -397,30 +397,30 @@ int main(int argc, char **argv)
     rpc_fd_limit_raise();
     rv = rpc_server_new(&srv, &o.rpc, err, sizeof err);
     if (rv == 0)
-        rv = locks_service_new(&locks, &o.locks, err, sizeof err);
+        rv = orders_new(&ord, &o.orders, err, sizeof err);
     if (rv == 0)
-        rv = locks_service_register(locks, srv, err, sizeof err);
+        rv = orders_register(ord, srv, err, sizeof err);
     if (rv == 0)
         rv = tkgit_new(&git, o.roots, NULL, err, sizeof err);
     if (rv == 0)
         rv = tkgit_register(git, srv, err, sizeof err);
     if (rv == 0)
-        rv = registry_new(&reg, NULL, err, sizeof err);
+        rv = services_new(&reg, NULL, err, sizeof err);
     if (rv == 0)
-        rv = registry_add_service(reg, srv, err, sizeof err);
+        rv = services_register(reg, srv, err, sizeof err);
     if (rv == 0)
-        rv = search_service_new(&search, &scfg, err, sizeof err);
+        rv = search_new(&srch, &scfg, err, sizeof err);
     if (rv == 0)
-        rv = search_service_register(search, srv, err, sizeof err);
+        rv = search_register(srch, srv, err, sizeof err);
     if (rv == 0)
         rv = rpc_server_start(srv, err, sizeof err);
     if (rv != 0) {
         fprintf(stderr, "tkd: %s\n", err);
         rpc_server_free(srv);
-        locks_service_free(locks);
+        orders_free(ord);
         tkgit_free(git);
-        registry_free(reg);
-        search_service_free(search);
+        services_free(reg);
+        search_free(srch);
         roots_free(o.roots);
         return 1;
     }
@@ -433,13 +433,13 @@ int main(int argc, char **argv)
     rpc_fd_log_capacity();
     /* After the listener: tkd serves its other services while this
      * connects (bounded), and with the database down. */
-    locks_service_start(locks);
+    orders_start(ord);
     rv = rpc_serve_until_signal(srv);
     rpc_server_free(srv);
-    locks_service_free(locks);
+    orders_free(ord);
     tkgit_free(git);
-    registry_free(reg);
-    search_service_free(search);
+    services_free(reg);
+    search_free(srch);
     roots_free(o.roots);
     return rv == 0 ? 0 : rv > 0 ? EXIT_OUTLIVED : 1;
 }

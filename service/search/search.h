@@ -64,16 +64,15 @@ typedef struct search_config {
     unsigned slots;     /* tools running at once; 0: SEARCH_DEFAULT_SLOTS */
 } search_config;
 
-typedef struct search_service search_service;
+typedef struct search search;
 
 /* Errors: negative errno values with a message in err. */
-int search_service_new(search_service **out, const search_config *cfg,
-                       char *err, size_t errlen);
+int search_new(search **out, const search_config *cfg, char *err,
+               size_t errlen);
 /* Adds tk.v1.Search/Search to srv. */
-int search_service_register(search_service *s, rpc_server *srv, char *err,
-                            size_t errlen);
+int search_register(search *s, rpc_server *srv, char *err, size_t errlen);
 /* After the server is freed. NULL is accepted. */
-void search_service_free(search_service *s);
+void search_free(search *s);
 
 /* ---- command lines ------------------------------------------------------ */
 

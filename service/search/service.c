@@ -9,7 +9,7 @@
 #include "search_int.h"
 #include "tk/v1/search.pb-c.h"
 
-struct search_service {
+struct search {
     search_config cfg;
     search_slots slots;
 };
@@ -28,8 +28,7 @@ static void fail_root(rpc_call *call, int rv, const char *msg)
         rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_PATH", "%s", msg);
 }
 
-static int resolve_root(search_job *j, const search_service *s,
-                        const char *root)
+static int resolve_root(search_job *j, const search *s, const char *root)
 {
     char msg[600];
     int rv = roots_resolve(s->cfg.roots, root, j->root, sizeof j->root, msg,
@@ -89,7 +88,7 @@ static int check_request(rpc_call *call, const Tk__V1__SearchRequest *in)
     return 0;
 }
 
-static int prepare(search_job *j, const search_service *s, rpc_call *call,
+static int prepare(search_job *j, const search *s, rpc_call *call,
                    const Tk__V1__SearchRequest *in, Tk__V1__SearchReply *out)
 {
     memset(j, 0, sizeof *j);
@@ -114,7 +113,7 @@ static int prepare(search_job *j, const search_service *s, rpc_call *call,
 static void handle(void *svc, rpc_call *call, const ProtobufCMessage *request,
                    ProtobufCMessage *reply)
 {
-    search_service *s = svc;
+    search *s = svc;
     search_job j;
     if (prepare(&j, s, call, (const Tk__V1__SearchRequest *)request,
                 (Tk__V1__SearchReply *)reply) != 0)
@@ -147,8 +146,7 @@ static const rpc_method methods[] = {
     },
 };
 
-int search_service_new(search_service **out, const search_config *cfg,
-                       char *err, size_t errlen)
+int search_new(search **out, const search_config *cfg, char *err, size_t errlen)
 {
     *out = NULL;
     unsigned slots = cfg->slots != 0 ? cfg->slots : SEARCH_DEFAULT_SLOTS;
@@ -159,7 +157,7 @@ int search_service_new(search_service **out, const search_config *cfg,
                  SEARCH_MAX_SLOTS);
         return -EINVAL;
     }
-    search_service *s = calloc(1, sizeof *s);
+    search *s = calloc(1, sizeof *s);
     if (s == NULL) {
         snprintf(err, errlen, "search: out of memory");
         return -ENOMEM;
@@ -175,14 +173,13 @@ int search_service_new(search_service **out, const search_config *cfg,
     return 0;
 }
 
-int search_service_register(search_service *s, rpc_server *srv, char *err,
-                            size_t errlen)
+int search_register(search *s, rpc_server *srv, char *err, size_t errlen)
 {
     return rpc_server_add_service(
         srv, s, methods, sizeof methods / sizeof methods[0], err, errlen);
 }
 
-void search_service_free(search_service *s)
+void search_free(search *s)
 {
     if (s == NULL)
         return;

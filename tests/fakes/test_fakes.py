@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The models of launchctl, systemctl, loginctl and plutil, tested against
 the behaviour their documentation (and the field write-up) describes, so
-that the registry's tests stand on a faithful ground. Time is the fakes'
+that the Services module's tests stand on a faithful ground. Time is the fakes'
 own clock (config clock_ms), stopped and advanced here instead of
 sleeping.
 
@@ -170,7 +170,7 @@ class LaunchctlTest(unittest.TestCase):
                                     path)[0], 0)
 
     def test_naive_bootout_then_bootstrap_fails(self):
-        # Negative control: the model has the race the registry works
+        # Negative control: the model has the race the Services module works
         # around. Real time, no clock games: bootout and, right after it,
         # bootstrap, as the naive upgrade script does. The teardown lasts
         # until the file exists, so the bootstrap comes inside it however

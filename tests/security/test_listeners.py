@@ -78,7 +78,7 @@ def start(argv: List[str]) -> Tuple[tkproc.Daemon, List[str]]:
     """tkd with argv; (daemon, the URLs it listens on, ports bound). Its
     log at debug says when each connection closes."""
     d = tkproc.Daemon([tkproc.program("TKD")] + argv + ["--log-level", "debug"])
-    d.wait_output("locks:", "stderr")  # logged after every listening line
+    d.wait_output("orders:", "stderr")  # logged after every listening line
     urls = re.findall(r"listening on (\S+)", d.output("stderr"))
     return d, urls
 

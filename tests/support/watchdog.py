@@ -48,7 +48,7 @@ EXIT_HUNG = 124
 # 0.3-1 s to attach to a process and print its stacks, in the plain build
 # as under the sanitizers (testd in the tsan build: 0.5 s), more on a
 # loaded machine; a Python process adds half a second for faulthandler; a
-# test's tree holds up to about ten processes (test_locks: the test, tkd
+# test's tree holds up to about ten processes (test_orders: the test, tkd
 # and a PostgreSQL cluster). A tenth of the deadline, at least 15 s, leaves
 # time for all of them several times over (the shortest deadline, 30 s x 3,
 # gives 15 s); the dump never runs past the deadline whatever the margin

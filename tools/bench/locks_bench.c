@@ -14,7 +14,7 @@
  * transaction); child-insert latency counts the AddItem calls that
  * inserted (those refused with ORDER_CLOSED take no lock). Rounds alternate
  * the service's lock, FOR NO KEY UPDATE and FOR UPDATE (switched with
- * locks__test_set_row_lock: the server runs in this process for that
+ * orders__test_set_row_lock: the server runs in this process for that
  * reason), so both see the same machine drift. Per round: AddItem p50/p99
  * and calls/s, inserts/s, transitions/s, and the transitions counted
  * twice: an audit trigger (created by this benchmark in the database it is
@@ -44,7 +44,7 @@
 #include <tk/client.h>
 
 #include "measure.h"
-#include "locks/locks.h"
+#include "orders/orders.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/orders.tk.h"
 
@@ -99,7 +99,7 @@ typedef struct bench {
     const char *dsn;
     char url[300];
     char dir[256];
-    locks_service *locks;
+    orders *locks;
     rpc_server *srv;
     int64_t order;
 } bench;
@@ -113,8 +113,8 @@ static void server_start(bench *b, unsigned callers)
     }
     snprintf(b->url, sizeof b->url, "ipc://%s/s.sock", b->dir);
     char err[256] = "";
-    locks_config lc = { .dsn = b->dsn, .pool_size = callers + 2 };
-    if (locks_service_new(&b->locks, &lc, err, sizeof err) != 0)
+    orders_config lc = { .dsn = b->dsn, .pool_size = callers + 2 };
+    if (orders_new(&b->locks, &lc, err, sizeof err) != 0)
         die("", err);
     rpc_config cfg;
     rpc_config_init(&cfg);
@@ -124,16 +124,16 @@ static void server_start(bench *b, unsigned callers)
     cfg.workers = callers + 2;
     cfg.version = "bench";
     if (rpc_server_new(&b->srv, &cfg, err, sizeof err) != 0 ||
-        locks_service_register(b->locks, b->srv, err, sizeof err) != 0 ||
+        orders_register(b->locks, b->srv, err, sizeof err) != 0 ||
         rpc_server_start(b->srv, err, sizeof err) != 0)
         die("", err);
-    locks_service_start(b->locks);
+    orders_start(b->locks);
 }
 
 static void server_stop(bench *b)
 {
     rpc_server_free(b->srv);
-    locks_service_free(b->locks);
+    orders_free(b->locks);
     char sock[320];
     snprintf(sock, sizeof sock, "%s/s.sock", b->dir);
     unlink(sock);
@@ -521,7 +521,7 @@ static bool real_arg(const char *flag, const char *s, double min, double max,
  * the value is not). */
 static bool take_option(bench_opts *o, const char *name, const char *arg)
 {
-    const long max_callers = LOCKS_MAX_POOL - 2;
+    const long max_callers = ORDERS_MAX_POOL - 2;
     if (strcmp(name, "--dsn") == 0) {
         o->dsn = arg;
         return true;
@@ -560,11 +560,11 @@ static int parse_args(bench_opts *o, int argc, char **argv)
         fprintf(stderr, "bench-locks: --dsn is required\n");
         ok = false;
     }
-    if (ok && o->adders + o->transitioners > (int)LOCKS_MAX_POOL - 2) {
+    if (ok && o->adders + o->transitioners > (int)ORDERS_MAX_POOL - 2) {
         fprintf(stderr,
                 "bench-locks: --adders plus --transitioners is at most %u "
                 "(a pool of %u connections)\n",
-                LOCKS_MAX_POOL - 2, LOCKS_MAX_POOL);
+                ORDERS_MAX_POOL - 2, ORDERS_MAX_POOL);
         ok = false;
     }
     if (!ok) {
@@ -597,8 +597,8 @@ static long long run_contention(bench *b, PGconn *pg, const bench_opts *o)
     long long bad = 0;
     for (int r = 0; r < o->rounds; r++) {
         int m = r % 2;
-        locks__test_set_row_lock(b->locks, m ? LOCKS_ROW_LOCK_UPDATE
-                                             : LOCKS_ROW_LOCK_NO_KEY_UPDATE);
+        orders__test_set_row_lock(b->locks, m ? ORDERS_ROW_LOCK_UPDATE
+                                              : ORDERS_ROW_LOCK_NO_KEY_UPDATE);
         round_result rr = contention_round(b, pg, &ld);
         printf("| %d | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %lld | %lld | "
                "%lld |\n",
@@ -636,7 +636,7 @@ static long long run_contention(bench *b, PGconn *pg, const bench_opts *o)
 /* One client, no contention: tkd against the same SQL through libpq. */
 static void run_overhead(bench *b, PGconn *pg, int calls)
 {
-    locks__test_set_row_lock(b->locks, LOCKS_ROW_LOCK_NO_KEY_UPDATE);
+    orders__test_set_row_lock(b->locks, ORDERS_ROW_LOCK_NO_KEY_UPDATE);
     install_audit(pg, 0); /* no extra work: the bare cost of a call */
     b->order = pg_int(pg, "INSERT INTO orders DEFAULT VALUES RETURNING id");
     tk_client *c = client(b);

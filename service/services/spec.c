@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "registry_int.h"
+#include "services_int.h"
 
 /* The length of the UTF-8 sequence at p (its code point in *cp), or 0
  * when it is not one: overlong forms, surrogates and beyond U+10FFFF
@@ -52,27 +52,29 @@ static bool text_ok(const char *s, bool tab_ok)
     return true;
 }
 
-int reg_label_check(const char *label, reg_error *e)
+int services__label_check(const char *label, services_error *e)
 {
     size_t n = strlen(label);
     if (n == 0)
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
-                        "spec.label is empty");
-    if (n > REG_LABEL_MAX)
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
-                        "spec.label is longer than %u bytes", REG_LABEL_MAX);
+        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
+                              "spec.label is empty");
+    if (n > SERVICES_LABEL_MAX)
+        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
+                              "spec.label is longer than %u bytes",
+                              SERVICES_LABEL_MAX);
     /* It is a file name in both backends and a systemd unit name: no '/',
      * no space, no '@' (a template), no '\' (unit-name escapes). */
     size_t ok = strspn(label, "abcdefghijklmnopqrstuvwxyz"
                               "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
     if (ok != n)
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
-                        "spec.label \"%.200s\" has a character other than "
-                        "letters, digits, '.', '_' and '-' (at byte %zu)",
-                        text_ok(label, false) ? label : "?", ok);
+        return services__fail(
+            e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
+            "spec.label \"%.200s\" has a character other than "
+            "letters, digits, '.', '_' and '-' (at byte %zu)",
+            text_ok(label, false) ? label : "?", ok);
     if (strchr("._-", label[0]) != NULL)
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
-                        "spec.label must start with a letter or a digit");
+        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
+                              "spec.label must start with a letter or a digit");
     return 0;
 }
 
@@ -101,97 +103,101 @@ static const char *path_problem(const char *p)
     return NULL;
 }
 
-static int check_program(const char *program, reg_error *e)
+static int check_program(const char *program, services_error *e)
 {
     if (program[0] == '\0')
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
-                        "spec.program is empty");
+        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
+                              "spec.program is empty");
     const char *why = path_problem(program);
     if (why != NULL)
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
-                        "spec.program %s", why);
+        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
+                              "spec.program %s", why);
     if (strchr(program, '$') != NULL)
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
-                        "spec.program has a '$', which systemd would take "
-                        "for a variable in the program's argv[0]");
+        return services__fail(
+            e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
+            "spec.program has a '$', which systemd would take "
+            "for a variable in the program's argv[0]");
     struct stat st;
     char ebuf[128];
     if (stat(program, &st) != 0)
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
-                        "spec.program %.1024s: %s", program,
-                        reg_strerror(errno, ebuf, sizeof ebuf));
+        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
+                              "spec.program %.1024s: %s", program,
+                              services__strerror(errno, ebuf, sizeof ebuf));
     if (!S_ISREG(st.st_mode) || access(program, X_OK) != 0)
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
-                        "spec.program %.1024s is not an executable file",
-                        program);
+        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
+                              "spec.program %.1024s is not an executable file",
+                              program);
     return 0;
 }
 
 static int check_path(const char *field, const char *reason, const char *p,
-                      reg_error *e)
+                      services_error *e)
 {
     if (p[0] == '\0')
         return 0;
     const char *why = path_problem(p);
     if (why != NULL)
-        return reg_fail(e, RPC_INVALID_ARGUMENT, reason, "spec.%s %s", field,
-                        why);
+        return services__fail(e, RPC_INVALID_ARGUMENT, reason, "spec.%s %s",
+                              field, why);
     return 0;
 }
 
-static int check_args(const Tk__V1__ServiceSpec *m, reg_error *e)
+static int check_args(const Tk__V1__ServiceSpec *m, services_error *e)
 {
     for (size_t i = 0; i < m->n_args; i++) {
         if (strchr(m->args[i], '\n') != NULL)
-            return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_ARG",
-                            "spec.args[%zu] has a newline", i);
+            return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_ARG",
+                                  "spec.args[%zu] has a newline", i);
         if (!text_ok(m->args[i], true))
-            return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_ARG",
-                            "spec.args[%zu] has a control character other "
-                            "than tab, or is not UTF-8",
-                            i);
+            return services__fail(
+                e, RPC_INVALID_ARGUMENT, "BAD_ARG",
+                "spec.args[%zu] has a control character other "
+                "than tab, or is not UTF-8",
+                i);
     }
     return 0;
 }
 
 static int env_cmp(const void *a, const void *b)
 {
-    const reg_env *x = a;
-    const reg_env *y = b;
+    const services_env *x = a;
+    const services_env *y = b;
     int c = strcmp(x->name, y->name);
     /* stable for equal names: the later entry sorts after */
     return c != 0 ? c : (x < y ? -1 : x > y);
 }
 
-static int check_env_entry(const char *name, const char *value, reg_error *e)
+static int check_env_entry(const char *name, const char *value,
+                           services_error *e)
 {
     size_t n = strlen(name);
     if (n == 0 || strchr("0123456789", name[0]) != NULL ||
         strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                      "0123456789_") != n)
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_ENV",
-                        "spec.env: \"%.100s\" is not a variable name "
-                        "(letters, digits and '_', not starting with a "
-                        "digit)",
-                        text_ok(name, false) ? name : "?");
+        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_ENV",
+                              "spec.env: \"%.100s\" is not a variable name "
+                              "(letters, digits and '_', not starting with a "
+                              "digit)",
+                              text_ok(name, false) ? name : "?");
     if (!text_ok(value, false))
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_ENV",
-                        "spec.env[%s] has a control character or is not "
-                        "UTF-8",
-                        name);
+        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_ENV",
+                              "spec.env[%s] has a control character or is not "
+                              "UTF-8",
+                              name);
     return 0;
 }
 
 /* Sorted by name; of repeated names (a map sent twice on the wire) the
  * last wins, as protobuf says. */
-static int take_env(reg_spec *s, const Tk__V1__ServiceSpec *m, reg_error *e)
+static int take_env(services_spec *s, const Tk__V1__ServiceSpec *m,
+                    services_error *e)
 {
     if (m->n_env == 0)
         return 0;
-    reg_env *env = calloc(m->n_env, sizeof *env);
+    services_env *env = calloc(m->n_env, sizeof *env);
     if (env == NULL)
-        return reg_fail(e, RPC_RESOURCE_EXHAUSTED, "NO_MEMORY",
-                        "out of memory");
+        return services__fail(e, RPC_RESOURCE_EXHAUSTED, "NO_MEMORY",
+                              "out of memory");
     for (size_t i = 0; i < m->n_env; i++) {
         env[i].name = m->env[i]->key;
         env[i].value = m->env[i]->value;
@@ -212,41 +218,43 @@ static int take_env(reg_spec *s, const Tk__V1__ServiceSpec *m, reg_error *e)
     return 0;
 }
 
-static int take_restart(reg_spec *s, int restart, unsigned throttle,
-                        reg_error *e)
+static int take_restart(services_spec *s, int restart, unsigned throttle,
+                        services_error *e)
 {
     switch (restart) {
     case TK__V1__SERVICE_SPEC__RESTART__RESTART_UNSPECIFIED:
     case TK__V1__SERVICE_SPEC__RESTART__ON_FAILURE:
-        s->restart = REG_ON_FAILURE;
+        s->restart = SERVICES_ON_FAILURE;
         break;
     case TK__V1__SERVICE_SPEC__RESTART__ALWAYS:
-        s->restart = REG_ALWAYS;
+        s->restart = SERVICES_ALWAYS;
         break;
     case TK__V1__SERVICE_SPEC__RESTART__NEVER:
-        s->restart = REG_NEVER;
+        s->restart = SERVICES_NEVER;
         break;
     default:
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_RESTART",
-                        "spec.restart: unknown value %d (ON_FAILURE, ALWAYS "
-                        "or NEVER)",
-                        restart);
+        return services__fail(
+            e, RPC_INVALID_ARGUMENT, "BAD_RESTART",
+            "spec.restart: unknown value %d (ON_FAILURE, ALWAYS "
+            "or NEVER)",
+            restart);
     }
-    if (throttle > REG_MAX_THROTTLE)
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_THROTTLE",
-                        "spec.throttle_seconds: %u is more than %u", throttle,
-                        REG_MAX_THROTTLE);
-    s->throttle = throttle != 0 ? throttle : REG_DEFAULT_THROTTLE;
+    if (throttle > SERVICES_MAX_THROTTLE)
+        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_THROTTLE",
+                              "spec.throttle_seconds: %u is more than %u",
+                              throttle, SERVICES_MAX_THROTTLE);
+    s->throttle = throttle != 0 ? throttle : SERVICES_DEFAULT_THROTTLE;
     return 0;
 }
 
-int reg_spec_from_msg(reg_spec *out, const Tk__V1__ServiceSpec *m, reg_error *e)
+int services__spec_from_msg(services_spec *out, const Tk__V1__ServiceSpec *m,
+                            services_error *e)
 {
     memset(out, 0, sizeof *out);
     if (m == NULL)
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
-                        "spec is missing");
-    if (reg_label_check(m->label, e) != 0 ||
+        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
+                              "spec is missing");
+    if (services__label_check(m->label, e) != 0 ||
         check_program(m->program, e) != 0 || check_args(m, e) != 0 ||
         check_path("working_dir", "BAD_WORKING_DIR", m->working_dir, e) != 0 ||
         check_path("stdout_path", "BAD_LOG_PATH", m->stdout_path, e) != 0 ||
@@ -263,7 +271,7 @@ int reg_spec_from_msg(reg_spec *out, const Tk__V1__ServiceSpec *m, reg_error *e)
     return take_env(out, m, e);
 }
 
-void reg_spec_free(reg_spec *s)
+void services__spec_free(services_spec *s)
 {
     free(s->env);
     s->env = NULL;

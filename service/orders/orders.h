@@ -1,5 +1,5 @@
 /*
- * locks — the tk.v1.Orders service: serialized state transitions on a hot
+ * orders — the tk.v1.Orders service: serialized state transitions on a hot
  * parent row in PostgreSQL, with the weakest row lock that still serializes
  * them (FOR NO KEY UPDATE).
  *
@@ -12,8 +12,8 @@
  * libpq type), hand a connection that is not idle to a call, let a cancel
  * meant for one statement land on another, or cancel a COMMIT it has sent.
  */
-#ifndef TK_SERVICE_LOCKS_H
-#define TK_SERVICE_LOCKS_H
+#ifndef TK_SERVICE_ORDERS_H
+#define TK_SERVICE_ORDERS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,33 +21,32 @@
 
 #include "rpc/rpc.h"
 
-typedef struct locks_service locks_service;
+typedef struct orders orders;
 
-typedef struct locks_config {
+typedef struct orders_config {
     /* libpq connection string or URI; NULL or "": no database, and every
      * Orders call answers UNAVAILABLE saying how to configure one. */
     const char *dsn;
-    unsigned pool_size; /* connections at most; 0: LOCKS_DEFAULT_POOL */
+    unsigned pool_size; /* connections at most; 0: ORDERS_DEFAULT_POOL */
     /* How long start may spend connecting and migrating (0: default). */
     uint32_t start_timeout_ms;
-} locks_config;
+} orders_config;
 
-#define LOCKS_DEFAULT_POOL 8u
-#define LOCKS_MAX_POOL 256u
+#define ORDERS_DEFAULT_POOL 8u
+#define ORDERS_MAX_POOL 256u
 
 /* Errors: negative errno-style values, with a message in err. */
-int locks_service_new(locks_service **out, const locks_config *cfg, char *err,
-                      size_t errlen);
+int orders_new(orders **out, const orders_config *cfg, char *err,
+               size_t errlen);
 /* Connects once and runs the migrations, within start_timeout_ms. A
  * database that cannot be reached is not an error: it is logged, and the
  * first call that gets a connection migrates (so tkd starts, and serves its
  * other services, with the database down). */
-void locks_service_start(locks_service *svc);
+void orders_start(orders *svc);
 /* Adds tk.v1.Orders to srv (before rpc_server_start). */
-int locks_service_register(locks_service *svc, rpc_server *srv, char *err,
-                           size_t errlen);
+int orders_register(orders *svc, rpc_server *srv, char *err, size_t errlen);
 /* After rpc_server_free (no call may be running). NULL is accepted. */
-void locks_service_free(locks_service *svc);
+void orders_free(orders *svc);
 
 /* ---- for tests and benchmarks only --------------------------------------
  * Not reachable from the wire or tkd's command line: tkd never calls these.
@@ -55,20 +54,20 @@ void locks_service_free(locks_service *svc);
  * (the negative control: the same transition under FOR UPDATE blocks a
  * child insert) and reach code a healthy server never lets run. */
 
-typedef enum locks_row_lock {
-    LOCKS_ROW_LOCK_NO_KEY_UPDATE = 0, /* what the service takes */
-    LOCKS_ROW_LOCK_UPDATE = 1,        /* the negative control */
+typedef enum orders_row_lock {
+    ORDERS_ROW_LOCK_NO_KEY_UPDATE = 0, /* what the service takes */
+    ORDERS_ROW_LOCK_UPDATE = 1,        /* the negative control */
     /* Too weak: does not conflict with itself, so two transitions can read
      * the same status (the negative control of "transitions serialize"). */
-    LOCKS_ROW_LOCK_SHARE = 2,
-} locks_row_lock;
+    ORDERS_ROW_LOCK_SHARE = 2,
+} orders_row_lock;
 
 /* The row lock CloseOrder/ReopenOrder take from now on. */
-void locks__test_set_row_lock(locks_service *svc, locks_row_lock lock);
+void orders__test_set_row_lock(orders *svc, orders_row_lock lock);
 /* false: transactions set no lock_timeout/statement_timeout, so the call's
  * own deadline (PQcancel) ends a lock wait, as it would when the server's
  * timeouts cannot fire first (a stalled server, a slow network). */
-void locks__test_set_server_timeouts(locks_service *svc, bool on);
+void orders__test_set_server_timeouts(orders *svc, bool on);
 /* lock_ms > 0: from now on every transaction gets lock_timeout = lock_ms
  * and statement_timeout = stmt_ms (> lock_ms, so that a lock wait ends as
  * 55P03) instead of the ones derived from the call's deadline; 0, 0: derive
@@ -77,25 +76,24 @@ void locks__test_set_server_timeouts(locks_service *svc, bool on);
  * seconds away: the derivation's margin (a tenth of the deadline) is no
  * longer part of the outcome. Read at BEGIN: a transaction keeps the
  * timeouts it began with. */
-void locks__test_set_timeouts(locks_service *svc, uint32_t lock_ms,
-                              uint32_t stmt_ms);
+void orders__test_set_timeouts(orders *svc, uint32_t lock_ms, uint32_t stmt_ms);
 
 /* Called by CloseOrder/ReopenOrder on the worker's thread right after the
  * locking SELECT found the order (status: what it read), before the
  * transition decides and writes: the hook may block, holding the
  * transaction, and its row lock, open. Set it before any call is made;
  * NULL (the default) calls nothing. */
-typedef void (*locks_after_lock_fn)(void *arg, int64_t order_id,
-                                    const char *status);
-void locks__test_set_after_lock(locks_service *svc, locks_after_lock_fn fn,
-                                void *arg);
+typedef void (*orders_after_lock_fn)(void *arg, int64_t order_id,
+                                     const char *status);
+void orders__test_set_after_lock(orders *svc, orders_after_lock_fn fn,
+                                 void *arg);
 
 /* Called on the worker's thread when a call stopped while a statement was
  * in flight, before the cancel request (PQcancel) is sent: a hook that
  * waits until the statement has ended on the server makes the cancel land
  * late, as a real one can. Set it before any call is made. */
-typedef void (*locks_before_cancel_fn)(void *arg);
-void locks__test_set_before_cancel(locks_service *svc,
-                                   locks_before_cancel_fn fn, void *arg);
+typedef void (*orders_before_cancel_fn)(void *arg);
+void orders__test_set_before_cancel(orders *svc, orders_before_cancel_fn fn,
+                                    void *arg);
 
-#endif /* TK_SERVICE_LOCKS_H */
+#endif /* TK_SERVICE_ORDERS_H */

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "registry_int.h"
+#include "services_int.h"
 
 enum {
     Q_DOLLAR = 1u << 0, /* "$" → "$$": ExecStart= substitutes variables */
@@ -12,7 +12,7 @@ enum {
 };
 
 /* Specifiers are expanded in every setting written here: '%' → "%%". */
-static void escaped(reg_buf *b, const char *s, unsigned how)
+static void escaped(services_buf *b, const char *s, unsigned how)
 {
     const char *run = s;
     for (; *s != '\0'; s++) {
@@ -29,92 +29,95 @@ static void escaped(reg_buf *b, const char *s, unsigned how)
             rep = "\\t";
         if (rep == NULL)
             continue;
-        reg_buf_add(b, run, (size_t)(s - run));
-        reg_buf_puts(b, rep);
+        services__buf_add(b, run, (size_t)(s - run));
+        services__buf_puts(b, rep);
         run = s + 1;
     }
-    reg_buf_puts(b, run);
+    services__buf_puts(b, run);
 }
 
-static void quoted(reg_buf *b, const char *s, unsigned how)
+static void quoted(services_buf *b, const char *s, unsigned how)
 {
-    reg_buf_puts(b, "\"");
+    services__buf_puts(b, "\"");
     escaped(b, s, how | Q_QUOTE);
-    reg_buf_puts(b, "\"");
+    services__buf_puts(b, "\"");
 }
 
-static void exec_start(reg_buf *b, const reg_spec *s)
+static void exec_start(services_buf *b, const services_spec *s)
 {
     /* The program is the executable's path itself, which systemd takes
      * without variable substitution (spec.c refuses a '$' in it). Every
      * word is quoted, so a ';' or a leading '-' in an argument is just
      * that. */
-    reg_buf_puts(b, "ExecStart=");
+    services__buf_puts(b, "ExecStart=");
     quoted(b, s->program, 0);
     for (size_t i = 0; i < s->n_args; i++) {
-        reg_buf_puts(b, " ");
+        services__buf_puts(b, " ");
         quoted(b, s->args[i], Q_DOLLAR);
     }
-    reg_buf_puts(b, "\n");
+    services__buf_puts(b, "\n");
 }
 
-static const char *restart_value(reg_restart r)
+static const char *restart_value(services_restart r)
 {
     switch (r) {
-    case REG_ALWAYS:
+    case SERVICES_ALWAYS:
         return "always";
-    case REG_NEVER:
+    case SERVICES_NEVER:
         return "no";
-    case REG_ON_FAILURE:
+    case SERVICES_ON_FAILURE:
     default:
         return "on-failure";
     }
 }
 
-void reg_render_unit(reg_buf *b, const reg_spec *s)
+void services__render_unit(services_buf *b, const services_spec *s)
 {
-    reg_buf_puts(b, "# Written by tkd (tk.v1.Services/Register). Register "
-                    "rewrites it when the\n# spec changes: change the spec, "
-                    "not this file.\n[Unit]\nDescription=");
+    services__buf_puts(b,
+                       "# Written by tkd (tk.v1.Services/Register). Register "
+                       "rewrites it when the\n# spec changes: change the spec, "
+                       "not this file.\n[Unit]\nDescription=");
     escaped(b, s->label, 0);
     /* In [Unit], where systemd reads it. No limit: like launchd's
      * ThrottleInterval, RestartSec= slows a crash loop down, and the unit
      * is never given up on. */
-    reg_buf_puts(b, "\nStartLimitIntervalSec=0\n\n[Service]\nType=exec\n");
+    services__buf_puts(b,
+                       "\nStartLimitIntervalSec=0\n\n[Service]\nType=exec\n");
     exec_start(b, s);
     for (size_t i = 0; i < s->n_env; i++) {
         /* Environment= unquotes and expands specifiers; "$" is literal. */
-        reg_buf_printf(b, "Environment=\"%s=", s->env[i].name);
+        services__buf_printf(b, "Environment=\"%s=", s->env[i].name);
         escaped(b, s->env[i].value, Q_QUOTE);
-        reg_buf_puts(b, "\"\n");
+        services__buf_puts(b, "\"\n");
     }
     if (s->working_dir[0] != '\0') {
         /* Paths are taken as written, specifiers expanded. */
-        reg_buf_puts(b, "WorkingDirectory=");
+        services__buf_puts(b, "WorkingDirectory=");
         escaped(b, s->working_dir, 0);
-        reg_buf_puts(b, "\n");
+        services__buf_puts(b, "\n");
     }
     if (s->stdout_path[0] != '\0') {
-        reg_buf_puts(b, "StandardOutput=append:");
+        services__buf_puts(b, "StandardOutput=append:");
         escaped(b, s->stdout_path, 0);
-        reg_buf_puts(b, "\n");
+        services__buf_puts(b, "\n");
     }
     if (s->stderr_path[0] != '\0') {
-        reg_buf_puts(b, "StandardError=append:");
+        services__buf_puts(b, "StandardError=append:");
         escaped(b, s->stderr_path, 0);
-        reg_buf_puts(b, "\n");
+        services__buf_puts(b, "\n");
     }
     if (s->stop_timeout > 0)
         /* The default, control-group, would send SIGTERM to every process
          * of the unit at once: a write's git with its main process. */
-        reg_buf_printf(b,
-                       "# The stop signal goes to the main process alone, "
-                       "which stops its own\n# children in order; what is "
-                       "left gets SIGKILL after the timeout.\n"
-                       "KillMode=mixed\nTimeoutStopSec=%u\n",
-                       s->stop_timeout);
-    reg_buf_printf(b,
-                   "Restart=%s\nRestartSec=%u\n\n[Install]\n"
-                   "WantedBy=default.target\n",
-                   restart_value(s->restart), s->throttle);
+        services__buf_printf(
+            b,
+            "# The stop signal goes to the main process alone, "
+            "which stops its own\n# children in order; what is "
+            "left gets SIGKILL after the timeout.\n"
+            "KillMode=mixed\nTimeoutStopSec=%u\n",
+            s->stop_timeout);
+    services__buf_printf(b,
+                         "Restart=%s\nRestartSec=%u\n\n[Install]\n"
+                         "WantedBy=default.target\n",
+                         restart_value(s->restart), s->throttle);
 }

@@ -2,11 +2,11 @@
  * the same spec always gives the same bytes. */
 #include <string.h>
 
-#include "registry_int.h"
+#include "services_int.h"
 
 /* Text content: &, < and > as entities. The spec has no control
  * characters but tab (spec.c), so everything else is written as it is. */
-static void xml_text(reg_buf *b, const char *s)
+static void xml_text(services_buf *b, const char *s)
 {
     const char *run = s;
     for (; *s != '\0'; s++) {
@@ -16,70 +16,71 @@ static void xml_text(reg_buf *b, const char *s)
                                       : NULL;
         if (ent == NULL)
             continue;
-        reg_buf_add(b, run, (size_t)(s - run));
-        reg_buf_puts(b, ent);
+        services__buf_add(b, run, (size_t)(s - run));
+        services__buf_puts(b, ent);
         run = s + 1;
     }
-    reg_buf_puts(b, run);
+    services__buf_puts(b, run);
 }
 
-static void key(reg_buf *b, const char *indent, const char *k)
+static void key(services_buf *b, const char *indent, const char *k)
 {
-    reg_buf_printf(b, "%s<key>", indent);
+    services__buf_printf(b, "%s<key>", indent);
     xml_text(b, k);
-    reg_buf_puts(b, "</key>\n");
+    services__buf_puts(b, "</key>\n");
 }
 
-static void string(reg_buf *b, const char *indent, const char *v)
+static void string(services_buf *b, const char *indent, const char *v)
 {
-    reg_buf_printf(b, "%s<string>", indent);
+    services__buf_printf(b, "%s<string>", indent);
     xml_text(b, v);
-    reg_buf_puts(b, "</string>\n");
+    services__buf_puts(b, "</string>\n");
 }
 
-static void keep_alive(reg_buf *b, reg_restart restart)
+static void keep_alive(services_buf *b, services_restart restart)
 {
     key(b, "\t", "KeepAlive");
     switch (restart) {
-    case REG_ALWAYS:
-        reg_buf_puts(b, "\t<true/>\n");
+    case SERVICES_ALWAYS:
+        services__buf_puts(b, "\t<true/>\n");
         break;
-    case REG_NEVER:
-        reg_buf_puts(b, "\t<false/>\n");
+    case SERVICES_NEVER:
+        services__buf_puts(b, "\t<false/>\n");
         break;
-    case REG_ON_FAILURE:
+    case SERVICES_ON_FAILURE:
     default:
         /* Not Crashed: that restarts only after a crash signal, missing
          * SIGKILL and a deliberate non-zero exit. */
-        reg_buf_puts(b, "\t<dict>\n");
+        services__buf_puts(b, "\t<dict>\n");
         key(b, "\t\t", "SuccessfulExit");
-        reg_buf_puts(b, "\t\t<false/>\n\t</dict>\n");
+        services__buf_puts(b, "\t\t<false/>\n\t</dict>\n");
         break;
     }
 }
 
-void reg_render_plist(reg_buf *b, const reg_spec *s)
+void services__render_plist(services_buf *b, const services_spec *s)
 {
-    reg_buf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                    "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" "
-                    "\"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n"
-                    "<!-- Written by tkd (tk.v1.Services/Register). Register "
-                    "rewrites it when\n     the spec changes: change the "
-                    "spec, not this file. -->\n"
-                    "<plist version=\"1.0\">\n<dict>\n");
+    services__buf_puts(
+        b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+           "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" "
+           "\"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n"
+           "<!-- Written by tkd (tk.v1.Services/Register). Register "
+           "rewrites it when\n     the spec changes: change the "
+           "spec, not this file. -->\n"
+           "<plist version=\"1.0\">\n<dict>\n");
     if (s->n_env > 0) {
         key(b, "\t", "EnvironmentVariables");
-        reg_buf_puts(b, "\t<dict>\n");
+        services__buf_puts(b, "\t<dict>\n");
         for (size_t i = 0; i < s->n_env; i++) {
             key(b, "\t\t", s->env[i].name);
             string(b, "\t\t", s->env[i].value);
         }
-        reg_buf_puts(b, "\t</dict>\n");
+        services__buf_puts(b, "\t</dict>\n");
     }
     if (s->stop_timeout > 0) {
         /* launchd's SIGTERM goes to the job's process alone. */
         key(b, "\t", "ExitTimeOut");
-        reg_buf_printf(b, "\t<integer>%u</integer>\n", s->stop_timeout);
+        services__buf_printf(b, "\t<integer>%u</integer>\n", s->stop_timeout);
     }
     keep_alive(b, s->restart);
     key(b, "\t", "Label");
@@ -87,13 +88,13 @@ void reg_render_plist(reg_buf *b, const reg_spec *s)
     key(b, "\t", "Program");
     string(b, "\t", s->program);
     key(b, "\t", "ProgramArguments");
-    reg_buf_puts(b, "\t<array>\n");
+    services__buf_puts(b, "\t<array>\n");
     string(b, "\t\t", s->program);
     for (size_t i = 0; i < s->n_args; i++)
         string(b, "\t\t", s->args[i]);
-    reg_buf_puts(b, "\t</array>\n");
+    services__buf_puts(b, "\t</array>\n");
     key(b, "\t", "RunAtLoad");
-    reg_buf_puts(b, "\t<true/>\n");
+    services__buf_puts(b, "\t<true/>\n");
     if (s->stderr_path[0] != '\0') {
         key(b, "\t", "StandardErrorPath");
         string(b, "\t", s->stderr_path);
@@ -103,10 +104,10 @@ void reg_render_plist(reg_buf *b, const reg_spec *s)
         string(b, "\t", s->stdout_path);
     }
     key(b, "\t", "ThrottleInterval");
-    reg_buf_printf(b, "\t<integer>%u</integer>\n", s->throttle);
+    services__buf_printf(b, "\t<integer>%u</integer>\n", s->throttle);
     if (s->working_dir[0] != '\0') {
         key(b, "\t", "WorkingDirectory");
         string(b, "\t", s->working_dir);
     }
-    reg_buf_puts(b, "</dict>\n</plist>\n");
+    services__buf_puts(b, "</dict>\n</plist>\n");
 }

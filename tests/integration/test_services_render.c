@@ -1,5 +1,5 @@
 /* tk.v1.Services/Render and the spec checks: the definitions byte for byte
- * against checked-in golden files (tests/golden/registry/; TK_UPDATE_GOLDEN=1
+ * against checked-in golden files (tests/golden/services/; TK_UPDATE_GOLDEN=1
  * rewrites them), read back by real parsers — python's plistlib for the
  * plist; systemd's syntax as the unit model (tests/fakes/sdunit.py) reads it,
  * and `systemd-analyze verify` where it exists — to prove every hostile
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "registry_fx.h"
+#include "services_fx.h"
 #include "support.h"
 
 /* ---- golden files ---------------------------------------------------------
@@ -43,7 +43,7 @@ static void golden(fx *f, spec *s, const char *name)
     } kinds[] = { { LAUNCHD, "plist" }, { SYSTEMD, "service" } };
     for (size_t k = 0; k < 2; k++) {
         char rel[256], path[PATH_MAX];
-        snprintf(rel, sizeof rel, "tests/golden/registry/%s.%s", name,
+        snprintf(rel, sizeof rel, "tests/golden/services/%s.%s", name,
                  kinds[k].ext);
         snprintf(path, sizeof path, "%s", source(rel));
         char *got = render(f, s, kinds[k].backend);
@@ -523,5 +523,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_home, setup_no_home,
                                         fx_teardown),
     };
-    return cmocka_run_group_tests_name("registry-render", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("services-render", tests, NULL, NULL);
 }

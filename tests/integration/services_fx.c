@@ -1,6 +1,6 @@
-/* The fixture of the tk.v1.Services tests (test_registry_*.c): an
- * in-process server with the registry; the models of launchctl, systemctl,
- * loginctl and plutil (tests/fakes/) first on the registry's PATH;
+/* The fixture of the tk.v1.Services tests (test_services_*.c): an
+ * in-process server with the Services module; the models of launchctl,
+ * systemctl, loginctl and plutil (tests/fakes/) first on the module's PATH;
  * temporary home, config and runtime directories; and the fakes' call log
  * (fake-state/calls.jsonl), which the tests judge by and wait on
  * (inotify), never sleeping. */
@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "registry_fx.h"
+#include "services_fx.h"
 #include "support.h"
 
 void join(char *out, size_t len, const char *a, const char *b)
@@ -127,7 +127,7 @@ void fx_start(fx *f, const fx_opts *o)
     if (o->plutil)
         fx_link(f, "plutil");
     fx_config(f, "");
-    registry_config rc = {
+    services_config rc = {
         .home = o->no_home ? "" : f->home,
         .config_home = f->config,
         .runtime_dir = o->no_runtime ? "" : f->run,
@@ -136,7 +136,7 @@ void fx_start(fx *f, const fx_opts *o)
         .gone_wait_ms = o->gone_wait_ms,
     };
     char err[256] = "";
-    assert_int_equal(registry_new(&f->reg, &rc, err, sizeof err), 0);
+    assert_int_equal(services_new(&f->reg, &rc, err, sizeof err), 0);
     snprintf(f->url, sizeof f->url, "ipc://%s/s.sock", f->dir);
     rpc_config cfg;
     rpc_config_init(&cfg);
@@ -145,7 +145,7 @@ void fx_start(fx *f, const fx_opts *o)
     cfg.n_listen = 1;
     cfg.version = "test";
     assert_int_equal(rpc_server_new(&f->srv, &cfg, err, sizeof err), 0);
-    assert_int_equal(registry_add_service(f->reg, f->srv, err, sizeof err), 0);
+    assert_int_equal(services_register(f->reg, f->srv, err, sizeof err), 0);
     if (rpc_server_start(f->srv, err, sizeof err) != 0)
         fail_msg("start: %s", err);
     assert_int_equal(tk_client_open(&f->client, f->url, err, sizeof err), 0);
@@ -155,7 +155,7 @@ void fx_stop(fx *f)
 {
     tk_client_close(f->client);
     rpc_server_free(f->srv);
-    registry_free(f->reg);
+    services_free(f->reg);
     ts_rmtree(f->dir);
 }
 

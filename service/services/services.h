@@ -1,5 +1,5 @@
 /*
- * registry — tk.v1.Services: programs registered as launchd agents
+ * services — tk.v1.Services: programs registered as launchd agents
  * (macOS) or systemd user units (Linux), tkd itself included.
  *
  * Owns: validating a ServiceSpec (a bad one names its field); rendering
@@ -25,18 +25,18 @@
  * Register or Unregister once started (they are WRITEs, bounded by their
  * own timeout).
  */
-#ifndef TK_SERVICE_REGISTRY_H
-#define TK_SERVICE_REGISTRY_H
+#ifndef TK_SERVICE_SERVICES_H
+#define TK_SERVICE_SERVICES_H
 
 #include <stddef.h>
 
 #include "rpc/rpc.h"
 
-typedef struct registry registry;
+typedef struct services services;
 
 /* Where definitions go and where the tools are. NULL fields: from the
- * environment when registry_new runs (call it before threads start). */
-typedef struct registry_config {
+ * environment when services_new runs (call it before threads start). */
+typedef struct services_config {
     const char *home;        /* $HOME; LaunchAgents: home/Library/... */
     const char *config_home; /* $XDG_CONFIG_HOME, else home/.config; units:
                                 config_home/systemd/user */
@@ -49,20 +49,19 @@ typedef struct registry_config {
     unsigned gone_wait_ms;   /* how long launchd may take to tear a job
                                 down after bootout; 0: 10 s. For the tests,
                                 which reach the bound without waiting 10 s */
-} registry_config;
+} services_config;
 
 /* Resolves the directories and the tools. Fails only without memory;
  * without a home directory (HOME, else the password database's) the
  * operations answer FAILED_PRECONDITION, NO_HOME. */
-int registry_new(registry **out, const registry_config *cfg, char *err,
+int services_new(services **out, const services_config *cfg, char *err,
                  size_t errlen);
 /* NULL is accepted. No call may be running. */
-void registry_free(registry *r);
+void services_free(services *r);
 
 /* Adds tk.v1.Services (Render, Register, Unregister, Status) to srv; r
  * must outlive it. */
-int registry_add_service(registry *r, rpc_server *srv, char *err,
-                         size_t errlen);
+int services_register(services *r, rpc_server *srv, char *err, size_t errlen);
 
 /* `tkd install [--backend B] [--label L] [-- TKD-OPTION...]` and `tkd
  * uninstall [--backend B] [--label L]`: registers (or removes) tkd itself,
@@ -70,6 +69,6 @@ int registry_add_service(registry *r, rpc_server *srv, char *err,
  * Register. When argv[1] is "install" or "uninstall", runs it, prints what
  * happened and returns the exit status (0, 1 failed, 2 usage); otherwise
  * returns -1 and does nothing. */
-int registry_cli(int argc, char **argv);
+int services_cli(int argc, char **argv);
 
-#endif /* TK_SERVICE_REGISTRY_H */
+#endif /* TK_SERVICE_SERVICES_H */

@@ -16,87 +16,88 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry_int.h"
+#include "services_int.h"
 
 #define EIO_TEXT "Input/output error"
 
 typedef struct ld_op {
-    const reg_ctx *c;
-    char domain[64];                 /* gui/501 */
-    char target[64 + REG_LABEL_MAX]; /* gui/501/dev.tk.tkd */
+    const services_ctx *c;
+    char domain[64];                      /* gui/501 */
+    char target[64 + SERVICES_LABEL_MAX]; /* gui/501/dev.tk.tkd */
 } ld_op;
 
-static int launchctl(reg_out *o, const ld_op *op, const char *a1,
-                     const char *a2, const char *a3, reg_error *e)
+static int launchctl(services_out *o, const ld_op *op, const char *a1,
+                     const char *a2, const char *a3, services_error *e)
 {
     const char *argv[] = { "launchctl", a1, a2, a3, NULL };
-    return reg_run(o, op->c, op->c->r->launchctl, argv, NULL, e);
+    return services__run(o, op->c, op->c->r->launchctl, argv, NULL, e);
 }
 
 /* The domain: gui/<uid> when launchd has one (a GUI login), else
  * user/<uid>, which exists without a login. */
-static int ld_begin(ld_op *op, const reg_ctx *c, const char *label,
-                    reg_error *e)
+static int ld_begin(ld_op *op, const services_ctx *c, const char *label,
+                    services_error *e)
 {
     memset(op, 0, sizeof *op);
     op->c = c;
     if (c->r->launchctl[0] == '\0')
-        return reg_fail(e, RPC_FAILED_PRECONDITION, "TOOL_NOT_FOUND",
-                        "launchctl is not on tkd's PATH: the launchd "
-                        "backend needs macOS");
+        return services__fail(e, RPC_FAILED_PRECONDITION, "TOOL_NOT_FOUND",
+                              "launchctl is not on tkd's PATH: the launchd "
+                              "backend needs macOS");
     unsigned uid = (unsigned)c->r->uid;
     snprintf(op->domain, sizeof op->domain, "gui/%u", uid);
-    reg_out o;
+    services_out o;
     if (launchctl(&o, op, "print", op->domain, NULL, e) != 0)
         return -1;
     if (o.exit != 0)
         snprintf(op->domain, sizeof op->domain, "user/%u", uid);
-    reg_out_free(&o);
+    services__out_free(&o);
     snprintf(op->target, sizeof op->target, "%s/%s", op->domain, label);
     return 0;
 }
 
 /* Whether the label is in the domain; desc (may be NULL) gets print's
  * description. */
-static int ld_print(const ld_op *op, bool *loaded, reg_out *desc, reg_error *e)
+static int ld_print(const ld_op *op, bool *loaded, services_out *desc,
+                    services_error *e)
 {
-    reg_out o;
+    services_out o;
     if (launchctl(&o, op, "print", op->target, NULL, e) != 0)
         return -1;
     *loaded = o.exit == 0;
     if (desc != NULL)
         *desc = o;
     else
-        reg_out_free(&o);
+        services__out_free(&o);
     return 0;
 }
 
-static int ld_lint(const ld_op *op, const char *file, reg_error *e)
+static int ld_lint(const ld_op *op, const char *file, services_error *e)
 {
-    const registry *r = op->c->r;
+    const services *r = op->c->r;
     if (r->plutil[0] == '\0')
         return 0; /* not on macOS; launchctl judges the file itself */
     const char *argv[] = { "plutil", "-lint", file, NULL };
-    reg_out o;
-    if (reg_run(&o, op->c, r->plutil, argv, NULL, e) != 0)
+    services_out o;
+    if (services__run(&o, op->c, r->plutil, argv, NULL, e) != 0)
         return -1;
     int rv = 0;
     if (o.exit != 0) {
-        rv = reg_fail(e, RPC_FAILED_PRECONDITION, "LINT_FAILED",
-                      "plutil -lint refused the rendered plist: %.1024s",
-                      reg_out_text(&o));
-        reg_keep_output(e, &o);
+        rv = services__fail(e, RPC_FAILED_PRECONDITION, "LINT_FAILED",
+                            "plutil -lint refused the rendered plist: %.1024s",
+                            services__out_text(&o));
+        services__keep_output(e, &o);
     }
-    reg_out_free(&o);
+    services__out_free(&o);
     return rv;
 }
 
-/* bootout, then poll print every REG_POLL_MS until the label is gone, for
+/* bootout, then poll print every SERVICES_POLL_MS until the label is gone, for
  * at most gone_wait_ms (10 s). bootout's own status is not trusted either
  * way ("not loaded" is fine; success does not mean gone): print decides. */
-static int ld_bootout_wait(const ld_op *op, reg_error *e)
+static int ld_bootout_wait(const ld_op *op, services_error *e)
 {
-    reg_out bo;
+    services_out bo;
     if (launchctl(&bo, op, "bootout", op->target, NULL, e) != 0)
         return -1;
     int64_t start = proc_now_ns();
@@ -112,71 +113,73 @@ static int ld_bootout_wait(const ld_op *op, reg_error *e)
             break;
         unsigned limit_ms = op->c->r->gone_wait_ms;
         if (proc_now_ns() - start >= (int64_t)limit_ms * 1000000) {
-            rv = reg_fail(e, RPC_UNAVAILABLE, "TEARDOWN_TIMEOUT",
-                          "%s is still in the domain %u ms after launchctl "
-                          "bootout (which said: \"%.512s\")",
-                          op->target, limit_ms, reg_out_text(&bo));
-            reg_keep_output(e, &bo);
+            rv = services__fail(
+                e, RPC_UNAVAILABLE, "TEARDOWN_TIMEOUT",
+                "%s is still in the domain %u ms after launchctl "
+                "bootout (which said: \"%.512s\")",
+                op->target, limit_ms, services__out_text(&bo));
+            services__keep_output(e, &bo);
             break;
         }
-        /* every REG_POLL_MS from the bootout, however long print took */
-        int64_t next = start + (int64_t)++polls * REG_POLL_MS * 1000000;
+        /* every SERVICES_POLL_MS from the bootout, however long print took */
+        int64_t next = start + (int64_t)++polls * SERVICES_POLL_MS * 1000000;
         int64_t wait_ms = (next - proc_now_ns()) / 1000000;
-        if (wait_ms > 0 && reg_sleep_ms(op->c, (unsigned)wait_ms, e) != 0) {
+        if (wait_ms > 0 &&
+            services__sleep_ms(op->c, (unsigned)wait_ms, e) != 0) {
             rv = -1;
             break;
         }
     }
-    reg_out_free(&bo);
+    services__out_free(&bo);
     return rv;
 }
 
-static int ld_enable(const ld_op *op, reg_error *e)
+static int ld_enable(const ld_op *op, services_error *e)
 {
-    reg_out o;
+    services_out o;
     if (launchctl(&o, op, "enable", op->target, NULL, e) != 0)
         return -1;
     int rv = 0;
     if (o.exit != 0) {
-        rv = reg_fail(e, RPC_FAILED_PRECONDITION, "LAUNCHCTL_FAILED",
-                      "launchctl enable %s failed (exit %d): %.1024s",
-                      op->target, o.exit, reg_out_text(&o));
-        reg_keep_output(e, &o);
+        rv = services__fail(e, RPC_FAILED_PRECONDITION, "LAUNCHCTL_FAILED",
+                            "launchctl enable %s failed (exit %d): %.1024s",
+                            op->target, o.exit, services__out_text(&o));
+        services__keep_output(e, &o);
     }
-    reg_out_free(&o);
+    services__out_free(&o);
     return rv;
 }
 
 /* One bootstrap attempt: 0 loaded, 1 worth another attempt (the EIO of the
  * teardown race), -1 failed for good (e filled). */
 static int ld_bootstrap_once(const ld_op *op, const char *path,
-                             unsigned attempt, reg_error *e)
+                             unsigned attempt, services_error *e)
 {
-    reg_out o;
+    services_out o;
     if (launchctl(&o, op, "bootstrap", op->domain, path, e) != 0)
         return -1;
     int rv = 0;
     if (o.exit != 0) {
-        const char *said = reg_out_text(&o);
+        const char *said = services__out_text(&o);
         bool eio = strstr(said, EIO_TEXT) != NULL;
-        if (eio && attempt < REG_BOOTSTRAP_ATTEMPTS)
+        if (eio && attempt < SERVICES_BOOTSTRAP_ATTEMPTS)
             rv = 1;
         else
-            rv = reg_fail(
+            rv = services__fail(
                 e, RPC_FAILED_PRECONDITION, "BOOTSTRAP_FAILED",
                 "launchctl bootstrap %s %.512s failed (exit %d, "
                 "attempt %u of at most %u%s): %.768s",
-                op->domain, path, o.exit, attempt, REG_BOOTSTRAP_ATTEMPTS,
+                op->domain, path, o.exit, attempt, SERVICES_BOOTSTRAP_ATTEMPTS,
                 eio ? "" : "; not retried: not the teardown race", said);
         if (rv < 0)
-            reg_keep_output(e, &o);
+            services__keep_output(e, &o);
     }
-    reg_out_free(&o);
+    services__out_free(&o);
     return rv;
 }
 
 static int ld_bootstrap(const ld_op *op, const char *path, unsigned *attempts,
-                        reg_error *e)
+                        services_error *e)
 {
     for (unsigned attempt = 1;; attempt++) {
         *attempts = attempt;
@@ -184,7 +187,8 @@ static int ld_bootstrap(const ld_op *op, const char *path, unsigned *attempts,
         if (rv <= 0)
             return rv;
         /* linear backoff: 300, 600, 900, ... ms */
-        if (reg_sleep_ms(op->c, attempt * REG_BACKOFF_STEP_MS, e) != 0)
+        if (services__sleep_ms(op->c, attempt * SERVICES_BACKOFF_STEP_MS, e) !=
+            0)
             return -1;
     }
 }
@@ -193,18 +197,19 @@ static int ld_bootstrap(const ld_op *op, const char *path, unsigned *attempts,
  * gone; put the file in place; enable; bootstrap. The file replaces the old
  * one only once the old job has left, so a failure before that leaves the
  * old definition and the old job together. */
-static int ld_install(const ld_op *op, const char *path, const reg_buf *def,
-                      bool loaded, reg_result *res, reg_error *e)
+static int ld_install(const ld_op *op, const char *path,
+                      const services_buf *def, bool loaded,
+                      services_result *res, services_error *e)
 {
-    reg_staged st;
-    if (reg_file_stage(&st, path, def, e) != 0)
+    services_staged st;
+    if (services__file_stage(&st, path, def, e) != 0)
         return -1;
     int rv = ld_lint(op, st.tmp, e);
     if (rv == 0 && loaded)
         rv = ld_bootout_wait(op, e);
     if (rv == 0)
-        rv = reg_file_commit(&st, e);
-    reg_file_discard(&st);
+        rv = services__file_commit(&st, e);
+    services__file_discard(&st);
     if (rv == 0)
         rv = ld_enable(op, e);
     if (rv == 0)
@@ -212,31 +217,33 @@ static int ld_install(const ld_op *op, const char *path, const reg_buf *def,
     return rv;
 }
 
-static int ld_apply(const reg_ctx *c, const reg_spec *s, const char *path,
-                    const reg_buf *def, reg_result *res, reg_error *e)
+static int ld_apply(const services_ctx *c, const services_spec *s,
+                    const char *path, const services_buf *def,
+                    services_result *res, services_error *e)
 {
     ld_op op;
     if (ld_begin(&op, c, s->label, e) != 0)
         return -1;
-    reg_buf old = { 0 };
-    int rd = reg_file_read(&old, path);
-    bool same = rd == 0 && reg_buf_equal(&old, def);
-    reg_buf_free(&old);
+    services_buf old = { 0 };
+    int rd = services__file_read(&old, path);
+    bool same = rd == 0 && services__buf_equal(&old, def);
+    services__buf_free(&old);
     bool loaded = false;
     if (ld_print(&op, &loaded, NULL, e) != 0)
         return -1;
     if (same && loaded) {
-        res->action = REG_UNCHANGED;
+        res->action = SERVICES_UNCHANGED;
         return 0;
     }
     if (same)
-        reg_warn(res, "%s was installed but not loaded; loaded it", path);
-    res->action = rd == 0 ? REG_UPDATED : REG_INSTALLED;
+        services__warn(res, "%s was installed but not loaded; loaded it", path);
+    res->action = rd == 0 ? SERVICES_UPDATED : SERVICES_INSTALLED;
     return ld_install(&op, path, def, loaded, res, e);
 }
 
-static int ld_unregister(const reg_ctx *c, const char *label, const char *path,
-                         bool *removed, bool *unloaded, reg_error *e)
+static int ld_unregister(const services_ctx *c, const char *label,
+                         const char *path, bool *removed, bool *unloaded,
+                         services_error *e)
 {
     ld_op op;
     bool loaded = false;
@@ -245,7 +252,7 @@ static int ld_unregister(const reg_ctx *c, const char *label, const char *path,
     if (loaded && ld_bootout_wait(&op, e) != 0)
         return -1;
     *unloaded = loaded;
-    return reg_file_remove(path, removed, e);
+    return services__file_remove(path, removed, e);
 }
 
 /* "\tkey = value" at the top level of print's description. */
@@ -262,49 +269,50 @@ static const char *field(const char *desc, const char *key)
     return NULL;
 }
 
-static void parse_print(const char *desc, reg_status *st)
+static void parse_print(const char *desc, services_status *st)
 {
     const char *v = field(desc, "pid");
     if (v != NULL)
-        st->pid = reg_atoi(v, 0);
+        st->pid = services__atoi(v, 0);
     v = field(desc, "last exit code");
     if (v != NULL && *v >= '0' && *v <= '9') {
         st->exited = true;
-        st->exit_code = reg_atoi(v, 0);
+        st->exit_code = services__atoi(v, 0);
     }
     v = field(desc, "last terminating signal");
     if (v != NULL && (v = strstr(v, ": ")) != NULL) {
         st->exited = true;
-        st->exit_signal = reg_atoi(v + 2, 0);
+        st->exit_signal = services__atoi(v + 2, 0);
     }
 }
 
-static int ld_status(const reg_ctx *c, const char *label, reg_status *st,
-                     reg_loaded *ld, reg_error *e)
+static int ld_status(const services_ctx *c, const char *label,
+                     services_status *st, services_loaded *ld,
+                     services_error *e)
 {
     ld_op op;
-    reg_out desc;
+    services_out desc;
     bool loaded = false;
     if (ld_begin(&op, c, label, e) != 0 ||
         ld_print(&op, &loaded, &desc, e) != 0)
         return -1;
     if (loaded && desc.out != NULL)
         parse_print(desc.out, st);
-    reg_out_free(&desc);
+    services__out_free(&desc);
     st->loaded = ld->loaded = ld->in_effect = ld->file_fresh = loaded;
     return 0;
 }
 
-static const char *ld_dir(const registry *r)
+static const char *ld_dir(const services *r)
 {
     return r->agents_dir;
 }
 
-const reg_backend_ops reg_launchd_ops = {
-    .kind = REG_LAUNCHD,
+const services_backend_ops services__launchd_ops = {
+    .kind = SERVICES_LAUNCHD,
     .name = "launchd",
     .suffix = ".plist",
-    .render = reg_render_plist,
+    .render = services__render_plist,
     .dir = ld_dir,
     .apply = ld_apply,
     .unregister = ld_unregister,

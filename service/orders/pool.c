@@ -12,23 +12,23 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "locks_int.h"
+#include "orders_int.h"
 
-int locks__pool_init(locks_pool *p, size_t n)
+int orders__pool_init(orders_pool *p, size_t n)
 {
     memset(p, 0, sizeof *p);
     p->sem_fd = -1;
     p->conns = calloc(n, sizeof *p->conns);
     p->free_list = calloc(n, sizeof *p->free_list);
     if (p->conns == NULL || p->free_list == NULL) {
-        locks__pool_destroy(p);
+        orders__pool_destroy(p);
         return -ENOMEM;
     }
     p->sem_fd =
         eventfd((unsigned)n, EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC);
     if (p->sem_fd < 0) {
         int e = -errno;
-        locks__pool_destroy(p);
+        orders__pool_destroy(p);
         return e;
     }
     pthread_mutex_init(&p->mu, NULL);
@@ -40,11 +40,11 @@ int locks__pool_init(locks_pool *p, size_t n)
     return 0;
 }
 
-void locks__pool_destroy(locks_pool *p)
+void orders__pool_destroy(orders_pool *p)
 {
     if (p->conns != NULL) {
         for (size_t i = 0; i < p->n; i++)
-            locks__conn_discard(&p->conns[i]);
+            orders__conn_discard(&p->conns[i]);
         pthread_mutex_destroy(&p->mu);
     }
     if (p->sem_fd >= 0)
@@ -63,7 +63,7 @@ static int poll_until(struct pollfd *pfd, int64_t until_ns)
         int64_t left = until_ns - rpc_now_ns();
         if (left <= 0)
             return 0;
-        int64_t ms = (left + LOCKS_MS - 1) / LOCKS_MS;
+        int64_t ms = (left + ORDERS_MS - 1) / ORDERS_MS;
         int n = poll(pfd, 1, ms > 60000 ? 60000 : (int)ms);
         if (n < 0 && errno == EINTR)
             continue;
@@ -74,8 +74,8 @@ static int poll_until(struct pollfd *pfd, int64_t until_ns)
     }
 }
 
-int locks__wait_fd(const locks_tx *tx, struct pollfd *pfd, bool follow,
-                   int64_t until_ns)
+int orders__wait_fd(const orders_tx *tx, struct pollfd *pfd, bool follow,
+                    int64_t until_ns)
 {
     if (follow && tx->call != NULL)
         return rpc_call_poll(tx->call, pfd, 1, until_ns);
@@ -84,25 +84,25 @@ int locks__wait_fd(const locks_tx *tx, struct pollfd *pfd, bool follow,
     return poll_until(pfd, until_ns);
 }
 
-int locks__pool_checkout(locks_tx *tx)
+int orders__pool_checkout(orders_tx *tx)
 {
-    locks_pool *p = &tx->svc->pool;
+    orders_pool *p = &tx->svc->pool;
     for (;;) {
         uint64_t one;
         if (read(p->sem_fd, &one, sizeof one) == (ssize_t)sizeof one)
             break;
         if (errno != EAGAIN && errno != EINTR) {
             char ebuf[128];
-            tx->err = LOCKS_EINTERNAL;
+            tx->err = ORDERS_EINTERNAL;
             snprintf(tx->message, sizeof tx->message,
                      "the pool's semaphore: %s",
                      strerror_r(errno, ebuf, sizeof ebuf));
             return -1;
         }
         struct pollfd pfd = { .fd = p->sem_fd, .events = POLLIN };
-        int n = locks__wait_fd(tx, &pfd, true, INT64_MAX);
+        int n = orders__wait_fd(tx, &pfd, true, INT64_MAX);
         if (n == 0) {
-            tx->err = LOCKS_ESTOPPED;
+            tx->err = ORDERS_ESTOPPED;
             tx->pool_wait = true;
             snprintf(tx->message, sizeof tx->message,
                      "all %zu database connections stayed busy until the "
@@ -111,7 +111,7 @@ int locks__pool_checkout(locks_tx *tx)
             return -1;
         }
         if (n < 0) {
-            tx->err = LOCKS_EINTERNAL;
+            tx->err = ORDERS_EINTERNAL;
             char ebuf[128];
             snprintf(tx->message, sizeof tx->message,
                      "waiting for a database connection: %s",
@@ -127,18 +127,18 @@ int locks__pool_checkout(locks_tx *tx)
     /* Handed to a call only when idle. Checkin already discards anything
      * else, so this is the rule restated where it matters, for two field
      * reads; a connection the server dropped while it sat here still
-     * reads as idle, and locks__tx_begin's one retry replaces it. */
+     * reads as idle, and orders__tx_begin's one retry replaces it. */
     if (pg != NULL && (PQstatus(pg) != CONNECTION_OK ||
                        PQtransactionStatus(pg) != PQTRANS_IDLE))
-        locks__conn_discard(tx->conn);
+        orders__conn_discard(tx->conn);
     return 0;
 }
 
-void locks__pool_checkin(locks_pool *p, locks_conn *c)
+void orders__pool_checkin(orders_pool *p, orders_conn *c)
 {
     if (c->pg != NULL && (PQstatus(c->pg) != CONNECTION_OK ||
                           PQtransactionStatus(c->pg) != PQTRANS_IDLE))
-        locks__conn_discard(c);
+        orders__conn_discard(c);
     pthread_mutex_lock(&p->mu);
     p->free_list[p->n_free++] = (size_t)(c - p->conns);
     pthread_mutex_unlock(&p->mu);
@@ -147,7 +147,7 @@ void locks__pool_checkin(locks_pool *p, locks_conn *c)
     (void)n; /* cannot overflow: at most pool-size counts */
 }
 
-void locks__conn_discard(locks_conn *c)
+void orders__conn_discard(orders_conn *c)
 {
     if (c->cancel != NULL)
         PQfreeCancel(c->cancel);
@@ -157,15 +157,15 @@ void locks__conn_discard(locks_conn *c)
     c->pg = NULL;
 }
 
-static void conn_failed(locks_tx *tx, PGconn *pg, const char *what)
+static void conn_failed(orders_tx *tx, PGconn *pg, const char *what)
 {
-    tx->err = LOCKS_EDOWN;
-    locks__tx_set_message(tx, pg != NULL ? PQerrorMessage(pg) : what);
+    tx->err = ORDERS_EDOWN;
+    orders__tx_set_message(tx, pg != NULL ? PQerrorMessage(pg) : what);
     /* libpq keeps no errno; its message ends in strerror's words ("could
      * not create socket: Too many open files"), in English: tkd never
      * calls setlocale. */
     if (strstr(tx->message, strerrordesc_np(EMFILE)) != NULL)
-        tx->err = LOCKS_EFDS;
+        tx->err = ORDERS_EFDS;
     if (pg != NULL)
         PQfinish(pg);
 }
@@ -178,14 +178,14 @@ static void log_notice(void *arg, const char *message)
     size_t len = strlen(message);
     while (len > 0 && message[len - 1] == '\n')
         len--;
-    rpc_log(RPC_LOG_DEBUG, "locks: %.*s", (int)len, message);
+    rpc_log(RPC_LOG_DEBUG, "orders: %.*s", (int)len, message);
 }
 
 /* PQconnectStartParams + PQconnectPoll: the connection is made in poll(2)
  * with the call's cancel fd and deadline, never blocking past them — but
  * for the one step libpq does synchronously, resolving a host name
  * (getaddrinfo); a unix socket or hostaddr= avoids it. */
-int locks__conn_open(locks_tx *tx)
+int orders__conn_open(orders_tx *tx)
 {
     static const char *const keys[] = { "dbname", "fallback_application_name",
                                         NULL };
@@ -205,10 +205,10 @@ int locks__conn_open(locks_tx *tx)
             .fd = PQsocket(pg),
             .events = st == PGRES_POLLING_READING ? POLLIN : POLLOUT,
         };
-        int n = locks__wait_fd(tx, &pfd, true, INT64_MAX);
+        int n = orders__wait_fd(tx, &pfd, true, INT64_MAX);
         if (n == 0) {
             PQfinish(pg);
-            tx->err = LOCKS_ESTOPPED;
+            tx->err = ORDERS_ESTOPPED;
             snprintf(tx->message, sizeof tx->message,
                      "stopped while connecting to the database");
             return -1;

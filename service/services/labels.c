@@ -7,16 +7,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "registry_int.h"
+#include "services_int.h"
 
-struct reg_lock_entry {
-    reg_lock_entry *next;
+struct services_lock_entry {
+    services_lock_entry *next;
     unsigned users; /* holder and waiters */
     bool held;
-    char label[REG_LABEL_MAX + 1];
+    char label[SERVICES_LABEL_MAX + 1];
 };
 
-void reg_locks_init(registry *r)
+void services__locks_init(services *r)
 {
     pthread_mutex_init(&r->locks_mu, NULL);
     pthread_condattr_t ca;
@@ -27,10 +27,10 @@ void reg_locks_init(registry *r)
     r->locks = NULL;
 }
 
-void reg_locks_destroy(registry *r)
+void services__locks_destroy(services *r)
 {
     while (r->locks != NULL) {
-        reg_lock_entry *next = r->locks->next;
+        services_lock_entry *next = r->locks->next;
         free(r->locks);
         r->locks = next;
     }
@@ -39,26 +39,26 @@ void reg_locks_destroy(registry *r)
 }
 
 /* Under locks_mu. */
-static reg_lock_entry *entry_for(registry *r, const char *label)
+static services_lock_entry *entry_for(services *r, const char *label)
 {
-    for (reg_lock_entry *x = r->locks; x != NULL; x = x->next)
+    for (services_lock_entry *x = r->locks; x != NULL; x = x->next)
         if (strcmp(x->label, label) == 0)
             return x;
-    reg_lock_entry *x = calloc(1, sizeof *x);
+    services_lock_entry *x = calloc(1, sizeof *x);
     if (x == NULL)
         return NULL;
-    strncpy(x->label, label, REG_LABEL_MAX);
+    strncpy(x->label, label, SERVICES_LABEL_MAX);
     x->next = r->locks;
     r->locks = x;
     return x;
 }
 
 /* Under locks_mu: drops an entry nobody holds or waits for. */
-static void release_entry(registry *r, reg_lock_entry *x)
+static void release_entry(services *r, services_lock_entry *x)
 {
     if (--x->users != 0)
         return;
-    for (reg_lock_entry **p = &r->locks; *p != NULL; p = &(*p)->next) {
+    for (services_lock_entry **p = &r->locks; *p != NULL; p = &(*p)->next) {
         if (*p == x) {
             *p = x->next;
             free(x);
@@ -67,17 +67,17 @@ static void release_entry(registry *r, reg_lock_entry *x)
     }
 }
 
-int reg_label_lock(registry *r, const char *label, int64_t deadline_ns,
-                   reg_error *e)
+int services__label_lock(services *r, const char *label, int64_t deadline_ns,
+                         services_error *e)
 {
     struct timespec until = { .tv_sec = (time_t)(deadline_ns / 1000000000),
                               .tv_nsec = (long)(deadline_ns % 1000000000) };
     pthread_mutex_lock(&r->locks_mu);
-    reg_lock_entry *x = entry_for(r, label);
+    services_lock_entry *x = entry_for(r, label);
     if (x == NULL) {
         pthread_mutex_unlock(&r->locks_mu);
-        return reg_fail(e, RPC_RESOURCE_EXHAUSTED, "NO_MEMORY",
-                        "out of memory");
+        return services__fail(e, RPC_RESOURCE_EXHAUSTED, "NO_MEMORY",
+                              "out of memory");
     }
     x->users++;
     int rc = 0;
@@ -90,14 +90,14 @@ int reg_label_lock(registry *r, const char *label, int64_t deadline_ns,
         release_entry(r, x);
     pthread_mutex_unlock(&r->locks_mu);
     if (!got)
-        return reg_stop(e, "another operation on this label finished");
+        return services__stop(e, "another operation on this label finished");
     return 0;
 }
 
-void reg_label_unlock(registry *r, const char *label)
+void services__label_unlock(services *r, const char *label)
 {
     pthread_mutex_lock(&r->locks_mu);
-    for (reg_lock_entry *x = r->locks; x != NULL; x = x->next) {
+    for (services_lock_entry *x = r->locks; x != NULL; x = x->next) {
         if (strcmp(x->label, label) == 0) {
             x->held = false;
             release_entry(r, x);

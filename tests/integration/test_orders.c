@@ -5,14 +5,14 @@
  *
  * Locks, not timing: "would have waited" is turned into SQLSTATE 55P03 by
  * a short lock_timeout that the test sets on the service
- * (locks__test_set_timeouts: LOCK_TIMEOUT_MS, reported as reason
+ * (orders__test_set_timeouts: LOCK_TIMEOUT_MS, reported as reason
  * LOCK_NOT_AVAILABLE) while the call's deadline is seconds longer, so the
  * server's timeout decides the outcome whatever the machine's load; one
  * test (test_lock_wait_outlasts_deadline) checks the timeout the service
  * derives from the deadline itself. "A lock wait has begun" is read from
  * pg_stat_activity, polled. Every positive test of
  * the lock mode has its negative control under a stronger (FOR UPDATE) or
- * weaker (FOR SHARE) lock, injected with locks__test_set_row_lock (not
+ * weaker (FOR SHARE) lock, injected with orders__test_set_row_lock (not
  * reachable from the wire).
  *
  * To hold a transition of tkd in flight, with its row lock taken, a test
@@ -20,7 +20,7 @@
  * transition's UPDATE then waits inside its transaction, after its SELECT
  * ... FOR NO KEY UPDATE. Where what matters is the SELECT's lock alone,
  * a test stops the transition between its SELECT and its UPDATE with the
- * service's after-lock seam instead (the gate, locks__test_set_after_lock).
+ * service's after-lock seam instead (the gate, orders__test_set_after_lock).
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -36,7 +36,7 @@
 
 #include <tk/client.h>
 
-#include "locks/locks.h"
+#include "orders/orders.h"
 #include "pg.h"
 #include "support.h"
 #include "tk/v1/control.tk.h"
@@ -53,7 +53,7 @@ static ts_pg cluster;
 #define SHORT_MS 600
 #define LONG_MS 10000
 
-/* The server's timeouts a test sets (locks__test_set_timeouts) where a wait
+/* The server's timeouts a test sets (orders__test_set_timeouts) where a wait
  * is bound to happen and must end on the server: lock_timeout ends the
  * lock wait with 55P03; statement_timeout is far enough above it that a
  * lock wait never ends as 57014 (both count from the statement's start,
@@ -69,7 +69,7 @@ typedef struct fixture {
     char dsn[700];
     char dir[256];
     char url[320];
-    locks_service *locks;
+    orders *ord;
     rpc_server *srv;
     tk_client *client;
     PGconn *holder; /* the test's transactions */
@@ -92,10 +92,10 @@ static void fx_start(fixture *fx, const char *db, const fx_opts *o)
         ts_pg_dsn(&cluster, db, fx->dsn, sizeof fx->dsn);
     }
     char err[256] = "";
-    locks_config lc = { .dsn = o->no_db ? NULL : fx->dsn,
-                        .pool_size = o->pool,
-                        .start_timeout_ms = 5000 };
-    assert_int_equal(locks_service_new(&fx->locks, &lc, err, sizeof err), 0);
+    orders_config lc = { .dsn = o->no_db ? NULL : fx->dsn,
+                         .pool_size = o->pool,
+                         .start_timeout_ms = 5000 };
+    assert_int_equal(orders_new(&fx->ord, &lc, err, sizeof err), 0);
 
     assert_int_equal(ts_mkdtemp(fx->dir, sizeof fx->dir, "locks"), 0);
     snprintf(fx->url, sizeof fx->url, "ipc://%s/s.sock", fx->dir);
@@ -107,11 +107,10 @@ static void fx_start(fixture *fx, const char *db, const fx_opts *o)
     cfg.workers = 8;
     cfg.version = "test";
     assert_int_equal(rpc_server_new(&fx->srv, &cfg, err, sizeof err), 0);
-    assert_int_equal(
-        locks_service_register(fx->locks, fx->srv, err, sizeof err), 0);
+    assert_int_equal(orders_register(fx->ord, fx->srv, err, sizeof err), 0);
     if (rpc_server_start(fx->srv, err, sizeof err) != 0)
         fail_msg("start: %s", err);
-    locks_service_start(fx->locks);
+    orders_start(fx->ord);
     assert_int_equal(tk_client_open(&fx->client, fx->url, err, sizeof err), 0);
 }
 
@@ -128,7 +127,7 @@ static void fx_stop(fixture *fx)
 {
     tk_client_close(fx->client);
     rpc_server_free(fx->srv);
-    locks_service_free(fx->locks);
+    orders_free(fx->ord);
     PQfinish(fx->holder);
     PQfinish(fx->watch);
     ts_rmtree(fx->dir);
@@ -414,8 +413,8 @@ static void test_close_under_for_update_would_have_waited(void **state)
     fx_connect(&fx);
     int64_t id = create_order(&fx);
     hold_child_insert(&fx, id);
-    locks__test_set_row_lock(fx.locks, LOCKS_ROW_LOCK_UPDATE);
-    locks__test_set_timeouts(fx.locks, LOCK_TIMEOUT_MS, STMT_TIMEOUT_MS);
+    orders__test_set_row_lock(fx.ord, ORDERS_ROW_LOCK_UPDATE);
+    orders__test_set_timeouts(fx.ord, LOCK_TIMEOUT_MS, STMT_TIMEOUT_MS);
     result r;
     call_op(&fx, OP_CLOSE, id, LONG_MS, NULL, &r);
     /* lock_timeout fired on the server: SQLSTATE 55P03 */
@@ -450,7 +449,7 @@ static void test_close_under_for_update_would_have_waited(void **state)
 
 /* ---- 3: transitions of one order still serialize ------------------------ */
 
-/* The service's after-lock seam (locks__test_set_after_lock): a transition
+/* The service's after-lock seam (orders__test_set_after_lock): a transition
  * that has read the order's status under its row lock stops there, before
  * it decides and writes, until the test lets it go on. The pause trigger
  * above cannot show what a transition's own SELECT locks: by the time it
@@ -541,7 +540,7 @@ static int64_t fx_start_gated(fixture *fx, const char *db, unsigned pool,
 {
     gate_init(g);
     fx_start(fx, db, &(fx_opts){ .pool = pool });
-    locks__test_set_after_lock(fx->locks, gate_hook, g);
+    orders__test_set_after_lock(fx->ord, gate_hook, g);
     fx_connect(fx);
     return create_order(fx);
 }
@@ -566,10 +565,10 @@ static void test_transitions_serialize(void **state)
      * lock_timeout, and it never read a status. (A began before the short
      * timeouts were set, and C after they were taken back: they keep
      * theirs, derived from their 30 s deadlines.) */
-    locks__test_set_timeouts(fx.locks, LOCK_TIMEOUT_MS, STMT_TIMEOUT_MS);
+    orders__test_set_timeouts(fx.ord, LOCK_TIMEOUT_MS, STMT_TIMEOUT_MS);
     result b;
     call_op(&fx, OP_CLOSE, id, LONG_MS, NULL, &b);
-    locks__test_set_timeouts(fx.locks, 0, 0);
+    orders__test_set_timeouts(fx.ord, 0, 0);
     expect(&b, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
     assert_int_equal(b.st.cause, TK_CAUSE_NONE);
     result_free(&b);
@@ -606,7 +605,7 @@ static void test_transitions_under_for_share_do_not_serialize(void **state)
     fixture fx;
     static gate g; /* outlives the test if it fails */
     int64_t id = fx_start_gated(&fx, "serialize_share", 4, &g);
-    locks__test_set_row_lock(fx.locks, LOCKS_ROW_LOCK_SHARE);
+    orders__test_set_row_lock(fx.ord, ORDERS_ROW_LOCK_SHARE);
 
     async_op a, b;
     async_start(&a, &fx, OP_CLOSE, id, 30000, NULL);
@@ -638,23 +637,23 @@ static void test_transitions_under_for_share_do_not_serialize(void **state)
 
 /* ---- 4: an in-flight transition does not block AddItem ------------------ */
 
-static void add_item_during_transition(fixture *fx, locks_row_lock lock,
+static void add_item_during_transition(fixture *fx, orders_row_lock lock,
                                        result *add)
 {
     fx_connect(fx);
     int64_t id = create_order(fx);
     install_pause(fx);
-    locks__test_set_row_lock(fx->locks, lock);
+    orders__test_set_row_lock(fx->ord, lock);
     async_op a;
     async_start(&a, fx, OP_CLOSE, id, 30000, NULL);
     wait_paused(fx);
     /* Under FOR UPDATE the insert's FOR KEY SHARE waits: the server's
      * lock_timeout ends that wait, long before the deadline. (The
      * transition began with the timeouts of its own 30 s deadline.) */
-    if (lock == LOCKS_ROW_LOCK_UPDATE)
-        locks__test_set_timeouts(fx->locks, LOCK_TIMEOUT_MS, STMT_TIMEOUT_MS);
+    if (lock == ORDERS_ROW_LOCK_UPDATE)
+        orders__test_set_timeouts(fx->ord, LOCK_TIMEOUT_MS, STMT_TIMEOUT_MS);
     call_op(fx, OP_ADD, id, LONG_MS, NULL, add);
-    locks__test_set_timeouts(fx->locks, 0, 0);
+    orders__test_set_timeouts(fx->ord, 0, 0);
     release_pause(fx);
     async_join(&a);
     expect(&a.res, TK_CODE_OK, "");
@@ -668,7 +667,7 @@ static void test_transition_does_not_block_add_item(void **state)
     fixture fx;
     fx_start(&fx, "add_during", &(fx_opts){ .pool = 4 });
     result add;
-    add_item_during_transition(&fx, LOCKS_ROW_LOCK_NO_KEY_UPDATE, &add);
+    add_item_during_transition(&fx, ORDERS_ROW_LOCK_NO_KEY_UPDATE, &add);
     /* It saw the order open (the close had not committed) and went in. */
     expect(&add, TK_CODE_OK, "");
     assert_true(add.item_id > 0);
@@ -683,7 +682,7 @@ static void test_transition_under_for_update_blocks_add_item(void **state)
     fixture fx;
     fx_start(&fx, "add_during_fu", &(fx_opts){ .pool = 4 });
     result add;
-    add_item_during_transition(&fx, LOCKS_ROW_LOCK_UPDATE, &add);
+    add_item_during_transition(&fx, ORDERS_ROW_LOCK_UPDATE, &add);
     expect(&add, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
     assert_int_equal(add.st.cause, TK_CAUSE_NONE);
     result_free(&add);
@@ -799,7 +798,7 @@ static void hold_transition_lock(fixture *fx, int64_t id)
 }
 
 /* The one test of the timeouts the service derives from a call's deadline
- * (tx.c, locks__tx_begin_statement): the lock wait outlasts the call's
+ * (tx.c, orders__tx_begin_statement): the lock wait outlasts the call's
  * deadline, and the server's lock_timeout, set below the deadline, ends it
  * with 55P03 (no cancel request needed); the pooled connection serves the
  * next call.
@@ -860,7 +859,7 @@ static void test_deadline_cancels_the_statement(void **state)
     fixture fx;
     fx_start(&fx, "deadline_cancel", &(fx_opts){ .pool = 1 });
     fx_connect(&fx);
-    locks__test_set_server_timeouts(fx.locks, false);
+    orders__test_set_server_timeouts(fx.ord, false);
     int64_t id = create_order(&fx);
     long long pid = tkd_pid(&fx);
     hold_transition_lock(&fx, id);
@@ -933,7 +932,7 @@ static void test_late_cancel_spares_the_next_statement(void **state)
     static gate g; /* outlives the test if it fails */
     gate_init(&g);
     fx_start(&fx, "late_cancel", &(fx_opts){ .pool = 1 });
-    locks__test_set_before_cancel(fx.locks, gate_cancel_hook, &g);
+    orders__test_set_before_cancel(fx.ord, gate_cancel_hook, &g);
     fx_connect(&fx);
     int64_t id = create_order(&fx);
     long long pid = tkd_pid(&fx);
@@ -1284,12 +1283,12 @@ static void test_migrations_idempotent(void **state)
     fixture fx;
     fx_start(&fx, "migrate", &(fx_opts){ .pool = 2 });
     /* A second service on the same database: migrates nothing again. */
-    locks_service *again = NULL;
+    orders *again = NULL;
     char err[256];
-    locks_config lc = { .dsn = fx.dsn, .pool_size = 1 };
-    assert_int_equal(locks_service_new(&again, &lc, err, sizeof err), 0);
-    locks_service_start(again);
-    locks_service_free(again);
+    orders_config lc = { .dsn = fx.dsn, .pool_size = 1 };
+    assert_int_equal(orders_new(&again, &lc, err, sizeof err), 0);
+    orders_start(again);
+    orders_free(again);
     fx_connect(&fx);
     assert_int_equal(
         ts_pg_int(fx.watch, "SELECT count(*) FROM tk_schema_migrations"), 1);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "locks_int.h"
+#include "orders_int.h"
 #include "tk/v1/orders.pb-c.h"
 
 #define MAX_SKU_BYTES 1024u
@@ -19,7 +19,7 @@
 #define REASON_BAD_ORDER_ID "BAD_ORDER_ID"
 #define REASON_BAD_SKU "BAD_SKU"
 
-static bool configured(const locks_service *svc, rpc_call *call)
+static bool configured(const orders *svc, rpc_call *call)
 {
     if (svc->dsn != NULL)
         return true;
@@ -51,11 +51,11 @@ static int64_t value_i64(const PGresult *r, int row, int col)
 }
 
 /* Ends the transaction and, if it failed, says why. */
-static void finish(locks_tx *tx, rpc_call *call)
+static void finish(orders_tx *tx, rpc_call *call)
 {
-    locks__tx_end(tx);
-    if (tx->err != LOCKS_OK)
-        locks__tx_fail(tx, call);
+    orders__tx_end(tx);
+    if (tx->err != ORDERS_OK)
+        orders__tx_fail(tx, call);
 }
 
 /* ---- CreateOrder ---------------------------------------------------------
@@ -65,18 +65,18 @@ static void create_order(void *arg, rpc_call *call,
                          const ProtobufCMessage *request,
                          ProtobufCMessage *reply)
 {
-    locks_service *svc = arg;
+    orders *svc = arg;
     Tk__V1__CreateOrderReply *out = (Tk__V1__CreateOrderReply *)reply;
     (void)request;
     if (!configured(svc, call))
         return;
-    locks_tx tx;
+    orders_tx tx;
     PGresult *r = NULL;
-    if (locks__tx_begin(&tx, svc, call, 0) == 0 &&
-        locks__tx_exec(&tx, &r,
-                       "INSERT INTO orders DEFAULT VALUES RETURNING id", 0,
-                       NULL) == 0 &&
-        locks__tx_commit(&tx) == 0)
+    if (orders__tx_begin(&tx, svc, call, 0) == 0 &&
+        orders__tx_exec(&tx, &r,
+                        "INSERT INTO orders DEFAULT VALUES RETURNING id", 0,
+                        NULL) == 0 &&
+        orders__tx_commit(&tx) == 0)
         out->id = value_i64(r, 0, 0);
     PQclear(r);
     finish(&tx, call);
@@ -102,7 +102,7 @@ static const char add_item_sql[] =
 static void add_item(void *arg, rpc_call *call, const ProtobufCMessage *request,
                      ProtobufCMessage *reply)
 {
-    locks_service *svc = arg;
+    orders *svc = arg;
     const Tk__V1__AddItemRequest *in = (const Tk__V1__AddItemRequest *)request;
     Tk__V1__AddItemReply *out = (Tk__V1__AddItemReply *)reply;
     if (!configured(svc, call) || !valid_order_id(in->order_id, call))
@@ -117,10 +117,10 @@ static void add_item(void *arg, rpc_call *call, const ProtobufCMessage *request,
     char id[24];
     snprintf(id, sizeof id, "%" PRId64, in->order_id);
     const char *const params[] = { id, in->sku };
-    locks_tx tx;
+    orders_tx tx;
     PGresult *r = NULL;
-    if (locks__tx_begin(&tx, svc, call, 0) == 0 &&
-        locks__tx_exec(&tx, &r, add_item_sql, 2, params) == 0) {
+    if (orders__tx_begin(&tx, svc, call, 0) == 0 &&
+        orders__tx_exec(&tx, &r, add_item_sql, 2, params) == 0) {
         if (PQgetisnull(r, 0, 0))
             fail_missing(call, in->order_id);
         else if (PQgetisnull(r, 0, 1))
@@ -128,7 +128,7 @@ static void add_item(void *arg, rpc_call *call, const ProtobufCMessage *request,
                           "order %" PRId64 " is %s: items are added to open "
                           "orders only",
                           in->order_id, PQgetvalue(r, 0, 0));
-        else if (locks__tx_commit(&tx) == 0)
+        else if (orders__tx_commit(&tx) == 0)
             out->item_id = value_i64(r, 0, 1);
     }
     PQclear(r);
@@ -155,16 +155,16 @@ static void add_item(void *arg, rpc_call *call, const ProtobufCMessage *request,
  * classic deadlock), or when blocking item inserts is the intent — and
  * then say so with a status check in the insert, as AddItem does, rather
  * than through a lock mode's side effect.
- * Tests: tests/integration/test_locks.c proves inserts pass under this
+ * Tests: tests/integration/test_orders.c proves inserts pass under this
  * lock and fail under FOR UPDATE (the negative control).
  */
 static const char *const transition_lock_sql[] = {
-    [LOCKS_ROW_LOCK_NO_KEY_UPDATE] =
+    [ORDERS_ROW_LOCK_NO_KEY_UPDATE] =
         "SELECT status FROM orders WHERE id = $1 FOR NO KEY UPDATE",
-    [LOCKS_ROW_LOCK_UPDATE] =
+    [ORDERS_ROW_LOCK_UPDATE] =
         "SELECT status FROM orders WHERE id = $1 FOR UPDATE",
     /* tests only: the lock that does not serialize */
-    [LOCKS_ROW_LOCK_SHARE] =
+    [ORDERS_ROW_LOCK_SHARE] =
         "SELECT status FROM orders WHERE id = $1 FOR SHARE",
 };
 
@@ -184,7 +184,7 @@ static const transition reopen_transition = {
 
 /* Returns 1 when this call changed the status, 0 when it was already
  * there, -1 when the call failed (its status is set). */
-static int run_transition(locks_service *svc, rpc_call *call, int64_t order_id,
+static int run_transition(orders *svc, rpc_call *call, int64_t order_id,
                           const transition *t)
 {
     if (!configured(svc, call) || !valid_order_id(order_id, call))
@@ -194,23 +194,23 @@ static int run_transition(locks_service *svc, rpc_call *call, int64_t order_id,
     const char *const params[] = { id };
     int lock = atomic_load(&svc->row_lock);
     int rv = -1;
-    locks_tx tx;
+    orders_tx tx;
     PGresult *r = NULL;
-    if (locks__tx_begin(&tx, svc, call, 0) == 0 &&
-        locks__tx_exec(&tx, &r, transition_lock_sql[lock], 1, params) == 0) {
+    if (orders__tx_begin(&tx, svc, call, 0) == 0 &&
+        orders__tx_exec(&tx, &r, transition_lock_sql[lock], 1, params) == 0) {
         if (PQntuples(r) > 0 && svc->after_lock != NULL)
             svc->after_lock(svc->after_lock_arg, order_id, PQgetvalue(r, 0, 0));
         if (PQntuples(r) == 0)
             fail_missing(call, order_id);
         else if (strcmp(PQgetvalue(r, 0, 0), t->to) == 0)
             rv = 0; /* idempotent: the rollback in finish releases the lock */
-        else if (locks__tx_exec(&tx, NULL, t->update_sql, 1, params) == 0 &&
-                 locks__tx_commit(&tx) == 0)
+        else if (orders__tx_exec(&tx, NULL, t->update_sql, 1, params) == 0 &&
+                 orders__tx_commit(&tx) == 0)
             rv = 1;
     }
     PQclear(r);
     finish(&tx, call);
-    return tx.err == LOCKS_OK ? rv : -1;
+    return tx.err == ORDERS_OK ? rv : -1;
 }
 
 static void close_order(void *svc, rpc_call *call,
@@ -245,7 +245,7 @@ static void reopen_order(void *svc, rpc_call *call,
 static void get_order(void *arg, rpc_call *call,
                       const ProtobufCMessage *request, ProtobufCMessage *reply)
 {
-    locks_service *svc = arg;
+    orders *svc = arg;
     const Tk__V1__GetOrderRequest *in =
         (const Tk__V1__GetOrderRequest *)request;
     Tk__V1__GetOrderReply *out = (Tk__V1__GetOrderReply *)reply;
@@ -254,11 +254,11 @@ static void get_order(void *arg, rpc_call *call,
     char id[24];
     snprintf(id, sizeof id, "%" PRId64, in->order_id);
     const char *const params[] = { id };
-    locks_tx tx;
+    orders_tx tx;
     PGresult *r = NULL;
     /* A plain read: no row lock, it waits for nobody. */
-    if (locks__tx_begin(&tx, svc, call, 0) == 0 &&
-        locks__tx_exec(
+    if (orders__tx_begin(&tx, svc, call, 0) == 0 &&
+        orders__tx_exec(
             &tx, &r,
             "SELECT o.status, coalesce(to_char(o.closed_at AT TIME ZONE 'UTC',"
             " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), ''),"
@@ -290,7 +290,7 @@ static void get_order(void *arg, rpc_call *call,
  * shutdown reach the handler, which cancels the statement (PQcancel),
  * drains and rolls back. The one point past which a lock operation must
  * not be stopped, COMMIT, is its commit point (rpc_call_commit_point, in
- * locks__tx_commit): from there rpc treats it as a started WRITE — a
+ * orders__tx_commit): from there rpc treats it as a started WRITE — a
  * Cancel answers WRITE_CONTINUES, the reply says write_completed — and
  * the handler waits for COMMIT's answer a bounded time past the deadline.
  */
@@ -321,22 +321,21 @@ static const rpc_method methods[] = {
 /* ---- the service ---------------------------------------------------------
  */
 
-int locks_service_new(locks_service **out, const locks_config *cfg, char *err,
-                      size_t errlen)
+int orders_new(orders **out, const orders_config *cfg, char *err, size_t errlen)
 {
     *out = NULL;
-    unsigned n = cfg->pool_size != 0 ? cfg->pool_size : LOCKS_DEFAULT_POOL;
-    if (n > LOCKS_MAX_POOL) {
+    unsigned n = cfg->pool_size != 0 ? cfg->pool_size : ORDERS_DEFAULT_POOL;
+    if (n > ORDERS_MAX_POOL) {
         snprintf(err, errlen, "a pool of %u connections is more than %u", n,
-                 LOCKS_MAX_POOL);
+                 ORDERS_MAX_POOL);
         return -EINVAL;
     }
-    locks_service *svc = calloc(1, sizeof *svc);
+    orders *svc = calloc(1, sizeof *svc);
     if (svc == NULL) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    atomic_init(&svc->row_lock, LOCKS_ROW_LOCK_NO_KEY_UPDATE);
+    atomic_init(&svc->row_lock, ORDERS_ROW_LOCK_NO_KEY_UPDATE);
     atomic_init(&svc->server_timeouts, true);
     atomic_init(&svc->test_lock_ms, 0);
     atomic_init(&svc->test_stmt_ms, 0);
@@ -347,7 +346,7 @@ int locks_service_new(locks_service **out, const locks_config *cfg, char *err,
         svc->dsn = strdup(cfg->dsn);
     int rv = cfg->dsn != NULL && cfg->dsn[0] != '\0' && svc->dsn == NULL
                  ? -ENOMEM
-                 : locks__pool_init(&svc->pool, n);
+                 : orders__pool_init(&svc->pool, n);
     if (rv != 0) {
         char ebuf[128];
         snprintf(err, errlen, "cannot make a pool of %u connections: %s", n,
@@ -360,75 +359,74 @@ int locks_service_new(locks_service **out, const locks_config *cfg, char *err,
     return 0;
 }
 
-void locks_service_start(locks_service *svc)
+void orders_start(orders *svc)
 {
     if (svc->dsn == NULL) {
-        rpc_log(RPC_LOG_INFO, "locks: no database configured (--pg DSN or "
+        rpc_log(RPC_LOG_INFO, "orders: no database configured (--pg DSN or "
                               "TK_PG_DSN); tk.v1.Orders answers UNAVAILABLE");
         return;
     }
-    locks_tx tx;
-    int64_t deadline = rpc_now_ns() + (int64_t)svc->start_timeout_ms * LOCKS_MS;
-    int rv = locks__tx_begin(&tx, svc, NULL, deadline);
+    orders_tx tx;
+    int64_t deadline =
+        rpc_now_ns() + (int64_t)svc->start_timeout_ms * ORDERS_MS;
+    int rv = orders__tx_begin(&tx, svc, NULL, deadline);
     char where[256] = "";
     if (rv == 0)
         snprintf(where, sizeof where, "database %s on %s", PQdb(tx.conn->pg),
                  PQhost(tx.conn->pg));
-    locks__tx_end(&tx);
+    orders__tx_end(&tx);
     if (rv == 0)
         rpc_log(RPC_LOG_INFO,
-                "locks: connected to %s, schema current; pool of %zu", where,
+                "orders: connected to %s, schema current; pool of %zu", where,
                 svc->pool.n);
     else
         rpc_log(RPC_LOG_WARN,
-                "locks: the database is not usable at start (%s); Orders "
+                "orders: the database is not usable at start (%s); Orders "
                 "calls answer UNAVAILABLE until it is, and the first "
                 "connection made migrates the schema",
                 tx.message[0] != '\0' ? tx.message : "timed out");
 }
 
-int locks_service_register(locks_service *svc, rpc_server *srv, char *err,
-                           size_t errlen)
+int orders_register(orders *svc, rpc_server *srv, char *err, size_t errlen)
 {
     return rpc_server_add_service(
         srv, svc, methods, sizeof methods / sizeof methods[0], err, errlen);
 }
 
-void locks_service_free(locks_service *svc)
+void orders_free(orders *svc)
 {
     if (svc == NULL)
         return;
-    locks__pool_destroy(&svc->pool);
+    orders__pool_destroy(&svc->pool);
     free(svc->dsn);
     free(svc);
 }
 
-void locks__test_set_row_lock(locks_service *svc, locks_row_lock lock)
+void orders__test_set_row_lock(orders *svc, orders_row_lock lock)
 {
     atomic_store(&svc->row_lock, (int)lock);
 }
 
-void locks__test_set_server_timeouts(locks_service *svc, bool on)
+void orders__test_set_server_timeouts(orders *svc, bool on)
 {
     atomic_store(&svc->server_timeouts, on);
 }
 
-void locks__test_set_timeouts(locks_service *svc, uint32_t lock_ms,
-                              uint32_t stmt_ms)
+void orders__test_set_timeouts(orders *svc, uint32_t lock_ms, uint32_t stmt_ms)
 {
     atomic_store(&svc->test_lock_ms, lock_ms);
     atomic_store(&svc->test_stmt_ms, stmt_ms);
 }
 
-void locks__test_set_after_lock(locks_service *svc, locks_after_lock_fn fn,
-                                void *arg)
+void orders__test_set_after_lock(orders *svc, orders_after_lock_fn fn,
+                                 void *arg)
 {
     svc->after_lock = fn;
     svc->after_lock_arg = arg;
 }
 
-void locks__test_set_before_cancel(locks_service *svc,
-                                   locks_before_cancel_fn fn, void *arg)
+void orders__test_set_before_cancel(orders *svc, orders_before_cancel_fn fn,
+                                    void *arg)
 {
     svc->before_cancel = fn;
     svc->before_cancel_arg = arg;

@@ -12,7 +12,7 @@
 #include <mach-o/dyld.h>
 #endif
 
-#include "registry_int.h"
+#include "services_int.h"
 
 #define MAX_TKD_ARGS 64
 /* Above tkd's shutdown bound, for a loaded machine: the bound adds up
@@ -43,11 +43,11 @@ typedef struct cli {
 static int parse_backend(const char *s)
 {
     if (strcmp(s, "auto") == 0)
-        return REG_AUTO;
+        return SERVICES_AUTO;
     if (strcmp(s, "launchd") == 0)
-        return REG_LAUNCHD;
+        return SERVICES_LAUNCHD;
     if (strcmp(s, "systemd") == 0)
-        return REG_SYSTEMD;
+        return SERVICES_SYSTEMD;
     return -1;
 }
 
@@ -177,24 +177,26 @@ static unsigned stop_timeout_s(long long grace_ms)
     return (rpc_shutdown_bound_ms(&cfg) + 999u) / 1000u + STOP_MARGIN_S;
 }
 
-static reg_ctx write_ctx(registry *r)
+static services_ctx write_ctx(services *r)
 {
-    reg_ctx c = { .r = r,
-                  .kind = PROC_WRITE,
-                  .cancel_fd = -1,
-                  .deadline_ns =
-                      proc_now_ns() + (int64_t)REG_WRITE_TIMEOUT_MS * 1000000 };
+    services_ctx c = { .r = r,
+                       .kind = PROC_WRITE,
+                       .cancel_fd = -1,
+                       .deadline_ns =
+                           proc_now_ns() +
+                           (int64_t)SERVICES_WRITE_TIMEOUT_MS * 1000000 };
     return c;
 }
 
 static const char *const action_names[] = {
-    [REG_UNCHANGED] = "UNCHANGED (the definition is current and loaded)",
-    [REG_INSTALLED] = "INSTALLED",
-    [REG_UPDATED] = "UPDATED",
+    [SERVICES_UNCHANGED] = "UNCHANGED (the definition is current and loaded)",
+    [SERVICES_INSTALLED] = "INSTALLED",
+    [SERVICES_UPDATED] = "UPDATED",
 };
 
-static int do_install(registry *r, const cli *o, const reg_backend_ops *ops,
-                      const char *label, const char *self)
+static int do_install(services *r, const cli *o,
+                      const services_backend_ops *ops, const char *label,
+                      const char *self)
 {
     long long grace = grace_of(o);
     if (grace < 0)
@@ -202,7 +204,7 @@ static int do_install(registry *r, const cli *o, const reg_backend_ops *ops,
     char log[PATH_MAX] = "";
     const char *home = getenv("HOME");
     /* launchd drops a job's output unless told where; systemd journals it */
-    if (ops->kind == REG_LAUNCHD && home != NULL && home[0] == '/')
+    if (ops->kind == SERVICES_LAUNCHD && home != NULL && home[0] == '/')
         snprintf(log, sizeof log, "%s/Library/Logs/tkd.log", home);
     Tk__V1__ServiceSpec msg = TK__V1__SERVICE_SPEC__INIT;
     msg.label = (char *)label;
@@ -212,38 +214,38 @@ static int do_install(registry *r, const cli *o, const reg_backend_ops *ops,
     msg.restart = TK__V1__SERVICE_SPEC__RESTART__ON_FAILURE;
     msg.stderr_path = log;
     msg.stdout_path = log;
-    reg_error e = { 0 };
-    reg_spec s;
-    reg_result res;
-    reg_ctx c = write_ctx(r);
+    services_error e = { 0 };
+    services_spec s;
+    services_result res;
+    services_ctx c = write_ctx(r);
     char path[PATH_MAX] = "";
-    int rv = reg_spec_from_msg(&s, &msg, &e);
+    int rv = services__spec_from_msg(&s, &msg, &e);
     s.stop_timeout = stop_timeout_s(grace);
-    if (rv != 0 || reg_op_register(&c, ops, &s, &res, &e) != 0 ||
-        reg_def_path(path, sizeof path, r, ops, label, &e) != 0) {
+    if (rv != 0 || services__op_register(&c, ops, &s, &res, &e) != 0 ||
+        services__def_path(path, sizeof path, r, ops, label, &e) != 0) {
         fprintf(stderr, "tkd install: %s\n", e.message);
-        reg_spec_free(&s);
+        services__spec_free(&s);
         return 1;
     }
     printf("tkd install: %s %s: %s (%s", ops->name, label,
            action_names[res.action], path);
-    if (ops->kind == REG_LAUNCHD && res.attempts > 0)
+    if (ops->kind == SERVICES_LAUNCHD && res.attempts > 0)
         printf(", bootstrap attempts: %u", res.attempts);
     printf(")\n");
     for (size_t i = 0; i < res.n_warnings; i++)
         printf("tkd install: warning: %s\n", res.warnings[i]);
-    reg_spec_free(&s);
+    services__spec_free(&s);
     return 0;
 }
 
-static int do_uninstall(registry *r, const reg_backend_ops *ops,
+static int do_uninstall(services *r, const services_backend_ops *ops,
                         const char *label)
 {
-    reg_error e = { 0 };
-    reg_ctx c = write_ctx(r);
+    services_error e = { 0 };
+    services_ctx c = write_ctx(r);
     bool removed;
     bool unloaded;
-    if (reg_op_unregister(&c, ops, label, &removed, &unloaded, &e) != 0) {
+    if (services__op_unregister(&c, ops, label, &removed, &unloaded, &e) != 0) {
         fprintf(stderr, "tkd uninstall: %s\n", e.message);
         return 1;
     }
@@ -253,7 +255,7 @@ static int do_uninstall(registry *r, const reg_backend_ops *ops,
     return 0;
 }
 
-int registry_cli(int argc, char **argv)
+int services_cli(int argc, char **argv)
 {
     if (argc < 2 ||
         (strcmp(argv[1], "install") != 0 && strcmp(argv[1], "uninstall") != 0))
@@ -262,29 +264,29 @@ int registry_cli(int argc, char **argv)
     int rv = parse(&o, argc, argv);
     if (rv != 0)
         return rv == 1 ? 0 : 2;
-    reg_error e = { 0 };
-    const reg_backend_ops *ops = reg_backend_for(o.backend, &e);
+    services_error e = { 0 };
+    const services_backend_ops *ops = services__backend_for(o.backend, &e);
     char self[PATH_MAX];
     if (o.install && self_path(self, sizeof self, argv[0]) != 0) {
         fprintf(stderr, "tkd install: cannot tell where this tkd is\n");
         return 1;
     }
-    registry *r = NULL;
+    services *r = NULL;
     char err[256];
-    if (registry_new(&r, NULL, err, sizeof err) != 0) {
+    if (services_new(&r, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "tkd %s: %s\n", argv[1], err);
         return 1;
     }
-    const char *label = o.label                    ? o.label
-                        : ops->kind == REG_LAUNCHD ? "dev.tk.tkd"
-                                                   : "tkd";
-    if (reg_label_check(label, &e) != 0) {
+    const char *label = o.label                         ? o.label
+                        : ops->kind == SERVICES_LAUNCHD ? "dev.tk.tkd"
+                                                        : "tkd";
+    if (services__label_check(label, &e) != 0) {
         fprintf(stderr, "tkd %s: %s\n", argv[1], e.message);
         rv = 2;
     } else {
         rv = o.install ? do_install(r, &o, ops, label, self)
                        : do_uninstall(r, ops, label);
     }
-    registry_free(r);
+    services_free(r);
     return rv;
 }

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "registry_fx.h"
+#include "services_fx.h"
 #include "support.h"
 
 static int setup_plutil(void **state)
@@ -776,5 +776,5 @@ int main(void)
         T(test_status_and_unregister),
         T(test_installed_but_not_loaded_is_loaded),
     };
-    return cmocka_run_group_tests_name("registry-launchd", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("services-launchd", tests, NULL, NULL);
 }

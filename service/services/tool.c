@@ -7,20 +7,22 @@
 #include <string.h>
 #include <time.h>
 
-#include "registry_int.h"
+#include "services_int.h"
 
-void reg_find_tool(char *out, size_t len, const char *name, const char *path)
+void services__find_tool(char *out, size_t len, const char *name,
+                         const char *path)
 {
     if (proc_find_program(out, len, name, path) != 0)
         out[0] = '\0';
 }
 
-static uint32_t run_timeout_ms(const reg_ctx *c)
+static uint32_t run_timeout_ms(const services_ctx *c)
 {
     int64_t left = (c->deadline_ns - proc_now_ns()) / 1000000;
     if (left <= 0)
         return 0;
-    return left < REG_TOOL_TIMEOUT_MS ? (uint32_t)left : REG_TOOL_TIMEOUT_MS;
+    return left < SERVICES_TOOL_TIMEOUT_MS ? (uint32_t)left
+                                           : SERVICES_TOOL_TIMEOUT_MS;
 }
 
 /* The environment every tool gets on top of proc's allowlist: messages in
@@ -36,8 +38,8 @@ static void build_env(const char **env, size_t cap,
     env[n] = NULL;
 }
 
-static int describe_failure(const reg_ctx *c, const proc_result *r,
-                            const char *name, reg_error *e)
+static int describe_failure(const services_ctx *c, const proc_result *r,
+                            const char *name, services_error *e)
 {
     char what[256];
     proc_result_describe(what, sizeof what, r);
@@ -46,13 +48,15 @@ static int describe_failure(const reg_ctx *c, const proc_result *r,
     if (r->end == PROC_END_CANCELLED || r->end == PROC_END_DEADLINE ||
         r->end == PROC_END_ABORTED ||
         (r->end == PROC_END_TIMEOUT && proc_now_ns() >= c->deadline_ns))
-        return reg_stop(e, name);
+        return services__stop(e, name);
     if (!r->started && rpc_fds_exhausted(r->spawn_errno))
-        return reg_fail_fds(e, r->spawn_errno, "cannot run %s: %s", name, what);
+        return services__fail_fds(e, r->spawn_errno, "cannot run %s: %s", name,
+                                  what);
     if (!r->started)
-        return reg_fail(e, RPC_FAILED_PRECONDITION, "TOOL_NOT_FOUND",
-                        "cannot run %s: %s", name, what);
-    return reg_fail(e, RPC_UNAVAILABLE, "TOOL_TIMEOUT", "%s %s", name, what);
+        return services__fail(e, RPC_FAILED_PRECONDITION, "TOOL_NOT_FOUND",
+                              "cannot run %s: %s", name, what);
+    return services__fail(e, RPC_UNAVAILABLE, "TOOL_TIMEOUT", "%s %s", name,
+                          what);
 }
 
 /* proc's on_group: the call names the tool's process group. */
@@ -61,14 +65,15 @@ static void note_group(void *call, pid_t pgid)
     rpc_call_set_process(call, pgid);
 }
 
-int reg_run(reg_out *o, const reg_ctx *c, const char *tool,
-            const char *const *argv, const char *const *extra_env, reg_error *e)
+int services__run(services_out *o, const services_ctx *c, const char *tool,
+                  const char *const *argv, const char *const *extra_env,
+                  services_error *e)
 {
     memset(o, 0, sizeof *o);
     o->exit = -1;
     uint32_t timeout = run_timeout_ms(c);
     if (timeout == 0)
-        return reg_stop(e, argv[0]);
+        return services__stop(e, argv[0]);
     const char *env[16];
     build_env(env, sizeof env / sizeof *env, extra_env);
     proc_opts opts;
@@ -101,7 +106,7 @@ int reg_run(reg_out *o, const reg_ctx *c, const char *tool,
     return rv;
 }
 
-void reg_out_free(reg_out *o)
+void services__out_free(services_out *o)
 {
     free(o->out);
     free(o->err);
@@ -120,22 +125,22 @@ static const char *trimmed(char *s)
     return s;
 }
 
-const char *reg_out_text(const reg_out *o)
+const char *services__out_text(const services_out *o)
 {
     const char *err = trimmed(o->err);
     return err[0] != '\0' ? err : trimmed(o->out);
 }
 
-void reg_keep_output(reg_error *e, const reg_out *o)
+void services__keep_output(services_error *e, const services_out *o)
 {
-    snprintf(e->output, sizeof e->output, "%s", reg_out_text(o));
+    snprintf(e->output, sizeof e->output, "%s", services__out_text(o));
 }
 
-int reg_sleep_ms(const reg_ctx *c, unsigned ms, reg_error *e)
+int services__sleep_ms(const services_ctx *c, unsigned ms, services_error *e)
 {
     int64_t until = proc_now_ns() + (int64_t)ms * 1000000;
     if (until > c->deadline_ns)
-        return reg_stop(e, "waiting again");
+        return services__stop(e, "waiting again");
     struct timespec ts = { .tv_sec = (time_t)(ms / 1000),
                            .tv_nsec = (long)(ms % 1000) * 1000000L };
     /* A WRITE's own pace, not synchronisation: the 200 ms poll and the

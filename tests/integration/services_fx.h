@@ -1,6 +1,6 @@
-/* The fixture of the tk.v1.Services tests: see registry_fx.c. */
-#ifndef TK_TESTS_REGISTRY_FX_H
-#define TK_TESTS_REGISTRY_FX_H
+/* The fixture of the tk.v1.Services tests: see services_fx.c. */
+#ifndef TK_TESTS_SERVICES_FX_H
+#define TK_TESTS_SERVICES_FX_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -11,7 +11,7 @@
 #include <tk/client.h>
 
 #include "proc/proc.h"
-#include "registry/registry.h"
+#include "services/services.h"
 #include "tk/v1/services.tk.h"
 
 #define LAUNCHD TK__V1__SERVICE_MANAGER__KIND__LAUNCHD
@@ -27,7 +27,7 @@ typedef struct fx {
     char run[PATH_MAX], linger[PATH_MAX], units[PATH_MAX], agents[PATH_MAX];
     char url[PATH_MAX];
     rpc_server *srv;
-    registry *reg;
+    services *reg;
     tk_client *client;
 } fx;
 
@@ -36,7 +36,7 @@ typedef struct fx_opts {
     bool no_loginctl;      /* leave loginctl off PATH */
     bool no_runtime;       /* no XDG_RUNTIME_DIR */
     bool no_home;          /* no (absolute) HOME */
-    unsigned gone_wait_ms; /* registry_config's; 0: the default, 10 s */
+    unsigned gone_wait_ms; /* services_config's; 0: the default, 10 s */
 } fx_opts;
 
 typedef struct spec {

@@ -3,10 +3,10 @@
  * place). */
 #include <string.h>
 
-#include "registry_int.h"
+#include "services_int.h"
 
 /* The status for a failed operation. */
-static void fail_with(rpc_call *call, const reg_error *e)
+static void fail_with(rpc_call *call, const services_error *e)
 {
     if (e->output[0] != '\0')
         rpc_call_set_stderr(call, e->output, strlen(e->output));
@@ -25,9 +25,9 @@ static void fail_with(rpc_call *call, const reg_error *e)
     rpc_call_fail(call, e->code, e->reason, "%s", e->message);
 }
 
-static reg_ctx ctx_of(registry *r, rpc_call *call)
+static services_ctx ctx_of(services *r, rpc_call *call)
 {
-    reg_ctx c = {
+    services_ctx c = {
         .r = r,
         .kind = rpc_call_kind(call) == RPC_WRITE ? PROC_WRITE : PROC_READ,
         .cancel_fd = rpc_call_cancel_fd(call),
@@ -40,52 +40,54 @@ static reg_ctx ctx_of(registry *r, rpc_call *call)
 static void render(void *svc, rpc_call *call, const ProtobufCMessage *request,
                    ProtobufCMessage *reply)
 {
-    const registry *r = svc;
+    const services *r = svc;
     const Tk__V1__ServiceRenderRequest *in =
         (const Tk__V1__ServiceRenderRequest *)request;
     Tk__V1__ServiceRenderReply *out = (Tk__V1__ServiceRenderReply *)reply;
-    reg_error e;
-    reg_spec s;
+    services_error e;
+    services_spec s;
     char path[PATH_MAX];
-    const reg_backend_ops *ops = reg_backend_for((int)in->backend, &e);
-    if (ops == NULL || reg_spec_from_msg(&s, in->spec, &e) != 0) {
+    const services_backend_ops *ops =
+        services__backend_for((int)in->backend, &e);
+    if (ops == NULL || services__spec_from_msg(&s, in->spec, &e) != 0) {
         fail_with(call, &e);
         return;
     }
-    if (reg_def_path(path, sizeof path, r, ops, s.label, &e) != 0) {
-        reg_spec_free(&s);
+    if (services__def_path(path, sizeof path, r, ops, s.label, &e) != 0) {
+        services__spec_free(&s);
         fail_with(call, &e);
         return;
     }
-    reg_buf def = { 0 };
+    services_buf def = { 0 };
     ops->render(&def, &s);
     out->backend = (Tk__V1__ServiceManager__Kind)ops->kind;
     out->path = rpc_call_strdup(call, path);
     out->definition = rpc_call_strndup(call, def.data, def.len);
-    reg_buf_free(&def);
-    reg_spec_free(&s);
+    services__buf_free(&def);
+    services__spec_free(&s);
 }
 
 static void register_(void *svc, rpc_call *call,
                       const ProtobufCMessage *request, ProtobufCMessage *reply)
 {
-    registry *r = svc;
+    services *r = svc;
     const Tk__V1__ServiceRegisterRequest *in =
         (const Tk__V1__ServiceRegisterRequest *)request;
     Tk__V1__ServiceRegisterReply *out = (Tk__V1__ServiceRegisterReply *)reply;
-    reg_error e;
-    reg_spec s;
-    const reg_backend_ops *ops = reg_backend_for((int)in->backend, &e);
-    if (ops == NULL || reg_spec_from_msg(&s, in->spec, &e) != 0) {
+    services_error e;
+    services_spec s;
+    const services_backend_ops *ops =
+        services__backend_for((int)in->backend, &e);
+    if (ops == NULL || services__spec_from_msg(&s, in->spec, &e) != 0) {
         fail_with(call, &e);
         return;
     }
-    reg_ctx c = ctx_of(r, call);
-    reg_result res;
+    services_ctx c = ctx_of(r, call);
+    services_result res;
     char path[PATH_MAX];
-    if (reg_op_register(&c, ops, &s, &res, &e) != 0 ||
-        reg_def_path(path, sizeof path, r, ops, s.label, &e) != 0) {
-        reg_spec_free(&s);
+    if (services__op_register(&c, ops, &s, &res, &e) != 0 ||
+        services__def_path(path, sizeof path, r, ops, s.label, &e) != 0) {
+        services__spec_free(&s);
         fail_with(call, &e);
         return;
     }
@@ -97,27 +99,29 @@ static void register_(void *svc, rpc_call *call,
     for (size_t i = 0; i < res.n_warnings; i++)
         out->warnings[out->n_warnings++] =
             rpc_call_strdup(call, res.warnings[i]);
-    reg_spec_free(&s);
+    services__spec_free(&s);
 }
 
 static void unregister(void *svc, rpc_call *call,
                        const ProtobufCMessage *request, ProtobufCMessage *reply)
 {
-    registry *r = svc;
+    services *r = svc;
     const Tk__V1__ServiceUnregisterRequest *in =
         (const Tk__V1__ServiceUnregisterRequest *)request;
     Tk__V1__ServiceUnregisterReply *out =
         (Tk__V1__ServiceUnregisterReply *)reply;
-    reg_error e;
-    const reg_backend_ops *ops = reg_backend_for((int)in->backend, &e);
-    if (ops == NULL || reg_label_check(in->label, &e) != 0) {
+    services_error e;
+    const services_backend_ops *ops =
+        services__backend_for((int)in->backend, &e);
+    if (ops == NULL || services__label_check(in->label, &e) != 0) {
         fail_with(call, &e);
         return;
     }
-    reg_ctx c = ctx_of(r, call);
+    services_ctx c = ctx_of(r, call);
     bool removed;
     bool unloaded;
-    if (reg_op_unregister(&c, ops, in->label, &removed, &unloaded, &e) != 0) {
+    if (services__op_unregister(&c, ops, in->label, &removed, &unloaded, &e) !=
+        0) {
         fail_with(call, &e);
         return;
     }
@@ -126,28 +130,29 @@ static void unregister(void *svc, rpc_call *call,
 }
 
 /* Status names its service by label, by spec, or by both when they agree. */
-static int status_target(const Tk__V1__ServiceStatusRequest *in, reg_spec *s,
-                         bool *have_spec, const char **label, reg_error *e)
+static int status_target(const Tk__V1__ServiceStatusRequest *in,
+                         services_spec *s, bool *have_spec, const char **label,
+                         services_error *e)
 {
     *have_spec = in->spec != NULL;
     if (!*have_spec) {
         *label = in->label;
-        return reg_label_check(in->label, e);
+        return services__label_check(in->label, e);
     }
-    if (reg_spec_from_msg(s, in->spec, e) != 0)
+    if (services__spec_from_msg(s, in->spec, e) != 0)
         return -1;
     *label = s->label;
     if (in->label[0] != '\0' && strcmp(in->label, s->label) != 0) {
-        reg_spec_free(s);
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
-                        "label \"%.200s\" is not spec.label \"%s\"", in->label,
-                        s->label);
+        services__spec_free(s);
+        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
+                              "label \"%.200s\" is not spec.label \"%s\"",
+                              in->label, s->label);
     }
     return 0;
 }
 
 static void fill_status(rpc_call *call, Tk__V1__ServiceStatusReply *out,
-                        const reg_status *st)
+                        const services_status *st)
 {
     out->installed = st->installed;
     out->up_to_date = st->up_to_date;
@@ -165,25 +170,27 @@ static void fill_status(rpc_call *call, Tk__V1__ServiceStatusReply *out,
 static void status(void *svc, rpc_call *call, const ProtobufCMessage *request,
                    ProtobufCMessage *reply)
 {
-    registry *r = svc;
+    services *r = svc;
     const Tk__V1__ServiceStatusRequest *in =
         (const Tk__V1__ServiceStatusRequest *)request;
     Tk__V1__ServiceStatusReply *out = (Tk__V1__ServiceStatusReply *)reply;
-    reg_error e;
-    reg_spec s;
+    services_error e;
+    services_spec s;
     bool have_spec;
     const char *label;
-    const reg_backend_ops *ops = reg_backend_for((int)in->backend, &e);
+    const services_backend_ops *ops =
+        services__backend_for((int)in->backend, &e);
     if (ops == NULL || status_target(in, &s, &have_spec, &label, &e) != 0) {
         fail_with(call, &e);
         return;
     }
-    reg_ctx c = ctx_of(r, call);
-    reg_status st;
+    services_ctx c = ctx_of(r, call);
+    services_status st;
     char path[PATH_MAX];
-    int rv = reg_op_status(&c, ops, label, have_spec ? &s : NULL, &st, &e);
+    int rv =
+        services__op_status(&c, ops, label, have_spec ? &s : NULL, &st, &e);
     if (rv == 0)
-        rv = reg_def_path(path, sizeof path, r, ops, label, &e);
+        rv = services__def_path(path, sizeof path, r, ops, label, &e);
     if (rv != 0) {
         fail_with(call, &e);
     } else {
@@ -192,7 +199,7 @@ static void status(void *svc, rpc_call *call, const ProtobufCMessage *request,
         fill_status(call, out, &st);
     }
     if (have_spec)
-        reg_spec_free(&s);
+        services__spec_free(&s);
 }
 
 static const rpc_method methods[] = {
@@ -212,8 +219,8 @@ static const rpc_method methods[] = {
         .request = &tk__v1__service_register_request__descriptor,
         .reply = &tk__v1__service_register_reply__descriptor,
         .kind = RPC_WRITE,
-        .default_timeout_ms = REG_WRITE_TIMEOUT_MS,
-        .ceiling_ms = REG_WRITE_TIMEOUT_MS,
+        .default_timeout_ms = SERVICES_WRITE_TIMEOUT_MS,
+        .ceiling_ms = SERVICES_WRITE_TIMEOUT_MS,
         .handler = register_,
     },
     {
@@ -221,8 +228,8 @@ static const rpc_method methods[] = {
         .request = &tk__v1__service_unregister_request__descriptor,
         .reply = &tk__v1__service_unregister_reply__descriptor,
         .kind = RPC_WRITE,
-        .default_timeout_ms = REG_WRITE_TIMEOUT_MS,
-        .ceiling_ms = REG_WRITE_TIMEOUT_MS,
+        .default_timeout_ms = SERVICES_WRITE_TIMEOUT_MS,
+        .ceiling_ms = SERVICES_WRITE_TIMEOUT_MS,
         .handler = unregister,
     },
     {
@@ -236,7 +243,7 @@ static const rpc_method methods[] = {
     },
 };
 
-int registry_add_service(registry *r, rpc_server *srv, char *err, size_t errlen)
+int services_register(services *r, rpc_server *srv, char *err, size_t errlen)
 {
     return rpc_server_add_service(
         srv, r, methods, sizeof methods / sizeof *methods, err, errlen);

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "locks_int.h"
+#include "orders_int.h"
 
 typedef struct migration {
     int version;
@@ -42,20 +42,20 @@ static const migration migrations[] = {
 /* pg_advisory_xact_lock key: "tkschema" in ASCII. */
 #define MIGRATION_LOCK "8388925601698114913"
 
-static int current_version(locks_tx *tx, int *out)
+static int current_version(orders_tx *tx, int *out)
 {
     PGresult *r = NULL;
-    if (locks__tx_exec(tx, NULL,
-                       "SELECT pg_advisory_xact_lock(" MIGRATION_LOCK "); "
-                       "CREATE TABLE IF NOT EXISTS tk_schema_migrations ("
-                       "  version integer PRIMARY KEY,"
-                       "  name text NOT NULL,"
-                       "  applied_at timestamptz NOT NULL DEFAULT now())",
-                       -1, NULL) != 0 ||
-        locks__tx_exec(tx, &r,
-                       "SELECT coalesce(max(version), 0) "
-                       "FROM tk_schema_migrations",
-                       0, NULL) != 0)
+    if (orders__tx_exec(tx, NULL,
+                        "SELECT pg_advisory_xact_lock(" MIGRATION_LOCK "); "
+                        "CREATE TABLE IF NOT EXISTS tk_schema_migrations ("
+                        "  version integer PRIMARY KEY,"
+                        "  name text NOT NULL,"
+                        "  applied_at timestamptz NOT NULL DEFAULT now())",
+                        -1, NULL) != 0 ||
+        orders__tx_exec(tx, &r,
+                        "SELECT coalesce(max(version), 0) "
+                        "FROM tk_schema_migrations",
+                        0, NULL) != 0)
         return -1;
     const char *text = PQgetvalue(r, 0, 0);
     char *end = NULL;
@@ -65,48 +65,48 @@ static int current_version(locks_tx *tx, int *out)
         end != text && *end == '\0' && errno == 0 && v >= 0 && v <= INT_MAX;
     PQclear(r);
     if (!ok) {
-        tx->err = LOCKS_EINTERNAL;
-        locks__tx_set_message(tx, "tk_schema_migrations holds a version "
-                                  "that is not a non-negative integer");
+        tx->err = ORDERS_EINTERNAL;
+        orders__tx_set_message(tx, "tk_schema_migrations holds a version "
+                                   "that is not a non-negative integer");
         return -1;
     }
     *out = (int)v;
     return 0;
 }
 
-static int apply(locks_tx *tx, const migration *m)
+static int apply(orders_tx *tx, const migration *m)
 {
     char version[16];
     snprintf(version, sizeof version, "%d", m->version);
     const char *const params[] = { version, m->name };
-    if (locks__tx_exec(tx, NULL, m->sql, -1, NULL) != 0 ||
-        locks__tx_exec(tx, NULL,
-                       "INSERT INTO tk_schema_migrations (version, name) "
-                       "VALUES ($1, $2)",
-                       2, params) != 0)
+    if (orders__tx_exec(tx, NULL, m->sql, -1, NULL) != 0 ||
+        orders__tx_exec(tx, NULL,
+                        "INSERT INTO tk_schema_migrations (version, name) "
+                        "VALUES ($1, $2)",
+                        2, params) != 0)
         return -1;
-    rpc_log(RPC_LOG_INFO, "locks: schema migration %d (%s) applied", m->version,
-            m->name);
+    rpc_log(RPC_LOG_INFO, "orders: schema migration %d (%s) applied",
+            m->version, m->name);
     return 0;
 }
 
-int locks__migrate(locks_tx *tx)
+int orders__migrate(orders_tx *tx)
 {
     const size_t n = sizeof migrations / sizeof migrations[0];
     int have = 0;
-    if (locks__tx_begin_statement(tx) != 0 || current_version(tx, &have) != 0)
+    if (orders__tx_begin_statement(tx) != 0 || current_version(tx, &have) != 0)
         return -1;
     for (size_t i = 0; i < n; i++)
         if (migrations[i].version > have && apply(tx, &migrations[i]) != 0)
             return -1;
     if (have > migrations[n - 1].version)
         rpc_log(RPC_LOG_WARN,
-                "locks: the schema is at version %d, newer than this tkd "
+                "orders: the schema is at version %d, newer than this tkd "
                 "knows (%d)",
                 have, migrations[n - 1].version);
     if (have >= migrations[n - 1].version) {
         /* Nothing written: end the transaction without a commit. */
-        return locks__tx_exec(tx, NULL, "ROLLBACK", -1, NULL);
+        return orders__tx_exec(tx, NULL, "ROLLBACK", -1, NULL);
     }
-    return locks__tx_commit(tx);
+    return orders__tx_commit(tx);
 }

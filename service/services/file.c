@@ -10,16 +10,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "registry_int.h"
+#include "services_int.h"
 
-int reg_file_read(reg_buf *out, const char *path)
+int services__file_read(services_buf *out, const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
     char chunk[8192];
     ssize_t n;
-    reg_buf_add(out, "", 0);
+    services__buf_add(out, "", 0);
     while ((n = read(fd, chunk, sizeof chunk)) != 0) {
         if (n < 0) {
             if (errno == EINTR)
@@ -28,26 +28,27 @@ int reg_file_read(reg_buf *out, const char *path)
             close(fd);
             return -err;
         }
-        reg_buf_add(out, chunk, (size_t)n);
+        services__buf_add(out, chunk, (size_t)n);
     }
     close(fd);
     return 0;
 }
 
-static int fail_errno(reg_error *e, int err, const char *what, const char *path)
+static int fail_errno(services_error *e, int err, const char *what,
+                      const char *path)
 {
     char ebuf[128];
     if (rpc_fds_exhausted(err))
-        return reg_fail_fds(e, err, "%s %.1024s: %s", what, path,
-                            reg_strerror(err, ebuf, sizeof ebuf));
-    return reg_fail(
+        return services__fail_fds(e, err, "%s %.1024s: %s", what, path,
+                                  services__strerror(err, ebuf, sizeof ebuf));
+    return services__fail(
         e, err == EACCES || err == EPERM ? RPC_PERMISSION_DENIED : RPC_INTERNAL,
         "INSTALL_FAILED", "%s %.1024s: %s", what, path,
-        reg_strerror(err, ebuf, sizeof ebuf));
+        services__strerror(err, ebuf, sizeof ebuf));
 }
 
 /* mkdir -p of path's directory (0755 for what it creates). */
-static int make_parents(const char *path, reg_error *e)
+static int make_parents(const char *path, services_error *e)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
@@ -68,7 +69,7 @@ static int make_parents(const char *path, reg_error *e)
     }
 }
 
-static int sync_dir_of(const char *path, reg_error *e)
+static int sync_dir_of(const char *path, services_error *e)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
@@ -84,7 +85,7 @@ static int sync_dir_of(const char *path, reg_error *e)
     return rv;
 }
 
-static int write_all(int fd, const reg_buf *content)
+static int write_all(int fd, const services_buf *content)
 {
     size_t off = 0;
     while (off < content->len) {
@@ -99,8 +100,8 @@ static int write_all(int fd, const reg_buf *content)
     return 0;
 }
 
-int reg_file_stage(reg_staged *st, const char *path, const reg_buf *content,
-                   reg_error *e)
+int services__file_stage(services_staged *st, const char *path,
+                         const services_buf *content, services_error *e)
 {
     memset(st, 0, sizeof *st);
     snprintf(st->path, sizeof st->path, "%s", path);
@@ -111,8 +112,8 @@ int reg_file_stage(reg_staged *st, const char *path, const reg_buf *content,
     int n = snprintf(st->tmp, sizeof st->tmp, "%.*s/.%s.XXXXXX",
                      (int)(base - path), path, base + 1);
     if (n < 0 || (size_t)n >= sizeof st->tmp)
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "INSTALL_FAILED",
-                        "path too long: %.1024s", path);
+        return services__fail(e, RPC_INVALID_ARGUMENT, "INSTALL_FAILED",
+                              "path too long: %.1024s", path);
     int fd = mkostemp(st->tmp, O_CLOEXEC);
     if (fd < 0)
         return fail_errno(e, errno, "cannot create a file next to", path);
@@ -126,31 +127,31 @@ int reg_file_stage(reg_staged *st, const char *path, const reg_buf *content,
     if (close(fd) != 0 && err == 0)
         err = -errno;
     if (err != 0) {
-        reg_file_discard(st);
+        services__file_discard(st);
         return fail_errno(e, -err, "cannot write", st->tmp);
     }
     return 0;
 }
 
-int reg_file_commit(reg_staged *st, reg_error *e)
+int services__file_commit(services_staged *st, services_error *e)
 {
     if (rename(st->tmp, st->path) != 0) {
         int err = errno;
-        reg_file_discard(st);
+        services__file_discard(st);
         return fail_errno(e, err, "cannot rename over", st->path);
     }
     st->pending = false;
     return sync_dir_of(st->path, e);
 }
 
-void reg_file_discard(reg_staged *st)
+void services__file_discard(services_staged *st)
 {
     if (st->pending)
         unlink(st->tmp);
     st->pending = false;
 }
 
-int reg_file_remove(const char *path, bool *removed, reg_error *e)
+int services__file_remove(const char *path, bool *removed, services_error *e)
 {
     *removed = false;
     if (unlink(path) != 0) {

@@ -1,4 +1,4 @@
-/* Small helpers of the registry: a growable string, the error record and
+/* Small helpers of the Services module: a growable string, the error record and
  * the warnings of a result. */
 #include <errno.h>
 #include <limits.h>
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry_int.h"
+#include "services_int.h"
 
-void reg_buf_add(reg_buf *b, const char *s, size_t n)
+void services__buf_add(services_buf *b, const char *s, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -26,12 +26,12 @@ void reg_buf_add(reg_buf *b, const char *s, size_t n)
     b->data[b->len] = '\0';
 }
 
-void reg_buf_puts(reg_buf *b, const char *s)
+void services__buf_puts(services_buf *b, const char *s)
 {
-    reg_buf_add(b, s, strlen(s));
+    services__buf_add(b, s, strlen(s));
 }
 
-void reg_buf_printf(reg_buf *b, const char *fmt, ...)
+void services__buf_printf(services_buf *b, const char *fmt, ...)
 {
     char small[512];
     va_list ap;
@@ -41,7 +41,7 @@ void reg_buf_printf(reg_buf *b, const char *fmt, ...)
     if (n < 0)
         return;
     if ((size_t)n < sizeof small) {
-        reg_buf_add(b, small, (size_t)n);
+        services__buf_add(b, small, (size_t)n);
         return;
     }
     char *big = malloc((size_t)n + 1);
@@ -50,31 +50,32 @@ void reg_buf_printf(reg_buf *b, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    reg_buf_add(b, big, (size_t)n);
+    services__buf_add(b, big, (size_t)n);
     free(big);
 }
 
-void reg_buf_free(reg_buf *b)
+void services__buf_free(services_buf *b)
 {
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }
 
-bool reg_buf_equal(const reg_buf *a, const reg_buf *b)
+bool services__buf_equal(const services_buf *a, const services_buf *b)
 {
     return a->len == b->len &&
            (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
 }
 
-int reg_fail(reg_error *e, rpc_code code, const char *reason, const char *fmt,
-             ...)
+int services__fail(services_error *e, rpc_code code, const char *reason,
+                   const char *fmt, ...)
 {
     e->code = code;
     e->reason = reason;
     e->stopped = false;
     e->fds_errno = 0;
-    e->output[0] = '\0'; /* reg_keep_output fills it after, when a tool spoke */
+    e->output[0] =
+        '\0'; /* services__keep_output fills it after, when a tool spoke */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(e->message, sizeof e->message, fmt, ap);
@@ -82,7 +83,7 @@ int reg_fail(reg_error *e, rpc_code code, const char *reason, const char *fmt,
     return -1;
 }
 
-int reg_fail_fds(reg_error *e, int err, const char *fmt, ...)
+int services__fail_fds(services_error *e, int err, const char *fmt, ...)
 {
     e->code = RPC_RESOURCE_EXHAUSTED;
     e->reason = RPC_R_TOO_MANY_OPEN_FILES;
@@ -96,7 +97,7 @@ int reg_fail_fds(reg_error *e, int err, const char *fmt, ...)
     return -1;
 }
 
-int reg_atoi(const char *s, int def)
+int services__atoi(const char *s, int def)
 {
     char *end;
     errno = 0;
@@ -106,22 +107,22 @@ int reg_atoi(const char *s, int def)
     return (int)v;
 }
 
-const char *reg_strerror(int err, char *buf, size_t len)
+const char *services__strerror(int err, char *buf, size_t len)
 {
     return strerror_r(err, buf, len); /* the GNU one: returns the text */
 }
 
-int reg_stop(reg_error *e, const char *what)
+int services__stop(services_error *e, const char *what)
 {
-    reg_fail(e, RPC_DEADLINE_EXCEEDED, "WRITE_TIMEOUT",
-             "stopped before %s: the call's time is up", what);
+    services__fail(e, RPC_DEADLINE_EXCEEDED, "WRITE_TIMEOUT",
+                   "stopped before %s: the call's time is up", what);
     e->stopped = true;
     return -1;
 }
 
-void reg_warn(reg_result *res, const char *fmt, ...)
+void services__warn(services_result *res, const char *fmt, ...)
 {
-    if (res->n_warnings == REG_MAX_WARNINGS)
+    if (res->n_warnings == SERVICES_MAX_WARNINGS)
         return;
     va_list ap;
     va_start(ap, fmt);

@@ -1,4 +1,4 @@
-/* The registry and its operations, shared by the tk.v1.Services handlers
+/* The Services module and its operations, shared by the tk.v1.Services handlers
  * and by `tkd install`: render, lock the label, let the backend compare
  * and act. */
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "registry_int.h"
+#include "services_int.h"
 
 static void set_err(char *err, size_t errlen, const char *msg)
 {
@@ -26,7 +26,7 @@ static const char *env_or(const char *given, const char *var)
 
 /* The user's name (for loginctl's advice and the linger marker) and, into
  * pw_home, the home directory the password database gives. */
-static void user_lookup(registry *r, char *pw_home, size_t len)
+static void user_lookup(services *r, char *pw_home, size_t len)
 {
     struct passwd pw;
     struct passwd *found = NULL;
@@ -47,7 +47,7 @@ static void user_lookup(registry *r, char *pw_home, size_t len)
 
 /* Without a home directory the directories stay "" and every operation
  * that needs one fails (NO_HOME); tkd still serves everything else. */
-static void set_dirs(registry *r, const registry_config *cfg,
+static void set_dirs(services *r, const services_config *cfg,
                      const char *pw_home)
 {
     const char *rt = env_or(cfg->runtime_dir, "XDG_RUNTIME_DIR");
@@ -74,14 +74,14 @@ static void set_dirs(registry *r, const registry_config *cfg,
         r->agents_dir[0] = r->units_dir[0] = '\0'; /* too long: none */
 }
 
-int registry_new(registry **out, const registry_config *cfg, char *err,
+int services_new(services **out, const services_config *cfg, char *err,
                  size_t errlen)
 {
     *out = NULL;
-    registry_config none = { 0 };
+    services_config none = { 0 };
     if (cfg == NULL)
         cfg = &none;
-    registry *r = calloc(1, sizeof *r);
+    services *r = calloc(1, sizeof *r);
     if (r == NULL) {
         set_err(err, errlen, "out of memory");
         return -ENOMEM;
@@ -92,113 +92,118 @@ int registry_new(registry **out, const registry_config *cfg, char *err,
     set_dirs(r, cfg, pw_home);
     const char *path = env_or(cfg->path, "PATH");
     path = path != NULL ? path : "/usr/bin:/bin";
-    reg_find_tool(r->launchctl, sizeof r->launchctl, "launchctl", path);
-    reg_find_tool(r->plutil, sizeof r->plutil, "plutil", path);
-    reg_find_tool(r->systemctl, sizeof r->systemctl, "systemctl", path);
-    reg_find_tool(r->loginctl, sizeof r->loginctl, "loginctl", path);
+    services__find_tool(r->launchctl, sizeof r->launchctl, "launchctl", path);
+    services__find_tool(r->plutil, sizeof r->plutil, "plutil", path);
+    services__find_tool(r->systemctl, sizeof r->systemctl, "systemctl", path);
+    services__find_tool(r->loginctl, sizeof r->loginctl, "loginctl", path);
     r->gone_wait_ms =
-        cfg->gone_wait_ms != 0 ? cfg->gone_wait_ms : REG_GONE_WAIT_MS;
-    reg_locks_init(r);
+        cfg->gone_wait_ms != 0 ? cfg->gone_wait_ms : SERVICES_GONE_WAIT_MS;
+    services__locks_init(r);
     *out = r;
     return 0;
 }
 
-void registry_free(registry *r)
+void services_free(services *r)
 {
     if (r == NULL)
         return;
-    reg_locks_destroy(r);
+    services__locks_destroy(r);
     free(r);
 }
 
-const reg_backend_ops *reg_backend_for(int kind, reg_error *e)
+const services_backend_ops *services__backend_for(int kind, services_error *e)
 {
     switch (kind) {
-    case REG_AUTO:
+    case SERVICES_AUTO:
 #ifdef __APPLE__
-        return &reg_launchd_ops;
+        return &services__launchd_ops;
 #else
-        return &reg_systemd_ops;
+        return &services__systemd_ops;
 #endif
-    case REG_LAUNCHD:
-        return &reg_launchd_ops;
-    case REG_SYSTEMD:
-        return &reg_systemd_ops;
+    case SERVICES_LAUNCHD:
+        return &services__launchd_ops;
+    case SERVICES_SYSTEMD:
+        return &services__systemd_ops;
     default:
-        reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_BACKEND",
-                 "backend: unknown value %d (AUTO, LAUNCHD or SYSTEMD)", kind);
+        services__fail(e, RPC_INVALID_ARGUMENT, "BAD_BACKEND",
+                       "backend: unknown value %d (AUTO, LAUNCHD or SYSTEMD)",
+                       kind);
         return NULL;
     }
 }
 
-int reg_def_path(char *out, size_t len, const registry *r,
-                 const reg_backend_ops *ops, const char *label, reg_error *e)
+int services__def_path(char *out, size_t len, const services *r,
+                       const services_backend_ops *ops, const char *label,
+                       services_error *e)
 {
     if (ops->dir(r)[0] == '\0')
-        return reg_fail(e, RPC_FAILED_PRECONDITION, "NO_HOME",
-                        "tkd has no home directory (HOME, absolute) to keep "
-                        "service definitions in");
+        return services__fail(
+            e, RPC_FAILED_PRECONDITION, "NO_HOME",
+            "tkd has no home directory (HOME, absolute) to keep "
+            "service definitions in");
     int n = snprintf(out, len, "%s/%s%s", ops->dir(r), label, ops->suffix);
     if (n < 0 || (size_t)n >= len)
-        return reg_fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
-                        "the definition's path would be too long");
+        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
+                              "the definition's path would be too long");
     return 0;
 }
 
-int reg_op_register(const reg_ctx *c, const reg_backend_ops *ops,
-                    const reg_spec *s, reg_result *res, reg_error *e)
+int services__op_register(const services_ctx *c,
+                          const services_backend_ops *ops,
+                          const services_spec *s, services_result *res,
+                          services_error *e)
 {
     memset(res, 0, sizeof *res);
     char path[PATH_MAX];
-    if (reg_def_path(path, sizeof path, c->r, ops, s->label, e) != 0)
+    if (services__def_path(path, sizeof path, c->r, ops, s->label, e) != 0)
         return -1;
-    reg_buf def = { 0 };
+    services_buf def = { 0 };
     ops->render(&def, s);
-    int rv = reg_label_lock(c->r, s->label, c->deadline_ns, e);
+    int rv = services__label_lock(c->r, s->label, c->deadline_ns, e);
     if (rv == 0) {
         rv = ops->apply(c, s, path, &def, res, e);
-        reg_label_unlock(c->r, s->label);
+        services__label_unlock(c->r, s->label);
     }
-    reg_buf_free(&def);
+    services__buf_free(&def);
     return rv;
 }
 
-int reg_op_unregister(const reg_ctx *c, const reg_backend_ops *ops,
-                      const char *label, bool *removed, bool *unloaded,
-                      reg_error *e)
+int services__op_unregister(const services_ctx *c,
+                            const services_backend_ops *ops, const char *label,
+                            bool *removed, bool *unloaded, services_error *e)
 {
     *removed = *unloaded = false;
     char path[PATH_MAX];
-    if (reg_def_path(path, sizeof path, c->r, ops, label, e) != 0 ||
-        reg_label_lock(c->r, label, c->deadline_ns, e) != 0)
+    if (services__def_path(path, sizeof path, c->r, ops, label, e) != 0 ||
+        services__label_lock(c->r, label, c->deadline_ns, e) != 0)
         return -1;
     int rv = ops->unregister(c, label, path, removed, unloaded, e);
-    reg_label_unlock(c->r, label);
+    services__label_unlock(c->r, label);
     return rv;
 }
 
-int reg_op_status(const reg_ctx *c, const reg_backend_ops *ops,
-                  const char *label, const reg_spec *spec, reg_status *st,
-                  reg_error *e)
+int services__op_status(const services_ctx *c, const services_backend_ops *ops,
+                        const char *label, const services_spec *spec,
+                        services_status *st, services_error *e)
 {
     memset(st, 0, sizeof *st);
     char path[PATH_MAX];
-    if (reg_def_path(path, sizeof path, c->r, ops, label, e) != 0)
+    if (services__def_path(path, sizeof path, c->r, ops, label, e) != 0)
         return -1;
-    reg_loaded ld = { 0 };
+    services_loaded ld = { 0 };
     if (ops->status(c, label, st, &ld, e) != 0)
         return -1;
-    reg_buf cur = { 0 };
-    st->installed = reg_file_read(&cur, path) == 0;
+    services_buf cur = { 0 };
+    st->installed = services__file_read(&cur, path) == 0;
     if (spec != NULL) {
-        reg_buf def = { 0 };
+        services_buf def = { 0 };
         ops->render(&def, spec);
         st->up_to_date =
-            st->installed && reg_buf_equal(&cur, &def) && ld.in_effect;
-        reg_buf_free(&def);
+            st->installed && services__buf_equal(&cur, &def) && ld.in_effect;
+        services__buf_free(&def);
     } else {
         st->up_to_date = st->installed && ld.loaded && ld.file_fresh;
     }
-    reg_buf_free(&cur);
+    services__buf_free(&cur);
     return 0;
 }

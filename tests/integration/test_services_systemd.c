@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "registry_fx.h"
+#include "services_fx.h"
 #include "support.h"
 
 static int setup_no_runtime(void **state)
@@ -324,7 +324,7 @@ static void test_linger_marker_without_loginctl(void **state)
     spec_v(&s, "demo", "v1");
     assert_int_equal(linger_warnings(f, &s, A_INSTALLED), 1);
     /* logind's marker: /var/lib/systemd/linger/<user> (here the
-     * fixture's directory), named as the registry names the user */
+     * fixture's directory), named as the module names the user */
     struct passwd pw;
     struct passwd *found = NULL;
     char buf[4096];
@@ -398,5 +398,5 @@ int main(void)
                                         setup_no_loginctl, fx_teardown),
         T(test_status_and_unregister),
     };
-    return cmocka_run_group_tests_name("registry-systemd", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("services-systemd", tests, NULL, NULL);
 }

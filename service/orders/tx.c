@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "locks_int.h"
+#include "orders_int.h"
 
 /* PQcancel + drain + ROLLBACK after the call stopped: past this, the
  * connection is discarded instead. */
-#define CLEANUP_NS (2000 * LOCKS_MS)
+#define CLEANUP_NS (2000 * ORDERS_MS)
 /* How long a COMMIT may take past the deadline before its outcome is
- * declared unknown (it is never cancelled: see locks__tx_commit). */
-#define COMMIT_GRACE_NS (5000 * LOCKS_MS)
+ * declared unknown (it is never cancelled: see orders__tx_commit). */
+#define COMMIT_GRACE_NS (5000 * ORDERS_MS)
 
 typedef enum await_rv {
     AWAIT_READY,   /* a result can be read without blocking */
@@ -25,7 +25,7 @@ typedef enum await_rv {
 
 /* Flushes what libpq holds (the connection is non-blocking) and reads
  * until PQgetResult will not block. */
-static await_rv await_result(const locks_tx *tx, bool follow, int64_t until)
+static await_rv await_result(const orders_tx *tx, bool follow, int64_t until)
 {
     PGconn *pg = tx->conn->pg;
     for (;;) {
@@ -40,7 +40,7 @@ static await_rv await_result(const locks_tx *tx, bool follow, int64_t until)
         };
         if (pfd.fd < 0)
             return AWAIT_DOWN;
-        int n = locks__wait_fd(tx, &pfd, follow, until);
+        int n = orders__wait_fd(tx, &pfd, follow, until);
         if (n == 0)
             return AWAIT_STOPPED;
         if (n < 0)
@@ -53,7 +53,7 @@ static await_rv await_result(const locks_tx *tx, bool follow, int64_t until)
 
 /* Reads every result of what was sent, to the end (PQgetResult NULL).
  * *out: the first error, else the last result. */
-static await_rv collect(const locks_tx *tx, bool follow, int64_t until,
+static await_rv collect(const orders_tx *tx, bool follow, int64_t until,
                         PGresult **out)
 {
     PGresult *keep = NULL;
@@ -80,7 +80,7 @@ static await_rv collect(const locks_tx *tx, bool follow, int64_t until,
 
 /* libpq's messages span lines ("...\n\tIs the server running...?\n");
  * a status message is one line. */
-void locks__tx_set_message(locks_tx *tx, const char *msg)
+void orders__tx_set_message(orders_tx *tx, const char *msg)
 {
     size_t n = 0;
     bool space = false;
@@ -100,25 +100,25 @@ void locks__tx_set_message(locks_tx *tx, const char *msg)
     tx->message[n] = '\0';
 }
 
-static int fail_down(locks_tx *tx, locks_err err)
+static int fail_down(orders_tx *tx, orders_err err)
 {
     tx->err = err;
-    locks__tx_set_message(tx, PQerrorMessage(tx->conn->pg));
+    orders__tx_set_message(tx, PQerrorMessage(tx->conn->pg));
     if (tx->message[0] == '\0')
-        locks__tx_set_message(tx, "the connection to the database was lost");
-    locks__conn_discard(tx->conn);
+        orders__tx_set_message(tx, "the connection to the database was lost");
+    orders__conn_discard(tx->conn);
     return -1;
 }
 
-static int fail_result(locks_tx *tx, PGresult *r)
+static int fail_result(orders_tx *tx, PGresult *r)
 {
-    tx->err = LOCKS_ESQL;
+    tx->err = ORDERS_ESQL;
     const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
     snprintf(tx->sqlstate, sizeof tx->sqlstate, "%s",
              state != NULL ? state : "");
     const char *primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-    locks__tx_set_message(tx,
-                          primary != NULL ? primary : PQresultErrorMessage(r));
+    orders__tx_set_message(tx,
+                           primary != NULL ? primary : PQresultErrorMessage(r));
     PQclear(r);
     return -1;
 }
@@ -147,7 +147,7 @@ static int fail_result(locks_tx *tx, PGresult *r)
  * vanished, up to the kernel's TCP connect timeout. libpq 17's
  * PQcancelStart would let it join the poll loop; Debian 12 has libpq 15.
  */
-static void stop_statement(locks_tx *tx)
+static void stop_statement(orders_tx *tx)
 {
     int64_t t0 = rpc_now_ns();
     char errbuf[256] = "";
@@ -162,34 +162,34 @@ static void stop_statement(locks_tx *tx)
         PQclear(r);
     } else {
         rpc_log(RPC_LOG_WARN,
-                "locks: PQcancel failed (%s); discarding the "
+                "orders: PQcancel failed (%s); discarding the "
                 "connection",
                 errbuf);
     }
     if (!clean)
-        locks__conn_discard(tx->conn);
+        orders__conn_discard(tx->conn);
     tx->cleanup_ns += rpc_now_ns() - t0;
 }
 
 /* Waits for the statement just sent and checks its result. follow: the
  * call's cancel and deadline stop it (every statement before COMMIT). */
-static int finish_statement(locks_tx *tx, bool follow, int64_t until,
+static int finish_statement(orders_tx *tx, bool follow, int64_t until,
                             PGresult **out)
 {
     PGresult *r = NULL;
     await_rv w = collect(tx, follow, until, &r);
     if (w == AWAIT_STOPPED && follow) {
         stop_statement(tx);
-        tx->err = LOCKS_ESTOPPED;
+        tx->err = ORDERS_ESTOPPED;
         return -1;
     }
     if (w != AWAIT_READY || PQstatus(tx->conn->pg) != CONNECTION_OK) {
         PQclear(r);
-        return fail_down(tx, LOCKS_EDOWN);
+        return fail_down(tx, ORDERS_EDOWN);
     }
     if (r == NULL) {
-        tx->err = LOCKS_EINTERNAL;
-        locks__tx_set_message(tx, "the database sent no result");
+        tx->err = ORDERS_EINTERNAL;
+        orders__tx_set_message(tx, "the database sent no result");
         return -1;
     }
     ExecStatusType st = PQresultStatus(r);
@@ -202,17 +202,17 @@ static int finish_statement(locks_tx *tx, bool follow, int64_t until,
     return 0;
 }
 
-int locks__tx_exec(locks_tx *tx, PGresult **out, const char *sql, int n_params,
-                   const char *const *params)
+int orders__tx_exec(orders_tx *tx, PGresult **out, const char *sql,
+                    int n_params, const char *const *params)
 {
     if (out != NULL)
         *out = NULL;
-    if (tx->err != LOCKS_OK)
+    if (tx->err != ORDERS_OK)
         return -1;
     if (tx->call != NULL && rpc_call_cause(tx->call) != RPC_CAUSE_NONE) {
         /* Not sent at all: a cancel sent right after a statement can reach
          * the server before the statement does, and then it is lost. */
-        tx->err = LOCKS_ESTOPPED;
+        tx->err = ORDERS_ESTOPPED;
         return -1;
     }
     PGconn *pg = tx->conn->pg;
@@ -220,7 +220,7 @@ int locks__tx_exec(locks_tx *tx, PGresult **out, const char *sql, int n_params,
                             : PQsendQueryParams(pg, sql, n_params, NULL, params,
                                                 NULL, NULL, 0);
     if (!sent)
-        return fail_down(tx, LOCKS_EDOWN);
+        return fail_down(tx, ORDERS_EDOWN);
     return finish_statement(tx, true, INT64_MAX, out);
 }
 
@@ -237,15 +237,15 @@ int locks__tx_exec(locks_tx *tx, PGresult **out, const char *sql, int n_params,
  * READ COMMITTED is explicit: the row-lock scheme relies on its re-check
  * of the latest row version after a lock wait.
  */
-int locks__tx_begin_statement(locks_tx *tx)
+int orders__tx_begin_statement(orders_tx *tx)
 {
     char sql[256];
     tx->lock_timeout_ms = 0;
     if (!atomic_load(&tx->svc->server_timeouts)) {
-        return locks__tx_exec(tx, NULL, "BEGIN ISOLATION LEVEL READ COMMITTED",
-                              -1, NULL);
+        return orders__tx_exec(tx, NULL, "BEGIN ISOLATION LEVEL READ COMMITTED",
+                               -1, NULL);
     }
-    int64_t left = (tx->deadline - rpc_now_ns()) / LOCKS_MS;
+    int64_t left = (tx->deadline - rpc_now_ns()) / ORDERS_MS;
     int64_t margin = left / 10;
     if (margin < 20)
         margin = 20;
@@ -253,7 +253,7 @@ int locks__tx_begin_statement(locks_tx *tx)
         margin = 1000;
     int64_t lock_ms = left - margin, stmt_ms = left - margin / 2;
     uint32_t fixed_lock = atomic_load(&tx->svc->test_lock_ms);
-    if (fixed_lock > 0) { /* tests only: locks__test_set_timeouts */
+    if (fixed_lock > 0) { /* tests only: orders__test_set_timeouts */
         lock_ms = fixed_lock;
         stmt_ms = atomic_load(&tx->svc->test_stmt_ms);
     }
@@ -268,40 +268,40 @@ int locks__tx_begin_statement(locks_tx *tx)
              "SELECT set_config('lock_timeout', '%lldms', true), "
              "set_config('statement_timeout', '%lldms', true)",
              (long long)lock_ms, (long long)stmt_ms);
-    return locks__tx_exec(tx, NULL, sql, -1, NULL);
+    return orders__tx_exec(tx, NULL, sql, -1, NULL);
 }
 
-int locks__tx_begin(locks_tx *tx, locks_service *svc, rpc_call *call,
-                    int64_t deadline)
+int orders__tx_begin(orders_tx *tx, orders *svc, rpc_call *call,
+                     int64_t deadline)
 {
     memset(tx, 0, sizeof *tx);
     tx->svc = svc;
     tx->call = call;
     tx->deadline = call != NULL ? rpc_call_deadline(call) : deadline;
-    if (locks__pool_checkout(tx) != 0)
+    if (orders__pool_checkout(tx) != 0)
         return -1;
     for (int attempt = 0;; attempt++) {
         bool reused = tx->conn->pg != NULL;
-        if (!reused && locks__conn_open(tx) != 0)
+        if (!reused && orders__conn_open(tx) != 0)
             return -1;
-        if (!reused && locks__migrate(tx) != 0) {
+        if (!reused && orders__migrate(tx) != 0) {
             /* Never pooled unmigrated: the next call migrates again. */
-            locks__conn_discard(tx->conn);
+            orders__conn_discard(tx->conn);
             return -1;
         }
-        if (locks__tx_begin_statement(tx) == 0)
+        if (orders__tx_begin_statement(tx) == 0)
             return 0;
         /* A pooled connection that died while it sat idle (the server
          * restarted) fails its first statement; nothing of this call has
          * run, so one fresh connection may be tried. */
-        if (!reused || tx->err != LOCKS_EDOWN || attempt > 0)
+        if (!reused || tx->err != ORDERS_EDOWN || attempt > 0)
             return -1;
         rpc_log(RPC_LOG_INFO,
-                "locks: a pooled connection was lost (%s); "
+                "orders: a pooled connection was lost (%s); "
                 "reconnecting",
                 tx->message);
-        locks__conn_discard(tx->conn);
-        tx->err = LOCKS_OK;
+        orders__conn_discard(tx->conn);
+        tx->err = ORDERS_OK;
     }
 }
 
@@ -312,18 +312,18 @@ int locks__tx_begin(locks_tx *tx, locks_service *svc, rpc_call *call,
  * It is waited for up to COMMIT_GRACE_NS past the deadline; past that, or
  * if the connection breaks, the outcome is unknown and said so.
  */
-int locks__tx_commit(locks_tx *tx)
+int orders__tx_commit(orders_tx *tx)
 {
-    if (tx->err != LOCKS_OK)
+    if (tx->err != ORDERS_OK)
         return -1;
     /* From here rpc answers a Cancel with WRITE_CONTINUES and the reply
      * says write_completed; a cancel that came first rolls back instead. */
     if (tx->call != NULL && rpc_call_commit_point(tx->call) != RPC_CAUSE_NONE) {
-        tx->err = LOCKS_ESTOPPED; /* locks__tx_end rolls back */
+        tx->err = ORDERS_ESTOPPED; /* orders__tx_end rolls back */
         return -1;
     }
     if (!PQsendQuery(tx->conn->pg, "COMMIT"))
-        return fail_down(tx, LOCKS_EDOWN); /* nothing sent: not committed */
+        return fail_down(tx, ORDERS_EDOWN); /* nothing sent: not committed */
     int64_t from = rpc_now_ns();
     if (tx->deadline > from)
         from = tx->deadline;
@@ -331,29 +331,29 @@ int locks__tx_commit(locks_tx *tx)
     await_rv w = collect(tx, false, from + COMMIT_GRACE_NS, &r);
     if (w != AWAIT_READY || PQstatus(tx->conn->pg) != CONNECTION_OK) {
         PQclear(r);
-        return fail_down(tx, LOCKS_ECOMMIT_UNKNOWN);
+        return fail_down(tx, ORDERS_ECOMMIT_UNKNOWN);
     }
     if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK) {
         if (r != NULL)
             return fail_result(tx, r);
-        tx->err = LOCKS_EINTERNAL;
-        locks__tx_set_message(tx, "COMMIT got no result");
+        tx->err = ORDERS_EINTERNAL;
+        orders__tx_set_message(tx, "COMMIT got no result");
         return -1;
     }
     /* COMMIT of a failed transaction succeeds with the tag ROLLBACK. */
     bool committed = strcmp(PQcmdStatus(r), "COMMIT") == 0;
     PQclear(r);
     if (!committed) {
-        tx->err = LOCKS_EINTERNAL;
-        locks__tx_set_message(tx, "the transaction was rolled back at COMMIT");
+        tx->err = ORDERS_EINTERNAL;
+        orders__tx_set_message(tx, "the transaction was rolled back at COMMIT");
         return -1;
     }
     return 0;
 }
 
-void locks__tx_end(locks_tx *tx)
+void orders__tx_end(orders_tx *tx)
 {
-    locks_conn *c = tx->conn;
+    orders_conn *c = tx->conn;
     if (c == NULL)
         return;
     PGTransactionStatusType ts =
@@ -366,11 +366,11 @@ void locks__tx_end(locks_tx *tx)
                   r != NULL && PQresultStatus(r) == PGRES_COMMAND_OK;
         PQclear(r);
         if (!ok)
-            locks__conn_discard(c);
+            orders__conn_discard(c);
         tx->cleanup_ns += rpc_now_ns() - t0;
     }
     /* Back to the pool idle, or discarded (checkin checks again). */
-    locks__pool_checkin(&tx->svc->pool, c);
+    orders__pool_checkin(&tx->svc->pool, c);
     tx->conn = NULL;
 }
 
@@ -409,7 +409,7 @@ static const sqlstate_status sqlstates[] = {
 
 #define DB_RETRY_AFTER_MS 1000u
 
-static void fail_sql(const locks_tx *tx, rpc_call *call)
+static void fail_sql(const orders_tx *tx, rpc_call *call)
 {
     const sqlstate_status *m = NULL;
     for (size_t i = 0; i < sizeof sqlstates / sizeof sqlstates[0]; i++) {
@@ -435,24 +435,24 @@ static void fail_sql(const locks_tx *tx, rpc_call *call)
         rpc_call_set_retry_after(call, DB_RETRY_AFTER_MS);
 }
 
-void locks__tx_fail(const locks_tx *tx, rpc_call *call)
+void orders__tx_fail(const orders_tx *tx, rpc_call *call)
 {
-    uint32_t cleanup_ms = (uint32_t)(tx->cleanup_ns / LOCKS_MS);
+    uint32_t cleanup_ms = (uint32_t)(tx->cleanup_ns / ORDERS_MS);
     switch (tx->err) {
-    case LOCKS_ESTOPPED:
+    case ORDERS_ESTOPPED:
         if (rpc_call_fail_stopped(call) == RPC_CAUSE_DEADLINE && tx->pool_wait)
             rpc_call_fail(call, RPC_DEADLINE_EXCEEDED, "DB_POOL_BUSY", "%s",
                           tx->message);
         rpc_call_set_cleanup(call, false, cleanup_ms);
         break;
-    case LOCKS_EDOWN:
+    case ORDERS_EDOWN:
         rpc_call_fail(call, RPC_UNAVAILABLE, "DB_UNAVAILABLE",
                       "PostgreSQL cannot be reached; nothing was committed: "
                       "%s",
                       tx->message);
         rpc_call_set_retry_after(call, DB_RETRY_AFTER_MS);
         break;
-    case LOCKS_EFDS:
+    case ORDERS_EFDS:
         rpc_call_fail_fds(call,
                           strstr(tx->message, strerrordesc_np(ENFILE)) != NULL
                               ? ENFILE
@@ -461,17 +461,17 @@ void locks__tx_fail(const locks_tx *tx, rpc_call *call)
                           "%s",
                           tx->message);
         break;
-    case LOCKS_ECOMMIT_UNKNOWN:
+    case ORDERS_ECOMMIT_UNKNOWN:
         rpc_call_fail(call, RPC_UNKNOWN, "COMMIT_UNKNOWN",
                       "the connection was lost while COMMIT was in flight; "
                       "whether it committed is unknown: %s",
                       tx->message);
         break;
-    case LOCKS_ESQL:
+    case ORDERS_ESQL:
         fail_sql(tx, call);
         break;
-    case LOCKS_EINTERNAL:
-    case LOCKS_OK:
+    case ORDERS_EINTERNAL:
+    case ORDERS_OK:
     default:
         rpc_call_fail(call, RPC_INTERNAL, "DB_ERROR", "%s", tx->message);
         break;

@@ -12,11 +12,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "registry_int.h"
+#include "services_int.h"
 
 typedef struct sd_op {
-    const reg_ctx *c;
-    char unit[REG_LABEL_MAX + 16];
+    const services_ctx *c;
+    char unit[SERVICES_LABEL_MAX + 16];
     char env_rt[PATH_MAX + 32];
 } sd_op;
 
@@ -30,27 +30,28 @@ typedef struct sd_show {
     int status;          /* ExecMainStatus */
 } sd_show;
 
-static int no_manager(const sd_op *op, const char *why, reg_error *e)
+static int no_manager(const sd_op *op, const char *why, services_error *e)
 {
-    const registry *r = op->c->r;
-    return reg_fail(e, RPC_FAILED_PRECONDITION, "NO_USER_MANAGER",
-                    "systemctl --user cannot reach the user manager of %s "
-                    "(%.512s). Log in to start it, or run `loginctl "
-                    "enable-linger %s` (it then runs without a login) and "
-                    "start tkd with XDG_RUNTIME_DIR=/run/user/%u",
-                    r->user, why, r->user, (unsigned)r->uid);
+    const services *r = op->c->r;
+    return services__fail(
+        e, RPC_FAILED_PRECONDITION, "NO_USER_MANAGER",
+        "systemctl --user cannot reach the user manager of %s "
+        "(%.512s). Log in to start it, or run `loginctl "
+        "enable-linger %s` (it then runs without a login) and "
+        "start tkd with XDG_RUNTIME_DIR=/run/user/%u",
+        r->user, why, r->user, (unsigned)r->uid);
 }
 
-static int sd_begin(sd_op *op, const reg_ctx *c, const char *label,
-                    reg_error *e)
+static int sd_begin(sd_op *op, const services_ctx *c, const char *label,
+                    services_error *e)
 {
     memset(op, 0, sizeof *op);
     op->c = c;
-    const registry *r = c->r;
+    const services *r = c->r;
     if (r->systemctl[0] == '\0')
-        return reg_fail(e, RPC_FAILED_PRECONDITION, "TOOL_NOT_FOUND",
-                        "systemctl is not on tkd's PATH: the systemd "
-                        "backend needs systemd");
+        return services__fail(e, RPC_FAILED_PRECONDITION, "TOOL_NOT_FOUND",
+                              "systemctl is not on tkd's PATH: the systemd "
+                              "backend needs systemd");
     struct stat st;
     if (r->runtime_dir[0] == '\0')
         return no_manager(op, "XDG_RUNTIME_DIR is not set", e);
@@ -62,8 +63,8 @@ static int sd_begin(sd_op *op, const reg_ctx *c, const char *label,
     return 0;
 }
 
-static int systemctl(reg_out *o, const sd_op *op, const char *const *args,
-                     reg_error *e)
+static int systemctl(services_out *o, const sd_op *op, const char *const *args,
+                     services_error *e)
 {
     const char *argv[16] = { "systemctl", "--user" };
     size_t n = 2;
@@ -71,7 +72,7 @@ static int systemctl(reg_out *o, const sd_op *op, const char *const *args,
         argv[n++] = *args;
     argv[n] = NULL;
     const char *env[] = { op->env_rt, NULL };
-    return reg_run(o, op->c, op->c->r->systemctl, argv, env, e);
+    return services__run(o, op->c, op->c->r->systemctl, argv, env, e);
 }
 
 /* systemctl could not reach the user manager's bus. systemd up to 253
@@ -85,24 +86,24 @@ static bool sd_no_bus(const char *said)
 
 /* Runs `systemctl --user VERB [UNIT]`; a non-zero exit is an error. */
 static int sd_do(const sd_op *op, const char *verb, bool with_unit,
-                 reg_error *e)
+                 services_error *e)
 {
     const char *args[] = { verb, with_unit ? op->unit : NULL, NULL };
-    reg_out o;
+    services_out o;
     if (systemctl(&o, op, args, e) != 0)
         return -1;
     int rv = 0;
-    const char *said = reg_out_text(&o);
+    const char *said = services__out_text(&o);
     if (o.exit != 0 && sd_no_bus(said))
         rv = no_manager(op, said, e);
     else if (o.exit != 0)
-        rv = reg_fail(e, RPC_FAILED_PRECONDITION, "SYSTEMCTL_FAILED",
-                      "systemctl --user %s%s%s failed (exit %d): %.1024s", verb,
-                      with_unit ? " " : "", with_unit ? op->unit : "", o.exit,
-                      said);
+        rv = services__fail(e, RPC_FAILED_PRECONDITION, "SYSTEMCTL_FAILED",
+                            "systemctl --user %s%s%s failed (exit %d): %.1024s",
+                            verb, with_unit ? " " : "",
+                            with_unit ? op->unit : "", o.exit, said);
     if (rv != 0)
-        reg_keep_output(e, &o);
-    reg_out_free(&o);
+        services__keep_output(e, &o);
+    services__out_free(&o);
     return rv;
 }
 
@@ -123,17 +124,17 @@ static void parse_show(const char *text, sd_show *sh)
             else if (strcmp(line, "NeedDaemonReload") == 0)
                 sh->need_reload = strcmp(v, "yes") == 0;
             else if (strcmp(line, "MainPID") == 0)
-                sh->pid = reg_atoi(v, 0);
+                sh->pid = services__atoi(v, 0);
             else if (strcmp(line, "ExecMainCode") == 0)
-                sh->code = reg_atoi(v, 0);
+                sh->code = services__atoi(v, 0);
             else if (strcmp(line, "ExecMainStatus") == 0)
-                sh->status = reg_atoi(v, 0);
+                sh->status = services__atoi(v, 0);
         }
         p = nl != NULL ? nl + 1 : NULL;
     }
 }
 
-static int sd_read_show(const sd_op *op, sd_show *sh, reg_error *e)
+static int sd_read_show(const sd_op *op, sd_show *sh, services_error *e)
 {
     memset(sh, 0, sizeof *sh);
     const char *args[] = { "show", op->unit,
@@ -141,23 +142,24 @@ static int sd_read_show(const sd_op *op, sd_show *sh, reg_error *e)
                            "UnitFileState,NeedDaemonReload,MainPID,"
                            "ExecMainCode,ExecMainStatus",
                            NULL };
-    reg_out o;
+    services_out o;
     if (systemctl(&o, op, args, e) != 0)
         return -1;
     int rv = 0;
     if (o.exit != 0) {
-        const char *said = reg_out_text(&o);
-        rv = sd_no_bus(said)
-                 ? no_manager(op, said, e)
-                 : reg_fail(e, RPC_FAILED_PRECONDITION, "SYSTEMCTL_FAILED",
-                            "systemctl --user show %s failed (exit %d): "
-                            "%.1024s",
-                            op->unit, o.exit, said);
-        reg_keep_output(e, &o);
+        const char *said = services__out_text(&o);
+        rv =
+            sd_no_bus(said)
+                ? no_manager(op, said, e)
+                : services__fail(e, RPC_FAILED_PRECONDITION, "SYSTEMCTL_FAILED",
+                                 "systemctl --user show %s failed (exit %d): "
+                                 "%.1024s",
+                                 op->unit, o.exit, said);
+        services__keep_output(e, &o);
     } else if (o.out != NULL) {
         parse_show(o.out, sh);
     }
-    reg_out_free(&o);
+    services__out_free(&o);
     return rv;
 }
 
@@ -175,9 +177,9 @@ static bool sd_in_effect(const sd_show *sh)
 }
 
 /* Lingering: loginctl's answer, else the marker file logind keeps. */
-static void sd_linger_warning(const sd_op *op, reg_result *res)
+static void sd_linger_warning(const sd_op *op, services_result *res)
 {
-    const registry *r = op->c->r;
+    const services *r = op->c->r;
     int known = 0; /* 1 on, -1 off */
     if (r->loginctl[0] != '\0') {
         char uid[32];
@@ -185,14 +187,14 @@ static void sd_linger_warning(const sd_op *op, reg_result *res)
         const char *argv[] = { "loginctl", "show-user", uid,
                                "--property=Linger", NULL };
         const char *env[] = { op->env_rt, NULL };
-        reg_out o;
-        reg_error ignored;
-        if (reg_run(&o, op->c, r->loginctl, argv, env, &ignored) == 0 &&
+        services_out o;
+        services_error ignored;
+        if (services__run(&o, op->c, r->loginctl, argv, env, &ignored) == 0 &&
             o.exit == 0 && o.out != NULL)
             known = strstr(o.out, "Linger=yes") != NULL  ? 1
                     : strstr(o.out, "Linger=no") != NULL ? -1
                                                          : 0;
-        reg_out_free(&o);
+        services__out_free(&o);
     }
     if (known == 0) {
         char marker[PATH_MAX + sizeof r->user];
@@ -201,33 +203,35 @@ static void sd_linger_warning(const sd_op *op, reg_result *res)
         known = stat(marker, &st) == 0 ? 1 : -1;
     }
     if (known < 0)
-        reg_warn(res,
-                 "lingering is off for %s: the unit stops when the last "
-                 "session of %s ends and starts at the next login; "
-                 "`loginctl enable-linger %s` keeps it running",
-                 r->user, r->user, r->user);
+        services__warn(res,
+                       "lingering is off for %s: the unit stops when the last "
+                       "session of %s ends and starts at the next login; "
+                       "`loginctl enable-linger %s` keeps it running",
+                       r->user, r->user, r->user);
 }
 
-static int sd_apply(const reg_ctx *c, const reg_spec *s, const char *path,
-                    const reg_buf *def, reg_result *res, reg_error *e)
+static int sd_apply(const services_ctx *c, const services_spec *s,
+                    const char *path, const services_buf *def,
+                    services_result *res, services_error *e)
 {
     sd_op op;
     sd_show sh;
     if (sd_begin(&op, c, s->label, e) != 0 || sd_read_show(&op, &sh, e) != 0)
         return -1;
-    reg_buf old = { 0 };
-    int rd = reg_file_read(&old, path);
-    bool same = rd == 0 && reg_buf_equal(&old, def);
-    reg_buf_free(&old);
+    services_buf old = { 0 };
+    int rd = services__file_read(&old, path);
+    bool same = rd == 0 && services__buf_equal(&old, def);
+    services__buf_free(&old);
     bool in_effect = sd_in_effect(&sh);
     if (same && in_effect) {
-        res->action = REG_UNCHANGED;
+        res->action = SERVICES_UNCHANGED;
         sd_linger_warning(&op, res);
         return 0;
     }
-    res->action = rd == 0 ? REG_UPDATED : REG_INSTALLED;
-    reg_staged st;
-    if (reg_file_stage(&st, path, def, e) != 0 || reg_file_commit(&st, e) != 0)
+    res->action = rd == 0 ? SERVICES_UPDATED : SERVICES_INSTALLED;
+    services_staged st;
+    if (services__file_stage(&st, path, def, e) != 0 ||
+        services__file_commit(&st, e) != 0)
         return -1;
     /* daemon-reload, on purpose: it is what makes restart run the new
      * file. enable reloads too (systemctl(1), unless --no-reload), but as a
@@ -241,8 +245,9 @@ static int sd_apply(const reg_ctx *c, const reg_spec *s, const char *path,
     return 0;
 }
 
-static int sd_unregister(const reg_ctx *c, const char *label, const char *path,
-                         bool *removed, bool *unloaded, reg_error *e)
+static int sd_unregister(const services_ctx *c, const char *label,
+                         const char *path, bool *removed, bool *unloaded,
+                         services_error *e)
 {
     sd_op op;
     sd_show sh;
@@ -256,13 +261,14 @@ static int sd_unregister(const reg_ctx *c, const char *label, const char *path,
     if (sd_enabled(&sh) && sd_do(&op, "disable", true, e) != 0)
         return -1;
     *unloaded = active || sd_enabled(&sh);
-    if (reg_file_remove(path, removed, e) != 0)
+    if (services__file_remove(path, removed, e) != 0)
         return -1;
     return *removed ? sd_do(&op, "daemon-reload", false, e) : 0;
 }
 
-static int sd_status(const reg_ctx *c, const char *label, reg_status *st,
-                     reg_loaded *ld, reg_error *e)
+static int sd_status(const services_ctx *c, const char *label,
+                     services_status *st, services_loaded *ld,
+                     services_error *e)
 {
     sd_op op;
     sd_show sh;
@@ -282,16 +288,16 @@ static int sd_status(const reg_ctx *c, const char *label, reg_status *st,
     return 0;
 }
 
-static const char *sd_dir(const registry *r)
+static const char *sd_dir(const services *r)
 {
     return r->units_dir;
 }
 
-const reg_backend_ops reg_systemd_ops = {
-    .kind = REG_SYSTEMD,
+const services_backend_ops services__systemd_ops = {
+    .kind = SERVICES_SYSTEMD,
     .name = "systemd",
     .suffix = ".service",
-    .render = reg_render_unit,
+    .render = services__render_unit,
     .dir = sd_dir,
     .apply = sd_apply,
     .unregister = sd_unregister,

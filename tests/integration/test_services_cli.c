@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "registry_fx.h"
+#include "services_fx.h"
 #include "support.h"
 
 /* tkd with argv[1..] (NULL-terminated) in the fixture's environment; its
@@ -276,5 +276,5 @@ int main(void)
         T(test_stop_timeout),
         T(test_help),
     };
-    return cmocka_run_group_tests_name("registry-cli", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("services-cli", tests, NULL, NULL);
 }
