@@ -844,34 +844,36 @@ static void unregister(rpc_slot *s)
     pthread_mutex_unlock(&s->srv->reg_mu);
 }
 
-static void on_request(rpc_slot *s, nng_msg *msg)
+/* Decodes the envelope of a frame and checks its strings; false when the
+ * frame has been answered (it is no call). */
+static bool decode_envelope(rpc_slot *s, const uint8_t *frame, size_t len)
 {
-    rpc_server *srv = s->srv;
     rpc_call *call = &s->call;
-    call->t_recv = rpc_now_ns();
-    peer_of(srv, nng_msg_get_pipe(msg), &call->peer);
-    call->request =
-        tk__v1__request__unpack(NULL, nng_msg_len(msg), nng_msg_body(msg));
-    size_t frame_len = nng_msg_len(msg);
-    rpc_bad_string why = RPC_STRING_OK;
-    const char *bad =
-        call->request == NULL
-            ? NULL
-            : rpc__bad_string(&tk__v1__request__descriptor, nng_msg_body(msg),
-                              frame_len, true, &why);
-    nng_msg_free(msg);
+    call->request = tk__v1__request__unpack(NULL, len, frame);
     if (call->request == NULL) {
         answer(s, RPC_INVALID_ARGUMENT, "BAD_FRAME", RPC_CAUSE_NONE, 0,
-               "the frame (%zu bytes) is not a tk.v1.Request", frame_len);
-        return;
+               "the frame (%zu bytes) is not a tk.v1.Request", len);
+        return false;
     }
     call->id = call->request->call_id;
+    rpc_bad_string why = RPC_STRING_OK;
+    const char *bad =
+        rpc__bad_string(&tk__v1__request__descriptor, frame, len, true, &why);
     if (bad != NULL) {
         /* "tk.v1.Control/Ping\0x" would run Ping. */
         fail_bad_string(call, "tk.v1.Request", bad, why);
         finish(s, NULL);
-        return;
+        return false;
     }
+    return true;
+}
+
+/* A decoded request, from its peer's check to a call that runs (inline),
+ * waits in the queue, or is answered at once. */
+static void dispatch(rpc_slot *s)
+{
+    rpc_server *srv = s->srv;
+    rpc_call *call = &s->call;
     if (call->peer.uid >= 0 && call->peer.uid != srv->allowed_uid) {
         answer(s, RPC_PERMISSION_DENIED, "PEER_UID", RPC_CAUSE_NONE, 0,
                "uid %lld may not call this tkd (it serves uid %lld)",
@@ -921,6 +923,16 @@ static void on_request(rpc_slot *s, nng_msg *msg)
                retry_after(srv), "all %u workers are busy and %u calls wait",
                srv->cfg.workers, srv->cfg.queue_depth);
     }
+}
+
+static void on_request(rpc_slot *s, nng_msg *msg)
+{
+    s->call.t_recv = rpc_now_ns();
+    peer_of(s->srv, nng_msg_get_pipe(msg), &s->call.peer);
+    bool decoded = decode_envelope(s, nng_msg_body(msg), nng_msg_len(msg));
+    nng_msg_free(msg);
+    if (decoded)
+        dispatch(s);
 }
 
 static void slot_cb(void *arg)
