@@ -254,6 +254,8 @@ static int start_listener(rpc_server *srv, const char *url, nng_listener *l,
 
 static void arm_recv(rpc_slot *s)
 {
+    if (s->detached)
+        return; /* rpc__test_serve_frame's: no context to receive on */
     s->receiving = true;
     nng_ctx_recv(s->ctx, s->aio);
 }
@@ -641,9 +643,13 @@ static void finish(rpc_slot *s, const ProtobufCMessage *payload)
     }
     s->phase = PHASE_SENDING;
     rpc_call__reset(call);
-    if (msg == NULL) {
+    if (msg == NULL || s->detached) {
         /* Out of memory for the reply: the call is forgotten, and a
-         * client that asks is told NOT_FOUND. */
+         * client that asks is told NOT_FOUND. Or a detached slot's reply,
+         * handed back to rpc__test_serve_frame: sent at once, as far as
+         * the registry can tell. */
+        s->reply = msg;
+        s->sending = (rpc_callref){ 0 };
         slot_idle(s);
         pthread_mutex_unlock(&srv->reg_mu);
         return;
@@ -913,7 +919,8 @@ static void dispatch(rpc_slot *s)
                (unsigned long long)call->id);
         return;
     }
-    if (call->reg->method->flags & RPC_METHOD_INLINE) {
+    /* A detached slot has no worker to wait for: its call runs here. */
+    if ((call->reg->method->flags & RPC_METHOD_INLINE) || s->detached) {
         run_call(s);
         return;
     }
@@ -933,6 +940,56 @@ static void on_request(rpc_slot *s, nng_msg *msg)
     nng_msg_free(msg);
     if (decoded)
         dispatch(s);
+}
+
+/* The receive path of a frame on a slot of its own, without NNG: a slot
+ * is made for the call (its cancel signal, its memory) and freed after. */
+int rpc__test_serve_frame(rpc_server *srv, const rpc_peer *peer,
+                          const void *frame, size_t len, uint8_t **reply,
+                          size_t *reply_len)
+{
+    *reply = NULL;
+    *reply_len = 0;
+    pthread_mutex_lock(&srv->life_mu);
+    bool started = srv->started;
+    pthread_mutex_unlock(&srv->life_mu);
+    if (started)
+        return -EBUSY;
+    rpc_slot *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return -ENOMEM;
+    s->srv = srv;
+    s->detached = true;
+    s->call.slot = s;
+    s->call.cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (s->call.cancel_fd < 0) {
+        int e = errno;
+        free(s);
+        return -e;
+    }
+    atomic_init(&s->call.cause, RPC_CAUSE_NONE);
+    atomic_init(&s->call.deadline, INT64_MAX);
+    s->call.t_recv = rpc_now_ns();
+    s->call.peer = *peer;
+    if (decode_envelope(s, frame, len))
+        dispatch(s);
+    int rv = 0;
+    if (s->reply != NULL) {
+        size_t n = nng_msg_len(s->reply);
+        *reply = malloc(n > 0 ? n : 1);
+        if (*reply != NULL) {
+            memcpy(*reply, nng_msg_body(s->reply), n);
+            *reply_len = n;
+        } else {
+            rv = -ENOMEM;
+        }
+        nng_msg_free(s->reply);
+    }
+    rpc_call__reset(&s->call);
+    close(s->call.cancel_fd);
+    rpc_arena__free(&s->call.arena);
+    free(s);
+    return rv;
 }
 
 static void slot_cb(void *arg)
