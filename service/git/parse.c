@@ -204,3 +204,15 @@ long tkgit__parse_numstat(rpc_call *call, const char *out, size_t len,
     }
     return pos > len ? (long)len : (long)pos;
 }
+
+int tkgit__test_parse_status(rpc_call *call, const char *out, size_t len,
+                             Tk__V1__GitStatusReply *reply)
+{
+    return tkgit__parse_status(call, out, len, reply);
+}
+
+long tkgit__test_parse_numstat(rpc_call *call, const char *out, size_t len,
+                               Tk__V1__GitDiffReply *reply)
+{
+    return tkgit__parse_numstat(call, out, len, reply);
+}
