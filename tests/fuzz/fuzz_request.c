@@ -188,6 +188,8 @@ static bool skip_value(wire *w, unsigned wt, uint64_t num, int depth)
 static int worst_text(const ProtobufCMessageDescriptor *d, const uint8_t *p,
                       size_t n, bool utf8, int depth)
 {
+    if (n == 0)
+        return TEXT_OK; /* p may be NULL (an empty payload) */
     wire w = { p, p + n };
     uint64_t key, v;
     while (w.p < w.end && varint(&w, &key)) {
