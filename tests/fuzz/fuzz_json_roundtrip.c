@@ -11,7 +11,8 @@
  * j again; and when the message carries no bytes the mapping cannot keep
  * (unknown fields, strings that are not UTF-8, a repeated map key), the
  * decoded message packs to the bytes the original packs to. (Nor a NaN
- * with payload bits: JSON's "NaN" is one NaN.)
+ * with payload bits: JSON's "NaN" is one NaN. Nor a map entry without
+ * its message value: the mapping writes {}, the same map in other bytes.)
  */
 #include <math.h>
 #include <stdbool.h>
@@ -93,6 +94,18 @@ static bool is_map_entry(const ProtobufCMessageDescriptor *d)
            d->fields[0].id == 1 && d->fields[1].id == 2;
 }
 
+/* A map entry whose value, a message, was not on the wire: proto3 reads
+ * it as the empty message, and JSON can only say that ({}), which then
+ * goes on the wire. The same map; other bytes. */
+static bool missing_message_value(const ProtobufCMessage *entry)
+{
+    const ProtobufCFieldDescriptor *v = &entry->descriptor->fields[1];
+    return v->type == PROTOBUF_C_TYPE_MESSAGE &&
+           *(const ProtobufCMessage *const *)(const void *)((const char *)
+                                                                entry +
+                                                            v->offset) == NULL;
+}
+
 static bool repeated_lossless(const ProtobufCFieldDescriptor *f,
                               const void *arr, size_t n)
 {
@@ -110,6 +123,8 @@ static bool repeated_lossless(const ProtobufCFieldDescriptor *f,
     for (size_t i = 0; i < n; i++) {
         if (!value_lossless(f, &items[i]))
             return false;
+        if (map && items[i] != NULL && missing_message_value(items[i]))
+            return false;
         for (size_t j = 0; map && j < i; j++)
             if (items[i] != NULL && items[j] != NULL &&
                 same_key(items[i], items[j]))
@@ -118,8 +133,9 @@ static bool repeated_lossless(const ProtobufCFieldDescriptor *f,
     return true;
 }
 
-/* No unknown fields, every string UTF-8, no map key twice, no NaN: JSON
- * can say all of it. */
+/* No unknown fields, every string UTF-8, no map key twice, no NaN, no map
+ * entry without its message value: JSON says all of it in the same
+ * bytes. */
 static bool lossless(const ProtobufCMessage *m)
 {
     if (m->n_unknown_fields > 0)
