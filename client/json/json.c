@@ -705,11 +705,10 @@ static void enc_array(enc *e, const ProtobufCFieldDescriptor *f,
     enc_close(e, n == 0, "]");
 }
 
-/* A map key is always a JSON string: the key's text. */
-static void enc_map_key(enc *e, bool *first, const ProtobufCFieldDescriptor *kf,
-                        const void *mem)
+/* A map key is always a JSON string: the key's text (numbers in buf). */
+static const char *map_key_text(const ProtobufCFieldDescriptor *kf,
+                                const void *mem, char *buf, size_t len)
 {
-    char buf[32];
     const char *s = buf;
     switch (kf->type) {
     case PROTOBUF_C_TYPE_STRING:
@@ -722,36 +721,77 @@ static void enc_map_key(enc *e, bool *first, const ProtobufCFieldDescriptor *kf,
     case PROTOBUF_C_TYPE_INT64:
     case PROTOBUF_C_TYPE_SINT64:
     case PROTOBUF_C_TYPE_SFIXED64:
-        snprintf(buf, sizeof buf, "%" PRId64, *(const int64_t *)mem);
+        snprintf(buf, len, "%" PRId64, *(const int64_t *)mem);
         break;
     case PROTOBUF_C_TYPE_UINT64:
     case PROTOBUF_C_TYPE_FIXED64:
-        snprintf(buf, sizeof buf, "%" PRIu64, *(const uint64_t *)mem);
+        snprintf(buf, len, "%" PRIu64, *(const uint64_t *)mem);
         break;
     case PROTOBUF_C_TYPE_UINT32:
     case PROTOBUF_C_TYPE_FIXED32:
-        snprintf(buf, sizeof buf, "%" PRIu32, *(const uint32_t *)mem);
+        snprintf(buf, len, "%" PRIu32, *(const uint32_t *)mem);
         break;
     default:
-        snprintf(buf, sizeof buf, "%" PRId32, *(const int32_t *)mem);
+        snprintf(buf, len, "%" PRId32, *(const int32_t *)mem);
         break;
     }
-    enc_member(e, first, s, strlen(s));
+    return s;
 }
 
+/* Each entry's key as the output shows it (quoted), in keys[i]; NULL for
+ * an entry that is NULL. false when out of memory. */
+static bool map_keys(const ProtobufCFieldDescriptor *kf,
+                     ProtobufCMessage *const *entries, size_t n, jbuf *keys)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (entries[i] == NULL)
+            continue;
+        char buf[32];
+        const char *s = map_key_text(kf, CMEMBER(char, entries[i], kf->offset),
+                                     buf, sizeof buf);
+        jb_quote(&keys[i], s, strlen(s));
+        if (keys[i].oom)
+            return false;
+    }
+    return true;
+}
+
+/* Whether a later entry has entry i's key. */
+static bool key_again(const jbuf *keys, size_t i, size_t n)
+{
+    for (size_t j = i + 1; j < n; j++)
+        if (keys[j].p != NULL && strcmp(keys[i].p, keys[j].p) == 0)
+            return true;
+    return false;
+}
+
+/* On the wire a map key may come more than once, and protobuf keeps the
+ * last; a JSON object may not (tk_json_decode refuses a repeated key), so
+ * each key is written once, with its last value. Keys are compared as
+ * written: "\xff" and "\xfe" both show as U+FFFD, bool keys 1 and 5 as
+ * "true", a string key holding a NUL as its text before it. */
 static void enc_map(enc *e, const ProtobufCFieldDescriptor *f,
                     ProtobufCMessage *const *entries, size_t n)
 {
     const ProtobufCMessageDescriptor *ed = f->descriptor;
     const ProtobufCFieldDescriptor *kf = &ed->fields[0], *vf = &ed->fields[1];
+    jbuf *keys = n > 0 ? calloc(n, sizeof *keys) : NULL;
+    size_t shown = n;
+    if ((n > 0 && keys == NULL) || !map_keys(kf, entries, n, keys)) {
+        e->b.oom = true;
+        shown = 0;
+    }
     bool first = true;
     jb_put(&e->b, "{", 1);
     e->depth++;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < shown; i++) {
         const ProtobufCMessage *entry = entries[i];
-        if (entry == NULL)
+        if (entry == NULL || key_again(keys, i, n))
             continue;
-        enc_map_key(e, &first, kf, CMEMBER(char, entry, kf->offset));
+        char buf[32];
+        const char *key =
+            map_key_text(kf, CMEMBER(char, entry, kf->offset), buf, sizeof buf);
+        enc_member(e, &first, key, strlen(key));
         const void *vmem = CMEMBER(char, entry, vf->offset);
         /* A message value missing from the wire is an empty message. */
         if (vf->type == PROTOBUF_C_TYPE_MESSAGE &&
@@ -761,6 +801,9 @@ static void enc_map(enc *e, const ProtobufCFieldDescriptor *f,
             enc_value(e, vf, vmem);
     }
     enc_close(e, first, "}");
+    for (size_t i = 0; keys != NULL && i < n; i++)
+        free(keys[i].p);
+    free(keys);
 }
 
 static void enc_field(enc *e, const ProtobufCMessage *m,
