@@ -1770,6 +1770,48 @@ static int dec_map_entry(dec *d, const ProtobufCMessageDescriptor *ed,
     return rv;
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Two members of the object that are one key of an integer map ("0" and
+ * "-0", "1" and "1e0"): no duplicate in the JSON, one in the map, where
+ * protobuf would keep the last value and drop the other without a word.
+ * Refused as the duplicate it is. String and bool keys are compared as
+ * text by the scan already. */
+static int dec_map_same_keys(dec *d, const ProtobufCFieldDescriptor *kf,
+                             ProtobufCMessage *const *entries, size_t n)
+{
+    if (n < 2 || kf->type == PROTOBUF_C_TYPE_STRING ||
+        kf->type == PROTOBUF_C_TYPE_BOOL)
+        return 0;
+    bool wide = elem_size(kf->type) == sizeof(uint64_t);
+    uint64_t *keys = malloc(n * sizeof *keys);
+    if (keys == NULL)
+        return dec_nomem(d);
+    for (size_t i = 0; i < n; i++)
+        keys[i] = wide ? *CMEMBER(uint64_t, entries[i], kf->offset)
+                       : *CMEMBER(uint32_t, entries[i], kf->offset);
+    qsort(keys, n, sizeof *keys, u64_cmp);
+    size_t i = 1;
+    while (i < n && keys[i] != keys[i - 1])
+        i++;
+    int rv = 0;
+    if (i < n) {
+        uint64_t wide_key = keys[i];
+        uint32_t narrow_key = (uint32_t)keys[i];
+        char buf[32];
+        const char *text = map_key_text(
+            kf, wide ? (const void *)&wide_key : (const void *)&narrow_key, buf,
+            sizeof buf);
+        rv = dec_fail(d, "duplicate key %s, written two ways", text);
+    }
+    free(keys);
+    return rv;
+}
+
 static int dec_map(dec *d, ProtobufCMessage *m,
                    const ProtobufCFieldDescriptor *f, json_object *v)
 {
@@ -1795,7 +1837,8 @@ static int dec_map(dec *d, ProtobufCMessage *m,
         if (rv != 0)
             return rv;
     }
-    return 0;
+    const ProtobufCMessageDescriptor *ed = f->descriptor;
+    return dec_map_same_keys(d, &ed->fields[0], arr, n);
 }
 
 static int dec_field(dec *d, ProtobufCMessage *m,

@@ -618,6 +618,18 @@ static void test_maps(void **state)
     ERR(mp, "{\"ss\":{\"a\":null}}", "ss[\"a\"]: null is not a map value");
     ERR(mp, "{\"ss\":[]}", "ss: expected an object (a map), got an array");
     ERR(mp, "{\"ss\":{\"a\":\"1\",\"a\":\"2\"}}", "ss: duplicate key \"a\"");
+    /* tests/fuzz/corpus/json_decode/regress-int-map-key-twice: one integer
+     * key written two ways made two entries of one key, and protobuf keeps
+     * the last: the other value was dropped without a word. */
+    ERR(mp, "{\"iMsg\":{\"-0\":{},\"0\":{}}}",
+        "iMsg: duplicate key 0, written two ways");
+    ERR(mp, "{\"sDouble\":{\"-1\":1,\"-1.0\":2}}",
+        "sDouble: duplicate key -1, written two ways");
+    ERR(mp,
+        "{\"uBytes\":{\"18446744073709551615\":\"\",\"1."
+        "8446744073709551615e19\":"
+        "\"\"}}",
+        "uBytes: duplicate key 18446744073709551615, written two ways");
 }
 
 /* tests/fuzz/corpus/json_roundtrip/regress-map-key-twice: a key may come
