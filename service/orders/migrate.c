@@ -66,8 +66,8 @@ static int current_version(orders_tx *tx, int *out)
     PQclear(r);
     if (!ok) {
         tx->err = ORDERS_EINTERNAL;
-        orders__tx_set_message(tx, "tk_schema_migrations holds a version "
-                                   "that is not a non-negative integer");
+        orders__set_message(tx, "tk_schema_migrations holds a version "
+                                "that is not a non-negative integer");
         return -1;
     }
     *out = (int)v;

@@ -19,6 +19,41 @@
 #define REASON_BAD_ORDER_ID "BAD_ORDER_ID"
 #define REASON_BAD_SKU "BAD_SKU"
 
+/* Checkout, connect and migrate if needed, BEGIN with the timeouts. On
+ * failure tx->err says why; orders__tx_end must follow in every case. */
+static int tx_open(orders_tx *tx, orders *svc, rpc_call *call, int64_t deadline)
+{
+    memset(tx, 0, sizeof *tx);
+    tx->svc = svc;
+    tx->call = call;
+    tx->deadline = call != NULL ? rpc_call_deadline(call) : deadline;
+    if (orders__pool_checkout(tx) != 0)
+        return -1;
+    for (int attempt = 0;; attempt++) {
+        bool reused = tx->conn->pg != NULL;
+        if (!reused && orders__conn_open(tx) != 0)
+            return -1;
+        if (!reused && orders__migrate(tx) != 0) {
+            /* Never pooled unmigrated: the next call migrates again. */
+            orders__conn_discard(tx->conn);
+            return -1;
+        }
+        if (orders__tx_begin_statement(tx) == 0)
+            return 0;
+        /* A pooled connection that died while it sat idle (the server
+         * restarted) fails its first statement; nothing of this call has
+         * run, so one fresh connection may be tried. */
+        if (!reused || tx->err != ORDERS_EDOWN || attempt > 0)
+            return -1;
+        rpc_log(RPC_LOG_INFO,
+                "orders: a pooled connection was lost (%s); "
+                "reconnecting",
+                tx->message);
+        orders__conn_discard(tx->conn);
+        tx->err = ORDERS_OK;
+    }
+}
+
 static bool configured(const orders *svc, rpc_call *call)
 {
     if (svc->dsn != NULL)
@@ -72,7 +107,7 @@ static void create_order(void *arg, rpc_call *call,
         return;
     orders_tx tx;
     PGresult *r = NULL;
-    if (orders__tx_begin(&tx, svc, call, 0) == 0 &&
+    if (tx_open(&tx, svc, call, 0) == 0 &&
         orders__tx_exec(&tx, &r,
                         "INSERT INTO orders DEFAULT VALUES RETURNING id", 0,
                         NULL) == 0 &&
@@ -119,7 +154,7 @@ static void add_item(void *arg, rpc_call *call, const ProtobufCMessage *request,
     const char *const params[] = { id, in->sku };
     orders_tx tx;
     PGresult *r = NULL;
-    if (orders__tx_begin(&tx, svc, call, 0) == 0 &&
+    if (tx_open(&tx, svc, call, 0) == 0 &&
         orders__tx_exec(&tx, &r, add_item_sql, 2, params) == 0) {
         if (PQgetisnull(r, 0, 0))
             fail_missing(call, in->order_id);
@@ -196,7 +231,7 @@ static int run_transition(orders *svc, rpc_call *call, int64_t order_id,
     int rv = -1;
     orders_tx tx;
     PGresult *r = NULL;
-    if (orders__tx_begin(&tx, svc, call, 0) == 0 &&
+    if (tx_open(&tx, svc, call, 0) == 0 &&
         orders__tx_exec(&tx, &r, transition_lock_sql[lock], 1, params) == 0) {
         if (PQntuples(r) > 0 && svc->after_lock != NULL)
             svc->after_lock(svc->after_lock_arg, order_id, PQgetvalue(r, 0, 0));
@@ -257,7 +292,7 @@ static void get_order(void *arg, rpc_call *call,
     orders_tx tx;
     PGresult *r = NULL;
     /* A plain read: no row lock, it waits for nobody. */
-    if (orders__tx_begin(&tx, svc, call, 0) == 0 &&
+    if (tx_open(&tx, svc, call, 0) == 0 &&
         orders__tx_exec(
             &tx, &r,
             "SELECT o.status, coalesce(to_char(o.closed_at AT TIME ZONE 'UTC',"
@@ -369,7 +404,7 @@ void orders_start(orders *svc)
     orders_tx tx;
     int64_t deadline =
         rpc_now_ns() + (int64_t)svc->start_timeout_ms * ORDERS_MS;
-    int rv = orders__tx_begin(&tx, svc, NULL, deadline);
+    int rv = tx_open(&tx, svc, NULL, deadline);
     char where[256] = "";
     if (rv == 0)
         snprintf(where, sizeof where, "database %s on %s", PQdb(tx.conn->pg),

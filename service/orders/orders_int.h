@@ -1,6 +1,9 @@
 /* Inside orders/: the pool, transactions on a pooled connection, the
  * migrations. The only header that names libpq; nothing outside this
- * folder includes it. */
+ * folder includes it. Each file calls only the ones beneath it:
+ * orders.c (the service; it opens a call's transaction) over migrate.c
+ * over tx.c (statements, COMMIT, the way back) over pool.c (connections,
+ * waiting in poll(2)). */
 #ifndef TK_SERVICE_ORDERS_INT_H
 #define TK_SERVICE_ORDERS_INT_H
 
@@ -88,12 +91,10 @@ int orders__wait_fd(const orders_tx *tx, struct pollfd *pfd, bool follow,
 /* Connects tx->conn asynchronously within the deadline. */
 int orders__conn_open(orders_tx *tx);
 void orders__conn_discard(orders_conn *c);
+/* tx->message from a (libpq, multi-line) message, on one line. */
+void orders__set_message(orders_tx *tx, const char *msg);
 
 /* ---- tx.c ---- */
-/* Checkout, connect and migrate if needed, BEGIN with the timeouts. On
- * failure tx->err says why; orders__tx_end must follow in every case. */
-int orders__tx_begin(orders_tx *tx, orders *svc, rpc_call *call,
-                     int64_t deadline);
 /* One statement; n_params < 0: simple protocol (several statements, no
  * parameters). On success *out is the result (PQclear it). */
 int orders__tx_exec(orders_tx *tx, PGresult **out, const char *sql,
@@ -108,8 +109,6 @@ void orders__tx_end(orders_tx *tx);
 void orders__tx_fail(const orders_tx *tx, rpc_call *call);
 /* BEGIN with lock_timeout/statement_timeout from the remaining deadline. */
 int orders__tx_begin_statement(orders_tx *tx);
-/* tx->message from a (libpq, multi-line) message, on one line. */
-void orders__tx_set_message(orders_tx *tx, const char *msg);
 
 /* ---- migrate.c ---- */
 /* Brings the schema up to date on tx's connection (no transaction open). */

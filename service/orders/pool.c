@@ -127,7 +127,7 @@ int orders__pool_checkout(orders_tx *tx)
     /* Handed to a call only when idle. Checkin already discards anything
      * else, so this is the rule restated where it matters, for two field
      * reads; a connection the server dropped while it sat here still
-     * reads as idle, and orders__tx_begin's one retry replaces it. */
+     * reads as idle, and tx_open's one retry (orders.c) replaces it. */
     if (pg != NULL && (PQstatus(pg) != CONNECTION_OK ||
                        PQtransactionStatus(pg) != PQTRANS_IDLE))
         orders__conn_discard(tx->conn);
@@ -157,10 +157,32 @@ void orders__conn_discard(orders_conn *c)
     c->pg = NULL;
 }
 
+/* libpq's messages span lines ("...\n\tIs the server running...?\n");
+ * a status message is one line. */
+void orders__set_message(orders_tx *tx, const char *msg)
+{
+    size_t n = 0;
+    bool space = false;
+    for (const char *p = msg != NULL ? msg : ""; *p != '\0'; p++) {
+        bool ws = *p == '\n' || *p == '\t' || *p == ' ';
+        if (ws) {
+            space = n > 0;
+            continue;
+        }
+        if (n + 2 >= sizeof tx->message)
+            break;
+        if (space)
+            tx->message[n++] = ' ';
+        space = false;
+        tx->message[n++] = *p;
+    }
+    tx->message[n] = '\0';
+}
+
 static void conn_failed(orders_tx *tx, PGconn *pg, const char *what)
 {
     tx->err = ORDERS_EDOWN;
-    orders__tx_set_message(tx, pg != NULL ? PQerrorMessage(pg) : what);
+    orders__set_message(tx, pg != NULL ? PQerrorMessage(pg) : what);
     /* libpq keeps no errno; its message ends in strerror's words ("could
      * not create socket: Too many open files"), in English: tkd never
      * calls setlocale. */

@@ -78,34 +78,12 @@ static await_rv collect(const orders_tx *tx, bool follow, int64_t until,
     return AWAIT_READY;
 }
 
-/* libpq's messages span lines ("...\n\tIs the server running...?\n");
- * a status message is one line. */
-void orders__tx_set_message(orders_tx *tx, const char *msg)
-{
-    size_t n = 0;
-    bool space = false;
-    for (const char *p = msg != NULL ? msg : ""; *p != '\0'; p++) {
-        bool ws = *p == '\n' || *p == '\t' || *p == ' ';
-        if (ws) {
-            space = n > 0;
-            continue;
-        }
-        if (n + 2 >= sizeof tx->message)
-            break;
-        if (space)
-            tx->message[n++] = ' ';
-        space = false;
-        tx->message[n++] = *p;
-    }
-    tx->message[n] = '\0';
-}
-
 static int fail_down(orders_tx *tx, orders_err err)
 {
     tx->err = err;
-    orders__tx_set_message(tx, PQerrorMessage(tx->conn->pg));
+    orders__set_message(tx, PQerrorMessage(tx->conn->pg));
     if (tx->message[0] == '\0')
-        orders__tx_set_message(tx, "the connection to the database was lost");
+        orders__set_message(tx, "the connection to the database was lost");
     orders__conn_discard(tx->conn);
     return -1;
 }
@@ -117,8 +95,8 @@ static int fail_result(orders_tx *tx, PGresult *r)
     snprintf(tx->sqlstate, sizeof tx->sqlstate, "%s",
              state != NULL ? state : "");
     const char *primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-    orders__tx_set_message(tx,
-                           primary != NULL ? primary : PQresultErrorMessage(r));
+    orders__set_message(tx,
+                        primary != NULL ? primary : PQresultErrorMessage(r));
     PQclear(r);
     return -1;
 }
@@ -189,7 +167,7 @@ static int finish_statement(orders_tx *tx, bool follow, int64_t until,
     }
     if (r == NULL) {
         tx->err = ORDERS_EINTERNAL;
-        orders__tx_set_message(tx, "the database sent no result");
+        orders__set_message(tx, "the database sent no result");
         return -1;
     }
     ExecStatusType st = PQresultStatus(r);
@@ -271,40 +249,6 @@ int orders__tx_begin_statement(orders_tx *tx)
     return orders__tx_exec(tx, NULL, sql, -1, NULL);
 }
 
-int orders__tx_begin(orders_tx *tx, orders *svc, rpc_call *call,
-                     int64_t deadline)
-{
-    memset(tx, 0, sizeof *tx);
-    tx->svc = svc;
-    tx->call = call;
-    tx->deadline = call != NULL ? rpc_call_deadline(call) : deadline;
-    if (orders__pool_checkout(tx) != 0)
-        return -1;
-    for (int attempt = 0;; attempt++) {
-        bool reused = tx->conn->pg != NULL;
-        if (!reused && orders__conn_open(tx) != 0)
-            return -1;
-        if (!reused && orders__migrate(tx) != 0) {
-            /* Never pooled unmigrated: the next call migrates again. */
-            orders__conn_discard(tx->conn);
-            return -1;
-        }
-        if (orders__tx_begin_statement(tx) == 0)
-            return 0;
-        /* A pooled connection that died while it sat idle (the server
-         * restarted) fails its first statement; nothing of this call has
-         * run, so one fresh connection may be tried. */
-        if (!reused || tx->err != ORDERS_EDOWN || attempt > 0)
-            return -1;
-        rpc_log(RPC_LOG_INFO,
-                "orders: a pooled connection was lost (%s); "
-                "reconnecting",
-                tx->message);
-        orders__conn_discard(tx->conn);
-        tx->err = ORDERS_OK;
-    }
-}
-
 /*
  * COMMIT is the point of no return: once it is sent, the transaction may
  * be committed whatever we do, so the call's cancel and deadline no longer
@@ -337,7 +281,7 @@ int orders__tx_commit(orders_tx *tx)
         if (r != NULL)
             return fail_result(tx, r);
         tx->err = ORDERS_EINTERNAL;
-        orders__tx_set_message(tx, "COMMIT got no result");
+        orders__set_message(tx, "COMMIT got no result");
         return -1;
     }
     /* COMMIT of a failed transaction succeeds with the tag ROLLBACK. */
@@ -345,7 +289,7 @@ int orders__tx_commit(orders_tx *tx)
     PQclear(r);
     if (!committed) {
         tx->err = ORDERS_EINTERNAL;
-        orders__tx_set_message(tx, "the transaction was rolled back at COMMIT");
+        orders__set_message(tx, "the transaction was rolled back at COMMIT");
         return -1;
     }
     return 0;
