@@ -12,7 +12,7 @@
 
 #include "search.h"
 
-/* ---- parse.c: what every parser shares ---------------------------------- */
+/* ---- the parser (parse.c over parse_rg.c, parse_grep.c over matches.c) -- */
 
 /* A growable buffer (the parsers' scratch space). */
 typedef struct search_buf {
@@ -22,6 +22,9 @@ typedef struct search_buf {
 
 int search__buf_reserve(search_buf *b, size_t cap);
 int search__buf_append(search_buf *b, const char *data, size_t len);
+void search__buf_free(search_buf *b);
+/* 'A'..'Z' to lower case, every other byte as it is. */
+char search__fold_ascii(char c);
 
 struct search_parser {
     search_tool tool;
@@ -60,8 +63,8 @@ typedef struct search_found {
     bool has_spans; /* p->spans holds the tool's own (rg); else located */
 } search_found;
 
-/* Keeps f, or returns false when it is beyond the limit or the byte
- * budget (the parser is then partial). */
+/* matches.c: keeping what a tool's parser found. Keeps f, or returns false when
+ * it is beyond the limit or the byte budget (the parser is then partial). */
 bool search__add(search_parser *p, const search_found *f);
 int search__span_push(search_parser *p, uint32_t start, uint32_t end);
 
@@ -70,8 +73,8 @@ bool search__rg_record(search_parser *p, const char *data, size_t len,
                        bool cut);
 bool search__grep_record(search_parser *p, const char *data, size_t len,
                          bool cut);
-/* Standard base64 with padding, as rg writes {"bytes": ...}. -EINVAL on
- * anything else. */
+/* matches.c: standard base64 with padding, as rg writes {"bytes": ...}. -EINVAL
+ * on anything else. */
 int search__base64_decode(search_buf *out, const char *in, size_t len);
 
 /* ---- tools.c ------------------------------------------------------------ */
