@@ -381,16 +381,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "tkd: %s\n", err);
         return 2;
     }
-    if (set_listen(&o) != 0) {
-        roots_free(o.roots);
-        return 1;
-    }
+    int status = 1;
     rpc_server *srv = NULL;
     orders *ord = NULL;
     tkgit *git = NULL;
     services *reg = NULL;
     search *srch = NULL;
     search_config scfg = { .roots = o.roots, .slots = o.search_slots };
+    if (set_listen(&o) != 0)
+        goto done;
     /* Before anything opens descriptors: every connection, tool and
      * repository takes some, and the soft limit is often far below the
      * hard one (256 or 1024). */
@@ -416,13 +415,7 @@ int main(int argc, char **argv)
         rv = rpc_server_start(srv, err, sizeof err);
     if (rv != 0) {
         fprintf(stderr, "tkd: %s\n", err);
-        rpc_server_free(srv);
-        orders_free(ord);
-        tkgit_free(git);
-        services_free(reg);
-        search_free(srch);
-        roots_free(o.roots);
-        return 1;
+        goto done;
     }
     for (size_t i = 0; rpc_server_bound_url(srv, i) != NULL; i++)
         rpc_log(RPC_LOG_INFO, "tkd %s listening on %s%s", TK_VERSION,
@@ -435,11 +428,14 @@ int main(int argc, char **argv)
      * connects (bounded), and with the database down. */
     orders_start(ord);
     rv = rpc_serve_until_signal(srv);
+    status = rv == 0 ? 0 : rv > 0 ? EXIT_OUTLIVED : 1;
+done:
+    /* The server first: no call runs in a service once it is freed. */
     rpc_server_free(srv);
     orders_free(ord);
     tkgit_free(git);
     services_free(reg);
     search_free(srch);
     roots_free(o.roots);
-    return rv == 0 ? 0 : rv > 0 ? EXIT_OUTLIVED : 1;
+    return status;
 }

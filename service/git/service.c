@@ -84,6 +84,7 @@ int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
+    bool libgit2 = false;
     g->roots = rs;
     if (cfg != NULL)
         g->cfg = *cfg;
@@ -98,17 +99,18 @@ int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
                 "no git program \"%s\" on PATH: git CLI "
                 "methods will answer GIT_NOT_FOUND",
                 name);
+        rv = 0;
     } else if (rv != 0) {
         snprintf(err, errlen, "no git program \"%s\" (name too long)", name);
-        free(g);
-        return rv;
+        goto done;
     }
     /* Once per service: libgit2 counts its initialisations. */
     if (git_libgit2_init() < 0) {
         snprintf(err, errlen, "libgit2 failed to initialise");
-        free(g);
-        return -EIO;
+        rv = -EIO;
+        goto done;
     }
+    libgit2 = true;
     /* Workers keep repositories open (cache.c), and with them libgit2's
      * cache of parsed objects, shared by all of them: bound it below
      * libgit2's default of 256 MiB. */
@@ -116,13 +118,19 @@ int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
                      (ssize_t)TKGIT_OBJECT_CACHE_BYTES);
     if (tkgit__cache_init(g) != 0) {
         snprintf(err, errlen, "no thread-local key for the repository cache");
-        git_libgit2_shutdown();
-        free(g);
-        return -EAGAIN;
+        rv = -EAGAIN;
+        goto done;
     }
     fill_methods(g);
     *out = g;
-    return 0;
+    g = NULL;
+done:
+    if (g != NULL) {
+        if (libgit2)
+            git_libgit2_shutdown();
+        free(g);
+    }
+    return rv;
 }
 
 int tkgit_register(tkgit *g, rpc_server *srv, char *err, size_t errlen)

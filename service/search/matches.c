@@ -63,7 +63,6 @@ char search__fold_ascii(char c)
     return c;
 }
 
-
 /* ---- spans -------------------------------------------------------------- */
 
 int search__span_push(search_parser *p, uint32_t start, uint32_t end)
