@@ -75,7 +75,7 @@ static bool caller_gone(const proc_opts *o, proc_end *end)
     return false;
 }
 
-int proc__run_hooked(proc_result *out, const proc_opts *opts, unsigned hooks)
+static int run(proc_result *out, const proc_opts *opts, unsigned test)
 {
     memset(out, 0, sizeof *out);
     out->end = PROC_END_NOT_STARTED;
@@ -93,12 +93,12 @@ int proc__run_hooked(proc_result *out, const proc_opts *opts, unsigned hooks)
         out->end = end;
         return 0;
     }
-    return proc__execute(out, opts, hooks);
+    return proc__execute(out, opts, test);
 }
 
 int proc_run(proc_result *out, const proc_opts *opts)
 {
-    return proc__run_hooked(out, opts, 0);
+    return run(out, opts, 0);
 }
 
 void proc_result_free(proc_result *r)
@@ -204,4 +204,9 @@ int proc_result_describe(char *buf, size_t len, const proc_result *r)
                         write_kill(r));
     }
     return snprintf(buf, len, "unknown end");
+}
+
+int proc__test_run(proc_result *out, const proc_opts *opts, unsigned test)
+{
+    return run(out, opts, test);
 }

@@ -300,4 +300,21 @@ void proc_init(void);
 /* CLOCK_MONOTONIC in ns: the clock of deadline_ns. */
 int64_t proc_now_ns(void);
 
+/* ---- for tests only: tkd never calls these ------------------------------ */
+
+/* Switches that take away one of proc's precautions, so a test can show
+ * what the precaution prevents (a negative control). */
+enum {
+    /* Signal the leader alone, never its group. */
+    PROC__TEST_KILL_LEADER_ONLY = 1u << 0,
+    /* Wait as if pidfd_open were missing (the waitid polling fallback). */
+    PROC__TEST_NO_PIDFD = 1u << 1,
+    /* Send no signal at all, so a leader outlives the drain bound and goes
+     * to the reaper thread. */
+    PROC__TEST_NO_KILL = 1u << 2,
+};
+
+/* proc_run with some of the switches above (an OR of them). */
+int proc__test_run(proc_result *out, const proc_opts *opts, unsigned test);
+
 #endif /* TK_SERVICE_PROC_H */

@@ -1,7 +1,6 @@
 /*
  * Internal to service/proc: what its files share. Nothing outside
- * service/proc includes this, except tests/integration/test_proc.c for the
- * negative-control hooks at the bottom.
+ * service/proc includes this (the architecture test checks it).
  */
 #ifndef TK_SERVICE_PROC_INT_H
 #define TK_SERVICE_PROC_INT_H
@@ -74,23 +73,8 @@ int proc__spawn(proc_child *c, const proc_opts *opts, proc_result *r);
 /* ---- run.c -------------------------------------------------------------- */
 
 /* Spawns and supervises one run to its end: opts are valid and r is
- * initialised. Returns 0, or the negative errno of a failed start. */
-int proc__execute(proc_result *r, const proc_opts *opts, unsigned hooks);
-
-/* ---- test hooks (tests/integration/test_proc.c only) -------------------- */
-
-enum {
-    /* Negative control: signal the leader alone, never its group, so a
-     * test can show what the group kill prevents. */
-    PROC__HOOK_KILL_LEADER_ONLY = 1u << 0,
-    /* Waits as if pidfd_open were missing (the waitid polling fallback). */
-    PROC__HOOK_NO_PIDFD = 1u << 1,
-    /* Sends no signal at all, so a leader outlives the drain bound and
-     * goes to the reaper thread. */
-    PROC__HOOK_NO_KILL = 1u << 2,
-};
-
-/* proc_run with hooks. */
-int proc__run_hooked(proc_result *out, const proc_opts *opts, unsigned hooks);
+ * initialised; test: proc__test_run's switches (proc.h), 0 in tkd.
+ * Returns 0, or the negative errno of a failed start. */
+int proc__execute(proc_result *r, const proc_opts *opts, unsigned test);
 
 #endif /* TK_SERVICE_PROC_INT_H */

@@ -48,7 +48,7 @@ enum { SLOT_OUT, SLOT_ERR, SLOT_EXIT, SLOT_CANCEL, N_SLOTS };
 typedef struct run {
     const proc_opts *opts;
     proc_result *r;
-    unsigned hooks;
+    unsigned test;
     pid_t pid;
     int fd[N_SLOTS]; /* out, err, pidfd, cancel or abort (borrowed) */
     bool exited;     /* the leader terminated and is not reaped yet */
@@ -71,9 +71,9 @@ static void close_slot(run *u, int slot)
 /* Signals the group while its leader is unreaped, so its id is ours. */
 static void signal_group(const run *u, int sig)
 {
-    if (u->hooks & PROC__HOOK_NO_KILL)
+    if (u->test & PROC__TEST_NO_KILL)
         return;
-    pid_t target = (u->hooks & PROC__HOOK_KILL_LEADER_ONLY) ? u->pid : -u->pid;
+    pid_t target = (u->test & PROC__TEST_KILL_LEADER_ONLY) ? u->pid : -u->pid;
     kill(target, sig);
 }
 
@@ -288,9 +288,9 @@ static void reap(run *u)
     }
 }
 
-static int open_pidfd(pid_t pid, unsigned hooks)
+static int open_pidfd(pid_t pid, unsigned test)
 {
-    if ((hooks & PROC__HOOK_NO_PIDFD) || atomic_load(&pidfd_support) < 0)
+    if ((test & PROC__TEST_NO_PIDFD) || atomic_load(&pidfd_support) < 0)
         return -1;
     int fd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (fd >= 0)
@@ -306,13 +306,12 @@ static uint32_t ms_between(int64_t from, int64_t to)
     return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
 }
 
-static int prepare(run *u, proc_result *r, const proc_opts *opts,
-                   unsigned hooks)
+static int prepare(run *u, proc_result *r, const proc_opts *opts, unsigned test)
 {
     memset(u, 0, sizeof *u);
     u->opts = opts;
     u->r = r;
-    u->hooks = hooks;
+    u->test = test;
     for (int i = 0; i < N_SLOTS; i++)
         u->fd[i] = -1;
     u->grace_ms = opts->term_grace_ms != 0 ? opts->term_grace_ms
@@ -344,10 +343,10 @@ static void finish(run *u)
     u->r->cleanup_ms = ms_between(u->t_decided, now);
 }
 
-int proc__execute(proc_result *r, const proc_opts *opts, unsigned hooks)
+int proc__execute(proc_result *r, const proc_opts *opts, unsigned test)
 {
     run u;
-    int rv = prepare(&u, r, opts, hooks);
+    int rv = prepare(&u, r, opts, test);
     proc_child c;
     u.t_start = proc_now_ns();
     if (rv == 0)
@@ -358,7 +357,7 @@ int proc__execute(proc_result *r, const proc_opts *opts, unsigned hooks)
         r->pid = u.pid = c.pid;
         u.fd[SLOT_OUT] = c.out_fd;
         u.fd[SLOT_ERR] = c.err_fd;
-        u.fd[SLOT_EXIT] = open_pidfd(c.pid, hooks);
+        u.fd[SLOT_EXIT] = open_pidfd(c.pid, test);
         u.fd[SLOT_CANCEL] =
             opts->kind == PROC_READ ? opts->cancel_fd : opts->abort_fd;
         if (opts->on_group != NULL)

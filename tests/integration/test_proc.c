@@ -34,7 +34,6 @@
 #include <cmocka.h>
 
 #include "proc/proc.h"
-#include "proc/proc_int.h"
 #include "support.h"
 
 static char tmp[PATH_MAX];
@@ -749,7 +748,7 @@ static void run_tree(proc_result *r, run_case *c, unsigned hooks,
 {
     setup_watched(c, "tree", "ready");
     c->o.drain_ms = drain_ms;
-    assert_int_equal(proc__run_hooked(r, &c->o, hooks), 0);
+    assert_int_equal(proc__test_run(r, &c->o, hooks), 0);
     assert_true(c->w.grandchild > 0);
 }
 
@@ -787,7 +786,7 @@ static void test_cancel_leader_only_negative_control(void **state)
     (void)state;
     run_case c;
     proc_result r;
-    run_tree(&r, &c, PROC__HOOK_KILL_LEADER_ONLY, 300);
+    run_tree(&r, &c, PROC__TEST_KILL_LEADER_ONLY, 300);
     /* Killing the leader alone: the grandchild lives on with the pipe, and
      * only the drain bound ended the run. */
     assert_int_equal(r.end, PROC_END_CANCELLED);
@@ -1069,7 +1068,7 @@ static void test_pidfd_fallback(void **state)
     run_case c;
     setup_case(&c, "basic");
     proc_result r;
-    assert_int_equal(proc__run_hooked(&r, &c.o, PROC__HOOK_NO_PIDFD), 0);
+    assert_int_equal(proc__test_run(&r, &c.o, PROC__TEST_NO_PIDFD), 0);
     assert_int_equal(r.end, PROC_END_EXITED);
     assert_int_equal(r.status.code, 3);
     assert_string_equal(r.out, "out1\nout2\n");
@@ -1077,7 +1076,7 @@ static void test_pidfd_fallback(void **state)
     teardown_case(&c);
 
     setup_watched(&c, "tree", "ready");
-    assert_int_equal(proc__run_hooked(&r, &c.o, PROC__HOOK_NO_PIDFD), 0);
+    assert_int_equal(proc__test_run(&r, &c.o, PROC__TEST_NO_PIDFD), 0);
     assert_int_equal(r.end, PROC_END_CANCELLED);
     assert_true(r.reaped && !r.drain_timed_out);
     assert_true(ts_reap_orphan(c.w.grandchild, 5000) != -1);
@@ -1095,7 +1094,7 @@ static void test_stuck_leader_goes_to_reaper(void **state)
     proc_result r;
     /* No signal is sent: the leader outlives the drain bound, as one stuck
      * in the kernel would. */
-    assert_int_equal(proc__run_hooked(&r, &c.o, PROC__HOOK_NO_KILL), 0);
+    assert_int_equal(proc__test_run(&r, &c.o, PROC__TEST_NO_KILL), 0);
     assert_int_equal(r.end, PROC_END_CANCELLED);
     assert_false(r.reaped);
     assert_int_equal(r.status.kind, PROC_STATUS_UNKNOWN);
@@ -1139,8 +1138,7 @@ static void test_leftovers(void **state)
 
     /* Negative control: without the group sweep the straggler survives. */
     setup_watched(&c, "leftovers", NULL);
-    assert_int_equal(proc__run_hooked(&r, &c.o, PROC__HOOK_KILL_LEADER_ONLY),
-                     0);
+    assert_int_equal(proc__test_run(&r, &c.o, PROC__TEST_KILL_LEADER_ONLY), 0);
     assert_int_equal(r.end, PROC_END_EXITED);
     assert_int_equal(kill(c.w.straggler, 0), 0);
     assert_true(proc_state(c.w.straggler) != 'Z');
