@@ -143,6 +143,8 @@ void tkgit__run_init(tkgit_run *run, const tkgit *g, rpc_call *call,
 int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
                bool ok_exit1);
 
+/* ---- fields.c: a request's fields checked, a reply's arrays grown ------- */
+
 /* Whether a caller's path list is usable (no NUL bytes, not empty); fails
  * the call with INVALID_ARGUMENT otherwise. */
 bool tkgit__paths_ok(rpc_call *call, size_t n, const ProtobufCBinaryData *p);
