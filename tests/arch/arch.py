@@ -54,6 +54,13 @@ Rules (the name before the colon is the one the allowlist uses):
     STDOUT_FILENO or STDERR_FILENO; what a caller should see goes in a
     status, an error buffer or a returned string (snprintf into a buffer
     is fine).
+  seam: a test seam (a function named MOD__test_*, a constant MOD__TEST_*)
+    is declared in its module's public header, under a comment saying it
+    is for tests only, never in an internal one; no code of tkd or of the
+    client calls one (tests, fuzzing harnesses and benchmarks do).
+  circle: the files of one module do not call each other in a circle
+    (a.c calls b.c, which calls a.c, directly or through others): each
+    file stands above the files it uses.
 
 Known exceptions live in tests/arch/allowlist, one a line,
 `RULE SUBJECT -- REASON`, where SUBJECT is what the rule's message puts in
@@ -673,8 +680,106 @@ def rule_print(t):
                        "string")
 
 
+SEAM_FUNC = re.compile(r"^[a-z][a-z0-9_]*__test_")
+SEAM_CONST = re.compile(r"^[A-Z][A-Z0-9_]*__TEST_")
+
+
+def rule_seam(t):
+    for rel in module_files(t):
+        if rel.endswith("_int.h"):
+            for c in t.own_cursors(rel):
+                if ((c.kind == ci.CursorKind.FUNCTION_DECL and
+                     SEAM_FUNC.match(c.spelling)) or
+                        (c.kind == ci.CursorKind.ENUM_CONSTANT_DECL and
+                         SEAM_CONST.match(c.spelling))):
+                    t.fail("seam", f"{rel}:{c.location.line}",
+                           f"{rel} {c.spelling}",
+                           f"{c.spelling} is a test seam in an internal "
+                           "header: seams live in the module's public "
+                           "header, under a comment saying they are for "
+                           "tests only")
+        if rel.endswith(".h"):
+            continue
+        for c in t.own_cursors(rel):
+            if c.kind != ci.CursorKind.DECL_REF_EXPR:
+                continue
+            ref, _ = referenced_file(t, rel, c)
+            if (ref is not None and ref.kind == ci.CursorKind.FUNCTION_DECL
+                    and SEAM_FUNC.match(ref.spelling)):
+                t.fail("seam", f"{rel}:{c.location.line}",
+                       f"{rel} {ref.spelling}",
+                       f"calls {ref.spelling}, a test seam: tkd and the "
+                       "client never do (tests, harnesses and benchmarks "
+                       "call seams)")
+
+
+def circles(edges):
+    """The strongly connected components of more than one node (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def rule_circle(t):
+    for m in t.modules:
+        files = [r for r in t.c_files(m.folder) if r.endswith(".c")]
+        defined = {}
+        for rel in files:
+            for c in t.own_cursors(rel):
+                if (c.kind == ci.CursorKind.FUNCTION_DECL and
+                        c.is_definition() and
+                        c.linkage == ci.LinkageKind.EXTERNAL):
+                    defined[c.spelling] = rel
+        edges, names = {}, {}
+        for rel in files:
+            for c in t.own_cursors(rel):
+                if c.kind != ci.CursorKind.DECL_REF_EXPR:
+                    continue
+                ref, _ = referenced_file(t, rel, c)
+                if ref is None or ref.kind != ci.CursorKind.FUNCTION_DECL:
+                    continue
+                dst = defined.get(ref.spelling)
+                if dst is None or dst == rel:
+                    continue
+                edges.setdefault(rel, set()).add(dst)
+                names.setdefault((rel, dst), set()).add(ref.spelling)
+        for comp in circles(edges):
+            ties = "; ".join(
+                f"{a} -> {b} ({', '.join(sorted(names[(a, b)]))})"
+                for a in comp for b in sorted(edges.get(a, ()))
+                if b in comp)
+            t.fail("circle", f"{m.folder}/", " ".join(comp),
+                   f"files that call each other in a circle: {ties}; "
+                   "each file calls only files beneath it")
+
+
 RULES = (rule_boundary, rule_library_and_process, rule_signature,
-         rule_include, rule_public_header, rule_print)
+         rule_include, rule_public_header, rule_print, rule_seam,
+         rule_circle)
 
 
 def read_allowlist(path):
