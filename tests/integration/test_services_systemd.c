@@ -191,7 +191,7 @@ static void test_register_after_a_failed_start(void **state)
 {
     fx *f = *state;
     char prog[PATH_MAX];
-    join(prog, sizeof prog, f->dir, "prog");
+    join(prog, sizeof prog, f->base.dir, "prog");
     write_file(prog, "#!/bin/sh\nexit 0\n");
     assert_int_equal(chmod(prog, 0755), 0);
     spec s;
@@ -384,7 +384,7 @@ static int status_fails(fx *f, const char *label, tk_status *st)
     req.label = (char *)label;
     req.backend = SYSTEMD;
     Tk__V1__ServiceStatusReply *rep = NULL;
-    int code = tk_services_status(f->client, &req, &rep, NULL, st);
+    int code = tk_services_status(f->base.client, &req, &rep, NULL, st);
     assert_null(rep);
     return code;
 }
