@@ -8,16 +8,17 @@
  * RevParse and Log in process through libgit2, checking the call's cancel
  * and deadline between steps of a walk, except the revisions libgit2
  * would resolve with a regular expression, which git rev-parse resolves
- * through proc/ (revparse.c says which); every other method as a git
- * command run through proc/ (READs follow the caller, WRITEs run to
+ * through tool/ (revparse.c says which); every other method as a git
+ * command run through tool/ (READs follow the caller, WRITEs run to
  * completion), with GIT_TERMINAL_PROMPT=0, LC_ALL=C, GIT_OPTIONAL_LOCKS=0
  * on reads, -c core.quotepath=off, literal pathspecs and
  * --end-of-options / -- before anything a caller wrote; the parsers of
  * git's -z output; and the one table (errors.c) that maps git's stderr
  * and libgit2's errors to reasons and codes.
- * May call: proc/ (the only way to run git), roots/ (every path a caller
- * names), rpc/ (the call handle), libgit2, libc.
- * Must never: start a process other than through proc/; accept a path that
+ * May call: tool/ (the only way to run git), proc/ (to find git; the
+ * types of a run), roots/ (every path a caller names), rpc/ (the call
+ * handle), libgit2, libc.
+ * Must never: start a process other than through tool/; accept a path that
  * roots_resolve did not; let a caller's rev or path be read as an option;
  * take index.lock on a read; report a kill of ours as git's own failure;
  * compare messages where a reason exists; expose libgit2 beyond this
@@ -54,8 +55,8 @@ void tkgit_config_init(tkgit_config *cfg);
 /* Initialises libgit2 (once per tkgit) and resolves the git program.
  * Call before threads start. roots must outlive the service. Without git
  * on PATH the service still starts: the methods that run git answer
- * FAILED_PRECONDITION GIT_NOT_FOUND. Errors: negative errno with a message
- * in err. */
+ * FAILED_PRECONDITION TOOL_NOT_FOUND (tool/). Errors: negative errno with a
+ * message in err. */
 int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
               size_t errlen);
 /* Adds tk.v1.Git's methods to srv (before rpc_server_start). */

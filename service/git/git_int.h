@@ -103,9 +103,8 @@ void tkgit__fail_path(rpc_call *call, int rv, const char *message);
 /* Reason strings shared with the handlers (the table holds the rest). */
 #define TKGIT_R_BAD_REVISION "BAD_REVISION"
 #define TKGIT_R_UNBORN_HEAD "UNBORN_HEAD"
-#define TKGIT_R_PARTIAL_OUTPUT "OUTPUT_TOO_LARGE"
 
-/* ---- cli.c: git through proc/ ------------------------------------------- */
+/* ---- cli.c: git through tool/ ------------------------------------------- */
 
 /* An argv under construction, in the call's arena. */
 typedef struct tkgit_argv {
@@ -135,11 +134,13 @@ typedef struct tkgit_run {
 void tkgit__run_init(tkgit_run *run, const tkgit *g, rpc_call *call,
                      const tkgit_repo *repo, const char *what);
 
-/* Runs git for the call (READ or WRITE by the method's kind) and judges
- * the run: cancel and deadline first, then the exit status. Returns 0
- * when git exited 0 (r holds stdout), 1 when it exited 1 and ok_exit1 is
- * set, -1 when the call has failed (its status is set). r must be freed
- * with proc_result_free in every case. */
+/* Runs git for the call through tool/ (READ or WRITE by the method's
+ * kind): tool/ answers the call's cancel and deadline first, a git that
+ * could not start and its own bounds; git's exit status is judged here
+ * (the reasons table). Returns 0 when git exited 0 (r holds stdout) or
+ * on_out stopped it, 1 when it exited 1 and ok_exit1 is set, -1 when the
+ * call has failed (its status is set). r must be freed with
+ * proc_result_free in every case. */
 int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
                bool ok_exit1);
 

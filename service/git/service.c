@@ -91,12 +91,12 @@ int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
     const char *name = g->cfg.git != NULL ? g->cfg.git : "git";
     int rv = proc_find_program(g->git, sizeof g->git, name, NULL);
     if (rv == -ENOENT) {
-        /* Not fatal: the methods that need it answer GIT_NOT_FOUND, and
+        /* Not fatal: the methods that need it answer TOOL_NOT_FOUND, and
          * tkd's other services (and RevParse, Log) work without it. */
         g->git[0] = '\0';
         rpc_log(RPC_LOG_WARN,
                 "no git program \"%s\" on PATH: git CLI "
-                "methods will answer GIT_NOT_FOUND",
+                "methods will answer TOOL_NOT_FOUND",
                 name);
         rv = 0;
     } else if (rv != 0) {

@@ -12,8 +12,8 @@
  * drain after a kill; reaping; and the report of why a run ended.
  * May call: libc only (and the pidfd_open system call, through libc).
  * Must never: run a shell; include rpc.h or know of calls, NNG or
- * protobuf (the service modules turn an rpc_call into proc_opts and a
- * proc_result into a status); install a signal handler, change a signal
+ * protobuf (tool/ turns an rpc_call into proc_opts and a proc_result
+ * into a status: tool.h); install a signal handler, change a signal
  * disposition or set SIGCHLD to SIG_IGN; call wait on any pid it did not
  * spawn (no waitpid(-1)); signal a process group after reaping its leader
  * (its id could then be reused); report a kill it caused as the program's
@@ -67,28 +67,6 @@
  * only process-wide state is the environment snapshot (taken once, at the
  * first use, with pthread_once) and whether pidfd_open works (an atomic).
  * A callback runs on the thread that called proc_run.
- *
- * Bridging from rpc (in a service module, not here):
- *     proc_opts o;
- *     proc_opts_init(&o);
- *     o.kind = rpc_call_kind(call) == RPC_WRITE ? PROC_WRITE : PROC_READ;
- *     o.cancel_fd = rpc_call_cancel_fd(call);  // READ only; WRITE ignores
- *     o.abort_fd = rpc_call_cancel_fd(call);   // WRITE only; READ ignores
- *     o.on_group = note_group;  // calls rpc_call_set_process(arg, pgid)
- *     o.on_group_arg = call;
- *     o.deadline_ns = rpc_call_deadline(call); // same clock (monotonic)
- *     o.timeout_ms = ...;                      // the method's own bound
- *     int rv = proc_run(&r, &o);               // rv < 0: r.spawn says why
- *     rpc_call_set_cleanup(call, r.process_killed, r.cleanup_ms);
- *     rpc_call_set_stderr(call, r.err, r.err_len);
- *     if (r.end == PROC_END_CANCELLED || r.end == PROC_END_DEADLINE ||
- *         r.end == PROC_END_ABORTED)
- *         rpc_call_fail_stopped(call);  // CALLER, SHUTDOWN or DEADLINE
- *     else if (r.end == PROC_END_STOPPED)
- *         rpc_call_set_partial(call, RPC_CAUSE_LIMIT); // a success
- *     else if (o.kind == PROC_WRITE)
- *         rpc_call_set_write_completed(call, r.end == PROC_END_EXITED);
- *     ... and only then r.status (exit code, signal) and r.out.
  */
 #ifndef TK_SERVICE_PROC_H
 #define TK_SERVICE_PROC_H

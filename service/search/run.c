@@ -1,15 +1,17 @@
-/* One search with its slot held: which tool, the run through proc, and the
- * judgement of how it ended — the caller first (a cancelled or expired
- * call is never answered with matches, least of all with none), then the
- * limit (a success, partial), then the tool's exit status (1: no match;
- * 2: files it could not read). */
-#include <errno.h>
+/* One search with its slot held: which tool, the run through tool/, and
+ * the judgement of how it ended — the caller first (tool/: a cancelled or
+ * expired call is never answered with matches, least of all with none;
+ * so is a tool that could not start), then the limit (a success,
+ * partial), then the tool's exit status (1: no match; 2: files it could
+ * not read). */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "proc/proc.h"
 #include "search_int.h"
 #include "tk/v1/search.pb-c.h"
+#include "tool/tool.h"
 
 #define STDERR_KEEP ((size_t)16 * 1024)
 
@@ -17,34 +19,22 @@
 
 /* A READ run in the search root, bound by the call and the ceiling.
  *
- * The issue asks for a 30 s ceiling "on top of the caller's deadline"; rpc
- * already gives it: the method's ceiling_ms (SEARCH_CEILING_MS) caps every
- * caller's deadline, counted from receipt, so the call's deadline is never
- * more than 30 s away and covers the slot wait and the run together. The
- * timeout_ms below, counted from the tool's start, therefore never fires
- * first (the deadline does: DEADLINE_EXCEEDED, cause DEADLINE); it stays
- * as a bound that holds even if rpc's cap were ever lifted, and the
- * SEARCH_CEILING reason in fail_tool is for that case only. */
-/* proc's on_group: the call names the tool's process group. */
-static void note_group(void *call, pid_t pgid)
+ * A search must end within 30 s whatever deadline its caller asked for;
+ * rpc already sees to it: the method's ceiling_ms (SEARCH_CEILING_MS) caps
+ * every caller's deadline, counted from receipt, so the call's deadline is
+ * never more than 30 s away and covers the slot wait and the run together. The
+ * run's own bound below, counted from the tool's start, therefore never
+ * fires first (the deadline does: DEADLINE_EXCEEDED, cause DEADLINE); it
+ * stays as a bound that holds even if rpc's cap were ever lifted, and then
+ * answers as every run's own bound does (tool/: TOOL_TIMEOUT). */
+static void search_opts(tool_opts *o, const search_job *j, const char *name,
+                        const char *path, const char *const *argv,
+                        const char *const *env)
 {
-    rpc_call_set_process(call, pgid);
-}
-
-static void read_opts(proc_opts *o, const search_job *j, const char *path,
-                      const char *const *argv, const char *const *env)
-{
-    proc_opts_init(o);
-    o->path = path;
-    o->argv = argv;
-    o->env = env;
-    o->cwd = j->root;
-    o->kind = PROC_READ;
-    o->cancel_fd = rpc_call_cancel_fd(j->call);
-    o->deadline_ns = rpc_call_deadline(j->call);
+    tool_opts_init(o, name, path, argv);
+    o->proc.env = env;
+    o->proc.cwd = j->root;
     o->timeout_ms = SEARCH_CEILING_MS;
-    o->on_group = note_group;
-    o->on_group_arg = j->call;
 }
 
 /* 1 when git says root is inside a work tree, 0 when not (or git cannot
@@ -55,25 +45,22 @@ static int inside_work_tree(const search_job *j, const char *git)
 {
     static const char *const argv[] = { "git", "rev-parse",
                                         "--is-inside-work-tree", NULL };
-    proc_opts o;
-    read_opts(&o, j, git, argv, search__git_env);
-    o.stdout_cap = 64;
+    char name[PATH_MAX + 64];
+    snprintf(name, sizeof name, "git rev-parse (is %s in a work tree?)",
+             j->root);
+    tool_opts o;
+    search_opts(&o, j, name, git, argv, search__git_env);
+    o.proc.stdout_cap = 64;
     proc_result r;
-    int rv = proc_run(&r, &o);
+    tool_answer a;
+    tool_end end = tool_try(&r, &a, j->call, &o);
     int inside = -1;
-    if (rv < 0 && rpc_fds_exhausted(r.spawn_errno)) {
-        char what[256];
-        proc_result_describe(what, sizeof what, &r);
-        rpc_call_fail_fds(j->call, r.spawn_errno,
-                          "git rev-parse (is %s in a work tree?): %s", j->root,
-                          what);
-    } else if (r.end == PROC_END_CANCELLED || r.end == PROC_END_DEADLINE) {
-        rpc_call_fail_stopped(j->call);
-    } else {
-        inside = rv == 0 && r.end == PROC_END_EXITED &&
+    if (end == TOOL_END_STOPPED || end == TOOL_END_NO_FDS)
+        tool_give(j->call, &a);
+    else
+        inside = end == TOOL_END_EXITED &&
                  r.status.kind == PROC_STATUS_EXITED && r.status.code == 0 &&
                  strncmp(r.out, "true", 4) == 0;
-    }
     proc_result_free(&r);
     return inside;
 }
@@ -90,7 +77,7 @@ static int choose(const search_job *j, search_tool *out)
     for (size_t i = 0; i < n; i++) {
         const char *path = search__tool_path(order[i]);
         if (path == NULL && forced) {
-            rpc_call_fail(j->call, RPC_FAILED_PRECONDITION, "TOOL_NOT_FOUND",
+            rpc_call_fail(j->call, RPC_FAILED_PRECONDITION, TOOL_R_NOT_FOUND,
                           "%s is not in tkd's PATH",
                           search_tool_name(order[i]));
             return -1;
@@ -221,53 +208,35 @@ static void set_stderr(const search_job *j, const proc_result *r)
         rpc_call_set_stderr(j->call, r->err, r->err_len);
 }
 
+/* The tool ran to its end and failed: an exit status it does not
+ * document, or a signal that was not ours. */
 static void fail_tool(const search_job *j, const outcome *o)
 {
     char what[256];
     proc_result_describe(what, sizeof what, o->r);
     set_stderr(j, o->r);
-    if (!o->r->started && rpc_fds_exhausted(o->r->spawn_errno))
-        rpc_call_fail_fds(j->call, o->r->spawn_errno, "cannot start %s: %s",
-                          search_tool_name(o->tool), what);
-    else if (!o->r->started)
-        rpc_call_fail(j->call, RPC_INTERNAL, "TOOL_FAILED",
-                      "cannot start %s: %s", search_tool_name(o->tool), what);
-    else if (o->r->end == PROC_END_TIMEOUT)
-        rpc_call_fail(j->call, RPC_DEADLINE_EXCEEDED, "SEARCH_CEILING",
-                      "%s ran into the search ceiling: %s",
-                      search_tool_name(o->tool), what);
-    else
-        rpc_call_fail(j->call, RPC_INTERNAL, "TOOL_FAILED", "%s: %s",
-                      search_tool_name(o->tool), what);
+    rpc_call_fail(j->call, RPC_INTERNAL, "TOOL_FAILED", "%s: %s",
+                  search_tool_name(o->tool), what);
 }
 
-/* Caller, then limit, then exit status. */
-static void judge(const search_job *j, const outcome *o)
+/* The tool ended by itself, or its reader stopped it (limited): the limit
+ * first (a success, partial), then the tool's exit status. (The caller
+ * came before both, in tool/.) */
+static void judge(const search_job *j, const outcome *o, bool limited)
 {
     const proc_result *r = o->r;
-    rpc_call_set_cleanup(j->call, r->process_killed, r->cleanup_ms);
-    if (rpc_call_cause(j->call) != RPC_CAUSE_NONE ||
-        r->end == PROC_END_CANCELLED || r->end == PROC_END_DEADLINE) {
-        rpc_call_fail_stopped(j->call);
-        return;
-    }
     /* The parser stopped the tool, or the tool had already written all
      * and exited by the time the match beyond the limit was read. */
-    if (r->end == PROC_END_STOPPED || search_parser_partial(o->p)) {
+    if (limited || search_parser_partial(o->p)) {
         reply(j, o);
         rpc_call_set_partial(j->call, RPC_CAUSE_LIMIT);
-        return;
-    }
-    if (!r->started) {
-        fail_tool(j, o);
         return;
     }
     int code = r->status.kind == PROC_STATUS_EXITED ? r->status.code : -1;
     bool git = o->tool == SEARCH_TOOL_GIT_GREP;
     /* 2 without a word of why is no unreadable file; git grep says 0 or 1
      * and names the files on stderr. */
-    if (r->end != PROC_END_EXITED || code < 0 || code > 2 ||
-        (code == 2 && (git || o->unreadable == 0))) {
+    if (code < 0 || code > 2 || (code == 2 && (git || o->unreadable == 0))) {
         fail_tool(j, o);
         return;
     }
@@ -298,20 +267,22 @@ static void run_tool(const search_job *j, search_tool tool, search_parser *p)
 {
     search_command cmd;
     search_command_build(&cmd, tool, &j->q);
-    proc_opts o;
-    read_opts(&o, j, search__tool_path(tool), cmd.argv, cmd.env);
-    o.on_stdout = on_record;
-    o.on_stdout_arg = p;
-    o.record_max = cmd.record_max;
-    o.record_delim = cmd.record_delim;
-    o.stderr_head = STDERR_KEEP;
-    o.stderr_tail = STDERR_KEEP;
+    tool_opts o;
+    search_opts(&o, j, search_tool_name(tool), search__tool_path(tool),
+                cmd.argv, cmd.env);
+    o.proc.on_stdout = on_record;
+    o.proc.on_stdout_arg = p;
+    o.proc.record_max = cmd.record_max;
+    o.proc.record_delim = cmd.record_delim;
+    o.proc.stderr_head = STDERR_KEEP;
+    o.proc.stderr_tail = STDERR_KEEP;
     proc_result r;
-    /* r says all there is (a failed start: r.started is false). */
-    (void)proc_run(&r, &o);
-    outcome out = { .tool = tool, .r = &r, .p = p };
-    out.unreadable = count_unreadable(tool, r.err, r.err_len);
-    judge(j, &out);
+    int rv = tool_run(&r, j->call, &o);
+    if (rv >= 0) { /* else the call has failed: tool/ answered */
+        outcome out = { .tool = tool, .r = &r, .p = p };
+        out.unreadable = count_unreadable(tool, r.err, r.err_len);
+        judge(j, &out, rv == 1);
+    }
     proc_result_free(&r);
 }
 

@@ -10,13 +10,16 @@
  * the result limit and the reply's byte budget (reaching either stops the
  * tool: a partial success, cause LIMIT); the three parsers of tool output
  * (rg --json, git grep -z, grep --null); and the judgement of how a search
- * ended: the caller first, then the limit, then the tool's exit status.
- * May call: proc/ (every process it starts), roots/ (every path a caller
- * names), rpc/ (its calls), libc.
- * Must never: start a process itself (fork, exec, posix_spawn: proc_run
- * does); search file contents itself (the tools do; it only locates the
- * query within a line a tool reported, for the submatch offsets); start a
- * tool for a caller that gave up while waiting for a slot; answer a
+ * ended: the caller first and a tool that could not start (tool/'s one
+ * answer), then the limit, then the tool's exit status.
+ * May call: tool/ (every process it starts), proc/ (to find the tools;
+ * the types of a run), roots/ (every path a caller names), rpc/ (its
+ * calls), libc.
+ * Must never: start a process but through tool/ (fork, exec,
+ * posix_spawn: proc_run does, for tool/); search file contents itself
+ * (the tools do; it only locates the query within a line a tool
+ * reported, for the submatch offsets); start a tool for a caller that
+ * gave up while waiting for a slot; answer a
  * cancelled or expired call with an empty (or any) match list; treat exit
  * status 2 (files it could not read) as success unless the limit was
  * reached or the caller allowed it; run more tools at once than it has

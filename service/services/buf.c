@@ -74,6 +74,7 @@ int services__fail(services_error *e, rpc_code code, const char *reason,
     e->reason = reason;
     e->stopped = false;
     e->fds_errno = 0;
+    e->ran = false;
     e->output[0] =
         '\0'; /* services__keep_output fills it after, when a tool spoke */
     va_list ap;
@@ -89,6 +90,7 @@ int services__fail_fds(services_error *e, int err, const char *fmt, ...)
     e->reason = RPC_R_TOO_MANY_OPEN_FILES;
     e->stopped = false;
     e->fds_errno = err;
+    e->ran = false;
     e->output[0] = '\0';
     va_list ap;
     va_start(ap, fmt);
@@ -117,6 +119,17 @@ int services__stop(services_error *e, const char *what)
     services__fail(e, RPC_DEADLINE_EXCEEDED, "WRITE_TIMEOUT",
                    "stopped before %s: the call's time is up", what);
     e->stopped = true;
+    return -1;
+}
+
+int services__fail_run(services_error *e, const tool_answer *a)
+{
+    services__fail(e, tool_answer_code(a), tool_answer_reason(a), "%s",
+                   a->message);
+    e->stopped = a->end == TOOL_END_STOPPED;
+    e->fds_errno = a->end == TOOL_END_NO_FDS ? a->spawn_errno : 0;
+    e->ran = true;
+    e->run = *a;
     return -1;
 }
 

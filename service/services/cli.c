@@ -180,8 +180,6 @@ static unsigned stop_timeout_s(long long grace_ms)
 static services_ctx write_ctx(services *r)
 {
     services_ctx c = { .r = r,
-                       .kind = PROC_WRITE,
-                       .cancel_fd = -1,
                        .deadline_ns =
                            proc_now_ns() +
                            (int64_t)SERVICES_WRITE_TIMEOUT_MS * 1000000 };

@@ -10,6 +10,10 @@ static void fail_with(rpc_call *call, const services_error *e)
 {
     if (e->output[0] != '\0')
         rpc_call_set_stderr(call, e->output, strlen(e->output));
+    if (e->ran) { /* a tool's run: tool/'s one answer */
+        tool_give(call, &e->run);
+        return;
+    }
     if (e->stopped) {
         rpc_call_fail_stopped(call);
         if (rpc_call_kind(call) == RPC_WRITE)
@@ -29,8 +33,6 @@ static services_ctx ctx_of(services *r, rpc_call *call)
 {
     services_ctx c = {
         .r = r,
-        .kind = rpc_call_kind(call) == RPC_WRITE ? PROC_WRITE : PROC_READ,
-        .cancel_fd = rpc_call_cancel_fd(call),
         .deadline_ns = rpc_call_deadline(call),
         .call = call,
     };

@@ -14,9 +14,11 @@
  * per-label lock that runs Registers of one label one after the other;
  * the paths of launchctl, plutil, systemctl and loginctl, resolved once
  * on tkd's PATH; and `tkd install` / `tkd uninstall`.
- * May call: proc/ (every one of those tools runs through proc_run), rpc.h
- * (the call handle, status codes, the method table), libc.
- * Must never: start a program except through proc/ (no fork, exec,
+ * May call: tool/ (every one of those tools runs through it, and a run
+ * that does not end by itself gets its one answer), proc/ (to find the
+ * tools; the types of a run), rpc.h (the call handle, status codes, the
+ * method table), libc.
+ * Must never: start a program except through tool/ (no fork, exec,
  * system, popen, no shell); retry anything but a bootstrap that failed
  * with "Input/output error", and that at most 6 times; run a mutating
  * command when the rendered definition is installed and in effect (a

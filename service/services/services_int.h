@@ -14,6 +14,7 @@
 #include "services.h"
 #include "rpc/rpc.h"
 #include "tk/v1/services.pb-c.h"
+#include "tool/tool.h"
 
 /* The launchd sequence (the field write-up, section 4). */
 #define SERVICES_POLL_MS 200u /* launchctl print, until gone */
@@ -50,6 +51,9 @@ typedef struct services_error {
                            caller cancelled: the rpc layer words it */
     int fds_errno;      /* EMFILE or ENFILE: out of descriptors (the rpc
                            layer words it, rpc_call_fail_fds); else 0 */
+    bool ran;           /* a tool's run ended other than by itself: run is
+                           tool/'s one answer, given as it is (tool_give) */
+    tool_answer run;
     char message[1536];
     char output[2048]; /* the failing tool's output, for stderr_excerpt */
 } services_error;
@@ -61,6 +65,8 @@ int services__fail(services_error *e, rpc_code code, const char *reason,
 int services__fail_fds(services_error *e, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int services__stop(services_error *e, const char *what);
+/* e from tool/'s answer a for a run that did not end by itself. */
+int services__fail_run(services_error *e, const tool_answer *a);
 /* The whole of s as a decimal int; def when it is not one. */
 int services__atoi(const char *s, int def);
 /* strerror, thread-safe (strerror_r into buf). */
@@ -166,14 +172,12 @@ struct services {
     services_lock_entry *locks;
 };
 
-/* How one operation runs its tools: a WRITE ignores its caller and ends at
- * deadline_ns (its own timeout), or when cancel_fd fires (tkd stops it past
- * its shutdown grace); a READ also ends when cancel_fd fires (its caller).
- * call (NULL for tkd install) is told each tool's process group. */
+/* How one operation runs its tools: through tool/, bound by call (its
+ * kind, cancel and deadline), or with no call (NULL: tkd install) as a
+ * WRITE bound by deadline_ns. deadline_ns also bounds the operation's own
+ * waits (the label lock, the pauses between attempts). */
 typedef struct services_ctx {
     services *r;
-    proc_kind kind;
-    int cancel_fd;
     int64_t deadline_ns;
     rpc_call *call;
 } services_ctx;
@@ -185,10 +189,12 @@ typedef struct services_out {
     char *err;
 } services_out;
 
-/* Runs tool (an absolute path) with argv (argv[0] its name). extra_env:
- * "K=V" entries or NULL. Returns 0 when it ran to its end (whatever its
- * status), -1 (e filled) when it could not start, timed out, or the call
- * must stop. */
+/* Runs tool (an absolute path) with argv (argv[0] its name) through
+ * tool/, each run bound by SERVICES_TOOL_TIMEOUT_MS too. extra_env: "K=V"
+ * entries or NULL. Returns 0 when it ran to its end (whatever its status:
+ * what it means is the backend's), -1 when it did not: e holds tool/'s
+ * answer (the call's cause, could not start, its own bound, its output
+ * cap). */
 int services__run(services_out *o, const services_ctx *c, const char *tool,
                   const char *const *argv, const char *const *extra_env,
                   services_error *e);

@@ -1,6 +1,7 @@
-/* launchctl, plutil, systemctl and loginctl, run through proc/ and only
- * there. A WRITE's runs ignore its caller and end at the call's own
- * deadline; a READ's also end when the caller cancels. */
+/* launchctl, plutil, systemctl and loginctl, run through tool/ and only
+ * there: a READ's runs follow its caller, a WRITE's ignore it and end at
+ * its own deadline (tool/ says how); each run is bound by
+ * SERVICES_TOOL_TIMEOUT_MS too. What the tools say is the backends'. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,15 +17,6 @@ void services__find_tool(char *out, size_t len, const char *name,
         out[0] = '\0';
 }
 
-static uint32_t run_timeout_ms(const services_ctx *c)
-{
-    int64_t left = (c->deadline_ns - proc_now_ns()) / 1000000;
-    if (left <= 0)
-        return 0;
-    return left < SERVICES_TOOL_TIMEOUT_MS ? (uint32_t)left
-                                           : SERVICES_TOOL_TIMEOUT_MS;
-}
-
 /* The environment every tool gets on top of proc's allowlist: messages in
  * English (they are matched, e.g. "Input/output error"), plus the
  * caller's. */
@@ -38,64 +30,25 @@ static void build_env(const char **env, size_t cap,
     env[n] = NULL;
 }
 
-static int describe_failure(const services_ctx *c, const proc_result *r,
-                            const char *name, services_error *e)
-{
-    char what[256];
-    proc_result_describe(what, sizeof what, r);
-    /* The call's own time, not the tool's bound, ran out; or tkd stopped
-     * the write past its shutdown grace. */
-    if (r->end == PROC_END_CANCELLED || r->end == PROC_END_DEADLINE ||
-        r->end == PROC_END_ABORTED ||
-        (r->end == PROC_END_TIMEOUT && proc_now_ns() >= c->deadline_ns))
-        return services__stop(e, name);
-    if (!r->started && rpc_fds_exhausted(r->spawn_errno))
-        return services__fail_fds(e, r->spawn_errno, "cannot run %s: %s", name,
-                                  what);
-    if (!r->started)
-        return services__fail(e, RPC_FAILED_PRECONDITION, "TOOL_NOT_FOUND",
-                              "cannot run %s: %s", name, what);
-    return services__fail(e, RPC_UNAVAILABLE, "TOOL_TIMEOUT", "%s %s", name,
-                          what);
-}
-
-/* proc's on_group: the call names the tool's process group. */
-static void note_group(void *call, pid_t pgid)
-{
-    rpc_call_set_process(call, pgid);
-}
-
 int services__run(services_out *o, const services_ctx *c, const char *tool,
                   const char *const *argv, const char *const *extra_env,
                   services_error *e)
 {
     memset(o, 0, sizeof *o);
     o->exit = -1;
-    uint32_t timeout = run_timeout_ms(c);
-    if (timeout == 0)
-        return services__stop(e, argv[0]);
     const char *env[16];
     build_env(env, sizeof env / sizeof *env, extra_env);
-    proc_opts opts;
-    proc_opts_init(&opts);
-    opts.path = tool;
-    opts.argv = argv;
-    opts.env = env;
-    opts.kind = c->kind;
-    opts.cancel_fd = c->cancel_fd; /* a READ's */
-    opts.abort_fd = c->cancel_fd;  /* a WRITE's */
-    opts.deadline_ns = c->deadline_ns;
-    if (c->call != NULL) {
-        opts.on_group = note_group;
-        opts.on_group_arg = c->call;
-    }
-    opts.timeout_ms = timeout;
-    opts.stdout_cap = (size_t)1024 * 1024;
+    tool_opts t;
+    tool_opts_init(&t, argv[0], tool, argv);
+    t.proc.env = env;
+    t.proc.stdout_cap = (size_t)1024 * 1024;
+    t.timeout_ms = SERVICES_TOOL_TIMEOUT_MS;
+    t.deadline_ns = c->deadline_ns; /* only for a run with no call */
     proc_result r;
-    proc_run(&r, &opts);
+    tool_answer a;
     int rv = 0;
-    if (r.end != PROC_END_EXITED) {
-        rv = describe_failure(c, &r, argv[0], e);
+    if (tool_try(&r, &a, c->call, &t) != TOOL_END_EXITED) {
+        rv = services__fail_run(e, &a);
     } else {
         o->exit = r.status.kind == PROC_STATUS_EXITED ? r.status.code : -1;
         o->out = r.out;

@@ -35,6 +35,9 @@ Rules (the name before the colon is the one the allowlist uses):
     anything their headers declare).
   process: only service/proc/ calls fork, vfork, clone, the exec family,
     posix_spawn[p], system or popen, or includes <spawn.h>.
+  bridge: in tkd (service/), only service/tool/ calls proc_run: a program
+    run for a call goes through tool/, the one bridge from a call to a
+    process (its bounds into proc_opts, one answer per way a run ends).
   signature: no service module's public header, and no function of a
     service module other than rpc/, mentions an NNG type or includes NNG:
     handlers see the rpc_call handle only.
@@ -101,6 +104,8 @@ PRINT_FUNCS = re.compile(r"^(v?f?printf|v?dprintf|puts|putchar|perror|"
                          r"error|error_at_line)$")
 PRINT_NAMES = re.compile(r"^(stdout|stderr|STDOUT_FILENO|STDERR_FILENO)$")
 PROCESS_OWNER = "service/proc"
+BRIDGE_OWNER = "service/tool"
+BRIDGE_FUNCS = re.compile(r"^proc_run$")
 HOST = "rpc"  # every service module may use it: it hands them their calls
 CLIENT_PUBLIC = {
     "client/lib": "client/include/tk/client.h",
@@ -454,6 +459,28 @@ def rule_library_and_process(t):
                        "starts processes")
 
 
+def rule_bridge(t):
+    for rel in module_files(t):
+        if not rel.startswith("service/"):
+            continue
+        m = t.module_of(rel)
+        folder = m.folder if m else rel
+        if folder in (BRIDGE_OWNER, PROCESS_OWNER):
+            continue
+        for c in t.own_cursors(rel):
+            if c.kind != ci.CursorKind.DECL_REF_EXPR:
+                continue
+            ref, path = referenced_file(t, rel, c)
+            if (ref is None or ref.kind != ci.CursorKind.FUNCTION_DECL or
+                    not BRIDGE_FUNCS.match(ref.spelling) or
+                    t.rel(path) is None):
+                continue
+            t.fail("bridge", f"{rel}:{c.location.line}",
+                   f"{folder} {ref.spelling}",
+                   f"uses {ref.spelling}: only {BRIDGE_OWNER}/ runs a "
+                   "program for a call (tool_run, tool_try)")
+
+
 def type_libraries(t, ty, depth=0):
     """The libraries whose declarations a type mentions."""
     found = set()
@@ -777,9 +804,9 @@ def rule_circle(t):
                    "each file calls only files beneath it")
 
 
-RULES = (rule_boundary, rule_library_and_process, rule_signature,
-         rule_include, rule_public_header, rule_print, rule_seam,
-         rule_circle)
+RULES = (rule_boundary, rule_library_and_process, rule_bridge,
+         rule_signature, rule_include, rule_public_header, rule_print,
+         rule_seam, rule_circle)
 
 
 def read_allowlist(path):

@@ -215,7 +215,9 @@ static int rev_parse(const char *repo, const char *rev, char *oid,
 /* ---- what the methods return ------------------------------------------- */
 
 /* Without git on PATH the service still starts: what runs git says so,
- * libgit2's methods still answer. */
+ * with tool/'s one answer for a missing program (FAILED_PRECONDITION
+ * TOOL_NOT_FOUND, as Search and Services say it); libgit2's methods
+ * still answer. */
 static void test_without_git(void **state)
 {
     (void)state;
@@ -228,7 +230,8 @@ static void test_without_git(void **state)
     tk_call_opts o = { .timeout_ms = 20000 };
     assert_int_equal(tk_git_status(f.client, &req, &rep, &o, &st),
                      TK_CODE_FAILED_PRECONDITION);
-    expect(&st, TK_CODE_FAILED_PRECONDITION, "GIT_NOT_FOUND");
+    expect(&st, TK_CODE_FAILED_PRECONDITION, "TOOL_NOT_FOUND");
+    assert_non_null(strstr(st.message, "is not on tkd's PATH"));
     tk_status_clear(&st);
     Tk__V1__GitRevParseRequest rreq = TK__V1__GIT_REV_PARSE_REQUEST__INIT;
     rreq.repo = (char *)at("main");
@@ -239,6 +242,64 @@ static void test_without_git(void **state)
     protobuf_c_message_free_unpacked(&rrep->base, NULL);
     tk_status_clear(&st);
     ts_fx_stop(&f);
+}
+
+static int status_of_main(tk_client *c, tk_status *st)
+{
+    Tk__V1__GitStatusRequest req = TK__V1__GIT_STATUS_REQUEST__INIT;
+    req.repo = (char *)at("main");
+    Tk__V1__GitStatusReply *rep = NULL;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    int code = tk_git_status(c, &req, &rep, &o, st);
+    if (rep != NULL)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    return code;
+}
+
+/* The git tkd found at start, gone when a call runs it: the same answer
+ * as no git at all, FAILED_PRECONDITION TOOL_NOT_FOUND (it was INTERNAL
+ * GIT_NOT_STARTED), for a READ and for a WRITE, which did not complete.
+ * One there but not executable: INTERNAL TOOL_NOT_STARTED. The negative
+ * control: the same calls while it is there. */
+static void test_git_gone_after_start(void **state)
+{
+    (void)state;
+    char tmp[PATH_MAX], link[PATH_MAX + 16];
+    assert_int_equal(ts_mkdtemp(tmp, sizeof tmp, "gitgone"), 0);
+    snprintf(link, sizeof link, "%s/git", tmp);
+    assert_int_equal(symlink(git_bin, link), 0);
+    ts_fx f;
+    fx_start_git(&f, 0, 0, link);
+    tk_status st;
+    assert_int_equal(status_of_main(f.client, &st), TK_CODE_OK);
+    tk_status_clear(&st);
+
+    assert_int_equal(unlink(link), 0);
+    assert_int_equal(status_of_main(f.client, &st),
+                     TK_CODE_FAILED_PRECONDITION);
+    expect(&st, TK_CODE_FAILED_PRECONDITION, "TOOL_NOT_FOUND");
+    assert_non_null(strstr(st.message, "program not found"));
+    tk_status_clear(&st);
+    Tk__V1__GitConfigSetRequest req = TK__V1__GIT_CONFIG_SET_REQUEST__INIT;
+    req.repo = (char *)at("main");
+    req.key = "user.name";
+    req.value = "Gone";
+    Tk__V1__GitConfigSetReply *rep = NULL;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    assert_int_equal(tk_git_config_set(f.client, &req, &rep, &o, &st),
+                     TK_CODE_FAILED_PRECONDITION);
+    expect(&st, TK_CODE_FAILED_PRECONDITION, "TOOL_NOT_FOUND");
+    assert_false(st.write_completed);
+    tk_status_clear(&st);
+
+    int fd = open(link, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(status_of_main(f.client, &st), TK_CODE_INTERNAL);
+    expect(&st, TK_CODE_INTERNAL, "TOOL_NOT_STARTED");
+    tk_status_clear(&st);
+    ts_fx_stop(&f);
+    ts_rmtree(tmp);
 }
 
 static void test_rev_parse(void **state)
@@ -1895,6 +1956,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rev_parse),
         cmocka_unit_test(test_without_git),
+        cmocka_unit_test(test_git_gone_after_start),
         cmocka_unit_test(test_status),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_grep),

@@ -706,6 +706,39 @@ static void test_resolved_once(void **state)
     tkd_stop(&d);
 }
 
+/* A tool tkd found at its first search and that is gone by the next gets
+ * the answer every service gives a missing program: FAILED_PRECONDITION
+ * TOOL_NOT_FOUND (it was INTERNAL TOOL_FAILED), never a fallback to
+ * another tool or an empty match list. One there but not executable:
+ * INTERNAL TOOL_NOT_STARTED. */
+static void test_tool_gone_after_start(void **state)
+{
+    (void)state;
+    tkd d;
+    tkd_init(&d, "srch-gone");
+    link_tool(&d, "grep");
+    tree_puts(d.root, "a.txt", "needle\n");
+    tkd_start(&d, NULL);
+    sreq r = { .query = "needle", .hidden = -1 };
+    sres s;
+    call(&d, &r, &s);
+    expect_ok(&s);
+    assert_int_equal(s.rep->tool, GREP);
+    sres_free(&s);
+    char link[PATH_MAX];
+    snprintf(link, sizeof link, "%s/grep", d.bin);
+    assert_int_equal(unlink(link), 0);
+    call(&d, &r, &s);
+    expect_fail(&s, TK_CODE_FAILED_PRECONDITION, "TOOL_NOT_FOUND");
+    assert_non_null(strstr(s.st.message, "program not found"));
+    sres_free(&s);
+    tree_puts(d.bin, "grep", "not a program\n"); /* mode 0644 */
+    call(&d, &r, &s);
+    expect_fail(&s, TK_CODE_INTERNAL, "TOOL_NOT_STARTED");
+    sres_free(&s);
+    tkd_stop(&d);
+}
+
 /* The limit: the matches up to it, partial (in the reply and the status),
  * cause LIMIT, a success; the tool was killed mid-output and nothing of it
  * is left. Exactly limit matches: complete, not partial. */
@@ -1043,6 +1076,7 @@ int main(void)
         cmocka_unit_test(test_bad_requests),
         cmocka_unit_test(test_fallback),
         cmocka_unit_test(test_resolved_once),
+        cmocka_unit_test(test_tool_gone_after_start),
         cmocka_unit_test(test_limit_partial),
         cmocka_unit_test(test_cancel_and_deadline),
         cmocka_unit_test(test_slots),

@@ -378,6 +378,59 @@ static void test_status_and_unregister(void **state)
     protobuf_c_message_free_unpacked(&r->base, NULL);
 }
 
+static int status_fails(fx *f, const char *label, tk_status *st)
+{
+    Tk__V1__ServiceStatusRequest req = TK__V1__SERVICE_STATUS_REQUEST__INIT;
+    req.label = (char *)label;
+    req.backend = SYSTEMD;
+    Tk__V1__ServiceStatusReply *rep = NULL;
+    int code = tk_services_status(f->base.client, &req, &rep, NULL, st);
+    assert_null(rep);
+    return code;
+}
+
+/* A systemctl tkd found at start and gone when a call runs it: the answer
+ * every service gives a missing program, FAILED_PRECONDITION
+ * TOOL_NOT_FOUND, for a Register (which did not complete) and a Status.
+ * One there but not executable: INTERNAL TOOL_NOT_STARTED (it was
+ * FAILED_PRECONDITION TOOL_NOT_FOUND). One whose output passes what tkd
+ * keeps of it (1 MiB) on a Status, a READ: RESOURCE_EXHAUSTED
+ * OUTPUT_TOO_LARGE (it was UNAVAILABLE TOOL_TIMEOUT). The negative
+ * control: the same Register while it is there. */
+static void test_systemctl_gone_after_start(void **state)
+{
+    fx *f = *state;
+    spec s;
+    spec_v(&s, "demo", "v1");
+    register_ok(f, &s, SYSTEMD, A_INSTALLED);
+    char link[PATH_MAX];
+    join(link, sizeof link, f->bin, "systemctl");
+    assert_int_equal(unlink(link), 0);
+
+    spec_v(&s, "demo", "v2");
+    tk_status st = register_fails(f, &s, SYSTEMD, TK_CODE_FAILED_PRECONDITION);
+    assert_string_equal(st.reason, "TOOL_NOT_FOUND");
+    assert_non_null(strstr(st.message, "program not found"));
+    assert_false(st.write_completed);
+    tk_status_clear(&st);
+    assert_int_equal(status_fails(f, "demo", &st), TK_CODE_FAILED_PRECONDITION);
+    assert_string_equal(st.reason, "TOOL_NOT_FOUND");
+    tk_status_clear(&st);
+
+    write_file(link, "not a program\n"); /* mode 0644 */
+    st = register_fails(f, &s, SYSTEMD, TK_CODE_INTERNAL);
+    assert_string_equal(st.reason, "TOOL_NOT_STARTED");
+    assert_false(st.write_completed);
+    tk_status_clear(&st);
+
+    assert_int_equal(unlink(link), 0);
+    write_file(link, "#!/bin/sh\nexec yes\n");
+    assert_int_equal(chmod(link, 0755), 0);
+    assert_int_equal(status_fails(f, "demo", &st), TK_CODE_RESOURCE_EXHAUSTED);
+    assert_string_equal(st.reason, "OUTPUT_TOO_LARGE");
+    tk_status_clear(&st);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, fx_setup, fx_teardown)
 
 int main(void)
@@ -397,6 +450,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_linger_marker_without_loginctl,
                                         setup_no_loginctl, fx_teardown),
         T(test_status_and_unregister),
+        T(test_systemctl_gone_after_start),
     };
     return cmocka_run_group_tests_name("services-systemd", tests, NULL, NULL);
 }
