@@ -203,11 +203,24 @@ int tk_call_raw(tk_client *client, const char *method, const void *payload,
                 size_t len, uint8_t **reply, size_t *reply_len,
                 const tk_call_opts *opts, tk_status *status);
 
-/* The catalog: every service and message of proto/, compiled in. */
+/* tk.v1.MethodInfo.Kind, same numbers. */
+typedef enum tk_method_kind {
+    TK_METHOD_READ = 1,  /* follows its caller: cancel and deadline end it */
+    TK_METHOD_WRITE = 2, /* once started, runs to completion under its own
+                            timeout (ceiling_ms) */
+} tk_method_kind;
+
+/* The catalog: every service and message of proto/, compiled in. A
+ * method's kind and timeouts are what its .proto declares (option
+ * (tk.v1.method)); tk.v1.Control/ListMethods says what a tkd serves with,
+ * which its configuration may change. */
 typedef struct tk_method_desc {
     const char *name; /* "tk.v1.Control/Ping" */
     const ProtobufCMessageDescriptor *request;
     const ProtobufCMessageDescriptor *reply;
+    tk_method_kind kind;
+    uint32_t default_timeout_ms; /* what a call with timeout_ms 0 gets */
+    uint32_t ceiling_ms; /* READ: no call runs longer; WRITE: its own timeout */
 } tk_method_desc;
 
 size_t tk_catalog_method_count(void);
