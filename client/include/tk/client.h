@@ -86,8 +86,9 @@ enum {
  * does not answer the question within 5 s, no longer knows the call, says
  * it answered and the reply does not follow, or after TK_MAX_WAIT_MS more. */
 #define TK_DEADLINE_GRACE_MS 250u
-/* How long a call with timeout_ms 0 (the method's default, known only to
- * the server) may wait for its reply at most. */
+/* How long a call with timeout_ms 0 (the method's default: the server's,
+ * which the catalog knows only as declared) may wait for its reply at
+ * most. */
 #define TK_MAX_WAIT_MS (15u * 60u * 1000u)
 
 /* The outcome of a call. tk_call fills it; tk_status_clear frees what it
@@ -183,7 +184,8 @@ typedef struct tk_call_opts {
 /* Calls method ("tk.v1.Control/Ping") with request and waits for the reply:
  * past the deadline, for as long as tkd says the call still runs (see
  * TK_DEADLINE_GRACE_MS). With timeout_ms 0 it waits TK_MAX_WAIT_MS and
- * asks nothing (the deadline is the method's default, known only to tkd);
+ * asks nothing (the deadline is the method's default, which tkd's
+ * configuration may make other than the catalog's);
  * a deadline of more than INT32_MAX ms (about 24.8 days) is waited for
  * INT32_MAX ms, NNG's longest timeout. On TK_CODE_OK *reply holds
  * a message of reply_desc, freed with protobuf_c_message_free_unpacked(*reply,
