@@ -83,7 +83,7 @@ static void opts_for(proc_opts *o, const tkgit_run *run, const tkgit_argv *argv)
         o->env = read_env;
         o->cancel_fd = rpc_call_cancel_fd(run->call);
         o->deadline_ns = deadline;
-        o->timeout_ms = run->g->cfg.read_ceiling_ms;
+        o->timeout_ms = run->g->read_ceiling_ms;
     }
     o->on_stdout = run->on_out;
     o->on_stdout_arg = run->on_out_arg;
