@@ -30,6 +30,7 @@
 
 #include "roots/roots.h"
 #include "rpc/rpc.h"
+#include "tk/v1/git.pb-c.h"
 
 /* Each method's timeouts are what tk/v1/git.proto declares (option
  * (tk.v1.method)) unless the config says otherwise. */
@@ -61,5 +62,23 @@ int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
 int tkgit_register(tkgit *g, rpc_server *srv, char *err, size_t errlen);
 /* After the server is freed. NULL is accepted. */
 void tkgit_free(tkgit *g);
+
+/* ---- for tests and fuzzing only ------------------------------------------
+ * tkd never calls these: the parsers of what git prints, as the methods
+ * run them, for a test or a fuzzer (tests/fuzz) to feed any bytes without
+ * a repository. Results are allocated through call (rpc__test_call_new). */
+
+/* `git status --porcelain=v2 -z --branch` output into reply (Status):
+ * 0, or -1 on output the method answers UNPARSEABLE_OUTPUT. */
+int tkgit__test_parse_status(rpc_call *call, const char *out, size_t len,
+                             Tk__V1__GitStatusReply *reply);
+/* The numstat block of `git diff --numstat -z -p` into reply->files
+ * (Diff): the offset where the patch starts, or -1. */
+long tkgit__test_parse_numstat(rpc_call *call, const char *out, size_t len,
+                               Tk__V1__GitDiffReply *reply);
+/* A commit's raw message (NUL-terminated, as libgit2 gives it) into
+ * out->subject and out->body, git's %s and %b (Log). */
+void tkgit__test_message(rpc_call *call, const char *message,
+                         Tk__V1__GitCommit *out);
 
 #endif /* TK_SERVICE_GIT_H */

@@ -250,18 +250,16 @@ class Tree:
         if absf in self.commands:
             directory, argv = self.commands[absf]
             return directory, clean_args(argv[1:], absf)
-        if rel.endswith(".h"):
-            # A header: the flags of its own unit (x.c for x.h) if it has
-            # one, else of the first unit beside it.
+        if rel.endswith(".h"):  # a header: the flags of a unit beside it,
+            # its own .c first (pg.h needs pg.c's libpq flags, which
+            # fixture.c beside it has not)
             here = os.path.dirname(absf)
-            own = os.path.splitext(absf)[0] + ".c"
-            beside = sorted(p for p in self.commands
-                            if os.path.dirname(p) == here)
-            beside.sort(key=lambda p: p != own)
-            if beside:
-                directory, argv = self.commands[beside[0]]
-                return directory, clean_args(argv[1:], beside[0]) + [
-                    "-x", "c-header"]
+            own = absf[:-2] + ".c"
+            for p, (directory, argv) in sorted(
+                    self.commands.items(), key=lambda kv: (kv[0] != own, kv[0])):
+                if os.path.dirname(p) == here:
+                    return directory, clean_args(argv[1:], p) + [
+                        "-x", "c-header"]
         args = ["-std=c11", "-D_GNU_SOURCE"]
         for d in ("service", "client/include", "gen/c",
                   os.path.dirname(rel)):
