@@ -83,7 +83,7 @@ int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
     if (run->on_out != NULL)
         o.proc.record_max = run->record_max; /* lines: proc's default delim */
     if (!write) /* a write's bound is its own timeout, which tool/ applies */
-        o.timeout_ms = run->g->cfg.read_ceiling_ms;
+        o.timeout_ms = run->g->read_ceiling_ms;
     int rv = tool_run(r, run->call, &o);
     if (r->err_len > 0)
         rpc_call_set_stderr(run->call, r->err, r->err_len);

@@ -33,16 +33,16 @@
 #include "rpc/rpc.h"
 #include "tk/v1/git.pb-c.h"
 
-#define TKGIT_DEFAULT_READ_TIMEOUT_MS 30000u
-#define TKGIT_DEFAULT_READ_CEILING_MS 30000u
-#define TKGIT_DEFAULT_WRITE_TIMEOUT_MS 60000u
-
+/* Each method's timeouts are what tk/v1/git.proto declares (option
+ * (tk.v1.method)) unless the config says otherwise. */
 typedef struct tkgit_config {
     /* READ methods: the default deadline (timeout_ms 0) and the ceiling no
-     * caller's timeout passes. 0: the defaults above. */
+     * caller's timeout passes, for all of them (a default above the
+     * ceiling becomes the ceiling). 0: each method's declared one. */
     uint32_t read_timeout_ms;
     uint32_t read_ceiling_ms;
-    /* WRITE methods: their own timeout, whatever the caller asked. */
+    /* WRITE methods: their own timeout, whatever the caller asked (the
+     * default and the ceiling). 0: each method's declared one. */
     uint32_t write_timeout_ms;
     /* The git program; NULL: "git" found on PATH at tkgit_new. */
     const char *git;

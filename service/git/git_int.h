@@ -16,9 +16,10 @@
 #include "proc/proc.h"
 #include "roots/roots.h"
 #include "rpc/rpc.h"
+#include "tk/v1/git.methods.h"
 #include "tk/v1/git.pb-c.h"
 
-#define TKGIT_N_METHODS 9
+#define TKGIT_N_METHODS TK_V1_GIT__N_METHODS
 /* Matches a Grep or a Log returns when the caller names no limit: beyond
  * it the reply is partial. */
 #define TKGIT_DEFAULT_MAX_MATCHES 10000u
@@ -30,7 +31,11 @@ struct tkgit {
     const roots *roots;
     tkgit_config cfg;
     char git[PATH_MAX];
+    /* tk/v1/git.proto's table, with cfg's timeouts where it gives one. */
     rpc_method methods[TKGIT_N_METHODS];
+    /* The longest ceiling of its READs: proc's own bound on a git read
+     * (the call's deadline, never further away, comes first). */
+    uint32_t read_ceiling_ms;
     pthread_key_t cache_key; /* each worker's open repositories (cache.c) */
 };
 

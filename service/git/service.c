@@ -1,4 +1,5 @@
-/* tk.v1.Git: the method table and the service's life. */
+/* tk.v1.Git: the method table (tk/v1/git.proto's, with the config's
+ * timeouts) and the service's life. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,69 +10,33 @@
 void tkgit_config_init(tkgit_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->read_timeout_ms = TKGIT_DEFAULT_READ_TIMEOUT_MS;
-    cfg->read_ceiling_ms = TKGIT_DEFAULT_READ_CEILING_MS;
-    cfg->write_timeout_ms = TKGIT_DEFAULT_WRITE_TIMEOUT_MS;
 }
 
-typedef struct method_def {
-    const char *name;
-    const ProtobufCMessageDescriptor *request, *reply;
-    rpc_kind kind;
-    rpc_handler handler;
-} method_def;
+/* As tk/v1/git.proto declares them; the handlers are tkgit__<method>. */
+static const rpc_method declared[TKGIT_N_METHODS] = TK_V1_GIT__METHODS(tkgit__);
 
-static const method_def defs[TKGIT_N_METHODS] = {
-    { "tk.v1.Git/Status", &tk__v1__git_status_request__descriptor,
-      &tk__v1__git_status_reply__descriptor, RPC_READ, tkgit__status },
-    { "tk.v1.Git/Log", &tk__v1__git_log_request__descriptor,
-      &tk__v1__git_log_reply__descriptor, RPC_READ, tkgit__log },
-    { "tk.v1.Git/Diff", &tk__v1__git_diff_request__descriptor,
-      &tk__v1__git_diff_reply__descriptor, RPC_READ, tkgit__diff },
-    { "tk.v1.Git/RevParse", &tk__v1__git_rev_parse_request__descriptor,
-      &tk__v1__git_rev_parse_reply__descriptor, RPC_READ, tkgit__rev_parse },
-    { "tk.v1.Git/Grep", &tk__v1__git_grep_request__descriptor,
-      &tk__v1__git_grep_reply__descriptor, RPC_READ, tkgit__grep },
-    { "tk.v1.Git/Commit", &tk__v1__git_commit_request__descriptor,
-      &tk__v1__git_commit_reply__descriptor, RPC_WRITE, tkgit__commit },
-    { "tk.v1.Git/Checkout", &tk__v1__git_checkout_request__descriptor,
-      &tk__v1__git_checkout_reply__descriptor, RPC_WRITE, tkgit__checkout },
-    { "tk.v1.Git/WorktreeAdd", &tk__v1__git_worktree_add_request__descriptor,
-      &tk__v1__git_worktree_add_reply__descriptor, RPC_WRITE,
-      tkgit__worktree_add },
-    { "tk.v1.Git/ConfigSet", &tk__v1__git_config_set_request__descriptor,
-      &tk__v1__git_config_set_reply__descriptor, RPC_WRITE, tkgit__config_set },
-};
-
+/* The declared table, with the config's timeouts where it gives one. */
 static void fill_methods(tkgit *g)
 {
+    const tkgit_config *cfg = &g->cfg;
+    g->read_ceiling_ms = 0;
     for (size_t i = 0; i < TKGIT_N_METHODS; i++) {
         rpc_method *m = &g->methods[i];
-        m->name = defs[i].name;
-        m->request = defs[i].request;
-        m->reply = defs[i].reply;
-        m->kind = defs[i].kind;
-        m->handler = defs[i].handler;
-        if (defs[i].kind == RPC_READ) {
-            m->default_timeout_ms = g->cfg.read_timeout_ms;
-            m->ceiling_ms = g->cfg.read_ceiling_ms;
-        } else {
-            m->default_timeout_ms = g->cfg.write_timeout_ms;
-            m->ceiling_ms = g->cfg.write_timeout_ms;
+        *m = declared[i];
+        if (m->kind == RPC_READ) {
+            if (cfg->read_timeout_ms != 0)
+                m->default_timeout_ms = cfg->read_timeout_ms;
+            if (cfg->read_ceiling_ms != 0)
+                m->ceiling_ms = cfg->read_ceiling_ms;
+            if (m->default_timeout_ms > m->ceiling_ms)
+                m->default_timeout_ms = m->ceiling_ms;
+            if (m->ceiling_ms > g->read_ceiling_ms)
+                g->read_ceiling_ms = m->ceiling_ms;
+        } else if (cfg->write_timeout_ms != 0) {
+            m->default_timeout_ms = cfg->write_timeout_ms;
+            m->ceiling_ms = cfg->write_timeout_ms;
         }
     }
-}
-
-static void apply_defaults(tkgit_config *cfg)
-{
-    if (cfg->read_ceiling_ms == 0)
-        cfg->read_ceiling_ms = TKGIT_DEFAULT_READ_CEILING_MS;
-    if (cfg->read_timeout_ms == 0)
-        cfg->read_timeout_ms = TKGIT_DEFAULT_READ_TIMEOUT_MS;
-    if (cfg->read_timeout_ms > cfg->read_ceiling_ms)
-        cfg->read_timeout_ms = cfg->read_ceiling_ms;
-    if (cfg->write_timeout_ms == 0)
-        cfg->write_timeout_ms = TKGIT_DEFAULT_WRITE_TIMEOUT_MS;
 }
 
 int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
@@ -87,7 +52,6 @@ int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
     g->roots = rs;
     if (cfg != NULL)
         g->cfg = *cfg;
-    apply_defaults(&g->cfg);
     const char *name = g->cfg.git != NULL ? g->cfg.git : "git";
     int rv = proc_find_program(g->git, sizeof g->git, name, NULL);
     if (rv == -ENOENT) {

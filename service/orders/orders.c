@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "orders_int.h"
+#include "tk/v1/orders.methods.h"
 #include "tk/v1/orders.pb-c.h"
 
 #define MAX_SKU_BYTES 1024u
@@ -328,30 +329,13 @@ static void get_order(void *arg, rpc_call *call,
  * orders__tx_commit): from there rpc treats it as a started WRITE — a
  * Cancel answers WRITE_CONTINUES, the reply says write_completed — and
  * the handler waits for COMMIT's answer a bounded time past the deadline.
+ *
+ * tk/v1/orders.proto declares them so (kind READ), with `writes` on the
+ * transitions, whose COMMIT writes (a listener that serves reads only
+ * refuses them). The handlers are the functions above, by method name.
  */
-
-/* flags: RPC_METHOD_WRITES for the transitions, whose COMMIT writes (a
- * listener that serves reads only refuses them). */
-#define LOCK_OP(method, req, rep, fn, fl)                                      \
-    {                                                                          \
-        .name = "tk.v1.Orders/" method, .request = &req##__descriptor,         \
-        .reply = &rep##__descriptor, .kind = RPC_READ,                         \
-        .default_timeout_ms = 5000, .ceiling_ms = 60000, .handler = (fn),      \
-        .flags = (fl),                                                         \
-    }
-
-static const rpc_method methods[] = {
-    LOCK_OP("CreateOrder", tk__v1__create_order_request,
-            tk__v1__create_order_reply, create_order, RPC_METHOD_WRITES),
-    LOCK_OP("AddItem", tk__v1__add_item_request, tk__v1__add_item_reply,
-            add_item, RPC_METHOD_WRITES),
-    LOCK_OP("CloseOrder", tk__v1__close_order_request,
-            tk__v1__close_order_reply, close_order, RPC_METHOD_WRITES),
-    LOCK_OP("ReopenOrder", tk__v1__reopen_order_request,
-            tk__v1__reopen_order_reply, reopen_order, RPC_METHOD_WRITES),
-    LOCK_OP("GetOrder", tk__v1__get_order_request, tk__v1__get_order_reply,
-            get_order, 0),
-};
+static const rpc_method methods[TK_V1_ORDERS__N_METHODS] =
+    TK_V1_ORDERS__METHODS();
 
 /* ---- the service ---------------------------------------------------------
  */

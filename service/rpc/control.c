@@ -1,9 +1,10 @@
 /* tk.v1.Control: Ping, Cancel, CallState, ListMethods. Registered by
  * rpc_server_new on every server, through the same method table as every other
- * service. */
+ * service: the one tk/v1/control.proto declares (tk/v1/control.methods.h). */
 #include <string.h>
 
 #include "rpc_int.h"
+#include "tk/v1/control.methods.h"
 
 static void ping(void *svc, rpc_call *call, const ProtobufCMessage *request,
                  ProtobufCMessage *reply)
@@ -76,49 +77,10 @@ static void list_methods(void *svc, rpc_call *call,
                       "no service named \"%.200s\"", in->service);
 }
 
-const rpc_method rpc_control__methods[] = {
-    {
-        .name = "tk.v1.Control/Ping",
-        .request = &tk__v1__ping_request__descriptor,
-        .reply = &tk__v1__ping_reply__descriptor,
-        .kind = RPC_READ,
-        .default_timeout_ms = 5000,
-        .ceiling_ms = 60000,
-        .handler = ping,
-        /* Never blocks: answers even when every worker is busy, so it
-         * tells "tkd is alive" apart from "tkd is saturated". */
-        .flags = RPC_METHOD_INLINE,
-    },
-    {
-        .name = "tk.v1.Control/Cancel",
-        .request = &tk__v1__cancel_request__descriptor,
-        .reply = &tk__v1__cancel_reply__descriptor,
-        .kind = RPC_READ,
-        .default_timeout_ms = 5000,
-        .ceiling_ms = 60000,
-        .handler = cancel,
-        .flags = RPC_METHOD_INLINE,
-    },
-    {
-        .name = "tk.v1.Control/CallState",
-        .request = &tk__v1__call_state_request__descriptor,
-        .reply = &tk__v1__call_state_reply__descriptor,
-        .kind = RPC_READ,
-        .default_timeout_ms = 5000,
-        .ceiling_ms = 60000,
-        .handler = call_state,
-        .flags = RPC_METHOD_INLINE,
-    },
-    {
-        .name = "tk.v1.Control/ListMethods",
-        .request = &tk__v1__list_methods_request__descriptor,
-        .reply = &tk__v1__list_methods_reply__descriptor,
-        .kind = RPC_READ,
-        .default_timeout_ms = 5000,
-        .ceiling_ms = 60000,
-        .handler = list_methods,
-        .flags = RPC_METHOD_INLINE, /* reads a table fixed at start */
-    },
-};
-const size_t rpc_control__n_methods =
-    sizeof rpc_control__methods / sizeof rpc_control__methods[0];
+/* Every Control method is inline (tk/v1/control.proto): Ping never blocks,
+ * so it answers even when every worker is busy and tells "tkd is alive"
+ * apart from "tkd is saturated"; Cancel and CallState must not wait
+ * behind busy workers; ListMethods reads a table fixed at start. */
+const rpc_method rpc_control__methods[TK_V1_CONTROL__N_METHODS] =
+    TK_V1_CONTROL__METHODS();
+const size_t rpc_control__n_methods = TK_V1_CONTROL__N_METHODS;

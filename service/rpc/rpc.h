@@ -215,6 +215,9 @@ enum {
     RPC_METHOD_WRITES = 1u << 1,
 };
 
+/* A tk service's table is generated from its .proto (each method's option
+ * (tk.v1.method)) into gen/c/tk/v1/NAME.methods.h: the module that serves
+ * it gives the handlers, not the kind, timeouts or flags. */
 typedef struct rpc_method {
     const char *name; /* "tk.v1.Git/RevParse" */
     const ProtobufCMessageDescriptor *request;

@@ -37,8 +37,6 @@
 
 #define SEARCH_DEFAULT_SLOTS 3u
 #define SEARCH_MAX_SLOTS 64u
-/* The method's ceiling: no search runs longer, whatever its caller asks. */
-#define SEARCH_CEILING_MS 30000u
 /* The longest query, in bytes: far beyond any line one means to find,
  * and far below the kernel's limit on a command line (a query of 200 KiB
  * would fail exec with E2BIG). */

@@ -11,6 +11,11 @@
 #include <stdint.h>
 
 #include "search.h"
+#include "tk/v1/search.methods.h"
+
+/* The method's ceiling (tk/v1/search.proto): no search runs longer,
+ * whatever its caller asks. */
+#define SEARCH_CEILING_MS TK_V1_SEARCH__SEARCH__CEILING_MS
 
 /* ---- the parser (parse.c over parse_rg.c, parse_grep.c over matches.c) -- */
 

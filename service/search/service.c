@@ -110,8 +110,9 @@ static int prepare(search_job *j, const search *s, rpc_call *call,
     return 0;
 }
 
-static void handle(void *svc, rpc_call *call, const ProtobufCMessage *request,
-                   ProtobufCMessage *reply)
+static void handle_search(void *svc, rpc_call *call,
+                          const ProtobufCMessage *request,
+                          ProtobufCMessage *reply)
 {
     search *s = svc;
     search_job j;
@@ -134,17 +135,9 @@ static void handle(void *svc, rpc_call *call, const ProtobufCMessage *request,
     search__slot_give(&s->slots);
 }
 
-static const rpc_method methods[] = {
-    {
-        .name = "tk.v1.Search/Search",
-        .request = &tk__v1__search_request__descriptor,
-        .reply = &tk__v1__search_reply__descriptor,
-        .kind = RPC_READ,
-        .default_timeout_ms = SEARCH_CEILING_MS,
-        .ceiling_ms = SEARCH_CEILING_MS,
-        .handler = handle,
-    },
-};
+/* As tk/v1/search.proto declares it; the handler is handle_search. */
+static const rpc_method methods[TK_V1_SEARCH__N_METHODS] =
+    TK_V1_SEARCH__METHODS(handle_);
 
 int search_new(search **out, const search_config *cfg, char *err, size_t errlen)
 {

@@ -204,46 +204,12 @@ static void status(void *svc, rpc_call *call, const ProtobufCMessage *request,
         services__spec_free(&s);
 }
 
-static const rpc_method methods[] = {
-    {
-        .name = "tk.v1.Services/Render",
-        .request = &tk__v1__service_render_request__descriptor,
-        .reply = &tk__v1__service_render_reply__descriptor,
-        .kind = RPC_READ,
-        .default_timeout_ms = 5000,
-        .ceiling_ms = 30000,
-        .handler = render,
-    },
-    {
-        /* Its own timeout covers the worst launchd case with room: 10 s
-         * of polling, 4.5 s of backoff and the launchctl runs. */
-        .name = "tk.v1.Services/Register",
-        .request = &tk__v1__service_register_request__descriptor,
-        .reply = &tk__v1__service_register_reply__descriptor,
-        .kind = RPC_WRITE,
-        .default_timeout_ms = SERVICES_WRITE_TIMEOUT_MS,
-        .ceiling_ms = SERVICES_WRITE_TIMEOUT_MS,
-        .handler = register_,
-    },
-    {
-        .name = "tk.v1.Services/Unregister",
-        .request = &tk__v1__service_unregister_request__descriptor,
-        .reply = &tk__v1__service_unregister_reply__descriptor,
-        .kind = RPC_WRITE,
-        .default_timeout_ms = SERVICES_WRITE_TIMEOUT_MS,
-        .ceiling_ms = SERVICES_WRITE_TIMEOUT_MS,
-        .handler = unregister,
-    },
-    {
-        .name = "tk.v1.Services/Status",
-        .request = &tk__v1__service_status_request__descriptor,
-        .reply = &tk__v1__service_status_reply__descriptor,
-        .kind = RPC_READ,
-        .default_timeout_ms = 10000,
-        .ceiling_ms = 60000,
-        .handler = status,
-    },
-};
+/* As tk/v1/services.proto declares them; the handlers are the functions
+ * above, by method name. Register's own timeout covers the worst launchd
+ * case with room: 10 s of polling, 4.5 s of backoff and the launchctl
+ * runs. */
+static const rpc_method methods[TK_V1_SERVICES__N_METHODS] =
+    TK_V1_SERVICES__METHODS();
 
 int services_register(services *r, rpc_server *srv, char *err, size_t errlen)
 {

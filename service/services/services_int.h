@@ -13,6 +13,7 @@
 #include "proc/proc.h"
 #include "services.h"
 #include "rpc/rpc.h"
+#include "tk/v1/services.methods.h"
 #include "tk/v1/services.pb-c.h"
 #include "tool/tool.h"
 
@@ -297,7 +298,8 @@ int services__op_status(const services_ctx *c, const services_backend_ops *ops,
                         const char *label, const services_spec *spec,
                         services_status *st, services_error *e);
 
-/* The Register method's own timeout; tkd install uses it too. */
-#define SERVICES_WRITE_TIMEOUT_MS 120000u
+/* The Register method's own timeout (tk/v1/services.proto); tkd install
+ * uses it too. */
+#define SERVICES_WRITE_TIMEOUT_MS TK_V1_SERVICES__REGISTER__CEILING_MS
 
 #endif /* TK_SERVICE_SERVICES_INT_H */

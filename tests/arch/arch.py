@@ -51,6 +51,13 @@ Rules (the name before the colon is the one the allowlist uses):
     and listed, never skipped silently.
   public-header: client/include/tk/*.h declare only tk_/TK_ names, and
     every type they mention is their own, a C standard type, or opaque.
+  gen-table: a method table of tkd that tools/regen generates,
+    gen/c/tk/v1/NAME.methods.h (the one of tk/v1/NAME.proto), is included
+    only by files of the module that serves NAME's services: service/NAME/
+    (the proto service and its folder share a name), or service/rpc/ for
+    control (tk.v1.Control, rpc's own service). Not by another module, not
+    by main.c, tests or tools: a second includer could register the same
+    methods.
   print: library code never prints: no file of client/lib/ or client/json/
     calls printf, fprintf, puts, perror or their kin (the err/warn
     family, dprintf, putchar, ...), or names stdout, stderr,
@@ -106,6 +113,9 @@ PRINT_NAMES = re.compile(r"^(stdout|stderr|STDOUT_FILENO|STDERR_FILENO)$")
 PROCESS_OWNER = "service/proc"
 BRIDGE_OWNER = "service/tool"
 BRIDGE_FUNCS = re.compile(r"^proc_run$")
+GEN_TABLE = re.compile(r"^gen/c/tk/v1/(\w+)\.methods\.h$")
+# The proto files whose services a module of another name serves.
+GEN_TABLE_OWNERS = {"control": "rpc"}
 HOST = "rpc"  # every service module may use it: it hands them their calls
 CLIENT_PUBLIC = {
     "client/lib": "client/include/tk/client.h",
@@ -604,6 +614,27 @@ def rule_include(t):
                 t.fail("include", f"{rel}:{line}", f"{rel} {target}", why)
 
 
+def rule_gen_table(t):
+    files = (t.c_files("service") + t.c_files("client") +
+             t.c_files("tests") + t.c_files("tools"))
+    for rel in files:
+        mod = t.module_of(rel)
+        for line, name, resolved in t.includes(rel):
+            target = t.rel(resolved) if resolved else None
+            if target is None and os.path.exists(
+                    os.path.join(t.root, "gen/c", name)):
+                target = os.path.normpath(os.path.join("gen/c", name))
+            m = GEN_TABLE.match(target or "")
+            if not m:
+                continue
+            owner = "service/" + GEN_TABLE_OWNERS.get(m[1], m[1])
+            if mod is None or mod.folder != owner:
+                t.fail("gen-table", f"{rel}:{line}", f"{rel} {target}",
+                       f"includes {target}, tkd's method table of "
+                       f"tk/v1/{m[1]}.proto: only {owner}/, which serves "
+                       "it, includes it")
+
+
 def rule_public_header(t):
     for rel in t.c_files(PUBLIC_DIR):
         if not rel.endswith(".h"):
@@ -805,8 +836,8 @@ def rule_circle(t):
 
 
 RULES = (rule_boundary, rule_library_and_process, rule_bridge,
-         rule_signature, rule_include, rule_public_header, rule_print,
-         rule_seam, rule_circle)
+         rule_signature, rule_include, rule_gen_table, rule_public_header,
+         rule_print, rule_seam, rule_circle)
 
 
 def read_allowlist(path):

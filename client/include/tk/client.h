@@ -86,8 +86,9 @@ enum {
  * does not answer the question within 5 s, no longer knows the call, says
  * it answered and the reply does not follow, or after TK_MAX_WAIT_MS more. */
 #define TK_DEADLINE_GRACE_MS 250u
-/* How long a call with timeout_ms 0 (the method's default, known only to
- * the server) may wait for its reply at most. */
+/* How long a call with timeout_ms 0 (the method's default: the server's,
+ * which the catalog knows only as declared) may wait for its reply at
+ * most. */
 #define TK_MAX_WAIT_MS (15u * 60u * 1000u)
 
 /* The outcome of a call. tk_call fills it; tk_status_clear frees what it
@@ -183,7 +184,8 @@ typedef struct tk_call_opts {
 /* Calls method ("tk.v1.Control/Ping") with request and waits for the reply:
  * past the deadline, for as long as tkd says the call still runs (see
  * TK_DEADLINE_GRACE_MS). With timeout_ms 0 it waits TK_MAX_WAIT_MS and
- * asks nothing (the deadline is the method's default, known only to tkd);
+ * asks nothing (the deadline is the method's default, which tkd's
+ * configuration may make other than the catalog's);
  * a deadline of more than INT32_MAX ms (about 24.8 days) is waited for
  * INT32_MAX ms, NNG's longest timeout. On TK_CODE_OK *reply holds
  * a message of reply_desc, freed with protobuf_c_message_free_unpacked(*reply,
@@ -203,11 +205,24 @@ int tk_call_raw(tk_client *client, const char *method, const void *payload,
                 size_t len, uint8_t **reply, size_t *reply_len,
                 const tk_call_opts *opts, tk_status *status);
 
-/* The catalog: every service and message of proto/, compiled in. */
+/* tk.v1.MethodInfo.Kind, same numbers. */
+typedef enum tk_method_kind {
+    TK_METHOD_READ = 1,  /* follows its caller: cancel and deadline end it */
+    TK_METHOD_WRITE = 2, /* once started, runs to completion under its own
+                            timeout (ceiling_ms) */
+} tk_method_kind;
+
+/* The catalog: every service and message of proto/, compiled in. A
+ * method's kind and timeouts are what its .proto declares (option
+ * (tk.v1.method)); tk.v1.Control/ListMethods says what a tkd serves with,
+ * which its configuration may change. */
 typedef struct tk_method_desc {
     const char *name; /* "tk.v1.Control/Ping" */
     const ProtobufCMessageDescriptor *request;
     const ProtobufCMessageDescriptor *reply;
+    tk_method_kind kind;
+    uint32_t default_timeout_ms; /* what a call with timeout_ms 0 gets */
+    uint32_t ceiling_ms; /* READ: no call runs longer; WRITE: its own timeout */
 } tk_method_desc;
 
 size_t tk_catalog_method_count(void);

@@ -6,6 +6,7 @@
         call = client.control.start_ping(data=b"hi")   # from another thread:
         call.cancel()                                   #   Control/Cancel
         call.result()                           # the reply, or raises TkError
+    tk.catalog.find_method("tk.v1.Git/Status")  # kind and timeouts (.proto)
 
 Needs Debian's python3-protobuf and libnng1 (through ctypes), nothing else.
 The messages and the typed methods are generated from proto/ into
@@ -25,6 +26,7 @@ _gen = _os.path.normpath(_os.path.join(_os.path.dirname(_os.path.abspath(__file_
 if _os.path.isdir(_gen) and _gen not in __path__:
     __path__.append(_gen)
 
+from tk import catalog  # noqa: E402
 from tk.client import (  # noqa: E402
     Call,
     Client,
@@ -51,6 +53,7 @@ __all__ = [
     "Code",
     "Status",
     "TkError",
+    "catalog",
     "default_address",
     "message_class",
     "reply_class",

@@ -34,8 +34,9 @@ from tk.v1 import control_pb2, rpc_pb2
 #: How long past the deadline the client waits for the reply before it asks
 #: tkd where the call stands (TK_DEADLINE_GRACE_MS of libtkclient).
 GRACE_MS = 250
-#: How long a call without a timeout (the method's default, known only to
-#: the server) may wait for its reply at most, and how much longer than its
+#: How long a call without a timeout (the method's default, which is the
+#: server's: tk.catalog has the declared one, a tkd's configuration may
+#: change it) may wait for its reply at most, and how much longer than its
 #: deadline a call may wait while tkd says it runs (TK_MAX_WAIT_MS).
 MAX_WAIT_MS = 15 * 60 * 1000
 #: The bound of a Cancel: tkd answers it inline, so this only matters for a

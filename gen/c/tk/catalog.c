@@ -3,6 +3,7 @@
 
 #include "tk/v1/control.pb-c.h"
 #include "tk/v1/git.pb-c.h"
+#include "tk/v1/options.pb-c.h"
 #include "tk/v1/orders.pb-c.h"
 #include "tk/v1/rpc.pb-c.h"
 #include "tk/v1/search.pb-c.h"
@@ -10,30 +11,55 @@
 
 #include "catalog.h"
 
+/* name, request, reply, kind, default timeout, ceiling (ms): as
+ * each method's option (tk.v1.method) declares them. */
 const tk_method_desc tk_catalog__methods[] = {
-    {"tk.v1.Control/Ping", &tk__v1__ping_request__descriptor, &tk__v1__ping_reply__descriptor},
-    {"tk.v1.Control/Cancel", &tk__v1__cancel_request__descriptor, &tk__v1__cancel_reply__descriptor},
-    {"tk.v1.Control/CallState", &tk__v1__call_state_request__descriptor, &tk__v1__call_state_reply__descriptor},
-    {"tk.v1.Control/ListMethods", &tk__v1__list_methods_request__descriptor, &tk__v1__list_methods_reply__descriptor},
-    {"tk.v1.Git/Status", &tk__v1__git_status_request__descriptor, &tk__v1__git_status_reply__descriptor},
-    {"tk.v1.Git/Log", &tk__v1__git_log_request__descriptor, &tk__v1__git_log_reply__descriptor},
-    {"tk.v1.Git/Diff", &tk__v1__git_diff_request__descriptor, &tk__v1__git_diff_reply__descriptor},
-    {"tk.v1.Git/RevParse", &tk__v1__git_rev_parse_request__descriptor, &tk__v1__git_rev_parse_reply__descriptor},
-    {"tk.v1.Git/Grep", &tk__v1__git_grep_request__descriptor, &tk__v1__git_grep_reply__descriptor},
-    {"tk.v1.Git/Commit", &tk__v1__git_commit_request__descriptor, &tk__v1__git_commit_reply__descriptor},
-    {"tk.v1.Git/Checkout", &tk__v1__git_checkout_request__descriptor, &tk__v1__git_checkout_reply__descriptor},
-    {"tk.v1.Git/WorktreeAdd", &tk__v1__git_worktree_add_request__descriptor, &tk__v1__git_worktree_add_reply__descriptor},
-    {"tk.v1.Git/ConfigSet", &tk__v1__git_config_set_request__descriptor, &tk__v1__git_config_set_reply__descriptor},
-    {"tk.v1.Orders/CreateOrder", &tk__v1__create_order_request__descriptor, &tk__v1__create_order_reply__descriptor},
-    {"tk.v1.Orders/AddItem", &tk__v1__add_item_request__descriptor, &tk__v1__add_item_reply__descriptor},
-    {"tk.v1.Orders/CloseOrder", &tk__v1__close_order_request__descriptor, &tk__v1__close_order_reply__descriptor},
-    {"tk.v1.Orders/ReopenOrder", &tk__v1__reopen_order_request__descriptor, &tk__v1__reopen_order_reply__descriptor},
-    {"tk.v1.Orders/GetOrder", &tk__v1__get_order_request__descriptor, &tk__v1__get_order_reply__descriptor},
-    {"tk.v1.Search/Search", &tk__v1__search_request__descriptor, &tk__v1__search_reply__descriptor},
-    {"tk.v1.Services/Render", &tk__v1__service_render_request__descriptor, &tk__v1__service_render_reply__descriptor},
-    {"tk.v1.Services/Register", &tk__v1__service_register_request__descriptor, &tk__v1__service_register_reply__descriptor},
-    {"tk.v1.Services/Unregister", &tk__v1__service_unregister_request__descriptor, &tk__v1__service_unregister_reply__descriptor},
-    {"tk.v1.Services/Status", &tk__v1__service_status_request__descriptor, &tk__v1__service_status_reply__descriptor},
+    {"tk.v1.Control/Ping", &tk__v1__ping_request__descriptor, &tk__v1__ping_reply__descriptor,
+     TK_METHOD_READ, 5000, 60000},
+    {"tk.v1.Control/Cancel", &tk__v1__cancel_request__descriptor, &tk__v1__cancel_reply__descriptor,
+     TK_METHOD_READ, 5000, 60000},
+    {"tk.v1.Control/CallState", &tk__v1__call_state_request__descriptor, &tk__v1__call_state_reply__descriptor,
+     TK_METHOD_READ, 5000, 60000},
+    {"tk.v1.Control/ListMethods", &tk__v1__list_methods_request__descriptor, &tk__v1__list_methods_reply__descriptor,
+     TK_METHOD_READ, 5000, 60000},
+    {"tk.v1.Git/Status", &tk__v1__git_status_request__descriptor, &tk__v1__git_status_reply__descriptor,
+     TK_METHOD_READ, 30000, 30000},
+    {"tk.v1.Git/Log", &tk__v1__git_log_request__descriptor, &tk__v1__git_log_reply__descriptor,
+     TK_METHOD_READ, 30000, 30000},
+    {"tk.v1.Git/Diff", &tk__v1__git_diff_request__descriptor, &tk__v1__git_diff_reply__descriptor,
+     TK_METHOD_READ, 30000, 30000},
+    {"tk.v1.Git/RevParse", &tk__v1__git_rev_parse_request__descriptor, &tk__v1__git_rev_parse_reply__descriptor,
+     TK_METHOD_READ, 30000, 30000},
+    {"tk.v1.Git/Grep", &tk__v1__git_grep_request__descriptor, &tk__v1__git_grep_reply__descriptor,
+     TK_METHOD_READ, 30000, 30000},
+    {"tk.v1.Git/Commit", &tk__v1__git_commit_request__descriptor, &tk__v1__git_commit_reply__descriptor,
+     TK_METHOD_WRITE, 60000, 60000},
+    {"tk.v1.Git/Checkout", &tk__v1__git_checkout_request__descriptor, &tk__v1__git_checkout_reply__descriptor,
+     TK_METHOD_WRITE, 60000, 60000},
+    {"tk.v1.Git/WorktreeAdd", &tk__v1__git_worktree_add_request__descriptor, &tk__v1__git_worktree_add_reply__descriptor,
+     TK_METHOD_WRITE, 60000, 60000},
+    {"tk.v1.Git/ConfigSet", &tk__v1__git_config_set_request__descriptor, &tk__v1__git_config_set_reply__descriptor,
+     TK_METHOD_WRITE, 60000, 60000},
+    {"tk.v1.Orders/CreateOrder", &tk__v1__create_order_request__descriptor, &tk__v1__create_order_reply__descriptor,
+     TK_METHOD_READ, 5000, 60000},
+    {"tk.v1.Orders/AddItem", &tk__v1__add_item_request__descriptor, &tk__v1__add_item_reply__descriptor,
+     TK_METHOD_READ, 5000, 60000},
+    {"tk.v1.Orders/CloseOrder", &tk__v1__close_order_request__descriptor, &tk__v1__close_order_reply__descriptor,
+     TK_METHOD_READ, 5000, 60000},
+    {"tk.v1.Orders/ReopenOrder", &tk__v1__reopen_order_request__descriptor, &tk__v1__reopen_order_reply__descriptor,
+     TK_METHOD_READ, 5000, 60000},
+    {"tk.v1.Orders/GetOrder", &tk__v1__get_order_request__descriptor, &tk__v1__get_order_reply__descriptor,
+     TK_METHOD_READ, 5000, 60000},
+    {"tk.v1.Search/Search", &tk__v1__search_request__descriptor, &tk__v1__search_reply__descriptor,
+     TK_METHOD_READ, 30000, 30000},
+    {"tk.v1.Services/Render", &tk__v1__service_render_request__descriptor, &tk__v1__service_render_reply__descriptor,
+     TK_METHOD_READ, 5000, 30000},
+    {"tk.v1.Services/Register", &tk__v1__service_register_request__descriptor, &tk__v1__service_register_reply__descriptor,
+     TK_METHOD_WRITE, 120000, 120000},
+    {"tk.v1.Services/Unregister", &tk__v1__service_unregister_request__descriptor, &tk__v1__service_unregister_reply__descriptor,
+     TK_METHOD_WRITE, 120000, 120000},
+    {"tk.v1.Services/Status", &tk__v1__service_status_request__descriptor, &tk__v1__service_status_reply__descriptor,
+     TK_METHOD_READ, 10000, 60000},
 };
 const size_t tk_catalog__n_methods = 23;
 
@@ -71,6 +97,7 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__git_worktree_add_reply__descriptor,
     &tk__v1__git_config_set_request__descriptor,
     &tk__v1__git_config_set_reply__descriptor,
+    &tk__v1__method_spec__descriptor,
     &tk__v1__create_order_request__descriptor,
     &tk__v1__create_order_reply__descriptor,
     &tk__v1__add_item_request__descriptor,
@@ -103,7 +130,7 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__service_exit__descriptor,
     &tk__v1__service_status_reply__descriptor,
 };
-const size_t tk_catalog__n_messages = 64;
+const size_t tk_catalog__n_messages = 65;
 
 const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__cancel_reply__outcome__descriptor,
@@ -111,6 +138,7 @@ const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__method_info__kind__descriptor,
     &tk__v1__git_status_request__untracked__descriptor,
     &tk__v1__git_status_entry__kind__descriptor,
+    &tk__v1__method_spec__kind__descriptor,
     &tk__v1__close_order_reply__outcome__descriptor,
     &tk__v1__reopen_order_reply__outcome__descriptor,
     &tk__v1__get_order_reply__status__descriptor,
@@ -121,4 +149,4 @@ const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__service_spec__restart__descriptor,
     &tk__v1__service_register_reply__action__descriptor,
 };
-const size_t tk_catalog__n_enums = 14;
+const size_t tk_catalog__n_enums = 15;

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import tk.v1.control_pb2  # noqa: F401
 import tk.v1.git_pb2  # noqa: F401
+import tk.v1.options_pb2  # noqa: F401
 import tk.v1.orders_pb2  # noqa: F401
 import tk.v1.rpc_pb2  # noqa: F401
 import tk.v1.search_pb2  # noqa: F401

@@ -10,8 +10,9 @@
 extern "C" {
 #endif
 
-/* tk.v1.Search/Search: returns status->code; on TK_CODE_OK *reply is
- * freed with protobuf_c_message_free_unpacked. */
+/* tk.v1.Search/Search: READ (timeout 30 s by default, 30 s at most).
+ * Returns status->code; on TK_CODE_OK *reply is freed with
+ * protobuf_c_message_free_unpacked. */
 int tk_search_search(tk_client *client, const Tk__V1__SearchRequest *request,
         Tk__V1__SearchReply **reply, const tk_call_opts *opts,
         tk_status *status);

@@ -11,39 +11,48 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
+from tk.v1 import options_pb2 as tk_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13tk/v1/control.proto\x12\x05tk.v1\"\x1b\n\x0bPingRequest\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\"D\n\tPingReply\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x16\n\x0eserver_version\x18\x02 \x01(\t\x12\x11\n\tuptime_ms\x18\x03 \x01(\x04\" \n\rCancelRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\"\xa3\x01\n\x0b\x43\x61ncelReply\x12+\n\x07outcome\x18\x01 \x01(\x0e\x32\x1a.tk.v1.CancelReply.Outcome\"g\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\r\n\tCANCELLED\x10\x01\x12\r\n\tNOT_FOUND\x10\x02\x12\x10\n\x0c\x41LREADY_DONE\x10\x03\x12\x13\n\x0fWRITE_CONTINUES\x10\x04\"#\n\x10\x43\x61llStateRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\"\x92\x01\n\x0e\x43\x61llStateReply\x12*\n\x05state\x18\x01 \x01(\x0e\x32\x1b.tk.v1.CallStateReply.State\"T\n\x05State\x12\x15\n\x11STATE_UNSPECIFIED\x10\x00\x12\n\n\x06QUEUED\x10\x01\x12\x0b\n\x07RUNNING\x10\x02\x12\x0c\n\x08\x41NSWERED\x10\x03\x12\r\n\tNOT_FOUND\x10\x04\"%\n\x12ListMethodsRequest\x12\x0f\n\x07service\x18\x01 \x01(\t\"\xcd\x01\n\nMethodInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x14\n\x0crequest_type\x18\x02 \x01(\t\x12\x12\n\nreply_type\x18\x03 \x01(\t\x12$\n\x04kind\x18\x04 \x01(\x0e\x32\x16.tk.v1.MethodInfo.Kind\x12\x1a\n\x12\x64\x65\x66\x61ult_timeout_ms\x18\x05 \x01(\r\x12\x12\n\nceiling_ms\x18\x06 \x01(\r\"1\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x08\n\x04READ\x10\x01\x12\t\n\x05WRITE\x10\x02\"6\n\x10ListMethodsReply\x12\"\n\x07methods\x18\x01 \x03(\x0b\x32\x11.tk.v1.MethodInfo2\xeb\x01\n\x07\x43ontrol\x12,\n\x04Ping\x12\x12.tk.v1.PingRequest\x1a\x10.tk.v1.PingReply\x12\x32\n\x06\x43\x61ncel\x12\x14.tk.v1.CancelRequest\x1a\x12.tk.v1.CancelReply\x12;\n\tCallState\x12\x17.tk.v1.CallStateRequest\x1a\x15.tk.v1.CallStateReply\x12\x41\n\x0bListMethods\x12\x19.tk.v1.ListMethodsRequest\x1a\x17.tk.v1.ListMethodsReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13tk/v1/control.proto\x12\x05tk.v1\x1a\x13tk/v1/options.proto\"\x1b\n\x0bPingRequest\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\"D\n\tPingReply\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x16\n\x0eserver_version\x18\x02 \x01(\t\x12\x11\n\tuptime_ms\x18\x03 \x01(\x04\" \n\rCancelRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\"\xa3\x01\n\x0b\x43\x61ncelReply\x12+\n\x07outcome\x18\x01 \x01(\x0e\x32\x1a.tk.v1.CancelReply.Outcome\"g\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\r\n\tCANCELLED\x10\x01\x12\r\n\tNOT_FOUND\x10\x02\x12\x10\n\x0c\x41LREADY_DONE\x10\x03\x12\x13\n\x0fWRITE_CONTINUES\x10\x04\"#\n\x10\x43\x61llStateRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\"\x92\x01\n\x0e\x43\x61llStateReply\x12*\n\x05state\x18\x01 \x01(\x0e\x32\x1b.tk.v1.CallStateReply.State\"T\n\x05State\x12\x15\n\x11STATE_UNSPECIFIED\x10\x00\x12\n\n\x06QUEUED\x10\x01\x12\x0b\n\x07RUNNING\x10\x02\x12\x0c\n\x08\x41NSWERED\x10\x03\x12\r\n\tNOT_FOUND\x10\x04\"%\n\x12ListMethodsRequest\x12\x0f\n\x07service\x18\x01 \x01(\t\"\xcd\x01\n\nMethodInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x14\n\x0crequest_type\x18\x02 \x01(\t\x12\x12\n\nreply_type\x18\x03 \x01(\t\x12$\n\x04kind\x18\x04 \x01(\x0e\x32\x16.tk.v1.MethodInfo.Kind\x12\x1a\n\x12\x64\x65\x66\x61ult_timeout_ms\x18\x05 \x01(\r\x12\x12\n\nceiling_ms\x18\x06 \x01(\r\"1\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x08\n\x04READ\x10\x01\x12\t\n\x05WRITE\x10\x02\"6\n\x10ListMethodsReply\x12\"\n\x07methods\x18\x01 \x03(\x0b\x32\x11.tk.v1.MethodInfo2\xaf\x02\n\x07\x43ontrol\x12=\n\x04Ping\x12\x12.tk.v1.PingRequest\x1a\x10.tk.v1.PingReply\"\x0f\xa2\x9f\x19\x0b\x08\x01\x10\x88\'\x18\xe0\xd4\x03 \x01\x12\x43\n\x06\x43\x61ncel\x12\x14.tk.v1.CancelRequest\x1a\x12.tk.v1.CancelReply\"\x0f\xa2\x9f\x19\x0b\x08\x01\x10\x88\'\x18\xe0\xd4\x03 \x01\x12L\n\tCallState\x12\x17.tk.v1.CallStateRequest\x1a\x15.tk.v1.CallStateReply\"\x0f\xa2\x9f\x19\x0b\x08\x01\x10\x88\'\x18\xe0\xd4\x03 \x01\x12R\n\x0bListMethods\x12\x19.tk.v1.ListMethodsRequest\x1a\x17.tk.v1.ListMethodsReply\"\x0f\xa2\x9f\x19\x0b\x08\x01\x10\x88\'\x18\xe0\xd4\x03 \x01\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tk.v1.control_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _PINGREQUEST._serialized_start=30
-  _PINGREQUEST._serialized_end=57
-  _PINGREPLY._serialized_start=59
-  _PINGREPLY._serialized_end=127
-  _CANCELREQUEST._serialized_start=129
-  _CANCELREQUEST._serialized_end=161
-  _CANCELREPLY._serialized_start=164
-  _CANCELREPLY._serialized_end=327
-  _CANCELREPLY_OUTCOME._serialized_start=224
-  _CANCELREPLY_OUTCOME._serialized_end=327
-  _CALLSTATEREQUEST._serialized_start=329
-  _CALLSTATEREQUEST._serialized_end=364
-  _CALLSTATEREPLY._serialized_start=367
-  _CALLSTATEREPLY._serialized_end=513
-  _CALLSTATEREPLY_STATE._serialized_start=429
-  _CALLSTATEREPLY_STATE._serialized_end=513
-  _LISTMETHODSREQUEST._serialized_start=515
-  _LISTMETHODSREQUEST._serialized_end=552
-  _METHODINFO._serialized_start=555
-  _METHODINFO._serialized_end=760
-  _METHODINFO_KIND._serialized_start=711
-  _METHODINFO_KIND._serialized_end=760
-  _LISTMETHODSREPLY._serialized_start=762
-  _LISTMETHODSREPLY._serialized_end=816
-  _CONTROL._serialized_start=819
-  _CONTROL._serialized_end=1054
+  _CONTROL.methods_by_name['Ping']._options = None
+  _CONTROL.methods_by_name['Ping']._serialized_options = b'\242\237\031\013\010\001\020\210\'\030\340\324\003 \001'
+  _CONTROL.methods_by_name['Cancel']._options = None
+  _CONTROL.methods_by_name['Cancel']._serialized_options = b'\242\237\031\013\010\001\020\210\'\030\340\324\003 \001'
+  _CONTROL.methods_by_name['CallState']._options = None
+  _CONTROL.methods_by_name['CallState']._serialized_options = b'\242\237\031\013\010\001\020\210\'\030\340\324\003 \001'
+  _CONTROL.methods_by_name['ListMethods']._options = None
+  _CONTROL.methods_by_name['ListMethods']._serialized_options = b'\242\237\031\013\010\001\020\210\'\030\340\324\003 \001'
+  _PINGREQUEST._serialized_start=51
+  _PINGREQUEST._serialized_end=78
+  _PINGREPLY._serialized_start=80
+  _PINGREPLY._serialized_end=148
+  _CANCELREQUEST._serialized_start=150
+  _CANCELREQUEST._serialized_end=182
+  _CANCELREPLY._serialized_start=185
+  _CANCELREPLY._serialized_end=348
+  _CANCELREPLY_OUTCOME._serialized_start=245
+  _CANCELREPLY_OUTCOME._serialized_end=348
+  _CALLSTATEREQUEST._serialized_start=350
+  _CALLSTATEREQUEST._serialized_end=385
+  _CALLSTATEREPLY._serialized_start=388
+  _CALLSTATEREPLY._serialized_end=534
+  _CALLSTATEREPLY_STATE._serialized_start=450
+  _CALLSTATEREPLY_STATE._serialized_end=534
+  _LISTMETHODSREQUEST._serialized_start=536
+  _LISTMETHODSREQUEST._serialized_end=573
+  _METHODINFO._serialized_start=576
+  _METHODINFO._serialized_end=781
+  _METHODINFO_KIND._serialized_start=732
+  _METHODINFO_KIND._serialized_end=781
+  _LISTMETHODSREPLY._serialized_start=783
+  _LISTMETHODSREPLY._serialized_end=837
+  _CONTROL._serialized_start=840
+  _CONTROL._serialized_end=1143
 # @@protoc_insertion_point(module_scope)

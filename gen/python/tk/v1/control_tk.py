@@ -26,8 +26,10 @@ class Control:
         timeout: float | None = None,
         data: bytes | None = None,
     ) -> _tk_v1_control_pb2.PingReply:
-        """tk.v1.Control/Ping: Echoes `data`; says which tkd answered and for
-        how long it has run.
+        """tk.v1.Control/Ping: READ (timeout 5 s by default, 60 s at most).
+        Echoes `data`; says which tkd answered and for how long it has run.
+        Answered on receipt, even when every worker is busy: it tells "tkd
+        is alive" apart from "tkd is saturated".
         """
         return self._client.call(
             'tk.v1.Control/Ping',
@@ -68,9 +70,9 @@ class Control:
         timeout: float | None = None,
         call_id: int | None = None,
     ) -> _tk_v1_control_pb2.CancelReply:
-        """tk.v1.Control/Cancel: Cancels a call of the same connection. Calls
-        of other connections are never found: a client can cancel only its
-        own calls.
+        """tk.v1.Control/Cancel: READ (timeout 5 s by default, 60 s at most).
+        Cancels a call of the same connection. Calls of other connections
+        are never found: a client can cancel only its own calls.
         """
         return self._client.call(
             'tk.v1.Control/Cancel',
@@ -111,10 +113,11 @@ class Control:
         timeout: float | None = None,
         call_id: int | None = None,
     ) -> _tk_v1_control_pb2.CallStateReply:
-        """tk.v1.Control/CallState: Where a call of the same connection stands,
-        without touching it. A client whose deadline has passed with no
-        reply asks this before it gives up, so that a reply tkd is still
-        about to send is waited for.
+        """tk.v1.Control/CallState: READ (timeout 5 s by default, 60 s at
+        most). Where a call of the same connection stands, without touching
+        it. A client whose deadline has passed with no reply asks this
+        before it gives up, so that a reply tkd is still about to send is
+        waited for.
         """
         return self._client.call(
             'tk.v1.Control/CallState',
@@ -155,8 +158,8 @@ class Control:
         timeout: float | None = None,
         service: str | None = None,
     ) -> _tk_v1_control_pb2.ListMethodsReply:
-        """tk.v1.Control/ListMethods: Every method tkd serves, with its kind
-        and timeouts.
+        """tk.v1.Control/ListMethods: READ (timeout 5 s by default, 60 s at
+        most). Every method tkd serves, with its kind and timeouts.
         """
         return self._client.call(
             'tk.v1.Control/ListMethods',

@@ -28,8 +28,9 @@ class Git:
         untracked: _tk_v1_git_pb2.GitStatusRequest.Untracked | str | None = None,
         paths: Iterable[bytes] | None = None,
     ) -> _tk_v1_git_pb2.GitStatusReply:
-        """tk.v1.Git/Status: READ. The working tree's state: `git status
-        --porcelain=v2 -z --branch`, parsed.
+        """tk.v1.Git/Status: READ (timeout 30 s by default, 30 s at most). The
+        working tree's state: `git status --porcelain=v2 -z --branch`,
+        parsed.
         """
         return self._client.call(
             'tk.v1.Git/Status',
@@ -76,8 +77,8 @@ class Git:
         skip: int | None = None,
         paths: Iterable[bytes] | None = None,
     ) -> _tk_v1_git_pb2.GitLogReply:
-        """tk.v1.Git/Log: READ. Commits reachable from `rev`, newest first
-        (libgit2, in process).
+        """tk.v1.Git/Log: READ (timeout 30 s by default, 30 s at most). Commits
+        reachable from `rev`, newest first (libgit2, in process).
         """
         return self._client.call(
             'tk.v1.Git/Log',
@@ -127,8 +128,9 @@ class Git:
         paths: Iterable[bytes] | None = None,
         context_lines: int | None = None,
     ) -> _tk_v1_git_pb2.GitDiffReply:
-        """tk.v1.Git/Diff: READ. A patch and per-file line counts (`git diff
-        --no-ext-diff --no-textconv`).
+        """tk.v1.Git/Diff: READ (timeout 30 s by default, 30 s at most). A
+        patch and per-file line counts (`git diff --no-ext-diff --no-
+        textconv`).
         """
         return self._client.call(
             'tk.v1.Git/Diff',
@@ -175,8 +177,8 @@ class Git:
         repo: str | None = None,
         rev: str | None = None,
     ) -> _tk_v1_git_pb2.GitRevParseReply:
-        """tk.v1.Git/RevParse: READ. A revision to an object id (libgit2, in
-        process).
+        """tk.v1.Git/RevParse: READ (timeout 30 s by default, 30 s at most). A
+        revision to an object id (libgit2, in process).
         """
         return self._client.call(
             'tk.v1.Git/RevParse',
@@ -223,8 +225,8 @@ class Git:
         untracked: bool | None = None,
         max_matches: int | None = None,
     ) -> _tk_v1_git_pb2.GitGrepReply:
-        """tk.v1.Git/Grep: READ. Lines of tracked files that contain a literal
-        string (`git grep -F`).
+        """tk.v1.Git/Grep: READ (timeout 30 s by default, 30 s at most). Lines
+        of tracked files that contain a literal string (`git grep -F`).
         """
         return self._client.call(
             'tk.v1.Git/Grep',
@@ -276,8 +278,8 @@ class Git:
         author_name: str | None = None,
         author_email: str | None = None,
     ) -> _tk_v1_git_pb2.GitCommitReply:
-        """tk.v1.Git/Commit: WRITE. Stages `paths` (or every tracked change)
-        and commits.
+        """tk.v1.Git/Commit: WRITE (its own timeout: 60 s). Stages `paths` (or
+        every tracked change) and commits.
         """
         return self._client.call(
             'tk.v1.Git/Commit',
@@ -326,8 +328,8 @@ class Git:
         rev: str | None = None,
         create_branch: str | None = None,
     ) -> _tk_v1_git_pb2.GitCheckoutReply:
-        """tk.v1.Git/Checkout: WRITE. Switches the working tree to a branch or
-        a revision.
+        """tk.v1.Git/Checkout: WRITE (its own timeout: 60 s). Switches the
+        working tree to a branch or a revision.
         """
         return self._client.call(
             'tk.v1.Git/Checkout',
@@ -374,8 +376,8 @@ class Git:
         new_branch: str | None = None,
         detach: bool | None = None,
     ) -> _tk_v1_git_pb2.GitWorktreeAddReply:
-        """tk.v1.Git/WorktreeAdd: WRITE. Adds a linked working tree (`git
-        worktree add`).
+        """tk.v1.Git/WorktreeAdd: WRITE (its own timeout: 60 s). Adds a linked
+        working tree (`git worktree add`).
         """
         return self._client.call(
             'tk.v1.Git/WorktreeAdd',
@@ -422,10 +424,10 @@ class Git:
         key: str | None = None,
         value: str | None = None,
     ) -> _tk_v1_git_pb2.GitConfigSetReply:
-        """tk.v1.Git/ConfigSet: WRITE. Sets a key in the repository's own
-        config (never global or system); only keys of an allowlist
-        (identity, branch tracking, line endings: README.md), others are
-        PERMISSION_DENIED CONFIG_KEY_NOT_ALLOWED before git runs.
+        """tk.v1.Git/ConfigSet: WRITE (its own timeout: 60 s). Sets a key in
+        the repository's own config (never global or system); only keys of
+        an allowlist (identity, branch tracking, line endings: README.md),
+        others are PERMISSION_DENIED CONFIG_KEY_NOT_ALLOWED before git runs.
         """
         return self._client.call(
             'tk.v1.Git/ConfigSet',

@@ -11,41 +11,52 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
+from tk.v1 import options_pb2 as tk_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12tk/v1/orders.proto\x12\x05tk.v1\"\x14\n\x12\x43reateOrderRequest\"\x1e\n\x10\x43reateOrderReply\x12\n\n\x02id\x18\x01 \x01(\x03\"/\n\x0e\x41\x64\x64ItemRequest\x12\x10\n\x08order_id\x18\x01 \x01(\x03\x12\x0b\n\x03sku\x18\x02 \x01(\t\"\x1f\n\x0c\x41\x64\x64ItemReply\x12\x0f\n\x07item_id\x18\x01 \x01(\x03\"%\n\x11\x43loseOrderRequest\x12\x10\n\x08order_id\x18\x01 \x01(\x03\"\x86\x01\n\x0f\x43loseOrderReply\x12/\n\x07outcome\x18\x01 \x01(\x0e\x32\x1e.tk.v1.CloseOrderReply.Outcome\"B\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\n\n\x06\x43LOSED\x10\x01\x12\x12\n\x0e\x41LREADY_CLOSED\x10\x02\"&\n\x12ReopenOrderRequest\x12\x10\n\x08order_id\x18\x01 \x01(\x03\"\x88\x01\n\x10ReopenOrderReply\x12\x30\n\x07outcome\x18\x01 \x01(\x0e\x32\x1f.tk.v1.ReopenOrderReply.Outcome\"B\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x0c\n\x08REOPENED\x10\x01\x12\x10\n\x0c\x41LREADY_OPEN\x10\x02\"#\n\x0fGetOrderRequest\x12\x10\n\x08order_id\x18\x01 \x01(\x03\"\x9b\x01\n\rGetOrderReply\x12+\n\x06status\x18\x01 \x01(\x0e\x32\x1b.tk.v1.GetOrderReply.Status\x12\x11\n\tclosed_at\x18\x02 \x01(\t\x12\x12\n\nitem_count\x18\x03 \x01(\x04\"6\n\x06Status\x12\x16\n\x12STATUS_UNSPECIFIED\x10\x00\x12\x08\n\x04OPEN\x10\x01\x12\n\n\x06\x43LOSED\x10\x02\x32\xbf\x02\n\x06Orders\x12\x41\n\x0b\x43reateOrder\x12\x19.tk.v1.CreateOrderRequest\x1a\x17.tk.v1.CreateOrderReply\x12\x35\n\x07\x41\x64\x64Item\x12\x15.tk.v1.AddItemRequest\x1a\x13.tk.v1.AddItemReply\x12>\n\nCloseOrder\x12\x18.tk.v1.CloseOrderRequest\x1a\x16.tk.v1.CloseOrderReply\x12\x41\n\x0bReopenOrder\x12\x19.tk.v1.ReopenOrderRequest\x1a\x17.tk.v1.ReopenOrderReply\x12\x38\n\x08GetOrder\x12\x16.tk.v1.GetOrderRequest\x1a\x14.tk.v1.GetOrderReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12tk/v1/orders.proto\x12\x05tk.v1\x1a\x13tk/v1/options.proto\"\x14\n\x12\x43reateOrderRequest\"\x1e\n\x10\x43reateOrderReply\x12\n\n\x02id\x18\x01 \x01(\x03\"/\n\x0e\x41\x64\x64ItemRequest\x12\x10\n\x08order_id\x18\x01 \x01(\x03\x12\x0b\n\x03sku\x18\x02 \x01(\t\"\x1f\n\x0c\x41\x64\x64ItemReply\x12\x0f\n\x07item_id\x18\x01 \x01(\x03\"%\n\x11\x43loseOrderRequest\x12\x10\n\x08order_id\x18\x01 \x01(\x03\"\x86\x01\n\x0f\x43loseOrderReply\x12/\n\x07outcome\x18\x01 \x01(\x0e\x32\x1e.tk.v1.CloseOrderReply.Outcome\"B\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\n\n\x06\x43LOSED\x10\x01\x12\x12\n\x0e\x41LREADY_CLOSED\x10\x02\"&\n\x12ReopenOrderRequest\x12\x10\n\x08order_id\x18\x01 \x01(\x03\"\x88\x01\n\x10ReopenOrderReply\x12\x30\n\x07outcome\x18\x01 \x01(\x0e\x32\x1f.tk.v1.ReopenOrderReply.Outcome\"B\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x0c\n\x08REOPENED\x10\x01\x12\x10\n\x0c\x41LREADY_OPEN\x10\x02\"#\n\x0fGetOrderRequest\x12\x10\n\x08order_id\x18\x01 \x01(\x03\"\x9b\x01\n\rGetOrderReply\x12+\n\x06status\x18\x01 \x01(\x0e\x32\x1b.tk.v1.GetOrderReply.Status\x12\x11\n\tclosed_at\x18\x02 \x01(\t\x12\x12\n\nitem_count\x18\x03 \x01(\x04\"6\n\x06Status\x12\x16\n\x12STATUS_UNSPECIFIED\x10\x00\x12\x08\n\x04OPEN\x10\x01\x12\n\n\x06\x43LOSED\x10\x02\x32\x92\x03\n\x06Orders\x12R\n\x0b\x43reateOrder\x12\x19.tk.v1.CreateOrderRequest\x1a\x17.tk.v1.CreateOrderReply\"\x0f\xa2\x9f\x19\x0b\x08\x01\x10\x88\'\x18\xe0\xd4\x03(\x01\x12\x46\n\x07\x41\x64\x64Item\x12\x15.tk.v1.AddItemRequest\x1a\x13.tk.v1.AddItemReply\"\x0f\xa2\x9f\x19\x0b\x08\x01\x10\x88\'\x18\xe0\xd4\x03(\x01\x12O\n\nCloseOrder\x12\x18.tk.v1.CloseOrderRequest\x1a\x16.tk.v1.CloseOrderReply\"\x0f\xa2\x9f\x19\x0b\x08\x01\x10\x88\'\x18\xe0\xd4\x03(\x01\x12R\n\x0bReopenOrder\x12\x19.tk.v1.ReopenOrderRequest\x1a\x17.tk.v1.ReopenOrderReply\"\x0f\xa2\x9f\x19\x0b\x08\x01\x10\x88\'\x18\xe0\xd4\x03(\x01\x12G\n\x08GetOrder\x12\x16.tk.v1.GetOrderRequest\x1a\x14.tk.v1.GetOrderReply\"\r\xa2\x9f\x19\t\x08\x01\x10\x88\'\x18\xe0\xd4\x03\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tk.v1.orders_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _CREATEORDERREQUEST._serialized_start=29
-  _CREATEORDERREQUEST._serialized_end=49
-  _CREATEORDERREPLY._serialized_start=51
-  _CREATEORDERREPLY._serialized_end=81
-  _ADDITEMREQUEST._serialized_start=83
-  _ADDITEMREQUEST._serialized_end=130
-  _ADDITEMREPLY._serialized_start=132
-  _ADDITEMREPLY._serialized_end=163
-  _CLOSEORDERREQUEST._serialized_start=165
-  _CLOSEORDERREQUEST._serialized_end=202
-  _CLOSEORDERREPLY._serialized_start=205
-  _CLOSEORDERREPLY._serialized_end=339
-  _CLOSEORDERREPLY_OUTCOME._serialized_start=273
-  _CLOSEORDERREPLY_OUTCOME._serialized_end=339
-  _REOPENORDERREQUEST._serialized_start=341
-  _REOPENORDERREQUEST._serialized_end=379
-  _REOPENORDERREPLY._serialized_start=382
-  _REOPENORDERREPLY._serialized_end=518
-  _REOPENORDERREPLY_OUTCOME._serialized_start=452
-  _REOPENORDERREPLY_OUTCOME._serialized_end=518
-  _GETORDERREQUEST._serialized_start=520
-  _GETORDERREQUEST._serialized_end=555
-  _GETORDERREPLY._serialized_start=558
-  _GETORDERREPLY._serialized_end=713
-  _GETORDERREPLY_STATUS._serialized_start=659
-  _GETORDERREPLY_STATUS._serialized_end=713
-  _ORDERS._serialized_start=716
-  _ORDERS._serialized_end=1035
+  _ORDERS.methods_by_name['CreateOrder']._options = None
+  _ORDERS.methods_by_name['CreateOrder']._serialized_options = b'\242\237\031\013\010\001\020\210\'\030\340\324\003(\001'
+  _ORDERS.methods_by_name['AddItem']._options = None
+  _ORDERS.methods_by_name['AddItem']._serialized_options = b'\242\237\031\013\010\001\020\210\'\030\340\324\003(\001'
+  _ORDERS.methods_by_name['CloseOrder']._options = None
+  _ORDERS.methods_by_name['CloseOrder']._serialized_options = b'\242\237\031\013\010\001\020\210\'\030\340\324\003(\001'
+  _ORDERS.methods_by_name['ReopenOrder']._options = None
+  _ORDERS.methods_by_name['ReopenOrder']._serialized_options = b'\242\237\031\013\010\001\020\210\'\030\340\324\003(\001'
+  _ORDERS.methods_by_name['GetOrder']._options = None
+  _ORDERS.methods_by_name['GetOrder']._serialized_options = b'\242\237\031\t\010\001\020\210\'\030\340\324\003'
+  _CREATEORDERREQUEST._serialized_start=50
+  _CREATEORDERREQUEST._serialized_end=70
+  _CREATEORDERREPLY._serialized_start=72
+  _CREATEORDERREPLY._serialized_end=102
+  _ADDITEMREQUEST._serialized_start=104
+  _ADDITEMREQUEST._serialized_end=151
+  _ADDITEMREPLY._serialized_start=153
+  _ADDITEMREPLY._serialized_end=184
+  _CLOSEORDERREQUEST._serialized_start=186
+  _CLOSEORDERREQUEST._serialized_end=223
+  _CLOSEORDERREPLY._serialized_start=226
+  _CLOSEORDERREPLY._serialized_end=360
+  _CLOSEORDERREPLY_OUTCOME._serialized_start=294
+  _CLOSEORDERREPLY_OUTCOME._serialized_end=360
+  _REOPENORDERREQUEST._serialized_start=362
+  _REOPENORDERREQUEST._serialized_end=400
+  _REOPENORDERREPLY._serialized_start=403
+  _REOPENORDERREPLY._serialized_end=539
+  _REOPENORDERREPLY_OUTCOME._serialized_start=473
+  _REOPENORDERREPLY_OUTCOME._serialized_end=539
+  _GETORDERREQUEST._serialized_start=541
+  _GETORDERREQUEST._serialized_end=576
+  _GETORDERREPLY._serialized_start=579
+  _GETORDERREPLY._serialized_end=734
+  _GETORDERREPLY_STATUS._serialized_start=680
+  _GETORDERREPLY_STATUS._serialized_end=734
+  _ORDERS._serialized_start=737
+  _ORDERS._serialized_end=1139
 # @@protoc_insertion_point(module_scope)

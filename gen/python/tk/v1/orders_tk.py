@@ -25,7 +25,9 @@ class Orders:
         *,
         timeout: float | None = None,
     ) -> _tk_v1_orders_pb2.CreateOrderReply:
-        """tk.v1.Orders/CreateOrder: A new open order."""
+        """tk.v1.Orders/CreateOrder: READ (timeout 5 s by default, 60 s at
+        most). A new open order.
+        """
         return self._client.call(
             'tk.v1.Orders/CreateOrder',
             build_request(
@@ -65,9 +67,10 @@ class Orders:
         order_id: int | None = None,
         sku: str | None = None,
     ) -> _tk_v1_orders_pb2.AddItemReply:
-        """tk.v1.Orders/AddItem: Adds an item to an open order. A closed order
-        is refused (FAILED_PRECONDITION, ORDER_CLOSED) by the insert itself;
-        it never waits for a transition in flight on the same order.
+        """tk.v1.Orders/AddItem: READ (timeout 5 s by default, 60 s at most).
+        Adds an item to an open order. A closed order is refused
+        (FAILED_PRECONDITION, ORDER_CLOSED) by the insert itself; it never
+        waits for a transition in flight on the same order.
         """
         return self._client.call(
             'tk.v1.Orders/AddItem',
@@ -109,8 +112,9 @@ class Orders:
         timeout: float | None = None,
         order_id: int | None = None,
     ) -> _tk_v1_orders_pb2.CloseOrderReply:
-        """tk.v1.Orders/CloseOrder: open → closed. Idempotent: closing a closed
-        order says ALREADY_CLOSED.
+        """tk.v1.Orders/CloseOrder: READ (timeout 5 s by default, 60 s at
+        most). open → closed. Idempotent: closing a closed order says
+        ALREADY_CLOSED.
         """
         return self._client.call(
             'tk.v1.Orders/CloseOrder',
@@ -151,8 +155,8 @@ class Orders:
         timeout: float | None = None,
         order_id: int | None = None,
     ) -> _tk_v1_orders_pb2.ReopenOrderReply:
-        """tk.v1.Orders/ReopenOrder: closed → open, under the same lock as
-        CloseOrder.
+        """tk.v1.Orders/ReopenOrder: READ (timeout 5 s by default, 60 s at
+        most). closed → open, under the same lock as CloseOrder.
         """
         return self._client.call(
             'tk.v1.Orders/ReopenOrder',
@@ -193,8 +197,8 @@ class Orders:
         timeout: float | None = None,
         order_id: int | None = None,
     ) -> _tk_v1_orders_pb2.GetOrderReply:
-        """tk.v1.Orders/GetOrder: The order's status, when it was closed and
-        how many items it has.
+        """tk.v1.Orders/GetOrder: READ (timeout 5 s by default, 60 s at most).
+        The order's status, when it was closed and how many items it has.
         """
         return self._client.call(
             'tk.v1.Orders/GetOrder',

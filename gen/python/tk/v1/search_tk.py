@@ -32,14 +32,15 @@ class Search:
         ignore_case: bool | None = None,
         allow_unreadable: bool | None = None,
     ) -> _tk_v1_search_pb2.SearchReply:
-        """tk.v1.Search/Search: Every line of the files under `root` that
-        contains `query`, as the search tool reports it. A READ: it follows
-        its caller (cancel and deadline end it, and it then answers
-        CANCELLED or DEADLINE_EXCEEDED, never an empty list), and no search
-        runs past the method's ceiling. Reaching `limit` is a success with
-        partial results (Status.partial, cause LIMIT). At most a few
-        searches run at once (tkd --search-slots); the others wait, and a
-        caller that gives up while waiting never starts a tool.
+        """tk.v1.Search/Search: READ (timeout 30 s by default, 30 s at most).
+        Every line of the files under `root` that contains `query`, as the
+        search tool reports it. It follows its caller (cancel and deadline
+        end it, and it then answers CANCELLED or DEADLINE_EXCEEDED, never an
+        empty list), and no search runs past the method's ceiling. Reaching
+        `limit` is a success with partial results (Status.partial, cause
+        LIMIT). At most a few searches run at once (tkd --search-slots); the
+        others wait, and a caller that gives up while waiting never starts a
+        tool.
         """
         return self._client.call(
             'tk.v1.Search/Search',

@@ -28,11 +28,11 @@ class Services:
         spec: _tk_v1_services_pb2.ServiceSpec | None = None,
         backend: _tk_v1_services_pb2.ServiceManager.Kind | str | None = None,
     ) -> _tk_v1_services_pb2.ServiceRenderReply:
-        """tk.v1.Services/Render: The exact text Register would install for a
-        spec, and where. The spec is checked as Register checks it (the same
-        INVALID_ARGUMENT reasons; spec.program must exist on tkd's machine
-        and be executable); what is installed is not read, and nothing is
-        changed.
+        """tk.v1.Services/Render: READ (timeout 5 s by default, 30 s at most).
+        The exact text Register would install for a spec, and where. The
+        spec is checked as Register checks it (the same INVALID_ARGUMENT
+        reasons; spec.program must exist on tkd's machine and be
+        executable); what is installed is not read, and nothing is changed.
         """
         return self._client.call(
             'tk.v1.Services/Render',
@@ -75,18 +75,18 @@ class Services:
         spec: _tk_v1_services_pb2.ServiceSpec | None = None,
         backend: _tk_v1_services_pb2.ServiceManager.Kind | str | None = None,
     ) -> _tk_v1_services_pb2.ServiceRegisterReply:
-        """tk.v1.Services/Register: A WRITE: renders, compares with what is
-        installed, and only on a difference installs atomically and
-        (re)loads the service. Calls for one label run one after the other;
-        different labels run in parallel. launchd (domain gui/<uid>, or
-        user/<uid> when there is no GUI session): plutil -lint (where plutil
-        exists), bootout, wait until `launchctl print` no longer shows the
-        label (every 200 ms, up to 10 s), enable, bootstrap: at most 6
-        attempts with a linear backoff, retried only on "Input/output
-        error"; any other failure fails at once, and the error carries
-        launchctl's last output. systemd: the unit file, daemon-reload,
-        enable, restart; a warning when lingering is off (the unit then
-        stops at logout).
+        """tk.v1.Services/Register: WRITE (its own timeout: 120 s). Renders,
+        compares with what is installed, and only on a difference installs
+        atomically and (re)loads the service. Calls for one label run one
+        after the other; different labels run in parallel. launchd (domain
+        gui/<uid>, or user/<uid> when there is no GUI session): plutil -lint
+        (where plutil exists), bootout, wait until `launchctl print` no
+        longer shows the label (every 200 ms, up to 10 s), enable,
+        bootstrap: at most 6 attempts with a linear backoff, retried only on
+        "Input/output error"; any other failure fails at once, and the error
+        carries launchctl's last output. systemd: the unit file, daemon-
+        reload, enable, restart; a warning when lingering is off (the unit
+        then stops at logout).
         """
         return self._client.call(
             'tk.v1.Services/Register',
@@ -129,9 +129,9 @@ class Services:
         label: str | None = None,
         backend: _tk_v1_services_pb2.ServiceManager.Kind | str | None = None,
     ) -> _tk_v1_services_pb2.ServiceUnregisterReply:
-        """tk.v1.Services/Unregister: A WRITE: unloads (bootout and wait; or
-        stop and disable) and removes the definition. Unregistering what is
-        not installed is no error.
+        """tk.v1.Services/Unregister: WRITE (its own timeout: 120 s). Unloads
+        (bootout and wait; or stop and disable) and removes the definition.
+        Unregistering what is not installed is no error.
         """
         return self._client.call(
             'tk.v1.Services/Unregister',
@@ -175,8 +175,8 @@ class Services:
         backend: _tk_v1_services_pb2.ServiceManager.Kind | str | None = None,
         spec: _tk_v1_services_pb2.ServiceSpec | None = None,
     ) -> _tk_v1_services_pb2.ServiceStatusReply:
-        """tk.v1.Services/Status: What is installed and what the service
-        manager has loaded.
+        """tk.v1.Services/Status: READ (timeout 10 s by default, 60 s at most).
+        What is installed and what the service manager has loaded.
         """
         return self._client.call(
             'tk.v1.Services/Status',

@@ -1,0 +1,28 @@
+from google.protobuf import descriptor_pb2 as _descriptor_pb2
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+METHOD_FIELD_NUMBER: _ClassVar[int]
+method: _descriptor.FieldDescriptor
+
+class MethodSpec(_message.Message):
+    __slots__ = ["ceiling_ms", "default_timeout_ms", "inline", "kind", "writes"]
+    class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = []
+    CEILING_MS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    INLINE_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    KIND_UNSPECIFIED: MethodSpec.Kind
+    READ: MethodSpec.Kind
+    WRITE: MethodSpec.Kind
+    WRITES_FIELD_NUMBER: _ClassVar[int]
+    ceiling_ms: int
+    default_timeout_ms: int
+    inline: bool
+    kind: MethodSpec.Kind
+    writes: bool
+    def __init__(self, kind: _Optional[_Union[MethodSpec.Kind, str]] = ..., default_timeout_ms: _Optional[int] = ..., ceiling_ms: _Optional[int] = ..., inline: bool = ..., writes: bool = ...) -> None: ...

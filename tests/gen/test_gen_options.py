@@ -1,0 +1,183 @@
+"""tools/gen-stubs.py and tools/gen-python.py on small protos: each
+method's option (tk.v1.method) becomes that method's entry in tkd's method
+table (.methods.h) and its row in the C and the Python catalogs, and both
+generators refuse a method without the option, or with one tkd would
+refuse.
+
+  test_gen_options.py SOURCE_ROOT
+"""
+
+from __future__ import annotations
+
+import ast
+import faulthandler
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import unittest
+from typing import Dict, List
+
+ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+GEN_C = os.path.join(ROOT, "tools", "gen-stubs.py")
+GEN_PY = os.path.join(ROOT, "tools", "gen-python.py")
+# As tools/regen runs them.
+PY = "/usr/bin/python3"
+
+# The watchdog (tests/support/watchdog.py) asks a hanging test for its
+# threads' Python stacks with SIGUSR1.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+HEAD = """syntax = "proto3";
+package tk.v1;
+import "tk/v1/options.proto";
+message Req {}
+message Rep {}
+service Thing {
+"""
+
+
+def rpc(name: str, option: str = "") -> str:
+    if not option:
+        return "  rpc %s(Req) returns (Rep);\n" % name
+    return ("  rpc %s(Req) returns (Rep) {\n"
+            "    option (tk.v1.method) = { %s };\n  }\n" % (name, option))
+
+
+def entries(header: str) -> Dict[str, List[str]]:
+    """The method table's initializer, method by method: {name: its
+    designated initializers, ".kind = RPC_READ," ...}."""
+    table = header[header.index("__METHODS(prefix)"):]
+    out: Dict[str, List[str]] = {}
+    for block in table.split("        { \\\n")[1:]:
+        lines = [ln.strip().rstrip("\\").strip()
+                 for ln in block.splitlines()]
+        lines = [ln for ln in lines if ln.startswith(".")]
+        name = lines[0][len('.name = "'):-len('",')]
+        out[name] = lines
+    return out
+
+
+class GenOptions(unittest.TestCase):
+    def gen(self, body: str, gen: str = GEN_C) -> subprocess.CompletedProcess:
+        d = tempfile.mkdtemp(prefix="tk-genopt-")
+        self.addCleanup(shutil.rmtree, d)
+        os.makedirs(os.path.join(d, "tk", "v1"))
+        shutil.copy(os.path.join(ROOT, "proto", "tk", "v1", "options.proto"),
+                    os.path.join(d, "tk", "v1"))
+        with open(os.path.join(d, "tk", "v1", "thing.proto"), "w") as f:
+            f.write(HEAD + body + "}\n")
+        subprocess.run(["protoc", "--include_imports", "--include_source_info",
+                        "--descriptor_set_out=set.pb", "-I.",
+                        "tk/v1/thing.proto"], cwd=d, check=True)
+        self.out = os.path.join(d, "out")
+        return subprocess.run([PY, gen, os.path.join(d, "set.pb"), self.out],
+                              capture_output=True, text=True)
+
+    def read(self, rel: str) -> str:
+        with open(os.path.join(self.out, rel)) as f:
+            return f.read()
+
+    BODY = (rpc("Look", "kind: READ, default_timeout_ms: 5000, "
+                "ceiling_ms: 60000, inline: true") +
+            rpc("Register", "kind: WRITE, default_timeout_ms: 9000, "
+                "ceiling_ms: 9000") +
+            rpc("Take", "kind: READ, default_timeout_ms: 100, "
+                "ceiling_ms: 200, writes: true"))
+
+    def test_the_option_makes_the_table(self) -> None:
+        p = self.gen(self.BODY)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        h = self.read("tk/v1/thing.methods.h")
+        self.assertIn("#define TK_V1_THING__N_METHODS 3\n", h)
+        for method, default, ceiling in (("LOOK", 5000, 60000),
+                                         ("REGISTER", 9000, 9000),
+                                         ("TAKE", 100, 200)):
+            self.assertIn("#define TK_V1_THING__%s__DEFAULT_TIMEOUT_MS %du\n"
+                          "#define TK_V1_THING__%s__CEILING_MS %du\n"
+                          % (method, default, method, ceiling), h)
+
+        def entry(method: str, kind: str, handler: str,
+                  flags: str) -> List[str]:
+            macro = "TK_V1_THING__%s__" % method.upper()
+            return ['.name = "tk.v1.Thing/%s",' % method,
+                    ".request = &tk__v1__req__descriptor,",
+                    ".reply = &tk__v1__rep__descriptor,",
+                    ".kind = %s," % kind,
+                    ".default_timeout_ms = %sDEFAULT_TIMEOUT_MS," % macro,
+                    ".ceiling_ms = %sCEILING_MS," % macro,
+                    ".handler = prefix##%s," % handler,
+                    ".flags = %s," % flags]
+
+        self.assertEqual(entries(h), {
+            "tk.v1.Thing/Look": entry("Look", "RPC_READ", "look",
+                                      "RPC_METHOD_INLINE"),
+            # A C keyword gets a trailing underscore.
+            "tk.v1.Thing/Register": entry("Register", "RPC_WRITE",
+                                          "register_", "0"),
+            "tk.v1.Thing/Take": entry("Take", "RPC_READ", "take",
+                                      "RPC_METHOD_WRITES"),
+        })
+
+    def test_the_option_makes_the_c_catalog(self) -> None:
+        p = self.gen(self.BODY)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        cat = self.read("tk/catalog.c")
+        rows = cat[cat.index("tk_catalog__methods[] = {"):]
+        rows = rows[:rows.index("};")]
+        self.assertEqual(rows.count('{"tk.v1.Thing/'), 3, rows)
+        for method, kind, default, ceiling in (
+                ("Look", "READ", 5000, 60000),
+                ("Register", "WRITE", 9000, 9000),
+                ("Take", "READ", 100, 200)):
+            self.assertIn('{"tk.v1.Thing/%s", &tk__v1__req__descriptor, '
+                          '&tk__v1__rep__descriptor,\n'
+                          '     TK_METHOD_%s, %d, %d},'
+                          % (method, kind, default, ceiling), rows)
+
+    def test_the_option_makes_the_python_catalog(self) -> None:
+        p = self.gen(self.BODY, GEN_PY)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        tree = ast.parse(self.read("tk/_catalog.py"))
+        methods = [n.value for n in tree.body if isinstance(n, ast.Assign)
+                   and n.targets[0].id == "METHODS"]  # type: ignore
+        self.assertEqual(ast.literal_eval(methods[0]), (
+            ("tk.v1.Thing/Look", "tk.v1.Req", "tk.v1.Rep", "READ", 5000,
+             60000),
+            ("tk.v1.Thing/Register", "tk.v1.Req", "tk.v1.Rep", "WRITE", 9000,
+             9000),
+            ("tk.v1.Thing/Take", "tk.v1.Req", "tk.v1.Rep", "READ", 100, 200),
+        ))
+
+    def test_a_method_without_the_option_is_refused(self) -> None:
+        for gen in (GEN_C, GEN_PY):
+            with self.subTest(gen=os.path.basename(gen)):
+                p = self.gen(rpc("Look", "kind: READ, default_timeout_ms: 1, "
+                                 "ceiling_ms: 1") + rpc("Forgot"), gen)
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertIn("tk.v1.Thing/Forgot (tk/v1/thing.proto) has no "
+                              "option (tk.v1.method)", p.stderr)
+
+    def test_what_tkd_would_refuse_is_refused(self) -> None:
+        for option, why in (
+                ("default_timeout_ms: 1, ceiling_ms: 1",
+                 "kind must be READ or WRITE"),
+                ("kind: READ, ceiling_ms: 1",
+                 "default_timeout_ms and ceiling_ms must be given"),
+                ("kind: READ, default_timeout_ms: 2, ceiling_ms: 1",
+                 "default_timeout_ms 2 is above ceiling_ms 1"),
+                ("kind: WRITE, default_timeout_ms: 1, ceiling_ms: 1, "
+                 "writes: true", "writes is for a READ")):
+            for gen in (GEN_C, GEN_PY):
+                with self.subTest(option=option, gen=os.path.basename(gen)):
+                    p = self.gen(rpc("Look", option), gen)
+                    self.assertEqual(p.returncode, 1, p.stderr)
+                    self.assertIn("tk.v1.Thing/Look (tk/v1/thing.proto): "
+                                  "option (tk.v1.method): " + why, p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
