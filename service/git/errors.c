@@ -250,6 +250,18 @@ static void fail_git_fds(rpc_call *call, const char *what, const char *line)
     rpc_call_fail_fds(call, err, "%s: %s", what, line);
 }
 
+/* Whether libgit2 1.5 (Debian 12's) refused a repository of another user:
+ * with no safe.directory set in any config, its ownership check fails
+ * with the lookup of that key, GIT_ENOTFOUND of class GIT_ERROR_CONFIG,
+ * where a repository that is not there is of class GIT_ERROR_REPOSITORY.
+ * libgit2 1.6.1 answers GIT_EOWNER there too (upstream commit 93c071ac4,
+ * "ignore missing 'safe.directory' config during ownership checks"). */
+static bool refused_owner(tkgit_step step, int error, const git_error *e)
+{
+    return step == TKGIT_STEP_OPEN && error == GIT_ENOTFOUND && e != NULL &&
+           e->klass == GIT_ERROR_CONFIG;
+}
+
 void tkgit__fail_libgit2(rpc_call *call, git_repository *repo, tkgit_step step,
                          int error, const char *rev)
 {
@@ -261,6 +273,11 @@ void tkgit__fail_libgit2(rpc_call *call, git_repository *repo, tkgit_step step,
         return;
     }
     const reason_row *row = match_libgit2(step, error);
+    if (refused_owner(step, error, e)) {
+        row = find_row("UNSAFE_REPOSITORY");
+        detail = "the repository is not owned by tkd's user, and no "
+                 "safe.directory names it";
+    }
     if (step == TKGIT_STEP_REV && error == GIT_ENOTFOUND)
         row = unborn_or(row, repo, rev);
     if (row == NULL) {

@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -729,6 +730,69 @@ static void r_key_not_allowed(tk_status *st)
     call_config(scratch("notallowed"), "core.fsmonitor", st);
 }
 
+static int chown_nobody(const char *path, const struct stat *sb, int flag,
+                        struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return lchown(path, 65534, 65534) == 0 ? 0 : -1;
+}
+
+/* A clone of main that belongs to another user (nobody). */
+static const char *foreign(const char *name)
+{
+    const char *repo = scratch(name);
+    assert_int_equal(nftw(repo, chown_nobody, 16, FTW_PHYS), 0);
+    return repo;
+}
+
+/* safe.directory in the global config the server's libgit2 and git read
+ * (NULL: none). main() gives the test, and so them, a HOME of its own:
+ * only the cases below set it there. The system's config must set none. */
+static void safe_directory(const char *value)
+{
+    char config[PATH_MAX + 16];
+    snprintf(config, sizeof config, "%s/.gitconfig", getenv("HOME"));
+    if (value != NULL)
+        GIT(dir, "config", "--file", config, "--add", "safe.directory", value);
+    else
+        GIT(dir, "config", "--file", config, "--unset-all", "safe.directory");
+}
+
+/* Another user's repository and no safe.directory anywhere: libgit2 1.5
+ * fails its ownership check with the lookup of that key (errors.c,
+ * refused_owner), where 1.6.1 answers GIT_EOWNER. */
+static void r_unsafe(tk_status *st)
+{
+    call_rev(foreign("unsafe"), "HEAD", st);
+}
+
+/* Another user's repository, and a safe.directory that names another
+ * directory: libgit2's GIT_EOWNER. */
+static void r_unsafe_eowner(tk_status *st)
+{
+    const char *repo = foreign("unsafe-eowner");
+    safe_directory(at("main"));
+    call_rev(repo, "HEAD", st);
+    safe_directory(NULL);
+}
+
+/* Where libgit2 1.5 and git 2.39 judge apart, git's own words: a
+ * safe.directory with a trailing '/' names the repository for libgit2,
+ * which reads the value as a directory, and not for git, which compares
+ * its text. So tkd opens the repository and git, run in it, refuses it. */
+static void r_unsafe_git(tk_status *st)
+{
+    const char *repo = foreign("unsafe-git");
+    char real[PATH_MAX], value[PATH_MAX + 2];
+    assert_non_null(realpath(repo, real));
+    snprintf(value, sizeof value, "%s/", real);
+    safe_directory(value);
+    call_status(repo, st);
+    safe_directory(NULL);
+}
+
 static const reason_case reason_cases[] = {
     { "outside root", TK_CODE_PERMISSION_DENIED, "PATH_OUTSIDE_ROOT",
       r_outside_root },
@@ -769,7 +833,19 @@ static const reason_case reason_cases[] = {
     { "bad key", TK_CODE_INVALID_ARGUMENT, "BAD_CONFIG_KEY", r_bad_key },
     { "key not allowed", TK_CODE_PERMISSION_DENIED, "CONFIG_KEY_NOT_ALLOWED",
       r_key_not_allowed },
+    { "unsafe", TK_CODE_PERMISSION_DENIED, "UNSAFE_REPOSITORY", r_unsafe },
+    { "unsafe, GIT_EOWNER", TK_CODE_PERMISSION_DENIED, "UNSAFE_REPOSITORY",
+      r_unsafe_eowner },
+    { "unsafe, git's words", TK_CODE_PERMISSION_DENIED, "UNSAFE_REPOSITORY",
+      r_unsafe_git },
 };
+
+/* The cases that give a repository to another user: root only. */
+static bool needs_root(const reason_case *c)
+{
+    return c->call == r_unsafe || c->call == r_unsafe_eowner ||
+           c->call == r_unsafe_git;
+}
 
 /* ConfigSet writes the keys of its allowlist only (service/git/config.c),
  * matched as git matches them (section and name without case, any
@@ -844,6 +920,13 @@ static void test_reasons(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof reason_cases / sizeof reason_cases[0]; i++) {
         const reason_case *c = &reason_cases[i];
+        if (needs_root(c) && geteuid() != 0) {
+            fprintf(stderr,
+                    "skipped: %s: not root, so no repository of "
+                    "another user\n",
+                    c->name);
+            continue;
+        }
         tk_status st;
         memset(&st, 0, sizeof st);
         c->call(&st);
