@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -730,6 +731,21 @@ static void r_key_not_allowed(tk_status *st)
     call_config(scratch("notallowed"), "core.fsmonitor", st);
 }
 
+static void r_not_a_directory(tk_status *st)
+{
+    call_rev(at("main/a b.txt/below"), "HEAD", st); /* realpath: ENOTDIR */
+}
+
+static void r_relative_path(tk_status *st)
+{
+    call_rev("main", "HEAD", st); /* roots_resolve: EINVAL */
+}
+
+static void r_bad_branch_name(tk_status *st)
+{
+    call_checkout(scratch("badbranch"), "", "bad..name", st);
+}
+
 static int chown_nobody(const char *path, const struct stat *sb, int flag,
                         struct FTW *ftw)
 {
@@ -793,6 +809,25 @@ static void r_unsafe_git(tk_status *st)
     safe_directory(NULL);
 }
 
+/* With the descriptors used up (the soft RLIMIT_NOFILE lowered to the
+ * lowest free descriptor while the call runs, as in test_proc.c), libgit2
+ * cannot open a repository no worker has open. The call travels on the
+ * connection made before. */
+static void r_out_of_fds(tk_status *st)
+{
+    const char *repo = scratch("nofds");
+    struct rlimit saved;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    int lowest = dup(STDIN_FILENO);
+    assert_true(lowest >= 0);
+    close(lowest);
+    struct rlimit full = { .rlim_cur = (rlim_t)lowest,
+                           .rlim_max = saved.rlim_max };
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &full), 0);
+    call_rev(repo, "HEAD", st);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+}
+
 static const reason_case reason_cases[] = {
     { "outside root", TK_CODE_PERMISSION_DENIED, "PATH_OUTSIDE_ROOT",
       r_outside_root },
@@ -833,11 +868,18 @@ static const reason_case reason_cases[] = {
     { "bad key", TK_CODE_INVALID_ARGUMENT, "BAD_CONFIG_KEY", r_bad_key },
     { "key not allowed", TK_CODE_PERMISSION_DENIED, "CONFIG_KEY_NOT_ALLOWED",
       r_key_not_allowed },
+    { "not a directory", TK_CODE_INVALID_ARGUMENT, "NOT_A_DIRECTORY",
+      r_not_a_directory },
+    { "relative path", TK_CODE_INVALID_ARGUMENT, "BAD_PATH", r_relative_path },
+    { "bad branch name", TK_CODE_INVALID_ARGUMENT, "BAD_BRANCH_NAME",
+      r_bad_branch_name },
     { "unsafe", TK_CODE_PERMISSION_DENIED, "UNSAFE_REPOSITORY", r_unsafe },
     { "unsafe, GIT_EOWNER", TK_CODE_PERMISSION_DENIED, "UNSAFE_REPOSITORY",
       r_unsafe_eowner },
     { "unsafe, git's words", TK_CODE_PERMISSION_DENIED, "UNSAFE_REPOSITORY",
       r_unsafe_git },
+    { "out of descriptors", TK_CODE_RESOURCE_EXHAUSTED, "TOO_MANY_OPEN_FILES",
+      r_out_of_fds },
 };
 
 /* The cases that give a repository to another user: root only. */
