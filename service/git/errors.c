@@ -1,9 +1,14 @@
 /* The one table: what git printed, what libgit2 returned, or what
  * roots_resolve said, mapped to a reason and the canonical code that fits
  * it. Callers compare reasons; nothing else in tk looks at git's words.
- * Every row is produced with real git by tests/integration/test_git.c,
- * but TOO_MANY_OPEN_FILES: tests/security/test_limits.py runs tkd out of
- * descriptors for it. */
+ * tests/integration/test_git.c (test_reasons) produces every row's reason
+ * by meeting the situation with real git, libgit2 or roots, and fails on
+ * a row none of its cases produces (tkgit__test_reasons). Two rows' words
+ * of git are never met there, only their reasons: BAD_CONFIG_KEY's
+ * (ConfigSet's allowlist leaves git no key it would call invalid: key_ok
+ * answers first, with this reason) and TOO_MANY_OPEN_FILES' (git out of
+ * descriptors while tkd is not cannot be arranged; libgit2 out of them
+ * can, and tests/security/test_limits.py runs a whole tkd out of them). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -146,6 +151,13 @@ static const reason_row table[] = {
       0 },
 };
 #define N_ROWS (sizeof table / sizeof table[0])
+
+size_t tkgit__test_reasons(const char **out, size_t max)
+{
+    for (size_t i = 0; i < N_ROWS && i < max; i++)
+        out[i] = table[i].reason;
+    return N_ROWS;
+}
 
 static const reason_row *find_row(const char *reason)
 {

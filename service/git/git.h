@@ -26,6 +26,7 @@
 #ifndef TK_SERVICE_GIT_H
 #define TK_SERVICE_GIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "roots/roots.h"
@@ -61,5 +62,12 @@ int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
 int tkgit_register(tkgit *g, rpc_server *srv, char *err, size_t errlen);
 /* After the server is freed. NULL is accepted. */
 void tkgit_free(tkgit *g);
+
+/* ---- for tests only -----------------------------------------------------
+ * tkd never calls this. The reasons of the one table (errors.c), a row
+ * each, in its order: the number of rows, and the first max of them in
+ * out. tests/integration/test_git.c produces each with real git, libgit2
+ * or roots, and fails on a row none of its cases produces. */
+size_t tkgit__test_reasons(const char **out, size_t max);
 
 #endif /* TK_SERVICE_GIT_H */

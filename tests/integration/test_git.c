@@ -3,7 +3,8 @@
  * them), through an in-process server and libtkclient's typed stubs:
  *   - what each method returns, a leading '-' always being data;
  *   - every row of the reasons table (service/git/errors.c), each produced
- *     by making git meet the situation;
+ *     by making git, libgit2 or roots meet the situation, and a row that no
+ *     case produces fails;
  *   - the lifetimes (DESIGN.md): a cancelled READ kills git's whole process
  *     tree, a READ ends at its ceiling, a cancelled WRITE completes,
  *     GIT_OPTIONAL_LOCKS=0 keeps reads off index.lock, core.quotepath=off
@@ -881,6 +882,7 @@ static const reason_case reason_cases[] = {
     { "out of descriptors", TK_CODE_RESOURCE_EXHAUSTED, "TOO_MANY_OPEN_FILES",
       r_out_of_fds },
 };
+#define N_REASON_CASES (sizeof reason_cases / sizeof reason_cases[0])
 
 /* The cases that give a repository to another user: root only. */
 static bool needs_root(const reason_case *c)
@@ -957,18 +959,38 @@ static void test_config_allowlist(void **state)
     ts_rmtree(outside);
 }
 
+/* Every row of the table (tkgit__test_reasons) is produced by a case that
+ * ran: a row added without one fails here. "missing" gets the rows no case
+ * produces, "unchecked" those whose cases did not run (needs_root). */
+static void rows_not_produced(const bool ran[], char *missing, char *unchecked,
+                              size_t len)
+{
+    const char *rows[64];
+    size_t n_rows = tkgit__test_reasons(rows, 64);
+    assert_true(n_rows <= 64);
+    missing[0] = unchecked[0] = '\0';
+    for (size_t r = 0; r < n_rows; r++) {
+        bool produced = false, skipped = false;
+        for (size_t i = 0; i < N_REASON_CASES; i++) {
+            if (strcmp(reason_cases[i].reason, rows[r]) == 0) {
+                produced = produced || ran[i];
+                skipped = skipped || !ran[i];
+            }
+        }
+        char *out = produced ? NULL : skipped ? unchecked : missing;
+        if (out != NULL)
+            snprintf(out + strlen(out), len - strlen(out), " %s", rows[r]);
+    }
+}
+
 static void test_reasons(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof reason_cases / sizeof reason_cases[0]; i++) {
+    bool ran[N_REASON_CASES] = { false };
+    for (size_t i = 0; i < N_REASON_CASES; i++) {
         const reason_case *c = &reason_cases[i];
-        if (needs_root(c) && geteuid() != 0) {
-            fprintf(stderr,
-                    "skipped: %s: not root, so no repository of "
-                    "another user\n",
-                    c->name);
+        if (needs_root(c) && geteuid() != 0)
             continue;
-        }
         tk_status st;
         memset(&st, 0, sizeof st);
         c->call(&st);
@@ -977,6 +999,19 @@ static void test_reasons(void **state)
                      tk_code_name(st.code), st.reason, st.message,
                      tk_code_name(c->code), c->reason);
         tk_status_clear(&st);
+        ran[i] = true;
+    }
+    char missing[1024], unchecked[1024];
+    rows_not_produced(ran, missing, unchecked, sizeof missing);
+    if (missing[0] != '\0')
+        fail_msg("rows of service/git/errors.c that no case of test_reasons "
+                 "produces:%s",
+                 missing);
+    if (unchecked[0] != '\0') {
+        fprintf(stderr,
+                "skipped: not root, so no repository of another user:%s\n",
+                unchecked);
+        skip();
     }
 }
 
