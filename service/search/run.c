@@ -17,8 +17,9 @@
 
 /* A READ run in the search root, bound by the call and the ceiling.
  *
- * The issue asks for a 30 s ceiling "on top of the caller's deadline"; rpc
- * already gives it: the method's ceiling_ms (SEARCH_CEILING_MS) caps every
+ * A search ends within 30 s whatever deadline its caller asks for, so
+ * that no caller holds a slot and a tool for longer; rpc already sees to
+ * it: the method's ceiling_ms (SEARCH_CEILING_MS) caps every
  * caller's deadline, counted from receipt, so the call's deadline is never
  * more than 30 s away and covers the slot wait and the run together. The
  * timeout_ms below, counted from the tool's start, therefore never fires
