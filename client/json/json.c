@@ -705,11 +705,10 @@ static void enc_array(enc *e, const ProtobufCFieldDescriptor *f,
     enc_close(e, n == 0, "]");
 }
 
-/* A map key is always a JSON string: the key's text. */
-static void enc_map_key(enc *e, bool *first, const ProtobufCFieldDescriptor *kf,
-                        const void *mem)
+/* A map key is always a JSON string: the key's text (numbers in buf). */
+static const char *map_key_text(const ProtobufCFieldDescriptor *kf,
+                                const void *mem, char *buf, size_t len)
 {
-    char buf[32];
     const char *s = buf;
     switch (kf->type) {
     case PROTOBUF_C_TYPE_STRING:
@@ -722,36 +721,77 @@ static void enc_map_key(enc *e, bool *first, const ProtobufCFieldDescriptor *kf,
     case PROTOBUF_C_TYPE_INT64:
     case PROTOBUF_C_TYPE_SINT64:
     case PROTOBUF_C_TYPE_SFIXED64:
-        snprintf(buf, sizeof buf, "%" PRId64, *(const int64_t *)mem);
+        snprintf(buf, len, "%" PRId64, *(const int64_t *)mem);
         break;
     case PROTOBUF_C_TYPE_UINT64:
     case PROTOBUF_C_TYPE_FIXED64:
-        snprintf(buf, sizeof buf, "%" PRIu64, *(const uint64_t *)mem);
+        snprintf(buf, len, "%" PRIu64, *(const uint64_t *)mem);
         break;
     case PROTOBUF_C_TYPE_UINT32:
     case PROTOBUF_C_TYPE_FIXED32:
-        snprintf(buf, sizeof buf, "%" PRIu32, *(const uint32_t *)mem);
+        snprintf(buf, len, "%" PRIu32, *(const uint32_t *)mem);
         break;
     default:
-        snprintf(buf, sizeof buf, "%" PRId32, *(const int32_t *)mem);
+        snprintf(buf, len, "%" PRId32, *(const int32_t *)mem);
         break;
     }
-    enc_member(e, first, s, strlen(s));
+    return s;
 }
 
+/* Each entry's key as the output shows it (quoted), in keys[i]; NULL for
+ * an entry that is NULL. false when out of memory. */
+static bool map_keys(const ProtobufCFieldDescriptor *kf,
+                     ProtobufCMessage *const *entries, size_t n, jbuf *keys)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (entries[i] == NULL)
+            continue;
+        char buf[32];
+        const char *s = map_key_text(kf, CMEMBER(char, entries[i], kf->offset),
+                                     buf, sizeof buf);
+        jb_quote(&keys[i], s, strlen(s));
+        if (keys[i].oom)
+            return false;
+    }
+    return true;
+}
+
+/* Whether a later entry has entry i's key. */
+static bool key_again(const jbuf *keys, size_t i, size_t n)
+{
+    for (size_t j = i + 1; j < n; j++)
+        if (keys[j].p != NULL && strcmp(keys[i].p, keys[j].p) == 0)
+            return true;
+    return false;
+}
+
+/* On the wire a map key may come more than once, and protobuf keeps the
+ * last; a JSON object may not (tk_json_decode refuses a repeated key), so
+ * each key is written once, with its last value. Keys are compared as
+ * written: "\xff" and "\xfe" both show as U+FFFD, bool keys 1 and 5 as
+ * "true", a string key holding a NUL as its text before it. */
 static void enc_map(enc *e, const ProtobufCFieldDescriptor *f,
                     ProtobufCMessage *const *entries, size_t n)
 {
     const ProtobufCMessageDescriptor *ed = f->descriptor;
     const ProtobufCFieldDescriptor *kf = &ed->fields[0], *vf = &ed->fields[1];
+    jbuf *keys = n > 0 ? calloc(n, sizeof *keys) : NULL;
+    size_t shown = n;
+    if ((n > 0 && keys == NULL) || !map_keys(kf, entries, n, keys)) {
+        e->b.oom = true;
+        shown = 0;
+    }
     bool first = true;
     jb_put(&e->b, "{", 1);
     e->depth++;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < shown; i++) {
         const ProtobufCMessage *entry = entries[i];
-        if (entry == NULL)
+        if (entry == NULL || key_again(keys, i, n))
             continue;
-        enc_map_key(e, &first, kf, CMEMBER(char, entry, kf->offset));
+        char buf[32];
+        const char *key =
+            map_key_text(kf, CMEMBER(char, entry, kf->offset), buf, sizeof buf);
+        enc_member(e, &first, key, strlen(key));
         const void *vmem = CMEMBER(char, entry, vf->offset);
         /* A message value missing from the wire is an empty message. */
         if (vf->type == PROTOBUF_C_TYPE_MESSAGE &&
@@ -761,6 +801,9 @@ static void enc_map(enc *e, const ProtobufCFieldDescriptor *f,
             enc_value(e, vf, vmem);
     }
     enc_close(e, first, "}");
+    for (size_t i = 0; keys != NULL && i < n; i++)
+        free(keys[i].p);
+    free(keys);
 }
 
 static void enc_field(enc *e, const ProtobufCMessage *m,
@@ -1727,6 +1770,48 @@ static int dec_map_entry(dec *d, const ProtobufCMessageDescriptor *ed,
     return rv;
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Two members of the object that are one key of an integer map ("0" and
+ * "-0", "1" and "1e0"): no duplicate in the JSON, one in the map, where
+ * protobuf would keep the last value and drop the other without a word.
+ * Refused as the duplicate it is. String and bool keys are compared as
+ * text by the scan already. */
+static int dec_map_same_keys(dec *d, const ProtobufCFieldDescriptor *kf,
+                             ProtobufCMessage *const *entries, size_t n)
+{
+    if (n < 2 || kf->type == PROTOBUF_C_TYPE_STRING ||
+        kf->type == PROTOBUF_C_TYPE_BOOL)
+        return 0;
+    bool wide = elem_size(kf->type) == sizeof(uint64_t);
+    uint64_t *keys = malloc(n * sizeof *keys);
+    if (keys == NULL)
+        return dec_nomem(d);
+    for (size_t i = 0; i < n; i++)
+        keys[i] = wide ? *CMEMBER(uint64_t, entries[i], kf->offset)
+                       : *CMEMBER(uint32_t, entries[i], kf->offset);
+    qsort(keys, n, sizeof *keys, u64_cmp);
+    size_t i = 1;
+    while (i < n && keys[i] != keys[i - 1])
+        i++;
+    int rv = 0;
+    if (i < n) {
+        uint64_t wide_key = keys[i];
+        uint32_t narrow_key = (uint32_t)keys[i];
+        char buf[32];
+        const char *text = map_key_text(
+            kf, wide ? (const void *)&wide_key : (const void *)&narrow_key, buf,
+            sizeof buf);
+        rv = dec_fail(d, "duplicate key %s, written two ways", text);
+    }
+    free(keys);
+    return rv;
+}
+
 static int dec_map(dec *d, ProtobufCMessage *m,
                    const ProtobufCFieldDescriptor *f, json_object *v)
 {
@@ -1752,7 +1837,8 @@ static int dec_map(dec *d, ProtobufCMessage *m,
         if (rv != 0)
             return rv;
     }
-    return 0;
+    const ProtobufCMessageDescriptor *ed = f->descriptor;
+    return dec_map_same_keys(d, &ed->fields[0], arr, n);
 }
 
 static int dec_field(dec *d, ProtobufCMessage *m,

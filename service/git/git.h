@@ -31,6 +31,7 @@
 
 #include "roots/roots.h"
 #include "rpc/rpc.h"
+#include "tk/v1/git.pb-c.h"
 
 #define TKGIT_DEFAULT_READ_TIMEOUT_MS 30000u
 #define TKGIT_DEFAULT_READ_CEILING_MS 30000u
@@ -63,11 +64,29 @@ int tkgit_register(tkgit *g, rpc_server *srv, char *err, size_t errlen);
 /* After the server is freed. NULL is accepted. */
 void tkgit_free(tkgit *g);
 
-/* ---- for tests only -----------------------------------------------------
- * tkd never calls this. The reasons of the one table (errors.c), a row
- * each, in its order: the number of rows, and the first max of them in
- * out. tests/integration/test_git.c produces each with real git, libgit2
- * or roots, and fails on a row none of its cases produces. */
+/* ---- for tests and fuzzing only ------------------------------------------
+ * tkd never calls these: the parsers of what git prints, as the methods
+ * run them, for a test or a fuzzer (tests/fuzz) to feed any bytes without
+ * a repository (results are allocated through call: rpc__test_call_new),
+ * and the rows of the reasons table, for test_git. */
+
+/* `git status --porcelain=v2 -z --branch` output into reply (Status):
+ * 0, or -1 on output the method answers UNPARSEABLE_OUTPUT. */
+int tkgit__test_parse_status(rpc_call *call, const char *out, size_t len,
+                             Tk__V1__GitStatusReply *reply);
+/* The numstat block of `git diff --numstat -z -p` into reply->files
+ * (Diff): the offset where the patch starts, or -1. */
+long tkgit__test_parse_numstat(rpc_call *call, const char *out, size_t len,
+                               Tk__V1__GitDiffReply *reply);
+/* A commit's raw message (NUL-terminated, as libgit2 gives it) into
+ * out->subject and out->body, git's %s and %b (Log). */
+void tkgit__test_message(rpc_call *call, const char *message,
+                         Tk__V1__GitCommit *out);
+
+/* The reasons of the one table (errors.c), a row each, in its order: the
+ * number of rows, and the first max of them in out.
+ * tests/integration/test_git.c produces each with real git, libgit2 or
+ * roots, and fails on a row none of its cases produces. */
 size_t tkgit__test_reasons(const char **out, size_t max);
 
 #endif /* TK_SERVICE_GIT_H */

@@ -308,6 +308,12 @@ static void subject_body(rpc_call *call, const char *msg,
     out->body = rpc_call_bytes(call, p, strlen(p));
 }
 
+void tkgit__test_message(rpc_call *call, const char *message,
+                         Tk__V1__GitCommit *out)
+{
+    subject_body(call, message, out);
+}
+
 static void add_commit(walk *w, git_commit *c)
 {
     rpc_call *call = w->call;

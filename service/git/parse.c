@@ -37,6 +37,15 @@ static const char *fields(const char *r, size_t rlen, char **f, size_t n,
     return p;
 }
 
+/* A count of "# branch.ab +A -B", sign dropped and held to int32: git's
+ * counts fit, and other text must not overflow the negation or the
+ * conversion. */
+static int32_t ab_count(long v)
+{
+    unsigned long m = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
+    return m > INT32_MAX ? INT32_MAX : (int32_t)m;
+}
+
 static void branch_header(rpc_call *call, const char *r, size_t rlen,
                           Tk__V1__GitStatusBranch *b)
 {
@@ -62,8 +71,8 @@ static void branch_header(rpc_call *call, const char *r, size_t rlen,
         char *v =
             rpc_call_strndup(call, r + sizeof ab - 1, rlen - (sizeof ab - 1));
         char *end;
-        b->ahead = (int32_t)strtol(v, &end, 10); /* "+A -B" */
-        b->behind = -(int32_t)strtol(end, NULL, 10);
+        b->ahead = ab_count(strtol(v, &end, 10)); /* "+A -B" */
+        b->behind = ab_count(strtol(end, NULL, 10));
         b->has_ahead_behind = true;
     }
 }
@@ -203,4 +212,16 @@ long tkgit__parse_numstat(rpc_call *call, const char *out, size_t len,
         reply->files[reply->n_files++] = fs;
     }
     return pos > len ? (long)len : (long)pos;
+}
+
+int tkgit__test_parse_status(rpc_call *call, const char *out, size_t len,
+                             Tk__V1__GitStatusReply *reply)
+{
+    return tkgit__parse_status(call, out, len, reply);
+}
+
+long tkgit__test_parse_numstat(rpc_call *call, const char *out, size_t len,
+                               Tk__V1__GitDiffReply *reply)
+{
+    return tkgit__parse_numstat(call, out, len, reply);
 }

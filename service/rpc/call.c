@@ -370,3 +370,33 @@ void rpc_call__reset(rpc_call *call)
     atomic_init(&call->deadline, INT64_MAX);
     atomic_init(&call->pgid, 0);
 }
+
+static const rpc_method detached_method = {
+    .name = "tk.test.Detached/Call",
+    .kind = RPC_READ,
+    .default_timeout_ms = UINT32_MAX,
+    .ceiling_ms = UINT32_MAX,
+};
+static const rpc_registered detached_reg = { .method = &detached_method };
+
+rpc_call *rpc__test_call_new(void)
+{
+    rpc_call *call = calloc(1, sizeof *call);
+    if (call == NULL)
+        return NULL;
+    call->reg = &detached_reg;
+    call->cancel_fd = -1; /* poll(2) passes over it: never cancelled */
+    atomic_init(&call->cause, RPC_CAUSE_NONE);
+    atomic_init(&call->deadline, INT64_MAX);
+    call->t_recv = rpc_now_ns();
+    call->caller_deadline = INT64_MAX;
+    return call;
+}
+
+void rpc__test_call_free(rpc_call *call)
+{
+    if (call == NULL)
+        return;
+    rpc_arena__free(&call->arena);
+    free(call);
+}

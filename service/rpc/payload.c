@@ -78,6 +78,8 @@ static const ProtobufCFieldDescriptor *
 bad_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
                size_t len, int depth, check *ck)
 {
+    if (len == 0)
+        return NULL; /* data may be NULL (an empty payload): no data + 0 */
     cursor c = { data, data + len };
     uint64_t key, v;
     while (c.p < c.end && read_varint(&c, &key)) {

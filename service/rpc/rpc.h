@@ -316,6 +316,35 @@ int rpc_block_stop_signals(void);
  * wait for a signal. */
 int rpc_serve_until_signal(rpc_server *srv);
 
+/* ---- for tests and fuzzing only ------------------------------------------
+ * tkd never calls these. They reach the receive path and the call handle
+ * without NNG, so that a test or a fuzzer (tests/fuzz) can feed them any
+ * bytes, fast and on one thread. */
+
+/* Runs one request frame through the receive path, as if it had arrived
+ * on connection peer->conn from peer: the envelope's decode and its string
+ * checks, the peer's uid, the method lookup, the deadline, the call
+ * registry (duplicate call ids, Cancel and CallState see it), the
+ * payload's decode and its string checks, the handler, and the reply's
+ * escaping and encoding. On the calling thread: a method that is not
+ * inline runs here too instead of in the pool, so it must not block. The
+ * server must not have been started. The Reply frame goes in *reply (free
+ * it), *reply_len bytes; NULL when the frame was dropped without an
+ * answer (a resent copy of a call still running). 0, -EBUSY (started),
+ * -ENOMEM, or -errno of eventfd. */
+int rpc__test_serve_frame(rpc_server *srv, const rpc_peer *peer,
+                          const void *frame, size_t len, uint8_t **reply,
+                          size_t *reply_len);
+
+/* A call handle that no server owns, for code that takes one outside a
+ * call (a parser that allocates its results through the call): a READ of
+ * the method "tk.test.Detached/Call", never cancelled, without deadline,
+ * whose memory (rpc_call_alloc and kin) lives until rpc__test_call_free.
+ * Its outcome (rpc_call_fail) is kept and never sent. Not for
+ * rpc_call_commit_point. NULL when out of memory. */
+rpc_call *rpc__test_call_new(void);
+void rpc__test_call_free(rpc_call *call);
+
 /* ---- the process-wide log (stderr) -------------------------------------- */
 
 typedef enum rpc_log_level {

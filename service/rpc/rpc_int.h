@@ -85,6 +85,11 @@ typedef struct rpc_slot {
      * "answered" (CallState) and a resent copy of it is dropped. */
     rpc_callref sending;
     rpc_call call;
+    /* A slot of rpc__test_serve_frame: no NNG context behind it. Nothing
+     * re-arms a receive on it, its call runs at once (inline or not), and
+     * finish hands its reply back in reply instead of sending it. */
+    bool detached;
+    nng_msg *reply;
 } rpc_slot;
 
 #define RPC_RECENT 1024u

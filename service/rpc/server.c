@@ -269,6 +269,8 @@ const char *rpc_server__version(const rpc_server *srv)
 
 static void arm_recv(rpc_slot *s)
 {
+    if (s->detached)
+        return; /* rpc__test_serve_frame's: no context to receive on */
     s->receiving = true;
     nng_ctx_recv(s->ctx, s->aio);
 }
@@ -637,9 +639,13 @@ static void finish(rpc_slot *s, const ProtobufCMessage *payload)
     }
     s->phase = PHASE_SENDING;
     rpc_call__reset(call);
-    if (msg == NULL) {
+    if (msg == NULL || s->detached) {
         /* Out of memory for the reply: the call is forgotten, and a
-         * client that asks is told NOT_FOUND. */
+         * client that asks is told NOT_FOUND. Or a detached slot's reply,
+         * handed back to rpc__test_serve_frame: sent at once, as far as
+         * the registry can tell. */
+        s->reply = msg;
+        s->sending = (rpc_callref){ 0 };
         slot_idle(s);
         pthread_mutex_unlock(&srv->reg_mu);
         return;
@@ -761,34 +767,36 @@ static void unregister(rpc_slot *s)
     pthread_mutex_unlock(&s->srv->reg_mu);
 }
 
-static void on_request(rpc_slot *s, nng_msg *msg)
+/* Decodes the envelope of a frame and checks its strings; false when the
+ * frame has been answered (it is no call). */
+static bool decode_envelope(rpc_slot *s, const uint8_t *frame, size_t len)
 {
-    rpc_server *srv = s->srv;
     rpc_call *call = &s->call;
-    call->t_recv = rpc_now_ns();
-    rpc__peer_of(srv, nng_msg_get_pipe(msg), &call->peer);
-    call->request =
-        tk__v1__request__unpack(NULL, nng_msg_len(msg), nng_msg_body(msg));
-    size_t frame_len = nng_msg_len(msg);
-    rpc_bad_string why = RPC_STRING_OK;
-    const char *bad =
-        call->request == NULL
-            ? NULL
-            : rpc__bad_string(&tk__v1__request__descriptor, nng_msg_body(msg),
-                              frame_len, true, &why);
-    nng_msg_free(msg);
+    call->request = tk__v1__request__unpack(NULL, len, frame);
     if (call->request == NULL) {
         answer(s, RPC_INVALID_ARGUMENT, "BAD_FRAME", RPC_CAUSE_NONE, 0,
-               "the frame (%zu bytes) is not a tk.v1.Request", frame_len);
-        return;
+               "the frame (%zu bytes) is not a tk.v1.Request", len);
+        return false;
     }
     call->id = call->request->call_id;
+    rpc_bad_string why = RPC_STRING_OK;
+    const char *bad =
+        rpc__bad_string(&tk__v1__request__descriptor, frame, len, true, &why);
     if (bad != NULL) {
         /* "tk.v1.Control/Ping\0x" would run Ping. */
         fail_bad_string(call, "tk.v1.Request", bad, why);
         finish(s, NULL);
-        return;
+        return false;
     }
+    return true;
+}
+
+/* A decoded request, from its peer's check to a call that runs (inline),
+ * waits in the queue, or is answered at once. */
+static void dispatch(rpc_slot *s)
+{
+    rpc_server *srv = s->srv;
+    rpc_call *call = &s->call;
     if (call->peer.uid >= 0 && call->peer.uid != srv->allowed_uid) {
         answer(s, RPC_PERMISSION_DENIED, "PEER_UID", RPC_CAUSE_NONE, 0,
                "uid %lld may not call this tkd (it serves uid %lld)",
@@ -838,7 +846,8 @@ static void on_request(rpc_slot *s, nng_msg *msg)
                (unsigned long long)call->id);
         return;
     }
-    if (call->reg->method->flags & RPC_METHOD_INLINE) {
+    /* A detached slot has no worker to wait for: its call runs here. */
+    if ((call->reg->method->flags & RPC_METHOD_INLINE) || s->detached) {
         run_call(s);
         return;
     }
@@ -848,6 +857,66 @@ static void on_request(rpc_slot *s, nng_msg *msg)
                retry_after(srv), "all %u workers are busy and %u calls wait",
                srv->cfg.workers, srv->cfg.queue_depth);
     }
+}
+
+static void on_request(rpc_slot *s, nng_msg *msg)
+{
+    s->call.t_recv = rpc_now_ns();
+    rpc__peer_of(s->srv, nng_msg_get_pipe(msg), &s->call.peer);
+    bool decoded = decode_envelope(s, nng_msg_body(msg), nng_msg_len(msg));
+    nng_msg_free(msg);
+    if (decoded)
+        dispatch(s);
+}
+
+/* The receive path of a frame on a slot of its own, without NNG: a slot
+ * is made for the call (its cancel signal, its memory) and freed after. */
+int rpc__test_serve_frame(rpc_server *srv, const rpc_peer *peer,
+                          const void *frame, size_t len, uint8_t **reply,
+                          size_t *reply_len)
+{
+    *reply = NULL;
+    *reply_len = 0;
+    pthread_mutex_lock(&srv->life_mu);
+    bool started = srv->started;
+    pthread_mutex_unlock(&srv->life_mu);
+    if (started)
+        return -EBUSY;
+    rpc_slot *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return -ENOMEM;
+    s->srv = srv;
+    s->detached = true;
+    s->call.slot = s;
+    s->call.cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (s->call.cancel_fd < 0) {
+        int e = errno;
+        free(s);
+        return -e;
+    }
+    atomic_init(&s->call.cause, RPC_CAUSE_NONE);
+    atomic_init(&s->call.deadline, INT64_MAX);
+    s->call.t_recv = rpc_now_ns();
+    s->call.peer = *peer;
+    if (decode_envelope(s, frame, len))
+        dispatch(s);
+    int rv = 0;
+    if (s->reply != NULL) {
+        size_t n = nng_msg_len(s->reply);
+        *reply = malloc(n > 0 ? n : 1);
+        if (*reply != NULL) {
+            memcpy(*reply, nng_msg_body(s->reply), n);
+            *reply_len = n;
+        } else {
+            rv = -ENOMEM;
+        }
+        nng_msg_free(s->reply);
+    }
+    rpc_call__reset(&s->call);
+    close(s->call.cancel_fd);
+    rpc_arena__free(&s->call.arena);
+    free(s);
+    return rv;
 }
 
 static void slot_cb(void *arg)

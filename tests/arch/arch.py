@@ -253,9 +253,13 @@ class Tree:
         if absf in self.commands:
             directory, argv = self.commands[absf]
             return directory, clean_args(argv[1:], absf)
-        if rel.endswith(".h"):  # a header: the flags of a unit beside it
+        if rel.endswith(".h"):  # a header: the flags of a unit beside it,
+            # its own .c first (pg.h needs pg.c's libpq flags, which
+            # fixture.c beside it has not)
             here = os.path.dirname(absf)
-            for p, (directory, argv) in sorted(self.commands.items()):
+            own = absf[:-2] + ".c"
+            for p, (directory, argv) in sorted(
+                    self.commands.items(), key=lambda kv: (kv[0] != own, kv[0])):
                 if os.path.dirname(p) == here:
                     return directory, clean_args(argv[1:], p) + [
                         "-x", "c-header"]

@@ -30,7 +30,7 @@
 #include <tk/client.h>
 #include <tk/json.h>
 
-#include "support.h"
+#include "fixture.h"
 #include "tk/v1/control.tk.h"
 
 #define START_MS 20000
@@ -73,11 +73,8 @@ typedef struct run {
     json_object *c;
     char dir[200];
     char root[260];
-    char url[300];
     char fifo[260]; /* the hook's fifo; "" without a hook */
-    ts_proc srv;
-    bool srv_up;
-    tk_client *client;
+    ts_fx_daemon srv;
     request q;
     outcome out;
     Tk__V1__ListMethodsReply *methods;
@@ -104,39 +101,24 @@ static json_object *get_obj(json_object *o, const char *key)
 static void start_server(run *r)
 {
     const char *kind = get_str(r->c, "server", "tkd");
-    ts_proc *p = &r->srv;
     if (strcmp(kind, "testd") == 0) {
-        snprintf(r->url, sizeof r->url, "ipc://%s/testd.sock", r->dir);
-        const char *argv[] = { ts_program("TESTD"), "--listen", r->url, NULL };
-        assert_int_equal(ts_spawn(p, argv, NULL), 0);
-        r->srv_up = true;
-        if (!ts_wait_output(p, 1, "READY", START_MS))
-            fail_msg("testd did not start: %s", p->err ? p->err : "");
-    } else if (strcmp(kind, "tkd") == 0) {
-        snprintf(r->url, sizeof r->url, "ipc://%s/tkd.sock", r->dir);
-        const char *argv[] = {
-            ts_program("TKD"), "--listen",    r->url, "--root",
-            r->root,           "--log-level", "info", NULL
-        };
-        /* The case's directory as HOME, as for the fixture's git: the git
-         * tkd runs (HOME is in its environment allowlist) and libgit2 in
-         * it (XDG_CONFIG_HOME too) read no config of the developer's. */
-        char home[300], xdg[320];
-        snprintf(home, sizeof home, "HOME=%s", r->dir);
-        snprintf(xdg, sizeof xdg, "XDG_CONFIG_HOME=%s", r->dir);
-        const char *env[] = { home, xdg, "GIT_CONFIG_NOSYSTEM=1", NULL };
-        assert_int_equal(ts_spawn(p, argv, env), 0);
-        r->srv_up = true;
-        /* tkd logs "listening on" (info) once its socket exists. */
-        if (!ts_wait_output(p, 2, "listening on", START_MS))
-            fail_msg("tkd did not start: %s", p->err ? p->err : "");
-    } else {
+        ts_fx_daemon_start(
+            &r->srv, &(ts_fx_daemon_opts){ .testd = true, .dir = r->dir });
+        return;
+    }
+    if (strcmp(kind, "tkd") != 0)
         fail_msg("case %s: unknown server \"%s\" (tkd or testd)",
                  get_str(r->c, "name", "?"), kind);
-    }
-    char err[256] = "";
-    if (tk_client_open(&r->client, r->url, err, sizeof err) != TK_OK)
-        fail_msg("%s", err);
+    const char *args[] = { "--root", r->root, "--log-level", "info", NULL };
+    /* The case's directory as HOME, as for the fixture's git: the git tkd
+     * runs (HOME is in its environment allowlist) and libgit2 in it
+     * (XDG_CONFIG_HOME too) read no config of the developer's. */
+    char home[300], xdg[320];
+    snprintf(home, sizeof home, "HOME=%s", r->dir);
+    snprintf(xdg, sizeof xdg, "XDG_CONFIG_HOME=%s", r->dir);
+    const char *env[] = { home, xdg, "GIT_CONFIG_NOSYSTEM=1", NULL };
+    ts_fx_daemon_start(&r->srv, &(ts_fx_daemon_opts){
+                                    .dir = r->dir, .args = args, .env = env });
 }
 
 static Tk__V1__ListMethodsReply *list_methods(run *r)
@@ -145,7 +127,7 @@ static Tk__V1__ListMethodsReply *list_methods(run *r)
     Tk__V1__ListMethodsReply *rep = NULL;
     tk_call_opts opts = { .timeout_ms = 10000 };
     tk_status st;
-    int code = tk_control_list_methods(r->client, &req, &rep, &opts, &st);
+    int code = tk_control_list_methods(r->srv.client, &req, &rep, &opts, &st);
     if (code != TK_CODE_OK)
         fail_msg("ListMethods: %s %s", tk_code_name(code), st.message);
     tk_status_clear(&st);
@@ -427,10 +409,10 @@ static void call(run *r, tk_cancel *cancel)
     const request *q = &r->q;
     tk_call_opts opts = { .timeout_ms = q->timeout_ms, .cancel = cancel };
     if (q->msg != NULL)
-        tk_call(r->client, q->method, q->msg, q->reply_desc, &r->out.reply,
+        tk_call(r->srv.client, q->method, q->msg, q->reply_desc, &r->out.reply,
                 &opts, &r->out.st);
     else
-        tk_call_raw(r->client, q->method, q->raw, q->raw_len, &r->out.raw,
+        tk_call_raw(r->srv.client, q->method, q->raw, q->raw_len, &r->out.raw,
                     &r->out.raw_len, &opts, &r->out.st);
 }
 
@@ -451,7 +433,7 @@ static int cancel_call(run *r, json_object *how, tk_cancel *handle)
     const char *event = get_str(how, "after", NULL);
     if (event != NULL && (strcmp(event, "hook") != 0 || r->fifo[0] == '\0'))
         fail_msg("cancel.after: \"%s\" (\"hook\", with fixture.hook)", event);
-    if (after != NULL && !ts_wait_output(&r->srv, 1, after, START_MS))
+    if (after != NULL && !ts_wait_output(&r->srv.p, 1, after, START_MS))
         fail_msg("the server never printed \"%s\"", after);
     int result = -1;
     if (strcmp(from, "same_connection") == 0) {
@@ -465,7 +447,7 @@ static int cancel_call(run *r, json_object *how, tk_cancel *handle)
     req.call_id = tk_cancel_call_id(handle);
     assert_true(req.call_id != 0);
     tk_client *other;
-    assert_int_equal(tk_client_open(&other, r->url, NULL, 0), TK_OK);
+    assert_int_equal(tk_client_open(&other, r->srv.url, NULL, 0), TK_OK);
     Tk__V1__CancelReply *rep = NULL;
     tk_status st;
     tk_call_opts opts = { .timeout_ms = 5000 };
@@ -604,14 +586,13 @@ static int case_setup(void **state)
 static int case_teardown(void **state)
 {
     run *r = *state;
-    if (r->srv_up) {
-        ts_signal(&r->srv, SIGTERM); /* ends a call still in flight */
+    if (r->srv.up) {
+        ts_signal(&r->srv.p, SIGTERM); /* ends a call still in flight */
         if (r->thread_up)
             pthread_join(r->thread, NULL);
-        ts_finish(&r->srv, START_MS);
-        ts_proc_free(&r->srv);
+        ts_finish(&r->srv.p, START_MS);
     }
-    tk_client_close(r->client);
+    ts_fx_daemon_stop(&r->srv);
     tk_cancel_free(r->cancel);
     if (r->methods != NULL)
         protobuf_c_message_free_unpacked(&r->methods->base, NULL);

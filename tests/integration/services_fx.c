@@ -1,9 +1,9 @@
-/* The fixture of the tk.v1.Services tests (test_services_*.c): an
- * in-process server with the Services module; the models of launchctl,
- * systemctl, loginctl and plutil (tests/fakes/) first on the module's PATH;
- * temporary home, config and runtime directories; and the fakes' call log
- * (fake-state/calls.jsonl), which the tests judge by and wait on
- * (inotify), never sleeping. */
+/* The fixture of the tk.v1.Services tests (test_services_*.c): the shared
+ * in-process server (tests/support/fixture.h) with the Services module; the
+ * models of launchctl, systemctl, loginctl and plutil (tests/fakes/) first
+ * on the module's PATH; temporary home, config and runtime directories; and
+ * the fakes' call log (fake-state/calls.jsonl), which the tests judge by and
+ * wait on (inotify), never sleeping. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -92,15 +92,14 @@ void fx_config(fx *f, const char *extra)
     write_file(path, text);
 }
 
-static void fx_dirs(fx *f)
+static void fx_dirs(fx *f, const char *dir)
 {
-    assert_int_equal(ts_mkdtemp(f->dir, sizeof f->dir, "reg"), 0);
-    join(f->bin, sizeof f->bin, f->dir, "bin");
+    join(f->bin, sizeof f->bin, dir, "bin");
     join(f->state, sizeof f->state, f->bin, "fake-state");
-    join(f->home, sizeof f->home, f->dir, "home");
-    join(f->config, sizeof f->config, f->dir, "config");
-    join(f->run, sizeof f->run, f->dir, "run");
-    join(f->linger, sizeof f->linger, f->dir, "linger");
+    join(f->home, sizeof f->home, dir, "home");
+    join(f->config, sizeof f->config, dir, "config");
+    join(f->run, sizeof f->run, dir, "run");
+    join(f->linger, sizeof f->linger, dir, "linger");
     join(f->units, sizeof f->units, f->config, "systemd/user");
     join(f->agents, sizeof f->agents, f->home, "Library/LaunchAgents");
     const char *dirs[] = { f->bin,    f->state, f->home,
@@ -114,12 +113,18 @@ static void fx_dirs(fx *f)
     write_file(p, "");
 }
 
-void fx_start(fx *f, const fx_opts *o)
+typedef struct fx_start_arg {
+    fx *f;
+    const fx_opts *o;
+} fx_start_arg;
+
+/* tk.v1.Services as the fixture's service, its directories and the fakes
+ * in the fixture's directory. */
+static void *services_svc_add(ts_fx *base, void *arg)
 {
-    static const fx_opts none;
-    o = o != NULL ? o : &none;
-    memset(f, 0, sizeof *f);
-    fx_dirs(f);
+    fx *f = ((fx_start_arg *)arg)->f;
+    const fx_opts *o = ((fx_start_arg *)arg)->o;
+    fx_dirs(f, base->dir);
     fx_link(f, "launchctl");
     fx_link(f, "systemctl");
     if (!o->no_loginctl)
@@ -136,27 +141,34 @@ void fx_start(fx *f, const fx_opts *o)
         .gone_wait_ms = o->gone_wait_ms,
     };
     char err[256] = "";
-    assert_int_equal(services_new(&f->reg, &rc, err, sizeof err), 0);
-    snprintf(f->url, sizeof f->url, "ipc://%s/s.sock", f->dir);
-    rpc_config cfg;
-    rpc_config_init(&cfg);
-    const char *listen = f->url;
-    cfg.listen = &listen;
-    cfg.n_listen = 1;
-    cfg.version = "test";
-    assert_int_equal(rpc_server_new(&f->srv, &cfg, err, sizeof err), 0);
-    assert_int_equal(services_register(f->reg, f->srv, err, sizeof err), 0);
-    if (rpc_server_start(f->srv, err, sizeof err) != 0)
-        fail_msg("start: %s", err);
-    assert_int_equal(tk_client_open(&f->client, f->url, err, sizeof err), 0);
+    services *reg = NULL;
+    assert_int_equal(services_new(&reg, &rc, err, sizeof err), 0);
+    assert_int_equal(services_register(reg, base->srv, err, sizeof err), 0);
+    return reg;
+}
+
+static void services_svc_free(void *reg)
+{
+    services_free(reg);
+}
+
+void fx_start(fx *f, const fx_opts *o)
+{
+    static const fx_opts none;
+    memset(f, 0, sizeof *f);
+    fx_start_arg arg = { .f = f, .o = o != NULL ? o : &none };
+    const ts_fx_service svc = { .add = services_svc_add,
+                                .free = services_svc_free,
+                                .arg = &arg };
+    ts_fx_start(
+        &f->base,
+        &(ts_fx_opts){ .tag = "reg", .services = &svc, .n_services = 1 });
+    f->reg = f->base.service[0];
 }
 
 void fx_stop(fx *f)
 {
-    tk_client_close(f->client);
-    rpc_server_free(f->srv);
-    services_free(f->reg);
-    ts_rmtree(f->dir);
+    ts_fx_stop(&f->base);
 }
 
 int fx_setup_with(void **state, const fx_opts *o)
@@ -219,7 +231,7 @@ int call_register(fx *f, spec *s, int backend,
     req.spec = &s->m;
     req.backend = backend;
     tk_call_opts o = { .timeout_ms = 0, .cancel = cancel };
-    return tk_services_register(f->client, &req, rep, &o, st);
+    return tk_services_register(f->base.client, &req, rep, &o, st);
 }
 
 /* Registers; asserts OK and the action; returns the attempts. */
@@ -255,7 +267,7 @@ Tk__V1__ServiceRenderReply *render_reply(fx *f, spec *s, int backend)
     req.backend = backend;
     Tk__V1__ServiceRenderReply *rep = NULL;
     tk_status st;
-    int code = tk_services_render(f->client, &req, &rep, NULL, &st);
+    int code = tk_services_render(f->base.client, &req, &rep, NULL, &st);
     if (code != TK_CODE_OK)
         fail_msg("Render: %s %s", st.reason, st.message);
     tk_status_clear(&st);
@@ -279,7 +291,7 @@ Tk__V1__ServiceStatusReply *status_of(fx *f, const char *label, spec *s,
     req.spec = s != NULL ? &s->m : NULL;
     Tk__V1__ServiceStatusReply *rep = NULL;
     tk_status st;
-    int code = tk_services_status(f->client, &req, &rep, NULL, &st);
+    int code = tk_services_status(f->base.client, &req, &rep, NULL, &st);
     if (code != TK_CODE_OK)
         fail_msg("Status: %s %s", st.reason, st.message);
     tk_status_clear(&st);
@@ -295,7 +307,7 @@ Tk__V1__ServiceUnregisterReply *unregister_ok(fx *f, const char *label,
     req.backend = backend;
     Tk__V1__ServiceUnregisterReply *rep = NULL;
     tk_status st;
-    int code = tk_services_unregister(f->client, &req, &rep, NULL, &st);
+    int code = tk_services_unregister(f->base.client, &req, &rep, NULL, &st);
     if (code != TK_CODE_OK)
         fail_msg("Unregister: %s %s", st.reason, st.message);
     tk_status_clear(&st);

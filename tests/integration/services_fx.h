@@ -10,6 +10,7 @@
 
 #include <tk/client.h>
 
+#include "fixture.h"
 #include "proc/proc.h"
 #include "services/services.h"
 #include "tk/v1/services.tk.h"
@@ -22,13 +23,10 @@
 #define EIO_TEXT "Bootstrap failed: 5: Input/output error"
 
 typedef struct fx {
-    char dir[256];
+    ts_fx base; /* the server, its client, its directory (fixture.h) */
     char bin[PATH_MAX], state[PATH_MAX], home[PATH_MAX], config[PATH_MAX];
     char run[PATH_MAX], linger[PATH_MAX], units[PATH_MAX], agents[PATH_MAX];
-    char url[PATH_MAX];
-    rpc_server *srv;
     services *reg;
-    tk_client *client;
 } fx;
 
 typedef struct fx_opts {

@@ -45,11 +45,9 @@
 
 #include <tk/client.h>
 
+#include "fixture.h"
 #include "git/git.h"
 #include "proc/proc.h"
-#include "roots/roots.h"
-#include "rpc/rpc.h"
-#include "support.h"
 #include "tk/v1/git.tk.h"
 
 static char dir[PATH_MAX];     /* the fixture */
@@ -65,64 +63,54 @@ static const char *at(const char *rel)
     return b;
 }
 
-/* ---- server fixture -------------------------------------------------------
- */
+/* ---- server fixture (fixture.h): tk.v1.Git, the fixture its root ------ */
 
-typedef struct fixture {
-    char sock_dir[256];
-    char url[320];
-    roots *roots;
-    tkgit *git;
-    rpc_server *srv;
-    tk_client *client;
-} fixture;
+static ts_fx fx; /* the group's server: default ceilings */
 
-static fixture fx; /* the group's server: default ceilings */
+typedef struct git_opts {
+    uint32_t read_ceiling_ms; /* 0: the default */
+    const char *git;          /* the git program to look for; NULL: "git" */
+} git_opts;
+
+static void *git_add(ts_fx *f, void *arg)
+{
+    const git_opts *o = arg;
+    tkgit_config gc;
+    tkgit_config_init(&gc);
+    if (o->read_ceiling_ms != 0)
+        gc.read_ceiling_ms = gc.read_timeout_ms = o->read_ceiling_ms;
+    gc.git = o->git;
+    char err[512] = "";
+    tkgit *git = NULL;
+    assert_int_equal(tkgit_new(&git, f->roots, &gc, err, sizeof err), 0);
+    assert_int_equal(tkgit_register(git, f->srv, err, sizeof err), 0);
+    return git;
+}
+
+static void git_free(void *git)
+{
+    tkgit_free(git);
+}
 
 /* A server of its own: read_ceiling_ms and workers 0 are the defaults;
  * git_name is the git program to look for (NULL: "git"). */
-static void fx_start_git(fixture *f, uint32_t read_ceiling_ms, unsigned workers,
+static void fx_start_git(ts_fx *f, uint32_t read_ceiling_ms, unsigned workers,
                          const char *git_name)
 {
-    memset(f, 0, sizeof *f);
-    assert_int_equal(ts_mkdtemp(f->sock_dir, sizeof f->sock_dir, "gitsrv"), 0);
-    snprintf(f->url, sizeof f->url, "ipc://%s/s.sock", f->sock_dir);
-    char err[512] = "";
+    git_opts go = { .read_ceiling_ms = read_ceiling_ms, .git = git_name };
+    const ts_fx_service git = { .add = git_add, .free = git_free, .arg = &go };
     const char *rootdir = dir;
-    assert_int_equal(roots_new(&f->roots, &rootdir, 1, err, sizeof err), 0);
-    tkgit_config gc;
-    tkgit_config_init(&gc);
-    if (read_ceiling_ms != 0)
-        gc.read_ceiling_ms = gc.read_timeout_ms = read_ceiling_ms;
-    gc.git = git_name;
-    assert_int_equal(tkgit_new(&f->git, f->roots, &gc, err, sizeof err), 0);
-    rpc_config cfg;
-    rpc_config_init(&cfg);
-    const char *listen = f->url;
-    cfg.listen = &listen;
-    cfg.n_listen = 1;
-    cfg.version = "test";
-    if (workers != 0)
-        cfg.workers = workers;
-    assert_int_equal(rpc_server_new(&f->srv, &cfg, err, sizeof err), 0);
-    assert_int_equal(tkgit_register(f->git, f->srv, err, sizeof err), 0);
-    if (rpc_server_start(f->srv, err, sizeof err) != 0)
-        fail_msg("start: %s", err);
-    assert_int_equal(tk_client_open(&f->client, f->url, err, sizeof err), 0);
+    ts_fx_start(f, &(ts_fx_opts){ .tag = "gitsrv",
+                                  .workers = workers,
+                                  .roots = &rootdir,
+                                  .n_roots = 1,
+                                  .services = &git,
+                                  .n_services = 1 });
 }
 
-static void fx_start(fixture *f, uint32_t read_ceiling_ms, unsigned workers)
+static void fx_start(ts_fx *f, uint32_t read_ceiling_ms, unsigned workers)
 {
     fx_start_git(f, read_ceiling_ms, workers, NULL);
-}
-
-static void fx_stop(fixture *f)
-{
-    tk_client_close(f->client);
-    rpc_server_free(f->srv);
-    tkgit_free(f->git);
-    roots_free(f->roots);
-    ts_rmtree(f->sock_dir);
 }
 
 /* ---- the CLI side and the file system ------------------------------------ */
@@ -234,7 +222,7 @@ static int rev_parse(const char *repo, const char *rev, char *oid,
 static void test_without_git(void **state)
 {
     (void)state;
-    fixture f;
+    ts_fx f;
     fx_start_git(&f, 0, 0, "tk-no-such-git-program");
     Tk__V1__GitStatusRequest req = TK__V1__GIT_STATUS_REQUEST__INIT;
     req.repo = (char *)at("main");
@@ -253,7 +241,7 @@ static void test_without_git(void **state)
                      TK_CODE_OK);
     protobuf_c_message_free_unpacked(&rrep->base, NULL);
     tk_status_clear(&st);
-    fx_stop(&f);
+    ts_fx_stop(&f);
 }
 
 static void test_rev_parse(void **state)
@@ -1321,7 +1309,7 @@ static void test_read_cancel_leader_only_negative_control(void **state)
 static void test_read_ceiling(void **state)
 {
     (void)state;
-    fixture f;
+    ts_fx f;
     fx_start(&f, 1000, 0);
     const char *repo = scratch("lt-ceiling");
     const char *pgfile = at("lt-ceiling.pgid");
@@ -1351,7 +1339,7 @@ static void test_read_ceiling(void **state)
     int pgid = (int)strtol(line, NULL, 10);
     assert_true(pgid > 0);
     reap_group(pgid);
-    fx_stop(&f);
+    ts_fx_stop(&f);
 }
 
 /* A revision that libgit2 would search with a regular expression (":/",
@@ -1823,7 +1811,7 @@ static const char *packed_clone(const char *name)
  * so that the call opens it), until the worker keeps repo open: a handle
  * is kept once the repository has not changed for a little while
  * (cache.c's SETTLE_NS, 20 ms). Each call is checked; HEAD in head. */
-static void warm(const fixture *f, const char *repo, char *head)
+static void warm(const ts_fx *f, const char *repo, char *head)
 {
     char cli[41], tag[41];
     cli_rev_parse(repo, "HEAD", cli);
@@ -1842,7 +1830,7 @@ static void warm(const fixture *f, const char *repo, char *head)
 }
 
 /* The first commit Log shows from HEAD (its oid in oid), and how many. */
-static size_t log_head(const fixture *f, const char *repo, char *oid)
+static size_t log_head(const ts_fx *f, const char *repo, char *oid)
 {
     Tk__V1__GitLogRequest req = TK__V1__GIT_LOG_REQUEST__INIT;
     req.repo = (char *)repo;
@@ -1859,7 +1847,7 @@ static size_t log_head(const fixture *f, const char *repo, char *oid)
 }
 
 /* What tkd and git say of rev in repo: the same oid, or both refuse. */
-static void expect_rev(const fixture *f, const char *repo, const char *rev)
+static void expect_rev(const ts_fx *f, const char *repo, const char *rev)
 {
     char cli[41], mine[41] = "";
     cli_rev_parse(repo, rev, cli);
@@ -1880,7 +1868,7 @@ static void expect_rev(const fixture *f, const char *repo, const char *rev)
 static void test_cache_replaced_repository(void **state)
 {
     (void)state;
-    fixture f;
+    ts_fx f;
     fx_start(&f, 0, 1);
     const char *repo = packed_clone("cache-replaced");
     char old[41], head[41];
@@ -1899,7 +1887,7 @@ static void test_cache_replaced_repository(void **state)
     assert_int_equal(log_head(&f, repo, head), 1);
     assert_string_not_equal(head, old);
     assert_int_equal(open_packs(repo), 0); /* the old handle is gone */
-    fx_stop(&f);
+    ts_fx_stop(&f);
 }
 
 /* New packs while a handle is kept: one added beside the old (repack -d
@@ -1907,7 +1895,7 @@ static void test_cache_replaced_repository(void **state)
 static void test_cache_new_pack(void **state)
 {
     (void)state;
-    fixture f;
+    ts_fx f;
     fx_start(&f, 0, 1);
     const char *repo = packed_clone("cache-pack");
     char old[41], head[41];
@@ -1929,7 +1917,7 @@ static void test_cache_new_pack(void **state)
     /* The removed packs are no longer held open. */
     warm(&f, repo, head);
     assert_int_equal(open_packs(repo), 1);
-    fx_stop(&f);
+    ts_fx_stop(&f);
 }
 
 /* Writes while a handle is kept: a Commit through tkd (git through proc/)
@@ -1939,7 +1927,7 @@ static void test_cache_new_pack(void **state)
 static void test_cache_sees_writes(void **state)
 {
     (void)state;
-    fixture f;
+    ts_fx f;
     fx_start(&f, 0, 1);
     const char *repo = packed_clone("cache-writes");
     char old[41], head[41];
@@ -1978,7 +1966,7 @@ static void test_cache_sees_writes(void **state)
     tk_status_clear(&st);
     assert_string_equal(head, committed);
     assert_true(open_packs(repo) > 0); /* the kept handle answered */
-    fx_stop(&f);
+    ts_fx_stop(&f);
 }
 
 /* A worker keeps at most 4 repositories (cache.c's SLOTS), the least
@@ -1986,7 +1974,7 @@ static void test_cache_sees_writes(void **state)
 static void test_cache_bounded_and_freed(void **state)
 {
     (void)state;
-    fixture f;
+    ts_fx f;
     fx_start(&f, 0, 1);
     const char *repos[6];
     char head[41];
@@ -2003,7 +1991,7 @@ static void test_cache_bounded_and_freed(void **state)
     assert_int_equal(kept, 4);
     assert_int_equal(open_packs(repos[0]), 0);
     assert_int_equal(open_packs(repos[1]), 0);
-    fx_stop(&f); /* the worker exits */
+    ts_fx_stop(&f); /* the worker exits */
     for (int i = 0; i < 6; i++) {
         assert_int_equal(open_packs(repos[i]), 0);
         free((void *)repos[i]);
@@ -2038,7 +2026,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    fx_stop(&fx);
+    ts_fx_stop(&fx);
     return ts_rmtree(dir);
 }
 

@@ -36,9 +36,9 @@
 
 #include <tk/client.h>
 
+#include "fixture.h"
 #include "orders/orders.h"
 #include "pg.h"
-#include "support.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/orders.tk.h"
 
@@ -65,13 +65,12 @@ static ts_pg cluster;
 /* ---- fixture: a database, the service on it, a server, a client -------- */
 
 typedef struct fixture {
+    ts_fx base; /* the server and its client (fixture.h) */
+    /* What the helpers call through: base's client, or a tkd's. */
+    tk_client *client;
     char db[64];
     char dsn[700];
-    char dir[256];
-    char url[320];
     orders *ord;
-    rpc_server *srv;
-    tk_client *client;
     PGconn *holder; /* the test's transactions */
     PGconn *watch;  /* polls pg_stat_activity */
 } fixture;
@@ -82,6 +81,26 @@ typedef struct fx_opts {
     bool no_createdb;
 } fx_opts;
 
+/* tk.v1.Orders as the fixture's service (arg: its orders_config). */
+static void *orders_svc_add(ts_fx *base, void *arg)
+{
+    char err[256] = "";
+    orders *ord = NULL;
+    assert_int_equal(orders_new(&ord, arg, err, sizeof err), 0);
+    assert_int_equal(orders_register(ord, base->srv, err, sizeof err), 0);
+    return ord;
+}
+
+static void orders_svc_start(void *ord)
+{
+    orders_start(ord);
+}
+
+static void orders_svc_free(void *ord)
+{
+    orders_free(ord);
+}
+
 static void fx_start(fixture *fx, const char *db, const fx_opts *o)
 {
     memset(fx, 0, sizeof *fx);
@@ -91,27 +110,19 @@ static void fx_start(fixture *fx, const char *db, const fx_opts *o)
             assert_int_equal(ts_pg_createdb(&cluster, db), 0);
         ts_pg_dsn(&cluster, db, fx->dsn, sizeof fx->dsn);
     }
-    char err[256] = "";
     orders_config lc = { .dsn = o->no_db ? NULL : fx->dsn,
                          .pool_size = o->pool,
                          .start_timeout_ms = 5000 };
-    assert_int_equal(orders_new(&fx->ord, &lc, err, sizeof err), 0);
-
-    assert_int_equal(ts_mkdtemp(fx->dir, sizeof fx->dir, "locks"), 0);
-    snprintf(fx->url, sizeof fx->url, "ipc://%s/s.sock", fx->dir);
-    rpc_config cfg;
-    rpc_config_init(&cfg);
-    const char *listen = fx->url;
-    cfg.listen = &listen;
-    cfg.n_listen = 1;
-    cfg.workers = 8;
-    cfg.version = "test";
-    assert_int_equal(rpc_server_new(&fx->srv, &cfg, err, sizeof err), 0);
-    assert_int_equal(orders_register(fx->ord, fx->srv, err, sizeof err), 0);
-    if (rpc_server_start(fx->srv, err, sizeof err) != 0)
-        fail_msg("start: %s", err);
-    orders_start(fx->ord);
-    assert_int_equal(tk_client_open(&fx->client, fx->url, err, sizeof err), 0);
+    const ts_fx_service svc = { .add = orders_svc_add,
+                                .started = orders_svc_start,
+                                .free = orders_svc_free,
+                                .arg = &lc };
+    ts_fx_start(&fx->base, &(ts_fx_opts){ .tag = "orders",
+                                          .workers = 8,
+                                          .services = &svc,
+                                          .n_services = 1 });
+    fx->ord = fx->base.service[0];
+    fx->client = fx->base.client;
 }
 
 /* The test's own connections, once the service has made the schema. */
@@ -125,12 +136,9 @@ static void fx_connect(fixture *fx)
 
 static void fx_stop(fixture *fx)
 {
-    tk_client_close(fx->client);
-    rpc_server_free(fx->srv);
-    orders_free(fx->ord);
+    ts_fx_stop(&fx->base);
     PQfinish(fx->holder);
     PQfinish(fx->watch);
-    ts_rmtree(fx->dir);
 }
 
 static void sql_ok(PGconn *c, const char *fmt, ...)
@@ -1306,28 +1314,19 @@ static void test_tkd_serves_orders(void **state)
 {
     (void)state;
     assert_int_equal(ts_pg_createdb(&cluster, "tkd_env"), 0);
-    char dir[256], url[320], env[800], dsn[700];
-    assert_int_equal(ts_mkdtemp(dir, sizeof dir, "tkd"), 0);
-    snprintf(url, sizeof url, "ipc://%s/t.sock", dir);
+    char env[800], dsn[700];
     ts_pg_dsn(&cluster, "tkd_env", dsn, sizeof dsn);
     snprintf(env, sizeof env, "TK_PG_DSN=%s", dsn);
+    const char *args[] = { "--pg-pool", "2", NULL };
     const char *envs[] = { env, NULL };
-    const char *argv[] = { ts_program("TKD"), "--listen", url,
-                           "--pg-pool",       "2",        NULL };
-    ts_proc p;
-    assert_int_equal(ts_spawn(&p, argv, envs), 0);
-    assert_true(ts_wait_output(&p, 2, "schema current; pool of 2", 20000));
-    tk_client *c;
-    assert_int_equal(tk_client_open(&c, url, NULL, 0), 0);
-    fixture fx = { .client = c };
+    ts_fx_daemon d;
+    ts_fx_daemon_start(&d, &(ts_fx_daemon_opts){ .args = args, .env = envs });
+    assert_true(ts_wait_output(&d.p, 2, "schema current; pool of 2", 20000));
+    fixture fx = { .client = d.client };
     int64_t id = create_order(&fx);
     assert_int_equal(must_get(&fx, id).status,
                      TK__V1__GET_ORDER_REPLY__STATUS__OPEN);
-    tk_client_close(c);
-    ts_signal(&p, SIGTERM);
-    assert_int_equal(ts_finish(&p, 20000), 0);
-    ts_proc_free(&p);
-    ts_rmtree(dir);
+    assert_int_equal(ts_fx_daemon_stop(&d), 0);
 }
 
 /* tkd --pg DSN reaches the service, and wins over TK_PG_DSN (here a
@@ -1337,30 +1336,21 @@ static void test_tkd_pg_option_wins_over_env(void **state)
 {
     (void)state;
     assert_int_equal(ts_pg_createdb(&cluster, "tkd_opt"), 0);
-    char dir[256], url[320], dsn[700];
-    assert_int_equal(ts_mkdtemp(dir, sizeof dir, "tkd"), 0);
-    snprintf(url, sizeof url, "ipc://%s/t.sock", dir);
+    char dsn[700];
     ts_pg_dsn(&cluster, "tkd_opt", dsn, sizeof dsn);
-    const char *envs[] = {
+    const char *args[] = { "--pg", dsn, NULL };
+    const char *env[] = {
         "TK_PG_DSN=host=/nonexistent-tk-test port=1 dbname=not_this_one", NULL
     };
-    const char *argv[] = {
-        ts_program("TKD"), "--listen", url, "--pg", dsn, NULL
-    };
-    ts_proc p;
-    assert_int_equal(ts_spawn(&p, argv, envs), 0);
+    ts_fx_daemon d;
+    ts_fx_daemon_start(&d, &(ts_fx_daemon_opts){ .args = args, .env = env });
     assert_true(
-        ts_wait_output(&p, 2, "connected to database tkd_opt on", 20000));
-    tk_client *c;
-    assert_int_equal(tk_client_open(&c, url, NULL, 0), 0);
-    fixture fx = { .client = c };
+        ts_wait_output(&d.p, 2, "connected to database tkd_opt on", 20000));
+    fixture fx = { .client = d.client };
     int64_t id = create_order(&fx);
     assert_int_equal(must_get(&fx, id).status,
                      TK__V1__GET_ORDER_REPLY__STATUS__OPEN);
-    tk_client_close(c);
-    ts_signal(&p, SIGTERM);
-    assert_int_equal(ts_finish(&p, 20000), 0);
-    ts_proc_free(&p);
+    assert_int_equal(ts_fx_daemon_stop(&d), 0);
     /* The order is in the database --pg named. */
     char sql[128];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM orders WHERE id = %lld",
@@ -1369,7 +1359,6 @@ static void test_tkd_pg_option_wins_over_env(void **state)
     assert_non_null(pg);
     assert_int_equal(ts_pg_int(pg, sql), 1);
     PQfinish(pg);
-    ts_rmtree(dir);
 }
 
 static int setup(void **state)

@@ -81,7 +81,7 @@ static void job_join(job *j)
  * happens within some real time. */
 static void hold_teardowns(fx *f, char *done, size_t len)
 {
-    join(done, len, f->dir, "teardowns-done");
+    join(done, len, f->base.dir, "teardowns-done");
     char cfg[PATH_MAX * 2];
     snprintf(cfg, sizeof cfg, "\"teardown_until\": \"%s\"", done);
     fx_config(f, cfg);

@@ -116,7 +116,7 @@ static const char plist_to_json[] =
 static void write_rendered(fx *f, spec *s, int backend, char *path, size_t len)
 {
     char *def = render(f, s, backend);
-    join(path, len, f->dir,
+    join(path, len, f->base.dir,
          backend == LAUNCHD ? "rendered.plist" : "rendered.service");
     write_file(path, def);
     free(def);
@@ -435,7 +435,7 @@ static tk_status render_fails(fx *f, spec *s, int backend)
     req.backend = backend;
     Tk__V1__ServiceRenderReply *rep = NULL;
     tk_status st;
-    assert_int_equal(tk_services_render(f->client, &req, &rep, NULL, &st),
+    assert_int_equal(tk_services_render(f->base.client, &req, &rep, NULL, &st),
                      TK_CODE_INVALID_ARGUMENT);
     assert_null(rep);
     return st;

@@ -191,7 +191,7 @@ static void test_register_after_a_failed_start(void **state)
 {
     fx *f = *state;
     char prog[PATH_MAX];
-    join(prog, sizeof prog, f->dir, "prog");
+    join(prog, sizeof prog, f->base.dir, "prog");
     write_file(prog, "#!/bin/sh\nexit 0\n");
     assert_int_equal(chmod(prog, 0755), 0);
     spec s;

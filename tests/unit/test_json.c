@@ -618,6 +618,53 @@ static void test_maps(void **state)
     ERR(mp, "{\"ss\":{\"a\":null}}", "ss[\"a\"]: null is not a map value");
     ERR(mp, "{\"ss\":[]}", "ss: expected an object (a map), got an array");
     ERR(mp, "{\"ss\":{\"a\":\"1\",\"a\":\"2\"}}", "ss: duplicate key \"a\"");
+    /* tests/fuzz/corpus/json_decode/regress-int-map-key-twice: one integer
+     * key written two ways made two entries of one key, and protobuf keeps
+     * the last: the other value was dropped without a word. */
+    ERR(mp, "{\"iMsg\":{\"-0\":{},\"0\":{}}}",
+        "iMsg: duplicate key 0, written two ways");
+    ERR(mp, "{\"sDouble\":{\"-1\":1,\"-1.0\":2}}",
+        "sDouble: duplicate key -1, written two ways");
+    ERR(mp,
+        "{\"uBytes\":{\"18446744073709551615\":\"\",\"1."
+        "8446744073709551615e19\":"
+        "\"\"}}",
+        "uBytes: duplicate key 18446744073709551615, written two ways");
+}
+
+/* tests/fuzz/corpus/json_roundtrip/regress-map-key-twice: a key may come
+ * twice on the wire (protobuf keeps the last), and was printed twice, a
+ * JSON object that tk_json_decode refuses. Each key once, with the last
+ * value; keys compared as printed (bool 1 and 5 are both true, bytes that
+ * are not UTF-8 all U+FFFD, a string key cut at its NUL). */
+static void test_map_key_twice(void **state)
+{
+    (void)state;
+    static const uint8_t wire[] = {
+        0x0a, 0x06, 0x0a, 0x01, 'a',  0x12, 0x01, '1', /* ss a: 1 */
+        0x0a, 0x06, 0x0a, 0x01, 'b',  0x12, 0x01, '2', /* ss b: 2 */
+        0x0a, 0x06, 0x0a, 0x01, 'a',  0x12, 0x01, '3', /* ss a: 3 */
+        0x0a, 0x06, 0x0a, 0x01, 0xff, 0x12, 0x01, '4', /* ss \xff: 4 */
+        0x0a, 0x06, 0x0a, 0x01, 0xfe, 0x12, 0x01, '5', /* ss \xfe: 5 */
+        0x0a, 0x08, 0x0a, 0x03, 'c',  0x00, 'x',  0x12, 0x01, '6', /* c\0x */
+        0x0a, 0x06, 0x0a, 0x01, 'c',  0x12, 0x01, '7',             /* ss c: 7 */
+        0x22, 0x04, 0x08, 0x01, 0x10, 0x01, /* bEnum true: RED */
+        0x22, 0x04, 0x08, 0x05, 0x10, 0x3f, /* bEnum 5 (true): 63 */
+    };
+    ProtobufCMessage *m = protobuf_c_message_unpack(
+        &tk__jsontest__maps__descriptor, NULL, sizeof wire, wire);
+    assert_non_null(m);
+    char *j = tk_json_encode(m, 0);
+    assert_non_null(j);
+    assert_string_equal(j, "{\"ss\":{\"b\":\"2\",\"a\":\"3\",\"\xef\xbf\xbd\":"
+                           "\"5\",\"c\":\"7\"},\"bEnum\":{\"true\":63}}");
+    ProtobufCMessage *back = decode_ok(&tk__jsontest__maps__descriptor, j);
+    char *again = tk_json_encode(back, 0);
+    assert_string_equal(again, j);
+    free(again);
+    protobuf_c_message_free_unpacked(back, NULL);
+    free(j);
+    protobuf_c_message_free_unpacked(m, NULL);
 }
 
 static void test_proto2(void **state)
@@ -735,6 +782,7 @@ int main(void)
         cmocka_unit_test(test_syntax),
         cmocka_unit_test(test_oneof),
         cmocka_unit_test(test_maps),
+        cmocka_unit_test(test_map_key_twice),
         cmocka_unit_test(test_proto2),
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_string_literal),
