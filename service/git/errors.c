@@ -1,9 +1,14 @@
 /* The one table: what git printed, what libgit2 returned, or what
  * roots_resolve said, mapped to a reason and the canonical code that fits
  * it. Callers compare reasons; nothing else in tk looks at git's words.
- * Every row is produced with real git by tests/integration/test_git.c,
- * but TOO_MANY_OPEN_FILES: tests/security/test_limits.py runs tkd out of
- * descriptors for it. */
+ * tests/integration/test_git.c (test_reasons) produces every row's reason
+ * by meeting the situation with real git, libgit2 or roots, and fails on
+ * a row none of its cases produces (tkgit__test_reasons). Two rows' words
+ * of git are never met there, only their reasons: BAD_CONFIG_KEY's
+ * (ConfigSet's allowlist leaves git no key it would call invalid: key_ok
+ * answers first, with this reason) and TOO_MANY_OPEN_FILES' (git out of
+ * descriptors while tkd is not cannot be arranged; libgit2 out of them
+ * can, and tests/security/test_limits.py runs a whole tkd out of them). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -147,6 +152,13 @@ static const reason_row table[] = {
 };
 #define N_ROWS (sizeof table / sizeof table[0])
 
+size_t tkgit__test_reasons(const char **out, size_t max)
+{
+    for (size_t i = 0; i < N_ROWS && i < max; i++)
+        out[i] = table[i].reason;
+    return N_ROWS;
+}
+
 static const reason_row *find_row(const char *reason)
 {
     for (size_t i = 0; i < N_ROWS; i++)
@@ -250,6 +262,18 @@ static void fail_git_fds(rpc_call *call, const char *what, const char *line)
     rpc_call_fail_fds(call, err, "%s: %s", what, line);
 }
 
+/* Whether libgit2 1.5 (Debian 12's) refused a repository of another user:
+ * with no safe.directory set in any config, its ownership check fails
+ * with the lookup of that key, GIT_ENOTFOUND of class GIT_ERROR_CONFIG,
+ * where a repository that is not there is of class GIT_ERROR_REPOSITORY.
+ * libgit2 1.6.1 answers GIT_EOWNER there too (upstream commit 93c071ac4,
+ * "ignore missing 'safe.directory' config during ownership checks"). */
+static bool refused_owner(tkgit_step step, int error, const git_error *e)
+{
+    return step == TKGIT_STEP_OPEN && error == GIT_ENOTFOUND && e != NULL &&
+           e->klass == GIT_ERROR_CONFIG;
+}
+
 void tkgit__fail_libgit2(rpc_call *call, git_repository *repo, tkgit_step step,
                          int error, const char *rev)
 {
@@ -261,6 +285,11 @@ void tkgit__fail_libgit2(rpc_call *call, git_repository *repo, tkgit_step step,
         return;
     }
     const reason_row *row = match_libgit2(step, error);
+    if (refused_owner(step, error, e)) {
+        row = find_row("UNSAFE_REPOSITORY");
+        detail = "the repository is not owned by tkd's user, and no "
+                 "safe.directory names it";
+    }
     if (step == TKGIT_STEP_REV && error == GIT_ENOTFOUND)
         row = unborn_or(row, repo, rev);
     if (row == NULL) {

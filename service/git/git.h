@@ -27,6 +27,7 @@
 #ifndef TK_SERVICE_GIT_H
 #define TK_SERVICE_GIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "roots/roots.h"
@@ -67,7 +68,8 @@ void tkgit_free(tkgit *g);
 /* ---- for tests and fuzzing only ------------------------------------------
  * tkd never calls these: the parsers of what git prints, as the methods
  * run them, for a test or a fuzzer (tests/fuzz) to feed any bytes without
- * a repository. Results are allocated through call (rpc__test_call_new). */
+ * a repository (results are allocated through call: rpc__test_call_new),
+ * and the rows of the reasons table, for test_git. */
 
 /* `git status --porcelain=v2 -z --branch` output into reply (Status):
  * 0, or -1 on output the method answers UNPARSEABLE_OUTPUT. */
@@ -81,5 +83,11 @@ long tkgit__test_parse_numstat(rpc_call *call, const char *out, size_t len,
  * out->subject and out->body, git's %s and %b (Log). */
 void tkgit__test_message(rpc_call *call, const char *message,
                          Tk__V1__GitCommit *out);
+
+/* The reasons of the one table (errors.c), a row each, in its order: the
+ * number of rows, and the first max of them in out.
+ * tests/integration/test_git.c produces each with real git, libgit2 or
+ * roots, and fails on a row none of its cases produces. */
+size_t tkgit__test_reasons(const char **out, size_t max);
 
 #endif /* TK_SERVICE_GIT_H */

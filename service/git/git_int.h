@@ -179,7 +179,10 @@ bool tkgit__rev_needs_git(const char *rev);
 int tkgit__rev_parse_cli(git_oid *out, const tkgit *g, rpc_call *call,
                          const tkgit_repo *repo, const char *rev);
 
-/* ---- the handlers (one file each) --------------------------------------- */
+/* ---- the handlers ------------------------------------------------------ */
+
+/* reads.c: Status, Diff, Grep; log.c: Log; revparse.c: RevParse; writes.c:
+ * Commit, Checkout, WorktreeAdd, ConfigSet. */
 
 void tkgit__status(void *svc, rpc_call *call, const ProtobufCMessage *request,
                    ProtobufCMessage *reply);

@@ -19,8 +19,8 @@ typedef struct migration {
 } migration;
 
 /* Append only: a released migration is never edited, a change is a new
- * version. IF NOT EXISTS adopts a schema made by hand (the write-up's
- * tables) instead of failing on it. */
+ * version. IF NOT EXISTS adopts these tables where they were made by hand
+ * before tkd managed the schema, instead of failing on them. */
 static const migration migrations[] = {
     {
         1,

@@ -19,8 +19,8 @@
 
 /* A READ run in the search root, bound by the call and the ceiling.
  *
- * A search must end within 30 s whatever deadline its caller asked for;
- * rpc already sees to it: the method's ceiling_ms (SEARCH_CEILING_MS) caps
+ * A search ends within 30 s whatever deadline its caller asks for, so
+ * that no caller holds a slot and a tool for longer; rpc already sees to it: the method's ceiling_ms (SEARCH_CEILING_MS) caps
  * every caller's deadline, counted from receipt, so the call's deadline is
  * never more than 30 s away and covers the slot wait and the run together. The
  * run's own bound below, counted from the tool's start, therefore never

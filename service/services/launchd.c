@@ -2,7 +2,7 @@
  * into the user's GUI domain (gui/<uid>), or into user/<uid> where there
  * is no GUI session (ssh, a build machine).
  *
- * Why the sequence is what it is (the field write-up, section 4):
+ * Why the sequence is what it is:
  * `launchctl bootout` returns before launchd has torn the job down; a
  * bootstrap of the same label meanwhile fails with "Bootstrap failed: 5:
  * Input/output error", and since the bootout succeeded, KeepAlive does not

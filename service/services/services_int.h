@@ -17,7 +17,7 @@
 #include "tk/v1/services.pb-c.h"
 #include "tool/tool.h"
 
-/* The launchd sequence (the field write-up, section 4). */
+/* The launchd sequence (launchd.c says why). */
 #define SERVICES_POLL_MS 200u /* launchctl print, until gone */
 #define SERVICES_GONE_WAIT_MS                                                  \
     10000u                              /* ... for at most this long (the      \

@@ -58,6 +58,15 @@ Rules (the name before the colon is the one the allowlist uses):
     control (tk.v1.Control, rpc's own service). Not by another module, not
     by main.c, tests or tools: a second includer could register the same
     methods.
+  layout: DESIGN.md's Layout (the block after its "## Layout" heading)
+    is true of the tree it sits in: every path it names exists (the paths
+    of its first column, and those its descriptions name: tests/'s unit/
+    is tests/unit/, client/'s client/python/ is spelled from the top);
+    every top-level folder is named (not .git, nor one git ignores); an
+    entry whose description names folders in it (tests/: unit/, ...)
+    names them all; and the module table names every folder of service/
+    and no other. Checked when DESIGN.md is the tree's own: --design of
+    another file checks a tree against that file's module table only.
   print: library code never prints: no file of client/lib/ or client/json/
     calls printf, fprintf, puts, perror or their kin (the err/warn
     family, dprintf, putchar, ...), or names stdout, stderr,
@@ -79,10 +88,13 @@ list only shrinks. Exit 0 clean, 1 violations, 2 could not run.
 """
 
 import argparse
+import fnmatch
+import glob
 import json
 import os
 import re
 import shlex
+import subprocess
 import sys
 
 import clang.cindex as ci
@@ -169,6 +181,7 @@ class Tree:
     def __init__(self, root, build, design):
         self.root = os.path.abspath(root)
         self.build = build
+        self.design = os.path.abspath(design)
         self.commands = self._compdb()
         self.deps = self._design_table(design)
         self.modules = self._modules()
@@ -835,9 +848,137 @@ def rule_circle(t):
                    "each file calls only files beneath it")
 
 
+def layout_block(path):
+    """[(line number, line)] of the first fenced block after "## Layout",
+    or None."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    start = next((i for i, line in enumerate(lines)
+                  if re.match(r"^##\s+Layout\s*$", line)), None)
+    if start is None:
+        return None
+    fence = next((i for i in range(start + 1, len(lines))
+                  if lines[i].startswith("```")), None)
+    if fence is None:
+        return None
+    out = []
+    for i in range(fence + 1, len(lines)):
+        if lines[i].startswith("```"):
+            return out
+        out.append((i + 1, lines[i]))
+    return None
+
+
+def layout_entries(block):
+    """[(line, entry path, [paths its description names])]: an entry line
+    starts in the first column with paths two spaces apart; the first field
+    with a space in it begins the description, which goes on in the
+    indented lines below."""
+    entries = []
+    for n, line in block:
+        if not line.strip():
+            continue
+        if line[0].isspace():
+            fields, paths = [line.strip()], []
+        else:
+            fields = re.split(r"\s{2,}", line.strip())
+            paths = []
+            while fields and " " not in fields[0]:
+                paths.append(fields.pop(0))
+            entries += [[n, p, []] for p in paths]
+        named = re.findall(r"(?<![\w./-])((?:[\w.-]+/)+[\w.*-]*)",
+                           " ".join(fields))
+        if entries:
+            entries[-1][2] += [(n, x) for x in named]
+    return entries
+
+
+def folders(root, under=""):
+    """The folders in root/under (paths from root, with a trailing /) but
+    .git and those git ignores (git check-ignore; outside a git work tree,
+    the one-name patterns of the tree's .gitignore)."""
+    here = os.path.join(root, under)
+    names = sorted(d + "/" for d in os.listdir(here)
+                   if d != ".git" and os.path.isdir(os.path.join(here, d)))
+    rels = [under + d for d in names]
+    if not rels:
+        return []
+    try:
+        p = subprocess.run(["git", "-C", root, "check-ignore", "--"] + rels,
+                           capture_output=True, text=True)
+        if p.returncode in (0, 1):
+            ignored = set(p.stdout.splitlines())
+            return [r for r in rels if r not in ignored]
+    except OSError:
+        pass
+    pats = []
+    gi = os.path.join(root, ".gitignore")
+    if os.path.exists(gi):
+        with open(gi) as f:
+            pats = [x.strip().strip("/") for x in f
+                    if x.strip() and not x.startswith(("#", "!")) and
+                    "/" not in x.strip().strip("/")]
+    return [under + d for d in names
+            if not any(fnmatch.fnmatch(d.rstrip("/"), p) for p in pats)]
+
+
+def rule_layout(t):
+    design = os.path.join(t.root, "DESIGN.md")
+    if t.design != design:
+        return  # another tree's DESIGN.md: its layout is not this tree's
+    block = layout_block(design)
+    if block is None:
+        t.fail("layout", "DESIGN.md:1", "DESIGN.md",
+               'no "## Layout" heading followed by a ``` block of the tree')
+        return
+    named = set()  # every path the block names, and the folders above
+    listing = {}  # entry folder -> its line, where it names folders in it
+    for n, entry, described in layout_entries(block):
+        paths = [(n, entry)]
+        for dn, x in described:
+            # client/python/ under client/ is spelled from the top;
+            # unit/ under tests/ is tests/unit/.
+            inside = entry.endswith("/") and not x.startswith(
+                entry.split("/")[0] + "/")
+            paths.append((dn, entry + x if inside else x))
+            if x.endswith("/") and entry.endswith("/"):
+                listing.setdefault(entry, n)
+        for dn, path in paths:
+            parts = path.split("/")
+            named |= {"/".join(parts[:i]) + "/" for i in range(1, len(parts))}
+            if not glob.glob(os.path.join(t.root, path)):
+                t.fail("layout", f"DESIGN.md:{dn}", path,
+                       f"the Layout names {path}, which is not in the tree")
+    for d in folders(t.root):
+        if d not in named:
+            t.fail("layout", d, d, "a top-level folder that DESIGN.md's "
+                   "Layout does not name")
+    for entry, n in sorted(listing.items()):
+        if not os.path.isdir(os.path.join(t.root, entry)):
+            continue
+        for d in folders(t.root, entry):
+            if d not in named:
+                t.fail("layout", d, d, f"the Layout lists the folders of "
+                       f"{entry} (DESIGN.md:{n}) but not this one")
+    sdir = os.path.join(t.root, "service")
+    real = {d for d in (os.listdir(sdir) if os.path.isdir(sdir) else [])
+            if os.path.isdir(os.path.join(sdir, d))}
+    for d in sorted(real - set(t.deps)):
+        t.fail("layout", f"service/{d}/", f"service/{d}/",
+               "a module of tkd that DESIGN.md's module table does not "
+               "name")
+    with open(design) as f:
+        rows = {m[1]: n for n, line in enumerate(f, 1)
+                for m in [re.match(r"^\|\s*`(\w+)/`\s*\|", line)] if m}
+    for d in sorted(set(t.deps) - real):
+        t.fail("layout", f"DESIGN.md:{rows.get(d, 1)}", f"service/{d}/",
+               f"the module table names {d}/, which is no folder of "
+               "service/")
+
+
 RULES = (rule_boundary, rule_library_and_process, rule_bridge,
          rule_signature, rule_include, rule_gen_table, rule_public_header,
-         rule_print, rule_seam, rule_circle)
+         rule_print, rule_seam, rule_circle, rule_layout)
 
 
 def read_allowlist(path):

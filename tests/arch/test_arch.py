@@ -12,6 +12,10 @@ longer needed, or `clean: why` for none. Each expected line must match its
 own violation, and every violation must be expected: a fixture proves one
 rule, at the places it breaks it, not whatever else a rule reports in it.
 
+A fixture is checked against tk's DESIGN.md (its module table), or against
+its own DESIGN.md where it has one: only a tree's own DESIGN.md has a
+layout the tree must follow, so the layout rule checks only those fixtures.
+
 A fixture with a `compile_commands.in` is checked as the real tree is, with
 a build's compilation database: the test writes it to a build directory
 outside the fixture, @BUILD@ replaced by that directory and @ROOT@ by the
@@ -92,9 +96,10 @@ class Architecture(unittest.TestCase):
     def check_fixture(self, root):
         with open(os.path.join(root, "expect")) as f:
             lines = [line.rstrip("\n") for line in f if line.strip()]
+        own = os.path.join(root, "DESIGN.md")
         violations, unused = arch.check(
             root, self.build_dir(root), os.path.join(root, "allowlist"),
-            os.path.join(ROOT, "DESIGN.md"))
+            own if os.path.exists(own) else os.path.join(ROOT, "DESIGN.md"))
         got = [str(v) for v in violations]
         stale = [f"allowlist entry no longer needed: {e[0]} {e[1]}"
                  for e in unused]

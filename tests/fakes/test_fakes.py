@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The models of launchctl, systemctl, loginctl and plutil, tested against
-the behaviour their documentation (and the field write-up) describes, so
+the behaviour their documentation describes and they are seen to have, so
 that the Services module's tests stand on a faithful ground. Time is the fakes'
 own clock (config clock_ms), stopped and advanced here instead of
 sleeping.

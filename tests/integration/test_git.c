@@ -3,7 +3,8 @@
  * them), through an in-process server and libtkclient's typed stubs:
  *   - what each method returns, a leading '-' always being data;
  *   - every row of the reasons table (service/git/errors.c), each produced
- *     by making git meet the situation;
+ *     by making git, libgit2 or roots meet the situation, and a row that no
+ *     case produces fails;
  *   - the lifetimes (DESIGN.md): a cancelled READ kills git's whole process
  *     tree, a READ ends at its ceiling, a cancelled WRITE completes,
  *     GIT_OPTIONAL_LOCKS=0 keeps reads off index.lock, core.quotepath=off
@@ -19,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -32,6 +34,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -778,6 +781,103 @@ static void r_key_not_allowed(tk_status *st)
     call_config(scratch("notallowed"), "core.fsmonitor", st);
 }
 
+static void r_not_a_directory(tk_status *st)
+{
+    call_rev(at("main/a b.txt/below"), "HEAD", st); /* realpath: ENOTDIR */
+}
+
+static void r_relative_path(tk_status *st)
+{
+    call_rev("main", "HEAD", st); /* roots_resolve: EINVAL */
+}
+
+static void r_bad_branch_name(tk_status *st)
+{
+    call_checkout(scratch("badbranch"), "", "bad..name", st);
+}
+
+static int chown_nobody(const char *path, const struct stat *sb, int flag,
+                        struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return lchown(path, 65534, 65534) == 0 ? 0 : -1;
+}
+
+/* A clone of main that belongs to another user (nobody). */
+static const char *foreign(const char *name)
+{
+    const char *repo = scratch(name);
+    assert_int_equal(nftw(repo, chown_nobody, 16, FTW_PHYS), 0);
+    return repo;
+}
+
+/* safe.directory in the global config the server's libgit2 and git read
+ * (NULL: none). main() gives the test, and so them, a HOME of its own:
+ * only the cases below set it there. The system's config must set none. */
+static void safe_directory(const char *value)
+{
+    char config[PATH_MAX + 16];
+    snprintf(config, sizeof config, "%s/.gitconfig", getenv("HOME"));
+    if (value != NULL)
+        GIT(dir, "config", "--file", config, "--add", "safe.directory", value);
+    else
+        GIT(dir, "config", "--file", config, "--unset-all", "safe.directory");
+}
+
+/* Another user's repository and no safe.directory anywhere: libgit2 1.5
+ * fails its ownership check with the lookup of that key (errors.c,
+ * refused_owner), where 1.6.1 answers GIT_EOWNER. */
+static void r_unsafe(tk_status *st)
+{
+    call_rev(foreign("unsafe"), "HEAD", st);
+}
+
+/* Another user's repository, and a safe.directory that names another
+ * directory: libgit2's GIT_EOWNER. */
+static void r_unsafe_eowner(tk_status *st)
+{
+    const char *repo = foreign("unsafe-eowner");
+    safe_directory(at("main"));
+    call_rev(repo, "HEAD", st);
+    safe_directory(NULL);
+}
+
+/* Where libgit2 1.5 and git 2.39 judge apart, git's own words: a
+ * safe.directory with a trailing '/' names the repository for libgit2,
+ * which reads the value as a directory, and not for git, which compares
+ * its text. So tkd opens the repository and git, run in it, refuses it. */
+static void r_unsafe_git(tk_status *st)
+{
+    const char *repo = foreign("unsafe-git");
+    char real[PATH_MAX], value[PATH_MAX + 2];
+    assert_non_null(realpath(repo, real));
+    snprintf(value, sizeof value, "%s/", real);
+    safe_directory(value);
+    call_status(repo, st);
+    safe_directory(NULL);
+}
+
+/* With the descriptors used up (the soft RLIMIT_NOFILE lowered to the
+ * lowest free descriptor while the call runs, as in test_proc.c), libgit2
+ * cannot open a repository no worker has open. The call travels on the
+ * connection made before. */
+static void r_out_of_fds(tk_status *st)
+{
+    const char *repo = scratch("nofds");
+    struct rlimit saved;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    int lowest = dup(STDIN_FILENO);
+    assert_true(lowest >= 0);
+    close(lowest);
+    struct rlimit full = { .rlim_cur = (rlim_t)lowest,
+                           .rlim_max = saved.rlim_max };
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &full), 0);
+    call_rev(repo, "HEAD", st);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+}
+
 static const reason_case reason_cases[] = {
     { "outside root", TK_CODE_PERMISSION_DENIED, "PATH_OUTSIDE_ROOT",
       r_outside_root },
@@ -818,7 +918,27 @@ static const reason_case reason_cases[] = {
     { "bad key", TK_CODE_INVALID_ARGUMENT, "BAD_CONFIG_KEY", r_bad_key },
     { "key not allowed", TK_CODE_PERMISSION_DENIED, "CONFIG_KEY_NOT_ALLOWED",
       r_key_not_allowed },
+    { "not a directory", TK_CODE_INVALID_ARGUMENT, "NOT_A_DIRECTORY",
+      r_not_a_directory },
+    { "relative path", TK_CODE_INVALID_ARGUMENT, "BAD_PATH", r_relative_path },
+    { "bad branch name", TK_CODE_INVALID_ARGUMENT, "BAD_BRANCH_NAME",
+      r_bad_branch_name },
+    { "unsafe", TK_CODE_PERMISSION_DENIED, "UNSAFE_REPOSITORY", r_unsafe },
+    { "unsafe, GIT_EOWNER", TK_CODE_PERMISSION_DENIED, "UNSAFE_REPOSITORY",
+      r_unsafe_eowner },
+    { "unsafe, git's words", TK_CODE_PERMISSION_DENIED, "UNSAFE_REPOSITORY",
+      r_unsafe_git },
+    { "out of descriptors", TK_CODE_RESOURCE_EXHAUSTED, "TOO_MANY_OPEN_FILES",
+      r_out_of_fds },
 };
+#define N_REASON_CASES (sizeof reason_cases / sizeof reason_cases[0])
+
+/* The cases that give a repository to another user: root only. */
+static bool needs_root(const reason_case *c)
+{
+    return c->call == r_unsafe || c->call == r_unsafe_eowner ||
+           c->call == r_unsafe_git;
+}
 
 /* ConfigSet writes the keys of its allowlist only (service/git/config.c),
  * matched as git matches them (section and name without case, any
@@ -888,11 +1008,38 @@ static void test_config_allowlist(void **state)
     ts_rmtree(outside);
 }
 
+/* Every row of the table (tkgit__test_reasons) is produced by a case that
+ * ran: a row added without one fails here. "missing" gets the rows no case
+ * produces, "unchecked" those whose cases did not run (needs_root). */
+static void rows_not_produced(const bool ran[], char *missing, char *unchecked,
+                              size_t len)
+{
+    const char *rows[64];
+    size_t n_rows = tkgit__test_reasons(rows, 64);
+    assert_true(n_rows <= 64);
+    missing[0] = unchecked[0] = '\0';
+    for (size_t r = 0; r < n_rows; r++) {
+        bool produced = false, skipped = false;
+        for (size_t i = 0; i < N_REASON_CASES; i++) {
+            if (strcmp(reason_cases[i].reason, rows[r]) == 0) {
+                produced = produced || ran[i];
+                skipped = skipped || !ran[i];
+            }
+        }
+        char *out = produced ? NULL : skipped ? unchecked : missing;
+        if (out != NULL)
+            snprintf(out + strlen(out), len - strlen(out), " %s", rows[r]);
+    }
+}
+
 static void test_reasons(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof reason_cases / sizeof reason_cases[0]; i++) {
+    bool ran[N_REASON_CASES] = { false };
+    for (size_t i = 0; i < N_REASON_CASES; i++) {
         const reason_case *c = &reason_cases[i];
+        if (needs_root(c) && geteuid() != 0)
+            continue;
         tk_status st;
         memset(&st, 0, sizeof st);
         c->call(&st);
@@ -901,6 +1048,19 @@ static void test_reasons(void **state)
                      tk_code_name(st.code), st.reason, st.message,
                      tk_code_name(c->code), c->reason);
         tk_status_clear(&st);
+        ran[i] = true;
+    }
+    char missing[1024], unchecked[1024];
+    rows_not_produced(ran, missing, unchecked, sizeof missing);
+    if (missing[0] != '\0')
+        fail_msg("rows of service/git/errors.c that no case of test_reasons "
+                 "produces:%s",
+                 missing);
+    if (unchecked[0] != '\0') {
+        fprintf(stderr,
+                "skipped: not root, so no repository of another user:%s\n",
+                unchecked);
+        skip();
     }
 }
 

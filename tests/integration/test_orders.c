@@ -435,7 +435,8 @@ static void test_close_under_for_update_would_have_waited(void **state)
     assert_int_equal(must_get(&fx, id).status,
                      TK__V1__GET_ORDER_REPLY__STATUS__OPEN);
 
-    /* The same pair of locks in plain SQL, as the write-up states it. */
+    /* The same pair of locks in plain SQL, without tkd: PostgreSQL's own
+     * lock conflict, not something of the service's making. */
     PGconn *c = ts_pg_connect(fx.dsn);
     assert_non_null(c);
     hold_child_insert(&fx, id);

@@ -367,7 +367,7 @@ static round_result contention_round(bench *b, PGconn *pg, const load *l)
 
 /* ---- overhead: tkd vs the same SQL through libpq ------------------------- */
 
-/* The statements locks/ sends for AddItem and a transition (orders.c,
+/* The statements orders/ sends for AddItem and a transition (orders.c,
  * tx.c), with the timeouts a 30 s deadline gives. */
 static const char begin_sql[] =
     "BEGIN ISOLATION LEVEL READ COMMITTED; "
