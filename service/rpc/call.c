@@ -298,26 +298,6 @@ void rpc_call_set_reply_prefix(rpc_call *call, const void *data, size_t len)
     call->reply_prefix_len = len;
 }
 
-size_t rpc_varint_len(uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-uint8_t *rpc_put_varint(uint8_t *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
 void rpc_call_set_cleanup(rpc_call *call, bool process_killed,
                           uint32_t cleanup_ms)
 {

@@ -18,20 +18,6 @@ typedef struct cursor {
     const uint8_t *p, *end;
 } cursor;
 
-static bool read_varint(cursor *c, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64 && c->p < c->end; shift += 7) {
-        uint8_t b = *c->p++;
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if ((b & 0x80) == 0) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
-}
-
 static bool skip(cursor *c, uint64_t n)
 {
     if ((uint64_t)(c->end - c->p) < n)
@@ -82,11 +68,11 @@ bad_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
         return NULL; /* data may be NULL (an empty payload): no data + 0 */
     cursor c = { data, data + len };
     uint64_t key, v;
-    while (c.p < c.end && read_varint(&c, &key)) {
+    while (c.p < c.end && rpc__get_varint(&c.p, c.end, &key)) {
         bool ok = false;
         switch (key & 7) {
         case 0:
-            ok = read_varint(&c, &v);
+            ok = rpc__get_varint(&c.p, c.end, &v);
             break;
         case 1:
             ok = skip(&c, 8);
@@ -95,7 +81,8 @@ bad_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
             ok = skip(&c, 4);
             break;
         case 2:
-            if (read_varint(&c, &v) && (uint64_t)(c.end - c.p) >= v) {
+            if (rpc__get_varint(&c.p, c.end, &v) &&
+                (uint64_t)(c.end - c.p) >= v) {
                 const ProtobufCFieldDescriptor *f =
                     bad_in_field(d, key >> 3, c.p, (size_t)v, depth, ck);
                 if (f != NULL)

@@ -215,6 +215,10 @@ const rpc_registered *rpc_server__methods(const rpc_server *srv, size_t *n);
 int64_t rpc_server__uptime_ms(const rpc_server *srv);
 const char *rpc_server__version(const rpc_server *srv);
 
+/* wire.c: a varint read at *p (before end), *p moved past it; false when
+ * the bytes end first or it runs past 64 bits (*p unchanged). */
+bool rpc__get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out);
+
 /* payload.c: the name of a string field of the message d encoded in data
  * that holds a NUL byte (protobuf-c would cut it there) or, with utf8, is
  * not UTF-8, and which (*why); or NULL. */
