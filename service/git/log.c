@@ -111,14 +111,10 @@ static void swap(queued *a, queued *b)
 
 static int queue_push(queue *q, git_commit *c)
 {
-    if (q->n == q->cap) {
-        size_t cap = q->cap == 0 ? 64 : q->cap * 2;
-        queued *bigger = realloc(q->items, cap * sizeof *bigger);
-        if (bigger == NULL)
-            return -1;
-        q->items = bigger;
-        q->cap = cap;
-    }
+    queued *items = rpc_grow(q->items, &q->cap, q->n + 1, sizeof *items, 64);
+    if (items == NULL)
+        return -1;
+    q->items = items;
     size_t i = q->n++;
     q->items[i] = (queued){ c, git_commit_time(c), q->seq++ };
     while (i > 0 && before(&q->items[i], &q->items[(i - 1) / 2])) {

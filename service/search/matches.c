@@ -9,53 +9,6 @@
 
 #include "search_int.h"
 
-/* ---- buffers ------------------------------------------------------------ */
-
-int search__buf_reserve(search_buf *b, size_t cap)
-{
-    if (cap <= b->cap)
-        return 0;
-    size_t want = b->cap != 0 ? b->cap : 256;
-    while (want < cap)
-        want *= 2;
-    char *nb = realloc(b->data, want);
-    if (nb == NULL)
-        return -ENOMEM;
-    b->data = nb;
-    b->cap = want;
-    return 0;
-}
-
-int search__buf_append(search_buf *b, const char *data, size_t len)
-{
-    if (search__buf_reserve(b, b->len + len) != 0)
-        return -ENOMEM;
-    if (len > 0)
-        memcpy(b->data + b->len, data, len);
-    b->len += len;
-    return 0;
-}
-
-void search__buf_free(search_buf *b)
-{
-    free(b->data);
-    b->data = NULL;
-    b->len = b->cap = 0;
-}
-
-/* arr (n elements used of *cap) with room for one more: arr itself, a
- * larger copy, or NULL when out of memory (arr then stays valid). */
-static void *grow(void *arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return arr;
-    size_t ncap = *cap != 0 ? *cap * 2 : 16;
-    void *na = realloc(arr, ncap * elem);
-    if (na != NULL)
-        *cap = ncap;
-    return na;
-}
-
 char search__fold_ascii(char c)
 {
     if (c >= 'A' && c <= 'Z')
@@ -68,7 +21,7 @@ char search__fold_ascii(char c)
 int search__span_push(search_parser *p, uint32_t start, uint32_t end)
 {
     search_span *spans =
-        grow(p->spans, &p->spans_cap, p->n_spans, sizeof *spans);
+        rpc_grow(p->spans, &p->spans_cap, p->n_spans + 1, sizeof *spans, 16);
     if (spans == NULL)
         return -ENOMEM;
     p->spans = spans;
@@ -105,7 +58,7 @@ static int locate(search_parser *p, const char *text, size_t len)
 {
     const char *hay = text;
     if (p->ignore_case) {
-        if (search__buf_reserve(&p->fold, len) != 0)
+        if (rpc_buf_reserve(&p->fold, len) != 0)
             return -ENOMEM;
         for (size_t i = 0; i < len; i++)
             p->fold.data[i] = search__fold_ascii(text[i]);
@@ -147,7 +100,8 @@ static int store(search_parser *p, const search_found *f, size_t keep,
 {
     size_t span_bytes = p->n_spans * sizeof(search_span);
     size_t path_bytes = new_file ? f->path_len : 0;
-    search_match *matches = grow(p->matches, &p->cap, p->n, sizeof *matches);
+    search_match *matches =
+        rpc_grow(p->matches, &p->cap, p->n + 1, sizeof *matches, 16);
     if (matches == NULL)
         return -ENOMEM;
     p->matches = matches;
@@ -244,10 +198,10 @@ static int b64_value(unsigned char c)
     return -1;
 }
 
-int search__base64_decode(search_buf *out, const char *in, size_t len)
+int search__base64_decode(rpc_buf *out, const char *in, size_t len)
 {
     out->len = 0;
-    if (len % 4 != 0 || search__buf_reserve(out, len / 4 * 3 + 1) != 0)
+    if (len % 4 != 0 || rpc_buf_reserve(out, len / 4 * 3 + 1) != 0)
         return -EINVAL;
     size_t pad = 0;
     if (len > 0 && in[len - 1] == '=')

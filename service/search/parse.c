@@ -49,13 +49,13 @@ void search_parser_free(search_parser *p)
     free(p->matches);
     free(p->query);
     free(p->spans);
-    search__buf_free(&p->pending);
-    search__buf_free(&p->fold);
-    search__buf_free(&p->path);
-    search__buf_free(&p->text);
-    search__buf_free(&p->key);
-    search__buf_free(&p->type);
-    search__buf_free(&p->raw);
+    rpc_buf_free(&p->pending);
+    rpc_buf_free(&p->fold);
+    rpc_buf_free(&p->path);
+    rpc_buf_free(&p->text);
+    rpc_buf_free(&p->key);
+    rpc_buf_free(&p->type);
+    rpc_buf_free(&p->raw);
     free(p);
 }
 

@@ -24,7 +24,7 @@
 typedef struct jcur {
     const char *p, *end;
     int depth;
-    search_buf *key; /* the member name being looked at */
+    rpc_buf *key; /* the member name being looked at */
 } jcur;
 
 static void ws(jcur *c)
@@ -65,7 +65,7 @@ static bool hex4(jcur *c, uint32_t *out)
     return true;
 }
 
-static bool put_utf8(search_buf *b, uint32_t cp)
+static bool put_utf8(rpc_buf *b, uint32_t cp)
 {
     char u[4];
     size_t n;
@@ -88,12 +88,12 @@ static bool put_utf8(search_buf *b, uint32_t cp)
         u[3] = (char)(0x80 | (cp & 0x3F));
         n = 4;
     }
-    return search__buf_append(b, u, n) == 0;
+    return rpc_buf_append(b, u, n) == 0;
 }
 
 /* \uXXXX after the backslash and the u: a pair of surrogates is one code
  * point; a lone surrogate is no character. */
-static bool unicode(jcur *c, search_buf *out)
+static bool unicode(jcur *c, rpc_buf *out)
 {
     uint32_t cp, lo;
     if (!hex4(c, &cp) || (cp >= 0xDC00 && cp <= 0xDFFF))
@@ -110,7 +110,7 @@ static bool unicode(jcur *c, search_buf *out)
 }
 
 /* At a backslash. */
-static bool escape(jcur *c, search_buf *out)
+static bool escape(jcur *c, rpc_buf *out)
 {
     static const char from[] = "\"\\/bfnrt";
     static const char to[] = "\"\\/\b\f\n\r\t";
@@ -123,7 +123,7 @@ static bool escape(jcur *c, search_buf *out)
     const char *k = e != '\0' ? strchr(from, e) : NULL;
     if (k == NULL)
         return false;
-    return out == NULL || search__buf_append(out, &to[k - from], 1) == 0;
+    return out == NULL || rpc_buf_append(out, &to[k - from], 1) == 0;
 }
 
 /* special() beyond its first 128 bytes. */
@@ -166,7 +166,7 @@ special(const char *p, const char *end)
  * closing one. Its contents go to *s, *len: borrowed from the record when
  * it holds no escape, else decoded into scratch (NULL: only passed over,
  * its escapes checked all the same). str() is this with a copy. */
-static bool str_rest(jcur *c, search_buf *scratch, const char **s, size_t *len)
+static bool str_rest(jcur *c, rpc_buf *scratch, const char **s, size_t *len)
 {
     const char *start = c->p;
     const char *x = special(start, c->end);
@@ -182,7 +182,7 @@ static bool str_rest(jcur *c, search_buf *scratch, const char **s, size_t *len)
         if (x == c->end)
             return false;
         if (scratch != NULL && x > c->p &&
-            search__buf_append(scratch, c->p, (size_t)(x - c->p)) != 0)
+            rpc_buf_append(scratch, c->p, (size_t)(x - c->p)) != 0)
             return false;
         c->p = x;
         if (*x == '"')
@@ -198,7 +198,7 @@ static bool str_rest(jcur *c, search_buf *scratch, const char **s, size_t *len)
 }
 
 /* A string, decoded into out (NULL: only passed over). */
-static bool str(jcur *c, search_buf *out)
+static bool str(jcur *c, rpc_buf *out)
 {
     if (!lit(c, '"'))
         return false;
@@ -208,7 +208,7 @@ static bool str(jcur *c, search_buf *out)
         return false;
     if (out != NULL && s != out->data) { /* borrowed from the record */
         out->len = 0;
-        return search__buf_append(out, s, len) == 0;
+        return rpc_buf_append(out, s, len) == 0;
     }
     return true;
 }
@@ -319,7 +319,7 @@ static bool integer(jcur *c, int64_t *out)
 
 typedef struct rg_match {
     search_parser *p;
-    search_buf *into; /* where the {"text"} or {"bytes"} value goes */
+    rpc_buf *into; /* where the {"text"} or {"bytes"} value goes */
     bool got;
     int64_t line, start, end;
     bool got_path, got_lines;
@@ -342,7 +342,7 @@ static bool data_member(void *ctx, jcur *c)
 }
 
 /* {"text": s} or {"bytes": b64} into into. */
-static bool data_value(rg_match *m, jcur *c, search_buf *into)
+static bool data_value(rg_match *m, jcur *c, rpc_buf *into)
 {
     m->into = into;
     m->got = false;
@@ -524,7 +524,7 @@ __attribute__((always_inline)) static inline bool fixed(jcur *c, const char *s,
  * str_rest. rg escapes a line's terminator: the common line has that \n
  * as its one escape, and is borrowed without it (when the byte before it
  * is not a newline too, rg_keep would have taken only the one off). */
-static bool fast_line(jcur *c, search_buf *scratch, search_found *f)
+static bool fast_line(jcur *c, rpc_buf *scratch, search_found *f)
 {
     const char *start = c->p;
     const char *x = special(start, c->end);
@@ -597,7 +597,7 @@ typedef struct rg_record {
     rg_match m;
 } rg_record;
 
-static bool is_match(const search_buf *type)
+static bool is_match(const rpc_buf *type)
 {
     return type->len == 5 && memcmp(type->data, "match", 5) == 0;
 }

@@ -20,13 +20,14 @@
 /* A READ run in the search root, bound by the call and the ceiling.
  *
  * A search ends within 30 s whatever deadline its caller asks for, so
- * that no caller holds a slot and a tool for longer; rpc already sees to it: the method's ceiling_ms (SEARCH_CEILING_MS) caps
- * every caller's deadline, counted from receipt, so the call's deadline is
- * never more than 30 s away and covers the slot wait and the run together. The
- * run's own bound below, counted from the tool's start, therefore never
- * fires first (the deadline does: DEADLINE_EXCEEDED, cause DEADLINE); it
- * stays as a bound that holds even if rpc's cap were ever lifted, and then
- * answers as every run's own bound does (tool/: TOOL_TIMEOUT). */
+ * that no caller holds a slot and a tool for longer; rpc already sees to it:
+ * the method's ceiling_ms (SEARCH_CEILING_MS) caps every caller's deadline,
+ * counted from receipt, so the call's deadline is never more than 30 s away and
+ * covers the slot wait and the run together. The run's own bound below, counted
+ * from the tool's start, therefore never fires first (the deadline does:
+ * DEADLINE_EXCEEDED, cause DEADLINE); it stays as a bound that holds even if
+ * rpc's cap were ever lifted, and then answers as every run's own bound does
+ * (tool/: TOOL_TIMEOUT). */
 static void search_opts(tool_opts *o, const search_job *j, const char *name,
                         const char *path, const char *const *argv,
                         const char *const *env)

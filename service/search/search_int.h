@@ -19,15 +19,6 @@
 
 /* ---- the parser (parse.c over parse_rg.c, parse_grep.c over matches.c) -- */
 
-/* A growable buffer (the parsers' scratch space). */
-typedef struct search_buf {
-    char *data;
-    size_t len, cap;
-} search_buf;
-
-int search__buf_reserve(search_buf *b, size_t cap);
-int search__buf_append(search_buf *b, const char *data, size_t len);
-void search__buf_free(search_buf *b);
 /* 'A'..'Z' to lower case, every other byte as it is. */
 char search__fold_ascii(char c);
 
@@ -44,12 +35,12 @@ struct search_parser {
     bool lost;    /* a match that could not be read (rg: a record cut
                      before its line number): the reply is partial */
     search_stats stats;
-    search_buf pending; /* grep, git grep: a path holding newlines so far */
-    search_buf fold;    /* a line folded to lower case */
-    search_buf path, text;
-    search_buf key, type, raw; /* rg: a member's name, the record's type,
+    rpc_buf pending; /* grep, git grep: a path holding newlines so far */
+    rpc_buf fold;    /* a line folded to lower case */
+    rpc_buf path, text;
+    rpc_buf key, type, raw; /* rg: a member's name, the record's type,
                                   a base64 value */
-    search_span *spans;        /* the spans of the match being added */
+    search_span *spans;     /* the spans of the match being added */
     size_t n_spans, spans_cap;
     /* rg: the fast path for match records in rg's layout (parse_rg.c) */
     bool rg_general_only; /* off: search__test_set_rg_fast(p, false) */
@@ -80,7 +71,7 @@ bool search__grep_record(search_parser *p, const char *data, size_t len,
                          bool cut);
 /* matches.c: standard base64 with padding, as rg writes {"bytes": ...}. -EINVAL
  * on anything else. */
-int search__base64_decode(search_buf *out, const char *in, size_t len);
+int search__base64_decode(rpc_buf *out, const char *in, size_t len);
 
 /* ---- tools.c ------------------------------------------------------------ */
 

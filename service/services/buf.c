@@ -9,29 +9,18 @@
 
 #include "services_int.h"
 
-void services__buf_add(services_buf *b, const char *s, size_t n)
+void services__buf_add(rpc_buf *b, const char *s, size_t n)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->data, cap);
-        if (p == NULL)
-            abort(); /* as rpc_call_alloc: nothing sensible to answer */
-        b->data = p;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
+    if (rpc_buf_append(b, s, n) != 0)
+        abort(); /* as rpc_call_alloc: nothing sensible to answer */
 }
 
-void services__buf_puts(services_buf *b, const char *s)
+void services__buf_puts(rpc_buf *b, const char *s)
 {
     services__buf_add(b, s, strlen(s));
 }
 
-void services__buf_printf(services_buf *b, const char *fmt, ...)
+void services__buf_printf(rpc_buf *b, const char *fmt, ...)
 {
     char small[512];
     va_list ap;
@@ -54,14 +43,7 @@ void services__buf_printf(services_buf *b, const char *fmt, ...)
     free(big);
 }
 
-void services__buf_free(services_buf *b)
-{
-    free(b->data);
-    b->data = NULL;
-    b->len = b->cap = 0;
-}
-
-bool services__buf_equal(const services_buf *a, const services_buf *b)
+bool services__buf_equal(const rpc_buf *a, const rpc_buf *b)
 {
     return a->len == b->len &&
            (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);

@@ -12,7 +12,7 @@
 
 #include "services_int.h"
 
-int services__file_read(services_buf *out, const char *path)
+int services__file_read(rpc_buf *out, const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -85,7 +85,7 @@ static int sync_dir_of(const char *path, services_error *e)
     return rv;
 }
 
-static int write_all(int fd, const services_buf *content)
+static int write_all(int fd, const rpc_buf *content)
 {
     size_t off = 0;
     while (off < content->len) {
@@ -101,7 +101,7 @@ static int write_all(int fd, const services_buf *content)
 }
 
 int services__file_stage(services_staged *st, const char *path,
-                         const services_buf *content, services_error *e)
+                         const rpc_buf *content, services_error *e)
 {
     memset(st, 0, sizeof *st);
     snprintf(st->path, sizeof st->path, "%s", path);

@@ -197,9 +197,8 @@ static int ld_bootstrap(const ld_op *op, const char *path, unsigned *attempts,
  * gone; put the file in place; enable; bootstrap. The file replaces the old
  * one only once the old job has left, so a failure before that leaves the
  * old definition and the old job together. */
-static int ld_install(const ld_op *op, const char *path,
-                      const services_buf *def, bool loaded,
-                      services_result *res, services_error *e)
+static int ld_install(const ld_op *op, const char *path, const rpc_buf *def,
+                      bool loaded, services_result *res, services_error *e)
 {
     services_staged st;
     if (services__file_stage(&st, path, def, e) != 0)
@@ -218,16 +217,16 @@ static int ld_install(const ld_op *op, const char *path,
 }
 
 static int ld_apply(const services_ctx *c, const services_spec *s,
-                    const char *path, const services_buf *def,
-                    services_result *res, services_error *e)
+                    const char *path, const rpc_buf *def, services_result *res,
+                    services_error *e)
 {
     ld_op op;
     if (ld_begin(&op, c, s->label, e) != 0)
         return -1;
-    services_buf old = { 0 };
+    rpc_buf old = { 0 };
     int rd = services__file_read(&old, path);
     bool same = rd == 0 && services__buf_equal(&old, def);
-    services__buf_free(&old);
+    rpc_buf_free(&old);
     bool loaded = false;
     if (ld_print(&op, &loaded, NULL, e) != 0)
         return -1;

@@ -12,7 +12,7 @@ enum {
 };
 
 /* Specifiers are expanded in every setting written here: '%' → "%%". */
-static void escaped(services_buf *b, const char *s, unsigned how)
+static void escaped(rpc_buf *b, const char *s, unsigned how)
 {
     const char *run = s;
     for (; *s != '\0'; s++) {
@@ -36,14 +36,14 @@ static void escaped(services_buf *b, const char *s, unsigned how)
     services__buf_puts(b, run);
 }
 
-static void quoted(services_buf *b, const char *s, unsigned how)
+static void quoted(rpc_buf *b, const char *s, unsigned how)
 {
     services__buf_puts(b, "\"");
     escaped(b, s, how | Q_QUOTE);
     services__buf_puts(b, "\"");
 }
 
-static void exec_start(services_buf *b, const services_spec *s)
+static void exec_start(rpc_buf *b, const services_spec *s)
 {
     /* The program is the executable's path itself, which systemd takes
      * without variable substitution (spec.c refuses a '$' in it). Every
@@ -71,7 +71,7 @@ static const char *restart_value(services_restart r)
     }
 }
 
-void services__render_unit(services_buf *b, const services_spec *s)
+void services__render_unit(rpc_buf *b, const services_spec *s)
 {
     services__buf_puts(b,
                        "# Written by tkd (tk.v1.Services/Register). Register "
