@@ -25,6 +25,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -374,6 +375,29 @@ static int parse_integer(const char *s, size_t n, bool *neg, uint64_t *mag)
 
 /* ---- output -------------------------------------------------------------- */
 
+/* arr (room for *cap elements of elem bytes) with room for need: arr, or
+ * reallocated to twice *cap (first when 0) or more, *cap updated; NULL
+ * when out of memory or past SIZE_MAX (arr stays valid). The one growth
+ * rule of the codec's arrays and buffer. */
+static void *grow(void *arr, size_t *cap, size_t need, size_t elem,
+                  size_t first)
+{
+    if (need <= *cap)
+        return arr;
+    size_t ncap = *cap != 0 ? *cap : first;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2)
+            return NULL;
+        ncap *= 2;
+    }
+    if (ncap > SIZE_MAX / elem)
+        return NULL;
+    void *bigger = realloc(arr, ncap * elem);
+    if (bigger != NULL)
+        *cap = ncap;
+    return bigger;
+}
+
 typedef struct jbuf {
     char *p;
     size_t len, cap;
@@ -384,18 +408,14 @@ static void jb_put(jbuf *b, const char *s, size_t n)
 {
     if (b->oom)
         return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *np = realloc(b->p, cap);
-        if (np == NULL) {
-            b->oom = true;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
+    char *np = n < SIZE_MAX - 1 - b->len
+                   ? grow(b->p, &b->cap, b->len + n + 1, 1, 256)
+                   : NULL;
+    if (np == NULL) {
+        b->oom = true;
+        return;
     }
+    b->p = np;
     memcpy(b->p + b->len, s, n);
     b->len += n;
     b->p[b->len] = '\0';
@@ -1112,14 +1132,10 @@ static int sc_number(scan *sc)
                      sc->s[end] != '\0'))
         return sc_fail(sc, "invalid number (JSON has no leading zeros, "
                            "'+' signs or bare points)");
-    if (sc->n_nums == sc->cap_nums) {
-        size_t cap = sc->cap_nums ? sc->cap_nums * 2 : 16;
-        span *nn = realloc(sc->nums, cap * sizeof *nn);
-        if (nn == NULL)
-            return dec_nomem(sc->d);
-        sc->nums = nn;
-        sc->cap_nums = cap;
-    }
+    span *nn = grow(sc->nums, &sc->cap_nums, sc->n_nums + 1, sizeof *nn, 16);
+    if (nn == NULL)
+        return dec_nomem(sc->d);
+    sc->nums = nn;
     sc->nums[sc->n_nums++] = (span){ sc->i, len };
     sc->i = end;
     return 0;
@@ -1232,14 +1248,10 @@ static int sc_key(scan *sc, key_ref *key)
 /* One member: key, ':', value. Adds the key to *keys. */
 static int sc_member(scan *sc, key_ref **keys, size_t *n, size_t *cap)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 8;
-        key_ref *nk = realloc(*keys, nc * sizeof *nk);
-        if (nk == NULL)
-            return dec_nomem(sc->d);
-        *keys = nk;
-        *cap = nc;
-    }
+    key_ref *nk = grow(*keys, cap, *n + 1, sizeof *nk, 8);
+    if (nk == NULL)
+        return dec_nomem(sc->d);
+    *keys = nk;
     key_ref *key = &(*keys)[*n];
     *key = (key_ref){ 0 };
     sc_ws(sc);

@@ -8,8 +8,7 @@
 
 #include "rpc.h"
 
-void *rpc_grow(void *arr, size_t *cap, size_t need, size_t elem,
-               size_t first)
+void *rpc_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first)
 {
     if (need <= *cap)
         return arr;
