@@ -15,6 +15,18 @@ int64_t rpc_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+int64_t rpc__ms_to_ns(uint32_t ms)
+{
+    return (int64_t)ms * 1000000LL;
+}
+
+struct timespec rpc__mono_timespec(int64_t ns)
+{
+    struct timespec ts = { .tv_sec = ns / 1000000000LL,
+                           .tv_nsec = ns % 1000000000LL };
+    return ts;
+}
+
 int64_t rpc_call_deadline(const rpc_call *call)
 {
     return atomic_load(&call->deadline);

@@ -1,7 +1,7 @@
 /* Listeners and connections: binding each --listen address, the
  * credentials of each connection (read once, when it is added), and the
  * connections' comings and goings. What a connection's calls become when
- * it closes is the registry's (server.c). */
+ * it closes is the registry's (registry.c). */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -442,7 +442,7 @@ void rpc__peer_of(rpc_server *srv, nng_pipe pipe, rpc_peer *peer)
 /* A new connection during shutdown is refused (closing the listeners
  * instead would close their established connections too, and with them
  * the replies of the calls that shutdown lets finish). A closed
- * connection's calls are the registry's to end (server.c). */
+ * connection's calls are the registry's to end (registry.c). */
 void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
     rpc_server *srv = arg;

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include <nng/nng.h>
 
@@ -87,7 +88,7 @@ typedef struct rpc_slot {
     rpc_call call;
     /* A slot of rpc__test_serve_frame: no NNG context behind it. Nothing
      * re-arms a receive on it, its call runs at once (inline or not), and
-     * finish hands its reply back in reply instead of sending it. */
+     * rpc__finish hands its reply back in reply instead of sending it. */
     bool detached;
     nng_msg *reply;
 } rpc_slot;
@@ -186,6 +187,23 @@ struct rpc_server {
 void rpc_call__reset(rpc_call *call);
 void rpc_call__cancel(rpc_call *call, rpc_cause cause);
 void rpc_arena__free(rpc_arena_block **arena);
+/* Milliseconds as nanoseconds; and a monotonic time in ns as the timespec
+ * of a timed wait on a CLOCK_MONOTONIC condition variable. */
+int64_t rpc__ms_to_ns(uint32_t ms);
+struct timespec rpc__mono_timespec(int64_t ns);
+
+/* server.c: the life cycle (config, new, add_service, start). What the
+ * Control handlers report of the server: its methods, uptime and version. */
+const rpc_registered *rpc_server__methods(const rpc_server *srv, size_t *n);
+int64_t rpc_server__uptime_ms(const rpc_server *srv);
+const char *rpc_server__version(const rpc_server *srv);
+
+/* receive.c: a frame, from its slot to a call. */
+/* The aio callback of every slot: a request arrived, or a reply was sent. */
+void rpc__slot_cb(void *arg);
+/* The order of srv->methods, by name: rpc_server_add_service sorts them
+ * by it, and a request's method is searched for by it. */
+int rpc__method_cmp(const void *a, const void *b);
 
 /* listen.c: the listeners and the connections' credentials. */
 /* Checks the listen URLs against the transports and TLS files configured
@@ -200,20 +218,35 @@ void rpc__stop_listeners(rpc_server *srv);
 void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg);
 /* The credentials of the connection a frame came on. */
 void rpc__peer_of(rpc_server *srv, nng_pipe pipe, rpc_peer *peer);
-/* server.c: a connection closed; its READ calls are cancelled. */
+
+/* registry.c: where each call stands; reg_mu held unless said. */
+/* Where a call of a connection stands in the registry. */
+typedef enum rpc_where {
+    WHERE_NONE,    /* unknown: never arrived, or forgotten */
+    WHERE_LIVE,    /* queued or running (*live is its slot) */
+    WHERE_SENDING, /* its reply is being handed to NNG */
+    WHERE_DONE,    /* its reply was handed to NNG ahead of any later one */
+} rpc_where;
+/* Finds call id (not 0) of connection conn. */
+rpc_where rpc__locate(rpc_server *srv, uint32_t conn, uint64_t id,
+                      rpc_slot **live);
+/* Whether the slot's call may still be stopped: queued, or a READ running
+ * short of its commit point. */
+bool rpc__cancellable(const rpc_slot *s);
+/* Takes the Cancel that came before its call (conn, id), if one did. */
+bool rpc__take_tombstone(rpc_server *srv, uint32_t conn, uint64_t id);
+/* The Cancel and CallState handlers' access to the registry (reg_mu not
+ * held). */
+Tk__V1__CancelReply__Outcome rpc_server__cancel(rpc_server *srv, uint32_t conn,
+                                                uint64_t id);
+Tk__V1__CallStateReply__State
+rpc_server__call_state(rpc_server *srv, uint32_t conn, uint64_t id);
+/* A connection closed; its READ calls are cancelled (reg_mu not held). */
 void rpc__connection_closed(rpc_server *srv, uint32_t conn);
 
 /* control.c */
 extern const rpc_method rpc_control__methods[];
 extern const size_t rpc_control__n_methods;
-/* The Cancel and CallState handlers' access to the registry (server.c). */
-Tk__V1__CancelReply__Outcome rpc_server__cancel(rpc_server *srv, uint32_t conn,
-                                                uint64_t id);
-Tk__V1__CallStateReply__State
-rpc_server__call_state(rpc_server *srv, uint32_t conn, uint64_t id);
-const rpc_registered *rpc_server__methods(const rpc_server *srv, size_t *n);
-int64_t rpc_server__uptime_ms(const rpc_server *srv);
-const char *rpc_server__version(const rpc_server *srv);
 
 /* wire.c: a varint read at *p (before end), *p moved past it; false when
  * the bytes end first or it runs past 64 bits (*p unchanged). */
@@ -236,6 +269,36 @@ const char *rpc__bad_string(const ProtobufCMessageDescriptor *d,
  * nested ones included, made so in place. */
 const char *rpc__text_escaped(rpc_call *call, const char *text);
 void rpc__escape_strings(rpc_call *call, ProtobufCMessage *msg);
+
+/* workers.c: the worker pool and the queue's reaper. */
+/* Decides whether the call may start, then runs it, or answers why it does
+ * not (on a worker, the reaper, or inline). */
+void rpc__run_call(rpc_slot *s);
+/* The threads of a worker and of the reaper (rpc_server_start). */
+void *rpc__worker_main(void *arg);
+void *rpc__reaper_main(void *arg);
+/* Wakes the reaper: a queued call may have been cancelled. */
+void rpc__wake_reaper(rpc_server *srv);
+
+/* reply.c: a call's reply handed to NNG, and its slot made idle. */
+/* Receives the slot's next request. reg_mu held. */
+void rpc__arm_recv(rpc_slot *s);
+/* The slot's call is over: idle, and receiving again unless tkd stops.
+ * reg_mu held. */
+void rpc__slot_idle(rpc_slot *s);
+/* Ends the call: remembers it as done, logs it and sends its reply
+ * (payload: the handler's reply, or NULL). */
+void rpc__finish(rpc_slot *s, const ProtobufCMessage *payload);
+/* A status-only answer to a frame that never became a running call. */
+void rpc__answer(rpc_slot *s, rpc_code code, const char *reason,
+                 rpc_cause cause, uint32_t retry_ms, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* Fails the call on a string field the handler must not see: cut by a
+ * NUL, or not UTF-8. */
+void rpc__fail_bad_string(rpc_call *call, const char *message,
+                          const char *field, rpc_bad_string why);
+/* retry_after_ms for a call the full queue refuses. */
+uint32_t rpc__retry_after(rpc_server *srv);
 
 /* log.c: the one line per call. */
 void rpc_log__call(const rpc_call *call, int64_t elapsed_us);
