@@ -394,16 +394,15 @@ static void remember_peer(rpc_server *srv, nng_pipe pipe)
     pthread_mutex_lock(&srv->peers_mu);
     size_t i = peer_slot(srv, p.conn);
     bool present = i < srv->n_peers && srv->peers[i].conn == p.conn;
-    if (!present && srv->n_peers == srv->cap_peers) {
-        size_t cap = srv->cap_peers ? srv->cap_peers * 2 : 64;
-        rpc_peer *np = realloc(srv->peers, cap * sizeof *np);
+    if (!present) {
+        rpc_peer *np = rpc_grow(srv->peers, &srv->cap_peers, srv->n_peers + 1,
+                                sizeof *np, 64);
         if (np == NULL) {
             /* Not cached: rpc__peer_of reads it for each call instead. */
             pthread_mutex_unlock(&srv->peers_mu);
             return;
         }
         srv->peers = np;
-        srv->cap_peers = cap;
     }
     if (!present) {
         memmove(&srv->peers[i + 1], &srv->peers[i],

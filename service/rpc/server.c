@@ -199,14 +199,11 @@ int rpc_server_add_service(rpc_server *srv, void *svc,
                 return -EEXIST;
             }
         }
-        if (srv->n_methods == srv->cap_methods) {
-            size_t cap = srv->cap_methods ? srv->cap_methods * 2 : 16;
-            rpc_registered *nm = realloc(srv->methods, cap * sizeof *nm);
-            if (nm == NULL)
-                return -ENOMEM;
-            srv->methods = nm;
-            srv->cap_methods = cap;
-        }
+        rpc_registered *nm = rpc_grow(srv->methods, &srv->cap_methods,
+                                      srv->n_methods + 1, sizeof *nm, 16);
+        if (nm == NULL)
+            return -ENOMEM;
+        srv->methods = nm;
         srv->methods[srv->n_methods].method = m;
         srv->methods[srv->n_methods].svc = svc;
         srv->n_methods++;
