@@ -355,6 +355,63 @@ static int set_listen(options *o)
     return 0;
 }
 
+/* tkd's server and its services; all NULL is none made yet. */
+typedef struct tkd_daemon {
+    rpc_server *srv;
+    orders *ord;
+    tkgit *git;
+    services *reg;
+    search *srch;
+} tkd_daemon;
+
+/* Makes the server and each service, registers them, and starts serving:
+ * 0, or non-zero with err set (what was made is in d, for daemon_free). */
+static int daemon_start(tkd_daemon *d, options *o, char *err, size_t errlen)
+{
+    search_config scfg = { .roots = o->roots, .slots = o->search_slots };
+    int rv = rpc_server_new(&d->srv, &o->rpc, err, errlen);
+    if (rv == 0)
+        rv = orders_new(&d->ord, &o->orders, err, errlen);
+    if (rv == 0)
+        rv = orders_register(d->ord, d->srv, err, errlen);
+    if (rv == 0)
+        rv = tkgit_new(&d->git, o->roots, NULL, err, errlen);
+    if (rv == 0)
+        rv = tkgit_register(d->git, d->srv, err, errlen);
+    if (rv == 0)
+        rv = services_new(&d->reg, NULL, err, errlen);
+    if (rv == 0)
+        rv = services_register(d->reg, d->srv, err, errlen);
+    if (rv == 0)
+        rv = search_new(&d->srch, &scfg, err, errlen);
+    if (rv == 0)
+        rv = search_register(d->srch, d->srv, err, errlen);
+    if (rv == 0)
+        rv = rpc_server_start(d->srv, err, errlen);
+    return rv;
+}
+
+static void daemon_free(tkd_daemon *d)
+{
+    /* The server first: no call runs in a service once it is freed. */
+    rpc_server_free(d->srv);
+    orders_free(d->ord);
+    tkgit_free(d->git);
+    services_free(d->reg);
+    search_free(d->srch);
+}
+
+static void log_serving(const tkd_daemon *d, const options *o)
+{
+    for (size_t i = 0; rpc_server_bound_url(d->srv, i) != NULL; i++)
+        rpc_log(RPC_LOG_INFO, "tkd %s listening on %s%s", TK_VERSION,
+                rpc_server_bound_url(d->srv, i),
+                i >= o->n_listen ? " (reads only)" : "");
+    for (size_t i = 0; i < roots_count(o->roots); i++)
+        rpc_log(RPC_LOG_INFO, "root %s", roots_get(o->roots, i));
+    rpc_fd_log_capacity();
+}
+
 int main(int argc, char **argv)
 {
     /* The environment every child starts from, before any thread exists. */
@@ -382,60 +439,25 @@ int main(int argc, char **argv)
         return 2;
     }
     int status = 1;
-    rpc_server *srv = NULL;
-    orders *ord = NULL;
-    tkgit *git = NULL;
-    services *reg = NULL;
-    search *srch = NULL;
-    search_config scfg = { .roots = o.roots, .slots = o.search_slots };
+    tkd_daemon d = { 0 };
     if (set_listen(&o) != 0)
         goto done;
     /* Before anything opens descriptors: every connection, tool and
      * repository takes some, and the soft limit is often far below the
      * hard one (256 or 1024). */
     rpc_fd_limit_raise();
-    rv = rpc_server_new(&srv, &o.rpc, err, sizeof err);
-    if (rv == 0)
-        rv = orders_new(&ord, &o.orders, err, sizeof err);
-    if (rv == 0)
-        rv = orders_register(ord, srv, err, sizeof err);
-    if (rv == 0)
-        rv = tkgit_new(&git, o.roots, NULL, err, sizeof err);
-    if (rv == 0)
-        rv = tkgit_register(git, srv, err, sizeof err);
-    if (rv == 0)
-        rv = services_new(&reg, NULL, err, sizeof err);
-    if (rv == 0)
-        rv = services_register(reg, srv, err, sizeof err);
-    if (rv == 0)
-        rv = search_new(&srch, &scfg, err, sizeof err);
-    if (rv == 0)
-        rv = search_register(srch, srv, err, sizeof err);
-    if (rv == 0)
-        rv = rpc_server_start(srv, err, sizeof err);
-    if (rv != 0) {
+    if (daemon_start(&d, &o, err, sizeof err) != 0) {
         fprintf(stderr, "tkd: %s\n", err);
         goto done;
     }
-    for (size_t i = 0; rpc_server_bound_url(srv, i) != NULL; i++)
-        rpc_log(RPC_LOG_INFO, "tkd %s listening on %s%s", TK_VERSION,
-                rpc_server_bound_url(srv, i),
-                i >= o.n_listen ? " (reads only)" : "");
-    for (size_t i = 0; i < roots_count(o.roots); i++)
-        rpc_log(RPC_LOG_INFO, "root %s", roots_get(o.roots, i));
-    rpc_fd_log_capacity();
+    log_serving(&d, &o);
     /* After the listener: tkd serves its other services while this
      * connects (bounded), and with the database down. */
-    orders_start(ord);
-    rv = rpc_serve_until_signal(srv);
+    orders_start(d.ord);
+    rv = rpc_serve_until_signal(d.srv);
     status = rv == 0 ? 0 : rv > 0 ? EXIT_OUTLIVED : 1;
 done:
-    /* The server first: no call runs in a service once it is freed. */
-    rpc_server_free(srv);
-    orders_free(ord);
-    tkgit_free(git);
-    services_free(reg);
-    search_free(srch);
+    daemon_free(&d);
     roots_free(o.roots);
     return status;
 }
