@@ -33,6 +33,7 @@
 #include <tk/client.h>
 
 #include "rpc/rpc.h"
+#include "fixture.h"
 #include "support.h"
 #include "tk/v1/control.pb-c.h"
 #include "tool/tool.h"
@@ -210,44 +211,45 @@ static const rpc_method methods[] = {
 /* ---- fixture: the server in process, a client --------------------------- */
 
 typedef struct fixture {
-    char dir[256];
-    char url[320];
-    toolsvc svc;
-    rpc_server *srv;
-    tk_client *client;
+    ts_fx fx;          /* the server, the client, the directory */
+    toolsvc svc;       /* served as the test service's state */
+    rpc_server *srv;   /* fx.srv */
+    tk_client *client; /* fx.client */
+    const char *dir;   /* fx.dir */
 } fixture;
 
-static void fx_start(fixture *fx, uint32_t grace_ms)
+static void *add_toolsvc(ts_fx *fx, void *svc)
 {
-    memset(fx, 0, sizeof *fx);
-    assert_int_equal(ts_mkdtemp(fx->dir, sizeof fx->dir, "tool"), 0);
-    snprintf(fx->url, sizeof fx->url, "ipc://%s/s.sock", fx->dir);
-    sem_init(&fx->svc.ready, 0, 0);
-    rpc_config cfg;
-    rpc_config_init(&cfg);
-    const char *listen = fx->url;
-    cfg.listen = &listen;
-    cfg.n_listen = 1;
-    cfg.version = "test";
-    cfg.workers = 4;
-    cfg.shutdown_grace_ms = grace_ms != 0 ? grace_ms : 5000;
     char err[256] = "";
-    assert_int_equal(rpc_server_new(&fx->srv, &cfg, err, sizeof err), 0);
-    assert_int_equal(rpc_server_add_service(fx->srv, &fx->svc, methods,
-                                            sizeof methods / sizeof *methods,
-                                            err, sizeof err),
-                     0);
-    if (rpc_server_start(fx->srv, err, sizeof err) != 0)
-        fail_msg("start: %s", err);
-    assert_int_equal(tk_client_open(&fx->client, fx->url, err, sizeof err), 0);
+    if (rpc_server_add_service(fx->srv, svc, methods,
+                               sizeof methods / sizeof *methods, err,
+                               sizeof err) != 0)
+        fail_msg("add the test service: %s", err);
+    return svc;
 }
 
-static void fx_stop(fixture *fx)
+static void fx_start(fixture *f, uint32_t grace_ms)
 {
-    tk_client_close(fx->client);
-    rpc_server_free(fx->srv);
-    sem_destroy(&fx->svc.ready);
-    ts_rmtree(fx->dir);
+    memset(f, 0, sizeof *f);
+    sem_init(&f->svc.ready, 0, 0);
+    ts_fx_service svc = { .add = add_toolsvc, .arg = &f->svc };
+    ts_fx_opts o = {
+        .tag = "tool",
+        .workers = 4,
+        .shutdown_grace_ms = grace_ms != 0 ? grace_ms : 5000,
+        .services = &svc,
+        .n_services = 1,
+    };
+    ts_fx_start(&f->fx, &o);
+    f->srv = f->fx.srv;
+    f->client = f->fx.client;
+    f->dir = f->fx.dir;
+}
+
+static void fx_stop(fixture *f)
+{
+    ts_fx_stop(&f->fx);
+    sem_destroy(&f->svc.ready);
 }
 
 /* ---- calls ------------------------------------------------------------- */
