@@ -277,7 +277,10 @@ static void *call_main(void *arg)
             &tk__v1__ping_reply__descriptor, &rep, &opts, &a->st);
     if (rep != NULL) {
         const Tk__V1__PingReply *p = (const Tk__V1__PingReply *)rep;
-        a->out = strndup((const char *)p->data.data, p->data.len);
+        /* An empty bytes field has no data at all (NULL). */
+        a->out = p->data.len > 0
+                     ? strndup((const char *)p->data.data, p->data.len)
+                     : strdup("");
         protobuf_c_message_free_unpacked(rep, NULL);
     }
     return NULL;
