@@ -447,26 +447,35 @@ static void *shutdown_main(void *arg)
     return NULL;
 }
 
+/* A call of method running its program when the server shuts down (its
+ * grace grace_ms, 0: 5000): the caller is told UNAVAILABLE SHUTTING_DOWN,
+ * the group is gone; returns the calls shutdown counted as outliving it. */
+static unsigned shut_down_running(const char *method, uint32_t grace_ms,
+                                  async_call *a)
+{
+    fixture fx;
+    fx_start(&fx, grace_ms);
+    call_start(a, &fx, method, 20000, NULL, "wait::" HANG);
+    sem_wait_ok(&fx.svc.ready, "the program to start");
+    shutdown_thread sd = { .srv = fx.srv };
+    assert_int_equal(pthread_create(&sd.t, NULL, shutdown_main, &sd), 0);
+    call_join(a);
+    expect(a, TK_CODE_UNAVAILABLE, "SHUTTING_DOWN");
+    assert_int_equal(a->st.cause, TK_CAUSE_SHUTDOWN);
+    assert_true(a->st.process_killed);
+    assert_group_gone(atomic_load(&fx.svc.pid));
+    assert_int_equal(pthread_join(sd.t, NULL), 0);
+    fx_stop(&fx);
+    return sd.outlived;
+}
+
 /* Shutdown cancels a READ: UNAVAILABLE SHUTTING_DOWN, its group killed. */
 static void test_shutdown_read(void **state)
 {
     (void)state;
-    fixture fx;
-    fx_start(&fx, 0);
     async_call a;
-    call_start(&a, &fx, READ_METHOD, 20000, NULL, "wait::" HANG);
-    sem_wait_ok(&fx.svc.ready, "the program to start");
-    shutdown_thread sd = { .srv = fx.srv };
-    assert_int_equal(pthread_create(&sd.t, NULL, shutdown_main, &sd), 0);
-    call_join(&a);
-    expect(&a, TK_CODE_UNAVAILABLE, "SHUTTING_DOWN");
-    assert_int_equal(a.st.cause, TK_CAUSE_SHUTDOWN);
-    assert_true(a.st.process_killed);
-    assert_group_gone(atomic_load(&fx.svc.pid));
-    assert_int_equal(pthread_join(sd.t, NULL), 0);
-    assert_int_equal(sd.outlived, 0);
+    assert_int_equal(shut_down_running(READ_METHOD, 0, &a), 0);
     call_free(&a);
-    fx_stop(&fx);
 }
 
 /* A WRITE still running when the shutdown grace runs out: its abort fd
@@ -475,23 +484,10 @@ static void test_shutdown_read(void **state)
 static void test_shutdown_stops_a_write(void **state)
 {
     (void)state;
-    fixture fx;
-    fx_start(&fx, 200);
     async_call a;
-    call_start(&a, &fx, WRITE_METHOD, 20000, NULL, "wait::" HANG);
-    sem_wait_ok(&fx.svc.ready, "the write to start");
-    shutdown_thread sd = { .srv = fx.srv };
-    assert_int_equal(pthread_create(&sd.t, NULL, shutdown_main, &sd), 0);
-    call_join(&a);
-    expect(&a, TK_CODE_UNAVAILABLE, "SHUTTING_DOWN");
-    assert_int_equal(a.st.cause, TK_CAUSE_SHUTDOWN);
-    assert_true(a.st.process_killed);
+    assert_int_equal(shut_down_running(WRITE_METHOD, 200, &a), 1);
     assert_false(a.st.write_completed);
-    assert_group_gone(atomic_load(&fx.svc.pid));
-    assert_int_equal(pthread_join(sd.t, NULL), 0);
-    assert_int_equal(sd.outlived, 1);
     call_free(&a);
-    fx_stop(&fx);
 }
 
 /* A WRITE's own timeout bounds its program: DEADLINE_EXCEEDED
