@@ -453,26 +453,24 @@ static void test_bytes_as_text(void **state)
 {
     fixture *f = *state;
     const char *ping = "tk.v1.Control/Ping";
-    char *out = call_ok(f, NULL, "{\"data\":\"hi\"}", ping);
-    expect_in(out, "\"data\": \"hi\",\n");
-    free(out);
-    out = call_ok(f, "--proto-json", "{\"data\":\"hi\"}", ping);
-    expect_in(out, "\"data\": \"hg==\",\n");
-    free(out);
-    /* Text that looks like base64 is text. */
-    out = call_ok(f, NULL, "{\"data\":\"aGk=\"}", ping);
-    expect_in(out, "\"data\": \"aGk=\",\n");
-    free(out);
-    out = call_ok(f, "--proto-json", "{\"data\":\"aGk=\"}", ping);
-    expect_in(out, "\"data\": \"aGk=\",\n");
-    free(out);
-    /* Bytes that are not UTF-8: the object form, both ways. */
-    out = call_ok(f, NULL, "{\"data\":{\"base64\":\"/2hp\"}}", ping);
-    expect_in(out, "\"data\": {\"base64\": \"/2hp\"},\n");
-    free(out);
-    out = call_ok(f, NULL, "{\"data\":{\"base64\":\"aGk=\"}}", ping);
-    expect_in(out, "\"data\": \"hi\",\n");
-    free(out);
+    static const struct {
+        const char *flag, *data, *want;
+    } cases[] = {
+        { NULL, "{\"data\":\"hi\"}", "\"data\": \"hi\",\n" },
+        { "--proto-json", "{\"data\":\"hi\"}", "\"data\": \"hg==\",\n" },
+        /* Text that looks like base64 is text. */
+        { NULL, "{\"data\":\"aGk=\"}", "\"data\": \"aGk=\",\n" },
+        { "--proto-json", "{\"data\":\"aGk=\"}", "\"data\": \"aGk=\",\n" },
+        /* Bytes that are not UTF-8: the object form, both ways. */
+        { NULL, "{\"data\":{\"base64\":\"/2hp\"}}",
+          "\"data\": {\"base64\": \"/2hp\"},\n" },
+        { NULL, "{\"data\":{\"base64\":\"aGk=\"}}", "\"data\": \"hi\",\n" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out = call_ok(f, cases[i].flag, cases[i].data, ping);
+        expect_in(out, cases[i].want);
+        free(out);
+    }
     /* A bad object form names the field; --proto-json takes no object. */
     ts_proc p;
     expect_exit(&p,
