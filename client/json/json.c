@@ -16,6 +16,8 @@
  * protobuf-c 1.4.1 descriptors carry no json_name option and no oneof
  * names; well-known types (Timestamp, Duration, wrappers, Any, Struct) are
  * mapped as ordinary messages, not with their special JSON forms.
+ * TK_JSON_BYTES_TEXT gives bytes fields a form people can read and type
+ * (tk/json.h): the text when it is UTF-8, else {"base64":"..."}.
  */
 #include <errno.h>
 #include <float.h>
@@ -654,6 +656,25 @@ static void enc_enum(enc *e, const ProtobufCFieldDescriptor *f, int v)
         jb_printf(&e->b, "%d", v);
 }
 
+/* Bytes: base64 (the proto3 mapping); with TK_JSON_BYTES_TEXT, the text
+ * when they are UTF-8 (U+0000 and control characters included, escaped as
+ * JSON escapes them), else {"base64":"..."}, which no text can be taken
+ * for. Both read back to the same bytes. */
+static void enc_bytes(enc *e, const ProtobufCBinaryData *bd)
+{
+    const char *s = (const char *)bd->data;
+    if (!(e->flags & TK_JSON_BYTES_TEXT)) {
+        jb_base64(&e->b, bd->data, bd->len);
+    } else if (bd->len == 0 || utf8_valid(s, bd->len)) {
+        jb_quote(&e->b, bd->len > 0 ? s : "", bd->len);
+    } else {
+        jb_puts(&e->b,
+                e->flags & TK_JSON_PRETTY ? "{\"base64\": " : "{\"base64\":");
+        jb_base64(&e->b, bd->data, bd->len);
+        jb_put(&e->b, "}", 1);
+    }
+}
+
 /* One value: a singular field, an element of a repeated one, a map value. */
 static void enc_value(enc *e, const ProtobufCFieldDescriptor *f,
                       const void *mem)
@@ -696,11 +717,9 @@ static void enc_value(enc *e, const ProtobufCFieldDescriptor *f,
         jb_quote(&e->b, s, strlen(s));
         break;
     }
-    case PROTOBUF_C_TYPE_BYTES: {
-        const ProtobufCBinaryData *bd = mem;
-        jb_base64(&e->b, bd->data, bd->len);
+    case PROTOBUF_C_TYPE_BYTES:
+        enc_bytes(e, mem);
         break;
-    }
     case PROTOBUF_C_TYPE_MESSAGE: {
         const ProtobufCMessage *sub = *(const ProtobufCMessage *const *)mem;
         if (sub != NULL)
@@ -917,6 +936,7 @@ typedef struct span {
 
 typedef struct dec {
     const char *text; /* the input, which number spans point into */
+    int flags;        /* TK_JSON_BYTES_TEXT */
     char *err;
     size_t errlen;
     bool failed;
@@ -1648,11 +1668,9 @@ static int dec_string(dec *d, json_object *v, void *dst)
     return 0;
 }
 
-static int dec_bytes(dec *d, json_object *v, void *dst)
+/* A JSON string of base64 into dst. */
+static int dec_base64(dec *d, json_object *v, void *dst)
 {
-    if (json_object_get_type(v) != json_type_string)
-        return dec_fail(d, "expected base64 bytes (a string), got %s",
-                        jtype(v));
     int rv = b64_decode(json_object_get_string(v),
                         (size_t)json_object_get_string_len(v), dst);
     if (rv == TK_ERR_NOMEM)
@@ -1661,6 +1679,48 @@ static int dec_bytes(dec *d, json_object *v, void *dst)
         return dec_fail(d, "invalid base64 (standard or URL-safe alphabet, "
                            "padding optional)");
     return 0;
+}
+
+/* TK_JSON_BYTES_TEXT: a string is its own UTF-8 bytes, never base64
+ * ("aGk=" is four bytes of text); {"base64":"..."} is base64. */
+static int dec_bytes_text(dec *d, json_object *v, ProtobufCBinaryData *dst)
+{
+    static const char form[] =
+        "text (a string) or {\"base64\":\"...\"} (bytes that are not UTF-8)";
+    json_type t = json_object_get_type(v);
+    if (t == json_type_string) {
+        size_t n = (size_t)json_object_get_string_len(v);
+        dst->len = 0;
+        dst->data = n > 0 ? malloc(n) : NULL;
+        if (n > 0 && dst->data == NULL)
+            return dec_nomem(d);
+        if (n > 0)
+            memcpy(dst->data, json_object_get_string(v), n);
+        dst->len = n;
+        return 0;
+    }
+    json_object *b64 = NULL;
+    if (t != json_type_object || json_object_object_length(v) != 1 ||
+        !json_object_object_get_ex(v, "base64", &b64))
+        return dec_fail(d, "expected bytes as %s, got %s", form,
+                        t == json_type_object ? "another object" : jtype(v));
+    size_t saved = path_push(d, ".base64");
+    int rv =
+        json_object_get_type(b64) == json_type_string
+            ? dec_base64(d, b64, dst)
+            : dec_fail(d, "expected base64 (a string), got %s", jtype(b64));
+    path_pop(d, saved);
+    return rv;
+}
+
+static int dec_bytes(dec *d, json_object *v, void *dst)
+{
+    if (d->flags & TK_JSON_BYTES_TEXT)
+        return dec_bytes_text(d, v, dst);
+    if (json_object_get_type(v) != json_type_string)
+        return dec_fail(d, "expected base64 bytes (a string), got %s",
+                        jtype(v));
+    return dec_base64(d, v, dst);
 }
 
 /* One value of field f into dst: a singular field, an array element, a map
@@ -1950,7 +2010,17 @@ static int dec_message(dec *d, const ProtobufCMessageDescriptor *desc,
 int tk_json_decode(const ProtobufCMessageDescriptor *desc, const char *json,
                    size_t len, ProtobufCMessage **out, char *err, size_t errlen)
 {
-    dec d = { .text = json, .err = err, .errlen = errlen };
+    return tk_json_decode_ex(out, desc, json, len, 0, err, errlen);
+}
+
+int tk_json_decode_ex(ProtobufCMessage **out,
+                      const ProtobufCMessageDescriptor *desc, const char *json,
+                      size_t len, int flags, char *err, size_t errlen)
+{
+    dec d = { .text = json,
+              .flags = flags & TK_JSON_BYTES_TEXT,
+              .err = err,
+              .errlen = errlen };
     if (err != NULL && errlen > 0)
         err[0] = '\0';
     if (out != NULL)

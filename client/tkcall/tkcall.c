@@ -37,7 +37,10 @@ static const char usage_text[] =
     "A grpcurl-style client of tkd. METHOD is a full name such as\n"
     "tk.v1.Control/Ping. Requests and replies are JSON in the proto3 JSON\n"
     "mapping: lowerCamelCase names (proto names accepted too), 64-bit\n"
-    "integers as strings, bytes as base64, enums by name.\n"
+    "integers as strings, enums by name; but bytes fields (git's paths,\n"
+    "branch names, patches, search lines) are text when they are UTF-8,\n"
+    "\"gen/\", and {\"base64\":\"Z2Vu/w==\"} when they are not. A string\n"
+    "typed into a bytes field is its text, never base64.\n"
     "\n"
     "options:\n"
     "  -a, --addr URL          tkd's address; default $TK_ADDR, else\n"
@@ -56,6 +59,10 @@ static const char usage_text[] =
     "                          the request (default {}); @FILE reads a file,\n"
     "                          @- standard input\n"
     "  -D, --emit-defaults     print reply fields that hold default values\n"
+    "      --proto-json        the strict proto3 JSON mapping, both ways:\n"
+    "                          bytes as base64 strings, as grpcurl, buf curl\n"
+    "                          and other proto3 JSON tools read and write "
+    "them\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
     "\n"
@@ -573,7 +580,8 @@ static int call_method(tkcall *t, const char *method,
 {
     ProtobufCMessage *req = NULL, *reply = NULL;
     char err[512];
-    if (tk_json_decode(req_desc, text, len, &req, err, sizeof err) != 0) {
+    if (tk_json_decode_ex(&req, req_desc, text, len, t->json_flags, err,
+                          sizeof err) != 0) {
         // NOLINTNEXTLINE(clang-analyzer-core.NullDereference): resolve_method says OK only with both descriptors set; the analyzer does not follow usage_error (variadic) to see that it never returns OK
         const char *type = req_desc->name;
         fprintf(stderr, "tkcall: the request is not a valid %s: %s\n", type,
@@ -692,8 +700,16 @@ static const char *type_name(const ProtobufCFieldDescriptor *f,
     return scalar_names[f->type];
 }
 
+/* How a bytes field is typed, in the mode of tkcall's flags. */
+static const char *bytes_form(int json_flags)
+{
+    return json_flags & TK_JSON_BYTES_TEXT
+               ? "text, or {\"base64\":\"...\"} if not UTF-8"
+               : "base64 (--proto-json)";
+}
+
 static void print_field(FILE *out, const ProtobufCFieldDescriptor *f,
-                        const char *scope, const char *indent)
+                        const char *scope, const char *indent, int json_flags)
 {
     const char *label = f->label == PROTOBUF_C_LABEL_REPEATED   ? "repeated "
                         : f->label == PROTOBUF_C_LABEL_REQUIRED ? "required "
@@ -705,20 +721,23 @@ static void print_field(FILE *out, const ProtobufCFieldDescriptor *f,
     tk_json_field_name(jname, sizeof jname, f->name);
     fprintf(out, "%s%s%s %s = %u;", indent, label, type_name(f, scope), f->name,
             f->id);
-    if (strcmp(jname, f->name) != 0)
+    bool renamed = strcmp(jname, f->name) != 0;
+    if (renamed)
         fprintf(out, "  // JSON: %s", jname);
+    if (f->type == PROTOBUF_C_TYPE_BYTES)
+        fprintf(out, "%s%s", renamed ? "; " : "  // ", bytes_form(json_flags));
     fputc('\n', out);
 }
 
 /* protobuf-c keeps no oneof names: members share the offset of the case. */
 static void print_oneof(FILE *out, const ProtobufCMessageDescriptor *m,
-                        const ProtobufCFieldDescriptor *first)
+                        const ProtobufCFieldDescriptor *first, int json_flags)
 {
     fprintf(out, "  oneof {  // at most one of these is set\n");
     for (unsigned i = 0; i < m->n_fields; i++)
         if ((m->fields[i].flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
             m->fields[i].quantifier_offset == first->quantifier_offset)
-            print_field(out, &m->fields[i], m->name, "    ");
+            print_field(out, &m->fields[i], m->name, "    ", json_flags);
     fprintf(out, "  }\n");
 }
 
@@ -750,13 +769,14 @@ static void print_enums(FILE *out, const ProtobufCMessageDescriptor *m,
     }
 }
 
-static void print_message(FILE *out, const ProtobufCMessageDescriptor *m)
+static void print_message(FILE *out, const ProtobufCMessageDescriptor *m,
+                          int json_flags)
 {
     fprintf(out, "message %s {\n", m->name);
     for (unsigned i = 0; i < m->n_fields; i++) {
         const ProtobufCFieldDescriptor *f = &m->fields[i];
         if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)) {
-            print_field(out, f, m->name, "  ");
+            print_field(out, f, m->name, "  ", json_flags);
             continue;
         }
         bool first = true;
@@ -765,7 +785,7 @@ static void print_message(FILE *out, const ProtobufCMessageDescriptor *m)
                 m->fields[j].quantifier_offset == f->quantifier_offset)
                 first = false;
         if (first)
-            print_oneof(out, m, f);
+            print_oneof(out, m, f, json_flags);
     }
     print_enums(out, m, true);
     fprintf(out, "}\n");
@@ -818,7 +838,7 @@ static int describe_method(tkcall *t, const char *name)
         const ProtobufCMessageDescriptor *rd = tk_catalog_find_message(req);
         printf("\n");
         if (rd != NULL)
-            print_message(stdout, rd);
+            print_message(stdout, rd, t->json_flags);
         else
             printf("(tkcall's catalog has no schema for %s)\n", req);
     }
@@ -840,7 +860,7 @@ static int cmd_describe(tkcall *t)
     const ProtobufCMessageDescriptor *m = tk_catalog_find_message(name);
     const ProtobufCEnumDescriptor *e = tk_catalog_find_enum(name);
     if (m != NULL)
-        print_message(stdout, m);
+        print_message(stdout, m, t->json_flags);
     else if (e != NULL)
         print_enum(stdout, e, "", "");
     else
@@ -881,7 +901,7 @@ static int dispatch(tkcall *t)
                        t->args[0]);
 }
 
-enum { OPT_CACERT = 1000, OPT_CERT, OPT_KEY };
+enum { OPT_CACERT = 1000, OPT_CERT, OPT_KEY, OPT_PROTO_JSON };
 
 /* Returns -1 to go on, or the status to exit with now. */
 static int parse_args(tkcall *t, int argc, char **argv)
@@ -897,6 +917,7 @@ static int parse_args(tkcall *t, int argc, char **argv)
         { "timeout", required_argument, NULL, 't' },
         { "data", required_argument, NULL, 'd' },
         { "emit-defaults", no_argument, NULL, 'D' },
+        { "proto-json", no_argument, NULL, OPT_PROTO_JSON },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -931,6 +952,9 @@ static int parse_args(tkcall *t, int argc, char **argv)
         case 'D':
             t->json_flags |= TK_JSON_EMIT_DEFAULTS;
             break;
+        case OPT_PROTO_JSON:
+            t->json_flags &= ~TK_JSON_BYTES_TEXT;
+            break;
         case 'h':
             fputs(usage_text, stdout);
             return TKCALL_EXIT_OK;
@@ -955,7 +979,7 @@ int main(int argc, char **argv)
 {
     block_signals();
     tkcall t = { .timeout_ms = TKCALL_DEFAULT_TIMEOUT_MS,
-                 .json_flags = TK_JSON_PRETTY };
+                 .json_flags = TK_JSON_PRETTY | TK_JSON_BYTES_TEXT };
     int rv = parse_args(&t, argc, argv);
     if (rv >= 0)
         return rv;

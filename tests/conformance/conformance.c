@@ -347,6 +347,18 @@ static void decode_base64(const char *b64, uint8_t **out, size_t *len)
     protobuf_c_message_free_unpacked(m, NULL);
 }
 
+/* The form of bytes of the case's request and reply: "json": "proto3" is
+ * the proto3 mapping (base64); the default is tkcall's text form. */
+static int case_json_flags(json_object *c)
+{
+    const char *form = get_str(c, "json", "text");
+    if (strcmp(form, "proto3") == 0)
+        return 0;
+    if (strcmp(form, "text") != 0)
+        fail_msg("json: \"%s\" is neither \"text\" nor \"proto3\"", form);
+    return TK_JSON_BYTES_TEXT;
+}
+
 /* The request and reply types: from the compiled-in catalog, else by the
  * names the server gives in ListMethods (test methods have no .proto). */
 static void method_types(const Tk__V1__ListMethodsReply *methods,
@@ -389,8 +401,8 @@ static void build_request(run *r, const Tk__V1__ListMethodsReply *methods,
             : "{}";
     char *json = substitute(text, r->root);
     char err[512] = "";
-    if (tk_json_decode(req_desc, json, strlen(json), &q->msg, err,
-                       sizeof err) != TK_OK)
+    if (tk_json_decode_ex(&q->msg, req_desc, json, strlen(json),
+                          case_json_flags(r->c), err, sizeof err) != TK_OK)
         fail_msg("request of %s: %s", q->method, err);
     free(json);
 }
@@ -527,7 +539,7 @@ static void expect_reply(const run *r, json_object *want)
     if (r->out.reply == NULL)
         fail_msg("%s: the table expects a reply message; there is none",
                  get_str(r->c, "name", "?"));
-    char *text = tk_json_encode(r->out.reply, 0);
+    char *text = tk_json_encode(r->out.reply, case_json_flags(r->c));
     assert_non_null(text);
     json_object *got = json_tokener_parse(text);
     bool ok = json_subset(want, got);

@@ -27,8 +27,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import tkproc  # noqa: E402
 
 import tk  # noqa: E402
-from google.protobuf import json_format  # noqa: E402
 from google.protobuf.message import Message  # noqa: E402
+from tk import jsonform  # noqa: E402
 from tk.v1 import control_pb2  # noqa: E402
 
 # The watchdog (tests/support/watchdog.py) asks a hanging test for its
@@ -188,8 +188,17 @@ class Case:
             return base64.b64decode(self.case["payload_base64"], validate=True), bytes
         req_cls, rep_cls = method_types(self.case["method"], served)
         msg: Message = req_cls()
-        json_format.ParseDict(substitute(self.case.get("request", {}), self.root), msg)
+        jsonform.from_dict(substitute(self.case.get("request", {}), self.root),
+                           msg, self.proto_json())
         return msg, rep_cls
+
+    def proto_json(self) -> bool:
+        """The case's form of bytes: "json": "proto3" is the proto3 mapping
+        (base64), the default "text" tkcall's text form."""
+        form = self.case.get("json", "text")
+        if form not in ("text", "proto3"):
+            raise AssertionError('json: %r is neither "text" nor "proto3"' % form)
+        return form == "proto3"
 
     def cancel(self, call: tk.Call[Any]) -> str:
         """Cancels the call from where the case says, once the server
@@ -258,7 +267,7 @@ class Case:
         self.t.assertEqual(got, want, "status: %s" % st)
         if "reply" in e:
             self.t.assertIsInstance(reply, Message)
-            as_json = json_format.MessageToDict(reply)
+            as_json = jsonform.to_dict(reply, self.proto_json())
             self.t.assertTrue(subset(e["reply"], as_json),
                               "reply %s lacks %s" % (as_json, e["reply"]))
 

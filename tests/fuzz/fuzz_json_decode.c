@@ -7,7 +7,10 @@
  * unpacks as protobuf (protobuf_c_message_free_unpacked can free it, and
  * ASan sees it); its encoding, compact, pretty and with defaults, decodes
  * again; and the round trip is stable: decode(encode(m)) packs to the
- * same bytes as m, and encodes to the same text.
+ * same bytes as m, and encodes to the same text. Each input is decoded
+ * twice, in both forms of bytes (the proto3 mapping's base64 and
+ * TK_JSON_BYTES_TEXT's text or {"base64":...}), each checked in its own
+ * form.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -33,27 +36,31 @@ static packed pack(const ProtobufCMessage *m)
 }
 
 static ProtobufCMessage *decode_ok(const ProtobufCMessageDescriptor *d,
-                                   const char *json, const char *what)
+                                   const char *json, int flags,
+                                   const char *what)
 {
     ProtobufCMessage *m = NULL;
     char err[256] = "";
-    int rv = tk_json_decode(d, json, strlen(json), &m, err, sizeof err);
-    FUZZ_CHECK(rv == 0, "%s of a decoded %s does not decode: %s\n%s", what,
-               d->name, err, json);
+    int rv =
+        tk_json_decode_ex(&m, d, json, strlen(json), flags, err, sizeof err);
+    FUZZ_CHECK(rv == 0, "%s of a decoded %s (flags %d) does not decode: %s\n%s",
+               what, d->name, flags, err, json);
     return m;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The input decoded with flags; an accepted one through the checks. */
+static void decode_and_check(const ProtobufCMessageDescriptor *d,
+                             const uint8_t *data, size_t size, int flags)
 {
-    const ProtobufCMessageDescriptor *d = fuzz_json_type(&data, &size);
     ProtobufCMessage *m = NULL;
     char err[256] = "";
-    int rv = tk_json_decode(d, (const char *)data, size, &m, err, sizeof err);
+    int rv = tk_json_decode_ex(&m, d, (const char *)data, size, flags, err,
+                               sizeof err);
     if (rv != 0) {
         FUZZ_CHECK(m == NULL, "a refused decode left a message");
         FUZZ_CHECK(rv == TK_ERR_ARG && err[0] != '\0',
                    "refused with %d and no reason", rv);
-        return 0;
+        return;
     }
     FUZZ_CHECK(m != NULL && m->descriptor == d, "no message of %s", d->name);
     packed a = pack(m);
@@ -61,27 +68,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(back != NULL, "a decoded %s does not unpack", d->name);
     protobuf_c_message_free_unpacked(back, NULL);
 
-    char *json = tk_json_encode(m, 0);
+    char *json = tk_json_encode(m, flags);
     FUZZ_CHECK(json != NULL, "a decoded %s does not encode", d->name);
-    ProtobufCMessage *m2 = decode_ok(d, json, "the encoding");
+    ProtobufCMessage *m2 = decode_ok(d, json, flags, "the encoding");
     packed b = pack(m2);
     FUZZ_CHECK(a.n == b.n && memcmp(a.p, b.p, a.n) == 0,
                "%s: decode(encode(m)) packs to %zu bytes, m to %zu\n%s",
                d->name, b.n, a.n, json);
-    char *json2 = tk_json_encode(m2, 0);
+    char *json2 = tk_json_encode(m2, flags);
     FUZZ_CHECK(json2 != NULL && strcmp(json, json2) == 0,
                "%s: the encoding changed on the way round:\n%s\n%s", d->name,
                json, json2 != NULL ? json2 : "(null)");
 
-    char *pretty = tk_json_encode(m, TK_JSON_PRETTY);
+    char *pretty = tk_json_encode(m, flags | TK_JSON_PRETTY);
     FUZZ_CHECK(pretty != NULL, "no pretty encoding");
-    ProtobufCMessage *m3 = decode_ok(d, pretty, "the pretty encoding");
+    ProtobufCMessage *m3 = decode_ok(d, pretty, flags, "the pretty encoding");
     packed c = pack(m3);
     FUZZ_CHECK(a.n == c.n && memcmp(a.p, c.p, a.n) == 0,
                "%s: the pretty encoding reads back otherwise", d->name);
-    char *all = tk_json_encode(m, TK_JSON_EMIT_DEFAULTS);
+    char *all = tk_json_encode(m, flags | TK_JSON_EMIT_DEFAULTS);
     FUZZ_CHECK(all != NULL, "no encoding with defaults");
-    ProtobufCMessage *m4 = decode_ok(d, all, "the encoding with defaults");
+    ProtobufCMessage *m4 =
+        decode_ok(d, all, flags, "the encoding with defaults");
 
     protobuf_c_message_free_unpacked(m4, NULL);
     free(all);
@@ -94,5 +102,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(json);
     free(a.p);
     protobuf_c_message_free_unpacked(m, NULL);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const ProtobufCMessageDescriptor *d = fuzz_json_type(&data, &size);
+    decode_and_check(d, data, size, 0);
+    decode_and_check(d, data, size, TK_JSON_BYTES_TEXT);
     return 0;
 }

@@ -13,6 +13,8 @@
  * decoded message packs to the bytes the original packs to. (Nor a NaN
  * with payload bits: JSON's "NaN" is one NaN. Nor a map entry without
  * its message value: the mapping writes {}, the same map in other bytes.)
+ * All of it in both forms of bytes: the proto3 mapping (base64) and
+ * TK_JSON_BYTES_TEXT (text, or {"base64":...}), which must be as lossless.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -161,26 +163,24 @@ static bool lossless(const ProtobufCMessage *m)
     return true;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* m through the codec and back with flags (0 or TK_JSON_BYTES_TEXT). */
+static void roundtrip(const ProtobufCMessage *m, int flags)
 {
-    const ProtobufCMessageDescriptor *d = fuzz_json_type(&data, &size);
-    ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, size, data);
-    if (m == NULL)
-        return 0;
-    char *json = tk_json_encode(m, 0);
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    char *json = tk_json_encode(m, flags);
     FUZZ_CHECK(json != NULL, "a %s does not encode", d->name);
     ProtobufCMessage *m2 = NULL;
     char err[256] = "";
-    int rv = tk_json_decode(d, json, strlen(json), &m2, err, sizeof err);
+    int rv =
+        tk_json_decode_ex(&m2, d, json, strlen(json), flags, err, sizeof err);
     if (rv != 0) {
         FUZZ_CHECK(fuzz_json_depth(m) > DECODE_DEPTH,
-                   "the encoding of a %s does not decode: %s\n%s", d->name, err,
-                   json);
+                   "the encoding of a %s (flags %d) does not decode: %s\n%s",
+                   d->name, flags, err, json);
         free(json);
-        protobuf_c_message_free_unpacked(m, NULL);
-        return 0;
+        return;
     }
-    char *json2 = tk_json_encode(m2, 0);
+    char *json2 = tk_json_encode(m2, flags);
     FUZZ_CHECK(json2 != NULL && strcmp(json, json2) == 0,
                "%s: the encoding changed on the way round:\n%s\n%s", d->name,
                json, json2 != NULL ? json2 : "(null)");
@@ -196,6 +196,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(json2);
     protobuf_c_message_free_unpacked(m2, NULL);
     free(json);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const ProtobufCMessageDescriptor *d = fuzz_json_type(&data, &size);
+    ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, size, data);
+    if (m == NULL)
+        return 0;
+    roundtrip(m, 0);
+    roundtrip(m, TK_JSON_BYTES_TEXT);
     protobuf_c_message_free_unpacked(m, NULL);
     return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -37,8 +38,11 @@ static int group_setup(void **state)
     if (f == NULL || ts_mkdtemp(f->dir, sizeof f->dir, "tkcall") != 0)
         return -1;
     snprintf(f->tkd_addr, sizeof f->tkd_addr, "ipc://%s/tkd.sock", f->dir);
-    const char *argv[] = { ts_program("TKD"), "--listen", f->tkd_addr,
-                           "--log-level",     "info",     NULL };
+    /* --root: the repositories of the bytes tests live in dir. */
+    const char *argv[] = {
+        ts_program("TKD"), "--listen", f->tkd_addr, "--log-level", "info",
+        "--root",          f->dir,     NULL
+    };
     /* tkd logs "listening on" (info) once its socket exists. */
     if (ts_spawn(&f->tkd, argv, NULL) != 0 ||
         !ts_wait_output(&f->tkd, 2, "listening on", START_MS)) {
@@ -110,6 +114,16 @@ static int end_processes(void **state)
         ts_proc_free(&f->testd);
         f->testd_up = false;
     }
+    return 0;
+}
+
+/* The teardown of the tests that make dir/repo (make_repo). */
+static int remove_repo(void **state)
+{
+    fixture *f = *state;
+    char repo[300];
+    snprintf(repo, sizeof repo, "%s/repo", f->dir);
+    ts_rmtree(repo);
     return 0;
 }
 
@@ -287,7 +301,8 @@ static void test_describe_message(void **state)
     ts_proc p;
     expect_exit(
         &p, tkcall(&p, f->tkd_addr, ARGS("describe", "tk.v1.PingRequest")), 0);
-    expect_in(p.out, "message tk.v1.PingRequest {\n  bytes data = 1;\n}\n");
+    expect_in(p.out, "message tk.v1.PingRequest {\n  bytes data = 1;  // text, "
+                     "or {\"base64\":\"...\"} if not UTF-8\n}\n");
     ts_proc_free(&p);
     expect_exit(&p, tkcall(&p, NULL, ARGS("describe", "tk.v1.MethodInfo")), 0);
     expect_in(p.out, "  Kind kind = 4;\n");
@@ -320,8 +335,8 @@ static void test_ping(void **state)
     ts_proc_free(&p);
 }
 
-/* "data" of a PingReply as tkcall prints it: base64 of the decimal text
- * testd's Timeout method answers with (the timeout in force, in ms). */
+/* "data" of a PingReply as tkcall prints it: the decimal text testd's
+ * Timeout method answers with (the timeout in force, in ms). */
 static void expect_timeout_echo(fixture *f, const char *flag, const char *value,
                                 const char *ms)
 {
@@ -346,22 +361,17 @@ static void test_durations(void **state)
     fixture *f = *state;
     start_testd(f, "durations");
     static const struct {
-        const char *form, *b64; /* base64 of the decimal ms */
+        const char *form, *ms;
     } cases[] = {
-        { "500ms", "NTAw" },             /* 500 */
-        { "30s", "MzAwMDA=" },           /* 30000 */
-        { "1.5s", "MTUwMA==" },          /* 1500 */
-        { "2m", "MTIwMDAw" },            /* 120000 */
-        { "1h", "MzYwMDAwMA==" },        /* 3600000 */
-        { "3", "MzAwMA==" },             /* 3000 */
-        { "0.25", "MjUw" },              /* 250 */
-        { "0", "NzAwMA==" },             /* 7000: the method's default */
-        { "1193h", "NDI5NDgwMDAwMA==" }, /* 4294800000, near UINT32_MAX */
+        { "500ms", "500" },        { "30s", "30000" },  { "1.5s", "1500" },
+        { "2m", "120000" },        { "1h", "3600000" }, { "3", "3000" },
+        { "0.25", "250" },         { "0", "7000" }, /* the method's default */
+        { "1193h", "4294800000" },                  /* near UINT32_MAX */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        expect_timeout_echo(f, "-t", cases[i].form, cases[i].b64);
+        expect_timeout_echo(f, "-t", cases[i].form, cases[i].ms);
     /* Without --timeout: tkcall's default of 30 s, not the method's. */
-    expect_timeout_echo(f, NULL, NULL, "MzAwMDA=");
+    expect_timeout_echo(f, NULL, NULL, "30000");
 }
 
 static void write_file(const char *path, const char *text)
@@ -402,7 +412,8 @@ static void test_bad_data(void **state)
                 65);
     expect_in(p.err, "unknown field \"rpeo\" in tk.v1.PingRequest");
     ts_proc_free(&p);
-    const char *bad[] = { "{", "[1]", "{\"data\":5}", "{\"data\":\"!\"}",
+    const char *bad[] = { "{", "[1]", "{\"data\":5}",
+                          "{\"data\":{\"base64\":\"!\"}}",
                           "{\"data\":\"\"} x" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         expect_exit(
@@ -416,6 +427,169 @@ static void test_bad_data(void **state)
                 tkcall(&p, "ipc:///nonexistent/tkd.sock",
                        ARGS("-d", "{\"rpeo\":1}", "tk.v1.Control/Ping")),
                 65);
+    ts_proc_free(&p);
+}
+
+/* ---- bytes fields: text for people, base64 with --proto-json ------------ */
+
+/* tkcall [-d data] [flag] method: exits 0; returns its stdout (free it). */
+static char *call_ok(fixture *f, const char *flag, const char *data,
+                     const char *method)
+{
+    ts_proc p;
+    int rv = flag != NULL
+                 ? tkcall(&p, f->tkd_addr, ARGS(flag, "-d", data, method))
+                 : tkcall(&p, f->tkd_addr, ARGS("-d", data, method));
+    expect_exit(&p, rv, 0);
+    char *out = strdup(p.out != NULL ? p.out : "");
+    assert_non_null(out);
+    ts_proc_free(&p);
+    return out;
+}
+
+/* The issue's Ping: "hi" is text, echoed as text; only --proto-json reads
+ * it as base64 (of the one byte 0x86, echoed "hg=="). */
+static void test_bytes_as_text(void **state)
+{
+    fixture *f = *state;
+    const char *ping = "tk.v1.Control/Ping";
+    static const struct {
+        const char *flag, *data, *want;
+    } cases[] = {
+        { NULL, "{\"data\":\"hi\"}", "\"data\": \"hi\",\n" },
+        { "--proto-json", "{\"data\":\"hi\"}", "\"data\": \"hg==\",\n" },
+        /* Text that looks like base64 is text. */
+        { NULL, "{\"data\":\"aGk=\"}", "\"data\": \"aGk=\",\n" },
+        { "--proto-json", "{\"data\":\"aGk=\"}", "\"data\": \"aGk=\",\n" },
+        /* Bytes that are not UTF-8: the object form, both ways. */
+        { NULL, "{\"data\":{\"base64\":\"/2hp\"}}",
+          "\"data\": {\"base64\": \"/2hp\"},\n" },
+        { NULL, "{\"data\":{\"base64\":\"aGk=\"}}", "\"data\": \"hi\",\n" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out = call_ok(f, cases[i].flag, cases[i].data, ping);
+        expect_in(out, cases[i].want);
+        free(out);
+    }
+    /* A bad object form names the field; --proto-json takes no object. */
+    ts_proc p;
+    expect_exit(&p,
+                tkcall(&p, f->tkd_addr,
+                       ARGS("-d", "{\"data\":{\"base64\":\"h\"}}", ping)),
+                65);
+    expect_in(p.err, "data.base64: invalid base64");
+    ts_proc_free(&p);
+    expect_exit(&p,
+                tkcall(&p, f->tkd_addr,
+                       ARGS("--proto-json", "-d",
+                            "{\"data\":{\"base64\":\"aGk=\"}}", ping)),
+                65);
+    expect_in(p.err, "data: expected base64 bytes (a string), got an object");
+    ts_proc_free(&p);
+}
+
+/* git -C repo args..., with an identity; exits 0. */
+static void git(const char *repo, const char *const *args)
+{
+    const char *argv[MAX_ARGS + 8] = {
+        "/usr/bin/env", "git",         "-C", repo,
+        "-c",           "user.name=T", "-c", "user.email=t@example.com"
+    };
+    size_t k = 8;
+    for (; *args != NULL && k < MAX_ARGS + 7; args++)
+        argv[k++] = *args;
+    argv[k] = NULL;
+    ts_proc p;
+    assert_int_equal(ts_spawn(&p, argv, NULL), 0);
+    int rv = ts_finish(&p, RUN_MS);
+    if (rv != 0)
+        fail_msg("git %s exited %d: %s", argv[8], rv, p.err ? p.err : "");
+    ts_proc_free(&p);
+}
+
+/* dir/name: a repository with three commits: "add gen" (gen/a), "add
+ * other" (other/b), "add latin1" (a file whose name is Latin-1, not UTF-8:
+ * caf\xe9.txt), the last then changed in the working tree. */
+static void make_repo(const fixture *f, char *repo, size_t len)
+{
+    snprintf(repo, len, "%s/repo", f->dir);
+    char path[400];
+    assert_int_equal(mkdir(repo, 0700), 0);
+    git(repo, ARGS("init", "-q"));
+    const char *files[][2] = { { "gen", "gen/a" },
+                               { "other", "other/b" },
+                               { NULL, "caf\xe9.txt" } };
+    const char *subjects[] = { "add gen", "add other", "add latin1" };
+    for (size_t i = 0; i < 3; i++) {
+        if (files[i][0] != NULL) {
+            snprintf(path, sizeof path, "%s/%s", repo, files[i][0]);
+            assert_int_equal(mkdir(path, 0700), 0);
+        }
+        snprintf(path, sizeof path, "%s/%s", repo, files[i][1]);
+        write_file(path, "one\n");
+        git(repo, ARGS("add", "."));
+        git(repo, ARGS("commit", "-q", "-m", subjects[i]));
+    }
+    write_file(path, "two\n"); /* caf\xe9.txt, modified */
+}
+
+/* The issue's Log: paths ["gen/"] is the directory gen/, so Log finds the
+ * one commit that touched it, its subject and author printed as text. With
+ * --proto-json the same request is base64 (three other bytes): no commit. */
+static void test_bytes_git_log_paths(void **state)
+{
+    fixture *f = *state;
+    char repo[300], data[600];
+    make_repo(f, repo, sizeof repo);
+    snprintf(data, sizeof data, "{\"repo\":\"%s\",\"paths\":[\"gen/\"]}", repo);
+    char *out = call_ok(f, NULL, data, "tk.v1.Git/Log");
+    expect_in(out, "\"subject\": \"add gen\"");
+    expect_in(out, "\"name\": \"T\"");
+    assert_int_equal(ts_count(out, "\"subject\""), 1);
+    free(out);
+    out = call_ok(f, "--proto-json", data, "tk.v1.Git/Log");
+    assert_string_equal(out, "{}\n");
+    free(out);
+}
+
+/* A path that is not UTF-8, from git itself: Status gives it in the object
+ * form, and that form sent back (Log's paths) names the same file. */
+static void test_bytes_not_utf8_path(void **state)
+{
+    fixture *f = *state;
+    char repo[300], data[600];
+    make_repo(f, repo, sizeof repo);
+    snprintf(data, sizeof data, "{\"repo\":\"%s\"}", repo);
+    char *out = call_ok(f, NULL, data, "tk.v1.Git/Status");
+    /* base64 of "caf\xe9.txt" */
+    expect_in(out, "\"path\": {\"base64\": \"Y2Fm6S50eHQ=\"}");
+    free(out);
+    snprintf(data, sizeof data,
+             "{\"repo\":\"%s\",\"paths\":[{\"base64\":\"Y2Fm6S50eHQ=\"}]}",
+             repo);
+    out = call_ok(f, NULL, data, "tk.v1.Git/Log");
+    expect_in(out, "\"subject\": \"add latin1\"");
+    assert_int_equal(ts_count(out, "\"subject\""), 1);
+    free(out);
+}
+
+/* describe says how a bytes field is typed, in the mode in force. */
+static void test_bytes_describe(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    expect_exit(
+        &p, tkcall(&p, f->tkd_addr, ARGS("describe", "tk.v1.GitLogRequest")),
+        0);
+    expect_in(p.out, "  repeated bytes paths = 5;  // text, or "
+                     "{\"base64\":\"...\"} if not UTF-8\n");
+    ts_proc_free(&p);
+    expect_exit(&p,
+                tkcall(&p, f->tkd_addr,
+                       ARGS("--proto-json", "describe", "tk.v1.Status")),
+                0);
+    expect_in(p.out, "  bytes stderr_excerpt = 4;  // JSON: stderrExcerpt; "
+                     "base64 (--proto-json)\n");
     ts_proc_free(&p);
 }
 
@@ -520,7 +694,7 @@ static void test_ctrl_c_write(void **state)
                  f->call.err ? f->call.err : "");
     release_write(f);
     expect_exit(&f->call, ts_finish(&f->call, RUN_MS), 0);
-    expect_in(f->call.out, "\"data\": \"d3JpdHRlbg==\"");
+    expect_in(f->call.out, "\"data\": \"written\"");
 }
 
 static void test_ctrl_c_twice(void **state)
@@ -552,6 +726,10 @@ int main(void)
         cmocka_unit_test_teardown(test_durations, end_processes),
         cmocka_unit_test(test_data_file_and_stdin),
         cmocka_unit_test(test_bad_data),
+        cmocka_unit_test(test_bytes_as_text),
+        cmocka_unit_test_teardown(test_bytes_git_log_paths, remove_repo),
+        cmocka_unit_test_teardown(test_bytes_not_utf8_path, remove_repo),
+        cmocka_unit_test(test_bytes_describe),
         cmocka_unit_test(test_unknown_method),
         cmocka_unit_test(test_tk_addr),
         cmocka_unit_test_teardown(test_deadline, end_processes),

@@ -50,16 +50,24 @@ static packed pack(const ProtobufCMessage *m)
     return b;
 }
 
-static ProtobufCMessage *decode_ok(const ProtobufCMessageDescriptor *desc,
-                                   const char *json)
+/* Decodes in the mode of flags (TK_JSON_BYTES_TEXT or not). */
+static ProtobufCMessage *decode_ok_ex(const ProtobufCMessageDescriptor *desc,
+                                      const char *json, int flags)
 {
     char err[512] = "";
     ProtobufCMessage *m = NULL;
-    int rv = tk_json_decode(desc, json, strlen(json), &m, err, sizeof err);
+    int rv =
+        tk_json_decode_ex(&m, desc, json, strlen(json), flags, err, sizeof err);
     if (rv != 0)
         fail_msg("%s: decoding %s failed (%d): %s", desc->name, json, rv, err);
     assert_non_null(m);
     return m;
+}
+
+static ProtobufCMessage *decode_ok(const ProtobufCMessageDescriptor *desc,
+                                   const char *json)
+{
+    return decode_ok_ex(desc, json, 0);
 }
 
 /* Every field set in m appears in its JSON by its lowerCamelCase name. */
@@ -94,7 +102,7 @@ static void check_roundtrip(const ProtobufCMessage *m, int flags)
     packed a = pack(m);
     char *j1 = tk_json_encode(m, flags);
     assert_non_null(j1);
-    ProtobufCMessage *m2 = decode_ok(desc, j1);
+    ProtobufCMessage *m2 = decode_ok_ex(desc, j1, flags);
     packed b = pack(m2);
     if (a.n != b.n || memcmp(a.p, b.p, a.n) != 0)
         fail_msg("%s: packed bytes differ after the JSON round trip of %s "
@@ -142,10 +150,16 @@ static void roundtrip_desc(const ProtobufCMessageDescriptor *desc)
         assert_non_null(json);
         check_names(m, json);
         free(json);
-        check_roundtrip(m, 0);
-        check_roundtrip(m, TK_JSON_PRETTY);
-        if (is_proto3(desc, 0))
-            check_roundtrip(m, TK_JSON_EMIT_DEFAULTS | TK_JSON_PRETTY);
+        /* Both forms of bytes: the samples' bytes are "\0" (text) and
+         * bytes that are not UTF-8 ({"base64":...}). */
+        for (int text = 0; text <= TK_JSON_BYTES_TEXT;
+             text += TK_JSON_BYTES_TEXT) {
+            check_roundtrip(m, text);
+            check_roundtrip(m, text | TK_JSON_PRETTY);
+            if (is_proto3(desc, 0))
+                check_roundtrip(m,
+                                text | TK_JSON_EMIT_DEFAULTS | TK_JSON_PRETTY);
+        }
         protobuf_c_message_free_unpacked(m, NULL);
     }
     /* The empty message. */
@@ -153,8 +167,11 @@ static void roundtrip_desc(const ProtobufCMessageDescriptor *desc)
     assert_non_null(m);
     protobuf_c_message_init(desc, m);
     check_roundtrip(m, 0);
-    if (is_proto3(desc, 0))
+    check_roundtrip(m, TK_JSON_BYTES_TEXT);
+    if (is_proto3(desc, 0)) {
         check_roundtrip(m, TK_JSON_EMIT_DEFAULTS);
+        check_roundtrip(m, TK_JSON_EMIT_DEFAULTS | TK_JSON_BYTES_TEXT);
+    }
     protobuf_c_message_free_unpacked(m, NULL);
 }
 
@@ -190,6 +207,22 @@ static void decode_err(const ProtobufCMessageDescriptor *desc, const char *json,
 }
 
 #define ERR(desc, json, want) decode_err(desc, json, strlen(json), want)
+
+/* As ERR, in the text mode of bytes. */
+static void decode_err_text(const ProtobufCMessageDescriptor *desc,
+                            const char *json, const char *want)
+{
+    char err[512] = "";
+    ProtobufCMessage *m = (ProtobufCMessage *)&err; /* must become NULL */
+    int rv = tk_json_decode_ex(&m, desc, json, strlen(json), TK_JSON_BYTES_TEXT,
+                               err, sizeof err);
+    if (rv != TK_ERR_ARG)
+        fail_msg("decoding %s as %s in text mode: want TK_ERR_ARG, got %d",
+                 json, desc->name, rv);
+    assert_null(m);
+    if (strstr(err, want) == NULL)
+        fail_msg("decoding %s: error \"%s\" lacks \"%s\"", json, err, want);
+}
 
 static void test_exact_text(void **state)
 {
@@ -394,6 +427,143 @@ static void test_base64(void **state)
         snprintf(j, sizeof j, "{\"data\":\"%s\"}", bad[i]);
         ERR(pr, j, "data: invalid base64");
     }
+}
+
+/* ---- bytes as text (TK_JSON_BYTES_TEXT) ---------------------------------- */
+
+static char *encode_ping(const void *data, size_t len, int flags)
+{
+    Tk__V1__PingReply r = TK__V1__PING_REPLY__INIT;
+    r.data.data = (uint8_t *)(uintptr_t)data;
+    r.data.len = len;
+    char *j = tk_json_encode(&r.base, flags);
+    assert_non_null(j);
+    return j;
+}
+
+static void test_bytes_text_encode(void **state)
+{
+    (void)state;
+    const int t = TK_JSON_BYTES_TEXT;
+    char *j = encode_ping("hi", 2, t);
+    assert_string_equal(j, "{\"data\":\"hi\"}");
+    free(j);
+    j = encode_ping("hi", 2, 0); /* the proto3 mapping: base64 */
+    assert_string_equal(j, "{\"data\":\"aGk=\"}");
+    free(j);
+    /* Not UTF-8: the object form, never text with U+FFFD in it. */
+    j = encode_ping("gen\xff", 4, t);
+    assert_string_equal(j, "{\"data\":{\"base64\":\"Z2Vu/w==\"}}");
+    free(j);
+    j = encode_ping("gen\xff", 4, t | TK_JSON_PRETTY);
+    assert_string_equal(j, "{\n  \"data\": {\"base64\": \"Z2Vu/w==\"}\n}");
+    free(j);
+    /* U+0000, control characters and quotes are text, escaped by JSON. */
+    j = encode_ping("a\0b\n\"\xe2\x9c\x93", 8, t);
+    assert_string_equal(j, "{\"data\":\"a\\u0000b\\n\\\"\xe2\x9c\x93\"}");
+    free(j);
+    /* A lone surrogate encoded in UTF-8 (ED A0 80) is not UTF-8. */
+    j = encode_ping("\xed\xa0\x80", 3, t);
+    assert_string_equal(j, "{\"data\":{\"base64\":\"7aCA\"}}");
+    free(j);
+    j = encode_ping(NULL, 0, t | TK_JSON_EMIT_DEFAULTS);
+    assert_string_equal(j, "{\"data\":\"\",\"serverVersion\":\"\","
+                           "\"uptimeMs\":\"0\"}");
+    free(j);
+}
+
+/* data of a PingRequest decoded from json in mode flags is want[0..n). */
+static void expect_data(const char *json, int flags, const char *want, size_t n)
+{
+    Tk__V1__PingRequest *r = (Tk__V1__PingRequest *)decode_ok_ex(
+        &tk__v1__ping_request__descriptor, json, flags);
+    if (r->data.len != n || (n > 0 && memcmp(r->data.data, want, n) != 0))
+        fail_msg("%s (flags %d): %zu bytes, want %zu", json, flags, r->data.len,
+                 n);
+    tk__v1__ping_request__free_unpacked(r, NULL);
+}
+
+static void test_bytes_text_decode(void **state)
+{
+    (void)state;
+    const int t = TK_JSON_BYTES_TEXT;
+    expect_data("{\"data\":\"hi\"}", t, "hi", 2);
+    /* The issue's Ping: in the proto3 mapping "hi" is base64 of one byte. */
+    expect_data("{\"data\":\"hi\"}", 0, "\x86", 1);
+    /* Text that looks like base64 is text. */
+    expect_data("{\"data\":\"aGk=\"}", t, "aGk=", 4);
+    expect_data("{\"data\":\"aGk=\"}", 0, "hi", 2);
+    expect_data("{\"data\":{\"base64\":\"aGk=\"}}", t, "hi", 2);
+    expect_data("{\"data\":{\"base64\":\"Z2Vu_w\"}}", t, "gen\xff", 4);
+    expect_data("{\"data\":\"a\\u0000b\\u00e9\"}", t, "a\0b\xc3\xa9", 5);
+    expect_data("{\"data\":\"\"}", t, "", 0);
+    expect_data("{\"data\":{\"base64\":\"\"}}", t, "", 0);
+    expect_data("{\"data\":null}", t, "", 0);
+}
+
+static void test_bytes_text_errors(void **state)
+{
+    (void)state;
+    const ProtobufCMessageDescriptor *pr = &tk__v1__ping_request__descriptor;
+    decode_err_text(pr, "{\"data\":{\"base64\":\"a\"}}",
+                    "data.base64: invalid base64");
+    decode_err_text(pr, "{\"data\":{\"base64\":\"!!!!\"}}",
+                    "data.base64: invalid base64");
+    decode_err_text(pr, "{\"data\":{\"base64\":7}}",
+                    "data.base64: expected base64 (a string), got a number");
+    decode_err_text(pr, "{\"data\":{\"base46\":\"aGk=\"}}",
+                    "data: expected bytes as text (a string) or "
+                    "{\"base64\":\"...\"} (bytes that are not UTF-8), got "
+                    "another object");
+    decode_err_text(pr, "{\"data\":{\"base64\":\"aGk=\",\"text\":\"x\"}}",
+                    "data: expected bytes as text");
+    decode_err_text(pr, "{\"data\":{}}", "data: expected bytes as text");
+    decode_err_text(pr, "{\"data\":12}", "got a number");
+    decode_err_text(pr, "{\"data\":[\"a\"]}", "got an array");
+    /* The object form belongs to the text mode only. */
+    ERR(pr, "{\"data\":{\"base64\":\"aGk=\"}}",
+        "data: expected base64 bytes (a string), got an object");
+    /* Repeated bytes and map values, with the path of the bad one. */
+    const ProtobufCMessageDescriptor *rp = &tk__jsontest__repeats__descriptor;
+    decode_err_text(rp, "{\"rBytes\":[\"ok\",{\"base64\":\"=\"}]}",
+                    "rBytes[1].base64: invalid base64");
+    const ProtobufCMessageDescriptor *mp = &tk__jsontest__maps__descriptor;
+    decode_err_text(mp, "{\"uBytes\":{\"7\":{\"base64\":\"%%\"}}}",
+                    "uBytes[\"7\"].base64: invalid base64");
+}
+
+static void test_bytes_text_repeated_and_maps(void **state)
+{
+    (void)state;
+    const int t = TK_JSON_BYTES_TEXT;
+    const char *rj = "{\"rBytes\":[\"gen/\",{\"base64\":\"/w==\"},\"\"]}";
+    Tk__Jsontest__Repeats *r = (Tk__Jsontest__Repeats *)decode_ok_ex(
+        &tk__jsontest__repeats__descriptor, rj, t);
+    assert_int_equal(r->n_r_bytes, 3);
+    assert_int_equal(r->r_bytes[0].len, 4);
+    assert_memory_equal(r->r_bytes[0].data, "gen/", 4);
+    assert_int_equal(r->r_bytes[1].len, 1);
+    assert_int_equal(r->r_bytes[1].data[0], 0xff);
+    assert_int_equal(r->r_bytes[2].len, 0);
+    char *j = tk_json_encode(&r->base, t);
+    assert_string_equal(j, rj);
+    free(j);
+    tk__jsontest__repeats__free_unpacked(r, NULL);
+
+    const char *mj = "{\"uBytes\":{\"1\":\"one\",\"2\":{\"base64\":\"/v8=\"}}}";
+    Tk__Jsontest__Maps *m = (Tk__Jsontest__Maps *)decode_ok_ex(
+        &tk__jsontest__maps__descriptor, mj, t);
+    assert_int_equal(m->n_u_bytes, 2);
+    j = tk_json_encode(&m->base, t);
+    assert_string_equal(j, mj);
+    free(j);
+    tk__jsontest__maps__free_unpacked(m, NULL);
+
+    Tk__Jsontest__Choice *c = (Tk__Jsontest__Choice *)decode_ok_ex(
+        &tk__jsontest__choice__descriptor, "{\"b\":\"x\"}", t);
+    assert_int_equal(c->pick_case, TK__JSONTEST__CHOICE__PICK_B);
+    assert_int_equal(c->b.len, 1);
+    tk__jsontest__choice__free_unpacked(c, NULL);
 }
 
 static void test_integers(void **state)
@@ -775,6 +945,10 @@ int main(void)
         cmocka_unit_test(test_wrong_types),
         cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_base64),
+        cmocka_unit_test(test_bytes_text_encode),
+        cmocka_unit_test(test_bytes_text_decode),
+        cmocka_unit_test(test_bytes_text_errors),
+        cmocka_unit_test(test_bytes_text_repeated_and_maps),
         cmocka_unit_test(test_integers),
         cmocka_unit_test(test_reals),
         cmocka_unit_test(test_enums),

@@ -5,10 +5,26 @@
  *
  * Boundary: owns the mapping (lowerCamelCase names on output, both the
  * proto name and lowerCamelCase accepted on input; 64-bit integers as
- * strings; bytes as base64; enums by name; default values omitted on
- * output). May call: protobuf-c, json-c (parsing only). Must never: print,
- * accept an unknown field silently, or produce a message that
- * protobuf_c_message_free_unpacked cannot free.
+ * strings; bytes as base64, or as text with TK_JSON_BYTES_TEXT; enums by
+ * name; default values omitted on output). May call: protobuf-c, json-c
+ * (parsing only). Must never: print, accept an unknown field silently,
+ * reinterpret what was typed (text as base64 in text mode), or produce a
+ * message that protobuf_c_message_free_unpacked cannot free.
+ *
+ * Bytes fields (git's paths, branch names, patches, search lines) have two
+ * forms. The proto3 JSON mapping (flags without TK_JSON_BYTES_TEXT) writes
+ * and reads them as base64 strings, as every proto3 JSON tool does.
+ * TK_JSON_BYTES_TEXT, tkcall's default, is for people:
+ *
+ *   bytes that are UTF-8     "gen/"                the text, JSON-escaped
+ *   bytes that are not       {"base64":"Z2Vu/w=="} standard base64, padded
+ *
+ * and reads a string as its own UTF-8 bytes (never as base64: "aGk=" is the
+ * four bytes a, G, k, =) and {"base64":"..."} (its one member; standard or
+ * URL-safe alphabet, padding optional) as base64. U+0000 and control
+ * characters are UTF-8, so they are text ("a\u0000b"). The two forms
+ * cannot be mistaken for each other, and every value round-trips to the
+ * same bytes in both modes.
  */
 #ifndef TK_JSON_H
 #define TK_JSON_H
@@ -26,6 +42,8 @@ extern "C" {
 enum {
     TK_JSON_PRETTY = 1 << 0,        /* two-space indentation, newlines */
     TK_JSON_EMIT_DEFAULTS = 1 << 1, /* print fields with default values */
+    TK_JSON_BYTES_TEXT = 1 << 2,    /* bytes as text or {"base64":...},
+                                       both ways (above) */
 };
 
 /* Encodes msg: fields in descriptor order, by their lowerCamelCase names;
@@ -33,13 +51,15 @@ enum {
  * proto2 optionals, unchosen oneof members) left out unless
  * TK_JSON_EMIT_DEFAULTS; enums by name, or by number when the enum has no
  * name for the value; NaN and the infinities as "NaN", "Infinity",
- * "-Infinity"; strings that are not UTF-8 with U+FFFD. Deterministic.
+ * "-Infinity"; strings that are not UTF-8 with U+FFFD; bytes as base64,
+ * or with TK_JSON_BYTES_TEXT as text or {"base64":...}. Deterministic.
  * Returns a malloc'd NUL-terminated string (free it), or NULL when out of
  * memory or msg is NULL. */
 char *tk_json_encode(const ProtobufCMessage *msg, int flags);
 
 /* Decodes one JSON object of len bytes into a new message of desc, freed
- * with protobuf_c_message_free_unpacked(*out, NULL). The input is strict
+ * with protobuf_c_message_free_unpacked(*out, NULL), in the proto3 JSON
+ * mapping: tk_json_decode_ex with flags 0. The input is strict
  * RFC 8259 JSON (UTF-8; no NaN literals, comments or single quotes) with no
  * duplicate keys, and nothing but whitespace after the object. null for a
  * field means its default. Returns 0, TK_ERR_ARG with err naming the field
@@ -49,6 +69,14 @@ char *tk_json_encode(const ProtobufCMessage *msg, int flags);
 int tk_json_decode(const ProtobufCMessageDescriptor *desc, const char *json,
                    size_t len, ProtobufCMessage **out, char *err,
                    size_t errlen);
+
+/* tk_json_decode with flags: TK_JSON_BYTES_TEXT reads bytes fields in the
+ * text form (above; a bad one fails naming its path, "paths[0].base64:
+ * invalid base64 ..."); other flags are ignored. The output comes first,
+ * as new APIs of tk put it. */
+int tk_json_decode_ex(ProtobufCMessage **out,
+                      const ProtobufCMessageDescriptor *desc, const char *json,
+                      size_t len, int flags, char *err, size_t errlen);
 
 /* A JSON string literal, quotes included, of len bytes of text that is not
  * a message (a status's stderr excerpt): escaped as JSON needs, bytes that

@@ -7,6 +7,9 @@
         call.cancel()                                   #   Control/Cancel
         call.result()                           # the reply, or raises TkError
     tk.catalog.find_method("tk.v1.Git/Status")  # kind and timeouts (.proto)
+    print(tk.jsonform.to_json(reply))       # JSON as tkcall prints it: bytes
+                                            # as text, {"base64": ...} if not
+                                            # UTF-8 (proto_json=True: base64)
 
 Needs Debian's python3-protobuf and libnng1 (through ctypes), nothing else.
 The messages and the typed methods are generated from proto/ into
@@ -26,7 +29,7 @@ _gen = _os.path.normpath(_os.path.join(_os.path.dirname(_os.path.abspath(__file_
 if _os.path.isdir(_gen) and _gen not in __path__:
     __path__.append(_gen)
 
-from tk import catalog  # noqa: E402
+from tk import catalog, jsonform  # noqa: E402
 from tk.client import (  # noqa: E402
     Call,
     Client,
@@ -54,6 +57,7 @@ __all__ = [
     "Status",
     "TkError",
     "catalog",
+    "jsonform",
     "default_address",
     "message_class",
     "reply_class",

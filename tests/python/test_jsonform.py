@@ -1,0 +1,157 @@
+"""tk.jsonform (client/python/tk/jsonform.py): messages to and from JSON as
+tkcall prints and reads them, bytes as text or {"base64": ...}, and the
+proto3 mapping with proto_json. No server: the codec alone, on tk's
+messages and on a message made here with a map of bytes (tk's protos have
+none) and a nested one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "support"))
+import tkproc  # noqa: E402,F401  (puts client/python on sys.path)
+
+from google.protobuf import descriptor_pb2, descriptor_pool  # noqa: E402
+from google.protobuf import json_format, message_factory  # noqa: E402
+
+from tk import jsonform  # noqa: E402
+from tk.v1 import control_pb2, git_pb2, rpc_pb2  # noqa: E402
+
+
+def _bag_class() -> type:
+    """message Bag { map<string, bytes> m = 1; repeated Bag kids = 2;
+    bytes b = 3; } in a pool of its own."""
+    f = descriptor_pb2.FileDescriptorProto(name="bag.proto",
+                                           package="tkt", syntax="proto3")
+    bag = f.message_type.add(name="Bag")
+    entry = bag.nested_type.add(name="MEntry")
+    entry.options.map_entry = True
+    L = T = descriptor_pb2.FieldDescriptorProto
+    entry.field.add(name="key", number=1, type=T.TYPE_STRING,
+                    label=L.LABEL_OPTIONAL)
+    entry.field.add(name="value", number=2, type=T.TYPE_BYTES,
+                    label=L.LABEL_OPTIONAL)
+    bag.field.add(name="m", number=1, type=T.TYPE_MESSAGE,
+                  label=L.LABEL_REPEATED, type_name=".tkt.Bag.MEntry")
+    bag.field.add(name="kids", number=2, type=T.TYPE_MESSAGE,
+                  label=L.LABEL_REPEATED, type_name=".tkt.Bag")
+    bag.field.add(name="b", number=3, type=T.TYPE_BYTES,
+                  label=L.LABEL_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(f)
+    return message_factory.MessageFactory(pool).GetPrototype(
+        pool.FindMessageTypeByName("tkt.Bag"))
+
+
+Bag = _bag_class()
+
+
+class Output(unittest.TestCase):
+    def test_text_and_object_form(self) -> None:
+        d = jsonform.to_dict(control_pb2.PingReply(data=b"hi"))
+        self.assertEqual(d, {"data": "hi"})
+        d = jsonform.to_dict(control_pb2.PingReply(data=b"gen\xff"))
+        self.assertEqual(d, {"data": {"base64": "Z2Vu/w=="}})
+        # U+0000 is text; a surrogate encoded in UTF-8 is not UTF-8.
+        d = jsonform.to_dict(control_pb2.PingReply(data=b"a\x00b"))
+        self.assertEqual(d, {"data": "a\x00b"})
+        d = jsonform.to_dict(control_pb2.PingReply(data=b"\xed\xa0\x80"))
+        self.assertEqual(d, {"data": {"base64": "7aCA"}})
+
+    def test_proto_json(self) -> None:
+        d = jsonform.to_dict(control_pb2.PingReply(data=b"hi"), proto_json=True)
+        self.assertEqual(d, {"data": "aGk="})
+
+    def test_nested_repeated_and_maps(self) -> None:
+        reply = git_pb2.GitLogReply(commits=[git_pb2.GitCommit(
+            subject=b"add gen", author=git_pb2.GitSignature(name=b"Jos\xe9"))])
+        self.assertEqual(jsonform.to_dict(reply), {"commits": [{
+            "author": {"name": {"base64": "Sm9z6Q=="}}, "subject": "add gen"}]})
+        bag = Bag(b=b"x", kids=[Bag(b=b"\xff")])
+        bag.m["k"] = b"v"
+        bag.m["z"] = b"\xfe"
+        self.assertEqual(jsonform.to_dict(bag), {
+            "m": {"k": "v", "z": {"base64": "/g=="}}, "kids": [
+                {"b": {"base64": "/w=="}}], "b": "x"})
+
+    def test_to_json(self) -> None:
+        text = jsonform.to_json(control_pb2.PingReply(data="é".encode()),
+                                indent=None)
+        self.assertEqual(text, '{"data": "é"}')
+
+
+class Input(unittest.TestCase):
+    def data(self, value: object, proto_json: bool = False) -> bytes:
+        return jsonform.from_dict({"data": value}, control_pb2.PingRequest(),
+                                  proto_json).data
+
+    def test_text_is_never_base64(self) -> None:
+        self.assertEqual(self.data("hi"), b"hi")
+        self.assertEqual(self.data("aGk="), b"aGk=")
+        self.assertEqual(self.data("a\x00b"), b"a\x00b")
+        self.assertEqual(self.data(""), b"")
+        # The issue's Ping, under the proto3 mapping: one byte, 0x86.
+        self.assertEqual(self.data("hi", proto_json=True), b"\x86")
+
+    def test_object_form(self) -> None:
+        self.assertEqual(self.data({"base64": "aGk="}), b"hi")
+        self.assertEqual(self.data({"base64": "Z2Vu_w"}), b"gen\xff")
+        self.assertEqual(self.data({"base64": ""}), b"")
+
+    def test_errors_name_the_field(self) -> None:
+        cases = [
+            ({"base64": "a"}, "data.base64: invalid base64"),
+            ({"base64": "!!!!"}, "data.base64: invalid base64"),
+            ({"base64": "ab=c"}, "data.base64: invalid base64"),
+            ({"base64": 7}, "data.base64: expected base64 (a string), got a "
+                            "number"),
+            ({"base46": "aGk="}, "data: expected bytes as text"),
+            ({"base64": "aGk=", "x": 1}, "data: expected bytes as text"),
+            (12, "got a number"),
+            (["a"], "got an array"),
+        ]
+        for value, want in cases:
+            with self.subTest(value=value):
+                with self.assertRaises(json_format.ParseError) as cm:
+                    self.data(value)
+                self.assertIn(want, str(cm.exception))
+
+    def test_repeated_and_maps(self) -> None:
+        req = jsonform.from_dict(
+            {"repo": "/r", "paths": ["gen/", {"base64": "/w=="}]},
+            git_pb2.GitLogRequest())
+        self.assertEqual(list(req.paths), [b"gen/", b"\xff"])
+        with self.assertRaises(json_format.ParseError) as cm:
+            jsonform.from_dict({"paths": ["ok", {"base64": "="}]},
+                               git_pb2.GitLogRequest())
+        self.assertIn("paths[1].base64: invalid base64", str(cm.exception))
+        bag = jsonform.from_dict({"m": {"k": "v", "z": {"base64": "/g=="}},
+                                  "kids": [{"b": "x"}]}, Bag())
+        self.assertEqual(dict(bag.m), {"k": b"v", "z": b"\xfe"})
+        self.assertEqual(bag.kids[0].b, b"x")
+        with self.assertRaises(json_format.ParseError) as cm:
+            jsonform.from_dict({"m": {"z": {"base64": "%%"}}}, Bag())
+        self.assertIn('m["z"].base64: invalid base64', str(cm.exception))
+
+    def test_proto_names_too(self) -> None:
+        st = jsonform.from_dict({"stderr_excerpt": "oops"}, rpc_pb2.Status())
+        self.assertEqual(st.stderr_excerpt, b"oops")
+
+    def test_round_trip(self) -> None:
+        for raw in (b"", b"hi", b"aGk=", b"\x00", b"\xff\xfe", b"caf\xe9.txt",
+                    "✓".encode(), b"\xed\xa0\x80"):
+            for proto_json in (False, True):
+                with self.subTest(raw=raw, proto_json=proto_json):
+                    text = jsonform.to_json(control_pb2.PingReply(data=raw),
+                                            proto_json)
+                    back = jsonform.from_json(text, control_pb2.PingReply(),
+                                              proto_json)
+                    self.assertEqual(back.data, raw)
+
+
+if __name__ == "__main__":
+    unittest.main()
