@@ -933,6 +933,38 @@ static const reason_case reason_cases[] = {
 };
 #define N_REASON_CASES (sizeof reason_cases / sizeof reason_cases[0])
 
+/* What some cases' messages must hold, exactly once: a status says what
+ * happened, and says it once. */
+static const struct {
+    const char *name, *says;
+} reason_says[] = {
+    { "bad rev", "no-such-branch" },
+    { "bad rev log", "no-such-branch" },
+    { "nothing to commit", "nothing to commit" },
+    { "relative path", "repo: \"main\"" },
+};
+
+static size_t count_in(const char *text, const char *part)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, part)) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* The reason is a field of its own: no message repeats it. */
+static void expect_message(const reason_case *c, const char *message)
+{
+    if (strstr(message, c->reason) != NULL)
+        fail_msg("%s: the message repeats the reason %s: %s", c->name,
+                 c->reason, message);
+    for (size_t i = 0; i < sizeof reason_says / sizeof reason_says[0]; i++)
+        if (strcmp(reason_says[i].name, c->name) == 0 &&
+            count_in(message, reason_says[i].says) != 1)
+            fail_msg("%s: the message should say \"%s\" once: %s", c->name,
+                     reason_says[i].says, message);
+}
+
 /* The cases that give a repository to another user: root only. */
 static bool needs_root(const reason_case *c)
 {
@@ -1047,6 +1079,7 @@ static void test_reasons(void **state)
             fail_msg("%s: got %s/%s (%s), want %s/%s", c->name,
                      tk_code_name(st.code), st.reason, st.message,
                      tk_code_name(c->code), c->reason);
+        expect_message(c, st.message);
         tk_status_clear(&st);
         ran[i] = true;
     }
