@@ -841,6 +841,8 @@ typedef struct waiting {
     int64_t first_ns; /* the first question (or the end, without ask) */
     int64_t last_ns;  /* the client's own last bound */
     bool ask;         /* ask tkd about a late reply */
+    bool write;       /* the method is a WRITE (the catalog says) */
+    bool started;     /* out: tkd said the WRITE runs: it has started */
     gave_up why;      /* out: when the client stopped waiting */
 } waiting;
 
@@ -874,8 +876,12 @@ static bool wait_reply(tk_client *client, chan *ch, waiting *w)
         same = state == last_state ? same + 1 : 1;
         last_state = state;
         switch (state) {
-        case TK__V1__CALL_STATE_REPLY__STATE__QUEUED:
         case TK__V1__CALL_STATE_REPLY__STATE__RUNNING:
+            /* tkd starts a WRITE only before its caller's deadline, and
+             * then runs it to completion: wait for that answer. */
+            w->started = w->started || w->write;
+            break;
+        case TK__V1__CALL_STATE_REPLY__STATE__QUEUED:
             break;
         case TK__V1__CALL_STATE_REPLY__STATE__ANSWERED:
             if (same >= PROBE_SAME_ANSWERS) {
@@ -904,11 +910,25 @@ static bool wait_reply(tk_client *client, chan *ch, waiting *w)
     }
 }
 
-static int gave_up_status(tk_client *client, uint64_t id, gave_up why,
-                          tk_status *st)
+/* The status of a WRITE that tkd said had started, when no reply came:
+ * never DEADLINE_EXCEEDED, which would say the write failed. */
+static int started_status(tk_client *client, uint64_t id, tk_status *st)
+{
+    return local_status(
+        st, TK_CODE_UNKNOWN, TK_CAUSE_NONE,
+        "the write (call %llu) had started on tkd at %s, which runs it to "
+        "completion whatever its caller's deadline, but its reply did not "
+        "reach this client; whether it completed is unknown",
+        (unsigned long long)id, client->url);
+}
+
+static int gave_up_status(tk_client *client, const waiting *w, tk_status *st)
 {
     static const char *const tail = " (a WRITE may still complete there)";
-    switch (why) {
+    const uint64_t id = w->id;
+    if (w->started)
+        return started_status(client, id, st);
+    switch (w->why) {
     case GAVE_UP_SILENT:
         return local_status(
             st, TK_CODE_DEADLINE_EXCEEDED, TK_CAUSE_DEADLINE,
@@ -967,7 +987,7 @@ static int await_reply(tk_client *client, chan *ch, waiting *w,
         return code;
     }
     if (!ended && rv == NNG_ECANCELED)
-        return gave_up_status(client, w->id, w->why, st);
+        return gave_up_status(client, w, st);
     return no_reply(client, rv, st);
 }
 
@@ -1003,6 +1023,21 @@ static int call_payload(tk_client *client, const char *method,
                     : w.first_ns + (int64_t)TK_MAX_WAIT_MS * 1000000;
     uint64_t id = atomic_fetch_add(&client->next_id, 1);
     w.id = id;
+    /* A WRITE that has started runs to completion under its own timeout
+     * (its ceiling), whatever its caller's deadline: the caller's
+     * deadline bounds only the wait before it starts, and the client
+     * waits for a started one at least that ceiling and tkd's time to
+     * stop it (TK_WRITE_STOP_MS). */
+    const tk_method_desc *md = tk_catalog_find_method(method);
+    w.write = md != NULL && md->kind == TK_METHOD_WRITE;
+    if (w.write) {
+        int64_t own =
+            start + ((int64_t)md->ceiling_ms + TK_WRITE_STOP_MS) * 1000000;
+        if (opts->timeout_ms == 0 && own > w.first_ns)
+            w.first_ns = own;
+        if (own > w.last_ns)
+            w.last_ns = own;
+    }
     if (!cancel_bind(opts->cancel, client, id, status))
         return status->code;
 
