@@ -835,6 +835,17 @@ typedef enum gave_up {
     GAVE_UP_LAST,    /* the client's own last bound */
 } gave_up;
 
+/* How long to wait for a reply, and why the wait ended without one. */
+typedef struct waiting {
+    uint64_t id;
+    int64_t first_ns; /* the first question (or the end, without ask) */
+    int64_t last_ns;  /* the client's own last bound */
+    bool ask;         /* ask tkd about a late reply */
+    bool write;       /* the method is a WRITE (the catalog says) */
+    bool started;     /* out: tkd said the WRITE runs: it has started */
+    gave_up why;      /* out: when the client stopped waiting */
+} waiting;
+
 /* Waits for the reply on ch (its receive started) until first_ns. From
  * then on it asks tkd where the call stands and goes on waiting while tkd
  * says it is queued or running: tkd ends every call itself (a READ at its
@@ -843,10 +854,12 @@ typedef enum gave_up {
  * makes up. A loaded machine can delay that answer by any amount; only
  * tkd can say it is still coming. True when the receive ended; false,
  * with *why, when the client stopped waiting (the receive still runs). */
-static bool wait_reply(tk_client *client, chan *ch, uint64_t id,
-                       int64_t first_ns, int64_t last_ns, bool ask,
-                       gave_up *why)
+static bool wait_reply(tk_client *client, chan *ch, waiting *w)
 {
+    const int64_t first_ns = w->first_ns, last_ns = w->last_ns;
+    const uint64_t id = w->id;
+    gave_up *why = &w->why;
+    const bool ask = w->ask;
     int64_t at = first_ns < last_ns ? first_ns : last_ns;
     int64_t pause = (int64_t)TK_DEADLINE_GRACE_MS * 1000000;
     int same = 0, last_state = -1;
@@ -863,8 +876,12 @@ static bool wait_reply(tk_client *client, chan *ch, uint64_t id,
         same = state == last_state ? same + 1 : 1;
         last_state = state;
         switch (state) {
-        case TK__V1__CALL_STATE_REPLY__STATE__QUEUED:
         case TK__V1__CALL_STATE_REPLY__STATE__RUNNING:
+            /* tkd starts a WRITE only before its caller's deadline, and
+             * then runs it to completion: wait for that answer. */
+            w->started = w->started || w->write;
+            break;
+        case TK__V1__CALL_STATE_REPLY__STATE__QUEUED:
             break;
         case TK__V1__CALL_STATE_REPLY__STATE__ANSWERED:
             if (same >= PROBE_SAME_ANSWERS) {
@@ -893,11 +910,25 @@ static bool wait_reply(tk_client *client, chan *ch, uint64_t id,
     }
 }
 
-static int gave_up_status(tk_client *client, uint64_t id, gave_up why,
-                          tk_status *st)
+/* The status of a WRITE that tkd said had started, when no reply came:
+ * never DEADLINE_EXCEEDED, which would say the write failed. */
+static int started_status(tk_client *client, uint64_t id, tk_status *st)
+{
+    return local_status(
+        st, TK_CODE_UNKNOWN, TK_CAUSE_NONE,
+        "the write (call %llu) had started on tkd at %s, which runs it to "
+        "completion whatever its caller's deadline, but its reply did not "
+        "reach this client; whether it completed is unknown",
+        (unsigned long long)id, client->url);
+}
+
+static int gave_up_status(tk_client *client, const waiting *w, tk_status *st)
 {
     static const char *const tail = " (a WRITE may still complete there)";
-    switch (why) {
+    const uint64_t id = w->id;
+    if (w->started)
+        return started_status(client, id, st);
+    switch (w->why) {
     case GAVE_UP_SILENT:
         return local_status(
             st, TK_CODE_DEADLINE_EXCEEDED, TK_CAUSE_DEADLINE,
@@ -935,16 +966,15 @@ static int gave_up_status(tk_client *client, uint64_t id, gave_up why,
 }
 
 /* Receives the reply on ch: see wait_reply. */
-static int await_reply(tk_client *client, chan *ch, uint64_t id,
-                       int64_t first_ns, int64_t last_ns, bool ask,
+static int await_reply(tk_client *client, chan *ch, waiting *w,
                        const reply_sink *sink, tk_status *st, bool *replied)
 {
     nng_aio *aio = ch->aio;
     chan_arm(ch);
     nng_aio_set_timeout(aio, NNG_DURATION_INFINITE);
     nng_ctx_recv(ch->ctx, aio);
-    gave_up why = GAVE_UP_LAST;
-    bool ended = wait_reply(client, ch, id, first_ns, last_ns, ask, &why);
+    w->why = GAVE_UP_LAST;
+    bool ended = wait_reply(client, ch, w);
     if (!ended)
         nng_aio_cancel(aio);
     nng_aio_wait(aio);
@@ -952,12 +982,12 @@ static int await_reply(tk_client *client, chan *ch, uint64_t id,
     *replied = rv == 0;
     if (rv == 0) { /* the reply, even one that came as we gave up */
         nng_msg *msg = nng_aio_get_msg(aio);
-        int code = decode_reply(msg, id, sink, st);
+        int code = decode_reply(msg, w->id, sink, st);
         nng_msg_free(msg);
         return code;
     }
     if (!ended && rv == NNG_ECANCELED)
-        return gave_up_status(client, id, why, st);
+        return gave_up_status(client, w, st);
     return no_reply(client, rv, st);
 }
 
@@ -987,11 +1017,27 @@ static int call_payload(tk_client *client, const char *method,
      * most (tkd ends a READ at its deadline and a WRITE at its ceiling,
      * both well inside it). A call with the method's default deadline,
      * which only tkd knows, waits TK_MAX_WAIT_MS and asks nothing. */
-    int64_t first_ns = start + (int64_t)wait_ms * 1000000;
-    int64_t last_ns = opts->timeout_ms == 0
-                          ? first_ns
-                          : first_ns + (int64_t)TK_MAX_WAIT_MS * 1000000;
+    waiting w = { .first_ns = start + (int64_t)wait_ms * 1000000, .ask = ask };
+    w.last_ns = opts->timeout_ms == 0
+                    ? w.first_ns
+                    : w.first_ns + (int64_t)TK_MAX_WAIT_MS * 1000000;
     uint64_t id = atomic_fetch_add(&client->next_id, 1);
+    w.id = id;
+    /* A WRITE that has started runs to completion under its own timeout
+     * (its ceiling), whatever its caller's deadline: the caller's
+     * deadline bounds only the wait before it starts, and the client
+     * waits for a started one at least that ceiling and tkd's time to
+     * stop it (TK_WRITE_STOP_MS). */
+    const tk_method_desc *md = tk_catalog_find_method(method);
+    w.write = md != NULL && md->kind == TK_METHOD_WRITE;
+    if (w.write) {
+        int64_t own =
+            start + ((int64_t)md->ceiling_ms + TK_WRITE_STOP_MS) * 1000000;
+        if (opts->timeout_ms == 0 && own > w.first_ns)
+            w.first_ns = own;
+        if (own > w.last_ns)
+            w.last_ns = own;
+    }
     if (!cancel_bind(opts->cancel, client, id, status))
         return status->code;
 
@@ -1022,8 +1068,7 @@ static int call_payload(tk_client *client, const char *method,
         goto done;
     }
     cancel_set(opts->cancel, CS_SENT);
-    code = await_reply(client, ch, id, first_ns, last_ns, ask, sink, status,
-                       &replied);
+    code = await_reply(client, ch, &w, sink, status, &replied);
 done:
     cancel_set(opts->cancel, CS_IDLE);
     chan_put(client, ch, replied);

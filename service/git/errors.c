@@ -216,6 +216,28 @@ static void headline(char *buf, size_t len, const char *text)
     snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), p);
 }
 
+/* The line of text that holds one of row's patterns, at most len - 1
+ * bytes; false when none does. git says why in that line ("nothing to
+ * commit, working tree clean" after "On branch main"). */
+static bool matched_line(char *buf, size_t len, const reason_row *row,
+                         const char *text)
+{
+    if (text == NULL)
+        return false;
+    for (size_t i = 0; i < N_PATTERNS && row->patterns[i] != NULL; i++) {
+        const char *hit = strstr(text, row->patterns[i]);
+        if (hit == NULL)
+            continue;
+        const char *p = hit;
+        while (p > text && p[-1] != '\n')
+            p--;
+        size_t n = strcspn(p, "\n");
+        snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), p);
+        return true;
+    }
+    return false;
+}
+
 /* Whether the rev a caller named starts from HEAD ("HEAD", "HEAD~2",
  * "@", "@{-1}"...): on an unborn branch it names nothing yet. */
 static bool names_head(const char *rev)
@@ -297,12 +319,13 @@ void tkgit__fail_libgit2(rpc_call *call, git_repository *repo, tkgit_step step,
                       detail, error);
         return;
     }
-    if (rev != NULL)
-        rpc_call_fail(call, row->code, row->reason, "%s: \"%.200s\": %s",
-                      row->reason, rev, detail);
-    else
-        rpc_call_fail(call, row->code, row->reason, "%s: %s", row->reason,
+    /* The reason is the status's own field: the message says the rest
+     * once ("revspec 'nope' not found" names the revision already). */
+    if (rev != NULL && strstr(detail, rev) == NULL)
+        rpc_call_fail(call, row->code, row->reason, "\"%.200s\": %s", rev,
                       detail);
+    else
+        rpc_call_fail(call, row->code, row->reason, "%s", detail);
 }
 
 void tkgit__fail_git(rpc_call *call, const char *what, const proc_result *r,
@@ -312,8 +335,10 @@ void tkgit__fail_git(rpc_call *call, const char *what, const proc_result *r,
     const reason_row *row = match_text(r->err, r->out);
     if (rev != NULL && row == find_row(TKGIT_R_BAD_REVISION))
         row = unborn_or(row, repo, rev);
-    headline(line, sizeof line,
-             r->err != NULL && r->err[0] != '\0' ? r->err : r->out);
+    if (row == NULL || (!matched_line(line, sizeof line, row, r->err) &&
+                        !matched_line(line, sizeof line, row, r->out)))
+        headline(line, sizeof line,
+                 r->err != NULL && r->err[0] != '\0' ? r->err : r->out);
     if (row == NULL) {
         char how[128];
         proc_result_describe(how, sizeof how, r);

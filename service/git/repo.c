@@ -104,11 +104,12 @@ int tkgit__open(tkgit_repo *out, const tkgit *g, rpc_call *call,
                       "repo is required");
         return -1;
     }
-    char resolved[PATH_MAX], msg[PATH_MAX + 128];
+    char resolved[PATH_MAX], msg[PATH_MAX + 128], named[PATH_MAX + 140];
     int rv = roots_resolve(g->roots, path, resolved, sizeof resolved, msg,
                            sizeof msg);
     if (rv != 0) {
-        tkgit__fail_path(call, rv, msg);
+        snprintf(named, sizeof named, "repo: %s", msg);
+        tkgit__fail_path(call, rv, named);
         return -1;
     }
     if (open_cached(out, g, call, resolved) != 0) {

@@ -317,6 +317,11 @@ void rpc_call_set_cleanup(rpc_call *call, bool process_killed,
     call->cleanup_ms = cleanup_ms;
 }
 
+void rpc_call_write_begins(rpc_call *call)
+{
+    call->write_begun = true;
+}
+
 void rpc_call_set_write_completed(rpc_call *call, bool completed)
 {
     call->write_completed_set = true;

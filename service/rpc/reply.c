@@ -70,8 +70,12 @@ static nng_msg *encode_reply(rpc_call *call, const ProtobufCMessage *payload)
     cn.cause = (Tk__V1__Cancellation__Cause)call->end_cause;
     cn.process_killed = call->process_killed;
     cn.cleanup_ms = call->cleanup_ms;
-    if (call->reg != NULL && call->ran &&
-        (call->reg->method->kind == RPC_WRITE || call->committing))
+    /* Only a write that began can have completed: a WRITE refused by its
+     * checks wrote nothing (an OK one did all it had to). */
+    bool began = call->write_begun || call->committing ||
+                 (call->reg != NULL && call->reg->method->kind == RPC_WRITE &&
+                  call->code == RPC_OK);
+    if (call->reg != NULL && call->ran && began)
         cn.write_completed =
             call->write_completed_set ? call->write_completed : true;
     if (cn.cause != TK__V1__CANCELLATION__CAUSE__NONE || cn.process_killed ||

@@ -160,8 +160,14 @@ void rpc_call_set_partial(rpc_call *call, rpc_cause cause);
 void rpc_call_set_stderr(rpc_call *call, const void *data, size_t len);
 void rpc_call_set_cleanup(rpc_call *call, bool process_killed,
                           uint32_t cleanup_ms);
-/* A WRITE's reply says write_completed when its handler returns; a handler
- * whose write was cut short (its own timeout) says false here. */
+/* A WRITE's handler calls this just before it changes anything, its
+ * checks of the request done (tool/ calls it before each program a WRITE
+ * runs). A WRITE's reply says write_completed when it is OK, or when its
+ * handler returns after this point: a request refused before it says
+ * false (nothing was written). */
+void rpc_call_write_begins(rpc_call *call);
+/* A handler whose write was cut short (its own timeout) says false here;
+ * that stands whatever else the call did. */
 void rpc_call_set_write_completed(rpc_call *call, bool completed);
 void rpc_call_set_retry_after(rpc_call *call, uint32_t ms);
 /* Fields of the reply message already encoded (protobuf wire format), sent

@@ -58,6 +58,7 @@ struct rpc_call {
     const uint8_t *reply_prefix; /* rpc_call_set_reply_prefix */
     size_t reply_prefix_len;
     bool partial, process_killed, write_completed_set, write_completed;
+    bool write_begun; /* rpc_call_write_begins */
     rpc_cause end_cause;
     uint32_t cleanup_ms, retry_after_ms;
     bool ran;        /* the handler was invoked */

@@ -20,16 +20,22 @@ struct search {
 static void fail_root(rpc_call *call, int rv, const char *msg)
 {
     if (rv == -EACCES || rv == -ENOENT)
-        rpc_call_fail(call, RPC_PERMISSION_DENIED, "PATH_OUTSIDE_ROOT", "%s",
-                      msg);
+        rpc_call_fail(call, RPC_PERMISSION_DENIED, "PATH_OUTSIDE_ROOT",
+                      "root: %s", msg);
     else if (rv == -ENOTDIR)
-        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "NOT_A_DIRECTORY", "%s", msg);
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "NOT_A_DIRECTORY", "root: %s",
+                      msg);
     else
-        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_PATH", "%s", msg);
+        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_PATH", "root: %s", msg);
 }
 
 static int resolve_root(search_job *j, const search *s, const char *root)
 {
+    if (root[0] == '\0') {
+        rpc_call_fail(j->call, RPC_INVALID_ARGUMENT, "MISSING_FIELD",
+                      "root is required");
+        return -1;
+    }
     char msg[600];
     int rv = roots_resolve(s->cfg.roots, root, j->root, sizeof j->root, msg,
                            sizeof msg);

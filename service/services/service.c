@@ -86,6 +86,7 @@ static void register_(void *svc, rpc_call *call,
     }
     services_ctx c = ctx_of(r, call);
     services_result res;
+    rpc_call_write_begins(call); /* the spec is good: installing begins */
     char path[PATH_MAX];
     if (services__op_register(&c, ops, &s, &res, &e) != 0 ||
         services__def_path(path, sizeof path, r, ops, s.label, &e) != 0) {
@@ -121,6 +122,7 @@ static void unregister(void *svc, rpc_call *call,
     }
     services_ctx c = ctx_of(r, call);
     bool removed;
+    rpc_call_write_begins(call); /* the label is good: removing begins */
     bool unloaded;
     if (services__op_unregister(&c, ops, in->label, &removed, &unloaded, &e) !=
         0) {

@@ -252,8 +252,8 @@ int services__spec_from_msg(services_spec *out, const Tk__V1__ServiceSpec *m,
 {
     memset(out, 0, sizeof *out);
     if (m == NULL)
-        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
-                              "spec is missing");
+        return services__fail(e, RPC_INVALID_ARGUMENT, "MISSING_FIELD",
+                              "spec is required");
     if (services__label_check(m->label, e) != 0 ||
         check_program(m->program, e) != 0 || check_args(m, e) != 0 ||
         check_path("working_dir", "BAD_WORKING_DIR", m->working_dir, e) != 0 ||

@@ -234,6 +234,9 @@ tool_end tool_try(proc_result *out, tool_answer *a, rpc_call *call,
         out->pid = -1;
         out->kind = PROC_WRITE;
     } else {
+        /* Every program a WRITE runs is part of its write. */
+        if (write && call != NULL)
+            rpc_call_write_begins(call);
         /* out says all there is (a failed start: out->started false). */
         (void)proc_run(out, &p);
     }

@@ -73,10 +73,12 @@ typedef struct run {
     json_object *c;
     char dir[200];
     char root[260];
-    char fifo[260]; /* the hook's fifo; "" without a hook */
+    char fifo[260];    /* the hook's fifo; "" without a hook */
+    char release[260]; /* the pre-commit hook's way on; "" without one */
     ts_fx_daemon srv;
     request q;
     outcome out;
+    outcome occ; /* the call that holds the worker ("occupy") */
     Tk__V1__ListMethodsReply *methods;
     tk_cancel *cancel;
     pthread_t thread;
@@ -109,7 +111,14 @@ static void start_server(run *r)
     if (strcmp(kind, "tkd") != 0)
         fail_msg("case %s: unknown server \"%s\" (tkd or testd)",
                  get_str(r->c, "name", "?"), kind);
-    const char *args[] = { "--root", r->root, "--log-level", "info", NULL };
+    const char *args[16] = { "--root", r->root, "--log-level", "info" };
+    json_object *extra = get_obj(r->c, "server_args");
+    size_t n_extra = extra != NULL ? json_object_array_length(extra) : 0;
+    if (n_extra > 11)
+        fail_msg("server_args: at most 11");
+    for (size_t i = 0; i < n_extra; i++)
+        args[4 + i] =
+            json_object_get_string(json_object_array_get_idx(extra, i));
     /* The case's directory as HOME, as for the fixture's git: the git tkd
      * runs (HOME is in its environment allowlist) and libgit2 in it
      * (XDG_CONFIG_HOME too) read no config of the developer's. */
@@ -222,19 +231,43 @@ static void git(run *r, const char *const args[])
 /* fixture.hook "block": a core.fsmonitor hook (git runs it at the start
  * of a status) that writes a line to a fifo in the case's directory, then
  * blocks until it is killed. Outside ${ROOT}, so no search finds it. */
+/* fixture.hook "pre-commit": a pre-commit hook that writes its line to
+ * the fifo, then waits for a line on a second one (release_hook). */
+static void make_pre_commit(run *r)
+{
+    snprintf(r->release, sizeof r->release, "%s/release.fifo", r->dir);
+    if (mkfifo(r->release, 0600) != 0)
+        fail_msg("mkfifo %s: errno %d", r->release, errno);
+    char body[700];
+    snprintf(body, sizeof body,
+             "#!/bin/sh\n"
+             "echo \"hook $$\" > '%s'\n"
+             "read line < '%s'\n",
+             r->fifo, r->release);
+    write_file(r->root, ".git/hooks/pre-commit", body);
+    char path[300];
+    snprintf(path, sizeof path, "%s/.git/hooks/pre-commit", r->root);
+    if (chmod(path, 0700) != 0)
+        fail_msg("chmod %s: errno %d", path, errno);
+}
+
 static void make_hook(run *r, json_object *fx)
 {
     const char *hook = get_str(fx, "hook", NULL);
     if (hook == NULL)
         return;
-    if (strcmp(hook, "block") != 0)
-        fail_msg("fixture.hook: \"%s\" (block)", hook);
+    if (strcmp(hook, "block") != 0 && strcmp(hook, "pre-commit") != 0)
+        fail_msg("fixture.hook: \"%s\" (block, pre-commit)", hook);
     json_object *g = get_obj(fx, "git");
     if (g == NULL || !json_object_get_boolean(g))
         fail_msg("fixture.hook needs \"git\": true");
     snprintf(r->fifo, sizeof r->fifo, "%s/hook.fifo", r->dir);
     if (mkfifo(r->fifo, 0600) != 0)
         fail_msg("mkfifo %s: errno %d", r->fifo, errno);
+    if (strcmp(hook, "pre-commit") == 0) {
+        make_pre_commit(r);
+        return;
+    }
     char path[300], body[700];
     snprintf(path, sizeof path, "%s/fsmonitor-hook", r->dir);
     snprintf(body, sizeof body,
@@ -279,6 +312,41 @@ static void wait_hook(const run *r)
                  get_str(r->c, "name", "?"));
 }
 
+/* Lets the pre-commit hook go on, once the server printed the case's
+ * release.after_output on stderr (its log) when it gives one. */
+static void release_hook(run *r)
+{
+    if (r->release[0] == '\0')
+        return;
+    const char *after = get_str(get_obj(r->c, "release"), "after_output", NULL);
+    if (after != NULL && !ts_wait_output(&r->srv.p, 2, after, START_MS))
+        fail_msg("%s: the server never logged \"%s\"",
+                 get_str(r->c, "name", "?"), after);
+    /* The hook waits in its read: the open does not block for long. */
+    int fd = open(r->release, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "go\n", 3) != 3)
+        fail_msg("%s: errno %d", r->release, errno);
+    close(fd);
+}
+
+/* How many commits HEAD of ${ROOT} has (git rev-list --count HEAD). */
+static long head_commits(const run *r)
+{
+    char exe[512], home[300];
+    find_git(exe, sizeof exe);
+    snprintf(home, sizeof home, "HOME=%s", r->dir);
+    const char *argv[] = { exe,       "-C",   r->root, "rev-list",
+                           "--count", "HEAD", NULL };
+    const char *env[] = { home, "GIT_CONFIG_NOSYSTEM=1", NULL };
+    ts_proc p;
+    assert_int_equal(ts_spawn(&p, argv, env), 0);
+    if (ts_finish(&p, START_MS) != 0)
+        fail_msg("git rev-list: %s", p.err ? p.err : "");
+    long n = p.out != NULL ? strtol(p.out, NULL, 10) : -1;
+    ts_proc_free(&p);
+    return n;
+}
+
 static void make_fixture(run *r)
 {
     json_object *fx = get_obj(r->c, "fixture");
@@ -296,6 +364,10 @@ static void make_fixture(run *r)
         git(r, (const char *const[]){ "init", "-q", NULL });
         git(r, (const char *const[]){ "add", "-A", NULL });
         git(r, (const char *const[]){ "commit", "-q", "-m", "fixture", NULL });
+        /* The identity tkd's git commits with. */
+        git(r, (const char *const[]){ "config", "user.name", "tk", NULL });
+        git(r, (const char *const[]){ "config", "user.email",
+                                      "tk@example.invalid", NULL });
     }
     make_hook(r, fx); /* after the commit, which would run it */
 }
@@ -416,16 +488,22 @@ static void request_free(request *q)
 
 /* ---- the call ------------------------------------------------------------ */
 
-static void call(run *r, tk_cancel *cancel)
+static void call_into(run *r, outcome *out, uint32_t timeout_ms,
+                      tk_cancel *cancel)
 {
     const request *q = &r->q;
-    tk_call_opts opts = { .timeout_ms = q->timeout_ms, .cancel = cancel };
+    tk_call_opts opts = { .timeout_ms = timeout_ms, .cancel = cancel };
     if (q->msg != NULL)
-        tk_call(r->srv.client, q->method, q->msg, q->reply_desc, &r->out.reply,
-                &opts, &r->out.st);
+        tk_call(r->srv.client, q->method, q->msg, q->reply_desc, &out->reply,
+                &opts, &out->st);
     else
-        tk_call_raw(r->srv.client, q->method, q->raw, q->raw_len, &r->out.raw,
-                    &r->out.raw_len, &opts, &r->out.st);
+        tk_call_raw(r->srv.client, q->method, q->raw, q->raw_len, &out->raw,
+                    &out->raw_len, &opts, &out->st);
+}
+
+static void call(run *r, tk_cancel *cancel)
+{
+    call_into(r, &r->out, r->q.timeout_ms, cancel);
 }
 
 static void *call_main(void *arg)
@@ -433,6 +511,31 @@ static void *call_main(void *arg)
     run *r = arg;
     call(r, r->cancel);
     return NULL;
+}
+
+/* "occupy": the case's request with a long deadline, holding the worker
+ * in the hook while the case's call waits in the queue. */
+static void *occupy_main(void *arg)
+{
+    run *r = arg;
+    call_into(r, &r->occ, 30000, NULL);
+    return NULL;
+}
+
+static void run_occupied(run *r)
+{
+    if (r->release[0] == '\0')
+        fail_msg("occupy needs fixture.hook \"pre-commit\"");
+    assert_int_equal(pthread_create(&r->thread, NULL, occupy_main, r), 0);
+    r->thread_up = true;
+    wait_hook(r); /* the worker is held */
+    call(r, NULL);
+    release_hook(r);
+    pthread_join(r->thread, NULL);
+    r->thread_up = false;
+    if (r->occ.st.code != TK_CODE_OK)
+        fail_msg("the occupying call: %s %s", tk_code_name(r->occ.st.code),
+                 r->occ.st.message);
 }
 
 /* Cancels the call of handle from where the case says, once the server
@@ -476,6 +579,11 @@ static int cancel_call(run *r, json_object *how, tk_cancel *handle)
 static void run_call(run *r)
 {
     r->out.cancel_outcome = -1;
+    json_object *occupy = get_obj(r->c, "occupy");
+    if (occupy != NULL && json_object_get_boolean(occupy)) {
+        run_occupied(r);
+        return;
+    }
     json_object *how = get_obj(r->c, "cancel");
     bool hook = r->fifo[0] != '\0';
     if (how == NULL && !hook) {
@@ -489,6 +597,7 @@ static void run_call(run *r)
         wait_hook(r); /* the call is in git, blocked in the hook */
     if (how != NULL)
         r->out.cancel_outcome = cancel_call(r, how, r->cancel);
+    release_hook(r);
     pthread_join(r->thread, NULL);
     r->thread_up = false;
 }
@@ -570,11 +679,20 @@ static void check_outcome(const run *r)
         expect_str(r, "process_killed",
                    json_object_get_boolean(v) ? "true" : "false",
                    st->process_killed ? "true" : "false");
+    if ((v = get_obj(e, "write_completed")) != NULL)
+        expect_str(r, "write_completed",
+                   json_object_get_boolean(v) ? "true" : "false",
+                   st->write_completed ? "true" : "false");
     if ((v = get_obj(e, "cancel_outcome")) != NULL)
         expect_str(r, "cancel_outcome", json_object_get_string(v),
                    tk_cancel_outcome_name(r->out.cancel_outcome));
     if ((v = get_obj(e, "reply")) != NULL)
         expect_reply(r, v);
+    if ((v = get_obj(e, "head_commits")) != NULL &&
+        head_commits(r) != json_object_get_int64(v))
+        fail_msg("%s: HEAD has %ld commits, the table says %lld",
+                 get_str(r->c, "name", "?"), head_commits(r),
+                 (long long)json_object_get_int64(v));
 }
 
 /* ---- cases as cmocka tests ------------------------------------------------
@@ -598,6 +716,14 @@ static int case_setup(void **state)
 static int case_teardown(void **state)
 {
     run *r = *state;
+    if (r->release[0] != '\0') { /* a hook still waiting goes on */
+        int fd = open(r->release, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) {
+            ssize_t n = write(fd, "go\n", 3);
+            (void)n; /* no hook was waiting */
+            close(fd);
+        }
+    }
     if (r->srv.up) {
         ts_signal(&r->srv.p, SIGTERM); /* ends a call still in flight */
         if (r->thread_up)
@@ -613,6 +739,10 @@ static int case_teardown(void **state)
     if (r->out.reply != NULL)
         protobuf_c_message_free_unpacked(r->out.reply, NULL);
     free(r->out.raw);
+    tk_status_clear(&r->occ.st);
+    if (r->occ.reply != NULL)
+        protobuf_c_message_free_unpacked(r->occ.reply, NULL);
+    free(r->occ.raw);
     ts_rmtree(r->dir);
     free(r);
     return 0;

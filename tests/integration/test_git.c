@@ -933,6 +933,38 @@ static const reason_case reason_cases[] = {
 };
 #define N_REASON_CASES (sizeof reason_cases / sizeof reason_cases[0])
 
+/* What some cases' messages must hold, exactly once: a status says what
+ * happened, and says it once. */
+static const struct {
+    const char *name, *says;
+} reason_says[] = {
+    { "bad rev", "no-such-branch" },
+    { "bad rev log", "no-such-branch" },
+    { "nothing to commit", "nothing to commit" },
+    { "relative path", "repo: \"main\"" },
+};
+
+static size_t count_in(const char *text, const char *part)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, part)) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* The reason is a field of its own: no message repeats it. */
+static void expect_message(const reason_case *c, const char *message)
+{
+    if (strstr(message, c->reason) != NULL)
+        fail_msg("%s: the message repeats the reason %s: %s", c->name,
+                 c->reason, message);
+    for (size_t i = 0; i < sizeof reason_says / sizeof reason_says[0]; i++)
+        if (strcmp(reason_says[i].name, c->name) == 0 &&
+            count_in(message, reason_says[i].says) != 1)
+            fail_msg("%s: the message should say \"%s\" once: %s", c->name,
+                     reason_says[i].says, message);
+}
+
 /* The cases that give a repository to another user: root only. */
 static bool needs_root(const reason_case *c)
 {
@@ -1047,6 +1079,7 @@ static void test_reasons(void **state)
             fail_msg("%s: got %s/%s (%s), want %s/%s", c->name,
                      tk_code_name(st.code), st.reason, st.message,
                      tk_code_name(c->code), c->reason);
+        expect_message(c, st.message);
         tk_status_clear(&st);
         ran[i] = true;
     }
@@ -1062,6 +1095,52 @@ static void test_reasons(void **state)
                 unchecked);
         skip();
     }
+}
+
+/* A WRITE says write_completed only for a write that began: refused by
+ * its checks it wrote nothing, and says false; once git ran, the write
+ * ran to its end, whatever git answered. */
+static void test_write_completed_only_when_begun(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *repo, *rev;
+        const char *reason;
+    } refused[] = {
+        { "", "main", "MISSING_FIELD" },
+        { "main", "-x", "BAD_REVISION" },
+        { "main", "", "BAD_ARGUMENTS" },
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        tk_status st;
+        const char *repo =
+            refused[i].repo[0] != '\0' ? at(refused[i].repo) : "";
+        if (strcmp(refused[i].reason, "BAD_ARGUMENTS") == 0) {
+            Tk__V1__GitCommitRequest req = TK__V1__GIT_COMMIT_REQUEST__INIT;
+            req.repo = (char *)repo;
+            req.message = "m";
+            req.all = true;
+            ProtobufCBinaryData p = bin("a.txt");
+            req.paths = &p;
+            req.n_paths = 1;
+            Tk__V1__GitCommitReply *rep = NULL;
+            tk_call_opts o = { .timeout_ms = 20000 };
+            assert_int_not_equal(tk_git_commit(fx.client, &req, &rep, &o, &st),
+                                 TK_CODE_OK);
+        } else {
+            call_checkout(repo, refused[i].rev, "", &st);
+        }
+        assert_string_equal(st.reason, refused[i].reason);
+        if (st.write_completed)
+            fail_msg("%s: a refused write claims write_completed",
+                     refused[i].reason);
+        tk_status_clear(&st);
+    }
+    tk_status st;
+    call_commit(scratch("nothing-began"), NULL, &st);
+    expect(&st, TK_CODE_FAILED_PRECONDITION, "NOTHING_TO_COMMIT");
+    assert_true(st.write_completed); /* git commit ran to its end */
+    tk_status_clear(&st);
 }
 
 /* ---- observing processes (as in test_proc.c) ------------------------------
@@ -2123,6 +2202,7 @@ int main(void)
         cmocka_unit_test(test_writes),
         cmocka_unit_test(test_config_allowlist),
         cmocka_unit_test(test_reasons),
+        cmocka_unit_test(test_write_completed_only_when_begun),
         cmocka_unit_test(test_read_cancel_kills_the_tree),
         cmocka_unit_test(test_read_cancel_leader_only_negative_control),
         cmocka_unit_test(test_read_ceiling),

@@ -893,9 +893,10 @@ static void *asker_main(void *arg)
     return NULL;
 }
 
-/* Runs a 100 ms call against the script; returns its code, status in st. */
-static int against_script(const int *script, size_t n, int *asked,
-                          tk_status *st)
+/* Runs a 100 ms call of method against the script; returns its code,
+ * status in st. */
+static int method_against_script(const char *method, const int *script,
+                                 size_t n, int *asked, tk_status *st)
 {
     char dir[256], url[300];
     assert_int_equal(ts_mkdtemp(dir, sizeof dir, "asker"), 0);
@@ -907,8 +908,7 @@ static int against_script(const int *script, size_t n, int *asked,
     assert_int_equal(pthread_create(&t, NULL, asker_main, &a), 0);
     tk_client *c;
     assert_int_equal(tk_client_open(&c, url, NULL, 0), 0);
-    int code =
-        call_ping_like(c, "tk.v1.Control/Ping", NULL, 100, NULL, st, NULL);
+    int code = call_ping_like(c, method, NULL, 100, NULL, st, NULL);
     tk_client_close(c);
     nng_close(a.rep); /* ends a fake still waiting for a question */
     pthread_join(t, NULL);
@@ -917,6 +917,12 @@ static int against_script(const int *script, size_t n, int *asked,
     *asked = a.asked;
     ts_rmtree(dir);
     return code;
+}
+
+static int against_script(const int *script, size_t n, int *asked,
+                          tk_status *st)
+{
+    return method_against_script("tk.v1.Control/Ping", script, n, asked, st);
 }
 
 /* Past its deadline the client asks tkd where the call stands, and waits
@@ -986,6 +992,50 @@ static void test_client_gives_up_on_what_tkd_says(void **state)
             fail_msg("case %zu: %s (%s)", i, tk_code_name(code), st.message);
         assert_false(st.from_server);
         assert_int_equal(asked, (int)cases[i].n);
+        tk_status_clear(&st);
+    }
+}
+
+/* A WRITE that tkd said runs (it started before its caller's deadline,
+ * and runs to completion) is never reported DEADLINE_EXCEEDED by the
+ * client: when its reply cannot come, the status says it had started and
+ * that whether it completed is unknown. The negative control: the same
+ * answers about a READ end DEADLINE_EXCEEDED, and so do those about a
+ * WRITE tkd never said runs. (The payload is a PingRequest; the fake
+ * reads none.) */
+static void test_client_started_write_is_not_deadline_exceeded(void **state)
+{
+    (void)state;
+    enum {
+        Q = TK__V1__CALL_STATE_REPLY__STATE__QUEUED,
+        R = TK__V1__CALL_STATE_REPLY__STATE__RUNNING,
+        N = TK__V1__CALL_STATE_REPLY__STATE__NOT_FOUND,
+    };
+    static const int started[] = { R, N, N, N };
+    static const int queued[] = { Q, N, N, N };
+    static const struct {
+        const char *method;
+        const int *script;
+        int code;
+        const char *says;
+    } cases[] = {
+        { "tk.v1.Git/Commit", started, TK_CODE_UNKNOWN,
+          "whether it completed is unknown" },
+        { "tk.v1.Git/Status", started, TK_CODE_DEADLINE_EXCEEDED,
+          "has no record of call" },
+        { "tk.v1.Git/Commit", queued, TK_CODE_DEADLINE_EXCEEDED,
+          "has no record of call" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tk_status st;
+        int asked;
+        int code = method_against_script(cases[i].method, cases[i].script, 4,
+                                         &asked, &st);
+        if (code != cases[i].code || strstr(st.message, cases[i].says) == NULL)
+            fail_msg("case %zu: %s (%s)", i, tk_code_name(code), st.message);
+        assert_false(st.from_server);
+        assert_false(st.write_completed);
+        assert_int_equal(asked, 4);
         tk_status_clear(&st);
     }
 }
@@ -2143,6 +2193,7 @@ int main(void)
         cmocka_unit_test(test_client_deadline_without_reply),
         cmocka_unit_test(test_client_waits_while_tkd_runs_the_call),
         cmocka_unit_test(test_client_gives_up_on_what_tkd_says),
+        cmocka_unit_test(test_client_started_write_is_not_deadline_exceeded),
         cmocka_unit_test(test_huge_timeout_waits_for_the_server),
         cmocka_unit_test(test_expired_in_queue_does_not_run),
         cmocka_unit_test(test_expired_in_queue_behind_a_later_deadline),

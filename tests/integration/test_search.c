@@ -556,6 +556,9 @@ static void test_bad_requests(void **state)
         { { .abs_root = "relative/dir", .query = "x", .hidden = -1 },
           TK_CODE_INVALID_ARGUMENT,
           "BAD_PATH" },
+        { { .abs_root = "", .query = "x", .hidden = -1 },
+          TK_CODE_INVALID_ARGUMENT,
+          "MISSING_FIELD" },
         { { .root = "a.txt", .query = "x", .hidden = -1 },
           TK_CODE_INVALID_ARGUMENT,
           "NOT_A_DIRECTORY" },
@@ -570,6 +573,24 @@ static void test_bad_requests(void **state)
         sres s;
         call(&d, &cases[i].r, &s);
         expect_fail(&s, cases[i].code, cases[i].reason);
+        sres_free(&s);
+    }
+
+    /* A bad root is named by its field, not as "the path is empty". */
+    static const struct {
+        const char *root, *says;
+    } named[] = {
+        { "", "root is required" },
+        { "relative/dir", "root: \"relative/dir\" is not an absolute path" },
+    };
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        sreq r = { .abs_root = named[i].root, .query = "x", .hidden = -1 };
+        sres s;
+        call(&d, &r, &s);
+        assert_int_equal(s.st.code, TK_CODE_INVALID_ARGUMENT);
+        if (strcmp(s.st.message, named[i].says) != 0)
+            fail_msg("message \"%s\", want \"%s\"", s.st.message,
+                     named[i].says);
         sres_free(&s);
     }
 

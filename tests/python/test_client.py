@@ -422,11 +422,14 @@ class TestWithoutTkd(unittest.TestCase):
         # It waited the deadline plus the grace for the server's own answer.
         self.assertGreaterEqual(took, (100 + tk.client.GRACE_MS - 5) / 1000)
 
-    def against_script(self, script: typing.List[int]) -> typing.Tuple[tk.TkError, int]:
-        """A 0.1 s Ping against a fake tkd that never answers the call and
-        answers each CallState about it with the next state of script
-        (-2: UNIMPLEMENTED); the error and how many questions came. Each
-        step is an event, a question arriving: no clock."""
+    def against_script(self, script: typing.List[int],
+                       method: str = "tk.v1.Control/Ping"
+                       ) -> typing.Tuple[tk.TkError, int]:
+        """A 0.1 s call of method (a PingRequest) against a fake tkd that
+        never answers the call and answers each CallState about it with the
+        next state of script (-2: UNIMPLEMENTED); the error and how many
+        questions came. Each step is an event, a question arriving: no
+        clock."""
         url = "ipc://%s/asker.sock" % self.dir.name
         rep = rep_socket(url, 30000)
         asked: typing.List[str] = []
@@ -466,7 +469,8 @@ class TestWithoutTkd(unittest.TestCase):
         try:
             with tk.Client(url) as c:
                 with self.assertRaises(tk.TkError) as cm:
-                    c.control.ping(timeout=0.1)
+                    c.call(method, control_pb2.PingRequest(), timeout=0.1,
+                           reply_type=control_pb2.PingReply)
         finally:
             _nng.close(rep)
             server.join()
@@ -486,6 +490,29 @@ class TestWithoutTkd(unittest.TestCase):
             self.assertEqual(e.code, code, e.message)
             self.assertIn(says, e.message)
             self.assertFalse(e.from_server)
+            self.assertEqual(asked, len(script))
+
+    def test_started_write_is_not_deadline_exceeded(self) -> None:
+        """A WRITE that tkd said runs (it started before its caller's
+        deadline and runs to completion) is never reported
+        DEADLINE_EXCEEDED by the client: when its reply cannot come, the
+        status says whether it completed is unknown. Negative controls: the
+        same answers about a READ, and about a WRITE only queued."""
+        S = control_pb2.CallStateReply
+        started = [S.RUNNING] + [S.NOT_FOUND] * 3
+        queued = [S.QUEUED] + [S.NOT_FOUND] * 3
+        cases = [("tk.v1.Git/Commit", started, tk.Code.UNKNOWN,
+                  "whether it completed is unknown"),
+                 ("tk.v1.Git/Status", started, tk.Code.DEADLINE_EXCEEDED,
+                  "has no record of call"),
+                 ("tk.v1.Git/Commit", queued, tk.Code.DEADLINE_EXCEEDED,
+                  "has no record of call")]
+        for method, script, code, says in cases:
+            e, asked = self.against_script(script, method)
+            self.assertEqual(e.code, code, e.message)
+            self.assertIn(says, e.message)
+            self.assertFalse(e.from_server)
+            self.assertFalse(e.status.cancellation.write_completed)
             self.assertEqual(asked, len(script))
 
     def dropped_calls(self, url: str, use_tk: bool) -> int:

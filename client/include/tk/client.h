@@ -86,6 +86,17 @@ enum {
  * does not answer the question within 5 s, no longer knows the call, says
  * it answered and the reply does not follow, or after TK_MAX_WAIT_MS more. */
 #define TK_DEADLINE_GRACE_MS 250u
+/* A WRITE that has started runs to completion under its own timeout, its
+ * ceiling, whatever its caller's deadline; tkd starts one only before that
+ * deadline, and the client learns that it started when tkd says RUNNING.
+ * Past the deadline, the client waits for a started WRITE's reply at
+ * least its ceiling (the catalog's) and this, what tkd takes to stop a
+ * write at its timeout (proc's SIGTERM grace and drain, and the reply):
+ * the reply says how it ended, write_completed or not. A started WRITE is
+ * never reported DEADLINE_EXCEEDED by the client: when its reply cannot
+ * come (tkd stopped answering), the status is UNKNOWN, "whether it
+ * completed is unknown". */
+#define TK_WRITE_STOP_MS 5000u
 /* How long a call with timeout_ms 0 (the method's default: the server's,
  * which the catalog knows only as declared) may wait for its reply at
  * most. */

@@ -26,7 +26,7 @@ from google.protobuf import descriptor_pool, message_factory, symbol_database
 from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import DecodeError, Message
 
-from tk import _nng
+from tk import _nng, catalog
 from tk._services import Services
 from tk.status import CancelOutcome, Cause, Code, Status, TkError, _enum_or_int
 from tk.v1 import control_pb2, rpc_pb2
@@ -39,6 +39,10 @@ GRACE_MS = 250
 #: change it) may wait for its reply at most, and how much longer than its
 #: deadline a call may wait while tkd says it runs (TK_MAX_WAIT_MS).
 MAX_WAIT_MS = 15 * 60 * 1000
+#: What tkd takes to stop a write at its own timeout (proc's SIGTERM grace
+#: and drain, and the reply): past the deadline, a WRITE's reply is waited
+#: for at least its ceiling and this (TK_WRITE_STOP_MS).
+WRITE_STOP_MS = 5000
 #: The bound of a Cancel: tkd answers it inline, so this only matters for a
 #: server that stopped answering.
 CANCEL_TIMEOUT = 5.0
@@ -122,7 +126,11 @@ class Call(Generic[R]):
     stands and goes on while tkd says it still runs (tkd ends every call
     itself), so the caller gets tkd's own answer; the client reports a
     status of its own when tkd does not answer the question, no longer
-    knows the call, or says it answered and no reply follows. Thread-safe.
+    knows the call, or says it answered and no reply follows. A WRITE that
+    tkd said runs has started and runs to completion: its reply is waited
+    for at least its ceiling (tk.catalog) and WRITE_STOP_MS, and it is
+    never reported DEADLINE_EXCEEDED by the client (UNKNOWN when its reply
+    cannot come: whether it completed is unknown). Thread-safe.
     """
 
     def __init__(self, client: Client, call_id: int, method: str,
@@ -146,6 +154,13 @@ class Call(Generic[R]):
         self._same = 0
         self._last_state: Optional[int] = None
         self._gave_up: Optional[Status] = None
+        # A WRITE that has started runs to completion whatever its
+        # caller's deadline: once tkd says it runs, the client never
+        # reports DEADLINE_EXCEEDED for it.
+        m = catalog.find_method(method)
+        self._write = m is not None and m.kind == catalog.Kind.WRITE
+        self._ceiling_ms = m.ceiling_ms if m is not None else 0
+        self._started = False
 
     def _send(self, sock: _nng.Socket, envelope: bytes, timeout_ms: int) -> None:
         wait_ms = MAX_WAIT_MS if timeout_ms == 0 else timeout_ms + GRACE_MS
@@ -170,6 +185,11 @@ class Call(Generic[R]):
         self._next_ask = t0 + wait_ms / 1000
         self._last = (self._next_ask if timeout_ms == 0 or not self._ask
                       else self._next_ask + MAX_WAIT_MS / 1000)
+        if self._write:  # at least the write's own timeout, and its stop
+            own = t0 + (self._ceiling_ms + WRITE_STOP_MS) / 1000
+            if timeout_ms == 0:
+                self._next_ask = max(self._next_ask, own)
+            self._last = max(self._last, own)
         self._channel.start_recv()
 
     def _finish(self, status: Status, reply: Optional[R] = None) -> None:
@@ -233,8 +253,14 @@ class Call(Generic[R]):
             self._pause = min(self._pause * 2, ASK_MAX_PAUSE)
             return
         code, text = why if isinstance(why, tuple) else (Code.DEADLINE_EXCEEDED, why)
+        if self._started:
+            code, text = Code.UNKNOWN, (
+                "the write (call %d) had started on tkd at %s, which runs it "
+                "to completion whatever its caller's deadline, but its reply "
+                "did not reach this client; whether it completed is unknown"
+                % (self.call_id, self._client.address))
         self._gave_up = Status.local(
-            code, text + ("" if code == Code.UNAVAILABLE
+            code, text + ("" if code in (Code.UNAVAILABLE, Code.UNKNOWN)
                           else " (a WRITE may still complete there)"),
             Cause.DEADLINE if code == Code.DEADLINE_EXCEEDED else Cause.NONE)
         self._next_ask = math.inf
@@ -245,6 +271,8 @@ class Call(Generic[R]):
         """None to wait on after tkd's answer state (None: no answer, -2: the
         method is unknown to tkd), else why the client stops waiting."""
         addr = self._client.address
+        if state == _RUNNING and self._write:
+            self._started = True  # tkd starts a WRITE only before its deadline
         if state in (_QUEUED, _RUNNING):
             return None
         if state is None:

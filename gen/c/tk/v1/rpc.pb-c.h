@@ -163,7 +163,8 @@ struct  Tk__V1__Cancellation
    */
   protobuf_c_boolean process_killed;
   /*
-   * A WRITE ran to completion (whatever its caller did meanwhile).
+   * A WRITE began and ran to completion (whatever its caller did
+   * meanwhile). False for one refused before it began: it wrote nothing.
    */
   protobuf_c_boolean write_completed;
   /*
