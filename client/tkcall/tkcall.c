@@ -19,6 +19,7 @@
 #include "tk/v1/control.pb-c.h"
 
 #include "tkcall.h"
+#include "tkcall_int.h"
 
 #ifndef TK_VERSION
 #define TK_VERSION "0.0.0"
@@ -133,28 +134,6 @@ static void note(const char *text)
     fputs(text, stderr);
 }
 
-/* A status tkcall makes itself, like those libtkclient makes. */
-static int make_status(tk_status *st, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int make_status(tk_status *st, int code, const char *fmt, ...)
-{
-    tk_status_clear(st);
-    va_list ap;
-    va_start(ap, fmt);
-    if (vasprintf(&st->message, fmt, ap) < 0)
-        st->message = NULL;
-    va_end(ap);
-    st->code = code;
-    st->reason = strdup("");
-    st->from_server = false;
-    return code;
-}
-
-static int exit_status_of(int code)
-{
-    return code >= 1 && code <= 16 ? code : TK_CODE_UNKNOWN;
-}
-
 /* "5s", "1m", "1500ms": a duration as --timeout reads it. */
 static void format_ms(char *buf, size_t len, uint32_t ms)
 {
@@ -195,109 +174,6 @@ static int parse_duration(uint32_t *out_ms, const char *s)
     if (*out_ms == 0 && ms > 0)
         *out_ms = 1;
     return 0;
-}
-
-/* protoc's JSON name of a field: '_' dropped, the next letter upper. */
-/* ---- output: replies and statuses ---------------------------------------- */
-
-static void put_member(FILE *f, bool *first, const char *key, const char *raw)
-{
-    fprintf(f, "%s\"%s\":%s", *first ? "" : ",", key, raw);
-    *first = false;
-}
-
-static void put_text(FILE *f, bool *first, const char *key, const void *s,
-                     size_t n)
-{
-    char *q = tk_json_string(s, n);
-    put_member(f, first, key, q != NULL ? q : "\"\"");
-    free(q);
-}
-
-static void put_uint(FILE *f, bool *first, const char *key, uint64_t v)
-{
-    char num[24];
-    snprintf(num, sizeof num, "%llu", (unsigned long long)v);
-    put_member(f, first, key, num);
-}
-
-static void put_cancellation(FILE *f, bool *first, const tk_status *st)
-{
-    if (st->cause == TK_CAUSE_NONE && !st->process_killed &&
-        !st->write_completed && st->cleanup_ms == 0)
-        return;
-    bool inner = true;
-    put_member(f, first, "cancellation", "{");
-    if (st->cause != TK_CAUSE_NONE)
-        put_text(f, &inner, "cause", tk_cause_name(st->cause),
-                 strlen(tk_cause_name(st->cause)));
-    if (st->process_killed)
-        put_member(f, &inner, "processKilled", "true");
-    if (st->write_completed)
-        put_member(f, &inner, "writeCompleted", "true");
-    if (st->cleanup_ms != 0)
-        put_uint(f, &inner, "cleanupMs", st->cleanup_ms);
-    fputc('}', f);
-}
-
-/* One line of JSON on stderr, written at once. */
-static void print_status(const tk_status *st)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    const char *msg = st->message != NULL ? st->message : "";
-    if (f == NULL) {
-        fprintf(stderr, "tkcall: %s: %s\n", tk_code_name(st->code), msg);
-        return;
-    }
-    bool first = true;
-    fputc('{', f);
-    put_text(f, &first, "code", tk_code_name(st->code),
-             strlen(tk_code_name(st->code)));
-    if (st->reason != NULL && st->reason[0] != '\0')
-        put_text(f, &first, "reason", st->reason, strlen(st->reason));
-    put_text(f, &first, "message", msg, strlen(msg));
-    if (st->stderr_len > 0)
-        put_text(f, &first, "stderr", st->stderr_excerpt, st->stderr_len);
-    if (st->partial)
-        put_member(f, &first, "partial", "true");
-    if (st->retry_after_ms != 0)
-        put_uint(f, &first, "retryAfterMs", st->retry_after_ms);
-    if (st->elapsed_us != 0)
-        put_uint(f, &first, "elapsedUs", st->elapsed_us);
-    put_member(f, &first, "fromServer", st->from_server ? "true" : "false");
-    put_cancellation(f, &first, st);
-    fputs("}\n", f);
-    if (fclose(f) != 0 || buf == NULL) { /* out of memory */
-        fprintf(stderr, "tkcall: %s: %s\n", tk_code_name(st->code), msg);
-        free(buf);
-        return;
-    }
-    fputs(buf, stderr);
-    free(buf);
-}
-
-/* Prints a non-OK status and frees it; returns the exit status. */
-static int report(tk_status *st)
-{
-    int code = st->code;
-    print_status(st);
-    tk_status_clear(st);
-    return exit_status_of(code);
-}
-
-static int print_reply(const ProtobufCMessage *reply, int flags)
-{
-    char *json = tk_json_encode(reply, flags);
-    if (json == NULL) {
-        tk_status st = { 0 };
-        make_status(&st, TK_CODE_INTERNAL, "out of memory printing the reply");
-        return report(&st);
-    }
-    printf("%s\n", json);
-    free(json);
-    return fflush(stdout) == 0 ? TKCALL_EXIT_OK : TK_CODE_UNKNOWN;
 }
 
 /* ---- Ctrl-C
@@ -411,13 +287,15 @@ static int open_client(tkcall *t, tk_status *st)
     /* Nothing listens there: say how to start one. Anything else (a TLS
      * handshake, a certificate file) is said as it is. */
     if (rv == TK_ERR_CONNECT && strstr(err, "is tkd running there?") != NULL)
-        return make_status(st, TK_CODE_UNAVAILABLE,
-                           "tkd is not running at %s (%s); start it with "
-                           "`tkd --listen %s` (or `tkd` for the default "
-                           "address), or point tkcall at a running tkd with "
-                           "--addr URL or TK_ADDR",
-                           t->addr, err, t->addr);
-    return make_status(st, TK_CODE_UNAVAILABLE, "cannot reach tkd: %s", err);
+        return tkcall_make_status(
+            st, TK_CODE_UNAVAILABLE,
+            "tkd is not running at %s (%s); start it with "
+            "`tkd --listen %s` (or `tkd` for the default "
+            "address), or point tkcall at a running tkd with "
+            "--addr URL or TK_ADDR",
+            t->addr, err, t->addr);
+    return tkcall_make_status(st, TK_CODE_UNAVAILABLE, "cannot reach tkd: %s",
+                              err);
 }
 
 static int run_call(tkcall *t, const char *method,
@@ -495,7 +373,7 @@ static int resolve_method(tkcall *t, const char *method,
     tk_status st = { 0 };
     int rv = TKCALL_EXIT_OK;
     if (fetch_method_info(t, method, &list, &info, &st) != TK_CODE_OK) {
-        rv = report(&st);
+        rv = tkcall_report(&st);
     } else if (info == NULL) {
         rv = unknown_method(t, method);
     } else {
@@ -584,9 +462,9 @@ static int call_method(tkcall *t, const char *method,
     int rv;
     if (run_call(t, method, req, rep_desc, &reply, &st) == TK_CODE_OK) {
         tk_status_clear(&st);
-        rv = print_reply(reply, t->json_flags);
+        rv = tkcall_print_reply(reply, t->json_flags);
     } else {
-        rv = report(&st);
+        rv = tkcall_report(&st);
     }
     protobuf_c_message_free_unpacked(req, NULL);
     if (reply != NULL)
@@ -633,13 +511,13 @@ static int cmd_list(tkcall *t)
     tk_status st = { 0 };
     if (list_methods(t, t->n_args == 2 ? t->args[1] : "", &list, &st) !=
         TK_CODE_OK)
-        return report(&st);
+        return tkcall_report(&st);
     tk_status_clear(&st);
     const char **names = calloc(list->n_methods + 1, sizeof *names);
     int rv = TKCALL_EXIT_OK;
     if (names == NULL) {
-        make_status(&st, TK_CODE_INTERNAL, "out of memory");
-        rv = report(&st);
+        tkcall_make_status(&st, TK_CODE_INTERNAL, "out of memory");
+        rv = tkcall_report(&st);
     } else {
         for (size_t i = 0; i < list->n_methods; i++)
             names[i] = list->methods[i]->name;
@@ -798,7 +676,7 @@ static int describe_method(tkcall *t, const char *name)
     int code = fetch_method_info(t, name, &list, &info, &st);
     int rv = TKCALL_EXIT_OK;
     if (local == NULL && code != TK_CODE_OK) {
-        rv = report(&st);
+        rv = tkcall_report(&st);
     } else if (local == NULL && info == NULL) {
         rv = unknown_method(t, name);
     } else {

@@ -1,0 +1,133 @@
+/* tkcall's output: replies on stdout, and the statuses other than OK on
+ * stderr as one line of JSON (see tkcall_int.h). */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tk/client.h>
+#include <tk/json.h>
+
+#include "tkcall.h"
+#include "tkcall_int.h"
+
+int tkcall_make_status(tk_status *st, int code, const char *fmt, ...)
+{
+    tk_status_clear(st);
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&st->message, fmt, ap) < 0)
+        st->message = NULL;
+    va_end(ap);
+    st->code = code;
+    st->reason = strdup("");
+    st->from_server = false;
+    return code;
+}
+
+int tkcall_exit_status_of(int code)
+{
+    return code >= 1 && code <= 16 ? code : TK_CODE_UNKNOWN;
+}
+
+static void put_member(FILE *f, bool *first, const char *key, const char *raw)
+{
+    fprintf(f, "%s\"%s\":%s", *first ? "" : ",", key, raw);
+    *first = false;
+}
+
+static void put_text(FILE *f, bool *first, const char *key, const void *s,
+                     size_t n)
+{
+    char *q = tk_json_string(s, n);
+    put_member(f, first, key, q != NULL ? q : "\"\"");
+    free(q);
+}
+
+static void put_uint(FILE *f, bool *first, const char *key, uint64_t v)
+{
+    char num[24];
+    snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+    put_member(f, first, key, num);
+}
+
+static void put_cancellation(FILE *f, bool *first, const tk_status *st)
+{
+    if (st->cause == TK_CAUSE_NONE && !st->process_killed &&
+        !st->write_completed && st->cleanup_ms == 0)
+        return;
+    bool inner = true;
+    put_member(f, first, "cancellation", "{");
+    if (st->cause != TK_CAUSE_NONE)
+        put_text(f, &inner, "cause", tk_cause_name(st->cause),
+                 strlen(tk_cause_name(st->cause)));
+    if (st->process_killed)
+        put_member(f, &inner, "processKilled", "true");
+    if (st->write_completed)
+        put_member(f, &inner, "writeCompleted", "true");
+    if (st->cleanup_ms != 0)
+        put_uint(f, &inner, "cleanupMs", st->cleanup_ms);
+    fputc('}', f);
+}
+
+/* One line of JSON on stderr, written at once. */
+static void print_status(const tk_status *st)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    const char *msg = st->message != NULL ? st->message : "";
+    if (f == NULL) {
+        fprintf(stderr, "tkcall: %s: %s\n", tk_code_name(st->code), msg);
+        return;
+    }
+    bool first = true;
+    fputc('{', f);
+    put_text(f, &first, "code", tk_code_name(st->code),
+             strlen(tk_code_name(st->code)));
+    if (st->reason != NULL && st->reason[0] != '\0')
+        put_text(f, &first, "reason", st->reason, strlen(st->reason));
+    put_text(f, &first, "message", msg, strlen(msg));
+    if (st->stderr_len > 0)
+        put_text(f, &first, "stderr", st->stderr_excerpt, st->stderr_len);
+    if (st->partial)
+        put_member(f, &first, "partial", "true");
+    if (st->retry_after_ms != 0)
+        put_uint(f, &first, "retryAfterMs", st->retry_after_ms);
+    if (st->elapsed_us != 0)
+        put_uint(f, &first, "elapsedUs", st->elapsed_us);
+    put_member(f, &first, "fromServer", st->from_server ? "true" : "false");
+    put_cancellation(f, &first, st);
+    fputs("}\n", f);
+    if (fclose(f) != 0 || buf == NULL) { /* out of memory */
+        fprintf(stderr, "tkcall: %s: %s\n", tk_code_name(st->code), msg);
+        free(buf);
+        return;
+    }
+    fputs(buf, stderr);
+    free(buf);
+}
+
+/* Prints a non-OK status and frees it; returns the exit status. */
+int tkcall_report(tk_status *st)
+{
+    int code = st->code;
+    print_status(st);
+    tk_status_clear(st);
+    return tkcall_exit_status_of(code);
+}
+
+int tkcall_print_reply(const ProtobufCMessage *reply, int flags)
+{
+    char *json = tk_json_encode(reply, flags);
+    if (json == NULL) {
+        tk_status st = { 0 };
+        tkcall_make_status(&st, TK_CODE_INTERNAL, "out of memory printing the reply");
+        return tkcall_report(&st);
+    }
+    printf("%s\n", json);
+    free(json);
+    return fflush(stdout) == 0 ? TKCALL_EXIT_OK : TK_CODE_UNKNOWN;
+}
