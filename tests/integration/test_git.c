@@ -440,6 +440,13 @@ static void test_grep(void **state)
     assert_int_equal(st.cause, TK_CAUSE_LIMIT);
     protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
+    /* As many matches as the limit, and no more: whole, not partial. */
+    rep = grep("-x", 1, &st);
+    assert_int_equal(rep->n_matches, 1);
+    assert_false(st.partial);
+    assert_int_equal(st.cause, TK_CAUSE_NONE);
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
 }
 
 static void test_writes(void **state)
