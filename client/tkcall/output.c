@@ -119,15 +119,35 @@ int tkcall_report(tk_status *st)
     return tkcall_exit_status_of(code);
 }
 
-int tkcall_print_reply(const ProtobufCMessage *reply, int flags)
+static int print_json(const tkcall_output *o, const ProtobufCMessage *reply)
 {
+    int flags = o->json_flags;
+    if (o->format != TKCALL_OUT_COMPACT)
+        flags |= TK_JSON_PRETTY;
     char *json = tk_json_encode(reply, flags);
     if (json == NULL) {
         tk_status st = { 0 };
-        tkcall_make_status(&st, TK_CODE_INTERNAL, "out of memory printing the reply");
+        tkcall_make_status(&st, TK_CODE_INTERNAL,
+                           "out of memory printing the reply");
         return tkcall_report(&st);
     }
     printf("%s\n", json);
     free(json);
-    return fflush(stdout) == 0 ? TKCALL_EXIT_OK : TK_CODE_UNKNOWN;
+    return TKCALL_EXIT_OK;
+}
+
+int tkcall_print_reply(const tkcall_output *o, const char *method,
+                       const ProtobufCMessage *request,
+                       const ProtobufCMessage *reply)
+{
+    int rv = TKCALL_EXIT_OK;
+    tkcall_text text = { .out = stdout,
+                         .color = o->color,
+                         .long_form = o->format == TKCALL_OUT_LONG };
+    bool as_text = o->format == TKCALL_OUT_TEXT || o->format == TKCALL_OUT_LONG;
+    if (!as_text || !tkcall_text_print(&text, method, request, reply))
+        rv = print_json(o, reply);
+    if (fflush(stdout) != 0 && rv == TKCALL_EXIT_OK)
+        rv = TK_CODE_UNKNOWN;
+    return rv;
 }

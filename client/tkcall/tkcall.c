@@ -56,12 +56,35 @@ static const char usage_text[] =
     "  -d, --data JSON|@FILE|@-\n"
     "                          the request (default {}); @FILE reads a file,\n"
     "                          @- standard input\n"
+    "  -o, --output FORMAT     how the reply is printed (default text):\n"
+    "                          text     the method's text form where it has\n"
+    "                                   one (below), else JSON as json\n"
+    "                          long     as text, with Git/Log in git log's\n"
+    "                                   long form\n"
+    "                          json     pretty JSON, the proto3 mapping: the\n"
+    "                                   stable form for scripts\n"
+    "                          compact  the same JSON on one line (jq, logs)\n"
+    "      --color WHEN        colour in the text forms: auto (default: only\n"
+    "                          when stdout is a terminal, NO_COLOR is unset\n"
+    "                          or empty and TERM is not dumb), always, never\n"
     "  -D, --emit-defaults     print reply fields that hold default values\n"
+    "                          (JSON)\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
     "\n"
+    "Text forms (bytes such as paths and lines are written as they are):\n"
+    "  Search/Search, Git/Grep  path:line:column:text, as rg --column\n"
+    "  Git/Log                  git log --oneline; -o long: git log\n"
+    "  Git/Status               git status --short --branch\n"
+    "  Git/Diff                 the patch\n"
+    "  Git/RevParse, Commit, Checkout  the object id; WorktreeAdd: PATH OID;\n"
+    "                           ConfigSet: nothing\n"
+    "  Orders/*                 a line an order: order ID STATE ...\n"
+    "Every other method prints JSON under -o text too. Scripts should say\n"
+    "-o json (or compact): the text forms are for people and may change.\n"
+    "\n"
     "The reply is printed on stdout. A status other than OK is printed on\n"
-    "stderr as one JSON object: "
+    "stderr as one JSON object:\n"
     "{\"code\":\"DEADLINE_EXCEEDED\",\"reason\":..,\n"
     "\"message\":..,\"stderr\":..,\"partial\":..,\"retryAfterMs\":..,\n"
     "\"elapsedUs\":..,\"fromServer\":..,\"cancellation\":{\"cause\":..,\n"
@@ -105,9 +128,9 @@ typedef struct tkcall {
     char addr[ADDR_MAX];
     tk_client_opts tls; /* --cacert, --cert, --key over TK_TLS_* */
     uint32_t timeout_ms;
-    const char *data; /* -d, or NULL for {} */
-    int json_flags;
-    char **args; /* the words after the options */
+    const char *data;  /* -d, or NULL for {} */
+    tkcall_output out; /* -o, --color, -D */
+    char **args;       /* the words after the options */
     int n_args;
     tk_client *client; /* opened on first use */
     sigctl sig;
@@ -306,11 +329,12 @@ static int run_call(tkcall *t, const char *method,
     tk_call_opts opts = { .timeout_ms = t->timeout_ms,
                           .cancel = t->sig.cancel };
     int code = open_client(t, st);
-    if (code != TK_CODE_OK)
-        return code;
-    atomic_store(&t->sig.in_call, true);
-    code = tk_call(t->client, method, request, reply_desc, reply, &opts, st);
-    atomic_store(&t->sig.in_call, false);
+    if (code == TK_CODE_OK) {
+        atomic_store(&t->sig.in_call, true);
+        code =
+            tk_call(t->client, method, request, reply_desc, reply, &opts, st);
+        atomic_store(&t->sig.in_call, false);
+    }
     return code;
 }
 
@@ -461,8 +485,8 @@ static int call_method(tkcall *t, const char *method,
     tk_status st = { 0 };
     int rv;
     if (run_call(t, method, req, rep_desc, &reply, &st) == TK_CODE_OK) {
+        rv = tkcall_print_reply(&t->out, method, req, reply);
         tk_status_clear(&st);
-        rv = tkcall_print_reply(reply, t->json_flags);
     } else {
         rv = tkcall_report(&st);
     }
@@ -759,7 +783,61 @@ static int dispatch(tkcall *t)
                        t->args[0]);
 }
 
-enum { OPT_CACERT = 1000, OPT_CERT, OPT_KEY };
+enum { OPT_CACERT = 1000, OPT_CERT, OPT_KEY, OPT_COLOR };
+
+static const char *const format_names[] = {
+    [TKCALL_OUT_TEXT] = "text",
+    [TKCALL_OUT_LONG] = "long",
+    [TKCALL_OUT_JSON] = "json",
+    [TKCALL_OUT_COMPACT] = "compact",
+};
+
+static int parse_format(tkcall *t, const char *name)
+{
+    for (size_t i = 0; i < sizeof format_names / sizeof format_names[0]; i++)
+        if (strcmp(name, format_names[i]) == 0) {
+            t->out.format = (tkcall_format)i;
+            return -1;
+        }
+    return usage_error("-o takes text, long, json or compact, not \"%s\"",
+                       name);
+}
+
+/* --color: auto is colour only on a terminal, and never with NO_COLOR set
+ * to anything but "" (no-color.org) or TERM=dumb. */
+static int parse_color(tkcall *t, const char *when)
+{
+    const char *no_color = getenv("NO_COLOR");
+    const char *term = getenv("TERM");
+    if (strcmp(when, "always") == 0)
+        t->out.color = true;
+    else if (strcmp(when, "never") == 0)
+        t->out.color = false;
+    else if (strcmp(when, "auto") == 0)
+        t->out.color = isatty(STDOUT_FILENO) &&
+                       (no_color == NULL || no_color[0] == '\0') &&
+                       (term == NULL || strcmp(term, "dumb") != 0);
+    else
+        return usage_error("--color takes auto, always or never, not \"%s\"",
+                           when);
+    return -1;
+}
+
+/* -o, --color (resolved once all flags are read) and -D. Returns -1
+ * to go on, or the status to exit with now. */
+static int output_option(tkcall *t, int c, const char *arg, const char **color)
+{
+    switch (c) {
+    case 'o':
+        return parse_format(t, arg);
+    case OPT_COLOR:
+        *color = arg;
+        return -1;
+    default: /* 'D' */
+        t->out.json_flags |= TK_JSON_EMIT_DEFAULTS;
+        return -1;
+    }
+}
 
 /* Returns -1 to go on, or the status to exit with now. */
 static int parse_args(tkcall *t, int argc, char **argv)
@@ -775,14 +853,16 @@ static int parse_args(tkcall *t, int argc, char **argv)
         { "timeout", required_argument, NULL, 't' },
         { "data", required_argument, NULL, 'd' },
         { "emit-defaults", no_argument, NULL, 'D' },
+        { "output", required_argument, NULL, 'o' },
+        { "color", required_argument, NULL, OPT_COLOR },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
-    const char *addr = NULL;
-    int c;
+    const char *addr = NULL, *color = "auto";
+    int c, rv;
     // NOLINTNEXTLINE(concurrency-mt-unsafe): argv is parsed in main, before any thread starts
-    while ((c = getopt_long(argc, argv, "a:t:d:DhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "a:t:d:Do:hV", longopts, NULL)) != -1) {
         switch (c) {
         case 'a':
             addr = optarg;
@@ -806,8 +886,11 @@ static int parse_args(tkcall *t, int argc, char **argv)
         case 'd':
             t->data = optarg;
             break;
+        case 'o':
+        case OPT_COLOR:
         case 'D':
-            t->json_flags |= TK_JSON_EMIT_DEFAULTS;
+            if ((rv = output_option(t, c, optarg, &color)) >= 0)
+                return rv;
             break;
         case 'h':
             fputs(usage_text, stdout);
@@ -824,6 +907,8 @@ static int parse_args(tkcall *t, int argc, char **argv)
                 : (tk_default_address(t->addr, sizeof t->addr) == 0 ? 0 : -1);
     if (n < 0 || (size_t)n >= sizeof t->addr)
         return usage_error("the address is too long");
+    if ((rv = parse_color(t, color)) >= 0)
+        return rv;
     t->args = argv + optind;
     t->n_args = argc - optind;
     return -1;
@@ -833,7 +918,7 @@ int main(int argc, char **argv)
 {
     block_signals();
     tkcall t = { .timeout_ms = TKCALL_DEFAULT_TIMEOUT_MS,
-                 .json_flags = TK_JSON_PRETTY };
+                 .out = { .format = TKCALL_OUT_TEXT } };
     int rv = parse_args(&t, argc, argv);
     if (rv >= 0)
         return rv;

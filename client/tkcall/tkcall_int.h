@@ -1,7 +1,11 @@
 /* tkcall's files among themselves: tkcall.c (the command line, calls,
- * list, describe) over output.c (what a call prints). */
+ * list, describe) over output.c (what a call prints) over text.c (the
+ * text forms of replies). */
 #ifndef TK_TKCALL_INT_H
 #define TK_TKCALL_INT_H
+
+#include <stdbool.h>
+#include <stdio.h>
 
 #include <protobuf-c/protobuf-c.h>
 
@@ -20,8 +24,43 @@ int tkcall_exit_status_of(int code);
  * returns the exit status. */
 int tkcall_report(tk_status *st);
 
-/* Prints an OK reply on stdout as JSON with tk_json_encode's flags;
- * returns the exit status. */
-int tkcall_print_reply(const ProtobufCMessage *reply, int flags);
+/* -o: how a reply is printed. */
+typedef enum tkcall_format {
+    TKCALL_OUT_TEXT,    /* the method's text form, else pretty JSON */
+    TKCALL_OUT_LONG,    /* as TEXT, with Log in git log's long form */
+    TKCALL_OUT_JSON,    /* pretty JSON */
+    TKCALL_OUT_COMPACT, /* JSON on one line */
+} tkcall_format;
+
+typedef struct tkcall_output {
+    tkcall_format format;
+    bool color;     /* the text forms' colours (--color) */
+    int json_flags; /* tk_json_encode's, but for PRETTY (-D) */
+} tkcall_output;
+
+/* Prints method's OK reply to request on stdout as o says; returns the
+ * exit status. */
+int tkcall_print_reply(const tkcall_output *o, const char *method,
+                       const ProtobufCMessage *request,
+                       const ProtobufCMessage *reply);
+
+/* ---- text.c ------------------------------------------------------------ */
+
+typedef struct tkcall_text {
+    FILE *out;
+    bool color;     /* SGR colours, as rg and git */
+    bool long_form; /* -o long: Log as git log, not --oneline */
+} tkcall_text;
+
+/* Prints reply, the reply of method to request, in the method's text form
+ * and returns true; returns false, printing nothing, when the method has
+ * none (or the reply is not of the type its form expects). */
+bool tkcall_text_print(const tkcall_text *t, const char *method,
+                       const ProtobufCMessage *request,
+                       const ProtobufCMessage *reply);
+
+/* The JSON name of the request field that bounds method's results
+ * ("maxMatches"), or NULL. */
+const char *tkcall_limit_field(const char *method);
 
 #endif /* TK_TKCALL_INT_H */
