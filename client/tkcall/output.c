@@ -151,3 +151,97 @@ int tkcall_print_reply(const tkcall_output *o, const char *method,
         rv = TK_CODE_UNKNOWN;
     return rv;
 }
+
+/* How many results the reply holds: the count of its first repeated
+ * field (matches, commits); -1 when it has none. */
+static long result_count(const ProtobufCMessage *reply)
+{
+    const ProtobufCMessageDescriptor *d = reply->descriptor;
+    for (unsigned i = 0; i < d->n_fields; i++)
+        if (d->fields[i].label == PROTOBUF_C_LABEL_REPEATED)
+            return (long)*(const size_t *)((const char *)reply +
+                                           d->fields[i].quantifier_offset);
+    return -1;
+}
+
+void tkcall_note_partial(const char *method, const ProtobufCMessage *reply,
+                         const tk_status *st)
+{
+    if (!st->partial)
+        return;
+    long n = reply != NULL ? result_count(reply) : -1;
+    const char *limit = tkcall_limit_field(method);
+    fputs("tkcall: partial reply: more results exist than", stderr);
+    if (n >= 0)
+        fprintf(stderr, " the %ld here", n);
+    else
+        fputs(" this reply holds", stderr);
+    fputs(st->cause == TK_CAUSE_LIMIT ? " (tkd stopped at a limit)" : "",
+          stderr);
+    if (limit != NULL)
+        fprintf(stderr, "; raise \"%s\" for more", limit);
+    fputs("\n", stderr);
+}
+
+/* "1.234 ms", "2.5 s": the server's elapsed time. */
+static void put_elapsed(FILE *f, uint64_t us)
+{
+    if (us < 1000)
+        fprintf(f, "%llu us", (unsigned long long)us);
+    else if (us < 10000000)
+        fprintf(f, "%.3f ms", (double)us / 1000.0);
+    else
+        fprintf(f, "%.3f s", (double)us / 1e6);
+}
+
+/* The tool the reply names (Search's), or NULL. */
+static const char *reply_tool(const ProtobufCMessage *reply)
+{
+    const ProtobufCFieldDescriptor *f =
+        reply != NULL ? protobuf_c_message_descriptor_get_field_by_name(
+                            reply->descriptor, "tool")
+                      : NULL;
+    if (f == NULL || f->type != PROTOBUF_C_TYPE_ENUM ||
+        f->label == PROTOBUF_C_LABEL_REPEATED)
+        return NULL;
+    int v = *(const int *)((const char *)reply + f->offset);
+    const ProtobufCEnumValue *e = protobuf_c_enum_descriptor_get_value(
+        (const ProtobufCEnumDescriptor *)f->descriptor, v);
+    return e != NULL ? e->name : NULL;
+}
+
+void tkcall_print_verbose(const tkcall_verbose *v, const tk_status *st,
+                          const ProtobufCMessage *reply)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL)
+        return;
+    fprintf(f, "tkcall: method   %s\n", v->method);
+    fprintf(f, "tkcall: deadline %s%s\n", v->deadline,
+            strcmp(v->deadline, "0s") == 0 ? " (the method's default)" : "");
+    fprintf(f, "tkcall: status   %s", tk_code_name(st->code));
+    if (st->reason != NULL && st->reason[0] != '\0')
+        fprintf(f, " %s", st->reason);
+    if (st->partial)
+        fputs(", partial", f);
+    if (st->cause != TK_CAUSE_NONE)
+        fprintf(f, ", cause %s", tk_cause_name(st->cause));
+    if (st->process_killed)
+        fputs(", process killed", f);
+    if (st->write_completed)
+        fputs(", write completed", f);
+    fputs(st->from_server ? ", from tkd\n" : ", made by the client\n", f);
+    if (st->from_server) {
+        fputs("tkcall: elapsed  ", f);
+        put_elapsed(f, st->elapsed_us);
+        fputs(" in tkd\n", f);
+    }
+    const char *tool = reply_tool(reply);
+    if (tool != NULL)
+        fprintf(f, "tkcall: tool     %s\n", tool);
+    if (fclose(f) == 0 && buf != NULL)
+        fputs(buf, stderr);
+    free(buf);
+}

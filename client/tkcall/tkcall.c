@@ -67,6 +67,10 @@ static const char usage_text[] =
     "      --color WHEN        colour in the text forms: auto (default: only\n"
     "                          when stdout is a terminal, NO_COLOR is unset\n"
     "                          or empty and TERM is not dumb), always, never\n"
+    "  -v, --verbose           for every call, OK or not, on stderr: the\n"
+    "                          method, the deadline sent, the status, tkd's\n"
+    "                          elapsed time and the tool that ran (when the\n"
+    "                          reply names it)\n"
     "  -D, --emit-defaults     print reply fields that hold default values\n"
     "                          (JSON)\n"
     "  -h, --help              this text\n"
@@ -83,8 +87,9 @@ static const char usage_text[] =
     "Every other method prints JSON under -o text too. Scripts should say\n"
     "-o json (or compact): the text forms are for people and may change.\n"
     "\n"
-    "The reply is printed on stdout. A status other than OK is printed on\n"
-    "stderr as one JSON object:\n"
+    "The reply is printed on stdout. A reply that is OK but partial (a limit\n"
+    "was reached: Search's limit, Grep's maxMatches) says so on stderr.\n"
+    "A status other than OK is printed on stderr as one JSON object:\n"
     "{\"code\":\"DEADLINE_EXCEEDED\",\"reason\":..,\n"
     "\"message\":..,\"stderr\":..,\"partial\":..,\"retryAfterMs\":..,\n"
     "\"elapsedUs\":..,\"fromServer\":..,\"cancellation\":{\"cause\":..,\n"
@@ -130,6 +135,7 @@ typedef struct tkcall {
     uint32_t timeout_ms;
     const char *data;  /* -d, or NULL for {} */
     tkcall_output out; /* -o, --color, -D */
+    bool verbose;      /* -v */
     char **args;       /* the words after the options */
     int n_args;
     tk_client *client; /* opened on first use */
@@ -335,6 +341,12 @@ static int run_call(tkcall *t, const char *method,
             tk_call(t->client, method, request, reply_desc, reply, &opts, st);
         atomic_store(&t->sig.in_call, false);
     }
+    if (t->verbose) {
+        char deadline[32];
+        format_ms(deadline, sizeof deadline, t->timeout_ms);
+        tkcall_verbose v = { .method = method, .deadline = deadline };
+        tkcall_print_verbose(&v, st, code == TK_CODE_OK ? *reply : NULL);
+    }
     return code;
 }
 
@@ -486,6 +498,7 @@ static int call_method(tkcall *t, const char *method,
     int rv;
     if (run_call(t, method, req, rep_desc, &reply, &st) == TK_CODE_OK) {
         rv = tkcall_print_reply(&t->out, method, req, reply);
+        tkcall_note_partial(method, reply, &st);
         tk_status_clear(&st);
     } else {
         rv = tkcall_report(&st);
@@ -823,7 +836,7 @@ static int parse_color(tkcall *t, const char *when)
     return -1;
 }
 
-/* -o, --color (resolved once all flags are read) and -D. Returns -1
+/* -o, --color (resolved once all flags are read), -v and -D. Returns -1
  * to go on, or the status to exit with now. */
 static int output_option(tkcall *t, int c, const char *arg, const char **color)
 {
@@ -832,6 +845,9 @@ static int output_option(tkcall *t, int c, const char *arg, const char **color)
         return parse_format(t, arg);
     case OPT_COLOR:
         *color = arg;
+        return -1;
+    case 'v':
+        t->verbose = true;
         return -1;
     default: /* 'D' */
         t->out.json_flags |= TK_JSON_EMIT_DEFAULTS;
@@ -855,6 +871,7 @@ static int parse_args(tkcall *t, int argc, char **argv)
         { "emit-defaults", no_argument, NULL, 'D' },
         { "output", required_argument, NULL, 'o' },
         { "color", required_argument, NULL, OPT_COLOR },
+        { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -862,7 +879,8 @@ static int parse_args(tkcall *t, int argc, char **argv)
     const char *addr = NULL, *color = "auto";
     int c, rv;
     // NOLINTNEXTLINE(concurrency-mt-unsafe): argv is parsed in main, before any thread starts
-    while ((c = getopt_long(argc, argv, "a:t:d:Do:hV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "a:t:d:Do:vhV", longopts, NULL)) !=
+           -1) {
         switch (c) {
         case 'a':
             addr = optarg;
@@ -888,6 +906,7 @@ static int parse_args(tkcall *t, int argc, char **argv)
             break;
         case 'o':
         case OPT_COLOR:
+        case 'v':
         case 'D':
             if ((rv = output_option(t, c, optarg, &color)) >= 0)
                 return rv;

@@ -44,6 +44,24 @@ int tkcall_print_reply(const tkcall_output *o, const char *method,
                        const ProtobufCMessage *request,
                        const ProtobufCMessage *reply);
 
+/* An OK reply that is partial (st->partial) says so on stderr: how many
+ * results it holds and the request field that bounds them. reply may be
+ * NULL. */
+void tkcall_note_partial(const char *method, const ProtobufCMessage *reply,
+                         const tk_status *st);
+
+/* -v: what is known of a call besides its reply. */
+typedef struct tkcall_verbose {
+    const char *method;
+    const char *deadline; /* as sent: "30s", "0s" (the method's default) */
+} tkcall_verbose;
+
+/* -v: the call's status, tkd's elapsed time, the tool that ran (when the
+ * reply names it) and the deadline sent, on stderr, for every call, OK or
+ * not. reply may be NULL. */
+void tkcall_print_verbose(const tkcall_verbose *v, const tk_status *st,
+                          const ProtobufCMessage *reply);
+
 /* ---- text.c ------------------------------------------------------------ */
 
 typedef struct tkcall_text {

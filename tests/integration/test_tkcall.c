@@ -803,6 +803,83 @@ static void test_colour(void **state)
     ts_proc_free(&p);
 }
 
+static void test_verbose(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    call_ok(f, &p,
+            ARGS("-v", "-t", "2s", "-d",
+                 req(f, "root", ",\"query\":\"two\",\"tool\":\"RG\""),
+                 "tk.v1.Search/Search"));
+    expect_in(p.err, "tkcall: method   tk.v1.Search/Search\n"
+                     "tkcall: deadline 2s\n"
+                     "tkcall: status   OK, from tkd\n"
+                     "tkcall: elapsed  ");
+    expect_in(p.err, " in tkd\ntkcall: tool     RG\n");
+    ts_proc_free(&p);
+    /* Not OK: the same lines, then the status. */
+    expect_exit(&p,
+                tkcall(&p, f->tkd_addr,
+                       ARGS("-v", "-t", "0", "-d",
+                            "{\"repo\":\"/nonexistent\"}", "tk.v1.Git/Status")),
+                5);
+    expect_in(p.err, "tkcall: deadline 0s (the method's default)\n"
+                     "tkcall: status   NOT_FOUND PATH_NOT_FOUND, from tkd\n"
+                     "tkcall: elapsed  ");
+    expect_in(p.err, "{\"code\":\"NOT_FOUND\"");
+    ts_proc_free(&p);
+    /* No tkd: the client's own status, and no elapsed time of tkd's. */
+    char addr[300];
+    snprintf(addr, sizeof addr, "ipc://%s/nobody.sock", f->dir);
+    expect_exit(&p, tkcall(&p, addr, ARGS("-v", "tk.v1.Control/Ping")), 14);
+    expect_in(p.err, "tkcall: status   UNAVAILABLE, made by the client\n");
+    assert_null(strstr(p.err, "elapsed"));
+    ts_proc_free(&p);
+    /* Without -v, an OK call says nothing on stderr. */
+    call_ok(f, &p, ARGS("tk.v1.Control/Ping"));
+    expect_eq(p.err, "");
+    ts_proc_free(&p);
+}
+
+/* A reply that reached its limit says so on stderr; one that holds every
+ * result does not. */
+static void test_partial_notice(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    call_ok(
+        f, &p,
+        ARGS("-d",
+             req(f, "repo", ",\"pattern\":\"tk_client_open\",\"maxMatches\":3"),
+             "tk.v1.Git/Grep"));
+    assert_int_equal(ts_count(p.out, "\n"), 3);
+    expect_eq(p.err, "tkcall: partial reply: more results exist than the 3 "
+                     "here (tkd stopped at a limit); raise \"maxMatches\" "
+                     "for more\n");
+    ts_proc_free(&p);
+    /* As many as exist: whole. */
+    call_ok(
+        f, &p,
+        ARGS("-d",
+             req(f, "repo", ",\"pattern\":\"tk_client_open\",\"maxMatches\":7"),
+             "tk.v1.Git/Grep"));
+    assert_int_equal(ts_count(p.out, "\n"), 7);
+    expect_eq(p.err, "");
+    ts_proc_free(&p);
+    /* Search, and under -o json too (stdout stays the reply alone). */
+    call_ok(f, &p,
+            ARGS("-o", "json", "-d",
+                 req(f, "root",
+                     ",\"query\":\"tk_client_open\",\"limit\":2,"
+                     "\"tool\":\"RG\""),
+                 "tk.v1.Search/Search"));
+    expect_in(p.out, "\"partial\": true");
+    expect_eq(p.err, "tkcall: partial reply: more results exist than the 2 "
+                     "here (tkd stopped at a limit); raise \"limit\" for "
+                     "more\n");
+    ts_proc_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -825,6 +902,8 @@ int main(void)
         cmocka_unit_test(test_text_status_and_diff),
         cmocka_unit_test(test_json_forms),
         cmocka_unit_test(test_colour),
+        cmocka_unit_test(test_verbose),
+        cmocka_unit_test(test_partial_notice),
         cmocka_unit_test_teardown(test_deadline, end_processes),
         cmocka_unit_test_teardown(test_ctrl_c_read, end_processes),
         cmocka_unit_test_teardown(test_ctrl_c_write, end_processes),
