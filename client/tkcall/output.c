@@ -23,6 +23,7 @@ int tkcall_make_status(tk_status *st, int code, const char *fmt, ...)
     va_end(ap);
     st->code = code;
     st->reason = strdup("");
+    st->tool = strdup("");
     st->from_server = false;
     return code;
 }
@@ -194,24 +195,7 @@ static void put_elapsed(FILE *f, uint64_t us)
         fprintf(f, "%.3f s", (double)us / 1e6);
 }
 
-/* The tool the reply names (Search's), or NULL. */
-static const char *reply_tool(const ProtobufCMessage *reply)
-{
-    const ProtobufCFieldDescriptor *f =
-        reply != NULL ? protobuf_c_message_descriptor_get_field_by_name(
-                            reply->descriptor, "tool")
-                      : NULL;
-    if (f == NULL || f->type != PROTOBUF_C_TYPE_ENUM ||
-        f->label == PROTOBUF_C_LABEL_REPEATED)
-        return NULL;
-    int v = *(const int *)((const char *)reply + f->offset);
-    const ProtobufCEnumValue *e = protobuf_c_enum_descriptor_get_value(
-        (const ProtobufCEnumDescriptor *)f->descriptor, v);
-    return e != NULL ? e->name : NULL;
-}
-
-void tkcall_print_verbose(const tkcall_verbose *v, const tk_status *st,
-                          const ProtobufCMessage *reply)
+void tkcall_print_verbose(const tkcall_verbose *v, const tk_status *st)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -238,9 +222,8 @@ void tkcall_print_verbose(const tkcall_verbose *v, const tk_status *st,
         put_elapsed(f, st->elapsed_us);
         fputs(" in tkd\n", f);
     }
-    const char *tool = reply_tool(reply);
-    if (tool != NULL)
-        fprintf(f, "tkcall: tool     %s\n", tool);
+    if (st->tool != NULL && st->tool[0] != '\0')
+        fprintf(f, "tkcall: tool     %s\n", st->tool);
     if (fclose(f) == 0 && buf != NULL)
         fputs(buf, stderr);
     free(buf);

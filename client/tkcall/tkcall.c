@@ -69,8 +69,8 @@ static const char usage_text[] =
     "                          or empty and TERM is not dumb), always, never\n"
     "  -v, --verbose           for every call, OK or not, on stderr: the\n"
     "                          method, the deadline sent, the status, tkd's\n"
-    "                          elapsed time and the tool that ran (when the\n"
-    "                          reply names it)\n"
+    "                          elapsed time and what did the work (the\n"
+    "                          program tkd ran, or libgit2, postgresql)\n"
     "  -D, --emit-defaults     print reply fields that hold default values\n"
     "                          (JSON)\n"
     "  -h, --help              this text\n"
@@ -345,7 +345,7 @@ static int run_call(tkcall *t, const char *method,
         char deadline[32];
         format_ms(deadline, sizeof deadline, t->timeout_ms);
         tkcall_verbose v = { .method = method, .deadline = deadline };
-        tkcall_print_verbose(&v, st, code == TK_CODE_OK ? *reply : NULL);
+        tkcall_print_verbose(&v, st);
     }
     return code;
 }

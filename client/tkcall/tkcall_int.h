@@ -56,11 +56,9 @@ typedef struct tkcall_verbose {
     const char *deadline; /* as sent: "30s", "0s" (the method's default) */
 } tkcall_verbose;
 
-/* -v: the call's status, tkd's elapsed time, the tool that ran (when the
- * reply names it) and the deadline sent, on stderr, for every call, OK or
- * not. reply may be NULL. */
-void tkcall_print_verbose(const tkcall_verbose *v, const tk_status *st,
-                          const ProtobufCMessage *reply);
+/* -v: the call's status, tkd's elapsed time, the tool that ran (the
+ * status's) and the deadline sent, on stderr, for every call, OK or not. */
+void tkcall_print_verbose(const tkcall_verbose *v, const tk_status *st);
 
 /* ---- text.c ------------------------------------------------------------ */
 

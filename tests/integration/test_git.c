@@ -426,6 +426,7 @@ static void test_grep(void **state)
     assert_int_equal(rep->matches[0]->column, 8);
     assert_true(bin_eq(rep->matches[0]->text, "needle -x here"));
     assert_false(st.partial);
+    assert_string_equal(st.tool, "git grep");
     protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
     /* Literal: "." is a dot, not any character. No match is a success. */

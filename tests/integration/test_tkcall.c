@@ -815,7 +815,16 @@ static void test_verbose(void **state)
                      "tkcall: deadline 2s\n"
                      "tkcall: status   OK, from tkd\n"
                      "tkcall: elapsed  ");
-    expect_in(p.err, " in tkd\ntkcall: tool     RG\n");
+    expect_in(p.err, " in tkd\ntkcall: tool     rg\n");
+    ts_proc_free(&p);
+    /* The tool as tkd names it: git's subcommand, or libgit2 in tkd. */
+    call_ok(f, &p,
+            ARGS("-v", "-d", req(f, "repo", ",\"pattern\":\"two\""),
+                 "tk.v1.Git/Grep"));
+    expect_in(p.err, "tkcall: tool     git grep\n");
+    ts_proc_free(&p);
+    call_ok(f, &p, ARGS("-v", "-d", req(f, "repo", ""), "tk.v1.Git/Log"));
+    expect_in(p.err, "tkcall: tool     libgit2\n");
     ts_proc_free(&p);
     /* Not OK: the same lines, then the status. */
     expect_exit(&p,
@@ -827,6 +836,7 @@ static void test_verbose(void **state)
                      "tkcall: status   NOT_FOUND PATH_NOT_FOUND, from tkd\n"
                      "tkcall: elapsed  ");
     expect_in(p.err, "{\"code\":\"NOT_FOUND\"");
+    assert_null(strstr(p.err, "tool")); /* refused before any ran */
     ts_proc_free(&p);
     /* No tkd: the client's own status, and no elapsed time of tkd's. */
     char addr[300];
