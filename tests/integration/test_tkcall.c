@@ -675,6 +675,23 @@ static void test_text_status_and_diff(void **state)
     call_ok(f, &p, ARGS("-d", req(f, "repo", ""), "tk.v1.Git/Status"));
     expect_eq(p.out, "## main\n M a.c\nA  s.txt\n?? u.txt\n");
     ts_proc_free(&p);
+    /* A clone a commit ahead of its upstream, with a rename staged; then
+     * detached. */
+    char clone[400], d[500];
+    snprintf(clone, sizeof clone, "%s/ux-clone", f->dir);
+    tree_git(f->dir, ARGS("clone", "-q", repo(f), clone));
+    tree_puts(clone, "e.txt", "e\n");
+    tree_git(clone, ARGS("add", "e.txt"));
+    tree_git(clone, ARGS("commit", "-q", "-m", "e"));
+    tree_git(clone, ARGS("mv", "c.txt", "d.txt"));
+    snprintf(d, sizeof d, "{\"repo\":\"%s\"}", clone);
+    call_ok(f, &p, ARGS("-d", d, "tk.v1.Git/Status"));
+    expect_eq(p.out, "## main...origin/main [ahead 1]\nR  c.txt -> d.txt\n");
+    ts_proc_free(&p);
+    tree_git(clone, ARGS("checkout", "-q", "--detach"));
+    call_ok(f, &p, ARGS("-d", d, "tk.v1.Git/Status"));
+    expect_eq(p.out, "## HEAD (no branch)\nR  c.txt -> d.txt\n");
+    ts_proc_free(&p);
     call_ok(f, &p, ARGS("-d", req(f, "repo", ""), "tk.v1.Git/Diff"));
     assert_int_equal(strncmp(p.out, "diff --git a/a.c b/a.c\n", 23), 0);
     expect_in(p.out, "\n@@ -1,2 +1,3 @@\n tk_client_open one\n");
