@@ -318,6 +318,7 @@ void tk_status_clear(tk_status *status)
     free(status->message);
     free(status->reason);
     free(status->stderr_excerpt);
+    free(status->tool);
     memset(status, 0, sizeof *status);
 }
 
@@ -337,6 +338,7 @@ static int local_status(tk_status *st, int code, int cause, const char *fmt,
     st->cause = cause;
     st->message = strdup(buf);
     st->reason = strdup("");
+    st->tool = strdup("");
     st->from_server = false;
     return code;
 }
@@ -351,6 +353,7 @@ static int copy_status(tk_status *st, const Tk__V1__Status *in)
     st->code = (int)in->code;
     st->message = strdup(in->message);
     st->reason = strdup(in->reason);
+    st->tool = strdup(in->tool);
     if (in->stderr_excerpt.len > 0) {
         st->stderr_excerpt = malloc(in->stderr_excerpt.len);
         if (st->stderr_excerpt != NULL) {
@@ -368,7 +371,7 @@ static int copy_status(tk_status *st, const Tk__V1__Status *in)
         st->write_completed = in->cancellation->write_completed;
         st->cleanup_ms = in->cancellation->cleanup_ms;
     }
-    if (st->message == NULL || st->reason == NULL)
+    if (st->message == NULL || st->reason == NULL || st->tool == NULL)
         return local_status(st, TK_CODE_INTERNAL, TK_CAUSE_NONE,
                             "out of memory");
     st->from_server = true;

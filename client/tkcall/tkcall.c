@@ -20,6 +20,7 @@
 #include "tk/v1/control.pb-c.h"
 
 #include "tkcall.h"
+#include "tkcall_int.h"
 
 #ifndef TK_VERSION
 #define TK_VERSION "0.0.0"
@@ -59,7 +60,23 @@ static const char usage_text[] =
     "  -d, --data JSON|@FILE|@-\n"
     "                          the request (default {}); @FILE reads a file,\n"
     "                          @- standard input\n"
+    "  -o, --output FORMAT     how the reply is printed (default text):\n"
+    "                          text     the method's text form where it has\n"
+    "                                   one (below), else JSON as json\n"
+    "                          long     as text, with Git/Log in git log's\n"
+    "                                   long form\n"
+    "                          json     pretty JSON, the proto3 mapping: the\n"
+    "                                   stable form for scripts\n"
+    "                          compact  the same JSON on one line (jq, logs)\n"
+    "      --color WHEN        colour in the text forms: auto (default: only\n"
+    "                          when stdout is a terminal, NO_COLOR is unset\n"
+    "                          or empty and TERM is not dumb), always, never\n"
+    "  -v, --verbose           for every call, OK or not, on stderr: the\n"
+    "                          method, the deadline sent, the status, tkd's\n"
+    "                          elapsed time and what did the work (the\n"
+    "                          program tkd ran, or libgit2, postgresql)\n"
     "  -D, --emit-defaults     print reply fields that hold default values\n"
+    "                          (JSON)\n"
     "      --proto-json        the strict proto3 JSON mapping, both ways:\n"
     "                          bytes as base64 strings, as grpcurl, buf curl\n"
     "                          and other proto3 JSON tools read and write "
@@ -67,8 +84,20 @@ static const char usage_text[] =
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
     "\n"
-    "The reply is printed on stdout. A status other than OK is printed on\n"
-    "stderr as one JSON object: "
+    "Text forms (bytes such as paths and lines are written as they are):\n"
+    "  Search/Search, Git/Grep  path:line:column:text, as rg --column\n"
+    "  Git/Log                  git log --oneline; -o long: git log\n"
+    "  Git/Status               git status --short --branch\n"
+    "  Git/Diff                 the patch\n"
+    "  Git/RevParse, Commit, Checkout  the object id; WorktreeAdd: PATH OID;\n"
+    "                           ConfigSet: nothing\n"
+    "  Orders/*                 a line an order: order ID STATE ...\n"
+    "Every other method prints JSON under -o text too. Scripts should say\n"
+    "-o json (or compact): the text forms are for people and may change.\n"
+    "\n"
+    "The reply is printed on stdout. A reply that is OK but partial (a limit\n"
+    "was reached: Search's limit, Grep's maxMatches) says so on stderr.\n"
+    "A status other than OK is printed on stderr as one JSON object:\n"
     "{\"code\":\"DEADLINE_EXCEEDED\",\"reason\":..,\n"
     "\"message\":..,\"stderr\":..,\"partial\":..,\"retryAfterMs\":..,\n"
     "\"elapsedUs\":..,\"fromServer\":..,\"cancellation\":{\"cause\":..,\n"
@@ -115,9 +144,10 @@ typedef struct tkcall {
     char addr[ADDR_MAX];
     tk_client_opts tls; /* --cacert, --cert, --key over TK_TLS_* */
     uint32_t timeout_ms;
-    const char *data; /* -d, or NULL for {} */
-    int json_flags;
-    char **args; /* the words after the options */
+    const char *data;  /* -d, or NULL for {} */
+    tkcall_output out; /* -o, --color, -D */
+    bool verbose;      /* -v */
+    char **args;       /* the words after the options */
     int n_args;
     tk_client *client; /* opened on first use */
     sigctl sig;
@@ -142,28 +172,6 @@ static int usage_error(const char *fmt, ...)
 static void note(const char *text)
 {
     fputs(text, stderr);
-}
-
-/* A status tkcall makes itself, like those libtkclient makes. */
-static int make_status(tk_status *st, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int make_status(tk_status *st, int code, const char *fmt, ...)
-{
-    tk_status_clear(st);
-    va_list ap;
-    va_start(ap, fmt);
-    if (vasprintf(&st->message, fmt, ap) < 0)
-        st->message = NULL;
-    va_end(ap);
-    st->code = code;
-    st->reason = strdup("");
-    st->from_server = false;
-    return code;
-}
-
-static int exit_status_of(int code)
-{
-    return code >= 1 && code <= 16 ? code : TK_CODE_UNKNOWN;
 }
 
 /* "5s", "1m", "1500ms": a duration as --timeout reads it. */
@@ -206,109 +214,6 @@ static int parse_duration(uint32_t *out_ms, const char *s)
     if (*out_ms == 0 && ms > 0)
         *out_ms = 1;
     return 0;
-}
-
-/* protoc's JSON name of a field: '_' dropped, the next letter upper. */
-/* ---- output: replies and statuses ---------------------------------------- */
-
-static void put_member(FILE *f, bool *first, const char *key, const char *raw)
-{
-    fprintf(f, "%s\"%s\":%s", *first ? "" : ",", key, raw);
-    *first = false;
-}
-
-static void put_text(FILE *f, bool *first, const char *key, const void *s,
-                     size_t n)
-{
-    char *q = tk_json_string(s, n);
-    put_member(f, first, key, q != NULL ? q : "\"\"");
-    free(q);
-}
-
-static void put_uint(FILE *f, bool *first, const char *key, uint64_t v)
-{
-    char num[24];
-    snprintf(num, sizeof num, "%llu", (unsigned long long)v);
-    put_member(f, first, key, num);
-}
-
-static void put_cancellation(FILE *f, bool *first, const tk_status *st)
-{
-    if (st->cause == TK_CAUSE_NONE && !st->process_killed &&
-        !st->write_completed && st->cleanup_ms == 0)
-        return;
-    bool inner = true;
-    put_member(f, first, "cancellation", "{");
-    if (st->cause != TK_CAUSE_NONE)
-        put_text(f, &inner, "cause", tk_cause_name(st->cause),
-                 strlen(tk_cause_name(st->cause)));
-    if (st->process_killed)
-        put_member(f, &inner, "processKilled", "true");
-    if (st->write_completed)
-        put_member(f, &inner, "writeCompleted", "true");
-    if (st->cleanup_ms != 0)
-        put_uint(f, &inner, "cleanupMs", st->cleanup_ms);
-    fputc('}', f);
-}
-
-/* One line of JSON on stderr, written at once. */
-static void print_status(const tk_status *st)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    const char *msg = st->message != NULL ? st->message : "";
-    if (f == NULL) {
-        fprintf(stderr, "tkcall: %s: %s\n", tk_code_name(st->code), msg);
-        return;
-    }
-    bool first = true;
-    fputc('{', f);
-    put_text(f, &first, "code", tk_code_name(st->code),
-             strlen(tk_code_name(st->code)));
-    if (st->reason != NULL && st->reason[0] != '\0')
-        put_text(f, &first, "reason", st->reason, strlen(st->reason));
-    put_text(f, &first, "message", msg, strlen(msg));
-    if (st->stderr_len > 0)
-        put_text(f, &first, "stderr", st->stderr_excerpt, st->stderr_len);
-    if (st->partial)
-        put_member(f, &first, "partial", "true");
-    if (st->retry_after_ms != 0)
-        put_uint(f, &first, "retryAfterMs", st->retry_after_ms);
-    if (st->elapsed_us != 0)
-        put_uint(f, &first, "elapsedUs", st->elapsed_us);
-    put_member(f, &first, "fromServer", st->from_server ? "true" : "false");
-    put_cancellation(f, &first, st);
-    fputs("}\n", f);
-    if (fclose(f) != 0 || buf == NULL) { /* out of memory */
-        fprintf(stderr, "tkcall: %s: %s\n", tk_code_name(st->code), msg);
-        free(buf);
-        return;
-    }
-    fputs(buf, stderr);
-    free(buf);
-}
-
-/* Prints a non-OK status and frees it; returns the exit status. */
-static int report(tk_status *st)
-{
-    int code = st->code;
-    print_status(st);
-    tk_status_clear(st);
-    return exit_status_of(code);
-}
-
-static int print_reply(const ProtobufCMessage *reply, int flags)
-{
-    char *json = tk_json_encode(reply, flags);
-    if (json == NULL) {
-        tk_status st = { 0 };
-        make_status(&st, TK_CODE_INTERNAL, "out of memory printing the reply");
-        return report(&st);
-    }
-    printf("%s\n", json);
-    free(json);
-    return fflush(stdout) == 0 ? TKCALL_EXIT_OK : TK_CODE_UNKNOWN;
 }
 
 /* ---- Ctrl-C
@@ -422,13 +327,15 @@ static int open_client(tkcall *t, tk_status *st)
     /* Nothing listens there: say how to start one. Anything else (a TLS
      * handshake, a certificate file) is said as it is. */
     if (rv == TK_ERR_CONNECT && strstr(err, "is tkd running there?") != NULL)
-        return make_status(st, TK_CODE_UNAVAILABLE,
-                           "tkd is not running at %s (%s); start it with "
-                           "`tkd --listen %s` (or `tkd` for the default "
-                           "address), or point tkcall at a running tkd with "
-                           "--addr URL or TK_ADDR",
-                           t->addr, err, t->addr);
-    return make_status(st, TK_CODE_UNAVAILABLE, "cannot reach tkd: %s", err);
+        return tkcall_make_status(
+            st, TK_CODE_UNAVAILABLE,
+            "tkd is not running at %s (%s); start it with "
+            "`tkd --listen %s` (or `tkd` for the default "
+            "address), or point tkcall at a running tkd with "
+            "--addr URL or TK_ADDR",
+            t->addr, err, t->addr);
+    return tkcall_make_status(st, TK_CODE_UNAVAILABLE, "cannot reach tkd: %s",
+                              err);
 }
 
 static int run_call(tkcall *t, const char *method,
@@ -439,11 +346,18 @@ static int run_call(tkcall *t, const char *method,
     tk_call_opts opts = { .timeout_ms = t->timeout_ms,
                           .cancel = t->sig.cancel };
     int code = open_client(t, st);
-    if (code != TK_CODE_OK)
-        return code;
-    atomic_store(&t->sig.in_call, true);
-    code = tk_call(t->client, method, request, reply_desc, reply, &opts, st);
-    atomic_store(&t->sig.in_call, false);
+    if (code == TK_CODE_OK) {
+        atomic_store(&t->sig.in_call, true);
+        code =
+            tk_call(t->client, method, request, reply_desc, reply, &opts, st);
+        atomic_store(&t->sig.in_call, false);
+    }
+    if (t->verbose) {
+        char deadline[32];
+        format_ms(deadline, sizeof deadline, t->timeout_ms);
+        tkcall_verbose v = { .method = method, .deadline = deadline };
+        tkcall_print_verbose(&v, st);
+    }
     return code;
 }
 
@@ -506,7 +420,7 @@ static int resolve_method(tkcall *t, const char *method,
     tk_status st = { 0 };
     int rv = TKCALL_EXIT_OK;
     if (fetch_method_info(t, method, &list, &info, &st) != TK_CODE_OK) {
-        rv = report(&st);
+        rv = tkcall_report(&st);
     } else if (info == NULL) {
         rv = unknown_method(t, method);
     } else {
@@ -584,7 +498,7 @@ static int call_method(tkcall *t, const char *method,
 {
     ProtobufCMessage *req = NULL, *reply = NULL;
     char err[512];
-    if (tk_json_decode_ex(&req, req_desc, text, len, t->json_flags, err,
+    if (tk_json_decode_ex(&req, req_desc, text, len, t->out.json_flags, err,
                           sizeof err) != 0) {
         // NOLINTNEXTLINE(clang-analyzer-core.NullDereference): resolve_method says OK only with both descriptors set; the analyzer does not follow usage_error (variadic) to see that it never returns OK
         const char *type = req_desc->name;
@@ -602,11 +516,12 @@ static int call_method(tkcall *t, const char *method,
                        (t1.tv_nsec - t0.tv_nsec) / 1000000;
         /* The deadline passed while the write ran: say it completed. */
         if (st.write_completed && t->timeout_ms != 0 && ms > t->timeout_ms)
-            print_status(&st);
+            tkcall_print_status(&st);
+        rv = tkcall_print_reply(&t->out, method, req, reply);
+        tkcall_note_partial(method, reply, &st);
         tk_status_clear(&st);
-        rv = print_reply(reply, t->json_flags);
     } else {
-        rv = report(&st);
+        rv = tkcall_report(&st);
     }
     protobuf_c_message_free_unpacked(req, NULL);
     if (reply != NULL)
@@ -653,13 +568,13 @@ static int cmd_list(tkcall *t)
     tk_status st = { 0 };
     if (list_methods(t, t->n_args == 2 ? t->args[1] : "", &list, &st) !=
         TK_CODE_OK)
-        return report(&st);
+        return tkcall_report(&st);
     tk_status_clear(&st);
     const char **names = calloc(list->n_methods + 1, sizeof *names);
     int rv = TKCALL_EXIT_OK;
     if (names == NULL) {
-        make_status(&st, TK_CODE_INTERNAL, "out of memory");
-        rv = report(&st);
+        tkcall_make_status(&st, TK_CODE_INTERNAL, "out of memory");
+        rv = tkcall_report(&st);
     } else {
         for (size_t i = 0; i < list->n_methods; i++)
             names[i] = list->methods[i]->name;
@@ -830,7 +745,7 @@ static int describe_method(tkcall *t, const char *name)
     int code = fetch_method_info(t, name, &list, &info, &st);
     int rv = TKCALL_EXIT_OK;
     if (local == NULL && code != TK_CODE_OK) {
-        rv = report(&st);
+        rv = tkcall_report(&st);
     } else if (local == NULL && info == NULL) {
         rv = unknown_method(t, name);
     } else {
@@ -850,7 +765,7 @@ static int describe_method(tkcall *t, const char *name)
         const ProtobufCMessageDescriptor *rd = tk_catalog_find_message(req);
         printf("\n");
         if (rd != NULL)
-            print_message(stdout, rd, t->json_flags);
+            print_message(stdout, rd, t->out.json_flags);
         else
             printf("(tkcall's catalog has no schema for %s)\n", req);
     }
@@ -872,7 +787,7 @@ static int cmd_describe(tkcall *t)
     const ProtobufCMessageDescriptor *m = tk_catalog_find_message(name);
     const ProtobufCEnumDescriptor *e = tk_catalog_find_enum(name);
     if (m != NULL)
-        print_message(stdout, m, t->json_flags);
+        print_message(stdout, m, t->out.json_flags);
     else if (e != NULL)
         print_enum(stdout, e, "", "");
     else
@@ -913,7 +828,64 @@ static int dispatch(tkcall *t)
                        t->args[0]);
 }
 
-enum { OPT_CACERT = 1000, OPT_CERT, OPT_KEY, OPT_PROTO_JSON };
+enum { OPT_CACERT = 1000, OPT_CERT, OPT_KEY, OPT_COLOR, OPT_PROTO_JSON };
+
+static const char *const format_names[] = {
+    [TKCALL_OUT_TEXT] = "text",
+    [TKCALL_OUT_LONG] = "long",
+    [TKCALL_OUT_JSON] = "json",
+    [TKCALL_OUT_COMPACT] = "compact",
+};
+
+static int parse_format(tkcall *t, const char *name)
+{
+    for (size_t i = 0; i < sizeof format_names / sizeof format_names[0]; i++)
+        if (strcmp(name, format_names[i]) == 0) {
+            t->out.format = (tkcall_format)i;
+            return -1;
+        }
+    return usage_error("-o takes text, long, json or compact, not \"%s\"",
+                       name);
+}
+
+/* --color: auto is colour only on a terminal, and never with NO_COLOR set
+ * to anything but "" (no-color.org) or TERM=dumb. */
+static int parse_color(tkcall *t, const char *when)
+{
+    const char *no_color = getenv("NO_COLOR");
+    const char *term = getenv("TERM");
+    if (strcmp(when, "always") == 0)
+        t->out.color = true;
+    else if (strcmp(when, "never") == 0)
+        t->out.color = false;
+    else if (strcmp(when, "auto") == 0)
+        t->out.color = isatty(STDOUT_FILENO) &&
+                       (no_color == NULL || no_color[0] == '\0') &&
+                       (term == NULL || strcmp(term, "dumb") != 0);
+    else
+        return usage_error("--color takes auto, always or never, not \"%s\"",
+                           when);
+    return -1;
+}
+
+/* -o, --color (resolved once all flags are read), -v and -D. Returns -1
+ * to go on, or the status to exit with now. */
+static int output_option(tkcall *t, int c, const char *arg, const char **color)
+{
+    switch (c) {
+    case 'o':
+        return parse_format(t, arg);
+    case OPT_COLOR:
+        *color = arg;
+        return -1;
+    case 'v':
+        t->verbose = true;
+        return -1;
+    default: /* 'D' */
+        t->out.json_flags |= TK_JSON_EMIT_DEFAULTS;
+        return -1;
+    }
+}
 
 /* Returns -1 to go on, or the status to exit with now. */
 static int parse_args(tkcall *t, int argc, char **argv)
@@ -930,14 +902,18 @@ static int parse_args(tkcall *t, int argc, char **argv)
         { "data", required_argument, NULL, 'd' },
         { "emit-defaults", no_argument, NULL, 'D' },
         { "proto-json", no_argument, NULL, OPT_PROTO_JSON },
+        { "output", required_argument, NULL, 'o' },
+        { "color", required_argument, NULL, OPT_COLOR },
+        { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
-    const char *addr = NULL;
-    int c;
+    const char *addr = NULL, *color = "auto";
+    int c, rv;
     // NOLINTNEXTLINE(concurrency-mt-unsafe): argv is parsed in main, before any thread starts
-    while ((c = getopt_long(argc, argv, "a:t:d:DhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "a:t:d:Do:vhV", longopts, NULL)) !=
+           -1) {
         switch (c) {
         case 'a':
             addr = optarg;
@@ -961,11 +937,15 @@ static int parse_args(tkcall *t, int argc, char **argv)
         case 'd':
             t->data = optarg;
             break;
+        case 'o':
+        case OPT_COLOR:
+        case 'v':
         case 'D':
-            t->json_flags |= TK_JSON_EMIT_DEFAULTS;
+            if ((rv = output_option(t, c, optarg, &color)) >= 0)
+                return rv;
             break;
         case OPT_PROTO_JSON:
-            t->json_flags &= ~TK_JSON_BYTES_TEXT;
+            t->out.json_flags &= ~TK_JSON_BYTES_TEXT;
             break;
         case 'h':
             fputs(usage_text, stdout);
@@ -982,6 +962,8 @@ static int parse_args(tkcall *t, int argc, char **argv)
                 : (tk_default_address(t->addr, sizeof t->addr) == 0 ? 0 : -1);
     if (n < 0 || (size_t)n >= sizeof t->addr)
         return usage_error("the address is too long");
+    if ((rv = parse_color(t, color)) >= 0)
+        return rv;
     t->args = argv + optind;
     t->n_args = argc - optind;
     return -1;
@@ -991,7 +973,8 @@ int main(int argc, char **argv)
 {
     block_signals();
     tkcall t = { .timeout_ms = TKCALL_DEFAULT_TIMEOUT_MS,
-                 .json_flags = TK_JSON_PRETTY | TK_JSON_BYTES_TEXT };
+                 .out = { .format = TKCALL_OUT_TEXT,
+                          .json_flags = TK_JSON_BYTES_TEXT } };
     int rv = parse_args(&t, argc, argv);
     if (rv >= 0)
         return rv;

@@ -132,7 +132,7 @@ static int nuls(const char *s, size_t n)
     return k;
 }
 
-static bool grep_match(grep_state *st, const char *s, size_t n)
+static void grep_match(grep_state *st, const char *s, size_t n)
 {
     const char *nul1 = memchr(s, '\0', n);
     const char *nul2 = memchr(nul1 + 1, '\0', (size_t)(s + n - nul1 - 1));
@@ -147,7 +147,6 @@ static bool grep_match(grep_state *st, const char *s, size_t n)
         tkgit__grow(st->call, st->out->matches, st->out->n_matches, &st->cap,
                     sizeof(Tk__V1__GitGrepMatch *));
     st->out->matches[st->out->n_matches++] = m;
-    return st->out->n_matches < st->limit;
 }
 
 static proc_verdict grep_line(void *arg, const char *data, size_t len,
@@ -180,12 +179,14 @@ static proc_verdict grep_line(void *arg, const char *data, size_t len,
         }
         return PROC_CONTINUE;
     }
-    bool more = grep_match(st, s, n);
+    /* A match beyond the limit is not kept: it says that more exist
+     * (partial), which the limit's own last match cannot. */
+    st->limited = st->out->n_matches == st->limit;
+    if (!st->limited)
+        grep_match(st, s, n);
     free(st->pending);
     st->pending = NULL;
-    if (!more)
-        st->limited = true;
-    return more ? PROC_CONTINUE : PROC_STOP;
+    return st->limited ? PROC_STOP : PROC_CONTINUE;
 }
 
 static void grep_argv(tkgit_argv *a, const Tk__V1__GitGrepRequest *in)

@@ -104,6 +104,7 @@ void tkgit__rev_parse(void *svc, rpc_call *call,
     } else if (tkgit__rev_needs_git(in->rev)) {
         rv = tkgit__rev_parse_cli(&id, svc, call, &repo, in->rev);
     } else {
+        rpc_call_set_tool(call, "libgit2");
         rv = parse_in_process(&id, call, &repo, in->rev);
     }
     if (rv == 0) {

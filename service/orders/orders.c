@@ -28,6 +28,8 @@ static int tx_open(orders_tx *tx, orders *svc, rpc_call *call, int64_t deadline)
     tx->svc = svc;
     tx->call = call;
     tx->deadline = call != NULL ? rpc_call_deadline(call) : deadline;
+    if (call != NULL)
+        rpc_call_set_tool(call, "postgresql");
     if (orders__pool_checkout(tx) != 0)
         return -1;
     for (int attempt = 0;; attempt++) {

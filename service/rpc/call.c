@@ -333,6 +333,11 @@ void rpc_call_set_retry_after(rpc_call *call, uint32_t ms)
     call->retry_after_ms = ms;
 }
 
+void rpc_call_set_tool(rpc_call *call, const char *tool)
+{
+    call->tool = tool != NULL ? rpc_call_strdup(call, tool) : NULL;
+}
+
 /* Between calls of a slot: drop the outcome and memory, clear the cancel
  * signal. The registry lock is held, so no cancel races with the reset. */
 void rpc_call__reset(rpc_call *call)

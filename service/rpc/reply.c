@@ -67,6 +67,8 @@ static nng_msg *encode_reply(rpc_call *call, const ProtobufCMessage *payload)
     st.partial = call->partial;
     st.retry_after_ms = call->retry_after_ms;
     st.elapsed_us = (uint64_t)elapsed_us(call);
+    if (call->tool != NULL)
+        st.tool = (char *)rpc__text_escaped(call, call->tool);
     cn.cause = (Tk__V1__Cancellation__Cause)call->end_cause;
     cn.process_killed = call->process_killed;
     cn.cleanup_ms = call->cleanup_ms;

@@ -170,6 +170,9 @@ void rpc_call_write_begins(rpc_call *call);
  * that stands whatever else the call did. */
 void rpc_call_set_write_completed(rpc_call *call, bool completed);
 void rpc_call_set_retry_after(rpc_call *call, uint32_t ms);
+/* What does the call's work (Status.tool): the program run, "git grep",
+ * or a library of tkd's, "libgit2". The last one set is the reply's. */
+void rpc_call_set_tool(rpc_call *call, const char *tool);
 /* Fields of the reply message already encoded (protobuf wire format), sent
  * before the fields of *reply, which then leaves them unset: for a reply
  * too large to build as messages and pack again (Search's matches are

@@ -53,6 +53,7 @@ struct rpc_call {
     rpc_code code;
     const char *reason;
     char *message;
+    const char *tool; /* rpc_call_set_tool, in call memory */
     const void *stderr_data;
     size_t stderr_len;
     const uint8_t *reply_prefix; /* rpc_call_set_reply_prefix */

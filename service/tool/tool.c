@@ -220,6 +220,8 @@ static tool_end unresolved(proc_result *out, tool_answer *a,
 tool_end tool_try(proc_result *out, tool_answer *a, rpc_call *call,
                   const tool_opts *o)
 {
+    if (call != NULL)
+        rpc_call_set_tool(call, o->name);
     if (o->proc.path == NULL || o->proc.path[0] == '\0')
         return unresolved(out, a, call, o);
     bool write = is_write(call);

@@ -121,10 +121,11 @@ typedef struct tool_answer {
 int tool_run(proc_result *out, rpc_call *call, const tool_opts *o);
 
 /* As tool_run, but the answer is left in *a and the call's status is not
- * touched: for a module that gives it later (tool_give) or, for a run it
- * can do without, not at all. call may be NULL (tkd install): then the
- * run is a WRITE bound by o->deadline_ns, and nobody is told its process
- * group. Returns a->end. */
+ * touched (but for its tool, o->name, which every run names:
+ * rpc_call_set_tool): for a module that gives it later (tool_give) or, for
+ * a run it can do without, not at all. call may be NULL (tkd install):
+ * then the run is a WRITE bound by o->deadline_ns, and nobody is told its
+ * process group. Returns a->end. */
 tool_end tool_try(proc_result *out, tool_answer *a, rpc_call *call,
                   const tool_opts *o);
 

@@ -426,6 +426,7 @@ static void test_grep(void **state)
     assert_int_equal(rep->matches[0]->column, 8);
     assert_true(bin_eq(rep->matches[0]->text, "needle -x here"));
     assert_false(st.partial);
+    assert_string_equal(st.tool, "git grep");
     protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
     /* Literal: "." is a dot, not any character. No match is a success. */
@@ -438,6 +439,13 @@ static void test_grep(void **state)
     assert_int_equal(rep->n_matches, 1);
     assert_true(st.partial);
     assert_int_equal(st.cause, TK_CAUSE_LIMIT);
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    /* As many matches as the limit, and no more: whole, not partial. */
+    rep = grep("-x", 1, &st);
+    assert_int_equal(rep->n_matches, 1);
+    assert_false(st.partial);
+    assert_int_equal(st.cause, TK_CAUSE_NONE);
     protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
 }

@@ -1,7 +1,11 @@
 /* tkcall end to end: the real tkcall against a real tkd (one for the whole
- * group) and, for the tests that need slow methods, a real testd of their
- * own (tk.test.Test/Wait and SlowWrite). Waits are on output, never sleeps.
+ * group, its root the group's directory, where the output tests make a real
+ * git repository and search it with the real rg) and, for the tests that
+ * need slow methods, a real testd of their own (tk.test.Test/Wait and
+ * SlowWrite). Waits are on output, never sleeps.
  */
+#include <errno.h>
+#include <pty.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -12,10 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "support.h"
+#include "tree.h"
 
 #define RUN_MS 30000
 #define START_MS 10000
@@ -30,6 +37,7 @@ typedef struct fixture {
     ts_proc testd, call;
     bool testd_up, call_up;
     char testd_addr[300];
+    char repo[300]; /* made by the first test that needs it */
 } fixture;
 
 static int group_setup(void **state)
@@ -38,10 +46,10 @@ static int group_setup(void **state)
     if (f == NULL || ts_mkdtemp(f->dir, sizeof f->dir, "tkcall") != 0)
         return -1;
     snprintf(f->tkd_addr, sizeof f->tkd_addr, "ipc://%s/tkd.sock", f->dir);
-    /* --root: the repositories of the bytes tests live in dir. */
+    /* --root: the repositories of the tests live in dir. */
     const char *argv[] = {
-        ts_program("TKD"), "--listen", f->tkd_addr, "--log-level", "info",
-        "--root",          f->dir,     NULL
+        ts_program("TKD"), "--listen", f->tkd_addr, "--root", f->dir,
+        "--log-level",     "info",     NULL
     };
     /* tkd logs "listening on" (info) once its socket exists. */
     if (ts_spawn(&f->tkd, argv, NULL) != 0 ||
@@ -206,6 +214,10 @@ static void test_usage_errors(void **state)
         ARGS("describe"),
         ARGS("describe", "tk.v1.Nope"),
         ARGS("-d", "@/nonexistent/req.json", "tk.v1.Control/Ping"),
+        ARGS("-o", "yaml", "tk.v1.Control/Ping"),
+        ARGS("-o", "", "tk.v1.Control/Ping"),
+        ARGS("--color", "sometimes", "tk.v1.Control/Ping"),
+        ARGS("--color", "tk.v1.Control/Ping"),
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ts_proc p;
@@ -218,6 +230,10 @@ static void test_usage_errors(void **state)
         tkcall(&p, f->tkd_addr, ARGS("--timeout", "1x", "tk.v1.Control/Ping")),
         64);
     expect_in(p.err, "--timeout");
+    ts_proc_free(&p);
+    expect_exit(&p, tkcall(&p, NULL, ARGS("-o", "yaml", "tk.v1.Control/Ping")),
+                64);
+    expect_in(p.err, "-o takes text, long, json or compact, not \"yaml\"");
     ts_proc_free(&p);
 }
 
@@ -432,14 +448,16 @@ static void test_bad_data(void **state)
 
 /* ---- bytes fields: text for people, base64 with --proto-json ------------ */
 
-/* tkcall [-d data] [flag] method: exits 0; returns its stdout (free it). */
+/* tkcall -o json [flag] -d data method: exits 0; returns its stdout (free
+ * it). */
 static char *call_ok(fixture *f, const char *flag, const char *data,
                      const char *method)
 {
     ts_proc p;
-    int rv = flag != NULL
-                 ? tkcall(&p, f->tkd_addr, ARGS(flag, "-d", data, method))
-                 : tkcall(&p, f->tkd_addr, ARGS("-d", data, method));
+    int rv = flag != NULL ? tkcall(&p, f->tkd_addr,
+                                   ARGS("-o", "json", flag, "-d", data, method))
+                          : tkcall(&p, f->tkd_addr,
+                                   ARGS("-o", "json", "-d", data, method));
     expect_exit(&p, rv, 0);
     char *out = strdup(p.out != NULL ? p.out : "");
     assert_non_null(out);
@@ -711,6 +729,355 @@ static void test_ctrl_c_twice(void **state)
     release_write(f); /* now the write may end, and testd with it */
 }
 
+/* ---- output formats, colour, -v and partial replies ---------------------- */
+
+/* The group's repository: a.c (changed, not staged), s.txt (staged, new),
+ * u.txt (untracked), sub/b.c; 7 lines hold "tk_client_open"; two commits,
+ * the first with a body. */
+static const char *repo(fixture *f)
+{
+    if (f->repo[0] != '\0')
+        return f->repo;
+    snprintf(f->repo, sizeof f->repo, "%s/ux", f->dir);
+    tree_mkdir(f->dir, "ux");
+    tree_git(f->repo, ARGS("init", "-q"));
+    tree_puts(f->repo, "a.c",
+              "tk_client_open one\nx tk_client_open two tk_client_open\n");
+    tree_lines(f->repo, "sub/b.c", "call tk_client_open", 5);
+    tree_git(f->repo, ARGS("add", "."));
+    tree_git(f->repo, ARGS("commit", "-q", "-m", "first commit", "-m",
+                           "body line one\nbody line two"));
+    tree_puts(f->repo, "c.txt", "c\n");
+    tree_git(f->repo, ARGS("add", "c.txt"));
+    tree_git(f->repo, ARGS("commit", "-q", "-m", "second: c.txt"));
+    tree_puts(f->repo, "a.c",
+              "tk_client_open one\nx tk_client_open two tk_client_open\n"
+              "change\n");
+    tree_puts(f->repo, "s.txt", "s\n");
+    tree_git(f->repo, ARGS("add", "s.txt"));
+    tree_puts(f->repo, "u.txt", "u\n");
+    return f->repo;
+}
+
+/* -d {"repo":REPO<extra>} (or "root" for Search). */
+static const char *req(fixture *f, const char *key, const char *extra)
+{
+    static char buf[1024];
+    snprintf(buf, sizeof buf, "{\"%s\":\"%s\"%s}", key, repo(f), extra);
+    return buf;
+}
+
+/* got is exactly want; no output at all (NULL) is "". */
+static void expect_eq(const char *got, const char *want)
+{
+    if (strcmp(got != NULL ? got : "", want) != 0)
+        fail_msg("want:\n%s\ngot:\n%s", want, got != NULL ? got : "");
+}
+
+static void expect_no_colour(const char *text)
+{
+    if (text != NULL && strchr(text, '\033') != NULL)
+        fail_msg("colour (ESC) in:\n%s", text);
+}
+
+/* Runs tkcall with args against the group's tkd; wants exit 0. */
+static void run_ok(fixture *f, ts_proc *p, const char *const *args)
+{
+    expect_exit(p, tkcall(p, f->tkd_addr, args), 0);
+}
+
+static void test_text_grep_and_search(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    run_ok(f, &p,
+           ARGS("-d", req(f, "repo", ",\"pattern\":\"tk_client_open\""),
+                "tk.v1.Git/Grep"));
+    expect_eq(p.out, "a.c:1:1:tk_client_open one\n"
+                     "a.c:2:3:x tk_client_open two tk_client_open\n"
+                     "sub/b.c:1:6:call tk_client_open\n"
+                     "sub/b.c:2:6:call tk_client_open\n"
+                     "sub/b.c:3:6:call tk_client_open\n"
+                     "sub/b.c:4:6:call tk_client_open\n"
+                     "sub/b.c:5:6:call tk_client_open\n");
+    expect_eq(p.err, "");
+    ts_proc_free(&p);
+    /* Search by rg: its order of files is its own. */
+    run_ok(f, &p,
+           ARGS("-d", req(f, "root", ",\"query\":\"two tk_\",\"tool\":\"RG\""),
+                "tk.v1.Search/Search"));
+    expect_eq(p.out, "a.c:2:18:x tk_client_open two tk_client_open\n");
+    ts_proc_free(&p);
+}
+
+static void test_text_log(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    run_ok(f, &p,
+           ARGS("-d", req(f, "repo", ",\"rev\":\"HEAD~1\""),
+                "tk.v1.Git/RevParse"));
+    assert_int_equal(strlen(p.out), 41); /* the id and a newline */
+    char first[41];
+    memcpy(first, p.out, 40);
+    first[40] = '\0';
+    ts_proc_free(&p);
+    run_ok(f, &p, ARGS("-d", req(f, "repo", ""), "tk.v1.Git/Log"));
+    char want[128];
+    snprintf(want, sizeof want, "\n%.7s first commit\n", first);
+    expect_in(p.out, want);
+    expect_in(p.out, " second: c.txt\n");
+    assert_int_equal(ts_count(p.out, "\n"), 2);
+    ts_proc_free(&p);
+    run_ok(f, &p,
+           ARGS("-o", "long", "-d", req(f, "repo", ",\"rev\":\"HEAD~1\""),
+                "tk.v1.Git/Log"));
+    snprintf(want, sizeof want,
+             "commit %s\nAuthor: tk test <test@tk.invalid>\n"
+             "Date:   ",
+             first);
+    assert_int_equal(strncmp(p.out, want, strlen(want)), 0);
+    expect_in(p.out, " +0000\n\n    first commit\n\n    body line one\n"
+                     "    body line two\n");
+    ts_proc_free(&p);
+}
+
+static void test_text_status_and_diff(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    run_ok(f, &p, ARGS("-d", req(f, "repo", ""), "tk.v1.Git/Status"));
+    expect_eq(p.out, "## main\n M a.c\nA  s.txt\n?? u.txt\n");
+    ts_proc_free(&p);
+    /* A clone a commit ahead of its upstream, with a rename staged; then
+     * detached. */
+    char clone[400], d[500];
+    snprintf(clone, sizeof clone, "%s/ux-clone", f->dir);
+    tree_git(f->dir, ARGS("clone", "-q", repo(f), clone));
+    tree_puts(clone, "e.txt", "e\n");
+    tree_git(clone, ARGS("add", "e.txt"));
+    tree_git(clone, ARGS("commit", "-q", "-m", "e"));
+    tree_git(clone, ARGS("mv", "c.txt", "d.txt"));
+    snprintf(d, sizeof d, "{\"repo\":\"%s\"}", clone);
+    run_ok(f, &p, ARGS("-d", d, "tk.v1.Git/Status"));
+    expect_eq(p.out, "## main...origin/main [ahead 1]\nR  c.txt -> d.txt\n");
+    ts_proc_free(&p);
+    tree_git(clone, ARGS("checkout", "-q", "--detach"));
+    run_ok(f, &p, ARGS("-d", d, "tk.v1.Git/Status"));
+    expect_eq(p.out, "## HEAD (no branch)\nR  c.txt -> d.txt\n");
+    ts_proc_free(&p);
+    run_ok(f, &p, ARGS("-d", req(f, "repo", ""), "tk.v1.Git/Diff"));
+    assert_int_equal(strncmp(p.out, "diff --git a/a.c b/a.c\n", 23), 0);
+    expect_in(p.out, "\n@@ -1,2 +1,3 @@\n tk_client_open one\n");
+    expect_in(p.out, "\n+change\n");
+    ts_proc_free(&p);
+}
+
+/* -o json is the pretty JSON of before, compact one line of it, and a
+ * method without a text form prints JSON under text. */
+static void test_json_forms(void **state)
+{
+    fixture *f = *state;
+    const char *grep = req(f, "repo", ",\"pattern\":\"two\"");
+    ts_proc p;
+    run_ok(f, &p, ARGS("-o", "json", "-d", grep, "tk.v1.Git/Grep"));
+    expect_eq(p.out, "{\n  \"matches\": [\n    {\n      \"path\": \"a.c\",\n"
+                     "      \"line\": 2,\n      \"column\": 18,\n"
+                     "      \"text\": \"x tk_client_open two tk_client_open\"\n"
+                     "    }\n  ]\n}\n");
+    ts_proc_free(&p);
+    run_ok(f, &p, ARGS("-o", "compact", "-d", grep, "tk.v1.Git/Grep"));
+    expect_eq(p.out, "{\"matches\":[{\"path\":\"a.c\",\"line\":2,\"column\":18,"
+                     "\"text\":\"x tk_client_open two tk_client_open\"}]}\n");
+    ts_proc_free(&p);
+    run_ok(
+        f, &p,
+        ARGS("-o", "text", "-d", "{\"data\":\"aGk=\"}", "tk.v1.Control/Ping"));
+    expect_in(p.out, "{\n  \"data\": \"aGk=\",\n");
+    ts_proc_free(&p);
+}
+
+/* Runs tkcall args on a terminal (a pty) with env; returns what it
+ * wrote there (stdout and stderr both). */
+static char *on_terminal(fixture *f, const char *const env[],
+                         const char *const *args)
+{
+    const char *argv[MAX_ARGS + 4] = { ts_program("TKCALL"), "--addr",
+                                       f->tkd_addr };
+    size_t k = 3;
+    for (; *args != NULL && k < MAX_ARGS; args++)
+        argv[k++] = *args;
+    /* The environment without NO_COLOR, with a TERM that has colour, and
+     * env. */
+    size_t n_env = 0, e = 0;
+    while (environ[n_env] != NULL)
+        n_env++;
+    const char **envp = calloc(n_env + 8, sizeof *envp);
+    assert_non_null(envp);
+    for (size_t i = 0; i < n_env; i++)
+        if (strncmp(environ[i], "NO_COLOR=", 9) != 0 &&
+            strncmp(environ[i], "TERM=", 5) != 0)
+            envp[e++] = environ[i];
+    envp[e++] = "TERM=xterm";
+    for (size_t i = 0; env[i] != NULL && i < 4; i++)
+        envp[e++] = env[i];
+    int fd;
+    pid_t pid = forkpty(&fd, NULL, NULL, NULL);
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execve(argv[0], (char *const *)argv, (char *const *)envp);
+        _exit(127);
+    }
+    free(envp);
+    char *out = calloc(1, 65536);
+    assert_non_null(out);
+    size_t n = 0;
+    ssize_t r;
+    /* Until the child's side closes: EIO on Linux. */
+    while (n < 65535 && ((r = read(fd, out + n, 65535 - n)) > 0 ||
+                         (r < 0 && errno == EINTR)))
+        n += r > 0 ? (size_t)r : 0;
+    close(fd);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    return out;
+}
+
+/* Colour on a terminal (auto), never in a pipe, never with NO_COLOR
+ * unless asked for by --color=always. */
+static void test_colour(void **state)
+{
+    fixture *f = *state;
+    const char *grep = req(f, "repo", ",\"pattern\":\"two\"");
+    const char *const none[] = { NULL };
+    char *tty = on_terminal(f, none, ARGS("-d", grep, "tk.v1.Git/Grep"));
+    expect_in(tty, "\033[35ma.c\033[0m:\033[32m2\033[0m:\033[32m18\033[0m:"
+                   "x tk_client_open \033[1;31mtwo\033[0m tk_client_open");
+    free(tty);
+    const char *const no_color[] = { "NO_COLOR=1", NULL };
+    tty = on_terminal(f, no_color, ARGS("-d", grep, "tk.v1.Git/Grep"));
+    expect_in(tty, "a.c:2:18:x tk_client_open two tk_client_open");
+    expect_no_colour(tty);
+    free(tty);
+    tty = on_terminal(f, none,
+                      ARGS("--color", "never", "-d", grep, "tk.v1.Git/Grep"));
+    expect_no_colour(tty);
+    free(tty);
+    /* A pipe: no colour in any text form, by default or with auto. */
+    static const char *const methods[] = { "tk.v1.Git/Grep", "tk.v1.Git/Log",
+                                           "tk.v1.Git/Status",
+                                           "tk.v1.Git/Diff" };
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+        ts_proc p;
+        const char *d = i == 0 ? grep : req(f, "repo", "");
+        run_ok(f, &p, ARGS("-d", d, methods[i]));
+        expect_no_colour(p.out);
+        ts_proc_free(&p);
+        run_ok(f, &p, ARGS("--color", "auto", "-d", d, methods[i]));
+        assert_true(p.out != NULL && p.out[0] != '\0');
+        expect_no_colour(p.out);
+        ts_proc_free(&p);
+    }
+    /* Asked for: colour in a pipe too, NO_COLOR or not. */
+    ts_proc p;
+    const char *env[] = { "NO_COLOR=1", NULL };
+    spawn_tkcall(&p, f->tkd_addr, NULL, env,
+                 ARGS("--color", "always", "-d", req(f, "repo", ""),
+                      "tk.v1.Git/Status"));
+    expect_exit(&p, ts_finish(&p, RUN_MS), 0);
+    expect_eq(p.out, "## \033[32mmain\033[0m\n \033[31mM\033[0m a.c\n"
+                     "\033[32mA\033[0m  s.txt\n\033[31m??\033[0m u.txt\n");
+    ts_proc_free(&p);
+}
+
+static void test_verbose(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    run_ok(f, &p,
+           ARGS("-v", "-t", "2s", "-d",
+                req(f, "root", ",\"query\":\"two\",\"tool\":\"RG\""),
+                "tk.v1.Search/Search"));
+    expect_in(p.err, "tkcall: method   tk.v1.Search/Search\n"
+                     "tkcall: deadline 2s\n"
+                     "tkcall: status   OK, from tkd\n"
+                     "tkcall: elapsed  ");
+    expect_in(p.err, " in tkd\ntkcall: tool     rg\n");
+    ts_proc_free(&p);
+    /* The tool as tkd names it: git's subcommand, or libgit2 in tkd. */
+    run_ok(f, &p,
+           ARGS("-v", "-d", req(f, "repo", ",\"pattern\":\"two\""),
+                "tk.v1.Git/Grep"));
+    expect_in(p.err, "tkcall: tool     git grep\n");
+    ts_proc_free(&p);
+    run_ok(f, &p, ARGS("-v", "-d", req(f, "repo", ""), "tk.v1.Git/Log"));
+    expect_in(p.err, "tkcall: tool     libgit2\n");
+    ts_proc_free(&p);
+    /* Not OK: the same lines, then the status. */
+    expect_exit(&p,
+                tkcall(&p, f->tkd_addr,
+                       ARGS("-v", "-t", "0", "-d",
+                            "{\"repo\":\"/nonexistent\"}", "tk.v1.Git/Status")),
+                5);
+    expect_in(p.err, "tkcall: deadline 0s (the method's default)\n"
+                     "tkcall: status   NOT_FOUND PATH_NOT_FOUND, from tkd\n"
+                     "tkcall: elapsed  ");
+    expect_in(p.err, "{\"code\":\"NOT_FOUND\"");
+    assert_null(strstr(p.err, "tool")); /* refused before any ran */
+    ts_proc_free(&p);
+    /* No tkd: the client's own status, and no elapsed time of tkd's. */
+    char addr[300];
+    snprintf(addr, sizeof addr, "ipc://%s/nobody.sock", f->dir);
+    expect_exit(&p, tkcall(&p, addr, ARGS("-v", "tk.v1.Control/Ping")), 14);
+    expect_in(p.err, "tkcall: status   UNAVAILABLE, made by the client\n");
+    assert_null(strstr(p.err, "elapsed"));
+    ts_proc_free(&p);
+    /* Without -v, an OK call says nothing on stderr. */
+    run_ok(f, &p, ARGS("tk.v1.Control/Ping"));
+    expect_eq(p.err, "");
+    ts_proc_free(&p);
+}
+
+/* A reply that reached its limit says so on stderr; one that holds every
+ * result does not. */
+static void test_partial_notice(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    run_ok(
+        f, &p,
+        ARGS("-d",
+             req(f, "repo", ",\"pattern\":\"tk_client_open\",\"maxMatches\":3"),
+             "tk.v1.Git/Grep"));
+    assert_int_equal(ts_count(p.out, "\n"), 3);
+    expect_eq(p.err, "tkcall: partial reply: more results exist than the 3 "
+                     "here (tkd stopped at a limit); raise \"maxMatches\" "
+                     "for more\n");
+    ts_proc_free(&p);
+    /* As many as exist: whole. */
+    run_ok(
+        f, &p,
+        ARGS("-d",
+             req(f, "repo", ",\"pattern\":\"tk_client_open\",\"maxMatches\":7"),
+             "tk.v1.Git/Grep"));
+    assert_int_equal(ts_count(p.out, "\n"), 7);
+    expect_eq(p.err, "");
+    ts_proc_free(&p);
+    /* Search, and under -o json too (stdout stays the reply alone). */
+    run_ok(f, &p,
+           ARGS("-o", "json", "-d",
+                req(f, "root",
+                    ",\"query\":\"tk_client_open\",\"limit\":2,"
+                    "\"tool\":\"RG\""),
+                "tk.v1.Search/Search"));
+    expect_in(p.out, "\"partial\": true");
+    expect_eq(p.err, "tkcall: partial reply: more results exist than the 2 "
+                     "here (tkd stopped at a limit); raise \"limit\" for "
+                     "more\n");
+    ts_proc_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -732,6 +1099,13 @@ int main(void)
         cmocka_unit_test(test_bytes_describe),
         cmocka_unit_test(test_unknown_method),
         cmocka_unit_test(test_tk_addr),
+        cmocka_unit_test(test_text_grep_and_search),
+        cmocka_unit_test(test_text_log),
+        cmocka_unit_test(test_text_status_and_diff),
+        cmocka_unit_test(test_json_forms),
+        cmocka_unit_test(test_colour),
+        cmocka_unit_test(test_verbose),
+        cmocka_unit_test(test_partial_notice),
         cmocka_unit_test_teardown(test_deadline, end_processes),
         cmocka_unit_test_teardown(test_ctrl_c_read, end_processes),
         cmocka_unit_test_teardown(test_ctrl_c_write, end_processes),

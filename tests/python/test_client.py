@@ -341,6 +341,11 @@ class TestTkd(unittest.TestCase):
         self.assertTrue(st.ok)
         self.assertTrue(st.partial)
         self.assertEqual(st.cancellation.cause, tk.Cause.LIMIT)
+        # What ran, as tkd names it: the tool the reply names.
+        names = {search_pb2.SearchRequest.RG: "rg",
+                 search_pb2.SearchRequest.GIT_GREP: "git grep",
+                 search_pb2.SearchRequest.GREP: "grep"}
+        self.assertEqual(st.tool, names[reply.tool])
 
     def test_error_carries_stderr(self) -> None:
         # A python keyword as a field name: from_ is the field "from".
@@ -605,7 +610,7 @@ class TestSurface(unittest.TestCase):
         proto = rpc_pb2.Status(
             code=rpc_pb2.Status.DEADLINE_EXCEEDED, message="m", reason="R",
             stderr_excerpt=b"fatal: \xff\n", partial=True, retry_after_ms=7,
-            elapsed_us=9,
+            elapsed_us=9, tool="git grep",
             cancellation=rpc_pb2.Cancellation(
                 cause=rpc_pb2.Cancellation.DEADLINE, process_killed=True,
                 write_completed=True, cleanup_ms=12))
@@ -616,6 +621,7 @@ class TestSurface(unittest.TestCase):
         self.assertTrue(e.from_server)
         self.assertTrue(e.status.partial)
         self.assertEqual((e.status.retry_after_ms, e.status.elapsed_us), (7, 9))
+        self.assertEqual(e.status.tool, "git grep")
         self.assertEqual(e.cancellation, tk.Cancellation(
             cause=tk.Cause.DEADLINE, process_killed=True, write_completed=True,
             cleanup_ms=12))

@@ -119,6 +119,10 @@ typedef struct tk_status {
     bool write_completed;
     uint32_t cleanup_ms;
     bool from_server;
+    /* What did the call's work as tkd names it ("git grep", "rg",
+     * "libgit2"), for people; "" when none, or the client made the status
+     * (tk.v1.Status.tool). */
+    char *tool;
 } tk_status;
 
 void tk_status_clear(tk_status *status);

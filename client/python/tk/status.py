@@ -96,6 +96,9 @@ class Status:
     elapsed_us: int = 0
     cancellation: Cancellation = field(default_factory=Cancellation)
     from_server: bool = True
+    # What did the call's work, as tkd names it ("git grep", "libgit2"); for
+    # people, not to compare.
+    tool: str = ""
 
     @property
     def ok(self) -> bool:
@@ -124,6 +127,7 @@ class Status:
                 cleanup_ms=c.cleanup_ms,
             ),
             from_server=True,
+            tool=st.tool,
         )
 
     @classmethod

@@ -360,8 +360,8 @@ struct  Tk__V1__GitGrepRequest
    */
   protobuf_c_boolean untracked;
   /*
-   * At most this many matches; 0 means the server's limit. Reaching it
-   * is a success with Status.partial set.
+   * At most this many matches; 0 means the server's limit. When more
+   * exist, the reply holds this many, a success with Status.partial set.
    */
   uint32_t max_matches;
 };

@@ -386,7 +386,7 @@ const ProtobufCEnumDescriptor tk__v1__status__code__descriptor =
   tk__v1__status__code__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCFieldDescriptor tk__v1__status__field_descriptors[8] =
+static const ProtobufCFieldDescriptor tk__v1__status__field_descriptors[9] =
 {
   {
     "code",
@@ -484,6 +484,18 @@ static const ProtobufCFieldDescriptor tk__v1__status__field_descriptors[8] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "tool",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__Status, tool),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned tk__v1__status__field_indices_by_name[] = {
   7,   /* field[7] = cancellation */
@@ -494,11 +506,12 @@ static const unsigned tk__v1__status__field_indices_by_name[] = {
   2,   /* field[2] = reason */
   5,   /* field[5] = retry_after_ms */
   3,   /* field[3] = stderr_excerpt */
+  8,   /* field[8] = tool */
 };
 static const ProtobufCIntRange tk__v1__status__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 8 }
+  { 0, 9 }
 };
 const ProtobufCMessageDescriptor tk__v1__status__descriptor =
 {
@@ -508,7 +521,7 @@ const ProtobufCMessageDescriptor tk__v1__status__descriptor =
   "Tk__V1__Status",
   "tk.v1",
   sizeof(Tk__V1__Status),
-  8,
+  9,
   tk__v1__status__field_descriptors,
   tk__v1__status__field_indices_by_name,
   1,  tk__v1__status__number_ranges,

@@ -145,10 +145,18 @@ struct  Tk__V1__Status
    */
   uint64_t elapsed_us;
   Tk__V1__Cancellation *cancellation;
+  /*
+   * What did the call's work, as tkd names it: the program it ran (or
+   * tried to run) last, "git status", "git grep", "rg", "launchctl"; or
+   * the library in tkd, "libgit2", "postgresql". Empty when neither (a
+   * request refused before any ran, tk.v1.Control). For people (tkcall
+   * -v), not to compare.
+   */
+  char *tool;
 };
 #define TK__V1__STATUS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&tk__v1__status__descriptor) \
-    , TK__V1__STATUS__CODE__OK, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, {0,NULL}, 0, 0, 0, NULL }
+    , TK__V1__STATUS__CODE__OK, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, {0,NULL}, 0, 0, 0, NULL, (char *)protobuf_c_empty_string }
 
 
 /*

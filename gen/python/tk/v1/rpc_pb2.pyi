@@ -47,7 +47,7 @@ class Request(_message.Message):
     def __init__(self, call_id: _Optional[int] = ..., method: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., payload: _Optional[bytes] = ...) -> None: ...
 
 class Status(_message.Message):
-    __slots__ = ["cancellation", "code", "elapsed_us", "message", "partial", "reason", "retry_after_ms", "stderr_excerpt"]
+    __slots__ = ["cancellation", "code", "elapsed_us", "message", "partial", "reason", "retry_after_ms", "stderr_excerpt", "tool"]
     class Code(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = []
     ABORTED: Status.Code
@@ -71,6 +71,7 @@ class Status(_message.Message):
     RESOURCE_EXHAUSTED: Status.Code
     RETRY_AFTER_MS_FIELD_NUMBER: _ClassVar[int]
     STDERR_EXCERPT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
     UNAUTHENTICATED: Status.Code
     UNAVAILABLE: Status.Code
     UNIMPLEMENTED: Status.Code
@@ -83,4 +84,5 @@ class Status(_message.Message):
     reason: str
     retry_after_ms: int
     stderr_excerpt: bytes
-    def __init__(self, code: _Optional[_Union[Status.Code, str]] = ..., message: _Optional[str] = ..., reason: _Optional[str] = ..., stderr_excerpt: _Optional[bytes] = ..., partial: bool = ..., retry_after_ms: _Optional[int] = ..., elapsed_us: _Optional[int] = ..., cancellation: _Optional[_Union[Cancellation, _Mapping]] = ...) -> None: ...
+    tool: str
+    def __init__(self, code: _Optional[_Union[Status.Code, str]] = ..., message: _Optional[str] = ..., reason: _Optional[str] = ..., stderr_excerpt: _Optional[bytes] = ..., partial: bool = ..., retry_after_ms: _Optional[int] = ..., elapsed_us: _Optional[int] = ..., cancellation: _Optional[_Union[Cancellation, _Mapping]] = ..., tool: _Optional[str] = ...) -> None: ...

@@ -1,0 +1,88 @@
+/* tkcall's files among themselves: tkcall.c (the command line, calls,
+ * list, describe) over output.c (what a call prints) over text.c (the
+ * text forms of replies). */
+#ifndef TK_TKCALL_INT_H
+#define TK_TKCALL_INT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include <tk/client.h>
+
+/* A status tkcall makes itself, like those libtkclient makes: from_server
+ * false, reason "". Returns code. */
+int tkcall_make_status(tk_status *st, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The exit status of a non-OK code: the code itself, 2 (UNKNOWN) beyond
+ * 16. */
+int tkcall_exit_status_of(int code);
+
+/* Prints a non-OK status on stderr as one line of JSON and frees it;
+ * returns the exit status. */
+int tkcall_report(tk_status *st);
+
+/* Prints st's status line on stderr (as tkcall_report), without ending
+ * the call: for an OK reply that has more to say (a WRITE that completed
+ * after its deadline). */
+void tkcall_print_status(const tk_status *st);
+
+/* -o: how a reply is printed. */
+typedef enum tkcall_format {
+    TKCALL_OUT_TEXT,    /* the method's text form, else pretty JSON */
+    TKCALL_OUT_LONG,    /* as TEXT, with Log in git log's long form */
+    TKCALL_OUT_JSON,    /* pretty JSON */
+    TKCALL_OUT_COMPACT, /* JSON on one line */
+} tkcall_format;
+
+typedef struct tkcall_output {
+    tkcall_format format;
+    bool color;     /* the text forms' colours (--color) */
+    int json_flags; /* the codec's, both ways, but for PRETTY (-D, --proto-json)
+                     */
+} tkcall_output;
+
+/* Prints method's OK reply to request on stdout as o says; returns the
+ * exit status. */
+int tkcall_print_reply(const tkcall_output *o, const char *method,
+                       const ProtobufCMessage *request,
+                       const ProtobufCMessage *reply);
+
+/* An OK reply that is partial (st->partial) says so on stderr: how many
+ * results it holds and the request field that bounds them. reply may be
+ * NULL. */
+void tkcall_note_partial(const char *method, const ProtobufCMessage *reply,
+                         const tk_status *st);
+
+/* -v: what is known of a call besides its reply. */
+typedef struct tkcall_verbose {
+    const char *method;
+    const char *deadline; /* as sent: "30s", "0s" (the method's default) */
+} tkcall_verbose;
+
+/* -v: the call's status, tkd's elapsed time, the tool that ran (the
+ * status's) and the deadline sent, on stderr, for every call, OK or not. */
+void tkcall_print_verbose(const tkcall_verbose *v, const tk_status *st);
+
+/* ---- text.c ------------------------------------------------------------ */
+
+typedef struct tkcall_text {
+    FILE *out;
+    bool color;     /* SGR colours, as rg and git */
+    bool long_form; /* -o long: Log as git log, not --oneline */
+} tkcall_text;
+
+/* Prints reply, the reply of method to request, in the method's text form
+ * and returns true; returns false, printing nothing, when the method has
+ * none (or the reply is not of the type its form expects). */
+bool tkcall_text_print(const tkcall_text *t, const char *method,
+                       const ProtobufCMessage *request,
+                       const ProtobufCMessage *reply);
+
+/* The JSON name of the request field that bounds method's results
+ * ("maxMatches"), or NULL. */
+const char *tkcall_limit_field(const char *method);
+
+#endif /* TK_TKCALL_INT_H */
