@@ -41,7 +41,7 @@ PATH_OPTION = "tk.v1.path"
 # FileDescriptorProto / DescriptorProto / ... field numbers, as
 # SourceCodeInfo.Location.path spells the place of a comment.
 F_MESSAGE, F_ENUM, F_SERVICE = 4, 5, 6
-M_FIELD, M_NESTED, M_ENUM = 2, 3, 4
+M_FIELD, M_NESTED, M_ENUM, M_ONEOF = 2, 3, 4, 8
 E_VALUE = 2
 S_METHOD = 2
 
@@ -383,8 +383,8 @@ def clean_comment(text):
 
 
 def comments(fdesc):
-    """{full name: comment} of every service, method, message, field, enum
-    and enum value of fdesc that has one: the leading comment, else the
+    """{full name: comment} of every service, method, message, field,
+    oneof, enum and enum value of fdesc that has one: the leading comment, else the
     trailing one. An enum value is named after its enum
     (tk.v1.MethodInfo.Kind.READ); a method as it is called
     (tk.v1.Control/Ping)."""
@@ -408,6 +408,9 @@ def comments(fdesc):
         for i, f in enumerate(m.field):
             if path + (M_FIELD, i) in where:
                 out[full + "." + f.name] = where[path + (M_FIELD, i)]
+        for i, o in enumerate(m.oneof_decl):
+            if path + (M_ONEOF, i) in where:
+                out[full + "." + o.name] = where[path + (M_ONEOF, i)]
         for i, n in enumerate(m.nested_type):
             message(path + (M_NESTED, i), full + "." + n.name, n)
         for i, e in enumerate(m.enum_type):

@@ -32,18 +32,24 @@
 static const char usage_text[] =
     "usage: tkcall [options] METHOD              call METHOD\n"
     "       tkcall [options] list [SERVICE]      the methods tkd serves\n"
-    "       tkcall [options] describe METHOD|MESSAGE\n"
+    "       tkcall [options] describe NAME       a service, method, message\n"
+    "                                            or enum, with its comments\n"
     "       tkcall --help | --version\n"
     "\n"
     "A grpcurl-style client of tkd. METHOD is a full name such as\n"
-    "tk.v1.Control/Ping. Requests and replies are JSON in the proto3 JSON\n"
-    "mapping: lowerCamelCase names (proto names accepted too), 64-bit\n"
-    "integers as strings, bytes as base64, enums by name.\n"
+    "tk.v1.Control/Ping, grpcurl's tk.v1.Control.Ping, or any tail of it\n"
+    "that names one method (Control/Ping, ping), in any case; SERVICE and\n"
+    "NAME alike (list git, describe PingRequest). Requests and replies are\n"
+    "JSON in the proto3 JSON mapping: lowerCamelCase names (proto names\n"
+    "accepted too), 64-bit integers as strings, bytes as base64, enums by\n"
+    "name. A relative path in a field that names a file (describe marks\n"
+    "them \"path:\") is made absolute against the working directory.\n"
     "\n"
     "options:\n"
-    "  -a, --addr URL          tkd's address; default $TK_ADDR, else\n"
+    "  -a, --addr URL|PATH     tkd's address; default $TK_ADDR, else\n"
     "                          ipc://$XDG_RUNTIME_DIR/tk/tkd.sock, else\n"
-    "                          ipc:///tmp/tk-$UID/tkd.sock\n"
+    "                          ipc:///tmp/tk-$UID/tkd.sock; a bare socket\n"
+    "                          path (/run/tk/tkd.sock) means ipc:// it\n"
     "      --cacert FILE       for tls+tcp://: the CA (PEM) that signed\n"
     "                          tkd's certificate; default $TK_TLS_CA\n"
     "      --cert FILE         this client's certificate (PEM), which tkd\n"
@@ -81,7 +87,8 @@ static const char usage_text[] =
     "          service), 14 UNAVAILABLE (tkd not running or unreachable), ...\n"
     "          (a code beyond 16 exits 2, UNKNOWN)\n"
     "  64      usage: bad flags or duration, unreadable -d @FILE, a method\n"
-    "          neither tkcall's catalog nor tkd knows, an unknown message\n"
+    "          neither tkcall's catalog nor tkd knows (or a name that fits\n"
+    "          more than one), an unknown message\n"
     "  65      bad request data: the JSON does not parse or does not match\n"
     "          the request message (the message names the field)\n"
     "  130     interrupted: a second Ctrl-C, or one outside a call\n";
@@ -514,6 +521,85 @@ static int resolve_method(tkcall *t, const char *method,
     return rv;
 }
 
+/* ---- names as people type them ---------------------------------------------
+ */
+
+/* What matched nothing, or more than one name, said as a usage error. */
+static int no_match(const tkcall *t, const char *what, const char *typed,
+                    const names_result *r)
+{
+    if (r->verdict == NAMES_AMBIGUOUS)
+        return usage_error("\"%s\" could be %s, %s%s: write more of the "
+                           "name",
+                           typed, r->name, r->other,
+                           r->n_matches > 2 ? " and more" : "");
+    if (r->name != NULL)
+        return usage_error("unknown %s \"%s\"; did you mean %s? (`tkcall "
+                           "list` shows the methods tkd serves)",
+                           what, typed, r->name);
+    return usage_error("unknown %s \"%s\": neither tkcall's catalog nor tkd "
+                       "at %s knows it; `tkcall list` shows the methods tkd "
+                       "serves",
+                       what, typed, t->addr);
+}
+
+static int out_of_memory(void)
+{
+    tk_status st = { 0 };
+    make_status(&st, TK_CODE_INTERNAL, "out of memory");
+    return report(&st);
+}
+
+/* The commands of dispatch, for a hint when a word is neither. */
+static const char *const command_names[] = { "list", "describe" };
+
+/* The method typed names, in full in *out (to free): the catalog's, else
+ * one tkd serves. A name with a '/' that tkd cannot be asked about goes
+ * on as typed (the call then says why tkd did not answer). */
+static int find_method(tkcall *t, const char *typed, char **out)
+{
+    namelist l = { 0 };
+    names_result r;
+    Tk__V1__ListMethodsReply *list = NULL;
+    tk_status st = { 0 };
+    int rv = TKCALL_EXIT_OK;
+    if (!names_add_catalog(&l, NAMES_METHODS)) {
+        rv = out_of_memory();
+        goto done;
+    }
+    names_resolve(&r, typed, (const char *const *)l.v, l.n);
+    if (r.verdict == NAMES_NONE) {
+        if (list_methods(t, "", &list, &st) != TK_CODE_OK) {
+            if (strchr(typed, '/') != NULL) {
+                r = (names_result){ NAMES_FOUND, typed, NULL, 1 };
+            } else if (r.name == NULL) { /* nothing to say but why */
+                rv = report(&st);
+                goto done;
+            }
+        } else if (!names_add_served(&l, list, NAMES_METHODS)) {
+            rv = out_of_memory();
+            goto done;
+        } else {
+            names_resolve(&r, typed, (const char *const *)l.v, l.n);
+        }
+    }
+    names_result cmd;
+    names_resolve(&cmd, typed, command_names, 2);
+    if (r.verdict == NAMES_NONE && r.name == NULL && cmd.name != NULL)
+        rv = usage_error("unknown command \"%s\"; did you mean %s?", typed,
+                         cmd.name); /* "lsit" */
+    else if (r.verdict != NAMES_FOUND)
+        rv = no_match(t, "method", typed, &r);
+    else if ((*out = strdup(r.name)) == NULL)
+        rv = out_of_memory();
+done:
+    tk_status_clear(&st);
+    if (list != NULL)
+        protobuf_c_message_free_unpacked(&list->base, NULL);
+    names_free(&l);
+    return rv;
+}
+
 static int read_all(FILE *f, char **out, size_t *len)
 {
     size_t cap = 4096, n = 0;
@@ -581,6 +667,13 @@ static int call_method(tkcall *t, const char *method,
                 err);
         return TKCALL_EXIT_DATA;
     }
+    char cwd[4096];
+    if (paths_make_absolute(req, getcwd(cwd, sizeof cwd)) != 0) {
+        protobuf_c_message_free_unpacked(req, NULL);
+        return usage_error("cannot make the request's relative paths "
+                           "absolute: the working directory is unknown or "
+                           "memory ran out; give absolute paths");
+    }
     tk_status st = { 0 };
     int rv;
     if (run_call(t, method, req, rep_desc, &reply, &st) == TK_CODE_OK) {
@@ -597,7 +690,7 @@ static int call_method(tkcall *t, const char *method,
 
 static int cmd_call(tkcall *t)
 {
-    const char *method = t->args[0];
+    char *method = NULL;
     const ProtobufCMessageDescriptor *req = NULL, *rep = NULL;
     char *text = NULL;
     size_t len = 0;
@@ -605,15 +698,14 @@ static int cmd_call(tkcall *t)
         return usage_error("unexpected \"%s\" after the method (the request "
                            "goes in -d)",
                            t->args[1]);
-    if (method[0] == '/' || strchr(method, '/')[1] == '\0')
-        return usage_error("\"%s\" is not a method: write it in full, like "
-                           "tk.v1.Control/Ping",
-                           method);
     int rv = read_request(t, &text, &len);
+    if (rv == TKCALL_EXIT_OK)
+        rv = find_method(t, t->args[0], &method);
     if (rv == TKCALL_EXIT_OK)
         rv = resolve_method(t, method, &req, &rep);
     if (rv == TKCALL_EXIT_OK)
         rv = call_method(t, method, req, rep, text, len);
+    free(method);
     free(text);
     return rv;
 }
@@ -626,29 +718,75 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The methods of list (of service only, unless NULL), sorted. */
+static int print_methods(const Tk__V1__ListMethodsReply *list,
+                         const char *service)
+{
+    const char **names = calloc(list->n_methods + 1, sizeof *names);
+    size_t n = 0, slen = service != NULL ? strlen(service) : 0;
+    if (names == NULL)
+        return out_of_memory();
+    for (size_t i = 0; i < list->n_methods; i++) {
+        const char *name = list->methods[i]->name;
+        if (service == NULL ||
+            (strncmp(name, service, slen) == 0 && name[slen] == '/'))
+            names[n++] = name;
+    }
+    qsort(names, n, sizeof *names, by_name);
+    for (size_t i = 0; i < n; i++)
+        printf("%s\n", names[i]);
+    free(names);
+    return TKCALL_EXIT_OK;
+}
+
+/* list SERVICE: typed as people type it ("Git", "git", "tk.v1.Git") among
+ * the services of the catalog and of tkd; else tkd says what it makes of
+ * the name (NOT_FOUND), with the closest service as a hint. */
+static int list_service(tkcall *t, const Tk__V1__ListMethodsReply *all,
+                        const char *typed)
+{
+    namelist l = { 0 };
+    names_result r;
+    if (!names_add_catalog(&l, NAMES_SERVICES) ||
+        !names_add_served(&l, all, NAMES_SERVICES)) {
+        names_free(&l);
+        return out_of_memory();
+    }
+    names_resolve(&r, typed, (const char *const *)l.v, l.n);
+    int rv;
+    if (r.verdict == NAMES_FOUND) {
+        rv = print_methods(all, r.name);
+    } else if (r.verdict == NAMES_AMBIGUOUS) {
+        rv = no_match(t, "service", typed, &r);
+    } else {
+        Tk__V1__ListMethodsReply *list = NULL;
+        tk_status st = { 0 };
+        if (list_methods(t, typed, &list, &st) == TK_CODE_OK) {
+            rv = print_methods(list, NULL);
+        } else {
+            if (r.name != NULL)
+                fprintf(stderr, "tkcall: did you mean %s?\n", r.name);
+            rv = report(&st);
+        }
+        tk_status_clear(&st);
+        if (list != NULL)
+            protobuf_c_message_free_unpacked(&list->base, NULL);
+    }
+    names_free(&l);
+    return rv;
+}
+
 static int cmd_list(tkcall *t)
 {
     if (t->n_args > 2)
         return usage_error("list takes at most one SERVICE");
     Tk__V1__ListMethodsReply *list = NULL;
     tk_status st = { 0 };
-    if (list_methods(t, t->n_args == 2 ? t->args[1] : "", &list, &st) !=
-        TK_CODE_OK)
+    if (list_methods(t, "", &list, &st) != TK_CODE_OK)
         return report(&st);
     tk_status_clear(&st);
-    const char **names = calloc(list->n_methods + 1, sizeof *names);
-    int rv = TKCALL_EXIT_OK;
-    if (names == NULL) {
-        make_status(&st, TK_CODE_INTERNAL, "out of memory");
-        rv = report(&st);
-    } else {
-        for (size_t i = 0; i < list->n_methods; i++)
-            names[i] = list->methods[i]->name;
-        qsort(names, list->n_methods, sizeof *names, by_name);
-        for (size_t i = 0; i < list->n_methods; i++)
-            printf("%s\n", names[i]);
-    }
-    free(names);
+    int rv = t->n_args == 2 ? list_service(t, list, t->args[1])
+                            : print_methods(list, NULL);
     protobuf_c_message_free_unpacked(&list->base, NULL);
     return rv;
 }
@@ -671,8 +809,19 @@ static void print_method_info(const Tk__V1__MethodInfo *info)
                : "");
 }
 
+static void print_schema(const char *type)
+{
+    const ProtobufCMessageDescriptor *d = tk_catalog_find_message(type);
+    printf("\n");
+    if (d != NULL)
+        describe_message(stdout, d);
+    else
+        printf("(tkcall's catalog has no schema for %s)\n", type);
+}
+
 /* Prints what is known of a method: its types from the catalog or tkd, its
- * kind and timeouts when tkd answers, then the request's schema. */
+ * kind and timeouts when tkd answers, its comment, then the request's and
+ * the reply's schemas. */
 static int describe_method(tkcall *t, const char *name)
 {
     const tk_method_desc *local = tk_catalog_find_method(name);
@@ -699,12 +848,12 @@ static int describe_method(tkcall *t, const char *name)
                    code != TK_CODE_OK && st.message != NULL
                        ? st.message
                        : "tkd does not serve this method");
-        const ProtobufCMessageDescriptor *rd = tk_catalog_find_message(req);
-        printf("\n");
-        if (rd != NULL)
-            describe_message(stdout, rd);
-        else
-            printf("(tkcall's catalog has no schema for %s)\n", req);
+        if (local != NULL) {
+            printf("\n");
+            describe_comment(stdout, name);
+        }
+        print_schema(req);
+        print_schema(local != NULL ? local->reply->name : info->reply_type);
     }
     tk_status_clear(&st);
     if (list != NULL)
@@ -715,25 +864,34 @@ static int describe_method(tkcall *t, const char *name)
 static int cmd_describe(tkcall *t)
 {
     if (t->n_args != 2)
-        return usage_error("describe takes one METHOD or MESSAGE name");
-    const char *name = t->args[1];
-    if (name[0] == '.') /* grpcurl writes full names with a leading dot */
-        name++;
-    if (strchr(name, '/') != NULL)
-        return describe_method(t, name);
-    const ProtobufCMessageDescriptor *m = tk_catalog_find_message(name);
-    const ProtobufCEnumDescriptor *e = tk_catalog_find_enum(name);
-    if (m != NULL)
+        return usage_error("describe takes one name: a service, a method, a "
+                           "message or an enum");
+    const char *typed = t->args[1];
+    namelist l = { 0 };
+    names_result r;
+    if (!names_add_catalog(&l, NAMES_METHODS | NAMES_SERVICES | NAMES_MESSAGES |
+                                   NAMES_ENUMS)) {
+        names_free(&l);
+        return out_of_memory();
+    }
+    names_resolve(&r, typed, (const char *const *)l.v, l.n);
+    int rv = TKCALL_EXIT_OK;
+    const ProtobufCMessageDescriptor *m = tk_catalog_find_message(r.name);
+    const ProtobufCEnumDescriptor *e = tk_catalog_find_enum(r.name);
+    if (r.verdict == NAMES_NONE && strchr(typed, '/') != NULL)
+        rv = describe_method(t, typed[0] == '.' ? typed + 1 : typed);
+    else if (r.verdict != NAMES_FOUND)
+        rv = no_match(t, "name", typed, &r);
+    else if (strchr(r.name, '/') != NULL)
+        rv = describe_method(t, r.name);
+    else if (m != NULL)
         describe_message(stdout, m);
     else if (e != NULL)
         describe_enum(stdout, e);
     else
-        return usage_error("unknown message \"%s\"; describe takes a message "
-                           "(tk.v1.PingRequest) or a method "
-                           "(tk.v1.Control/Ping); `tkcall list` shows the "
-                           "methods",
-                           name);
-    return TKCALL_EXIT_OK;
+        describe_service(stdout, r.name);
+    names_free(&l);
+    return rv;
 }
 
 /* ---- the command line ------------------------------------------------------
@@ -757,12 +915,27 @@ static int dispatch(tkcall *t)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(t->args[0], commands[i].name) == 0)
             return commands[i].run(t);
-    if (strchr(t->args[0], '/') != NULL)
-        return cmd_call(t);
-    return usage_error("unknown command \"%s\": a METHOD is a full name like "
-                       "tk.v1.Control/Ping, and the commands are list and "
-                       "describe",
-                       t->args[0]);
+    return cmd_call(t);
+}
+
+/* A bare socket path ("/run/user/1000/tk/tkd.sock", "build/run/tkd.sock")
+ * means ipc:// that path, made absolute. -1: too long. */
+static int ipc_of_path(char addr[ADDR_MAX])
+{
+    if (strstr(addr, "://") != NULL || addr[0] == '\0')
+        return 0;
+    char path[ADDR_MAX], cwd[ADDR_MAX];
+    int n;
+    if (addr[0] == '/')
+        n = snprintf(path, sizeof path, "ipc://%s", addr);
+    else if (getcwd(cwd, sizeof cwd) != NULL)
+        n = snprintf(path, sizeof path, "ipc://%s/%s", cwd, addr);
+    else
+        return 0; /* left as it is: opening it says what is wrong */
+    if (n < 0 || (size_t)n >= sizeof path)
+        return -1;
+    memcpy(addr, path, (size_t)n + 1);
+    return 0;
 }
 
 enum { OPT_CACERT = 1000, OPT_CERT, OPT_KEY };
@@ -828,7 +1001,7 @@ static int parse_args(tkcall *t, int argc, char **argv)
     int n = addr != NULL
                 ? snprintf(t->addr, sizeof t->addr, "%s", addr)
                 : (tk_default_address(t->addr, sizeof t->addr) == 0 ? 0 : -1);
-    if (n < 0 || (size_t)n >= sizeof t->addr)
+    if (n < 0 || (size_t)n >= sizeof t->addr || ipc_of_path(t->addr) != 0)
         return usage_error("the address is too long");
     t->args = argv + optind;
     t->n_args = argc - optind;

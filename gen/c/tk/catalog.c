@@ -465,6 +465,10 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "When some files or directories cannot be read, return what was found\n"
      "(stats.unreadable_files says how many could not be read) instead of\n"
      "FAILED_PRECONDITION, reason UNREADABLE_FILES."},
+    {"tk.v1.SearchRequest.hidden",
+     "Whether files and directories whose names start with \".\" (.github/)\n"
+     "are searched; unset means true. .git/ is never searched. (A oneof\n"
+     "because protoc-c 1.4.1 rejects proto3 `optional`.)"},
     {"tk.v1.SearchRequest.ignore_case",
      "ASCII case folding with git grep and grep (they run in the C locale so\n"
      "that any byte is text), Unicode case folding with rg."},
@@ -626,7 +630,7 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "A bounded excerpt of a tool's stderr (head and tail), as bytes: tools\n"
      "print whatever the file system holds."},
 };
-const size_t tk_catalog__n_docs = 178;
+const size_t tk_catalog__n_docs = 179;
 
 /* Fields with what protobuf-c does not keep: message, field, oneof,
  * map, option (tk.v1.path). */
