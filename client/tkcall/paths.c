@@ -25,8 +25,8 @@ static char *joined(const char *cwd, const char *rel)
         rel = "";
     char *out = NULL;
     bool root = strcmp(cwd, "/") == 0;
-    if (asprintf(&out, "%s%s%s", cwd, root || rel[0] == '\0' ? "" : "/",
-                 rel) < 0)
+    if (asprintf(&out, "%s%s%s", cwd, root || rel[0] == '\0' ? "" : "/", rel) <
+        0)
         return NULL;
     return out;
 }
@@ -36,7 +36,8 @@ static bool is_set(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
     if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
         return true;
     const uint32_t *which =
-        (const uint32_t *)(const void *)((const char *)m + f->quantifier_offset);
+        (const uint32_t *)(const void *)((const char *)m +
+                                         f->quantifier_offset);
     return *which == f->id;
 }
 
@@ -61,10 +62,10 @@ int paths_make_absolute(ProtobufCMessage *m, const char *cwd)
         if (!is_set(m, f))
             continue;
         if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
-            size_t n = f->label == PROTOBUF_C_LABEL_REPEATED
-                           ? *(size_t *)(void *)((char *)m +
-                                                 f->quantifier_offset)
-                           : 1;
+            size_t n =
+                f->label == PROTOBUF_C_LABEL_REPEATED
+                    ? *(size_t *)(void *)((char *)m + f->quantifier_offset)
+                    : 1;
             ProtobufCMessage **v = f->label == PROTOBUF_C_LABEL_REPEATED
                                        ? *(ProtobufCMessage ***)at
                                        : (ProtobufCMessage **)at;
