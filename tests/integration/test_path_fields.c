@@ -72,9 +72,9 @@ static const char *filler(const world *w, const ProtobufCMessageDescriptor *m,
     static const struct {
         const char *field, *value;
     } named[] = {
-        { "program", "/bin/true" },        /* ServiceSpec */
-        { "label", "dev.tk.pathfields" },  /* ServiceSpec */
-        { "key", "user.name" },            /* Git/ConfigSet: allowed */
+        { "program", "/bin/true" },       /* ServiceSpec */
+        { "label", "dev.tk.pathfields" }, /* ServiceSpec */
+        { "key", "user.name" },           /* Git/ConfigSet: allowed */
     };
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
         if (strcmp(f->name, named[i].field) == 0)
