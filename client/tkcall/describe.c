@@ -67,12 +67,13 @@ static const char *type_name(const ProtobufCFieldDescriptor *f,
     return scalar_names[f->type];
 }
 
-static const ProtobufCMessageDescriptor *
-map_entry(const ProtobufCMessageDescriptor *m,
-          const ProtobufCFieldDescriptor *f)
+/* A map<K, V>: to protobuf-c a repeated KEntry { K key = 1; V value = 2; }. */
+static bool is_map(const ProtobufCMessageDescriptor *m,
+                   const ProtobufCFieldDescriptor *f)
 {
     const tk_field_note *note = tk_catalog_find_field(m->name, f->name);
-    return note != NULL && note->map ? f->descriptor : NULL;
+    return note != NULL && note->map && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+           ((const ProtobufCMessageDescriptor *)f->descriptor)->n_fields == 2;
 }
 
 /* What a field's line says after it: its JSON name and form, its path. */
@@ -104,7 +105,6 @@ static void print_notes(FILE *out, const ProtobufCMessageDescriptor *m,
 static void print_field(FILE *out, const ProtobufCMessageDescriptor *m,
                         const ProtobufCFieldDescriptor *f, const char *indent)
 {
-    const ProtobufCMessageDescriptor *entry = map_entry(m, f);
     const char *label = f->label == PROTOBUF_C_LABEL_REPEATED   ? "repeated "
                         : f->label == PROTOBUF_C_LABEL_REQUIRED ? "required "
                         : f->label == PROTOBUF_C_LABEL_OPTIONAL &&
@@ -112,7 +112,8 @@ static void print_field(FILE *out, const ProtobufCMessageDescriptor *m,
                             ? "optional "
                             : "";
     print_member_comment(out, m->name, f->name, indent);
-    if (entry != NULL && entry->n_fields == 2) /* key 1, value 2 */
+    const ProtobufCMessageDescriptor *entry = f->descriptor;
+    if (is_map(m, f))
         fprintf(out, "%smap<%s, %s> %s = %u;", indent,
                 type_name(&entry->fields[0], m->name),
                 type_name(&entry->fields[1], m->name), f->name, f->id);

@@ -16,7 +16,9 @@
 
 static char fold(char c)
 {
-    return c == '/' ? '.' : (char)tolower((unsigned char)c);
+    if (c == '/')
+        return '.';
+    return (char)tolower((unsigned char)c);
 }
 
 /* typed names the end of full, on a boundary: "git/status" of

@@ -701,7 +701,7 @@ static int cmd_call(tkcall *t)
     int rv = read_request(t, &text, &len);
     if (rv == TKCALL_EXIT_OK)
         rv = find_method(t, t->args[0], &method);
-    if (rv == TKCALL_EXIT_OK)
+    if (rv == TKCALL_EXIT_OK && method != NULL)
         rv = resolve_method(t, method, &req, &rep);
     if (rv == TKCALL_EXIT_OK)
         rv = call_method(t, method, req, rep, text, len);
