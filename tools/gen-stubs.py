@@ -94,22 +94,29 @@ def duration(ms):
     return "%d s" % (ms // 1000) if ms % 1000 == 0 else "%d ms" % ms
 
 
-def method_specs(fds):
-    """{method full name: Spec} for every method of every tk service;
-    exits naming the first method whose option is missing or wrong."""
+def load_option(fds, option, options_type):
+    """The extension named option, and the class of options_type
+    (google.protobuf.MethodOptions, ...) of a pool that knows it: an
+    options message's bytes, parsed again by it, give the option as a
+    message."""
     pool = descriptor_pool.DescriptorPool()
     for f in fds.file:
         pool.Add(f)
     try:
-        ext = pool.FindExtensionByName(METHOD_OPTION)
+        ext = pool.FindExtensionByName(option)
     except KeyError:
         sys.exit("gen-stubs: no option %s: proto/tk/v1/options.proto "
-                 "declares it" % METHOD_OPTION)
-    # MethodOptions of this pool knows the extension: its bytes, parsed
-    # again, give the option as a message.
+                 "declares it" % option)
     classes = message_factory.MessageFactory(pool).GetMessages(
         [f.name for f in fds.file])
-    options = classes["google.protobuf.MethodOptions"]
+    return ext, classes[options_type]
+
+
+def method_specs(fds):
+    """{method full name: Spec} for every method of every tk service;
+    exits naming the first method whose option is missing or wrong."""
+    ext, options = load_option(fds, METHOD_OPTION,
+                               "google.protobuf.MethodOptions")
     kinds = ext.message_type.enum_types_by_name["Kind"]
     specs = {}
     for fdesc in fds.file:
@@ -434,17 +441,8 @@ def comments(fdesc):
 def path_kinds(fds):
     """{(message full name, field name): "IN_ROOTS" | "ABSOLUTE"} of every
     field that carries the option (tk.v1.path)."""
-    pool = descriptor_pool.DescriptorPool()
-    for f in fds.file:
-        pool.Add(f)
-    try:
-        ext = pool.FindExtensionByName(PATH_OPTION)
-    except KeyError:
-        sys.exit("gen-stubs: no option %s: proto/tk/v1/options.proto "
-                 "declares it" % PATH_OPTION)
-    classes = message_factory.MessageFactory(pool).GetMessages(
-        [f.name for f in fds.file])
-    options = classes["google.protobuf.FieldOptions"]
+    ext, options = load_option(fds, PATH_OPTION,
+                               "google.protobuf.FieldOptions")
     out = {}
 
     def walk(full, m):
