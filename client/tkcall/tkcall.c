@@ -33,21 +33,27 @@
 static const char usage_text[] =
     "usage: tkcall [options] METHOD              call METHOD\n"
     "       tkcall [options] list [SERVICE]      the methods tkd serves\n"
-    "       tkcall [options] describe METHOD|MESSAGE\n"
+    "       tkcall [options] describe NAME       a service, method, message\n"
+    "                                            or enum, with its comments\n"
     "       tkcall --help | --version\n"
     "\n"
     "A grpcurl-style client of tkd. METHOD is a full name such as\n"
-    "tk.v1.Control/Ping. Requests and replies are JSON in the proto3 JSON\n"
-    "mapping: lowerCamelCase names (proto names accepted too), 64-bit\n"
-    "integers as strings, enums by name; but bytes fields (git's paths,\n"
-    "branch names, patches, search lines) are text when they are UTF-8,\n"
-    "\"gen/\", and {\"base64\":\"Z2Vu/w==\"} when they are not. A string\n"
-    "typed into a bytes field is its text, never base64.\n"
+    "tk.v1.Control/Ping, grpcurl's tk.v1.Control.Ping, or any tail of it\n"
+    "that names one method (Control/Ping, ping), in any case; SERVICE and\n"
+    "NAME alike (list git, describe PingRequest). Requests and replies are\n"
+    "JSON in the proto3 JSON mapping: lowerCamelCase names (proto names\n"
+    "accepted too), 64-bit integers as strings, enums by name; but bytes\n"
+    "fields (git's paths, branch names, patches, search lines) are text when\n"
+    "they are UTF-8, \"gen/\", and {\"base64\":\"Z2Vu/w==\"} when they are\n"
+    "not. A string typed into a bytes field is its text, never base64. A\n"
+    "relative path in a field that names a file (describe marks them\n"
+    "\"path:\") is made absolute against the working directory.\n"
     "\n"
     "options:\n"
-    "  -a, --addr URL          tkd's address; default $TK_ADDR, else\n"
+    "  -a, --addr URL|PATH     tkd's address; default $TK_ADDR, else\n"
     "                          ipc://$XDG_RUNTIME_DIR/tk/tkd.sock, else\n"
-    "                          ipc:///tmp/tk-$UID/tkd.sock\n"
+    "                          ipc:///tmp/tk-$UID/tkd.sock; a bare socket\n"
+    "                          path (/run/tk/tkd.sock) means ipc:// it\n"
     "      --cacert FILE       for tls+tcp://: the CA (PEM) that signed\n"
     "                          tkd's certificate; default $TK_TLS_CA\n"
     "      --cert FILE         this client's certificate (PEM), which tkd\n"
@@ -120,7 +126,8 @@ static const char usage_text[] =
     "          service), 14 UNAVAILABLE (tkd not running or unreachable), ...\n"
     "          (a code beyond 16 exits 2, UNKNOWN)\n"
     "  64      usage: bad flags or duration, unreadable -d @FILE, a method\n"
-    "          neither tkcall's catalog nor tkd knows, an unknown message\n"
+    "          neither tkcall's catalog nor tkd knows (or a name that fits\n"
+    "          more than one), an unknown message\n"
     "  65      bad request data: the JSON does not parse or does not match\n"
     "          the request message (the message names the field)\n"
     "  130     interrupted: a second Ctrl-C, or one outside a call\n";
@@ -438,6 +445,85 @@ static int resolve_method(tkcall *t, const char *method,
     return rv;
 }
 
+/* ---- names as people type them ---------------------------------------------
+ */
+
+/* What matched nothing, or more than one name, said as a usage error. */
+static int no_match(const tkcall *t, const char *what, const char *typed,
+                    const names_result *r)
+{
+    if (r->verdict == NAMES_AMBIGUOUS)
+        return usage_error("\"%s\" could be %s, %s%s: write more of the "
+                           "name",
+                           typed, r->name, r->other,
+                           r->n_matches > 2 ? " and more" : "");
+    if (r->name != NULL)
+        return usage_error("unknown %s \"%s\"; did you mean %s? (`tkcall "
+                           "list` shows the methods tkd serves)",
+                           what, typed, r->name);
+    return usage_error("unknown %s \"%s\": neither tkcall's catalog nor tkd "
+                       "at %s knows it; `tkcall list` shows the methods tkd "
+                       "serves",
+                       what, typed, t->addr);
+}
+
+static int out_of_memory(void)
+{
+    tk_status st = { 0 };
+    tkcall_make_status(&st, TK_CODE_INTERNAL, "out of memory");
+    return tkcall_report(&st);
+}
+
+/* The commands of dispatch, for a hint when a word is neither. */
+static const char *const command_names[] = { "list", "describe" };
+
+/* The method typed names, in full in *out (to free): the catalog's, else
+ * one tkd serves. A name with a '/' that tkd cannot be asked about goes
+ * on as typed (the call then says why tkd did not answer). */
+static int find_method(tkcall *t, const char *typed, char **out)
+{
+    namelist l = { 0 };
+    names_result r;
+    Tk__V1__ListMethodsReply *list = NULL;
+    tk_status st = { 0 };
+    int rv = TKCALL_EXIT_OK;
+    if (!names_add_catalog(&l, NAMES_METHODS)) {
+        rv = out_of_memory();
+        goto done;
+    }
+    names_resolve(&r, typed, (const char *const *)l.v, l.n);
+    if (r.verdict == NAMES_NONE) {
+        if (list_methods(t, "", &list, &st) != TK_CODE_OK) {
+            if (strchr(typed, '/') != NULL) {
+                r = (names_result){ NAMES_FOUND, typed, NULL, 1 };
+            } else if (r.name == NULL) { /* nothing to say but why */
+                rv = tkcall_report(&st);
+                goto done;
+            }
+        } else if (!names_add_served(&l, list, NAMES_METHODS)) {
+            rv = out_of_memory();
+            goto done;
+        } else {
+            names_resolve(&r, typed, (const char *const *)l.v, l.n);
+        }
+    }
+    names_result cmd;
+    names_resolve(&cmd, typed, command_names, 2);
+    if (r.verdict == NAMES_NONE && r.name == NULL && cmd.name != NULL)
+        rv = usage_error("unknown command \"%s\"; did you mean %s?", typed,
+                         cmd.name); /* "lsit" */
+    else if (r.verdict != NAMES_FOUND)
+        rv = no_match(t, "method", typed, &r);
+    else if ((*out = strdup(r.name)) == NULL)
+        rv = out_of_memory();
+done:
+    tk_status_clear(&st);
+    if (list != NULL)
+        protobuf_c_message_free_unpacked(&list->base, NULL);
+    names_free(&l);
+    return rv;
+}
+
 static int read_all(FILE *f, char **out, size_t *len)
 {
     size_t cap = 4096, n = 0;
@@ -506,6 +592,13 @@ static int call_method(tkcall *t, const char *method,
                 err);
         return TKCALL_EXIT_DATA;
     }
+    char cwd[4096];
+    if (paths_make_absolute(req, getcwd(cwd, sizeof cwd)) != 0) {
+        protobuf_c_message_free_unpacked(req, NULL);
+        return usage_error("cannot make the request's relative paths "
+                           "absolute: the working directory is unknown or "
+                           "memory ran out; give absolute paths");
+    }
     tk_status st = { 0 };
     int rv;
     struct timespec t0, t1;
@@ -531,7 +624,7 @@ static int call_method(tkcall *t, const char *method,
 
 static int cmd_call(tkcall *t)
 {
-    const char *method = t->args[0];
+    char *method = NULL;
     const ProtobufCMessageDescriptor *req = NULL, *rep = NULL;
     char *text = NULL;
     size_t len = 0;
@@ -539,15 +632,14 @@ static int cmd_call(tkcall *t)
         return usage_error("unexpected \"%s\" after the method (the request "
                            "goes in -d)",
                            t->args[1]);
-    if (method[0] == '/' || strchr(method, '/')[1] == '\0')
-        return usage_error("\"%s\" is not a method: write it in full, like "
-                           "tk.v1.Control/Ping",
-                           method);
     int rv = read_request(t, &text, &len);
     if (rv == TKCALL_EXIT_OK)
+        rv = find_method(t, t->args[0], &method);
+    if (rv == TKCALL_EXIT_OK && method != NULL)
         rv = resolve_method(t, method, &req, &rep);
     if (rv == TKCALL_EXIT_OK)
         rv = call_method(t, method, req, rep, text, len);
+    free(method);
     free(text);
     return rv;
 }
@@ -560,164 +652,81 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The methods of list (of service only, unless NULL), sorted. */
+static int print_methods(const Tk__V1__ListMethodsReply *list,
+                         const char *service)
+{
+    const char **names = calloc(list->n_methods + 1, sizeof *names);
+    size_t n = 0, slen = service != NULL ? strlen(service) : 0;
+    if (names == NULL)
+        return out_of_memory();
+    for (size_t i = 0; i < list->n_methods; i++) {
+        const char *name = list->methods[i]->name;
+        if (service == NULL ||
+            (strncmp(name, service, slen) == 0 && name[slen] == '/'))
+            names[n++] = name;
+    }
+    qsort(names, n, sizeof *names, by_name);
+    for (size_t i = 0; i < n; i++)
+        printf("%s\n", names[i]);
+    free(names);
+    return TKCALL_EXIT_OK;
+}
+
+/* list SERVICE: typed as people type it ("Git", "git", "tk.v1.Git") among
+ * the services of the catalog and of tkd; else tkd says what it makes of
+ * the name (NOT_FOUND), with the closest service as a hint. */
+static int list_service(tkcall *t, const Tk__V1__ListMethodsReply *all,
+                        const char *typed)
+{
+    namelist l = { 0 };
+    names_result r;
+    if (!names_add_catalog(&l, NAMES_SERVICES) ||
+        !names_add_served(&l, all, NAMES_SERVICES)) {
+        names_free(&l);
+        return out_of_memory();
+    }
+    names_resolve(&r, typed, (const char *const *)l.v, l.n);
+    int rv;
+    if (r.verdict == NAMES_FOUND) {
+        rv = print_methods(all, r.name);
+    } else if (r.verdict == NAMES_AMBIGUOUS) {
+        rv = no_match(t, "service", typed, &r);
+    } else {
+        Tk__V1__ListMethodsReply *list = NULL;
+        tk_status st = { 0 };
+        if (list_methods(t, typed, &list, &st) == TK_CODE_OK) {
+            rv = print_methods(list, NULL);
+        } else {
+            if (r.name != NULL)
+                fprintf(stderr, "tkcall: did you mean %s?\n", r.name);
+            rv = tkcall_report(&st);
+        }
+        tk_status_clear(&st);
+        if (list != NULL)
+            protobuf_c_message_free_unpacked(&list->base, NULL);
+    }
+    names_free(&l);
+    return rv;
+}
+
 static int cmd_list(tkcall *t)
 {
     if (t->n_args > 2)
         return usage_error("list takes at most one SERVICE");
     Tk__V1__ListMethodsReply *list = NULL;
     tk_status st = { 0 };
-    if (list_methods(t, t->n_args == 2 ? t->args[1] : "", &list, &st) !=
-        TK_CODE_OK)
+    if (list_methods(t, "", &list, &st) != TK_CODE_OK)
         return tkcall_report(&st);
     tk_status_clear(&st);
-    const char **names = calloc(list->n_methods + 1, sizeof *names);
-    int rv = TKCALL_EXIT_OK;
-    if (names == NULL) {
-        tkcall_make_status(&st, TK_CODE_INTERNAL, "out of memory");
-        rv = tkcall_report(&st);
-    } else {
-        for (size_t i = 0; i < list->n_methods; i++)
-            names[i] = list->methods[i]->name;
-        qsort(names, list->n_methods, sizeof *names, by_name);
-        for (size_t i = 0; i < list->n_methods; i++)
-            printf("%s\n", names[i]);
-    }
-    free(names);
+    int rv = t->n_args == 2 ? list_service(t, list, t->args[1])
+                            : print_methods(list, NULL);
     protobuf_c_message_free_unpacked(&list->base, NULL);
     return rv;
 }
 
 /* ---- describe --------------------------------------------------------------
  */
-
-static const char *const scalar_names[] = {
-    [PROTOBUF_C_TYPE_INT32] = "int32",
-    [PROTOBUF_C_TYPE_SINT32] = "sint32",
-    [PROTOBUF_C_TYPE_SFIXED32] = "sfixed32",
-    [PROTOBUF_C_TYPE_INT64] = "int64",
-    [PROTOBUF_C_TYPE_SINT64] = "sint64",
-    [PROTOBUF_C_TYPE_SFIXED64] = "sfixed64",
-    [PROTOBUF_C_TYPE_UINT32] = "uint32",
-    [PROTOBUF_C_TYPE_FIXED32] = "fixed32",
-    [PROTOBUF_C_TYPE_UINT64] = "uint64",
-    [PROTOBUF_C_TYPE_FIXED64] = "fixed64",
-    [PROTOBUF_C_TYPE_FLOAT] = "float",
-    [PROTOBUF_C_TYPE_DOUBLE] = "double",
-    [PROTOBUF_C_TYPE_BOOL] = "bool",
-    [PROTOBUF_C_TYPE_STRING] = "string",
-    [PROTOBUF_C_TYPE_BYTES] = "bytes",
-};
-
-/* A type's name as written inside scope: nested types by their short name. */
-static const char *relative(const char *full, const char *scope)
-{
-    size_t n = strlen(scope);
-    return strncmp(full, scope, n) == 0 && full[n] == '.' ? full + n + 1 : full;
-}
-
-static const char *type_name(const ProtobufCFieldDescriptor *f,
-                             const char *scope)
-{
-    if (f->type == PROTOBUF_C_TYPE_ENUM)
-        return relative(((const ProtobufCEnumDescriptor *)f->descriptor)->name,
-                        scope);
-    if (f->type == PROTOBUF_C_TYPE_MESSAGE)
-        return relative(
-            ((const ProtobufCMessageDescriptor *)f->descriptor)->name, scope);
-    return scalar_names[f->type];
-}
-
-/* How a bytes field is typed, in the mode of tkcall's flags. */
-static const char *bytes_form(int json_flags)
-{
-    return json_flags & TK_JSON_BYTES_TEXT
-               ? "text, or {\"base64\":\"...\"} if not UTF-8"
-               : "base64 (--proto-json)";
-}
-
-static void print_field(FILE *out, const ProtobufCFieldDescriptor *f,
-                        const char *scope, const char *indent, int json_flags)
-{
-    const char *label = f->label == PROTOBUF_C_LABEL_REPEATED   ? "repeated "
-                        : f->label == PROTOBUF_C_LABEL_REQUIRED ? "required "
-                        : f->label == PROTOBUF_C_LABEL_OPTIONAL &&
-                                !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-                            ? "optional "
-                            : "";
-    char jname[256];
-    tk_json_field_name(jname, sizeof jname, f->name);
-    fprintf(out, "%s%s%s %s = %u;", indent, label, type_name(f, scope), f->name,
-            f->id);
-    bool renamed = strcmp(jname, f->name) != 0;
-    if (renamed)
-        fprintf(out, "  // JSON: %s", jname);
-    if (f->type == PROTOBUF_C_TYPE_BYTES)
-        fprintf(out, "%s%s", renamed ? "; " : "  // ", bytes_form(json_flags));
-    fputc('\n', out);
-}
-
-/* protobuf-c keeps no oneof names: members share the offset of the case. */
-static void print_oneof(FILE *out, const ProtobufCMessageDescriptor *m,
-                        const ProtobufCFieldDescriptor *first, int json_flags)
-{
-    fprintf(out, "  oneof {  // at most one of these is set\n");
-    for (unsigned i = 0; i < m->n_fields; i++)
-        if ((m->fields[i].flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
-            m->fields[i].quantifier_offset == first->quantifier_offset)
-            print_field(out, &m->fields[i], m->name, "    ", json_flags);
-    fprintf(out, "  }\n");
-}
-
-static void print_enum(FILE *out, const ProtobufCEnumDescriptor *e,
-                       const char *scope, const char *indent)
-{
-    fprintf(out, "%senum %s {\n", indent, relative(e->name, scope));
-    for (unsigned i = 0; i < e->n_values; i++)
-        fprintf(out, "%s  %s = %d;\n", indent, e->values[i].name,
-                e->values[i].value);
-    fprintf(out, "%s}\n", indent);
-}
-
-/* The enums m's fields use, each once; nested ones inside the block. */
-static void print_enums(FILE *out, const ProtobufCMessageDescriptor *m,
-                        bool nested)
-{
-    for (unsigned i = 0; i < m->n_fields; i++) {
-        const ProtobufCEnumDescriptor *e = m->fields[i].descriptor;
-        if (m->fields[i].type != PROTOBUF_C_TYPE_ENUM)
-            continue;
-        bool seen = false;
-        for (unsigned j = 0; j < i; j++)
-            seen |= m->fields[j].descriptor == e;
-        if (seen || (relative(e->name, m->name) != e->name) != nested)
-            continue;
-        fputc('\n', out);
-        print_enum(out, e, m->name, nested ? "  " : "");
-    }
-}
-
-static void print_message(FILE *out, const ProtobufCMessageDescriptor *m,
-                          int json_flags)
-{
-    fprintf(out, "message %s {\n", m->name);
-    for (unsigned i = 0; i < m->n_fields; i++) {
-        const ProtobufCFieldDescriptor *f = &m->fields[i];
-        if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)) {
-            print_field(out, f, m->name, "  ", json_flags);
-            continue;
-        }
-        bool first = true;
-        for (unsigned j = 0; j < i; j++)
-            if ((m->fields[j].flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
-                m->fields[j].quantifier_offset == f->quantifier_offset)
-                first = false;
-        if (first)
-            print_oneof(out, m, f, json_flags);
-    }
-    print_enums(out, m, true);
-    fprintf(out, "}\n");
-    print_enums(out, m, false);
-}
 
 static void print_method_info(const Tk__V1__MethodInfo *info)
 {
@@ -734,8 +743,19 @@ static void print_method_info(const Tk__V1__MethodInfo *info)
                : "");
 }
 
+static void print_schema(const char *type, int json_flags)
+{
+    const ProtobufCMessageDescriptor *d = tk_catalog_find_message(type);
+    printf("\n");
+    if (d != NULL)
+        describe_message(stdout, d, json_flags);
+    else
+        printf("(tkcall's catalog has no schema for %s)\n", type);
+}
+
 /* Prints what is known of a method: its types from the catalog or tkd, its
- * kind and timeouts when tkd answers, then the request's schema. */
+ * kind and timeouts when tkd answers, its comment, then the request's and
+ * the reply's schemas. */
 static int describe_method(tkcall *t, const char *name)
 {
     const tk_method_desc *local = tk_catalog_find_method(name);
@@ -762,12 +782,13 @@ static int describe_method(tkcall *t, const char *name)
                    code != TK_CODE_OK && st.message != NULL
                        ? st.message
                        : "tkd does not serve this method");
-        const ProtobufCMessageDescriptor *rd = tk_catalog_find_message(req);
-        printf("\n");
-        if (rd != NULL)
-            print_message(stdout, rd, t->out.json_flags);
-        else
-            printf("(tkcall's catalog has no schema for %s)\n", req);
+        if (local != NULL) {
+            printf("\n");
+            describe_comment(stdout, name);
+        }
+        print_schema(req, t->out.json_flags);
+        print_schema(local != NULL ? local->reply->name : info->reply_type,
+                     t->out.json_flags);
     }
     tk_status_clear(&st);
     if (list != NULL)
@@ -778,25 +799,34 @@ static int describe_method(tkcall *t, const char *name)
 static int cmd_describe(tkcall *t)
 {
     if (t->n_args != 2)
-        return usage_error("describe takes one METHOD or MESSAGE name");
-    const char *name = t->args[1];
-    if (name[0] == '.') /* grpcurl writes full names with a leading dot */
-        name++;
-    if (strchr(name, '/') != NULL)
-        return describe_method(t, name);
-    const ProtobufCMessageDescriptor *m = tk_catalog_find_message(name);
-    const ProtobufCEnumDescriptor *e = tk_catalog_find_enum(name);
-    if (m != NULL)
-        print_message(stdout, m, t->out.json_flags);
+        return usage_error("describe takes one name: a service, a method, a "
+                           "message or an enum");
+    const char *typed = t->args[1];
+    namelist l = { 0 };
+    names_result r;
+    if (!names_add_catalog(&l, NAMES_METHODS | NAMES_SERVICES | NAMES_MESSAGES |
+                                   NAMES_ENUMS)) {
+        names_free(&l);
+        return out_of_memory();
+    }
+    names_resolve(&r, typed, (const char *const *)l.v, l.n);
+    int rv = TKCALL_EXIT_OK;
+    const ProtobufCMessageDescriptor *m = tk_catalog_find_message(r.name);
+    const ProtobufCEnumDescriptor *e = tk_catalog_find_enum(r.name);
+    if (r.verdict == NAMES_NONE && strchr(typed, '/') != NULL)
+        rv = describe_method(t, typed[0] == '.' ? typed + 1 : typed);
+    else if (r.verdict != NAMES_FOUND)
+        rv = no_match(t, "name", typed, &r);
+    else if (strchr(r.name, '/') != NULL)
+        rv = describe_method(t, r.name);
+    else if (m != NULL)
+        describe_message(stdout, m, t->out.json_flags);
     else if (e != NULL)
-        print_enum(stdout, e, "", "");
+        describe_enum(stdout, e);
     else
-        return usage_error("unknown message \"%s\"; describe takes a message "
-                           "(tk.v1.PingRequest) or a method "
-                           "(tk.v1.Control/Ping); `tkcall list` shows the "
-                           "methods",
-                           name);
-    return TKCALL_EXIT_OK;
+        describe_service(stdout, r.name);
+    names_free(&l);
+    return rv;
 }
 
 /* ---- the command line ------------------------------------------------------
@@ -820,12 +850,27 @@ static int dispatch(tkcall *t)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(t->args[0], commands[i].name) == 0)
             return commands[i].run(t);
-    if (strchr(t->args[0], '/') != NULL)
-        return cmd_call(t);
-    return usage_error("unknown command \"%s\": a METHOD is a full name like "
-                       "tk.v1.Control/Ping, and the commands are list and "
-                       "describe",
-                       t->args[0]);
+    return cmd_call(t);
+}
+
+/* A bare socket path ("/run/user/1000/tk/tkd.sock", "build/run/tkd.sock")
+ * means ipc:// that path, made absolute. -1: too long. */
+static int ipc_of_path(char addr[ADDR_MAX])
+{
+    if (strstr(addr, "://") != NULL || addr[0] == '\0')
+        return 0;
+    char path[ADDR_MAX], cwd[ADDR_MAX];
+    int n;
+    if (addr[0] == '/')
+        n = snprintf(path, sizeof path, "ipc://%s", addr);
+    else if (getcwd(cwd, sizeof cwd) != NULL)
+        n = snprintf(path, sizeof path, "ipc://%s/%s", cwd, addr);
+    else
+        return 0; /* left as it is: opening it says what is wrong */
+    if (n < 0 || (size_t)n >= sizeof path)
+        return -1;
+    memcpy(addr, path, (size_t)n + 1);
+    return 0;
 }
 
 enum { OPT_CACERT = 1000, OPT_CERT, OPT_KEY, OPT_COLOR, OPT_PROTO_JSON };
@@ -960,7 +1005,7 @@ static int parse_args(tkcall *t, int argc, char **argv)
     int n = addr != NULL
                 ? snprintf(t->addr, sizeof t->addr, "%s", addr)
                 : (tk_default_address(t->addr, sizeof t->addr) == 0 ? 0 : -1);
-    if (n < 0 || (size_t)n >= sizeof t->addr)
+    if (n < 0 || (size_t)n >= sizeof t->addr || ipc_of_path(t->addr) != 0)
         return usage_error("the address is too long");
     if ((rv = parse_color(t, color)) >= 0)
         return rv;

@@ -2,10 +2,12 @@
  * tkcall — a grpcurl-style command line over libtkclient.
  *
  * Owns: the command line (flags, durations, the subcommands list and
- * describe), reading the request JSON (-d JSON|@file|@-), printing replies
- * (JSON, or a method's text form: text.c), non-OK statuses, -v and schemas,
- * the exit statuses below, and Ctrl-C: SIGINT
- * is blocked in every thread before any starts and taken by one sigwait
+ * describe), names as typed (names.c), the request's relative paths made
+ * absolute (paths.c), reading the request JSON (-d JSON|@file|@-), printing
+ * replies (JSON, or a method's text form: output.c, text.c), non-OK
+ * statuses, -v and schemas (describe.c), the exit statuses below, and
+ * Ctrl-C: SIGINT is blocked in every thread before any starts and taken by
+ * one sigwait
  * thread; the first fires the call's tk_cancel, a second exits 130.
  * May call: libtkclient's public API only — tk/client.h, tk/json.h and the
  * generated gen/c/tk/v1/NAME.tk.h and NAME.pb-c.h — and libc.

@@ -2,7 +2,9 @@
 method's option (tk.v1.method) becomes that method's entry in tkd's method
 table (.methods.h) and its row in the C and the Python catalogs, and both
 generators refuse a method without the option, or with one tkd would
-refuse.
+refuse. The C catalog also keeps the .proto's comments (escaped as C
+strings), oneof names, maps and the option (tk.v1.path), which only a
+string field may carry.
 
   test_gen_options.py SOURCE_ROOT
 """
@@ -62,14 +64,15 @@ def entries(header: str) -> Dict[str, List[str]]:
 
 
 class GenOptions(unittest.TestCase):
-    def gen(self, body: str, gen: str = GEN_C) -> subprocess.CompletedProcess:
+    def gen(self, body: str, gen: str = GEN_C,
+            head: str = HEAD) -> subprocess.CompletedProcess:
         d = tempfile.mkdtemp(prefix="tk-genopt-")
         self.addCleanup(shutil.rmtree, d)
         os.makedirs(os.path.join(d, "tk", "v1"))
         shutil.copy(os.path.join(ROOT, "proto", "tk", "v1", "options.proto"),
                     os.path.join(d, "tk", "v1"))
         with open(os.path.join(d, "tk", "v1", "thing.proto"), "w") as f:
-            f.write(HEAD + body + "}\n")
+            f.write(head + body + "}\n")
         subprocess.run(["protoc", "--include_imports", "--include_source_info",
                         "--descriptor_set_out=set.pb", "-I.",
                         "tk/v1/thing.proto"], cwd=d, check=True)
@@ -177,6 +180,66 @@ class GenOptions(unittest.TestCase):
                     self.assertEqual(p.returncode, 1, p.stderr)
                     self.assertIn("tk.v1.Thing/Look (tk/v1/thing.proto): "
                                   "option (tk.v1.method): " + why, p.stderr)
+
+
+    # What the catalog keeps of a .proto beyond protobuf-c: comments (the
+    # one below holds what a C string must escape), oneof names, maps, and
+    # the option (tk.v1.path).
+    DOCUMENTED = """syntax = "proto3";
+package tk.v1;
+import "tk/v1/options.proto";
+// A request.
+message Req {
+  // Where: say "hi" \\ \u00e9 ??)
+  string repo = 1 [(tk.v1.path) = PATH_IN_ROOTS];
+  string prog = 2 [(tk.v1.path) = PATH_ABSOLUTE];
+  map<string, string> env = 3;
+  // Either.
+  oneof choice {
+    bool a = 4;
+    string b = 5;
+  }
+  enum Mode {
+    MODE_UNSPECIFIED = 0;
+    // Fast.
+    FAST = 1;
+  }
+  Mode mode = 6;
+}
+message Rep {}
+service Thing {
+"""
+
+    def test_comments_oneofs_maps_and_paths_reach_the_catalog(self) -> None:
+        p = self.gen("  // Looks.\n" + rpc(
+            "Look", "kind: READ, default_timeout_ms: 5, ceiling_ms: 5"),
+            head=self.DOCUMENTED)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        cat = self.read("tk/catalog.c")
+        for name, text in (
+                ("tk.v1.Req", '"A request."'),
+                ("tk.v1.Req.repo",
+                 '"Where: say \\"hi\\" \\\\ \\303\\251 \\?\\?)"'),
+                ("tk.v1.Req.choice", '"Either."'),
+                ("tk.v1.Req.Mode.FAST", '"Fast."'),
+                ("tk.v1.Thing/Look", '"Looks."')):
+            self.assertIn('    {"%s",\n     %s},\n' % (name, text), cat)
+        for row in ('{"tk.v1.Req", "repo", NULL, false, TK_PATH_IN_ROOTS}',
+                    '{"tk.v1.Req", "prog", NULL, false, TK_PATH_ABSOLUTE}',
+                    '{"tk.v1.Req", "env", NULL, true, TK_PATH_NONE}',
+                    '{"tk.v1.Req", "a", "choice", false, TK_PATH_NONE}',
+                    '{"tk.v1.Req", "b", "choice", false, TK_PATH_NONE}'):
+            self.assertIn(row, cat)
+        self.assertNotIn('"mode"', cat[cat.index("tk_catalog__fields[]"):])
+
+    def test_the_path_option_is_for_a_string(self) -> None:
+        head = self.DOCUMENTED.replace(
+            "string prog = 2", "int32 prog = 2")
+        p = self.gen(rpc("Look", "kind: READ, default_timeout_ms: 5, "
+                         "ceiling_ms: 5"), head=head)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("tk.v1.Req.prog: option (tk.v1.path) is for a string "
+                      "field", p.stderr)
 
 
 if __name__ == "__main__":

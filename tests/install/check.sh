@@ -2,6 +2,10 @@
 # meson install works for another C project: install into a temporary
 # DESTDIR, build the README's C example with pkg-config against it (shared
 # and static), run it against the installed tkd, and check tkcall runs.
+# And for a person: the man pages tkcall(1) and tkd(8) are installed and
+# say every option --help does, and tkcall's bash completion offers the
+# methods the installed tkd serves, the flags, and a request's fields
+# (zsh's is installed beside it).
 set -euo pipefail
 src=${1:?source root}
 build=${2:?build dir}
@@ -61,4 +65,45 @@ case "$out" in "tkd "*", up "*" ms") ;; *) echo "app printed: $out" >&2; exit 1 
 out=$(TK_ADDR="ipc://$run/tkd.sock" "$dest/app-static")
 case "$out" in "tkd "*", up "*" ms") ;; *) echo "static app printed: $out" >&2; exit 1 ;; esac
 TK_ADDR="ipc://$run/tkd.sock" "$root/bin/tkcall" list | grep -qx "tk.v1.Control/Ping"
+
+# Man pages: where man looks, and every option of --help in them.
+for page in man1/tkcall.1:tkcall man8/tkd.8:tkd; do
+    file=$(find "$root" -path "*/man/${page%%:*}" | head -1)
+    [ -n "$file" ] || { echo "install: no ${page%%:*} under $root" >&2; exit 1; }
+    text=$(man -l "$file" 2>/dev/null) || { echo "install: man cannot read $file" >&2; exit 1; }
+    for opt in $("$root/bin/${page#*:}" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+        grep -qF -- "$opt" <<<"$text" || { echo "install: $file does not say $opt" >&2; exit 1; }
+    done
+done
+
+# Completion: bash's lists what the installed tkd serves.
+bash_comp=$(find "$root" -path '*/bash-completion/completions/tkcall' | head -1)
+zsh_comp=$(find "$root" -path '*/zsh/site-functions/_tkcall' | head -1)
+[ -n "$bash_comp" ] && [ -n "$zsh_comp" ] || { echo "install: no bash or zsh completion of tkcall" >&2; exit 1; }
+head -1 "$zsh_comp" | grep -qx '#compdef tkcall' || { echo "install: $zsh_comp is not a zsh completion of tkcall" >&2; exit 1; }
+if command -v zsh >/dev/null; then zsh -n "$zsh_comp"; fi
+complete_words() { # words... -> what bash completes for the last
+    TK_ADDR="ipc://$run/tkd.sock" PATH="$root/bin:$PATH" bash -c '
+        source "$1"; shift
+        COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=()
+        _tkcall
+        printf "%s\n" "${COMPREPLY[@]}"' _ "$bash_comp" "$@"
+}
+offered=$(complete_words tkcall "")
+served=$(TK_ADDR="ipc://$run/tkd.sock" "$root/bin/tkcall" list)
+while IFS= read -r m; do
+    grep -qxF "$m" <<<"$offered" || { echo "install: the completion does not offer $m" >&2; exit 1; }
+done <<<"$served"
+grep -qx list <<<"$offered" && grep -qx describe <<<"$offered" ||
+    { echo "install: the completion does not offer list and describe" >&2; exit 1; }
+flags=$(complete_words tkcall --)
+for opt in --addr --timeout --data --help; do
+    grep -qx -- "$opt" <<<"$flags" || { echo "install: the completion does not offer $opt" >&2; exit 1; }
+done
+fields=$(TK_ADDR="ipc://$run/tkd.sock" PATH="$root/bin:$PATH" bash -c '
+    source "$1"
+    COMP_WORDS=(tkcall -d "" tk.v1.Control/Ping); COMP_CWORD=2; COMPREPLY=()
+    _tkcall
+    printf "%s\n" "${COMPREPLY[@]}"' _ "$bash_comp")
+[ "$fields" = '{"data":' ] || { echo "install: the completion of -d for Ping offers: $fields" >&2; exit 1; }
 echo "install: ok ($out)"

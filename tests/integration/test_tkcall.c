@@ -5,6 +5,7 @@
  * SlowWrite). Waits are on output, never sleeps.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pty.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -325,7 +326,8 @@ static void test_describe_message(void **state)
     expect_in(p.out, "uint32 default_timeout_ms = 5;  // JSON: "
                      "defaultTimeoutMs\n");
     expect_in(p.out, "  enum Kind {\n    KIND_UNSPECIFIED = 0;\n"
-                     "    READ = 1;\n    WRITE = 2;\n  }\n");
+                     "    // Follows its caller: cancel and deadline end it.\n"
+                     "    READ = 1;\n");
     ts_proc_free(&p);
 }
 
@@ -645,6 +647,188 @@ static void test_tk_addr(void **state)
     spawn_tkcall(&p, NULL, NULL, bad_env, ARGS("tk.v1.Control/Ping"));
     expect_exit(&p, ts_finish(&p, RUN_MS), 14);
     expect_in(p.err, "ipc:///nonexistent/tkd.sock");
+    ts_proc_free(&p);
+}
+
+/* ---- names, describe and paths as people type them -------------------- */
+
+static void test_method_names(void **state)
+{
+    fixture *f = *state;
+    const char *forms[] = { "tk.v1.Control/Ping",
+                            "tk.v1.Control.Ping",
+                            ".tk.v1.Control/Ping",
+                            "Control/Ping",
+                            "control.ping",
+                            "ping",
+                            "PING" };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        ts_proc p;
+        expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS(forms[i])), 0);
+        expect_in(p.out, "\"serverVersion\"");
+        ts_proc_free(&p);
+    }
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("git/stauts")), 64);
+    expect_in(p.err, "unknown method \"git/stauts\"; did you mean "
+                     "tk.v1.Git/Status?");
+    ts_proc_free(&p);
+    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("tk.v1.Git/Staus")), 64);
+    expect_in(p.err, "did you mean tk.v1.Git/Status?");
+    ts_proc_free(&p);
+    /* Two methods end in Status: neither is guessed. */
+    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("status")), 64);
+    expect_in(p.err, "could be tk.v1.Git/Status, tk.v1.Services/Status");
+    ts_proc_free(&p);
+    /* A tail is whole parts: "ing" is no tail of Ping. */
+    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("ing")), 64);
+    expect_in(p.err, "unknown method \"ing\"");
+    ts_proc_free(&p);
+    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("lsit")), 64);
+    expect_in(p.err, "unknown command \"lsit\"; did you mean list?");
+    ts_proc_free(&p);
+}
+
+static void test_list_short_service(void **state)
+{
+    fixture *f = *state;
+    const char *forms[] = { "Git", "git", "tk.v1.git", "v1.Git" };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        ts_proc p;
+        expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("list", forms[i])), 0);
+        expect_in(p.out, "tk.v1.Git/Status\n");
+        char *save = NULL;
+        for (char *line = strtok_r(p.out, "\n", &save); line;
+             line = strtok_r(NULL, "\n", &save))
+            assert_int_equal(strncmp(line, "tk.v1.Git/", 10), 0);
+        ts_proc_free(&p);
+    }
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("list", "gti")), 5);
+    expect_in(p.err, "did you mean tk.v1.Git?");
+    expect_in(p.err, "\"code\":\"NOT_FOUND\"");
+    ts_proc_free(&p);
+}
+
+static void test_describe_schema(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    /* The method's comment, the request and the reply. */
+    expect_exit(&p, tkcall(&p, f->tkd_addr, ARGS("describe", "control.ping")),
+                0);
+    expect_in(p.out, "method    tk.v1.Control/Ping\n");
+    expect_in(p.out, "// Echoes `data`; says which tkd answered");
+    expect_in(p.out, "message tk.v1.PingRequest {");
+    expect_in(p.out, "message tk.v1.PingReply {");
+    ts_proc_free(&p);
+    /* Oneofs by name, paths, field comments. */
+    expect_exit(&p, tkcall(&p, NULL, ARGS("describe", "SearchRequest")), 0);
+    expect_in(p.out, "  oneof hidden {");
+    expect_in(p.out, "  // An absolute directory that resolves");
+    expect_in(p.out, "  string root = 1;  // path: absolute, inside one of "
+                     "tkd's --root directories (tkcall makes a relative one "
+                     "absolute)\n");
+    expect_in(p.out, "  string query = 2;\n");
+    ts_proc_free(&p);
+    /* Maps as maps, JSON objects; enum values' comments. */
+    expect_exit(&p, tkcall(&p, NULL, ARGS("describe", "tk.v1.ServiceSpec")), 0);
+    expect_in(p.out, "  map<string, string> env = 4;  // JSON: an object\n");
+    expect_in(p.out, "  string working_dir = 5;  // JSON: workingDir; path: "
+                     "absolute, on tkd's machine");
+    expect_in(p.out, "    // Started once.");
+    ts_proc_free(&p);
+    /* A service: its methods with their comments and kinds. */
+    expect_exit(&p, tkcall(&p, NULL, ARGS("describe", "git")), 0);
+    expect_in(p.out, "service tk.v1.Git {\n");
+    expect_in(p.out, "  rpc Status(tk.v1.GitStatusRequest) returns "
+                     "(tk.v1.GitStatusReply);  // READ\n");
+    expect_in(p.out, "// WRITE\n");
+    ts_proc_free(&p);
+    expect_exit(&p, tkcall(&p, NULL, ARGS("describe", "PingRequst")), 64);
+    expect_in(p.err, "did you mean tk.v1.PingRequest?");
+    ts_proc_free(&p);
+}
+
+/* Runs tkcall in dir (the test's own working directory meanwhile). */
+static int tkcall_in(ts_proc *p, const char *dir, const char *addr,
+                     const char *const *args)
+{
+    char back[PATH_MAX];
+    assert_non_null(getcwd(back, sizeof back));
+    assert_int_equal(chdir(dir), 0);
+    int rv = tkcall(p, addr, args);
+    assert_int_equal(chdir(back), 0);
+    return rv;
+}
+
+static void test_relative_paths(void **state)
+{
+    fixture *f = *state;
+    char repo[300];
+    snprintf(repo, sizeof repo, "%s/repo", f->dir);
+    ts_proc p;
+    const char *git[] = { "/usr/bin/git", "init", "-q", repo, NULL };
+    assert_int_equal(ts_spawn(&p, git, NULL), 0);
+    assert_int_equal(ts_finish(&p, RUN_MS), 0);
+    ts_proc_free(&p);
+    const char *const *cases[] = {
+        ARGS("-o", "json", "-d", "{\"repo\":\"repo\"}", "git/status"),
+        ARGS("-o", "json", "-d", "{\"repo\":\"./repo/\"}", "git/status"),
+        ARGS("-o", "json", "-d", "{\"repo\":\"repo/../repo\"}", "git/status"),
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        expect_exit(&p, tkcall_in(&p, f->dir, f->tkd_addr, cases[i]), 0);
+        expect_in(p.out, "\"branch\"");
+        ts_proc_free(&p);
+    }
+    expect_exit(&p,
+                tkcall_in(&p, repo, f->tkd_addr,
+                          ARGS("-d", "{\"repo\":\".\"}", "git/status")),
+                0);
+    ts_proc_free(&p);
+    /* Made absolute against the working directory, not sent as typed
+     * (tkd would say BAD_PATH): from / it is /repo. */
+    expect_exit(&p,
+                tkcall_in(&p, "/", f->tkd_addr,
+                          ARGS("-d", "{\"repo\":\"repo\"}", "git/status")),
+                5);
+    expect_in(p.err, "\"message\":\"repo: /repo: ");
+    ts_proc_free(&p);
+    /* Inside a message of the request (Services/Render's spec). */
+    char want[400];
+    snprintf(want, sizeof want, "WorkingDirectory=%s/sub/dir\\n", f->dir);
+    expect_exit(&p,
+                tkcall_in(&p, f->dir, f->tkd_addr,
+                          ARGS("-d",
+                               "{\"spec\":{\"label\":\"dev.tk.x\","
+                               "\"program\":\"/bin/true\","
+                               "\"workingDir\":\"./sub/dir\"},"
+                               "\"backend\":\"SYSTEMD\"}",
+                               "services/render")),
+                0);
+    expect_in(p.out, want);
+    ts_proc_free(&p);
+}
+
+static void test_addr_bare_path(void **state)
+{
+    fixture *f = *state;
+    char sock[300];
+    snprintf(sock, sizeof sock, "%s/tkd.sock", f->dir);
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, sock, ARGS("ping")), 0);
+    ts_proc_free(&p);
+    expect_exit(&p, tkcall_in(&p, f->dir, "tkd.sock", ARGS("ping")), 0);
+    ts_proc_free(&p);
+    expect_exit(&p, tkcall(&p, "/nonexistent/tkd.sock", ARGS("ping")), 14);
+    expect_in(p.err, "ipc:///nonexistent/tkd.sock");
+    ts_proc_free(&p);
+    char env_addr[320];
+    snprintf(env_addr, sizeof env_addr, "TK_ADDR=%s", sock);
+    const char *env[] = { env_addr, NULL };
+    spawn_tkcall(&p, NULL, NULL, env, ARGS("ping"));
+    expect_exit(&p, ts_finish(&p, RUN_MS), 0);
     ts_proc_free(&p);
 }
 
@@ -1106,6 +1290,11 @@ int main(void)
         cmocka_unit_test(test_colour),
         cmocka_unit_test(test_verbose),
         cmocka_unit_test(test_partial_notice),
+        cmocka_unit_test(test_method_names),
+        cmocka_unit_test(test_list_short_service),
+        cmocka_unit_test(test_describe_schema),
+        cmocka_unit_test(test_relative_paths),
+        cmocka_unit_test(test_addr_bare_path),
         cmocka_unit_test_teardown(test_deadline, end_processes),
         cmocka_unit_test_teardown(test_ctrl_c_read, end_processes),
         cmocka_unit_test_teardown(test_ctrl_c_write, end_processes),

@@ -249,6 +249,33 @@ const ProtobufCMessageDescriptor *tk_catalog_message(size_t i);
 const ProtobufCMessageDescriptor *tk_catalog_find_message(const char *name);
 const ProtobufCEnumDescriptor *tk_catalog_find_enum(const char *name);
 
+/* The comment the .proto files write above (or after) a name, or NULL:
+ * a service "tk.v1.Git", a method "tk.v1.Git/Status", a message, a field
+ * "tk.v1.GitStatusRequest.repo", an enum or an enum value
+ * "tk.v1.MethodInfo.Kind.READ". Lines are separated by '\n'. */
+const char *tk_catalog_comment(const char *full_name);
+
+/* What a string field that names a file or directory holds: its option
+ * (tk.v1.path) (proto/tk/v1/options.proto), same numbers. */
+typedef enum tk_path_kind {
+    TK_PATH_NONE = 0,
+    TK_PATH_IN_ROOTS = 1, /* absolute, inside one of tkd's --root dirs */
+    TK_PATH_ABSOLUTE = 2, /* absolute, anywhere on tkd's machine */
+} tk_path_kind;
+
+/* What the .proto files say of a field that protobuf-c does not keep. */
+typedef struct tk_field_note {
+    const char *message; /* "tk.v1.SearchRequest" */
+    const char *field;   /* its proto name, "hidden_files" */
+    const char *oneof;   /* the oneof it is a member of, or NULL */
+    bool map;            /* map<K, V> (to protobuf-c: repeated KEntry) */
+    tk_path_kind path;
+} tk_field_note;
+
+/* NULL when the field is plain: in no oneof, no map, no path. */
+const tk_field_note *tk_catalog_find_field(const char *message,
+                                           const char *field);
+
 #ifdef __cplusplus
 }
 #endif

@@ -138,6 +138,7 @@ const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__method_info__kind__descriptor,
     &tk__v1__git_status_request__untracked__descriptor,
     &tk__v1__git_status_entry__kind__descriptor,
+    &tk__v1__path_kind__descriptor,
     &tk__v1__method_spec__kind__descriptor,
     &tk__v1__close_order_reply__outcome__descriptor,
     &tk__v1__reopen_order_reply__outcome__descriptor,
@@ -149,4 +150,514 @@ const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__service_spec__restart__descriptor,
     &tk__v1__service_register_reply__action__descriptor,
 };
-const size_t tk_catalog__n_enums = 15;
+const size_t tk_catalog__n_enums = 16;
+
+/* The comments of proto/ by full name, sorted (strcmp): services, methods
+ * (tk.v1.Control/Ping), messages, fields, enums, enum values
+ * (tk.v1.MethodInfo.Kind.READ). */
+const tk_catalog__doc tk_catalog__docs[] = {
+    {"tk.v1.AddItemRequest.sku",
+     "Not empty, at most 1024 bytes."},
+    {"tk.v1.CallStateReply.State.ANSWERED",
+     "Its reply was handed to this connection before this reply was: the\n"
+     "connection delivers the two in that order."},
+    {"tk.v1.CallStateReply.State.NOT_FOUND",
+     "No call with that id is known on this connection: it never arrived,\n"
+     "or it was answered so long ago that tkd no longer remembers it."},
+    {"tk.v1.CallStateReply.State.QUEUED",
+     "Received and waiting for a worker: it will run, or be answered\n"
+     "EXPIRED_IN_QUEUE or CANCELLED without running."},
+    {"tk.v1.CallStateReply.State.RUNNING",
+     "Its handler runs (a READ past its deadline is being stopped), or its\n"
+     "reply is being handed to the connection."},
+    {"tk.v1.CancelReply.Outcome.ALREADY_DONE",
+     "The call has already been answered."},
+    {"tk.v1.CancelReply.Outcome.CANCELLED",
+     "The call was cancelled; its own reply carries CANCELLED, cause CALLER."},
+    {"tk.v1.CancelReply.Outcome.NOT_FOUND",
+     "No call with that id is in flight on this connection."},
+    {"tk.v1.CancelReply.Outcome.WRITE_CONTINUES",
+     "The call is a WRITE that has started: it runs to completion and its\n"
+     "reply says write_completed."},
+    {"tk.v1.Cancellation",
+     "Why a call ended before running to its natural end, and what that cost."},
+    {"tk.v1.Cancellation.Cause.CALLER",
+     "The caller sent tk.v1.Control/Cancel, or its connection closed."},
+    {"tk.v1.Cancellation.Cause.DEADLINE",
+     "The call's deadline (or the method's ceiling) passed."},
+    {"tk.v1.Cancellation.Cause.LIMIT",
+     "The server stopped early on purpose because a result limit was\n"
+     "reached; the call succeeded with partial results."},
+    {"tk.v1.Cancellation.Cause.SHUTDOWN",
+     "tkd is shutting down."},
+    {"tk.v1.Cancellation.cleanup_ms",
+     "Time spent killing, draining and reaping after the decision to stop."},
+    {"tk.v1.Cancellation.process_killed",
+     "A child process (group) was killed to end the call."},
+    {"tk.v1.Cancellation.write_completed",
+     "A WRITE began and ran to completion (whatever its caller did\n"
+     "meanwhile). False for one refused before it began: it wrote nothing."},
+    {"tk.v1.CloseOrderReply.Outcome.ALREADY_CLOSED",
+     "The order was closed already; nothing changed."},
+    {"tk.v1.CloseOrderReply.Outcome.CLOSED",
+     "This call closed the order."},
+    {"tk.v1.Control/CallState",
+     "Where a call of the same connection stands, without touching it. A\n"
+     "client whose deadline has passed with no reply asks this before it\n"
+     "gives up, so that a reply tkd is still about to send is waited for."},
+    {"tk.v1.Control/Cancel",
+     "Cancels a call of the same connection. Calls of other connections are\n"
+     "never found: a client can cancel only its own calls."},
+    {"tk.v1.Control/ListMethods",
+     "Every method tkd serves, with its kind and timeouts."},
+    {"tk.v1.Control/Ping",
+     "Echoes `data`; says which tkd answered and for how long it has run.\n"
+     "Answered on receipt, even when every worker is busy: it tells \"tkd\n"
+     "is alive\" apart from \"tkd is saturated\"."},
+    {"tk.v1.GetOrderReply.closed_at",
+     "RFC 3339 in UTC with milliseconds (\"2026-01-02T03:04:05.678Z\"); empty\n"
+     "while the order is open."},
+    {"tk.v1.Git/Checkout",
+     "Switches the working tree to a branch or a revision."},
+    {"tk.v1.Git/Commit",
+     "Stages `paths` (or every tracked change) and commits."},
+    {"tk.v1.Git/ConfigSet",
+     "Sets a key in the repository's own config (never global or\n"
+     "system); only keys of an allowlist (identity, branch tracking, line\n"
+     "endings: README.md), others are PERMISSION_DENIED\n"
+     "CONFIG_KEY_NOT_ALLOWED before git runs."},
+    {"tk.v1.Git/Diff",
+     "A patch and per-file line counts (`git diff --no-ext-diff\n"
+     "--no-textconv`)."},
+    {"tk.v1.Git/Grep",
+     "Lines of tracked files that contain a literal string (`git grep\n"
+     "-F`)."},
+    {"tk.v1.Git/Log",
+     "Commits reachable from `rev`, newest first (libgit2, in process)."},
+    {"tk.v1.Git/RevParse",
+     "A revision to an object id (libgit2, in process)."},
+    {"tk.v1.Git/Status",
+     "The working tree's state: `git status --porcelain=v2 -z\n"
+     "--branch`, parsed."},
+    {"tk.v1.Git/WorktreeAdd",
+     "Adds a linked working tree (`git worktree add`)."},
+    {"tk.v1.GitCheckoutReply.oid",
+     "The commit HEAD names afterwards."},
+    {"tk.v1.GitCheckoutRequest.create_branch",
+     "Creates `create_branch` at `rev` (HEAD when empty) and switches to it."},
+    {"tk.v1.GitCheckoutRequest.rev",
+     "A branch to switch to, or any revision (which detaches HEAD)."},
+    {"tk.v1.GitCommit.body",
+     "git log's %b: the message after the first paragraph."},
+    {"tk.v1.GitCommit.subject",
+     "git log's %s: the first paragraph, its lines joined by spaces."},
+    {"tk.v1.GitCommitRequest.author_name",
+     "Both set, or neither (then the repository's configured identity)."},
+    {"tk.v1.GitCommitRequest.paths",
+     "Stages these paths first (additions, changes and removals); with\n"
+     "`all`, every change to tracked files instead. Neither: commits the\n"
+     "index as it is."},
+    {"tk.v1.GitConfigSetRequest.key",
+     "\"section.name\" or \"section.subsection.name\"."},
+    {"tk.v1.GitDiffReply.patch",
+     "The patch as git prints it (paths unquoted: core.quotepath=off)."},
+    {"tk.v1.GitDiffRequest.context_lines",
+     "Lines of context (git's -U); 0 means git's default of 3."},
+    {"tk.v1.GitDiffRequest.from",
+     "Which two sides: `from` and `to` both set: two revisions. Only `from`:\n"
+     "that revision against the working tree (or the index, with `cached`).\n"
+     "Neither: the index against the working tree (or HEAD against the index,\n"
+     "with `cached`)."},
+    {"tk.v1.GitFileStat.added",
+     "Lines added and deleted; both 0 with `binary` set for binary files."},
+    {"tk.v1.GitFileStat.old_path",
+     "The path before a rename or copy; empty otherwise."},
+    {"tk.v1.GitGrepMatch.line",
+     "1-based line and byte column of the first match in the line."},
+    {"tk.v1.GitGrepRequest.max_matches",
+     "At most this many matches; 0 means the server's limit. When more\n"
+     "exist, the reply holds this many, a success with Status.partial set."},
+    {"tk.v1.GitGrepRequest.pattern",
+     "A literal string (never a regular expression or an option)."},
+    {"tk.v1.GitGrepRequest.untracked",
+     "Also search untracked files that are not ignored."},
+    {"tk.v1.GitLogRequest.max_count",
+     "At most this many commits; 0 means no limit but the server's (see\n"
+     "Status.partial)."},
+    {"tk.v1.GitLogRequest.paths",
+     "Only commits that change one of these paths (literal; a directory\n"
+     "means everything below it), with git log's default history\n"
+     "simplification."},
+    {"tk.v1.GitLogRequest.rev",
+     "Where the walk starts; empty means HEAD."},
+    {"tk.v1.GitLogRequest.skip",
+     "Commits to leave out first (after path limiting)."},
+    {"tk.v1.GitRevParseReply.oid",
+     "The full hex object id."},
+    {"tk.v1.GitRevParseRequest.rev",
+     "Any revision git understands: \"HEAD\", \"v1.0^{}\", \"main~2:path\", ...\n"
+     "One that begins with '-' is a revision, never an option."},
+    {"tk.v1.GitSignature.time",
+     "Seconds since the epoch, and the signer's UTC offset in minutes."},
+    {"tk.v1.GitStatusBranch.has_ahead_behind",
+     "ahead/behind are known (the upstream exists)."},
+    {"tk.v1.GitStatusBranch.head",
+     "The branch name; empty when detached."},
+    {"tk.v1.GitStatusBranch.oid",
+     "The commit HEAD names; empty on an unborn branch (\"(initial)\")."},
+    {"tk.v1.GitStatusBranch.upstream",
+     "Empty when the branch has no upstream."},
+    {"tk.v1.GitStatusEntry.Kind.CHANGED",
+     "\"1\": an ordinary changed entry"},
+    {"tk.v1.GitStatusEntry.Kind.IGNORED",
+     "\"!\""},
+    {"tk.v1.GitStatusEntry.Kind.RENAMED",
+     "\"2\": renamed or copied (see orig_path, score)"},
+    {"tk.v1.GitStatusEntry.Kind.UNMERGED",
+     "\"u\""},
+    {"tk.v1.GitStatusEntry.Kind.UNTRACKED",
+     "\"\?\""},
+    {"tk.v1.GitStatusEntry.index_status",
+     "The XY of porcelain v2: the index's and the working tree's state, one\n"
+     "character each (\".\" for unmodified, \"M\", \"A\", \"D\", \"R\", \"C\", \"T\",\n"
+     "\"U\"); empty for untracked and ignored entries."},
+    {"tk.v1.GitStatusEntry.modes",
+     "Octal file modes, as git prints them: HEAD, index, worktree (for\n"
+     "UNMERGED: stage 1, 2, 3 and worktree)."},
+    {"tk.v1.GitStatusEntry.oids",
+     "Object ids: HEAD and index (UNMERGED: stage 1, 2, 3)."},
+    {"tk.v1.GitStatusEntry.orig_path",
+     "The path before the rename or copy (RENAMED only)."},
+    {"tk.v1.GitStatusEntry.score",
+     "\"R100\", \"C75\" (RENAMED only)."},
+    {"tk.v1.GitStatusEntry.submodule",
+     "\"N...\" or \"S<c><m><u>\" (porcelain v2's <sub>)."},
+    {"tk.v1.GitStatusRequest.Untracked.UNTRACKED_DEFAULT",
+     "git's own default (`normal`: untracked directories as one entry)."},
+    {"tk.v1.GitStatusRequest.paths",
+     "Only these paths (literal; a directory means everything below it)."},
+    {"tk.v1.GitWorktreeAddReply.path",
+     "The working tree's resolved path, and the commit it has checked out."},
+    {"tk.v1.GitWorktreeAddRequest.detach",
+     "Checks `rev` out detached."},
+    {"tk.v1.GitWorktreeAddRequest.new_branch",
+     "Creates this branch at `rev` for it."},
+    {"tk.v1.GitWorktreeAddRequest.path",
+     "The new working tree: an absolute path inside tkd's roots that does\n"
+     "not exist yet (or is an empty directory)."},
+    {"tk.v1.GitWorktreeAddRequest.rev",
+     "What it checks out (HEAD when empty)."},
+    {"tk.v1.ListMethodsRequest.service",
+     "Only methods of this service (\"tk.v1.Control\"); empty for all."},
+    {"tk.v1.MethodInfo.Kind.READ",
+     "Follows its caller: cancel and deadline end it."},
+    {"tk.v1.MethodInfo.Kind.WRITE",
+     "Runs to completion under its own timeout once started."},
+    {"tk.v1.MethodInfo.ceiling_ms",
+     "No call of this method runs longer; for a WRITE, its own timeout."},
+    {"tk.v1.MethodInfo.default_timeout_ms",
+     "Used when a request says timeout_ms 0."},
+    {"tk.v1.MethodInfo.name",
+     "\"tk.v1.Control/Ping\""},
+    {"tk.v1.MethodInfo.request_type",
+     "Full message names: \"tk.v1.PingRequest\"."},
+    {"tk.v1.MethodSpec.Kind",
+     "The numbers of MethodInfo.Kind (control.proto), which cannot be\n"
+     "imported here: control.proto imports this file."},
+    {"tk.v1.MethodSpec.Kind.READ",
+     "Follows its caller: cancel, deadline and shutdown end it."},
+    {"tk.v1.MethodSpec.Kind.WRITE",
+     "Once started, runs to completion under its own timeout (ceiling_ms),\n"
+     "whatever its caller does; a read-only listener refuses it."},
+    {"tk.v1.MethodSpec.ceiling_ms",
+     "READ: no caller's timeout goes past it. WRITE: its own timeout.\n"
+     "Required."},
+    {"tk.v1.MethodSpec.default_timeout_ms",
+     "The deadline of a request that says timeout_ms 0. Required, at most\n"
+     "ceiling_ms."},
+    {"tk.v1.MethodSpec.inline",
+     "tkd runs it on the receive path, before the queue, so that it answers\n"
+     "when every worker is busy: only for a handler that never blocks\n"
+     "(RPC_METHOD_INLINE)."},
+    {"tk.v1.MethodSpec.kind",
+     "Required."},
+    {"tk.v1.MethodSpec.writes",
+     "A READ whose last step writes (it has a commit point): a listener that\n"
+     "serves READs only refuses it as it refuses a WRITE\n"
+     "(RPC_METHOD_WRITES). Only on a READ."},
+    {"tk.v1.Orders/AddItem",
+     "Adds an item to an open order. A closed order is refused\n"
+     "(FAILED_PRECONDITION, ORDER_CLOSED) by the insert itself; it never waits\n"
+     "for a transition in flight on the same order."},
+    {"tk.v1.Orders/CloseOrder",
+     "open \342\206\222 closed. Idempotent: closing a closed order says ALREADY_CLOSED."},
+    {"tk.v1.Orders/CreateOrder",
+     "A new open order."},
+    {"tk.v1.Orders/GetOrder",
+     "The order's status, when it was closed and how many items it has."},
+    {"tk.v1.Orders/ReopenOrder",
+     "closed \342\206\222 open, under the same lock as CloseOrder."},
+    {"tk.v1.PathKind",
+     "What a string field that names a file or directory holds."},
+    {"tk.v1.PathKind.PATH_ABSOLUTE",
+     "An absolute path on tkd's machine, anywhere."},
+    {"tk.v1.PathKind.PATH_IN_ROOTS",
+     "An absolute path that must resolve (symlinks followed) inside one of\n"
+     "tkd's --root directories: PERMISSION_DENIED PATH_OUTSIDE_ROOT\n"
+     "otherwise."},
+    {"tk.v1.PathKind.PATH_KIND_UNSPECIFIED",
+     "Not a path."},
+    {"tk.v1.ReopenOrderReply.Outcome.ALREADY_OPEN",
+     "The order was open already; nothing changed."},
+    {"tk.v1.ReopenOrderReply.Outcome.REOPENED",
+     "This call reopened the order."},
+    {"tk.v1.Reply.payload",
+     "The serialized reply message of the method; empty unless status.code is\n"
+     "OK."},
+    {"tk.v1.Request.call_id",
+     "Chosen by the client, unique per connection; names the call for\n"
+     "tk.v1.Control/Cancel. 0 means \"not cancellable\"."},
+    {"tk.v1.Request.method",
+     "Full method name, gRPC style: \"tk.v1.Control/Ping\"."},
+    {"tk.v1.Request.payload",
+     "The serialized request message of `method`."},
+    {"tk.v1.Request.timeout_ms",
+     "Relative deadline in milliseconds (like grpc-timeout), so clocks never\n"
+     "need to agree. 0 means the method's default. The server caps it at the\n"
+     "method's ceiling."},
+    {"tk.v1.Search/Search",
+     "Every line of the files under `root` that contains `query`, as the\n"
+     "search tool reports it. It follows its caller (cancel and deadline\n"
+     "end it, and it then answers CANCELLED or DEADLINE_EXCEEDED, never an\n"
+     "empty list), and no search runs past the method's ceiling.\n"
+     "Reaching `limit` is a success with partial results (Status.partial,\n"
+     "cause LIMIT). At most a few searches run at once (tkd --search-slots);\n"
+     "the others wait, and a caller that gives up while waiting never starts\n"
+     "a tool."},
+    {"tk.v1.SearchMatch",
+     "One line that contains the query. Paths and text are bytes: file names\n"
+     "and contents need not be UTF-8."},
+    {"tk.v1.SearchMatch.column",
+     "1-based byte offset of the first occurrence in the line; 0 when it\n"
+     "lies beyond the text kept (see truncated)."},
+    {"tk.v1.SearchMatch.line",
+     "1-based."},
+    {"tk.v1.SearchMatch.path",
+     "Relative to root, as the file system spells it."},
+    {"tk.v1.SearchMatch.submatches",
+     "Every occurrence within text, left to right, not overlapping."},
+    {"tk.v1.SearchMatch.text",
+     "The line without its line terminator, at most 1 MiB."},
+    {"tk.v1.SearchMatch.truncated",
+     "The line was longer than 1 MiB: text holds its first 1 MiB. Also set\n"
+     "when rg (with ignore_case) wrote a record for the line too large to\n"
+     "read whole (a line of MiBs with very many occurrences): text is whole\n"
+     "then, but submatches may miss some occurrences."},
+    {"tk.v1.SearchReply.partial",
+     "More matches exist than the reply holds (as Status.partial): the limit\n"
+     "or the reply's byte budget was reached, or a match could not be read\n"
+     "(stats.skipped_records)."},
+    {"tk.v1.SearchReply.tool",
+     "The tool that ran."},
+    {"tk.v1.SearchRequest.Tool.AUTO",
+     "rg if tkd finds it, else git grep if root is inside a git work tree,\n"
+     "else grep."},
+    {"tk.v1.SearchRequest.allow_unreadable",
+     "When some files or directories cannot be read, return what was found\n"
+     "(stats.unreadable_files says how many could not be read) instead of\n"
+     "FAILED_PRECONDITION, reason UNREADABLE_FILES."},
+    {"tk.v1.SearchRequest.hidden",
+     "Whether files and directories whose names start with \".\" (.github/)\n"
+     "are searched; unset means true. .git/ is never searched. (A oneof\n"
+     "because protoc-c 1.4.1 rejects proto3 `optional`.)"},
+    {"tk.v1.SearchRequest.ignore_case",
+     "ASCII case folding with git grep and grep (they run in the C locale so\n"
+     "that any byte is text), Unicode case folding with rg."},
+    {"tk.v1.SearchRequest.limit",
+     "Most matches (lines) in the reply; 0 means 1000, at most 100000. When\n"
+     "more exist the reply is partial."},
+    {"tk.v1.SearchRequest.query",
+     "Matched literally (never a pattern or a flag): not empty, at most 4096\n"
+     "bytes (QUERY_TOO_LONG), no NUL, no newline. Any bytes otherwise; but rg takes no pattern that is not\n"
+     "UTF-8, so AUTO then skips rg, and a forced RG is INVALID_ARGUMENT,\n"
+     "reason QUERY_NOT_UTF8."},
+    {"tk.v1.SearchRequest.root",
+     "An absolute directory that resolves (symlinks followed) inside one of\n"
+     "tkd's --root directories; PERMISSION_DENIED otherwise."},
+    {"tk.v1.SearchRequest.tool",
+     "Forces one tool; FAILED_PRECONDITION when it cannot run here."},
+    {"tk.v1.SearchStats.matched_lines",
+     "Lines with a match in the reply, and the files they are in."},
+    {"tk.v1.SearchStats.skipped_records",
+     "Output records that could not be parsed, such as an rg record cut\n"
+     "before the line's number (a line of tens of MiB with many\n"
+     "occurrences); they are not in matches, and a match lost so makes the\n"
+     "reply partial."},
+    {"tk.v1.SearchStats.slot_wait_ms",
+     "Time spent waiting for a search slot, and running the tool."},
+    {"tk.v1.SearchStats.truncated_lines",
+     "Lines longer than 1 MiB, cut."},
+    {"tk.v1.SearchStats.unreadable_files",
+     "Files or directories the tool could not read (the lines of its\n"
+     "stderr that say so; a lower bound when stderr was longer than tkd\n"
+     "keeps)."},
+    {"tk.v1.SearchSubmatch",
+     "Byte offsets into SearchMatch.text, end exclusive."},
+    {"tk.v1.ServiceExit.code",
+     "The exit status, when the program exited."},
+    {"tk.v1.ServiceExit.signal",
+     "The signal that ended it, when one did."},
+    {"tk.v1.ServiceManager",
+     "Which service manager. A message only to scope the enum's value names."},
+    {"tk.v1.ServiceManager.Kind.AUTO",
+     "launchd on macOS, systemd elsewhere."},
+    {"tk.v1.ServiceManager.Kind.LAUNCHD",
+     "A LaunchAgent: ~/Library/LaunchAgents/<label>.plist."},
+    {"tk.v1.ServiceManager.Kind.SYSTEMD",
+     "A user unit: $XDG_CONFIG_HOME/systemd/user/<label>.service."},
+    {"tk.v1.ServiceRegisterReply.Action.INSTALLED",
+     "Nothing was installed before."},
+    {"tk.v1.ServiceRegisterReply.Action.UNCHANGED",
+     "The installed definition is the rendered one and the manager has it\n"
+     "loaded: nothing was changed (no mutating command ran)."},
+    {"tk.v1.ServiceRegisterReply.Action.UPDATED",
+     "A different definition was installed, or the same one was not\n"
+     "loaded: replaced and (re)loaded."},
+    {"tk.v1.ServiceRegisterReply.attempts",
+     "launchd: bootstrap attempts made; systemd: 1 when (re)started; 0 when\n"
+     "UNCHANGED."},
+    {"tk.v1.ServiceRegisterReply.warnings",
+     "Things the caller should know, such as lingering being off."},
+    {"tk.v1.ServiceRenderReply.backend",
+     "The backend that AUTO resolved to."},
+    {"tk.v1.ServiceRenderReply.definition",
+     "The file's exact text."},
+    {"tk.v1.ServiceRenderReply.path",
+     "Where Register installs the definition."},
+    {"tk.v1.ServiceSpec.Restart.ALWAYS",
+     "Restarted whenever it ends. launchd: KeepAlive = true; systemd:\n"
+     "Restart=always."},
+    {"tk.v1.ServiceSpec.Restart.NEVER",
+     "Started once. launchd: KeepAlive = false; systemd: Restart=no."},
+    {"tk.v1.ServiceSpec.Restart.ON_FAILURE",
+     "Restarted after any unsuccessful end: a non-zero exit or a signal,\n"
+     "SIGKILL included. launchd: KeepAlive { SuccessfulExit = false } (not\n"
+     "Crashed, which misses SIGKILL and deliberate non-zero exits);\n"
+     "systemd: Restart=on-failure."},
+    {"tk.v1.ServiceSpec.Restart.RESTART_UNSPECIFIED",
+     "The default: ON_FAILURE."},
+    {"tk.v1.ServiceSpec.args",
+     "The arguments after the program (argv[1..]). No control characters\n"
+     "other than tab."},
+    {"tk.v1.ServiceSpec.env",
+     "Extra environment: names of letters, digits and '_' (not starting\n"
+     "with a digit), values without control characters. Rendered in name\n"
+     "order, so the map's order never changes the definition."},
+    {"tk.v1.ServiceSpec.label",
+     "The launchd Label and the systemd unit name (<label>.service): letters,\n"
+     "digits, '.', '_' and '-', starting with a letter or digit, at most 200."},
+    {"tk.v1.ServiceSpec.program",
+     "An absolute path to an existing executable file."},
+    {"tk.v1.ServiceSpec.stdout_path",
+     "Absolute paths the output is appended to; empty: launchd discards it,\n"
+     "systemd sends it to the journal."},
+    {"tk.v1.ServiceSpec.throttle_seconds",
+     "The least time between two starts, in seconds (launchd\n"
+     "ThrottleInterval, systemd RestartSec); 0: 5 s; at most 3600. systemd\n"
+     "gets no start limit (StartLimitIntervalSec=0 in [Unit]): as under\n"
+     "launchd, a crash loop is slowed down, never given up on."},
+    {"tk.v1.ServiceSpec.working_dir",
+     "An absolute path; empty: the manager's default (the home directory)."},
+    {"tk.v1.ServiceStatusReply.installed",
+     "The definition file exists."},
+    {"tk.v1.ServiceStatusReply.last_exit",
+     "How the last run ended; absent when it never ended (or is unknown)."},
+    {"tk.v1.ServiceStatusReply.loaded",
+     "The manager will run it: launchd has the label in its domain; systemd\n"
+     "has the unit enabled."},
+    {"tk.v1.ServiceStatusReply.pid",
+     "The running process, 0 when none."},
+    {"tk.v1.ServiceStatusReply.up_to_date",
+     "With spec: the installed file is the one Register would write and the\n"
+     "manager runs it as written. Without: the manager has loaded the\n"
+     "installed file as it is now (systemd: no daemon-reload pending)."},
+    {"tk.v1.ServiceStatusRequest.label",
+     "The label, or give spec (then label may be empty)."},
+    {"tk.v1.ServiceStatusRequest.spec",
+     "Optional: makes up_to_date compare the installed definition with the\n"
+     "one this spec renders."},
+    {"tk.v1.ServiceUnregisterReply.removed",
+     "A definition file was removed."},
+    {"tk.v1.ServiceUnregisterReply.unloaded",
+     "The manager had the service loaded, and now has not."},
+    {"tk.v1.Services/Register",
+     "Renders, compares with what is installed, and only on a difference\n"
+     "installs atomically and (re)loads the service. Calls for one label run\n"
+     "one after the other; different labels run in parallel.\n"
+     "\n"
+     "launchd (domain gui/<uid>, or user/<uid> when there is no GUI\n"
+     "session): plutil -lint (where plutil exists), bootout, wait until\n"
+     "`launchctl print` no longer shows the label (every 200 ms, up to 10 s),\n"
+     "enable, bootstrap: at most 6 attempts with a linear backoff, retried\n"
+     "only on \"Input/output error\"; any other failure fails at once, and the\n"
+     "error carries launchctl's last output.\n"
+     "\n"
+     "systemd: the unit file, daemon-reload, enable, restart; a warning when\n"
+     "lingering is off (the unit then stops at logout)."},
+    {"tk.v1.Services/Render",
+     "The exact text Register would install for a spec, and where. The spec\n"
+     "is checked as Register checks it (the same INVALID_ARGUMENT reasons;\n"
+     "spec.program must exist on tkd's machine and be executable); what is\n"
+     "installed is not read, and nothing is changed."},
+    {"tk.v1.Services/Status",
+     "What is installed and what the service manager has loaded."},
+    {"tk.v1.Services/Unregister",
+     "Unloads (bootout and wait; or stop and disable) and removes the\n"
+     "definition. Unregistering what is not installed is no error."},
+    {"tk.v1.Status.Code",
+     "The canonical gRPC status codes, same numbers."},
+    {"tk.v1.Status.elapsed_us",
+     "Server time from receipt of the request to the reply."},
+    {"tk.v1.Status.message",
+     "For humans; never compare it."},
+    {"tk.v1.Status.partial",
+     "The reply holds fewer results than exist (a limit was reached)."},
+    {"tk.v1.Status.reason",
+     "For machines: a stable UPPER_SNAKE word such as BAD_REVISION. Callers\n"
+     "compare reasons, never messages."},
+    {"tk.v1.Status.retry_after_ms",
+     "When to try again, for RESOURCE_EXHAUSTED and UNAVAILABLE."},
+    {"tk.v1.Status.stderr_excerpt",
+     "A bounded excerpt of a tool's stderr (head and tail), as bytes: tools\n"
+     "print whatever the file system holds."},
+    {"tk.v1.Status.tool",
+     "What did the call's work, as tkd names it: the program it ran (or\n"
+     "tried to run) last, \"git status\", \"git grep\", \"rg\", \"launchctl\"; or\n"
+     "the library in tkd, \"libgit2\", \"postgresql\". Empty when neither (a\n"
+     "request refused before any ran, tk.v1.Control). For people (tkcall\n"
+     "-v), not to compare."},
+};
+const size_t tk_catalog__n_docs = 180;
+
+/* Fields with what protobuf-c does not keep: message, field, oneof,
+ * map, option (tk.v1.path). */
+const tk_field_note tk_catalog__fields[] = {
+    {"tk.v1.GitStatusRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
+    {"tk.v1.GitLogRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
+    {"tk.v1.GitDiffRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
+    {"tk.v1.GitRevParseRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
+    {"tk.v1.GitGrepRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
+    {"tk.v1.GitCommitRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
+    {"tk.v1.GitCheckoutRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
+    {"tk.v1.GitWorktreeAddRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
+    {"tk.v1.GitWorktreeAddRequest", "path", NULL, false, TK_PATH_IN_ROOTS},
+    {"tk.v1.GitConfigSetRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
+    {"tk.v1.SearchRequest", "root", NULL, false, TK_PATH_IN_ROOTS},
+    {"tk.v1.SearchRequest", "include_hidden", "hidden", false, TK_PATH_NONE},
+    {"tk.v1.ServiceSpec", "program", NULL, false, TK_PATH_ABSOLUTE},
+    {"tk.v1.ServiceSpec", "env", NULL, true, TK_PATH_NONE},
+    {"tk.v1.ServiceSpec", "working_dir", NULL, false, TK_PATH_ABSOLUTE},
+    {"tk.v1.ServiceSpec", "stdout_path", NULL, false, TK_PATH_ABSOLUTE},
+    {"tk.v1.ServiceSpec", "stderr_path", NULL, false, TK_PATH_ABSOLUTE},
+};
+const size_t tk_catalog__n_fields = 17;

@@ -13,4 +13,14 @@ extern const size_t tk_catalog__n_messages;
 extern const ProtobufCEnumDescriptor *const tk_catalog__enums[];
 extern const size_t tk_catalog__n_enums;
 
+typedef struct tk_catalog__doc {
+    const char *name;
+    const char *text;
+} tk_catalog__doc;
+
+extern const tk_catalog__doc tk_catalog__docs[];
+extern const size_t tk_catalog__n_docs;
+extern const tk_field_note tk_catalog__fields[];
+extern const size_t tk_catalog__n_fields;
+
 #endif

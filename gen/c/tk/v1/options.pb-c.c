@@ -172,3 +172,33 @@ const ProtobufCMessageDescriptor tk__v1__method_spec__descriptor =
   (ProtobufCMessageInit) tk__v1__method_spec__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCEnumValue tk__v1__path_kind__enum_values_by_number[3] =
+{
+  { "PATH_KIND_UNSPECIFIED", "TK__V1__PATH_KIND__PATH_KIND_UNSPECIFIED", 0 },
+  { "PATH_IN_ROOTS", "TK__V1__PATH_KIND__PATH_IN_ROOTS", 1 },
+  { "PATH_ABSOLUTE", "TK__V1__PATH_KIND__PATH_ABSOLUTE", 2 },
+};
+static const ProtobufCIntRange tk__v1__path_kind__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex tk__v1__path_kind__enum_values_by_name[3] =
+{
+  { "PATH_ABSOLUTE", 2 },
+  { "PATH_IN_ROOTS", 1 },
+  { "PATH_KIND_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor tk__v1__path_kind__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "tk.v1.PathKind",
+  "PathKind",
+  "Tk__V1__PathKind",
+  "tk.v1",
+  3,
+  tk__v1__path_kind__enum_values_by_number,
+  3,
+  tk__v1__path_kind__enum_values_by_name,
+  1,
+  tk__v1__path_kind__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};

@@ -37,6 +37,26 @@ typedef enum _Tk__V1__MethodSpec__Kind {
   TK__V1__METHOD_SPEC__KIND__WRITE = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(TK__V1__METHOD_SPEC__KIND)
 } Tk__V1__MethodSpec__Kind;
+/*
+ * What a string field that names a file or directory holds.
+ */
+typedef enum _Tk__V1__PathKind {
+  /*
+   * Not a path.
+   */
+  TK__V1__PATH_KIND__PATH_KIND_UNSPECIFIED = 0,
+  /*
+   * An absolute path that must resolve (symlinks followed) inside one of
+   * tkd's --root directories: PERMISSION_DENIED PATH_OUTSIDE_ROOT
+   * otherwise.
+   */
+  TK__V1__PATH_KIND__PATH_IN_ROOTS = 1,
+  /*
+   * An absolute path on tkd's machine, anywhere.
+   */
+  TK__V1__PATH_KIND__PATH_ABSOLUTE = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(TK__V1__PATH_KIND)
+} Tk__V1__PathKind;
 
 /* --- messages --- */
 
@@ -105,6 +125,7 @@ typedef void (*Tk__V1__MethodSpec_Closure)
 
 /* --- descriptors --- */
 
+extern const ProtobufCEnumDescriptor    tk__v1__path_kind__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__method_spec__descriptor;
 extern const ProtobufCEnumDescriptor    tk__v1__method_spec__kind__descriptor;
 

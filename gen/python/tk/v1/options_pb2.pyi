@@ -6,7 +6,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 METHOD_FIELD_NUMBER: _ClassVar[int]
+PATH_ABSOLUTE: PathKind
+PATH_FIELD_NUMBER: _ClassVar[int]
+PATH_IN_ROOTS: PathKind
+PATH_KIND_UNSPECIFIED: PathKind
 method: _descriptor.FieldDescriptor
+path: _descriptor.FieldDescriptor
 
 class MethodSpec(_message.Message):
     __slots__ = ["ceiling_ms", "default_timeout_ms", "inline", "kind", "writes"]
@@ -26,3 +31,6 @@ class MethodSpec(_message.Message):
     kind: MethodSpec.Kind
     writes: bool
     def __init__(self, kind: _Optional[_Union[MethodSpec.Kind, str]] = ..., default_timeout_ms: _Optional[int] = ..., ceiling_ms: _Optional[int] = ..., inline: bool = ..., writes: bool = ...) -> None: ...
+
+class PathKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []

@@ -14,27 +14,29 @@ _sym_db = _symbol_database.Default()
 from tk.v1 import options_pb2 as tk_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12tk/v1/search.proto\x12\x05tk.v1\x1a\x13tk/v1/options.proto\"\xe9\x01\n\rSearchRequest\x12\x0c\n\x04root\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\r\x12\'\n\x04tool\x18\x04 \x01(\x0e\x32\x19.tk.v1.SearchRequest.Tool\x12\x18\n\x0einclude_hidden\x18\x05 \x01(\x08H\x00\x12\x13\n\x0bignore_case\x18\x06 \x01(\x08\x12\x18\n\x10\x61llow_unreadable\x18\x07 \x01(\x08\"0\n\x04Tool\x12\x08\n\x04\x41UTO\x10\x00\x12\x06\n\x02RG\x10\x01\x12\x0c\n\x08GIT_GREP\x10\x02\x12\x08\n\x04GREP\x10\x03\x42\x08\n\x06hidden\"\x8f\x01\n\x0bSearchReply\x12#\n\x07matches\x18\x01 \x03(\x0b\x32\x12.tk.v1.SearchMatch\x12\x0f\n\x07partial\x18\x02 \x01(\x08\x12\'\n\x04tool\x18\x03 \x01(\x0e\x32\x19.tk.v1.SearchRequest.Tool\x12!\n\x05stats\x18\x04 \x01(\x0b\x32\x12.tk.v1.SearchStats\"\x85\x01\n\x0bSearchMatch\x12\x0c\n\x04path\x18\x01 \x01(\x0c\x12\x0c\n\x04line\x18\x02 \x01(\x04\x12\x0e\n\x06\x63olumn\x18\x03 \x01(\r\x12\x0c\n\x04text\x18\x04 \x01(\x0c\x12)\n\nsubmatches\x18\x05 \x03(\x0b\x32\x15.tk.v1.SearchSubmatch\x12\x11\n\ttruncated\x18\x06 \x01(\x08\",\n\x0eSearchSubmatch\x12\r\n\x05start\x18\x01 \x01(\r\x12\x0b\n\x03\x65nd\x18\x02 \x01(\r\"\xb3\x01\n\x0bSearchStats\x12\x15\n\rmatched_lines\x18\x01 \x01(\r\x12\x1a\n\x12\x66iles_with_matches\x18\x02 \x01(\r\x12\x18\n\x10unreadable_files\x18\x03 \x01(\r\x12\x17\n\x0ftruncated_lines\x18\x04 \x01(\r\x12\x17\n\x0fskipped_records\x18\x05 \x01(\r\x12\x14\n\x0cslot_wait_ms\x18\x06 \x01(\r\x12\x0f\n\x07tool_ms\x18\x07 \x01(\r2L\n\x06Search\x12\x42\n\x06Search\x12\x14.tk.v1.SearchRequest\x1a\x12.tk.v1.SearchReply\"\x0e\xa2\x9f\x19\n\x08\x01\x10\xb0\xea\x01\x18\xb0\xea\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12tk/v1/search.proto\x12\x05tk.v1\x1a\x13tk/v1/options.proto\"\xef\x01\n\rSearchRequest\x12\x12\n\x04root\x18\x01 \x01(\tB\x04\xa8\x9f\x19\x01\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\r\x12\'\n\x04tool\x18\x04 \x01(\x0e\x32\x19.tk.v1.SearchRequest.Tool\x12\x18\n\x0einclude_hidden\x18\x05 \x01(\x08H\x00\x12\x13\n\x0bignore_case\x18\x06 \x01(\x08\x12\x18\n\x10\x61llow_unreadable\x18\x07 \x01(\x08\"0\n\x04Tool\x12\x08\n\x04\x41UTO\x10\x00\x12\x06\n\x02RG\x10\x01\x12\x0c\n\x08GIT_GREP\x10\x02\x12\x08\n\x04GREP\x10\x03\x42\x08\n\x06hidden\"\x8f\x01\n\x0bSearchReply\x12#\n\x07matches\x18\x01 \x03(\x0b\x32\x12.tk.v1.SearchMatch\x12\x0f\n\x07partial\x18\x02 \x01(\x08\x12\'\n\x04tool\x18\x03 \x01(\x0e\x32\x19.tk.v1.SearchRequest.Tool\x12!\n\x05stats\x18\x04 \x01(\x0b\x32\x12.tk.v1.SearchStats\"\x85\x01\n\x0bSearchMatch\x12\x0c\n\x04path\x18\x01 \x01(\x0c\x12\x0c\n\x04line\x18\x02 \x01(\x04\x12\x0e\n\x06\x63olumn\x18\x03 \x01(\r\x12\x0c\n\x04text\x18\x04 \x01(\x0c\x12)\n\nsubmatches\x18\x05 \x03(\x0b\x32\x15.tk.v1.SearchSubmatch\x12\x11\n\ttruncated\x18\x06 \x01(\x08\",\n\x0eSearchSubmatch\x12\r\n\x05start\x18\x01 \x01(\r\x12\x0b\n\x03\x65nd\x18\x02 \x01(\r\"\xb3\x01\n\x0bSearchStats\x12\x15\n\rmatched_lines\x18\x01 \x01(\r\x12\x1a\n\x12\x66iles_with_matches\x18\x02 \x01(\r\x12\x18\n\x10unreadable_files\x18\x03 \x01(\r\x12\x17\n\x0ftruncated_lines\x18\x04 \x01(\r\x12\x17\n\x0fskipped_records\x18\x05 \x01(\r\x12\x14\n\x0cslot_wait_ms\x18\x06 \x01(\r\x12\x0f\n\x07tool_ms\x18\x07 \x01(\r2L\n\x06Search\x12\x42\n\x06Search\x12\x14.tk.v1.SearchRequest\x1a\x12.tk.v1.SearchReply\"\x0e\xa2\x9f\x19\n\x08\x01\x10\xb0\xea\x01\x18\xb0\xea\x01\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tk.v1.search_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
+  _SEARCHREQUEST.fields_by_name['root']._options = None
+  _SEARCHREQUEST.fields_by_name['root']._serialized_options = b'\250\237\031\001'
   _SEARCH.methods_by_name['Search']._options = None
   _SEARCH.methods_by_name['Search']._serialized_options = b'\242\237\031\n\010\001\020\260\352\001\030\260\352\001'
   _SEARCHREQUEST._serialized_start=51
-  _SEARCHREQUEST._serialized_end=284
-  _SEARCHREQUEST_TOOL._serialized_start=226
-  _SEARCHREQUEST_TOOL._serialized_end=274
-  _SEARCHREPLY._serialized_start=287
-  _SEARCHREPLY._serialized_end=430
-  _SEARCHMATCH._serialized_start=433
-  _SEARCHMATCH._serialized_end=566
-  _SEARCHSUBMATCH._serialized_start=568
-  _SEARCHSUBMATCH._serialized_end=612
-  _SEARCHSTATS._serialized_start=615
-  _SEARCHSTATS._serialized_end=794
-  _SEARCH._serialized_start=796
-  _SEARCH._serialized_end=872
+  _SEARCHREQUEST._serialized_end=290
+  _SEARCHREQUEST_TOOL._serialized_start=232
+  _SEARCHREQUEST_TOOL._serialized_end=280
+  _SEARCHREPLY._serialized_start=293
+  _SEARCHREPLY._serialized_end=436
+  _SEARCHMATCH._serialized_start=439
+  _SEARCHMATCH._serialized_end=572
+  _SEARCHSUBMATCH._serialized_start=574
+  _SEARCHSUBMATCH._serialized_end=618
+  _SEARCHSTATS._serialized_start=621
+  _SEARCHSTATS._serialized_end=800
+  _SEARCH._serialized_start=802
+  _SEARCH._serialized_end=878
 # @@protoc_insertion_point(module_scope)

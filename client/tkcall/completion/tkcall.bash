@@ -1,0 +1,87 @@
+# bash completion of tkcall (installed as .../bash-completion/completions/tkcall).
+# It asks tkcall itself, so that it never says other than tkcall does:
+#   flags      from `tkcall --help`
+#   methods    from `tkcall list` (what tkd serves, at the --addr on the
+#              line or TK_ADDR); `list` takes a service, `describe` any name
+#   after -d   the request's fields as JSON names ({"repo":), from
+#              `tkcall describe METHOD`, which needs no tkd
+# shellcheck shell=bash
+
+# The JSON names of METHOD's request fields, one a line.
+_tkcall_fields() {
+    "$1" describe "$2" 2>/dev/null | awk '
+        /^message / { n++ }
+        n == 1 && /^ +[A-Za-z].* = [0-9]+;/ {
+            decl = $0
+            sub(/ = .*/, "", decl)
+            words = split(decl, w, " ")
+            if (words < 2) next # a value of an enum
+            json = w[words]
+            if (match($0, /JSON: [A-Za-z0-9_]+/))
+                json = substr($0, RSTART + 6, RLENGTH - 6)
+            print json
+        }
+        n == 2 { exit }'
+}
+
+_tkcall() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+    local prog=${COMP_WORDS[0]} i word cmd="" method=""
+    local -a addr=()
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        word=${COMP_WORDS[i]}
+        case $word in
+            -a | --addr) addr=(--addr "${COMP_WORDS[i + 1]}"); ((i++)) ;;
+            --addr=*) addr=("$word") ;;
+            -t | --timeout | -d | --data | --cacert | --cert | --key | -o | --output | --color) ((i++)) ;;
+            -*) ;;
+            *) if [ -z "$cmd" ]; then cmd=$word; else method=$word; fi ;;
+        esac
+    done
+    case $prev in
+        -a | --addr | --cacert | --cert | --key)
+            mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+            return
+            ;;
+        -t | --timeout)
+            mapfile -t COMPREPLY < <(compgen -W "500ms 5s 30s 2m 0" -- "$cur")
+            return
+            ;;
+        -o | --output)
+            mapfile -t COMPREPLY < <(compgen -W "text long json compact" -- "$cur")
+            return
+            ;;
+        --color)
+            mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur")
+            return
+            ;;
+        -d | --data)
+            # The method may come after -d: look on the whole line.
+            for ((i = COMP_CWORD + 1; i < ${#COMP_WORDS[@]}; i++)); do
+                [[ ${COMP_WORDS[i]} == -* ]] || { cmd=${COMP_WORDS[i]}; break; }
+            done
+            [ -n "$cmd" ] || return
+            local f prefix=${cur%[\{,]*}
+            [ "$prefix" = "$cur" ] && prefix="{" || prefix="${cur:0:${#prefix}+1}"
+            COMPREPLY=()
+            while IFS= read -r f; do
+                [[ $prefix\"$f\": == "$cur"* ]] && COMPREPLY+=("$prefix\"$f\":")
+            done < <(_tkcall_fields "$prog" "$cmd")
+            compopt -o nospace 2>/dev/null
+            return
+            ;;
+    esac
+    if [[ $cur == -* ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "$("$prog" --help 2>/dev/null |
+            grep -oE -- '--[a-z][a-z-]*' | sort -u)" -- "$cur")
+        return
+    fi
+    local methods
+    methods=$("$prog" "${addr[@]}" list 2>/dev/null)
+    case $cmd in
+        "") mapfile -t COMPREPLY < <(compgen -W "list describe $methods" -- "$cur") ;;
+        list) [ -n "$method" ] || mapfile -t COMPREPLY < <(compgen -W "$(printf '%s\n' "$methods" | sed 's|/.*||' | sort -u)" -- "$cur") ;;
+        describe) [ -n "$method" ] || mapfile -t COMPREPLY < <(compgen -W "$methods" -- "$cur") ;;
+    esac
+}
+complete -F _tkcall tkcall
