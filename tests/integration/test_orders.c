@@ -1329,6 +1329,81 @@ static void test_tkd_serves_orders(void **state)
     assert_int_equal(ts_fx_daemon_stop(&d), 0);
 }
 
+/* tkcall's text form of each Orders method (client/tkcall/text.c): a line
+ * an order, against a tkd with a real database. Returns tkcall's stdout
+ * for method and request (free it); it must exit 0. */
+static char *tkcall_text(const ts_fx_daemon *d, const char *method,
+                         const char *request)
+{
+    const char *argv[] = { ts_program("TKCALL"),
+                           "--addr",
+                           d->url,
+                           "-o",
+                           "text",
+                           "-d",
+                           request,
+                           method,
+                           NULL };
+    ts_proc p;
+    assert_int_equal(ts_spawn(&p, argv, NULL), 0);
+    int rc = ts_finish(&p, 20000);
+    if (rc != 0)
+        fail_msg("tkcall %s exited %d: %s", method, rc, p.err ? p.err : "");
+    char *out = strdup(p.out != NULL ? p.out : "");
+    ts_proc_free(&p);
+    assert_non_null(out);
+    return out;
+}
+
+static void expect_line(char *got, const char *want)
+{
+    if (strcmp(got, want) != 0)
+        fail_msg("tkcall printed \"%s\", want \"%s\"", got, want);
+    free(got);
+}
+
+static void test_tkcall_text_forms(void **state)
+{
+    (void)state;
+    assert_int_equal(ts_pg_createdb(&cluster, "tkd_tkcall"), 0);
+    char dsn[700];
+    ts_pg_dsn(&cluster, "tkd_tkcall", dsn, sizeof dsn);
+    const char *args[] = { "--pg", dsn, NULL };
+    ts_fx_daemon d;
+    ts_fx_daemon_start(&d, &(ts_fx_daemon_opts){ .args = args });
+    assert_true(ts_wait_output(&d.p, 2, "schema current", 20000));
+    char *out = tkcall_text(&d, "tk.v1.Orders/CreateOrder", "{}");
+    long long id = 0;
+    if (sscanf(out, "order %lld OPEN\n", &id) != 1 || id <= 0)
+        fail_msg("CreateOrder printed \"%s\"", out);
+    free(out);
+    char req[128], want[128];
+    snprintf(req, sizeof req, "{\"orderId\":\"%lld\",\"sku\":\"SKU-9\"}", id);
+    out = tkcall_text(&d, "tk.v1.Orders/AddItem", req);
+    snprintf(want, sizeof want, "order %lld item ", id);
+    if (strncmp(out, want, strlen(want)) != 0 ||
+        strstr(out, " SKU-9\n") == NULL)
+        fail_msg("AddItem printed \"%s\"", out);
+    free(out);
+    snprintf(req, sizeof req, "{\"orderId\":\"%lld\"}", id);
+    snprintf(want, sizeof want, "order %lld OPEN 1 items\n", id);
+    expect_line(tkcall_text(&d, "tk.v1.Orders/GetOrder", req), want);
+    snprintf(want, sizeof want, "order %lld CLOSED\n", id);
+    expect_line(tkcall_text(&d, "tk.v1.Orders/CloseOrder", req), want);
+    snprintf(want, sizeof want, "order %lld CLOSED (already)\n", id);
+    expect_line(tkcall_text(&d, "tk.v1.Orders/CloseOrder", req), want);
+    out = tkcall_text(&d, "tk.v1.Orders/GetOrder", req);
+    snprintf(want, sizeof want, "order %lld CLOSED 1 items closed ", id);
+    if (strncmp(out, want, strlen(want)) != 0)
+        fail_msg("GetOrder printed \"%s\", want \"%s...\"", out, want);
+    free(out);
+    snprintf(want, sizeof want, "order %lld OPEN\n", id);
+    expect_line(tkcall_text(&d, "tk.v1.Orders/ReopenOrder", req), want);
+    snprintf(want, sizeof want, "order %lld OPEN (already)\n", id);
+    expect_line(tkcall_text(&d, "tk.v1.Orders/ReopenOrder", req), want);
+    assert_int_equal(ts_fx_daemon_stop(&d), 0);
+}
+
 /* tkd --pg DSN reaches the service, and wins over TK_PG_DSN (here a
  * database that does not exist: were it used, CreateOrder would answer
  * UNAVAILABLE). */
@@ -1399,6 +1474,7 @@ int main(void)
         cmocka_unit_test(test_migrations_idempotent),
         cmocka_unit_test(test_tkd_serves_orders),
         cmocka_unit_test(test_tkd_pg_option_wins_over_env),
+        cmocka_unit_test(test_tkcall_text_forms),
         cmocka_unit_test(test_database_restart),
         cmocka_unit_test(test_database_down_at_start),
     };
