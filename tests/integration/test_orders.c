@@ -1373,8 +1373,10 @@ static void test_tkcall_text_forms(void **state)
     ts_fx_daemon_start(&d, &(ts_fx_daemon_opts){ .args = args });
     assert_true(ts_wait_output(&d.p, 2, "schema current", 20000));
     char *out = tkcall_text(&d, "tk.v1.Orders/CreateOrder", "{}");
-    long long id = 0;
-    if (sscanf(out, "order %lld OPEN\n", &id) != 1 || id <= 0)
+    char *end = NULL;
+    long long id =
+        strncmp(out, "order ", 6) == 0 ? strtoll(out + 6, &end, 10) : 0;
+    if (id <= 0 || end == NULL || strcmp(end, " OPEN\n") != 0)
         fail_msg("CreateOrder printed \"%s\"", out);
     free(out);
     char req[128], want[128];
