@@ -3,9 +3,9 @@
 # DESTDIR, build the README's C example with pkg-config against it (shared
 # and static), run it against the installed tkd, and check tkcall runs.
 # And for a person: the man pages tkcall(1) and tkd(8) are installed and
-# say every option --help does, and tkcall's bash completion offers the
-# methods the installed tkd serves, the flags, and a request's fields
-# (zsh's is installed beside it).
+# say every option --help does, and tkcall's bash and zsh completions offer
+# the methods the installed tkd serves, the flags, and a request's fields
+# (zsh's driven in a real interactive zsh, by tests/install/zsh-complete.zsh).
 set -euo pipefail
 src=${1:?source root}
 build=${2:?build dir}
@@ -81,7 +81,8 @@ bash_comp=$(find "$root" -path '*/bash-completion/completions/tkcall' | head -1)
 zsh_comp=$(find "$root" -path '*/zsh/site-functions/_tkcall' | head -1)
 [ -n "$bash_comp" ] && [ -n "$zsh_comp" ] || { echo "install: no bash or zsh completion of tkcall" >&2; exit 1; }
 head -1 "$zsh_comp" | grep -qx '#compdef tkcall' || { echo "install: $zsh_comp is not a zsh completion of tkcall" >&2; exit 1; }
-if command -v zsh >/dev/null; then zsh -n "$zsh_comp"; fi
+command -v zsh >/dev/null || { echo "install: no zsh (tools/install-deps installs it)" >&2; exit 1; }
+zsh -n "$zsh_comp"
 complete_words() { # words... -> what bash completes for the last
     TK_ADDR="ipc://$run/tkd.sock" PATH="$root/bin:$PATH" bash -c '
         source "$1"; shift
@@ -106,4 +107,30 @@ fields=$(TK_ADDR="ipc://$run/tkd.sock" PATH="$root/bin:$PATH" bash -c '
     _tkcall
     printf "%s\n" "${COMPREPLY[@]}"' _ "$bash_comp")
 [ "$fields" = '{"data":' ] || { echo "install: the completion of -d for Ping offers: $fields" >&2; exit 1; }
+
+# zsh's, in a real interactive zsh on a pty with the installed directory in
+# fpath and compinit (tests/install/zsh-complete.zsh): a Tab offers the
+# same, and completes a flag and -o's values.
+zsh_complete() { # line -> the line after a Tab, then what the Tab offered
+    TK_ADDR="ipc://$run/tkd.sock" PATH="$root/bin:$PATH" \
+        zsh -f "$src/tests/install/zsh-complete.zsh" "$(dirname "$zsh_comp")" "$1"
+}
+zsh_offered() { # line -> what a Tab offered, one a line
+    zsh_complete "$1" | tail -n +2
+}
+offered=$(zsh_offered 'tkcall ')
+while IFS= read -r m; do
+    grep -qxF "$m" <<<"$offered" || { echo "install: zsh's completion does not offer $m; it offers: $offered" >&2; exit 1; }
+done <<<"$served"
+grep -qx list <<<"$offered" && grep -qx describe <<<"$offered" ||
+    { echo "install: zsh's completion does not offer list and describe; it offers: $offered" >&2; exit 1; }
+completed=$(zsh_complete 'tkcall --ti')
+[ "$completed" = $'tkcall --timeout \n--timeout' ] ||
+    { echo "install: zsh's completion of 'tkcall --ti' gives: $completed" >&2; exit 1; }
+offered=$(zsh_offered 'tkcall -o ' | sort | tr '\n' ' ')
+[ "$offered" = "compact json long text " ] ||
+    { echo "install: zsh's completion of -o offers: $offered" >&2; exit 1; }
+completed=$(zsh_complete 'tkcall tk.v1.Control/Ping -d ')
+[ "$completed" = $'tkcall tk.v1.Control/Ping -d {"data":\n{"data":' ] ||
+    { echo "install: zsh's completion of -d for Ping gives: $completed" >&2; exit 1; }
 echo "install: ok ($out)"
