@@ -101,6 +101,14 @@ def rss_kib(pid: int) -> int:
     raise AssertionError("no VmRSS for %d" % pid)
 
 
+def wait_stopped(pid: int) -> None:
+    """Returns once the child pid has stopped, every thread of it (the
+    kernel reports a group stop to the parent when it is complete)."""
+    got, status = os.waitpid(pid, os.WUNTRACED)
+    if got != pid or not os.WIFSTOPPED(status):
+        raise AssertionError("%d did not stop: status %#x" % (pid, status))
+
+
 class Listeners(unittest.TestCase):
     def setUp(self) -> None:
         self.dir = tkproc.tempdir("lis")
@@ -275,6 +283,9 @@ class Listeners(unittest.TestCase):
         time, without a race."""
         os.kill(proc.pid, signal.SIGSTOP)
         try:
+            # The signal is delivered later: only once it has stopped can
+            # no accept run before the peer has gone.
+            wait_stopped(proc.pid)
             for _ in range(n):
                 s = socket.socket(family, socket.SOCK_STREAM)
                 s.connect(addr)
