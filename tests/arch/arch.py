@@ -43,7 +43,8 @@ Rules (the name before the colon is the one the allowlist uses):
     handlers see the rpc_call handle only.
   include: a file reaches another module only through its public header;
     a service module includes another's only where DESIGN.md's table says
-    it may use it (every module may use rpc/, the host that hands it its
+    it may use it (every module may use port/, the calls that differ by
+    system, and rpc/, the host that hands it its
     calls); service and client modules do not include each other. Included
     files are resolved as the compiler does, with the build's flags, against
     the directory of the compile command; an include those flags cannot
@@ -129,6 +130,7 @@ GEN_TABLE = re.compile(r"^gen/c/tk/v1/(\w+)\.methods\.h$")
 # The proto files whose services a module of another name serves.
 GEN_TABLE_OWNERS = {"control": "rpc"}
 HOST = "rpc"  # every service module may use it: it hands them their calls
+BASE = "port"  # every service module may use it: what differs by system
 CLIENT_PUBLIC = {
     "client/lib": "client/include/tk/client.h",
     "client/json": "client/include/tk/json.h",
@@ -579,9 +581,9 @@ def allowed_include(t, src_mod, dst_mod, rel, target):
     if src_mod.side != dst_mod.side:
         return (f"{src_mod.side} module {src_mod.folder}/ includes "
                 f"{dst_mod.side} module {dst_mod.folder}/")
-    if src_mod.side == "service" and dst_mod.name != HOST and \
+    if src_mod.side == "service" and dst_mod.name not in (HOST, BASE) and \
             dst_mod.name not in t.deps.get(src_mod.name, set()):
-        allowed = sorted(t.deps.get(src_mod.name, set()) | {HOST})
+        allowed = sorted(t.deps.get(src_mod.name, set()) | {HOST, BASE})
         return (f"{src_mod.name}/ may use only "
                 f"{', '.join(a + '/' for a in allowed)} (DESIGN.md), "
                 f"not {dst_mod.name}/")

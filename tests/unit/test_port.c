@@ -1,0 +1,261 @@
+/* service/port: each difference between the systems, in the build's own
+ * choice (the Linux call, or with -Dportable every fallback; the log line
+ * says which). The suite as a whole runs over these; this checks each
+ * promise of port.h directly. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "port/port.h"
+#include "port_config.h"
+
+static bool readable(int fd)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+static bool cloexec(int fd)
+{
+    int fl = fcntl(fd, F_GETFD);
+    return fl >= 0 && (fl & FD_CLOEXEC);
+}
+
+static bool nonblocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl >= 0 && (fl & O_NONBLOCK);
+}
+
+/* The build says what it chose; -Dportable chose every fallback. */
+static void test_build_choice(void **state)
+{
+    (void)state;
+    const char *d = port__test_describe();
+    print_message("port: %s\n", d);
+    assert_non_null(d);
+#if TK_PORTABLE
+    /* Every word is a fallback ("no-pipe2 no-eventfd ..."). */
+    char *copy = strdup(d);
+    char *save = NULL;
+    for (char *w = strtok_r(copy, " ", &save); w != NULL;
+         w = strtok_r(NULL, " ", &save))
+        assert_true(strncmp(w, "no-", 3) == 0);
+    free(copy);
+#endif
+}
+
+static void test_pipe(void **state)
+{
+    (void)state;
+    for (int nb = 0; nb <= 1; nb++) {
+        int p[2];
+        assert_int_equal(port_pipe(p, nb != 0), 0);
+        assert_true(cloexec(p[0]) && cloexec(p[1]));
+        assert_int_equal(nonblocking(p[0]), nb != 0);
+        assert_int_equal(nonblocking(p[1]), nb != 0);
+        assert_int_equal(write(p[1], "x", 1), 1);
+        char c;
+        assert_int_equal(read(p[0], &c, 1), 1);
+        close(p[0]);
+        close(p[1]);
+    }
+}
+
+static void test_event(void **state)
+{
+    (void)state;
+    port_event e;
+    assert_int_equal(port_event_open(&e), 0);
+    assert_true(cloexec(e.fd) && cloexec(e.wfd));
+    assert_false(readable(e.fd));
+    port_event_set(&e);
+    assert_true(readable(e.fd));
+    port_event_set(&e); /* twice is once */
+    port_event_clear(&e);
+    assert_false(readable(e.fd));
+    port_event_set(&e);
+    assert_true(readable(e.fd));
+    port_event_close(&e);
+    assert_int_equal(e.fd, -1);
+    port_event_close(&e); /* closing a closed one does nothing */
+}
+
+static void test_sem(void **state)
+{
+    (void)state;
+    port_sem s;
+    assert_int_equal(port_sem_open(&s, 3), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_true(readable(s.fd));
+        assert_true(port_sem_trytake(&s));
+    }
+    assert_false(readable(s.fd));
+    assert_false(port_sem_trytake(&s));
+    port_sem_give(&s);
+    assert_true(readable(s.fd));
+    assert_true(port_sem_trytake(&s));
+    assert_false(port_sem_trytake(&s));
+    port_sem_close(&s);
+
+    /* The largest start, and one above it. */
+    assert_int_equal(port_sem_open(&s, PORT_SEM_MAX), 0);
+    unsigned n = 0;
+    while (port_sem_trytake(&s))
+        n++;
+    assert_int_equal(n, PORT_SEM_MAX);
+    port_sem_close(&s);
+    assert_int_equal(port_sem_open(&s, PORT_SEM_MAX + 1), -EINVAL);
+}
+
+static int collect(int fd, void *arg)
+{
+    int *found = arg;
+    if (fd == found[0])
+        found[1] = 1;
+    if (fd == found[2])
+        found[3] = 1;
+    return 0;
+}
+
+static int stop_at_first(int fd, void *arg)
+{
+    *(int *)arg = fd;
+    return 7;
+}
+
+/* What a child would inherit: the fd without close-on-exec, not the one
+ * with it. */
+static void test_fds_inheritable(void **state)
+{
+    (void)state;
+    int plain = open("/dev/null", O_RDONLY);
+    int flagged = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    assert_true(plain > 2 && flagged > 2);
+    int found[4] = { plain, 0, flagged, 0 };
+    port_spawn_lock();
+    assert_int_equal(port_fds_inheritable(collect, found), 0);
+    int first = -1;
+    assert_int_equal(port_fds_inheritable(stop_at_first, &first), 7);
+    port_spawn_unlock();
+    assert_int_equal(found[1], 1);
+    assert_int_equal(found[3], 0);
+    assert_true(first > 2 && first <= plain);
+
+    long before = port_fds_open();
+    assert_true(before >= 5);
+    close(plain);
+    assert_int_equal(port_fds_open(), before - 1);
+    close(flagged);
+}
+
+static void test_text(void **state)
+{
+    (void)state;
+    char buf[128];
+    /* The C library's own words, as git and libpq print them. */
+    assert_string_equal(port_strerror(EMFILE, buf, sizeof buf),
+                        "Too many open files");
+    assert_string_equal(port_strerror(ENOENT, buf, sizeof buf),
+                        "No such file or directory");
+    char tiny[4];
+    const char *t = port_strerror(EMFILE, tiny, sizeof tiny);
+    assert_true(strlen(t) < sizeof tiny);
+    assert_string_equal(port_signal_name(SIGKILL), "KILL");
+    assert_string_equal(port_signal_name(SIGTERM), "TERM");
+    assert_string_equal(port_signal_name(SIGSEGV), "SEGV");
+    assert_null(port_signal_name(0));
+}
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A timed wait never ends ETIMEDOUT before the monotonic time it was
+ * given, and does end (the test would hang, and the watchdog report it). */
+static void test_cond_timeout(void **state)
+{
+    (void)state;
+    pthread_cond_t cv;
+    assert_int_equal(port_cond_init(&cv), 0);
+    int64_t until = port_mono_ns() + 20 * 1000000;
+    pthread_mutex_lock(&mu);
+    int rv;
+    while ((rv = port_cond_wait_until(&cv, &mu, until)) == 0)
+        ;
+    pthread_mutex_unlock(&mu);
+    assert_int_equal(rv, ETIMEDOUT);
+    assert_true(port_mono_ns() >= until);
+    /* A time already past: at once. */
+    pthread_mutex_lock(&mu);
+    assert_int_equal(port_cond_wait_until(&cv, &mu, port_mono_ns() - 1),
+                     ETIMEDOUT);
+    pthread_mutex_unlock(&mu);
+    pthread_cond_destroy(&cv);
+}
+
+static struct {
+    pthread_cond_t cv;
+    bool go;
+} wake;
+
+static void *waker(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&mu);
+    wake.go = true;
+    pthread_cond_signal(&wake.cv);
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+/* A signal ends the wait before its time (an hour away). */
+static void test_cond_signal(void **state)
+{
+    (void)state;
+    assert_int_equal(port_cond_init(&wake.cv), 0);
+    int64_t until = port_mono_ns() + (int64_t)3600 * 1000000000;
+    pthread_mutex_lock(&mu);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, waker, NULL), 0);
+    while (!wake.go)
+        assert_int_equal(port_cond_wait_until(&wake.cv, &mu, until), 0);
+    pthread_mutex_unlock(&mu);
+    pthread_join(t, NULL);
+    pthread_cond_destroy(&wake.cv);
+}
+
+static void test_wipe(void **state)
+{
+    (void)state;
+    char secret[32];
+    memset(secret, 'k', sizeof secret);
+    port_wipe(secret, sizeof secret);
+    for (size_t i = 0; i < sizeof secret; i++)
+        assert_int_equal(secret[i], 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_build_choice),
+        cmocka_unit_test(test_pipe),
+        cmocka_unit_test(test_event),
+        cmocka_unit_test(test_sem),
+        cmocka_unit_test(test_fds_inheritable),
+        cmocka_unit_test(test_text),
+        cmocka_unit_test(test_cond_timeout),
+        cmocka_unit_test(test_cond_signal),
+        cmocka_unit_test(test_wipe),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
