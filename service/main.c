@@ -15,6 +15,7 @@
 
 #include "git/git.h"
 #include "orders/orders.h"
+#include "port/port.h"
 #include "proc/proc.h"
 #include "services/services.h"
 #include "roots/roots.h"
@@ -315,7 +316,7 @@ static int prepare_socket_dir(const char *url)
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
         char ebuf[128];
         fprintf(stderr, "tkd: cannot create %s: %s\n", dir,
-                strerror_r(errno, ebuf, sizeof ebuf));
+                port_strerror(errno, ebuf, sizeof ebuf));
         return -1;
     }
     struct stat st;

@@ -270,9 +270,10 @@ static int fds_errno_of(const git_error *e)
 {
     if (e == NULL || e->klass != GIT_ERROR_OS || e->message == NULL)
         return 0;
-    if (ends_with(e->message, strerrordesc_np(ENFILE)))
+    char ebuf[128];
+    if (ends_with(e->message, port_strerror(ENFILE, ebuf, sizeof ebuf)))
         return ENFILE;
-    if (ends_with(e->message, strerrordesc_np(EMFILE)))
+    if (ends_with(e->message, port_strerror(EMFILE, ebuf, sizeof ebuf)))
         return EMFILE;
     return 0;
 }
@@ -280,7 +281,10 @@ static int fds_errno_of(const git_error *e)
 /* What git said holds "Too many open files" (in system: ENFILE). */
 static void fail_git_fds(rpc_call *call, const char *what, const char *line)
 {
-    int err = strstr(line, strerrordesc_np(ENFILE)) != NULL ? ENFILE : EMFILE;
+    char ebuf[128];
+    int err = strstr(line, port_strerror(ENFILE, ebuf, sizeof ebuf)) != NULL
+                  ? ENFILE
+                  : EMFILE;
     rpc_call_fail_fds(call, err, "%s: %s", what, line);
 }
 

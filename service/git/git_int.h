@@ -13,6 +13,7 @@
 #include <git2.h>
 
 #include "git.h"
+#include "port/port.h"
 #include "proc/proc.h"
 #include "roots/roots.h"
 #include "rpc/rpc.h"

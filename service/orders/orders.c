@@ -371,7 +371,7 @@ int orders_new(orders **out, const orders_config *cfg, char *err, size_t errlen)
     if (rv != 0) {
         char ebuf[128];
         snprintf(err, errlen, "cannot make a pool of %u connections: %s", n,
-                 strerror_r(-rv, ebuf, sizeof ebuf));
+                 port_strerror(-rv, ebuf, sizeof ebuf));
         free(svc->dsn);
         free(svc);
         return rv;

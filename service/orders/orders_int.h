@@ -15,6 +15,7 @@
 #include <libpq-fe.h>
 
 #include "orders.h"
+#include "port/port.h"
 
 #define ORDERS_MS 1000000LL /* nanoseconds */
 
@@ -30,9 +31,9 @@ typedef struct orders_pool {
     orders_conn *conns;
     size_t *free_list; /* a stack: the warmest connection is reused first */
     size_t n, n_free;
-    /* eventfd semaphore holding one count per free connection, so that a
-     * call waits for a connection in poll together with its cancel fd. */
-    int sem_fd;
+    /* A semaphore holding one count per free connection, so that a call
+     * waits for a connection in poll together with its cancel fd. */
+    port_sem sem;
 } orders_pool;
 
 struct orders {

@@ -1,5 +1,5 @@
-/* The connection pool: a fixed set of slots, a free stack, and an eventfd
- * semaphore so a call waits for a connection in poll(2), together with its
+/* The connection pool: a fixed set of slots, a free stack, and a semaphore
+ * (port_sem) so a call waits for a connection in poll(2), together with its
  * cancel fd and deadline. Connections are made lazily, asynchronously, by
  * the call that needs one. A broken connection is reset by discarding it
  * and connecting anew in the next call's own poll loop (PQreset would block
@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "orders_int.h"
@@ -17,19 +16,17 @@
 int orders__pool_init(orders_pool *p, size_t n)
 {
     memset(p, 0, sizeof *p);
-    p->sem_fd = -1;
+    p->sem = (port_sem){ .fd = -1, .wfd = -1 };
     p->conns = calloc(n, sizeof *p->conns);
     p->free_list = calloc(n, sizeof *p->free_list);
     if (p->conns == NULL || p->free_list == NULL) {
         orders__pool_destroy(p);
         return -ENOMEM;
     }
-    p->sem_fd =
-        eventfd((unsigned)n, EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC);
-    if (p->sem_fd < 0) {
-        int e = -errno;
+    int rv = n <= PORT_SEM_MAX ? port_sem_open(&p->sem, (unsigned)n) : -EINVAL;
+    if (rv != 0) {
         orders__pool_destroy(p);
-        return e;
+        return rv;
     }
     pthread_mutex_init(&p->mu, NULL);
     p->n = n;
@@ -47,12 +44,11 @@ void orders__pool_destroy(orders_pool *p)
             orders__conn_discard(&p->conns[i]);
         pthread_mutex_destroy(&p->mu);
     }
-    if (p->sem_fd >= 0)
-        close(p->sem_fd);
+    port_sem_close(&p->sem);
     free(p->conns);
     free(p->free_list);
     memset(p, 0, sizeof *p);
-    p->sem_fd = -1;
+    p->sem = (port_sem){ .fd = -1, .wfd = -1 };
 }
 
 /* poll(2) on one fd until until_ns (monotonic). > 0 ready, 0 time up,
@@ -88,18 +84,17 @@ int orders__pool_checkout(orders_tx *tx)
 {
     orders_pool *p = &tx->svc->pool;
     for (;;) {
-        uint64_t one;
-        if (read(p->sem_fd, &one, sizeof one) == (ssize_t)sizeof one)
+        if (port_sem_trytake(&p->sem))
             break;
         if (errno != EAGAIN && errno != EINTR) {
             char ebuf[128];
             tx->err = ORDERS_EINTERNAL;
             snprintf(tx->message, sizeof tx->message,
                      "the pool's semaphore: %s",
-                     strerror_r(errno, ebuf, sizeof ebuf));
+                     port_strerror(errno, ebuf, sizeof ebuf));
             return -1;
         }
-        struct pollfd pfd = { .fd = p->sem_fd, .events = POLLIN };
+        struct pollfd pfd = { .fd = p->sem.fd, .events = POLLIN };
         int n = orders__wait_fd(tx, &pfd, true, INT64_MAX);
         if (n == 0) {
             tx->err = ORDERS_ESTOPPED;
@@ -115,7 +110,7 @@ int orders__pool_checkout(orders_tx *tx)
             char ebuf[128];
             snprintf(tx->message, sizeof tx->message,
                      "waiting for a database connection: %s",
-                     strerror_r(-n, ebuf, sizeof ebuf));
+                     port_strerror(-n, ebuf, sizeof ebuf));
             return -1;
         }
     }
@@ -142,9 +137,7 @@ void orders__pool_checkin(orders_pool *p, orders_conn *c)
     pthread_mutex_lock(&p->mu);
     p->free_list[p->n_free++] = (size_t)(c - p->conns);
     pthread_mutex_unlock(&p->mu);
-    uint64_t one = 1;
-    ssize_t n = write(p->sem_fd, &one, sizeof one);
-    (void)n; /* cannot overflow: at most pool-size counts */
+    port_sem_give(&p->sem); /* at most pool-size counts: never full */
 }
 
 void orders__conn_discard(orders_conn *c)
@@ -186,7 +179,8 @@ static void conn_failed(orders_tx *tx, PGconn *pg, const char *what)
     /* libpq keeps no errno; its message ends in strerror's words ("could
      * not create socket: Too many open files"), in English: tkd never
      * calls setlocale. */
-    if (strstr(tx->message, strerrordesc_np(EMFILE)) != NULL)
+    char ebuf[128];
+    if (strstr(tx->message, port_strerror(EMFILE, ebuf, sizeof ebuf)) != NULL)
         tx->err = ORDERS_EFDS;
     if (pg != NULL)
         PQfinish(pg);

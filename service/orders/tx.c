@@ -396,15 +396,19 @@ void orders__tx_fail(const orders_tx *tx, rpc_call *call)
                       tx->message);
         rpc_call_set_retry_after(call, DB_RETRY_AFTER_MS);
         break;
-    case ORDERS_EFDS:
-        rpc_call_fail_fds(call,
-                          strstr(tx->message, strerrordesc_np(ENFILE)) != NULL
-                              ? ENFILE
-                              : EMFILE,
-                          "connecting to PostgreSQL (nothing was committed): "
-                          "%s",
-                          tx->message);
+    case ORDERS_EFDS: {
+        char ebuf[128];
+        rpc_call_fail_fds(
+            call,
+            strstr(tx->message, port_strerror(ENFILE, ebuf, sizeof ebuf)) !=
+                    NULL
+                ? ENFILE
+                : EMFILE,
+            "connecting to PostgreSQL (nothing was committed): "
+            "%s",
+            tx->message);
         break;
+    }
     case ORDERS_ECOMMIT_UNKNOWN:
         rpc_call_fail(call, RPC_UNKNOWN, "COMMIT_UNKNOWN",
                       "the connection was lost while COMMIT was in flight; "

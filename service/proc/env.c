@@ -10,6 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifdef __APPLE__
+/* No macOS header declares environ; Apple's crt_externs.h gives it to
+ * code that may end up in a library (environ(7)). */
+#include <crt_externs.h>
+#define environ (*_NSGetEnviron())
+#endif
+
 #include "proc_int.h"
 
 static const char *const allowlist[] = { PROC_ENV_ALLOWLIST };

@@ -142,7 +142,7 @@ static int describe_not_started(char *buf, size_t len, const proc_result *r)
                         : what[PROC_SPAWN_SYSTEM];
     char ebuf[128];
     const char *e = r->spawn_errno != 0
-                        ? strerror_r(r->spawn_errno, ebuf, sizeof ebuf)
+                        ? port_strerror(r->spawn_errno, ebuf, sizeof ebuf)
                         : "invalid options";
     return snprintf(buf, len, "%s (%s)", w, e);
 }
@@ -153,7 +153,7 @@ static int describe_exit(char *buf, size_t len, const proc_result *r)
     if (s->kind == PROC_STATUS_EXITED)
         return snprintf(buf, len, "exited with status %d", s->code);
     if (s->kind == PROC_STATUS_SIGNALED) {
-        const char *abbrev = sigabbrev_np(s->signal);
+        const char *abbrev = port_signal_name(s->signal);
         return snprintf(buf, len, "killed by signal %d (SIG%s), not by tk",
                         s->signal, abbrev != NULL ? abbrev : "?");
     }

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "proc.h"
+#include "port/port.h"
 
 /* ---- env.c: the environment snapshot ----------------------------------- */
 

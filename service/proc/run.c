@@ -10,19 +10,25 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "port_config.h"
+#if TK_HAVE_PIDFD_OPEN
+#include <sys/syscall.h>
+#endif
 
 #include "proc_int.h"
 
 #define READ_CHUNK ((size_t)64 * 1024)
 #define MS 1000000LL
 
+#if TK_HAVE_PIDFD_OPEN
 /* Whether pidfd_open exists here: 0 not yet known, 1 yes, -1 no (ENOSYS).
  * Published once per process; a race only repeats the probe. */
 static atomic_int pidfd_support;
+#endif
 
 int64_t proc_now_ns(void)
 {
@@ -288,8 +294,12 @@ static void reap(run *u)
     }
 }
 
+/* A pidfd of the leader (close-on-exec, as every pidfd), or -1: then this
+ * run polls waitid. Without pidfd_open in this build (a system that has
+ * none, or -Dportable) every run does. */
 static int open_pidfd(pid_t pid, unsigned test)
 {
+#if TK_HAVE_PIDFD_OPEN
     if ((test & PROC__TEST_NO_PIDFD) || atomic_load(&pidfd_support) < 0)
         return -1;
     int fd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -298,6 +308,11 @@ static int open_pidfd(pid_t pid, unsigned test)
     else if (errno == ENOSYS)
         atomic_store(&pidfd_support, -1);
     return fd; /* other errors (EMFILE): this run polls waitid instead */
+#else
+    (void)pid;
+    (void)test;
+    return -1;
+#endif
 }
 
 static uint32_t ms_between(int64_t from, int64_t to)

@@ -4,7 +4,16 @@
  * group, with stdin from /dev/null, stdout and stderr on pipes, every
  * other fd closed, the signal mask emptied and every disposition reset:
  * tkd blocks SIGTERM/SIGINT in all threads, and a child must not inherit
- * that (nor an ignored SIGPIPE). */
+ * that (nor an ignored SIGPIPE).
+ *
+ * Every other fd: closed in the child by posix_spawn itself where the
+ * system can (glibc's posix_spawn_file_actions_addclosefrom_np, macOS's
+ * POSIX_SPAWN_CLOEXEC_DEFAULT); elsewhere (and with -Dportable) each fd
+ * that is open and not close-on-exec is listed and closed by a file
+ * action, under the spawn lock held shared (port_spawn_lock), which every
+ * fd of tkd's that is not close-on-exec at birth is made under
+ * exclusively (port_pipe): none can appear between the list and the
+ * spawn. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -13,7 +22,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "port_config.h"
 #include "proc_int.h"
+
+#define CLOSE_BY_ACTIONS                                                       \
+    (!TK_HAVE_SPAWN_CLOSEFROM && !TK_HAVE_SPAWN_CLOEXEC_DEFAULT)
 
 /* Moves fd above the standard descriptors, so that dup2 onto 0-2 in the
  * child always makes a new descriptor (dup2(fd, fd) would keep
@@ -33,8 +46,9 @@ static int above_stdio(int fd)
  * non-blocking. */
 static int make_pipe(int p[2])
 {
-    if (pipe2(p, O_CLOEXEC) != 0)
-        return -errno;
+    int rv = port_pipe(p, false);
+    if (rv != 0)
+        return rv;
     p[0] = above_stdio(p[0]);
     p[1] = above_stdio(p[1]);
     if (p[0] < 0 || p[1] < 0 || fcntl(p[0], F_SETFL, O_NONBLOCK) != 0) {
@@ -65,6 +79,13 @@ typedef struct spawn_setup {
     char **envp;
 } spawn_setup;
 
+#if CLOSE_BY_ACTIONS
+static int add_close(int fd, void *arg)
+{
+    return -posix_spawn_file_actions_addclose(arg, fd);
+}
+#endif
+
 static int set_file_actions(spawn_setup *s)
 {
     posix_spawn_file_actions_t *fa = &s->fa;
@@ -76,9 +97,14 @@ static int set_file_actions(spawn_setup *s)
         rv = posix_spawn_file_actions_adddup2(fa, s->err[1], STDERR_FILENO);
     if (rv == 0 && s->cwd_fd >= 0)
         rv = posix_spawn_file_actions_addfchdir_np(fa, s->cwd_fd);
-    /* Whatever another thread opened without O_CLOEXEC stays with us. */
+        /* Whatever another thread opened without O_CLOEXEC stays with us. */
+#if TK_HAVE_SPAWN_CLOSEFROM
     if (rv == 0)
         rv = posix_spawn_file_actions_addclosefrom_np(fa, STDERR_FILENO + 1);
+#elif CLOSE_BY_ACTIONS
+    if (rv == 0)
+        rv = -port_fds_inheritable(add_close, fa);
+#endif
     return -rv;
 }
 
@@ -87,9 +113,13 @@ static int set_attributes(posix_spawnattr_t *attr)
     sigset_t none, all;
     sigemptyset(&none);
     sigfillset(&all);
-    int rv = posix_spawnattr_setflags(attr, POSIX_SPAWN_SETPGROUP |
-                                                POSIX_SPAWN_SETSIGMASK |
-                                                POSIX_SPAWN_SETSIGDEF);
+    short flags =
+        POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+#if !TK_HAVE_SPAWN_CLOSEFROM && TK_HAVE_SPAWN_CLOEXEC_DEFAULT
+    /* macOS: the child gets only the fds the file actions name (0-2). */
+    flags |= POSIX_SPAWN_CLOEXEC_DEFAULT;
+#endif
+    int rv = posix_spawnattr_setflags(attr, flags);
     if (rv == 0)
         rv = posix_spawnattr_setpgroup(attr, 0); /* its own group */
     if (rv == 0)
@@ -102,7 +132,13 @@ static int set_attributes(posix_spawnattr_t *attr)
 static int prepare(spawn_setup *s, const proc_opts *opts, proc_result *r)
 {
     if (opts->cwd != NULL) {
+#if TK_HAVE_O_PATH
         s->cwd_fd = open(opts->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+#else
+        /* Without O_PATH the directory must be readable, not only
+         * searchable: a working directory tk chose always is. */
+        s->cwd_fd = open(opts->cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#endif
         if (s->cwd_fd < 0) {
             int e = errno;
             /* Out of descriptors or memory says nothing of the directory. */
@@ -123,8 +159,6 @@ static int prepare(spawn_setup *s, const proc_opts *opts, proc_result *r)
         rv = -posix_spawn_file_actions_init(&s->fa);
         s->fa_ok = rv == 0;
     }
-    if (rv == 0)
-        rv = set_file_actions(s);
     if (rv == 0) {
         rv = -posix_spawnattr_init(&s->attr);
         s->attr_ok = rv == 0;
@@ -176,10 +210,18 @@ int proc__spawn(proc_child *c, const proc_opts *opts, proc_result *r)
     c->out_fd = c->err_fd = -1;
     int rv = prepare(&s, opts, r);
     if (rv == 0) {
-        rv = -posix_spawn(&c->pid, opts->path, &s.fa, &s.attr,
-                          (char *const *)opts->argv, s.envp);
+        /* From listing the fds the child must not get to its start. */
+        port_spawn_lock();
+        rv = set_file_actions(&s);
         if (rv != 0)
-            r->spawn = classify(-rv);
+            r->spawn = PROC_SPAWN_SYSTEM;
+        if (rv == 0) {
+            rv = -posix_spawn(&c->pid, opts->path, &s.fa, &s.attr,
+                              (char *const *)opts->argv, s.envp);
+            if (rv != 0)
+                r->spawn = classify(-rv);
+        }
+        port_spawn_unlock();
     }
     if (rv == 0) {
         c->out_fd = s.out[0];

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "roots.h"
+#include "port/port.h"
 
 struct roots {
     size_t n;
@@ -42,7 +43,7 @@ int roots_new(roots **out, const char *const *dirs, size_t n, char *err,
             int e = real == NULL ? errno : ENOTDIR;
             char ebuf[128];
             set_err(err, errlen, "--root %s: %s", dirs[i],
-                    strerror_r(e, ebuf, sizeof ebuf));
+                    port_strerror(e, ebuf, sizeof ebuf));
             free(real);
             roots_free(r);
             return -e;
@@ -112,7 +113,7 @@ int roots_resolve(const roots *r, const char *path, char *out, size_t outlen,
         int e = errno;
         char ebuf[128];
         set_err(err, errlen, "%.200s: %s", path,
-                strerror_r(e, ebuf, sizeof ebuf));
+                port_strerror(e, ebuf, sizeof ebuf));
         return -e;
     }
     for (size_t i = 0; i < r->n; i++) {

@@ -20,13 +20,6 @@ int64_t rpc__ms_to_ns(uint32_t ms)
     return (int64_t)ms * 1000000LL;
 }
 
-struct timespec rpc__mono_timespec(int64_t ns)
-{
-    struct timespec ts = { .tv_sec = ns / 1000000000LL,
-                           .tv_nsec = ns % 1000000000LL };
-    return ts;
-}
-
 int64_t rpc_call_deadline(const rpc_call *call)
 {
     return atomic_load(&call->deadline);
@@ -69,7 +62,7 @@ rpc_cause rpc_call_cause(const rpc_call *call)
 
 int rpc_call_cancel_fd(const rpc_call *call)
 {
-    return call->cancel_fd;
+    return call->cancel.fd;
 }
 
 void rpc_call_set_process(rpc_call *call, int64_t pgid)
@@ -78,15 +71,13 @@ void rpc_call_set_process(rpc_call *call, int64_t pgid)
 }
 
 /* Called with the registry lock held, so that a cancel and the end of the
- * call cannot cross: the first cause wins, the eventfd is written once. */
+ * call cannot cross: the first cause wins, the event is set once. */
 void rpc_call__cancel(rpc_call *call, rpc_cause cause)
 {
     int expected = RPC_CAUSE_NONE;
     if (!atomic_compare_exchange_strong(&call->cause, &expected, (int)cause))
         return;
-    uint64_t one = 1;
-    ssize_t n = write(call->cancel_fd, &one, sizeof one);
-    (void)n; /* an eventfd write of 1 cannot fail short of overflow */
+    port_event_set(&call->cancel);
 }
 
 /* How long the next poll may wait (ms, at most a minute), or -1 when the
@@ -139,7 +130,7 @@ int rpc_call_poll(const rpc_call *call, struct pollfd *fds, size_t nfds,
         }
         if (nfds > 0)
             memcpy(all, fds, nfds * sizeof *fds);
-        all[nfds].fd = call->cancel_fd;
+        all[nfds].fd = call->cancel.fd;
         all[nfds].events = POLLIN;
         all[nfds].revents = 0;
         int n = poll(all, (nfds_t)nfds + 1, timeout);
@@ -342,11 +333,8 @@ void rpc_call_set_tool(rpc_call *call, const char *tool)
  * signal. The registry lock is held, so no cancel races with the reset. */
 void rpc_call__reset(rpc_call *call)
 {
-    if (atomic_load(&call->cause) != RPC_CAUSE_NONE) {
-        uint64_t v;
-        ssize_t n = read(call->cancel_fd, &v, sizeof v);
-        (void)n; /* the eventfd was written, so this read cannot block */
-    }
+    if (atomic_load(&call->cause) != RPC_CAUSE_NONE)
+        port_event_clear(&call->cancel);
     if (call->payload != NULL)
         protobuf_c_message_free_unpacked(call->payload, NULL);
     if (call->request != NULL)
@@ -362,10 +350,10 @@ void rpc_call__reset(rpc_call *call)
             keep->used = 0;
         }
     }
-    int fd = call->cancel_fd;
+    port_event cancel = call->cancel;
     rpc_slot *slot = call->slot;
     memset(call, 0, sizeof *call);
-    call->cancel_fd = fd;
+    call->cancel = cancel;
     call->slot = slot;
     call->arena = keep;
     atomic_init(&call->cause, RPC_CAUSE_NONE);
@@ -387,7 +375,7 @@ rpc_call *rpc__test_call_new(void)
     if (call == NULL)
         return NULL;
     call->reg = &detached_reg;
-    call->cancel_fd = -1; /* poll(2) passes over it: never cancelled */
+    call->cancel = PORT_EVENT_NONE; /* poll(2) passes over it */
     atomic_init(&call->cause, RPC_CAUSE_NONE);
     atomic_init(&call->deadline, INT64_MAX);
     call->t_recv = rpc_now_ns();

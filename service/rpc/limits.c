@@ -3,7 +3,6 @@
  * RESOURCE_EXHAUSTED TOO_MANY_OPEN_FILES with a retry_after_ms, and the log
  * says so at most once a second, counting the failures it did not log (when
  * thousands of calls fail, one line each would bury the log). */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -67,28 +66,13 @@ uint64_t rpc_fd_limit_raise(void)
                 "hard limit %llu: %s",
                 (unsigned long long)rl.rlim_cur,
                 (unsigned long long)rl.rlim_max,
-                strerror_r(errno, ebuf, sizeof ebuf));
+                port_strerror(errno, ebuf, sizeof ebuf));
         return (uint64_t)rl.rlim_cur;
     }
     pthread_mutex_lock(&fds.mu);
     fds.raised_from = rl.rlim_cur;
     pthread_mutex_unlock(&fds.mu);
     return (uint64_t)want.rlim_cur;
-}
-
-/* Descriptors open in this process now, or -1 when it cannot tell. */
-static long fds_in_use(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    if (d == NULL)
-        return -1;
-    long n = 0;
-    const struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(d);
-    return n - 1; /* the directory's own */
 }
 
 void rpc_fd_log_capacity(void)
@@ -101,7 +85,7 @@ void rpc_fd_log_capacity(void)
     if (from != 0)
         snprintf(raised, sizeof raised, " (raised from %llu to the hard limit)",
                  (unsigned long long)from);
-    long used = fds_in_use();
+    long used = port_fds_open();
     if (limit == RLIM_INFINITY || used < 0) {
         rpc_log(RPC_LOG_INFO, "file descriptors: limit %llu%s",
                 (unsigned long long)limit, raised);

@@ -101,7 +101,7 @@ static char *read_pem(const char *what, const char *path, char *err,
     FILE *f = fopen(path, "re");
     if (f == NULL) {
         snprintf(err, errlen, "%s %s: %s", what, path,
-                 strerror_r(errno, ebuf, sizeof ebuf));
+                 port_strerror(errno, ebuf, sizeof ebuf));
         return NULL;
     }
     char *buf = malloc(PEM_MAX + 1);
@@ -156,7 +156,7 @@ done:
     if (cfg != NULL)
         nng_tls_config_free(cfg);
     if (key != NULL)
-        explicit_bzero(key, strlen(key));
+        port_wipe(key, strlen(key));
     free(key);
     free(cert);
     return rv;
@@ -330,10 +330,8 @@ static void *watch_main(void *arg)
     rpc_server *srv = arg;
     pthread_mutex_lock(&srv->watch_mu);
     while (!srv->watch_stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += 1;
-        pthread_cond_timedwait(&srv->watch_cv, &srv->watch_mu, &until);
+        port_cond_wait_until(&srv->watch_cv, &srv->watch_mu,
+                             rpc_now_ns() + 1000000000);
         if (!srv->watch_stop)
             look(srv);
     }

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
@@ -224,11 +223,10 @@ int rpc__test_serve_frame(rpc_server *srv, const rpc_peer *peer,
     s->srv = srv;
     s->detached = true;
     s->call.slot = s;
-    s->call.cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (s->call.cancel_fd < 0) {
-        int e = errno;
+    int erv = port_event_open(&s->call.cancel);
+    if (erv != 0) {
         free(s);
-        return -e;
+        return erv;
     }
     atomic_init(&s->call.cause, RPC_CAUSE_NONE);
     atomic_init(&s->call.deadline, INT64_MAX);
@@ -249,7 +247,7 @@ int rpc__test_serve_frame(rpc_server *srv, const rpc_peer *peer,
         nng_msg_free(s->reply);
     }
     rpc_call__reset(&s->call);
-    close(s->call.cancel_fd);
+    port_event_close(&s->call.cancel);
     rpc_arena__free(&s->call.arena);
     free(s);
     return rv;

@@ -365,7 +365,7 @@ int rpc_serve_until_signal(rpc_server *srv);
  * server must not have been started. The Reply frame goes in *reply (free
  * it), *reply_len bytes; NULL when the frame was dropped without an
  * answer (a resent copy of a call still running). 0, -EBUSY (started),
- * -ENOMEM, or -errno of eventfd. */
+ * -ENOMEM, or -errno of the call's cancel event. */
 int rpc__test_serve_frame(rpc_server *srv, const rpc_peer *peer,
                           const void *frame, size_t len, uint8_t **reply,
                           size_t *reply_len);

@@ -12,6 +12,7 @@
 #include <nng/nng.h>
 
 #include "rpc.h"
+#include "port/port.h"
 #include "tk/v1/control.pb-c.h"
 #include "tk/v1/rpc.pb-c.h"
 
@@ -45,7 +46,7 @@ struct rpc_call {
     _Atomic int64_t deadline;  /* what rpc_call_deadline reports */
     _Atomic int cause;         /* rpc_cause set by cancellation, else NONE */
     _Atomic int64_t pgid;      /* rpc_call_set_process; 0: none */
-    int cancel_fd;             /* eventfd, one per slot, reset per call */
+    port_event cancel;         /* one per slot, cleared per call */
     Tk__V1__Request *request;  /* the unpacked envelope */
     ProtobufCMessage *payload; /* the unpacked method request */
 
@@ -189,10 +190,8 @@ struct rpc_server {
 void rpc_call__reset(rpc_call *call);
 void rpc_call__cancel(rpc_call *call, rpc_cause cause);
 void rpc_arena__free(rpc_arena_block **arena);
-/* Milliseconds as nanoseconds; and a monotonic time in ns as the timespec
- * of a timed wait on a CLOCK_MONOTONIC condition variable. */
+/* Milliseconds as nanoseconds (timed waits: port_cond_wait_until). */
 int64_t rpc__ms_to_ns(uint32_t ms);
-struct timespec rpc__mono_timespec(int64_t ns);
 
 /* server.c: the life cycle (config, new, add_service, start). What the
  * Control handlers report of the server: its methods, uptime and version. */

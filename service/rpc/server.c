@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -123,17 +122,13 @@ static int keep_config(rpc_server *srv, const rpc_config *cfg)
 static void init_sync(rpc_server *srv)
 {
     /* Timed waits are on the monotonic clock, like every deadline. */
-    pthread_condattr_t mono;
-    pthread_condattr_init(&mono);
-    pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
     pthread_mutex_init(&srv->reg_mu, NULL);
-    pthread_cond_init(&srv->reg_cv, &mono);
+    port_cond_init(&srv->reg_cv);
     pthread_mutex_init(&srv->pool_mu, NULL);
     pthread_cond_init(&srv->pool_cv, NULL);
-    pthread_cond_init(&srv->reaper_cv, &mono);
+    port_cond_init(&srv->reaper_cv);
     pthread_mutex_init(&srv->watch_mu, NULL);
-    pthread_cond_init(&srv->watch_cv, &mono);
-    pthread_condattr_destroy(&mono);
+    port_cond_init(&srv->watch_cv);
     pthread_mutex_init(&srv->life_mu, NULL);
     pthread_mutex_init(&srv->peers_mu, NULL);
     atomic_init(&srv->stopping, false);
@@ -239,13 +234,12 @@ static int start_slots(rpc_server *srv, char *err, size_t errlen)
         rpc_slot *s = &srv->slots[i];
         s->srv = srv;
         s->call.slot = s;
-        s->call.cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (s->call.cancel_fd < 0) {
-            int e = errno;
+        int erv = port_event_open(&s->call.cancel);
+        if (erv != 0) {
             char ebuf[128];
-            set_err(err, errlen, "eventfd: %s",
-                    strerror_r(e, ebuf, sizeof ebuf));
-            return -e;
+            set_err(err, errlen, "the slots' cancel events: %s",
+                    port_strerror(-erv, ebuf, sizeof ebuf));
+            return erv;
         }
         atomic_init(&s->call.cause, RPC_CAUSE_NONE);
         atomic_init(&s->call.deadline, INT64_MAX);

@@ -77,21 +77,15 @@ static bool close_bounded(rpc_server *srv)
         return false;
     c->sock = srv->sock;
     pthread_mutex_init(&c->mu, NULL);
-    pthread_condattr_t mono;
-    pthread_condattr_init(&mono);
-    pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->cv, &mono);
-    pthread_condattr_destroy(&mono);
+    port_cond_init(&c->cv);
     if (pthread_create(&t, NULL, closer_main, c) != 0) {
         closer_free(c);
         return false;
     }
     pthread_detach(t);
-    struct timespec until =
-        rpc__mono_timespec(rpc_now_ns() + rpc__ms_to_ns(SOCKET_CLOSE_BOUND_MS));
+    int64_t until = rpc_now_ns() + rpc__ms_to_ns(SOCKET_CLOSE_BOUND_MS);
     pthread_mutex_lock(&c->mu);
-    while (!c->done &&
-           pthread_cond_timedwait(&c->cv, &c->mu, &until) != ETIMEDOUT)
+    while (!c->done && port_cond_wait_until(&c->cv, &c->mu, until) != ETIMEDOUT)
         ;
     bool done = c->done;
     c->abandoned = !done;
@@ -145,10 +139,9 @@ static void stop_threads(rpc_server *srv, bool clean)
  * none is. */
 static bool wait_for_calls(rpc_server *srv, uint32_t ms)
 {
-    struct timespec until =
-        rpc__mono_timespec(rpc_now_ns() + rpc__ms_to_ns(ms));
+    int64_t until = rpc_now_ns() + rpc__ms_to_ns(ms);
     while (calls_in_flight(srv))
-        if (pthread_cond_timedwait(&srv->reg_cv, &srv->reg_mu, &until) ==
+        if (port_cond_wait_until(&srv->reg_cv, &srv->reg_mu, until) ==
             ETIMEDOUT)
             return !calls_in_flight(srv);
     return true;
@@ -294,9 +287,9 @@ void rpc_server_free(rpc_server *srv)
         rpc_slot *s = &srv->slots[i];
         if (s->aio != NULL)
             nng_aio_free(s->aio);
-        if (s->call.cancel_fd > 0) {
+        if (s->call.cancel.fd > 0) { /* 0: calloc's, never opened */
             rpc_call__reset(&s->call);
-            close(s->call.cancel_fd);
+            port_event_close(&s->call.cancel);
         }
         rpc_arena__free(&s->call.arena);
     }

@@ -146,8 +146,8 @@ void *rpc__reaper_main(void *arg)
         if (next == INT64_MAX) {
             pthread_cond_wait(&srv->reaper_cv, &srv->pool_mu);
         } else {
-            struct timespec until = rpc__mono_timespec(next + 1000000);
-            pthread_cond_timedwait(&srv->reaper_cv, &srv->pool_mu, &until);
+            port_cond_wait_until(&srv->reaper_cv, &srv->pool_mu,
+                                 next + 1000000);
         }
         srv->reaper_until = INT64_MIN;
     }

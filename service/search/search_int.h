@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "search.h"
+#include "port/port.h"
 #include "tk/v1/search.methods.h"
 
 /* The method's ceiling (tk/v1/search.proto): no search runs longer,
@@ -84,9 +85,9 @@ extern const char *const search__git_env[];
 /* ---- slots.c ------------------------------------------------------------ */
 
 /* A counting semaphore that can be waited on together with a call's
- * cancellation and deadline: an eventfd in semaphore mode. */
+ * cancellation and deadline (port_sem). */
 typedef struct search_slots {
-    int fd;
+    port_sem sem;
 } search_slots;
 
 int search__slots_init(search_slots *s, unsigned n);

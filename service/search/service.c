@@ -128,12 +128,13 @@ static void handle_search(void *svc, rpc_call *call,
     int64_t t0 = rpc_now_ns();
     int rv = search__slot_take(&s->slots, call);
     if (rv != 0) {
+        char ebuf[128];
         if (rv > 0)
             rpc_call_fail_stopped(call);
         else
             rpc_call_fail(call, RPC_INTERNAL, "SLOT_WAIT_FAILED",
                           "waiting for a search slot: %s",
-                          strerrordesc_np(-rv));
+                          port_strerror(-rv, ebuf, sizeof ebuf));
         return;
     }
     j.slot_wait_ms = (uint32_t)((rpc_now_ns() - t0) / 1000000);
@@ -164,7 +165,9 @@ int search_new(search **out, const search_config *cfg, char *err, size_t errlen)
     s->cfg = *cfg;
     int rv = search__slots_init(&s->slots, slots);
     if (rv != 0) {
-        snprintf(err, errlen, "search: eventfd: %s", strerrordesc_np(-rv));
+        char ebuf[128];
+        snprintf(err, errlen, "search: slots: %s",
+                 port_strerror(-rv, ebuf, sizeof ebuf));
         free(s);
         return rv;
     }

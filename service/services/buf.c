@@ -93,7 +93,7 @@ int services__atoi(const char *s, int def)
 
 const char *services__strerror(int err, char *buf, size_t len)
 {
-    return strerror_r(err, buf, len); /* the GNU one: returns the text */
+    return port_strerror(err, buf, len);
 }
 
 int services__stop(services_error *e, const char *what)

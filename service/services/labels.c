@@ -19,11 +19,7 @@ struct services_lock_entry {
 void services__locks_init(services *r)
 {
     pthread_mutex_init(&r->locks_mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&r->locks_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    port_cond_init(&r->locks_cv);
     r->locks = NULL;
 }
 
@@ -70,8 +66,6 @@ static void release_entry(services *r, services_lock_entry *x)
 int services__label_lock(services *r, const char *label, int64_t deadline_ns,
                          services_error *e)
 {
-    struct timespec until = { .tv_sec = (time_t)(deadline_ns / 1000000000),
-                              .tv_nsec = (long)(deadline_ns % 1000000000) };
     pthread_mutex_lock(&r->locks_mu);
     services_lock_entry *x = entry_for(r, label);
     if (x == NULL) {
@@ -82,7 +76,7 @@ int services__label_lock(services *r, const char *label, int64_t deadline_ns,
     x->users++;
     int rc = 0;
     while (x->held && rc != ETIMEDOUT)
-        rc = pthread_cond_timedwait(&r->locks_cv, &r->locks_mu, &until);
+        rc = port_cond_wait_until(&r->locks_cv, &r->locks_mu, deadline_ns);
     bool got = !x->held;
     if (got)
         x->held = true;
