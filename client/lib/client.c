@@ -1,4 +1,5 @@
 /* libtkclient: calls over one NNG REQ socket, at most once each. */
+#define __STDC_WANT_LIB_EXT1__ 1 /* memset_s, where there is one */
 #include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -16,6 +17,9 @@
 #include <nng/supplemental/util/platform.h>
 
 #include <tk/client.h>
+
+#include "client_int.h"
+#include "port_config.h"
 
 #include "tk/v1/control.pb-c.h"
 #include "tk/v1/rpc.pb-c.h"
@@ -71,6 +75,21 @@ static void set_errbuf(char *errbuf, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Zeroes a secret (a private key's PEM) in a way the compiler keeps:
+ * explicit_bzero, macOS's memset_s, or a memset through a volatile
+ * pointer (port_config.h says which this system has). */
+static void wipe(void *p, size_t len)
+{
+#if TK_HAVE_EXPLICIT_BZERO
+    explicit_bzero(p, len);
+#elif TK_HAVE_MEMSET_S
+    memset_s(p, len, 0, len);
+#else
+    static void *(*const volatile set)(void *, int, size_t) = memset;
+    set(p, 0, len);
+#endif
+}
+
 /* A PEM file whole, NUL-terminated (malloc'd); NULL with errbuf set. A
  * certificate chain is a few KiB; 64 KiB is more than any needs. */
 static char *read_pem(const char *what, const char *path, char *errbuf,
@@ -81,7 +100,7 @@ static char *read_pem(const char *what, const char *path, char *errbuf,
     FILE *f = fopen(path, "re");
     if (f == NULL) {
         set_errbuf(errbuf, errlen, "%s %s: %s", what, path,
-                   strerror_r(errno, ebuf, sizeof ebuf));
+                   tk__errtext(errno, ebuf, sizeof ebuf));
         return NULL;
     }
     char *buf = malloc(PEM_MAX + 1);
@@ -165,7 +184,7 @@ static int tls_setup(nng_dialer d, const char *url, const tk_client_opts *o,
     rv = TK_OK;
 done:
     if (key != NULL)
-        explicit_bzero(key, strlen(key));
+        wipe(key, strlen(key));
     free(key);
     free(cert);
     nng_tls_config_free(cfg); /* the dialer holds its own reference */
@@ -244,7 +263,7 @@ int tk_client_open_opts(tk_client **out, const char *url,
     /* Call ids need only be unique per connection; a random start keeps
      * the ids of different clients apart in tkd's log. */
     uint64_t seed = 0;
-    if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed)
+    if (getentropy(&seed, sizeof seed) != 0)
         seed = (uint64_t)getpid() << 32;
     atomic_init(&c->next_id, (seed >> 16) | 1);
     pthread_mutex_init(&c->mu, NULL);
@@ -514,16 +533,64 @@ static void chan_free(chan *ch)
     free(ch);
 }
 
+static int64_t mono_ns(void);
+
+/* A condition variable whose timed waits run to a CLOCK_MONOTONIC time
+ * (tkd's twin: service/port/port.c): pthread_condattr_setclock; macOS's
+ * pthread_cond_timedwait_relative_np; or the realtime clock, re-aimed at
+ * every wait, a timeout judged by the monotonic clock. */
+static void cond_init_mono(pthread_cond_t *cv)
+{
+#if TK_HAVE_CONDATTR_SETCLOCK
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &ca);
+    pthread_condattr_destroy(&ca);
+#else
+    pthread_cond_init(cv, NULL);
+#endif
+}
+
+static struct timespec ns_timespec(int64_t ns)
+{
+    if (ns < 0)
+        ns = 0;
+    return (struct timespec){ .tv_sec = (time_t)(ns / 1000000000),
+                              .tv_nsec = (long)(ns % 1000000000) };
+}
+
+/* 0 when woken (perhaps spuriously), ETIMEDOUT when until_ns has come. */
+static int cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
+                           int64_t until_ns)
+{
+#if TK_HAVE_CONDATTR_SETCLOCK
+    struct timespec ts = ns_timespec(until_ns);
+    return pthread_cond_timedwait(cv, mu, &ts);
+#else
+    int64_t left = until_ns - mono_ns();
+    if (left <= 0)
+        return ETIMEDOUT;
+#if TK_HAVE_COND_TIMEDWAIT_RELATIVE_NP
+    struct timespec rel = ns_timespec(left);
+    int rv = pthread_cond_timedwait_relative_np(cv, mu, &rel);
+#else
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    struct timespec ts =
+        ns_timespec((int64_t)now.tv_sec * 1000000000 + now.tv_nsec + left);
+    int rv = pthread_cond_timedwait(cv, mu, &ts);
+#endif
+    return rv == ETIMEDOUT && mono_ns() < until_ns ? 0 : rv;
+#endif
+}
+
 static chan *chan_new(tk_client *c)
 {
     chan *ch = calloc(1, sizeof *ch);
     if (ch == NULL)
         return NULL;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&ch->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    cond_init_mono(&ch->cv);
     pthread_mutex_init(&ch->mu, NULL);
     if (nng_ctx_open(&ch->ctx, c->sock) != 0) {
         pthread_cond_destroy(&ch->cv);
@@ -588,11 +655,9 @@ static int64_t mono_ns(void)
  * reaches until_ns (false); the operation goes on either way. */
 static bool chan_wait_until(chan *ch, int64_t until_ns)
 {
-    struct timespec ts = { .tv_sec = (time_t)(until_ns / 1000000000),
-                           .tv_nsec = (long)(until_ns % 1000000000) };
     pthread_mutex_lock(&ch->mu);
     while (!ch->done &&
-           pthread_cond_timedwait(&ch->cv, &ch->mu, &ts) != ETIMEDOUT)
+           cond_wait_until(&ch->cv, &ch->mu, until_ns) != ETIMEDOUT)
         ;
     bool done = ch->done;
     pthread_mutex_unlock(&ch->mu);

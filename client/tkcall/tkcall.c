@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -144,7 +143,11 @@ typedef struct sigctl {
     _Atomic bool in_call;
     _Atomic bool quitting;
     bool canceller_started; /* written by the signal thread alone */
-    sem_t canceller_done;
+    /* The canceller's end, for sig_stop to wait on (a mutex and a
+     * condition: macOS has no unnamed semaphores). */
+    pthread_mutex_t done_mu;
+    pthread_cond_t done_cv;
+    bool canceller_done;
 } sigctl;
 
 typedef struct tkcall {
@@ -237,7 +240,10 @@ static void *canceller_main(void *arg)
         note("tkcall: the call is a write that has started: it runs to "
              "completion on tkd, and tkcall waits for its reply (Ctrl-C "
              "again to exit now)\n");
-    sem_post(&s->canceller_done);
+    pthread_mutex_lock(&s->done_mu);
+    s->canceller_done = true;
+    pthread_cond_signal(&s->done_cv);
+    pthread_mutex_unlock(&s->done_mu);
     return NULL;
 }
 
@@ -295,8 +301,10 @@ static void block_signals(void)
 
 static int sig_start(sigctl *s)
 {
-    if (sem_init(&s->canceller_done, 0, 0) != 0 ||
-        tk_cancel_new(&s->cancel) != TK_OK)
+    pthread_mutex_init(&s->done_mu, NULL);
+    pthread_cond_init(&s->done_cv, NULL);
+    s->canceller_done = false;
+    if (tk_cancel_new(&s->cancel) != TK_OK)
         return -1;
     atomic_init(&s->in_call, false);
     atomic_init(&s->quitting, false);
@@ -312,11 +320,15 @@ static void sig_stop(sigctl *s)
         pthread_kill(s->thread, SIGUSR1);
         pthread_join(s->thread, NULL);
     }
-    if (s->canceller_started)
-        while (sem_wait(&s->canceller_done) != 0)
-            ;
+    if (s->canceller_started) {
+        pthread_mutex_lock(&s->done_mu);
+        while (!s->canceller_done)
+            pthread_cond_wait(&s->done_cv, &s->done_mu);
+        pthread_mutex_unlock(&s->done_mu);
+    }
     tk_cancel_free(s->cancel);
-    sem_destroy(&s->canceller_done);
+    pthread_cond_destroy(&s->done_cv);
+    pthread_mutex_destroy(&s->done_mu);
 }
 
 /* ---- calls -----------------------------------------------------------------
@@ -565,15 +577,16 @@ static int read_request(const tkcall *t, char **out, size_t *len)
     char ebuf[128];
     if (f == NULL)
         return usage_error("cannot read the request from %s: %s", d + 1,
-                           strerror_r(errno, ebuf, sizeof ebuf));
+                           tkcall_errtext(errno, ebuf, sizeof ebuf));
     int rv = read_all(f, out, len);
     if (!is_stdin)
         (void)fclose(f); /* read only: nothing is lost if it fails */
     if (rv != 0)
         return usage_error("cannot read the request from %s: %s",
                            is_stdin ? "standard input" : d + 1,
-                           rv == -EFBIG ? "larger than 64 MiB"
-                                        : strerror_r(-rv, ebuf, sizeof ebuf));
+                           rv == -EFBIG
+                               ? "larger than 64 MiB"
+                               : tkcall_errtext(-rv, ebuf, sizeof ebuf));
     return TKCALL_EXIT_OK;
 }
 
