@@ -1,21 +1,28 @@
 /* The fixture of the tk.v1.Services tests (test_services_*.c): the shared
  * in-process server (tests/support/fixture.h) with the Services module; the
  * models of launchctl, systemctl, loginctl and plutil (tests/fakes/) first
- * on the module's PATH; temporary home, config and runtime directories; and
- * the fakes' call log (fake-state/calls.jsonl), which the tests judge by and
- * wait on (inotify), never sleeping. */
+ * on the module's PATH, or on macOS the real launchctl and plutil through
+ * tests/fakes/recorder (fx_opts.real_launchctl); temporary home, config and
+ * runtime directories; and the fakes' call log (fake-state/calls.jsonl),
+ * which the tests judge by and wait on (inotify; without it, macOS, a
+ * bounded poll of the log every 10 ms). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
 #include <sys/inotify.h>
+#endif
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -74,12 +81,125 @@ char *read_file(const char *path)
 
 /* ---- the fixture --------------------------------------------------------- */
 
-static void fx_link(fx *f, const char *tool)
+/* bin/name -> tests/fakes/target */
+static void fx_link_as(fx *f, const char *name, const char *target)
 {
     char from[PATH_MAX], to[PATH_MAX];
-    join(from, sizeof from, source("tests/fakes"), tool);
-    join(to, sizeof to, f->bin, tool);
+    join(from, sizeof from, source("tests/fakes"), target);
+    join(to, sizeof to, f->bin, name);
     assert_int_equal(symlink(from, to), 0);
+}
+
+static void fx_link(fx *f, const char *tool)
+{
+    fx_link_as(f, tool, tool);
+}
+
+/* ---- the real launchctl (macOS, TK_TEST_LAUNCHCTL=real) ----------------- */
+
+#define REAL_LAUNCHCTL "/bin/launchctl"
+#define TEST_LABELS "dev.tk.test."
+
+bool fx_real_launchctl(void)
+{
+    const char *v = getenv("TK_TEST_LAUNCHCTL");
+    return v != NULL && strcmp(v, "real") == 0;
+}
+
+void fx_label(char *out, size_t len, const char *tag)
+{
+    static unsigned n;
+    int k =
+        snprintf(out, len, TEST_LABELS "%ld.%u.%s", (long)getpid(), ++n, tag);
+    assert_true(k > 0 && (size_t)k < len);
+}
+
+/* /bin/launchctl with up to two arguments, its output dropped: its exit
+ * status. */
+static int real_launchctl(const char *a1, const char *a2, char **out)
+{
+    const char *argv[] = { REAL_LAUNCHCTL, a1, a2, NULL };
+    return run(argv, NULL, out, NULL);
+}
+
+/* Boots label out of both of the user's domains and waits (at most 10 s,
+ * launchd tears a job down after bootout returns) until print no longer
+ * finds it in either. */
+static void real_bootout(const char *label)
+{
+    char target[2][256];
+    snprintf(target[0], sizeof target[0], "gui/%u/%s", (unsigned)getuid(),
+             label);
+    snprintf(target[1], sizeof target[1], "user/%u/%s", (unsigned)getuid(),
+             label);
+    for (int i = 0; i < 2; i++)
+        (void)real_launchctl("bootout", target[i], NULL);
+    long long until = ts_now_ms() + 10000;
+    for (int i = 0; i < 2; i++)
+        while (real_launchctl("print", target[i], NULL) == 0) {
+            if (ts_now_ms() >= until) {
+                fprintf(stderr,
+                        "services_fx: %s is still loaded 10 s after "
+                        "launchctl bootout\n",
+                        target[i]);
+                return;
+            }
+            struct timespec ts = { 0, 100000000 };
+            nanosleep(&ts, NULL);
+        }
+}
+
+/* Every agent whose plist the fixture's LaunchAgents holds: booted out,
+ * its plist removed. Runs in the teardown, so also after a failed test. */
+static void real_cleanup(const fx *f)
+{
+    DIR *d = opendir(f->agents);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n <= 6 || strcmp(e->d_name + n - 6, ".plist") != 0)
+            continue;
+        char label[256], path[PATH_MAX];
+        snprintf(label, sizeof label, "%.*s", (int)(n - 6), e->d_name);
+        real_bootout(label);
+        join(path, sizeof path, f->agents, e->d_name);
+        (void)unlink(path);
+    }
+    closedir(d);
+}
+
+void fx_sweep_stale_labels(void)
+{
+    if (access(REAL_LAUNCHCTL, X_OK) != 0)
+        fail_msg("TK_TEST_LAUNCHCTL=real needs macOS's " REAL_LAUNCHCTL);
+    char *out = NULL;
+    if (real_launchctl("list", NULL, &out) != 0 || out == NULL) {
+        free(out);
+        return;
+    }
+    /* "PID\tStatus\tLabel" lines */
+    char *save = NULL;
+    for (char *line = strtok_r(out, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *label = strrchr(line, '\t');
+        label = label != NULL ? label + 1 : line;
+        if (strncmp(label, TEST_LABELS, strlen(TEST_LABELS)) != 0)
+            continue;
+        long pid = strtol(label + strlen(TEST_LABELS), NULL, 10);
+        if (pid <= 0 || pid == (long)getpid() ||
+            (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+            ; /* its run is gone (or it is ours: a fresh start) */
+        else
+            continue; /* another run's, still going */
+        fprintf(stderr,
+                "services_fx: booting out %s, left by an earlier "
+                "run\n",
+                label);
+        real_bootout(label);
+    }
+    free(out);
 }
 
 /* The fakes' config.json: the manager's unit directory and extra keys. */
@@ -125,12 +245,20 @@ static void *services_svc_add(ts_fx *base, void *arg)
     fx *f = ((fx_start_arg *)arg)->f;
     const fx_opts *o = ((fx_start_arg *)arg)->o;
     fx_dirs(f, base->dir);
-    fx_link(f, "launchctl");
-    fx_link(f, "systemctl");
-    if (!o->no_loginctl)
-        fx_link(f, "loginctl");
-    if (o->plutil)
-        fx_link(f, "plutil");
+    if (o->real_launchctl) {
+        if (access(REAL_LAUNCHCTL, X_OK) != 0)
+            fail_msg("TK_TEST_LAUNCHCTL=real needs macOS's " REAL_LAUNCHCTL);
+        f->real = true;
+        fx_link_as(f, "launchctl", "recorder");
+        fx_link_as(f, "plutil", "recorder");
+    } else {
+        fx_link(f, "launchctl");
+        fx_link(f, "systemctl");
+        if (!o->no_loginctl)
+            fx_link(f, "loginctl");
+        if (o->plutil)
+            fx_link(f, "plutil");
+    }
     fx_config(f, "");
     services_config rc = {
         .home = o->no_home ? "" : f->home,
@@ -168,6 +296,8 @@ void fx_start(fx *f, const fx_opts *o)
 
 void fx_stop(fx *f)
 {
+    if (f->real)
+        real_cleanup(f);
     ts_fx_stop(&f->base);
 }
 
@@ -465,10 +595,16 @@ void wait_for_call(const fx *f, size_t from, const char *tool, const char *verb)
 void wait_for_calls(const fx *f, size_t from, const char *tool,
                     const char *verb, size_t n)
 {
+#ifdef __linux__
     int in = inotify_init1(IN_CLOEXEC);
     assert_true(in >= 0);
     assert_true(inotify_add_watch(in, f->state, IN_CLOSE_WRITE | IN_MODIFY) >=
                 0);
+#else
+    /* No inotify (macOS): poll(2) on nothing is a 10 ms sleep, after which
+     * the log is read again; the same bound. */
+    int in = -1;
+#endif
     long long until = ts_now_ms() + 30000;
     for (;;) {
         call_log l;
@@ -481,13 +617,16 @@ void wait_for_calls(const fx *f, size_t from, const char *tool,
         int left = (int)(until - ts_now_ms());
         if (left <= 0)
             fail_msg("%zu of %zu %s %s calls came", got, n, tool, verb);
-        if (poll(&p, 1, left) > 0) {
+        if (in < 0 && left > 10)
+            left = 10;
+        if (poll(&p, in >= 0 ? 1 : 0, left) > 0) {
             char buf[4096];
             ssize_t r = read(in, buf, sizeof buf);
             (void)r;
         }
     }
-    close(in);
+    if (in >= 0)
+        close(in);
 }
 
 /* ---- running the fakes (and python) directly ----------------------------- */

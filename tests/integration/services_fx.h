@@ -27,6 +27,7 @@ typedef struct fx {
     char bin[PATH_MAX], state[PATH_MAX], home[PATH_MAX], config[PATH_MAX];
     char run[PATH_MAX], linger[PATH_MAX], units[PATH_MAX], agents[PATH_MAX];
     services *reg;
+    bool real; /* the real launchctl and plutil, recorded (fx_opts) */
 } fx;
 
 typedef struct fx_opts {
@@ -35,6 +36,11 @@ typedef struct fx_opts {
     bool no_runtime;       /* no XDG_RUNTIME_DIR */
     bool no_home;          /* no (absolute) HOME */
     unsigned gone_wait_ms; /* services_config's; 0: the default, 10 s */
+    /* macOS only (TK_TEST_LAUNCHCTL=real): /bin/launchctl and
+     * /usr/bin/plutil through tests/fakes/recorder, which logs each call
+     * as the models do; the agents' plists in the fixture's home. fx_stop
+     * boots out every label whose plist is there, and removes it. */
+    bool real_launchctl;
 } fx_opts;
 
 typedef struct spec {
@@ -69,6 +75,16 @@ const char *source(const char *rel);
 void write_file(const char *path, const char *text);
 /* The whole file (free it), or NULL. */
 char *read_file(const char *path);
+
+/* Whether this run tests against the real launchctl too: the environment
+ * TK_TEST_LAUNCHCTL is "real" (the macOS CI job sets it). */
+bool fx_real_launchctl(void);
+/* A label no other run or test uses: dev.tk.test.<pid>.<n>.<tag>. */
+void fx_label(char *out, size_t len, const char *tag);
+/* Boots out (the real launchctl) what an earlier run of a test left in
+ * gui/<uid> and user/<uid> when it died before its teardown: labels
+ * dev.tk.test.<pid>.* of a pid that no longer exists. */
+void fx_sweep_stale_labels(void);
 
 void fx_start(fx *f, const fx_opts *o);
 void fx_stop(fx *f);

@@ -2101,12 +2101,17 @@ static void test_second_signal_exits_now(void **state)
 static void test_unread_stderr_does_not_stall(void **state)
 {
     (void)state;
+#ifndef F_SETPIPE_SZ
+    /* macOS sizes a pipe itself (16 to 64 KiB): how many lines fill it is
+     * unknown here, so the count below could not be judged. */
+    skip();
+#else
     char dir[256], url[300];
     assert_int_equal(ts_mkdtemp(dir, sizeof dir, "mutelog"), 0);
     snprintf(url, sizeof url, "ipc://%s/t.sock", dir);
     int out[2], err[2];
-    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(err, O_CLOEXEC), 0);
+    assert_int_equal(ts_pipe_cloexec(out), 0);
+    assert_int_equal(ts_pipe_cloexec(err), 0);
     assert_true(fcntl(err[1], F_SETPIPE_SZ, 4096) > 0);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -2177,6 +2182,7 @@ static void test_unread_stderr_does_not_stall(void **state)
     close(out[0]);
     close(err[0]);
     ts_rmtree(dir);
+#endif
 }
 
 int main(void)

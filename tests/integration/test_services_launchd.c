@@ -3,7 +3,24 @@
  * domain, and a bootstrap meanwhile fails with "Input/output error". Each
  * positive test has its control: the naive `bootout; bootstrap` fails
  * against the same model; the check that finds interleaved sequences finds
- * a constructed one. */
+ * a constructed one.
+ *
+ * On macOS with TK_TEST_LAUNCHCTL=real (the macOS CI job), the group
+ * services-launchd-real runs too: register, unchanged, re-register (the
+ * bootout race, met for real), four re-registers of one label at once,
+ * repair and unregister, against /bin/launchctl and /usr/bin/plutil in the
+ * user's own domain (gui/<uid>, else user/<uid>), each call recorded in the
+ * log the model writes (tests/fakes/recorder), with labels
+ * dev.tk.test.<pid>.<n>.* whose plists live in the fixture's home. The
+ * teardown boots every one of them out and removes its plist, after a
+ * failed test too; a run killed before its teardown is swept by the next.
+ * Without it (Linux, and by default) that group is skipped, each test
+ * saying why. Model only, as they need launchd to do what it does only
+ * sometimes or never on a healthy machine: the naive sequence's failure,
+ * teardown times and a teardown that outlasts the bound, the gap after
+ * print, a refused plist and plutil's refusal, a cancel landing mid-
+ * teardown, two labels' held teardowns overlapping, a machine without a
+ * GUI domain, a job's scripted exit. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -752,7 +770,240 @@ static void test_installed_but_not_loaded_is_loaded(void **state)
     assert_int_equal(fake(f, "launchctl", "print", target, NULL, NULL), 0);
 }
 
+/* ---- against the real launchctl (macOS, TK_TEST_LAUNCHCTL=real) ---------
+ */
+
+static int setup_real(void **state)
+{
+    if (!fx_real_launchctl()) {
+        *state = NULL;
+        return 0;
+    }
+    fx_opts o = { .real_launchctl = true };
+    return fx_setup_with(state, &o);
+}
+
+static int teardown_real(void **state)
+{
+    return *state != NULL ? fx_teardown(state) : 0;
+}
+
+static fx *real_fx(void **state)
+{
+    if (*state == NULL)
+        skip(); /* cmocka prints [  SKIPPED ]; the group's name says why */
+    return *state;
+}
+
+static int sweep_real(void **state)
+{
+    (void)state;
+    if (fx_real_launchctl())
+        fx_sweep_stale_labels();
+    return 0;
+}
+
+/* A job that runs until it is stopped; its version is in its text. */
+static void spec_real(spec *s, char *buf, size_t len, const char *label,
+                      const char *version)
+{
+    snprintf(buf, len, "exec /bin/sleep 86400 # %s", version);
+    spec_v(s, label, buf);
+}
+
+/* The domain Register uses: gui/<uid> where there is one, else user/<uid>. */
+static void real_target(fx *f, const char *label, char *out, size_t len)
+{
+    char gui[64];
+    snprintf(gui, sizeof gui, "gui/%u", (unsigned)getuid());
+    bool has_gui = fake(f, "launchctl", "print", gui, NULL, NULL) == 0;
+    snprintf(out, len, "%s/%u/%s", has_gui ? "gui" : "user", (unsigned)getuid(),
+             label);
+}
+
+/* Status until launchd has started the job (RunAtLoad): its pid. */
+static int real_pid(fx *f, const char *label, spec *s)
+{
+    long long until = ts_now_ms() + 10000;
+    for (;;) {
+        Tk__V1__ServiceStatusReply *r = status_of(f, label, s, LAUNCHD);
+        assert_true(r->installed && r->loaded);
+        assert_true(s == NULL || r->up_to_date);
+        int pid = r->pid;
+        protobuf_c_message_free_unpacked(&r->base, NULL);
+        if (pid > 0)
+            return pid;
+        if (ts_now_ms() >= until)
+            fail_msg("%s: loaded, no pid after 10 s", label);
+        struct timespec ts = { 0, 100000000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void test_real_register_unchanged_unregister(void **state)
+{
+    fx *f = real_fx(state);
+    char label[128], target[256], word[64];
+    fx_label(label, sizeof label, "basic");
+    real_target(f, label, target, sizeof target);
+    spec s;
+    spec_real(&s, word, sizeof word, label, "v1");
+    assert_int_equal(register_ok(f, &s, LAUNCHD, A_INSTALLED), 1);
+    assert_installed(f, &s, LAUNCHD);
+    char path[PATH_MAX];
+    def_path(path, sizeof path, f, label, LAUNCHD);
+    struct stat st1;
+    assert_int_equal(stat(path, &st1), 0);
+    assert_int_equal(st1.st_mode & 07777, 0644);
+    assert_int_equal(fake(f, "launchctl", "print", target, NULL, NULL), 0);
+    assert_true(real_pid(f, "", &s) > 0);
+
+    size_t before = log_size(f);
+    assert_int_equal(register_ok(f, &s, LAUNCHD, A_UNCHANGED), 0);
+    call_log l;
+    log_read(f, &l);
+    assert_true(l.n > before);                       /* it looked ... */
+    assert_int_equal(count_mutating(&l, before), 0); /* ... and only looked */
+    log_free(&l);
+    struct stat st2;
+    assert_int_equal(stat(path, &st2), 0);
+    assert_int_equal(st1.st_ino, st2.st_ino);
+
+    for (int round = 0; round < 2; round++) {
+        Tk__V1__ServiceUnregisterReply *u = unregister_ok(f, label, LAUNCHD);
+        assert_int_equal(u->removed, round == 0);
+        assert_int_equal(u->unloaded, round == 0);
+        protobuf_c_message_free_unpacked(&u->base, NULL);
+    }
+    Tk__V1__ServiceStatusReply *r = status_of(f, label, NULL, LAUNCHD);
+    assert_false(r->installed || r->loaded);
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    assert_int_not_equal(fake(f, "launchctl", "print", target, NULL, NULL), 0);
+}
+
+/* A changed spec: plutil -lint, bootout, print until the label has gone,
+ * enable, bootstrap — the race with launchd's teardown met for real. Any
+ * failed bootstrap before the last is the Input/output error. */
+static void test_real_changed_spec_one_round(void **state)
+{
+    fx *f = real_fx(state);
+    char label[128], target[256], w1[64], w2[64];
+    fx_label(label, sizeof label, "update");
+    real_target(f, label, target, sizeof target);
+    spec s;
+    spec_real(&s, w1, sizeof w1, label, "v1");
+    register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    int pid1 = real_pid(f, label, &s);
+    size_t before = log_size(f);
+    spec_real(&s, w2, sizeof w2, label, "v2");
+    unsigned attempts = register_ok(f, &s, LAUNCHD, A_UPDATED);
+    assert_true(attempts >= 1);
+    assert_installed(f, &s, LAUNCHD);
+    call_log l;
+    log_read(f, &l);
+    assert_int_equal(count_calls(&l, before, "launchctl", "bootout", NULL), 1);
+    assert_int_equal(count_calls(&l, before, "launchctl", "enable", NULL), 1);
+    assert_int_equal(count_calls(&l, before, "launchctl", "bootstrap", NULL),
+                     attempts);
+    size_t lint = (size_t)-1, out = (size_t)-1, gone = (size_t)-1,
+           en = (size_t)-1, in = (size_t)-1;
+    char print[300];
+    snprintf(print, sizeof print, "print %s", target);
+    for (size_t i = before; i < l.n; i++) {
+        const call_rec *c = &l.v[i];
+        if (strcmp(c->tool, "plutil") == 0 && lint == (size_t)-1)
+            lint = i;
+        else if (strcmp(c->verb, "bootout") == 0)
+            out = i;
+        else if (out != (size_t)-1 && gone == (size_t)-1 &&
+                 strcmp(c->argv, print) == 0 && c->exit != 0)
+            gone = i;
+        else if (strcmp(c->verb, "enable") == 0)
+            en = i;
+        else if (strcmp(c->verb, "bootstrap") == 0) {
+            if (c->exit != 0)
+                assert_non_null(strstr(c->err, "Input/output error"));
+            in = i;
+        }
+    }
+    if (!(lint < out && out < gone && gone < en && en < in))
+        fail_msg("order: lint %zu, bootout %zu, gone %zu, enable %zu, "
+                 "bootstrap %zu",
+                 lint, out, gone, en, in);
+    assert_int_equal(l.v[in].exit, 0);
+    log_free(&l);
+    /* the new job runs: a new process */
+    int pid2 = real_pid(f, label, &s);
+    assert_int_not_equal(pid1, pid2);
+}
+
+/* Four Registers of one label at once, each a new spec: one after the
+ * other, each a whole round against launchd itself. */
+static void test_real_same_label_never_interleaves(void **state)
+{
+    fx *f = real_fx(state);
+    char label[128], w0[64];
+    fx_label(label, sizeof label, "one");
+    spec s;
+    spec_real(&s, w0, sizeof w0, label, "v0");
+    register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    size_t before = log_size(f);
+    static const char *const words[] = { "exec /bin/sleep 86400 # v1",
+                                         "exec /bin/sleep 86400 # v2",
+                                         "exec /bin/sleep 86400 # v3",
+                                         "exec /bin/sleep 86400 # v4" };
+    job j[4];
+    for (size_t i = 0; i < 4; i++)
+        job_start(&j[i], f, label, words[i]);
+    for (size_t i = 0; i < 4; i++)
+        job_join(&j[i]);
+    for (size_t i = 0; i < 4; i++)
+        if (j[i].code != TK_CODE_OK || j[i].action != A_UPDATED)
+            fail_msg("Register %zu: code %d %s, action %d", i, j[i].code,
+                     j[i].reason, j[i].action);
+    call_log l;
+    log_read(f, &l);
+    size_t rounds;
+    assert_true(label_rounds(&l, before, label, &rounds));
+    assert_int_equal(rounds, 4);
+    log_free(&l);
+}
+
+/* Booted out behind tkd's back: the next Register loads it again. */
+static void test_real_installed_but_not_loaded_is_loaded(void **state)
+{
+    fx *f = real_fx(state);
+    char label[128], target[256], word[64];
+    fx_label(label, sizeof label, "lost");
+    real_target(f, label, target, sizeof target);
+    spec s;
+    spec_real(&s, word, sizeof word, label, "v1");
+    register_ok(f, &s, LAUNCHD, A_INSTALLED);
+    assert_int_equal(fake(f, "launchctl", "bootout", target, NULL, NULL), 0);
+    /* launchd tears it down after bootout has returned */
+    long long until = ts_now_ms() + 10000;
+    while (fake(f, "launchctl", "print", target, NULL, NULL) == 0) {
+        if (ts_now_ms() >= until)
+            fail_msg("%s still loaded 10 s after bootout", target);
+        struct timespec ts = { 0, 100000000 };
+        nanosleep(&ts, NULL);
+    }
+    Tk__V1__ServiceRegisterReply *rep = NULL;
+    tk_status st;
+    int code = call_register(f, &s, LAUNCHD, &rep, &st, NULL);
+    if (code != TK_CODE_OK)
+        fail_msg("Register: %s %s", st.reason, st.message);
+    assert_int_equal(rep->action, A_UPDATED);
+    assert_int_equal(rep->n_warnings, 1);
+    assert_non_null(strstr(rep->warnings[0], "not loaded"));
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    assert_int_equal(fake(f, "launchctl", "print", target, NULL, NULL), 0);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, fx_setup, fx_teardown)
+#define REAL(name)                                                             \
+    cmocka_unit_test_setup_teardown(name, setup_real, teardown_real)
 
 int main(void)
 {
@@ -776,5 +1027,18 @@ int main(void)
         T(test_status_and_unregister),
         T(test_installed_but_not_loaded_is_loaded),
     };
-    return cmocka_run_group_tests_name("services-launchd", tests, NULL, NULL);
+    const struct CMUnitTest real[] = {
+        REAL(test_real_register_unchanged_unregister),
+        REAL(test_real_changed_spec_one_round),
+        REAL(test_real_same_label_never_interleaves),
+        REAL(test_real_installed_but_not_loaded_is_loaded),
+    };
+    int failed =
+        cmocka_run_group_tests_name("services-launchd", tests, NULL, NULL);
+    failed += cmocka_run_group_tests_name(
+        fx_real_launchctl() ? "services-launchd-real (/bin/launchctl)"
+                            : "services-launchd-real: skipped, needs macOS and "
+                              "TK_TEST_LAUNCHCTL=real",
+        real, sweep_real, NULL);
+    return failed;
 }

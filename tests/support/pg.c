@@ -45,7 +45,7 @@ static int cluster(const ts_pg *pg, const char *cmd, char *out, size_t len)
 static int start_guard(ts_pg *pg)
 {
     int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
+    if (ts_pipe_cloexec(fds) != 0)
         return -1;
     char tool[512];
     tool_path(tool, sizeof tool);

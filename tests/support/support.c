@@ -7,8 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#else
+#include <sys/event.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -142,6 +146,29 @@ bool ts_wait_output(ts_proc *p, int which, const char *needle, int timeout_ms)
     return ts_wait_output_n(p, which, needle, 1, timeout_ms);
 }
 
+int ts_pipe_cloexec(int fds[2])
+{
+#ifdef __linux__
+    return pipe2(fds, O_CLOEXEC);
+#else
+    /* No pipe2 (macOS): a process another thread spawns between the two
+     * calls inherits the pipe, and its reader sees EOF only once that
+     * process has closed it too. */
+    if (pipe(fds) != 0)
+        return -1;
+    if (fcntl(fds[0], F_SETFD, FD_CLOEXEC) != 0 ||
+        fcntl(fds[1], F_SETFD, FD_CLOEXEC) != 0) {
+        int e = errno;
+        close(fds[0]);
+        close(fds[1]);
+        errno = e;
+        return -1;
+    }
+    return 0;
+#endif
+}
+
+#ifdef __linux__
 /* Waits (until the monotonic ms `until`) for pid to terminate, through a
  * pidfd: readable once it has terminated, a zombie not yet reaped
  * included. */
@@ -159,6 +186,36 @@ static bool wait_exit(pid_t pid, long long until)
     close(fd);
     return n == 1;
 }
+#else
+/* The same through kqueue (macOS, the BSDs): EVFILT_PROC's NOTE_EXIT. A
+ * process that has terminated already (a zombie, or reaped) cannot be
+ * watched: ESRCH, which means it has. */
+static bool wait_exit(pid_t pid, long long until)
+{
+    int kq = kqueue();
+    if (kq < 0)
+        return false;
+    struct kevent ev;
+    EV_SET(&ev, (uintptr_t)pid, EVFILT_PROC, EV_ADD | EV_ONESHOT, NOTE_EXIT, 0,
+           NULL);
+    if (kevent(kq, &ev, 1, NULL, 0, NULL) != 0) {
+        int e = errno;
+        close(kq);
+        return e == ESRCH;
+    }
+    int n;
+    do {
+        long long left = until - ts_now_ms();
+        if (left < 0)
+            left = 0;
+        struct timespec ts = { (time_t)(left / 1000),
+                               (long)(left % 1000) * 1000000 };
+        n = kevent(kq, NULL, 0, &ev, 1, &ts);
+    } while (n < 0 && errno == EINTR);
+    close(kq);
+    return n == 1;
+}
+#endif
 
 int ts_finish(ts_proc *p, int timeout_ms)
 {
@@ -246,7 +303,7 @@ int ts_spawn_in(ts_proc *p, const char *const argv[], const char *const env[],
     p->out_fd = p->err_fd = -1;
     int out[2] = { -1, -1 }, err[2] = { -1, -1 };
     char **envp = merged_env(env);
-    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    if (ts_pipe_cloexec(out) != 0 || ts_pipe_cloexec(err) != 0) {
         int e = errno;
         for (int i = 0; i < 2; i++) {
             if (out[i] >= 0)
@@ -290,9 +347,15 @@ int ts_spawn_in(ts_proc *p, const char *const argv[], const char *const env[],
     return 0;
 }
 
-/* The parent of pid from /proc (a zombie's too), or -1. */
+/* The parent of pid from /proc (a zombie's too), or -1 (always, where
+ * there is no /proc: ts_reap_orphan serves the tests of a child
+ * subreaper, which only Linux has). */
 static pid_t parent_of(pid_t pid)
 {
+#ifndef __linux__
+    (void)pid;
+    return -1;
+#else
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "re");
@@ -305,6 +368,7 @@ static pid_t parent_of(pid_t pid)
     if (rp == NULL || rp[1] != ' ' || rp[2] == '\0' || rp[3] != ' ')
         return -1;
     return (pid_t)strtol(rp + 4, NULL, 10);
+#endif
 }
 
 int ts_reap_orphan(pid_t pid, int timeout_ms)

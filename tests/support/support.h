@@ -13,6 +13,9 @@
 /* A fresh directory under $TMPDIR (or /tmp); ts_rmtree removes it. */
 int ts_mkdtemp(char *out, size_t len, const char *tag);
 int ts_rmtree(const char *path);
+/* pipe2(fds, O_CLOEXEC) where there is one (Linux), else pipe and
+ * FD_CLOEXEC on both ends; -1 and errno on failure. */
+int ts_pipe_cloexec(int fds[2]);
 
 typedef struct ts_proc {
     pid_t pid;

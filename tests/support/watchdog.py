@@ -396,6 +396,8 @@ def start(cmd):
     def in_child():
         signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
         os.setpgid(0, 0)
+        if not sys.platform.startswith("linux"):
+            return  # no prctl (macOS): neither of the two below
         # The test never outlives the watchdog (meson's SIGKILL, when it
         # comes, reaches the watchdog's group, no longer the test's).
         libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
@@ -408,6 +410,24 @@ def start(cmd):
         libc.prctl(PR_SET_PTRACER, me, 0, 0, 0)
 
     return subprocess.Popen(cmd, preexec_fn=in_child)
+
+
+def exit_waiter(pid):
+    """What select() finds readable once pid has terminated: its pidfd
+    (Linux), else a kqueue watching its exit (macOS); None when it has
+    terminated already."""
+    if hasattr(os, "pidfd_open"):
+        return os.pidfd_open(pid)
+    kq = select.kqueue()
+    try:
+        kq.control([select.kevent(
+            pid, select.KQ_FILTER_PROC,
+            select.KQ_EV_ADD | select.KQ_EV_ONESHOT,
+            select.KQ_NOTE_EXIT)], 0)
+    except ProcessLookupError:
+        kq.close()
+        return None
+    return kq
 
 
 def exit_as(returncode):
@@ -465,11 +485,11 @@ def main(argv):
     for sig in FORWARDED:
         signal.signal(sig, forward)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
-    pidfd = os.pidfd_open(child.pid)
-    if total > 0:
+    waiter = exit_waiter(child.pid)
+    if total > 0 and waiter is not None:
         deadline = started + total
         fire_at = deadline - margin
-        while not select.select([pidfd], [], [],
+        while not select.select([waiter], [], [],
                                 max(0.0, fire_at - time.monotonic()))[0]:
             if time.monotonic() >= fire_at:
                 dump(child.pid, cmd, started, deadline)
