@@ -324,6 +324,14 @@ int posix_spawn_file_actions_addtcsetpgrp_np(posix_spawn_file_actions_t *, int)
 #undef SIGSTKFLT
 #undef SIGPWR
 #undef SIGPOLL
+/* glibc spells SIGIO as SIGPOLL; macOS has SIGIO and SIGEMT, SIGINFO of
+ * its own (<sys/signal.h>). The numbers here are glibc's free ones, not
+ * macOS's (the signals both have keep glibc's numbering): only that they
+ * are distinct constants matters to a compile check. */
+#undef SIGIO
+#define SIGIO 29
+#define SIGEMT 16
+#define SIGINFO 30
 /* <sys/resource.h> */
 #undef RLIMIT_RTPRIO
 #undef RLIMIT_RTTIME

@@ -69,6 +69,22 @@ class Check(unittest.TestCase):
                             f"bad.c:{n}: want {text!r}, got {got[n]}")
         self.assertIn("1 of 1 files do not compile", p.stderr)
 
+    def test_config_names_are_mesons(self):
+        """tools/apple/port_config.h defines a value for each TK_HAVE_
+        meson.build checks, and no other: a check added there without a
+        macOS answer here (or one removed) fails."""
+        with open(os.path.join(HERE, "..", "..", "meson.build")) as f:
+            meson = f.read()
+        block = re.search(r"^port_have = \{(.*?)^\}", meson, re.M | re.S)
+        self.assertIsNotNone(block, "no port_have in meson.build")
+        want = {"TK_HAVE_" + n
+                for n in re.findall(r"^\s*'([A-Z0-9_]+)' :", block[1], re.M)}
+        self.assertGreater(len(want), 5)
+        with open(os.path.join(HERE, "port_config.h")) as f:
+            got = set(re.findall(r"^#define (TK_HAVE_\w+) [01]\b", f.read(),
+                                 re.M))
+        self.assertEqual(got, want)
+
     def test_help(self):
         p = run("--help")
         self.assertEqual(p.returncode, 0)
