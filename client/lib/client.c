@@ -1,5 +1,4 @@
 /* libtkclient: calls over one NNG REQ socket, at most once each. */
-#define __STDC_WANT_LIB_EXT1__ 1 /* memset_s, where there is one */
 #include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>

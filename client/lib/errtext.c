@@ -1,10 +1,8 @@
 /* Error texts with the POSIX strerror_r. With _GNU_SOURCE glibc declares
  * its own strerror_r (it returns the text); macOS has only the POSIX one
- * (it fills the buffer). This file asks for POSIX alone, so one code path
- * serves both. tkd's twin is service/port/text.c: the client shares no
- * code with tkd. */
-#undef _GNU_SOURCE
-#define _POSIX_C_SOURCE 200809L
+ * (it fills the buffer). This file is built for POSIX alone
+ * (client/meson.build), so one code path serves both. tkd's twin is
+ * service/port/text.c: the client shares no code with tkd. */
 #include <stdio.h>
 #include <string.h>
 

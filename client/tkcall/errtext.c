@@ -1,7 +1,5 @@
 /* Error texts with the POSIX strerror_r (see client/lib/errtext.c, its
  * twin: tkcall reaches libtkclient only through client.h). */
-#undef _GNU_SOURCE
-#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <string.h>
 

@@ -137,7 +137,8 @@ int port_fds_inheritable(int (*each)(int fd, void *arg), void *arg)
     return rv;
 }
 
-/* ---- events ---------------------------------------------------------------- */
+/* ---- events ----------------------------------------------------------------
+ */
 
 int port_event_open(port_event *e)
 {

@@ -102,7 +102,8 @@ const char *port_strerror(int e, char *buf, size_t len);
 /* A signal's name without "SIG" ("KILL"), or NULL when it has none here. */
 const char *port_signal_name(int sig);
 
-/* ---- clocks ---------------------------------------------------------------- */
+/* ---- clocks ----------------------------------------------------------------
+ */
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t port_mono_ns(void);
@@ -117,7 +118,8 @@ int port_cond_init(pthread_cond_t *cv);
 int port_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
                          int64_t until_ns);
 
-/* ---- secrets ---------------------------------------------------------------- */
+/* ---- secrets ----------------------------------------------------------------
+ */
 
 /* Sets len bytes at p to zero in a way the compiler keeps. */
 void port_wipe(void *p, size_t len);

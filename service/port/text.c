@@ -1,9 +1,8 @@
 /* Error texts with the POSIX strerror_r, the same on every system. With
  * _GNU_SOURCE, glibc declares its own strerror_r (it returns the text);
  * macOS has only the POSIX one (it fills the buffer and returns 0). This
- * file asks for POSIX alone, so one code path serves both. */
-#undef _GNU_SOURCE
-#define _POSIX_C_SOURCE 200809L
+ * file is built for POSIX alone (service/meson.build: -U_GNU_SOURCE
+ * -D_POSIX_C_SOURCE), so one code path serves both. */
 #include <stdio.h>
 #include <string.h>
 

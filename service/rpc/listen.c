@@ -124,17 +124,26 @@ static int load_tls(rpc_server *srv, char *err, size_t errlen)
 {
     const rpc_config *c = &srv->cfg;
     nng_tls_config *cfg = NULL;
+    char *cert = NULL, *key = NULL;
     int rv = -EINVAL;
-    char *cert = read_pem("tkd's certificate", c->tls_cert, err, errlen);
-    char *key =
-        cert != NULL ? read_pem("tkd's key", c->tls_key, err, errlen) : NULL;
-    if (key == NULL)
-        goto done;
+    /* First whether this NNG has TLS at all (Homebrew's is built without):
+     * no certificate can help then. */
     int e = nng_tls_config_alloc(&cfg, NNG_TLS_MODE_SERVER);
+    if (e == NNG_ENOTSUP) {
+        snprintf(err, errlen,
+                 "TLS: the NNG this tkd is linked with was built without "
+                 "TLS; link one with it (tools/nng/build makes one) or "
+                 "listen on ipc:// only");
+        goto done;
+    }
     if (e != 0) {
         snprintf(err, errlen, "TLS: %s", nng_strerror(e));
         goto done;
     }
+    cert = read_pem("tkd's certificate", c->tls_cert, err, errlen);
+    key = cert != NULL ? read_pem("tkd's key", c->tls_key, err, errlen) : NULL;
+    if (key == NULL)
+        goto done;
     if ((e = nng_tls_config_own_cert(cfg, cert, key, NULL)) != 0) {
         snprintf(err, errlen, "tkd's certificate %s and key %s: %s",
                  c->tls_cert, c->tls_key, nng_strerror(e));

@@ -187,7 +187,7 @@ static void test_cond_timeout(void **state)
     (void)state;
     pthread_cond_t cv;
     assert_int_equal(port_cond_init(&cv), 0);
-    int64_t until = port_mono_ns() + 20 * 1000000;
+    int64_t until = port_mono_ns() + 20LL * 1000000;
     pthread_mutex_lock(&mu);
     int rv;
     while ((rv = port_cond_wait_until(&cv, &mu, until)) == 0)

@@ -11,6 +11,7 @@ thread blocked in NNG never blocks the others.
 from __future__ import annotations
 
 import ctypes
+import os
 import ctypes.util
 from ctypes import POINTER, byref, c_char_p, c_int, c_int32, c_size_t, c_uint32
 from ctypes import c_void_p
@@ -49,16 +50,30 @@ class Dialer(ctypes.Structure):
 AIO_CALLBACK = ctypes.CFUNCTYPE(None, c_void_p)
 
 
+# Where Homebrew puts libnng.dylib (arm64, then Intel Macs): ctypes'
+# search on macOS does not look there.
+_BREW_LIBS = ("/opt/homebrew/lib/libnng.dylib", "/usr/local/lib/libnng.dylib")
+
+
 def _load() -> ctypes.CDLL:
+    """libnng: TK_LIBNNG if set, else Debian's libnng.so.1, else what
+    ctypes finds, else Homebrew's."""
+    named = os.environ.get("TK_LIBNNG")
+    if named:
+        return ctypes.CDLL(named)
     try:
         return ctypes.CDLL("libnng.so.1")
     except OSError:
-        found = ctypes.util.find_library("nng")
-        if found is None:
-            raise ImportError(
-                "tk: libnng.so.1 not found; apt-get install libnng1"
-            ) from None
+        pass
+    found = ctypes.util.find_library("nng")
+    if found is not None:
         return ctypes.CDLL(found)
+    for path in _BREW_LIBS:
+        if os.path.exists(path):
+            return ctypes.CDLL(path)
+    raise ImportError("tk: libnng not found; apt-get install libnng1 "
+                      "(Debian), brew install nng (macOS), or set TK_LIBNNG "
+                      "to its path") from None
 
 
 _lib = _load()
