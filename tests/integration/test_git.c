@@ -16,6 +16,12 @@
  * The test process is a child subreaper, as in test_proc.c: what git's
  * hooks leave behind comes back to it, so their deaths are observed and
  * reaped here.
+ *
+ * Where there is no child subreaper (PR_SET_CHILD_SUBREAPER, Linux's
+ * prctl), no /proc or no inotify (macOS has none of them), a test that
+ * needs one says so and is skipped; the others run. Which it is is judged
+ * by the facility itself (its macro, /proc/self/status), never by the
+ * system's name.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,14 +38,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+/* inotify(7) and prctl(2) are Linux's alone, and so are their headers: no
+ * check can ask whether they are there without including them. What this
+ * file uses of them is then judged by their macros (IN_CREATE,
+ * PR_SET_CHILD_SUBREAPER). */
+#ifdef __linux__
+#include <sys/inotify.h>
+#include <sys/prctl.h>
+#endif
 
 #include <cmocka.h>
 
@@ -52,6 +63,22 @@
 
 static char dir[PATH_MAX];     /* the fixture */
 static char git_bin[PATH_MAX]; /* the git the CLI side runs */
+
+/* Set in main, before any test: this process is a child subreaper, and
+ * there is a /proc (each process's stat and fds, /proc/self/fd). */
+static bool subreaper, have_proc;
+
+/* Skips the current test, saying why, when this system lacks what it
+ * needs. */
+static void need(bool have, const char *what)
+{
+    if (!have) {
+        print_message("[   SKIP   ] this system has no %s\n", what);
+        skip();
+    }
+}
+
+#define NEED_PROC(why) need(have_proc, "/proc (" why ")")
 
 /* dir/rel, in one of a few rotating buffers. */
 static const char *at(const char *rel)
@@ -1161,6 +1188,7 @@ static void reap_group(pid_t pgid)
 
 static char proc_state(pid_t pid)
 {
+    NEED_PROC("a process's state");
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "re");
@@ -1178,6 +1206,7 @@ static char proc_state(pid_t pid)
 /* Children of this process that are zombies, from /proc. */
 static int count_zombies(void)
 {
+    NEED_PROC("to count this process's zombies");
     DIR *d = opendir("/proc");
     assert_non_null(d);
     int n = 0;
@@ -1250,6 +1279,7 @@ static void read_fifo(const char *path, char *line, size_t len, int timeout_ms)
  * holds tkd's stderr pipe) and sleeps; then "pgid grandchild" to fifo. */
 static const char *tree_hook(const char *name, const char *fifo)
 {
+    NEED_PROC("the hook reads /proc/$$/stat");
     char body[PATH_MAX * 2];
     snprintf(body, sizeof body,
              "#!/bin/sh\n"
@@ -1372,6 +1402,8 @@ static void async_finish(async *a)
 static void test_read_cancel_kills_the_tree(void **state)
 {
     (void)state;
+    need(subreaper, "child subreaper (PR_SET_CHILD_SUBREAPER): the hook's "
+                    "grandchild would not come back to this test");
     const char *repo = scratch("lt-cancel");
     const char *fifo = at("lt-cancel.fifo");
     make_fifo(fifo);
@@ -1414,6 +1446,7 @@ static void test_read_cancel_kills_the_tree(void **state)
 static void test_read_cancel_leader_only_negative_control(void **state)
 {
     (void)state;
+    NEED_PROC("the grandchild's state and fds");
     const char *repo = at("lt-cancel");
     const char *fifo = at("lt-cancel.fifo");
     const char *argv[] = {
@@ -1457,6 +1490,7 @@ static void test_read_cancel_leader_only_negative_control(void **state)
 static void test_read_ceiling(void **state)
 {
     (void)state;
+    NEED_PROC("the hook reads /proc/$$/stat");
     ts_fx f;
     fx_start(&f, 1000, 0);
     const char *repo = scratch("lt-ceiling");
@@ -1586,6 +1620,7 @@ static void test_write_cancel_completes(void **state)
     assert_false(exists(at("lt-write/.git/index.lock")));
 }
 
+#ifdef IN_CREATE
 /* Whether inotify reported index.lock created in .git since the last
  * call. */
 static bool saw_index_lock(int ifd)
@@ -1631,6 +1666,15 @@ static void test_optional_locks(void **state)
     assert_true(saw_index_lock(ifd));
     close(ifd);
 }
+#else
+/* Without inotify, index.lock's brief life cannot be seen without
+ * sleeping and polling, which could miss it. */
+static void test_optional_locks(void **state)
+{
+    (void)state;
+    need(false, "inotify (index.lock lives too briefly to poll for)");
+}
+#endif
 
 /* A non-ASCII path comes back as its bytes (git would print
  * "h\303\251llo.txt", quoted, without core.quotepath=off). */
@@ -1925,6 +1969,7 @@ static void test_differential_log(void **state)
 /* Open fds of this process on repo's pack files (deleted ones included). */
 static int open_packs(const char *repo)
 {
+    NEED_PROC("this process's fds, in /proc/self/fd");
     char prefix[PATH_MAX + 32];
     int n = snprintf(prefix, sizeof prefix, "%s/.git/objects/pack/", repo);
     DIR *d = opendir("/proc/self/fd");
@@ -2016,6 +2061,7 @@ static void expect_rev(const ts_fx *f, const char *repo, const char *rev)
 static void test_cache_replaced_repository(void **state)
 {
     (void)state;
+    NEED_PROC("the kept pack files, in /proc/self/fd");
     ts_fx f;
     fx_start(&f, 0, 1);
     const char *repo = packed_clone("cache-replaced");
@@ -2043,6 +2089,7 @@ static void test_cache_replaced_repository(void **state)
 static void test_cache_new_pack(void **state)
 {
     (void)state;
+    NEED_PROC("the kept pack files, in /proc/self/fd");
     ts_fx f;
     fx_start(&f, 0, 1);
     const char *repo = packed_clone("cache-pack");
@@ -2075,6 +2122,7 @@ static void test_cache_new_pack(void **state)
 static void test_cache_sees_writes(void **state)
 {
     (void)state;
+    NEED_PROC("the kept pack files, in /proc/self/fd");
     ts_fx f;
     fx_start(&f, 0, 1);
     const char *repo = packed_clone("cache-writes");
@@ -2122,6 +2170,7 @@ static void test_cache_sees_writes(void **state)
 static void test_cache_bounded_and_freed(void **state)
 {
     (void)state;
+    NEED_PROC("the kept pack files, in /proc/self/fd");
     ts_fx f;
     fx_start(&f, 0, 1);
     const char *repos[6];
@@ -2197,9 +2246,14 @@ int main(void)
     sigaddset(&set, SIGINT);
     struct sigaction ign = { .sa_handler = SIG_IGN };
     if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
-        sigaction(SIGPIPE, &ign, NULL) != 0 ||
-        prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        sigaction(SIGPIPE, &ign, NULL) != 0)
         return 1;
+#ifdef PR_SET_CHILD_SUBREAPER
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        return 1;
+    subreaper = true;
+#endif
+    have_proc = access("/proc/self/status", R_OK) == 0;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rev_parse),
         cmocka_unit_test(test_without_git),

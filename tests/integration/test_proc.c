@@ -6,7 +6,12 @@
  * The test process makes itself a child subreaper, so the grandchildren a
  * script leaves behind come back to it when their parent dies: their
  * deaths are then observed (pidfd) and reaped here, deterministically,
- * instead of by an init that reaps when it gets round to it. */
+ * instead of by an init that reaps when it gets round to it.
+ *
+ * Where there is no child subreaper (PR_SET_CHILD_SUBREAPER, Linux's
+ * prctl) or no /proc (macOS has neither), a test that needs one says so
+ * and is skipped; the others run. Which it is is judged by the facility
+ * itself (the macro, /proc/self/status), never by the system's name. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,21 +27,45 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+/* prctl(2) is Linux's alone, and so is its header: no check can ask
+ * whether it is there without including it. What this file uses of it is
+ * then judged by its macro (PR_SET_CHILD_SUBREAPER). */
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include <cmocka.h>
 
+#include "port/port.h"
 #include "proc/proc.h"
 #include "support.h"
 
 static char tmp[PATH_MAX];
+
+/* Set in main, before any test: this process is a child subreaper, and
+ * there is a /proc (with each process's stat and status, and
+ * /proc/self/fd). */
+static bool subreaper, have_proc;
+
+/* Skips the current test, saying why, when this system lacks what it
+ * needs. */
+static void need(bool have, const char *what)
+{
+    if (!have) {
+        print_message("[   SKIP   ] this system has no %s\n", what);
+        skip();
+    }
+}
+
+/* For a test that reaps what a killed group left (ts_reap_orphan). */
+#define NEED_SUBREAPER()                                                       \
+    need(subreaper, "child subreaper (PR_SET_CHILD_SUBREAPER): what a "        \
+                    "killed group leaves would not come back to this test")
 
 /* ---- scripts ------------------------------------------------------------ */
 
@@ -114,7 +143,8 @@ static void write_scripts(void)
 
 /* ---- observing processes ------------------------------------------------ */
 
-/* Kills and reaps what a negative control left alive. */
+/* Kills and reaps what a negative control left alive (which came back to
+ * this process, a child subreaper). */
 static void kill_orphan(pid_t pid)
 {
     kill(pid, SIGKILL);
@@ -130,6 +160,7 @@ static void reap_group(pid_t pgid)
  * process is gone (reaped). */
 static bool read_stat(const char *pid, char *state, long *ppid)
 {
+    need(have_proc, "/proc to read a process's state in");
     char path[300], buf[512];
     snprintf(path, sizeof path, "/proc/%s/stat", pid);
     FILE *f = fopen(path, "re");
@@ -161,6 +192,7 @@ static char proc_state(pid_t pid)
 /* Children of this process, all or zombies only, from /proc. */
 static int count_children(bool zombies_only)
 {
+    need(have_proc, "/proc to count this process's children in");
     DIR *d = opendir("/proc");
     assert_non_null(d);
     int n = 0;
@@ -177,9 +209,12 @@ static int count_children(bool zombies_only)
     return n;
 }
 
+/* The descriptors open here, as a directory listing counts them (with the
+ * listing's own): /proc/self/fd, or where there is no /proc, /dev/fd
+ * (macOS's fdesc). Compared only with another count of the same. */
 static int open_fds(void)
 {
-    DIR *d = opendir("/proc/self/fd");
+    DIR *d = opendir(have_proc ? "/proc/self/fd" : "/dev/fd");
     assert_non_null(d);
     int n = 0;
     while (readdir(d) != NULL)
@@ -190,11 +225,11 @@ static int open_fds(void)
 
 /* ---- running scripts ---------------------------------------------------- */
 
-/* Watches stdout line by line: remembers lines, fires the cancel eventfd
+/* Watches stdout line by line: remembers lines, fires the cancel event
  * when a line equals fire_on, stops after stop_after lines, and picks up
  * the pids a script announces. */
 typedef struct watcher {
-    int cancel_fd;
+    port_event cancel; /* PORT_EVENT_NONE when there is none */
     const char *fire_on;
     int stop_after;
     int n_lines;
@@ -225,10 +260,8 @@ static proc_verdict watch(void *arg, const char *data, size_t len,
     w->bytes += len;
     w->any_truncated |= truncated;
     note_pid(w, line);
-    if (w->fire_on != NULL && strcmp(line, w->fire_on) == 0) {
-        uint64_t one = 1;
-        assert_int_equal(write(w->cancel_fd, &one, sizeof one), sizeof one);
-    }
+    if (w->fire_on != NULL && strcmp(line, w->fire_on) == 0)
+        port_event_set(&w->cancel);
     if (w->stop_after > 0 && w->n_lines >= w->stop_after)
         return PROC_STOP;
     return PROC_CONTINUE;
@@ -248,17 +281,16 @@ static void setup_case(run_case *c, const char *name)
     c->argv[0] = script(name);
     c->o.path = c->argv[0];
     c->o.argv = c->argv;
-    c->w.cancel_fd = -1;
+    c->w.cancel = PORT_EVENT_NONE;
 }
 
 /* ... with stdout passed line by line to the watcher, and a cancel fd. */
 static void setup_watched(run_case *c, const char *name, const char *fire_on)
 {
     setup_case(c, name);
-    c->w.cancel_fd = eventfd(0, EFD_CLOEXEC);
-    assert_true(c->w.cancel_fd >= 0);
+    assert_int_equal(port_event_open(&c->w.cancel), 0);
     c->w.fire_on = fire_on;
-    c->o.cancel_fd = c->w.cancel_fd;
+    c->o.cancel_fd = c->w.cancel.fd;
     c->o.on_stdout = watch;
     c->o.on_stdout_arg = &c->w;
     c->o.record_max = 1024;
@@ -266,8 +298,7 @@ static void setup_watched(run_case *c, const char *name, const char *fire_on)
 
 static void teardown_case(run_case *c)
 {
-    if (c->w.cancel_fd >= 0)
-        close(c->w.cancel_fd);
+    port_event_close(&c->w.cancel);
 }
 
 static void assert_described(const proc_result *r, const char *want)
@@ -568,7 +599,7 @@ static void test_env_scrubbed(void **state)
 static char *naive_run(const char *const argv[])
 {
     int p[2];
-    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    assert_int_equal(port_pipe(p, false), 0);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
@@ -607,6 +638,7 @@ static void assert_fds_clean(const char *listing)
 static void test_no_fd_leak(void **state)
 {
     (void)state;
+    need(have_proc, "/proc (the script lists /proc/self/fd)");
     char canary[PATH_MAX];
     in_dir(canary, sizeof canary, tmp, "canary");
     /* As another thread or library might: without O_CLOEXEC. */
@@ -655,6 +687,8 @@ static unsigned long long sig_set(const char *text, const char *name)
 static void test_child_state(void **state)
 {
     (void)state;
+    need(have_proc, "/proc (the script reads /proc/<pid>/stat and "
+                    "/proc/self/status)");
     /* main() blocks SIGTERM and SIGINT and ignores SIGPIPE, as tkd does. */
     run_case c;
     setup_case(&c, "state");
@@ -755,6 +789,7 @@ static void run_tree(proc_result *r, run_case *c, unsigned hooks,
 static void test_cancel_kills_the_group(void **state)
 {
     (void)state;
+    NEED_SUBREAPER();
     int before = open_fds();
     run_case c;
     proc_result r;
@@ -784,6 +819,8 @@ static void test_cancel_kills_the_group(void **state)
 static void test_cancel_leader_only_negative_control(void **state)
 {
     (void)state;
+    NEED_SUBREAPER();
+    need(have_proc, "/proc to read the grandchild's state in");
     run_case c;
     proc_result r;
     run_tree(&r, &c, PROC__TEST_KILL_LEADER_ONLY, 300);
@@ -850,8 +887,7 @@ static void test_caller_gone_before_start(void **state)
     assert_described(&r, "before it started");
     proc_result_free(&r);
 
-    uint64_t one = 1;
-    assert_int_equal(write(c.w.cancel_fd, &one, sizeof one), sizeof one);
+    port_event_set(&c.w.cancel);
     c.o.deadline_ns = INT64_MAX;
     assert_int_equal(proc_run(&r, &c.o), 0);
     assert_int_equal(r.end, PROC_END_CANCELLED);
@@ -961,7 +997,7 @@ static void test_write_abandoned(void **state)
     run_case c;
     setup_watched(&c, "stubborn", "ready"); /* survives SIGTERM */
     c.o.kind = PROC_WRITE;
-    c.o.abort_fd = c.w.cancel_fd;
+    c.o.abort_fd = c.w.cancel.fd;
     c.o.cancel_fd = -1;
     /* Above the script's `sleep 1`: SIGTERM can reach the group before
      * the shell forks it, and the shell runs its trap once it ends. */
@@ -990,7 +1026,7 @@ static void test_write_abandoned(void **state)
     /* One that ends on SIGTERM is not killed. */
     setup_watched(&c, "slow", "ready");
     c.o.kind = PROC_WRITE;
-    c.o.abort_fd = c.w.cancel_fd;
+    c.o.abort_fd = c.w.cancel.fd;
     c.o.cancel_fd = -1;
     c.o.term_grace_ms = 5000;
     assert_int_equal(proc_run(&r, &c.o), 0);
@@ -1011,14 +1047,15 @@ static void test_write_abandoned(void **state)
     /* Negative control: a READ ignores the abort fd (its cancel_fd is
      * what stops it), and runs to its end. */
     setup_case(&c, "basic");
-    int fired = eventfd(1, EFD_CLOEXEC); /* readable */
-    assert_true(fired >= 0);
-    c.o.abort_fd = fired;
+    port_event fired;
+    assert_int_equal(port_event_open(&fired), 0);
+    port_event_set(&fired); /* readable */
+    c.o.abort_fd = fired.fd;
     assert_int_equal(proc_run(&r, &c.o), 0);
     assert_int_equal(r.end, PROC_END_EXITED);
     assert_int_equal(r.status.code, 3);
     proc_result_free(&r);
-    close(fired);
+    port_event_close(&fired);
     teardown_case(&c);
 }
 
@@ -1075,6 +1112,7 @@ static void test_pidfd_fallback(void **state)
     proc_result_free(&r);
     teardown_case(&c);
 
+    NEED_SUBREAPER();
     setup_watched(&c, "tree", "ready");
     assert_int_equal(proc__test_run(&r, &c.o, PROC__TEST_NO_PIDFD), 0);
     assert_int_equal(r.end, PROC_END_CANCELLED);
@@ -1088,6 +1126,7 @@ static void test_pidfd_fallback(void **state)
 static void test_stuck_leader_goes_to_reaper(void **state)
 {
     (void)state;
+    need(have_proc, "/proc to see the leader reaped in");
     run_case c;
     setup_watched(&c, "slow", "ready");
     c.o.drain_ms = 200;
@@ -1123,6 +1162,7 @@ static void test_stuck_leader_goes_to_reaper(void **state)
 static void test_leftovers(void **state)
 {
     (void)state;
+    NEED_SUBREAPER();
     run_case c;
     setup_watched(&c, "leftovers", NULL);
     proc_result r;
@@ -1183,16 +1223,16 @@ static void *run_job(void *arg)
     o.path = argv[0];
     o.argv = argv;
     if (j->index % 2 != 0) {
-        j->w.cancel_fd = eventfd(0, EFD_CLOEXEC);
+        assert_int_equal(port_event_open(&j->w.cancel), 0);
         j->w.fire_on = "ready";
-        o.cancel_fd = j->w.cancel_fd;
+        o.cancel_fd = j->w.cancel.fd;
         o.on_stdout = watch;
         o.on_stdout_arg = &j->w;
         o.record_max = 64;
     }
     j->rv = proc_run(&j->r, &o);
     if (j->index % 2 != 0)
-        close(j->w.cancel_fd);
+        port_event_close(&j->w.cancel);
     return NULL;
 }
 
@@ -1278,9 +1318,14 @@ int main(void)
     sigaddset(&set, SIGINT);
     struct sigaction ign = { .sa_handler = SIG_IGN };
     if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
-        sigaction(SIGPIPE, &ign, NULL) != 0 ||
-        prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        sigaction(SIGPIPE, &ign, NULL) != 0)
         return 1;
+#ifdef PR_SET_CHILD_SUBREAPER
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        return 1;
+    subreaper = true;
+#endif
+    have_proc = access("/proc/self/status", R_OK) == 0;
 
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stdout_stderr_apart),

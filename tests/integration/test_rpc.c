@@ -35,6 +35,7 @@
 #include "spwire.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/rpc.pb-c.h"
+#include "tsem.h"
 
 #define WAIT_METHOD "tk.test.Test/Wait"
 #define WRITE_METHOD "tk.test.Test/SlowWrite"
@@ -58,16 +59,11 @@ static void daemon_start(ts_fx_daemon *d, const char *const *args)
     ts_fx_daemon_start(d, &(ts_fx_daemon_opts){ .testd = true, .args = args });
 }
 
-/* sem_wait bounded, so a broken server fails the test instead of hanging. */
-static void sem_wait_ok(sem_t *s, const char *what)
+/* A wait bounded, so a broken server fails the test instead of hanging. */
+static void sem_wait_ok(ts_sem *s, const char *what)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += 20;
-    while (sem_timedwait(s, &ts) != 0) {
-        if (errno != EINTR)
-            fail_msg("timed out waiting for %s", what);
-    }
+    if (!ts_sem_wait_ms(s, 20000))
+        fail_msg("timed out waiting for %s", what);
 }
 
 /* ---- calls in a thread ----------------------------------------------------
@@ -81,7 +77,7 @@ typedef struct async_call {
     char data[64];
     tk_status st;
     Tk__V1__PingReply *reply;
-    sem_t *done;          /* posted when the call returns, if set */
+    ts_sem *done;         /* posted when the call returns, if set */
     _Atomic bool is_done; /* the call returned */
     pthread_t thread;
 } async_call;
@@ -111,7 +107,7 @@ static void *async_main(void *arg)
                    &a->st, &a->reply);
     atomic_store(&a->is_done, true);
     if (a->done != NULL)
-        sem_post(a->done);
+        ts_sem_post(a->done);
     return NULL;
 }
 
@@ -132,7 +128,7 @@ static void async_start(async_call *a, tk_client *c, const char *method,
 /* async_start, with done posted when the call returns. */
 static void async_start_done(async_call *a, tk_client *c, const char *method,
                              uint32_t timeout_ms, tk_cancel *cancel,
-                             sem_t *done)
+                             ts_sem *done)
 {
     memset(a, 0, sizeof *a);
     a->client = c;
@@ -449,7 +445,7 @@ static void test_read_only_listener(void **state)
         assert_false(st.write_completed);
         tk_status_clear(&st);
     }
-    assert_int_equal(sem_trywait(&fx.svc.entered), -1); /* neither ran */
+    assert_false(ts_sem_trywait(&fx.svc.entered)); /* neither ran */
     assert_int_equal(atomic_load(&fx.svc.write_runs), 0);
     assert_int_equal(
         call_ping_like(fx.client, WRITE_METHOD, "0", 5000, NULL, &st, NULL),
@@ -1147,8 +1143,8 @@ static void test_queue_full(void **state)
     /* One of these takes the queue's one place and waits there (30 s, far
      * longer than the test); the other finds it full and is answered at
      * once. Which is which depends on arrival order only. */
-    sem_t done;
-    sem_init(&done, 0, 0);
+    ts_sem done;
+    ts_sem_init(&done, 0);
     async_start_done(&b, fx.client, WAIT_METHOD, 30000, cb, &done);
     async_start_done(&c, fx.client, WAIT_METHOD, 30000, cc, &done);
     sem_wait_ok(&done, "the call that finds the queue full");
@@ -1171,7 +1167,7 @@ static void test_queue_full(void **state)
     release_worker(&w, NULL);
     async_free(&b);
     async_free(&c);
-    sem_destroy(&done);
+    ts_sem_destroy(&done);
     tk_cancel_free(cb);
     tk_cancel_free(cc);
     ts_fx_stop(&fx);
@@ -1543,7 +1539,7 @@ static void test_cancel_running_write_continues(void **state)
     int outcome = -1;
     assert_int_equal(tk_cancel_fire(cancel, &outcome), 0);
     assert_int_equal(outcome, TK_CANCEL_WRITE_CONTINUES);
-    sem_post(&fx.svc.release); /* the write finishes its work */
+    ts_sem_post(&fx.svc.release); /* the write finishes its work */
     async_join(&w);
     assert_int_equal(w.st.code, TK_CODE_OK);
     assert_true(w.st.write_completed);
@@ -1572,7 +1568,7 @@ static void test_commit_point(void **state)
     sem_wait_ok(&fx.svc.entered, "Commit to start");
     assert_int_equal(tk_cancel_fire(cancel, &outcome), 0);
     assert_int_equal(outcome, TK_CANCEL_CANCELLED);
-    sem_post(&fx.svc.release);
+    ts_sem_post(&fx.svc.release);
     async_join(&c);
     assert_int_equal(c.st.code, TK_CODE_CANCELLED);
     assert_int_equal(c.st.cause, TK_CAUSE_CALLER);
@@ -1584,11 +1580,11 @@ static void test_commit_point(void **state)
     tk_cancel_new(&cancel);
     async_start(&c, fx.client, "tk.test.Test/Commit", 30000, cancel, NULL);
     sem_wait_ok(&fx.svc.entered, "Commit to start");
-    sem_post(&fx.svc.release);
+    ts_sem_post(&fx.svc.release);
     sem_wait_ok(&fx.svc.entered, "Commit to pass its commit point");
     assert_int_equal(tk_cancel_fire(cancel, &outcome), 0);
     assert_int_equal(outcome, TK_CANCEL_WRITE_CONTINUES);
-    sem_post(&fx.svc.release);
+    ts_sem_post(&fx.svc.release);
     async_join(&c);
     assert_int_equal(c.st.code, TK_CODE_OK);
     assert_true(c.st.write_completed);
@@ -1901,7 +1897,7 @@ static void test_socket_is_private(void **state)
 
 typedef struct shutdown_thread {
     rpc_server *srv;
-    sem_t returned;
+    ts_sem returned;
     pthread_t t;
 } shutdown_thread;
 
@@ -1909,25 +1905,15 @@ static void *shutdown_main(void *arg)
 {
     shutdown_thread *sd = arg;
     rpc_server_shutdown(sd->srv);
-    sem_post(&sd->returned);
+    ts_sem_post(&sd->returned);
     return NULL;
 }
 
 /* True when s is posted within ms: a bounded check that something does
  * NOT happen (it can fail a broken server, never a correct one). */
-static bool posted_within(sem_t *s, int ms)
+static bool posted_within(ts_sem *s, int ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000L;
-    ts.tv_nsec %= 1000000000L;
-    for (;;) {
-        if (sem_timedwait(s, &ts) == 0)
-            return true;
-        if (errno != EINTR)
-            return false;
-    }
+    return ts_sem_wait_ms(s, ms);
 }
 
 /* Shutdown with a READ and a WRITE in flight: the READ ends UNAVAILABLE
@@ -1947,7 +1933,7 @@ static void test_shutdown_in_process(void **state)
     sem_wait_ok(&fx.svc.entered, "the write to start");
 
     shutdown_thread sd = { .srv = fx.srv };
-    sem_init(&sd.returned, 0, 0);
+    ts_sem_init(&sd.returned, 0);
     assert_int_equal(pthread_create(&sd.t, NULL, shutdown_main, &sd), 0);
     /* The read was cancelled: shutdown has started. */
     sem_wait_ok(&fx.svc.exited, "the read to be cancelled");
@@ -1972,14 +1958,14 @@ static void test_shutdown_in_process(void **state)
     /* Shutdown waits for the write (a grace of 5 s): still there after
      * 300 ms, longer than its own flush of 100 ms. */
     assert_false(posted_within(&sd.returned, 300));
-    sem_post(&fx.svc.release); /* only now may the write finish */
+    ts_sem_post(&fx.svc.release); /* only now may the write finish */
     async_join(&w);
     assert_int_equal(w.st.code, TK_CODE_OK);
     assert_true(w.st.write_completed);
     assert_int_equal(w.reply->data.len, 7);
     sem_wait_ok(&sd.returned, "shutdown to return");
     pthread_join(sd.t, NULL);
-    sem_destroy(&sd.returned);
+    ts_sem_destroy(&sd.returned);
     async_free(&r);
     async_free(&w);
     ts_fx_stop(&fx);

@@ -6,7 +6,11 @@
  */
 #include <errno.h>
 #include <limits.h>
+#ifdef __APPLE__
+#include <util.h> /* forkpty(3): in <util.h> on macOS, <pty.h> in glibc */
+#else
 #include <pty.h>
+#endif
 #include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>

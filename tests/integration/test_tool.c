@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -37,6 +36,7 @@
 #include "support.h"
 #include "tk/v1/control.pb-c.h"
 #include "tool/tool.h"
+#include "tsem.h"
 
 #define READ_METHOD "tk.test.Tool/Read"
 #define WRITE_METHOD "tk.test.Tool/Write"
@@ -49,7 +49,7 @@
 /* ---- the test service: a request's data says how to run sh ---------- */
 
 typedef struct toolsvc {
-    sem_t ready; /* posted when a program printed "ready <pid>" */
+    ts_sem ready; /* posted when a program printed "ready <pid>" */
     _Atomic int pid;
 } toolsvc;
 
@@ -60,7 +60,7 @@ static proc_verdict on_line(void *arg, const char *data, size_t len,
     (void)truncated;
     if (len > 6 && memcmp(data, "ready ", 6) == 0) {
         atomic_store(&t->pid, (int)strtol(data + 6, NULL, 10));
-        sem_post(&t->ready);
+        ts_sem_post(&t->ready);
     }
     return PROC_CONTINUE;
 }
@@ -231,7 +231,7 @@ static void *add_toolsvc(ts_fx *fx, void *svc)
 static void fx_start(fixture *f, uint32_t grace_ms)
 {
     memset(f, 0, sizeof *f);
-    sem_init(&f->svc.ready, 0, 0);
+    ts_sem_init(&f->svc.ready, 0);
     ts_fx_service svc = { .add = add_toolsvc, .arg = &f->svc };
     ts_fx_opts o = {
         .tag = "tool",
@@ -249,7 +249,7 @@ static void fx_start(fixture *f, uint32_t grace_ms)
 static void fx_stop(fixture *f)
 {
     ts_fx_stop(&f->fx);
-    sem_destroy(&f->svc.ready);
+    ts_sem_destroy(&f->svc.ready);
 }
 
 /* ---- calls ------------------------------------------------------------- */
@@ -333,21 +333,16 @@ static void expect(const async_call *a, int code, const char *reason)
                  tk_code_name(code), reason);
 }
 
-static void sem_wait_ok(sem_t *s, const char *what)
+static void sem_wait_ok(ts_sem *s, const char *what)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += WAIT_S;
-    while (sem_timedwait(s, &ts) != 0) {
-        if (errno != EINTR)
-            fail_msg("timed out waiting for %s", what);
-    }
+    if (!ts_sem_wait_ms(s, WAIT_S * 1000))
+        fail_msg("timed out waiting for %s", what);
 }
 
 /* Whether the program printed "ready" (it had started), without waiting. */
 static bool had_started(fixture *fx)
 {
-    return sem_trywait(&fx->svc.ready) == 0;
+    return ts_sem_trywait(&fx->svc.ready);
 }
 
 /* Nothing of the run's process group is left. */
@@ -503,10 +498,7 @@ static void test_write_timeout(void **state)
     call_start(&a, &fx, SHORT_WRITE_METHOD, 0, cancel, "wait::" HANG);
     int outcome = -1;
     bool started = false;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += WAIT_S;
-    if (sem_timedwait(&fx.svc.ready, &ts) == 0) {
+    if (ts_sem_wait_ms(&fx.svc.ready, WAIT_S * 1000)) {
         started = true;
         assert_int_equal(tk_cancel_fire(cancel, &outcome), TK_OK);
     }

@@ -10,6 +10,17 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* The environment of this process, `environ`, on every system: glibc's
+ * <unistd.h> declares it (_GNU_SOURCE); no macOS header does, and
+ * Apple's <crt_externs.h> gives it to code that may end up in a library
+ * (environ(7)), as service/proc/env.c takes it. */
+#ifdef __APPLE__
+#include <crt_externs.h>
+#define environ (*_NSGetEnviron())
+#else
+#include <unistd.h>
+#endif
+
 /* A fresh directory under $TMPDIR (or /tmp); ts_rmtree removes it. */
 int ts_mkdtemp(char *out, size_t len, const char *tag);
 int ts_rmtree(const char *path);

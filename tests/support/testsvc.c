@@ -10,7 +10,7 @@
 
 static void announce(testsvc *t, const char *what)
 {
-    sem_post(&t->entered);
+    ts_sem_post(&t->entered);
     if (t->announce_stdout) {
         char line[128];
         int n = snprintf(line, sizeof line, "ENTERED %s\n", what);
@@ -31,7 +31,7 @@ static void wait_handler(void *svc, rpc_call *call,
     while (rpc_call_cause(call) == RPC_CAUSE_NONE)
         rpc_call_poll(call, NULL, 0, INT64_MAX);
     atomic_store(&t->last_cause, (int)rpc_call_fail_stopped(call));
-    sem_post(&t->exited);
+    ts_sem_post(&t->exited);
 }
 
 /* A READ whose stopping outlasts its client's grace, as a process group
@@ -48,8 +48,7 @@ static void late_handler(void *svc, rpc_call *call,
     while (rpc_call_cause(call) == RPC_CAUSE_NONE)
         rpc_call_poll(call, NULL, 0, INT64_MAX);
     announce(t, "Late");
-    while (sem_wait(&t->release) != 0 && errno == EINTR)
-        ;
+    ts_sem_wait(&t->release);
     atomic_store(&t->last_cause, (int)rpc_call_fail_stopped(call));
 }
 
@@ -62,8 +61,7 @@ static void slow_write(void *svc, rpc_call *call,
     atomic_fetch_add(&t->write_runs, 1);
     announce(t, "SlowWrite");
     if (t->use_release) {
-        while (sem_wait(&t->release) != 0 && errno == EINTR)
-            ;
+        ts_sem_wait(&t->release);
     } else {
         char ms[32] = "0";
         size_t n = in->data.len < sizeof ms - 1 ? in->data.len : sizeof ms - 1;
@@ -89,15 +87,13 @@ static void commit_handler(void *svc, rpc_call *call,
     Tk__V1__PingReply *out = (Tk__V1__PingReply *)reply;
     (void)request;
     announce(t, "Commit");
-    while (sem_wait(&t->release) != 0 && errno == EINTR)
-        ;
+    ts_sem_wait(&t->release);
     if (rpc_call_commit_point(call) != RPC_CAUSE_NONE) {
         rpc_call_fail_stopped(call); /* nothing was written */
         return;
     }
     announce(t, "Committing");
-    while (sem_wait(&t->release) != 0 && errno == EINTR)
-        ;
+    ts_sem_wait(&t->release);
     out->data.data = (uint8_t *)rpc_call_strdup(call, "committed");
     out->data.len = 9;
 }
@@ -216,17 +212,17 @@ void testsvc_init(testsvc *t)
     memset(t, 0, sizeof *t);
     atomic_init(&t->wait_runs, 0);
     atomic_init(&t->write_runs, 0);
-    sem_init(&t->entered, 0, 0);
-    sem_init(&t->exited, 0, 0);
+    ts_sem_init(&t->entered, 0);
+    ts_sem_init(&t->exited, 0);
     atomic_init(&t->last_cause, 0);
-    sem_init(&t->release, 0, 0);
+    ts_sem_init(&t->release, 0);
 }
 
 void testsvc_destroy(testsvc *t)
 {
-    sem_destroy(&t->entered);
-    sem_destroy(&t->exited);
-    sem_destroy(&t->release);
+    ts_sem_destroy(&t->entered);
+    ts_sem_destroy(&t->exited);
+    ts_sem_destroy(&t->release);
 }
 
 int testsvc_register(testsvc *t, rpc_server *srv)

@@ -23,20 +23,19 @@
 #ifndef TK_TESTS_TESTSVC_H
 #define TK_TESTS_TESTSVC_H
 
-#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
 #include "rpc/rpc.h"
+#include "tsem.h"
 
 typedef struct testsvc {
     _Atomic int wait_runs;
     _Atomic int write_runs;
-    sem_t entered;          /* posted when a handler starts */
-    sem_t exited;           /* posted when Wait returns */
+    ts_sem entered;         /* posted when a handler starts */
+    ts_sem exited;          /* posted when Wait returns */
     _Atomic int last_cause; /* the rpc_cause Wait stopped for */
-    sem_t
-        release; /* Late, Commit, and SlowWrite when use_release, wait on it */
+    ts_sem release; /* Late, Commit, and SlowWrite when use_release, wait */
     bool use_release;
     bool announce_stdout;
 } testsvc;

@@ -13,8 +13,13 @@
 
 #include <cmocka.h>
 
+#include "port/port.h"
 #include "support.h"
 #include "tree.h"
+
+/* errno's text for a failure message, in a buffer that lives as long as
+ * the statement that names it (the C library's words on every system). */
+#define ERRNO_TEXT() port_strerror(errno, (char[128]){ 0 }, 128)
 
 static void join(char *out, size_t len, const char *dir, const char *rel)
 {
@@ -31,7 +36,7 @@ static void parents(const char *path)
     for (char *s = strchr(buf + 1, '/'); s != NULL; s = strchr(s + 1, '/')) {
         *s = '\0';
         if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            fail_msg("mkdir %s: %s", buf, strerrordesc_np(errno));
+            fail_msg("mkdir %s: %s", buf, ERRNO_TEXT());
         *s = '/';
     }
 }
@@ -43,12 +48,12 @@ void tree_write(const char *dir, const char *rel, const void *data, size_t len)
     parents(path);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
-        fail_msg("open %s: %s", path, strerrordesc_np(errno));
+        fail_msg("open %s: %s", path, ERRNO_TEXT());
     const char *p = data;
     while (len > 0) {
         ssize_t n = write(fd, p, len);
         if (n <= 0)
-            fail_msg("write %s: %s", path, strerrordesc_np(errno));
+            fail_msg("write %s: %s", path, ERRNO_TEXT());
         p += n;
         len -= (size_t)n;
     }
@@ -79,7 +84,7 @@ void tree_mkdir(const char *dir, const char *rel)
     join(path, sizeof path, dir, rel);
     parents(path);
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        fail_msg("mkdir %s: %s", path, strerrordesc_np(errno));
+        fail_msg("mkdir %s: %s", path, ERRNO_TEXT());
 }
 
 void tree_mkfifo(const char *dir, const char *rel)
@@ -88,7 +93,7 @@ void tree_mkfifo(const char *dir, const char *rel)
     join(path, sizeof path, dir, rel);
     parents(path);
     if (mkfifo(path, 0600) != 0)
-        fail_msg("mkfifo %s: %s", path, strerrordesc_np(errno));
+        fail_msg("mkfifo %s: %s", path, ERRNO_TEXT());
 }
 
 void tree_script(const char *dir, const char *rel, const char *body)
@@ -105,7 +110,7 @@ void tree_symlink(const char *target, const char *dir, const char *rel)
     join(path, sizeof path, dir, rel);
     parents(path);
     if (symlink(target, path) != 0)
-        fail_msg("symlink %s: %s", path, strerrordesc_np(errno));
+        fail_msg("symlink %s: %s", path, ERRNO_TEXT());
 }
 
 void tree_chmod(const char *dir, const char *rel, mode_t mode)
@@ -113,7 +118,7 @@ void tree_chmod(const char *dir, const char *rel, mode_t mode)
     char path[PATH_MAX];
     join(path, sizeof path, dir, rel);
     if (chmod(path, mode) != 0)
-        fail_msg("chmod %s: %s", path, strerrordesc_np(errno));
+        fail_msg("chmod %s: %s", path, ERRNO_TEXT());
 }
 
 bool tree_which(const char *name, char *out, size_t len)
