@@ -97,11 +97,14 @@ static int set_file_actions(spawn_setup *s)
         rv = posix_spawn_file_actions_adddup2(fa, s->err[1], STDERR_FILENO);
     if (rv == 0 && s->cwd_fd >= 0)
         rv = posix_spawn_file_actions_addfchdir_np(fa, s->cwd_fd);
-        /* Whatever another thread opened without O_CLOEXEC stays with us. */
 #if TK_HAVE_SPAWN_CLOSEFROM
+    /* Whatever another thread opened without O_CLOEXEC stays with us. */
     if (rv == 0)
         rv = posix_spawn_file_actions_addclosefrom_np(fa, STDERR_FILENO + 1);
 #elif CLOSE_BY_ACTIONS
+    /* The same, fd by fd. One another thread closes before the spawn is
+     * closed again in the child, which glibc's posix_spawn lets pass; one
+     * it opens is close-on-exec, or made under the spawn lock we hold. */
     if (rv == 0)
         rv = -port_fds_inheritable(add_close, fa);
 #endif
