@@ -8,7 +8,14 @@
 set -euo pipefail
 top=${1:?source root}
 tkd=${TKD:?TKD: the tkd to test}
-for tool in protoc nngcat od; do
+# nngcat is nng's tool (Debian: nng-utils; Homebrew's nng builds it, an
+# NNG that ships no tools does not): without it this test cannot run, and
+# says so as meson's skip (77).
+if ! command -v nngcat >/dev/null; then
+    echo "wire: SKIP: no nngcat on PATH (NNG's command line tool) to send the request" >&2
+    exit 77
+fi
+for tool in protoc od; do
     command -v "$tool" >/dev/null || { echo "wire: $tool not found" >&2; exit 1; }
 done
 

@@ -35,7 +35,17 @@ libdir=$(pkg-config "${pcflags[@]}" --variable=libdir tkclient)
 cc -Wall -Werror -o "$dest/app-static" "$dest/app.c" \
     $(pkg-config "${pcflags[@]}" --cflags tkclient) "$libdir/libtkclient.a" \
     $(pkg-config "${pcflags[@]}" --static --libs-only-l tkclient | sed 's/-ltkclient//')
-if ldd "$dest/app-static" | grep -q libtkclient; then
+# The shared libraries it loads: ldd's list, or otool -L's where there is
+# no ldd (macOS). A list that cannot be made names none.
+if command -v ldd >/dev/null; then
+    libs=$(ldd "$dest/app-static" || true)
+elif command -v otool >/dev/null; then
+    libs=$(otool -L "$dest/app-static" || true)
+else
+    echo "install: neither ldd nor otool to list app-static's libraries" >&2
+    exit 1
+fi
+if grep -q libtkclient <<<"$libs"; then
     echo "app-static links libtkclient dynamically" >&2
     exit 1
 fi
@@ -70,7 +80,11 @@ TK_ADDR="ipc://$run/tkd.sock" "$root/bin/tkcall" list | grep -qx "tk.v1.Control/
 for page in man1/tkcall.1:tkcall man8/tkd.8:tkd; do
     file=$(find "$root" -path "*/man/${page%%:*}" | head -1)
     [ -n "$file" ] || { echo "install: no ${page%%:*} under $root" >&2; exit 1; }
-    text=$(man -l "$file" 2>/dev/null) || { echo "install: man cannot read $file" >&2; exit 1; }
+    # man -l reads a file (man-db's man, mandoc's); where that fails (a man
+    # without -l), mandoc(1) formats it itself.
+    text=$(man -l "$file" 2>/dev/null) ||
+        { command -v mandoc >/dev/null && text=$(mandoc -T ascii "$file" | col -b); } ||
+        { echo "install: man cannot read $file" >&2; exit 1; }
     for opt in $("$root/bin/${page#*:}" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
         grep -qF -- "$opt" <<<"$text" || { echo "install: $file does not say $opt" >&2; exit 1; }
     done

@@ -75,8 +75,14 @@ def read_line(fifo: str) -> str:
         os.close(fd)
 
 
+# Linux's process table; elsewhere (macOS) ps(1) reads the same fields.
+HAVE_PROC = os.path.exists("/proc/self/stat")
+
+
 def group_alive(pgid: int) -> Set[int]:
     """The processes of a process group that are not dead (zombies are)."""
+    if not HAVE_PROC:
+        return group_alive_ps(pgid)
     alive = set()
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -89,6 +95,21 @@ def group_alive(pgid: int) -> Set[int]:
         fields = stat[stat.rindex(")") + 2:].split()
         if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
             alive.add(int(name))
+    return alive
+
+
+def group_alive_ps(pgid: int) -> Set[int]:
+    """group_alive without /proc: every process's pid, process group and
+    state from `ps -A` (POSIX, and the state column BSD's and procps')."""
+    out = subprocess.run(["ps", "-A", "-o", "pid=,pgid=,stat="], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    alive = set()
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        if int(fields[1]) == pgid and fields[2][0] not in ("Z", "X"):
+            alive.add(int(fields[0]))
     return alive
 
 
@@ -133,9 +154,16 @@ class CommitAtShutdown(unittest.TestCase):
         path = os.path.join(self.repo, ".git", "hooks", "pre-commit")
         with open(path, "w", encoding="utf-8") as f:
             f.write("#!/bin/sh\n"
-                    "read -r stat < /proc/$$/stat\n"
-                    "set -- $stat\n"
-                    "echo \"$5\" > '%s'\n"
+                    # its process group: field 5 of /proc's stat, or
+                    # ps where there is no /proc (macOS)
+                    "if [ -r /proc/$$/stat ]; then\n"
+                    "  read -r stat < /proc/$$/stat\n"
+                    "  set -- $stat\n"
+                    "  pgid=$5\n"
+                    "else\n"
+                    "  pgid=$(ps -o pgid= -p $$)\n"
+                    "fi\n"
+                    "echo $pgid > '%s'\n"
                     "%s\n" % (self.entered, block))
         os.chmod(path, 0o755)
 

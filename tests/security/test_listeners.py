@@ -113,6 +113,12 @@ def handshake_failures(log: str) -> int:
 
 
 def rss_kib(pid: int) -> int:
+    """The resident set of pid in KiB: VmRSS of /proc/PID/status, or
+    where there is no /proc (macOS) ps's rss, in KiB there too."""
+    if not os.path.exists("/proc/self/status"):
+        out = subprocess.run(["ps", "-o", "rss=", "-p", str(pid)], check=True,
+                             stdout=subprocess.PIPE, text=True).stdout
+        return int(out.strip())
     with open("/proc/%d/status" % pid, encoding="ascii") as f:
         for line in f:
             if line.startswith("VmRSS:"):

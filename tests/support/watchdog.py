@@ -75,11 +75,22 @@ def say(text):
 def meson_cli_multiplier():
     """The -t/--timeout-multiplier of the `meson test` that started us, if
     it gave one (meson uses it in place of the setup's, and tells no test)."""
-    try:
-        with open("/proc/%d/cmdline" % os.getppid(), "rb") as f:
-            argv = f.read().decode("utf-8", "replace").split("\0")
-    except OSError:
-        return None
+    if os.path.exists("/proc/self/cmdline"):
+        try:
+            with open("/proc/%d/cmdline" % os.getppid(), "rb") as f:
+                argv = f.read().decode("utf-8", "replace").split("\0")
+        except OSError:
+            return None
+    else:
+        # No /proc (macOS): ps's args column, split on blanks (the
+        # arguments' boundaries are lost, which -t N does not need).
+        try:
+            argv = subprocess.run(
+                ["ps", "-o", "args=", "-p", str(os.getppid())],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                check=False).stdout.decode("utf-8", "replace").split()
+        except OSError:
+            return None
     if "test" not in argv or not any(
             os.path.basename(a).startswith("meson") for a in argv[:2]):
         return None
