@@ -160,13 +160,19 @@ int port_event_open(port_event *e)
 #endif
 }
 
+/* Closes an eventfd (fd == wfd) or both ends of a pipe; -1 both after. */
+static void close_pair(int *fd, int *wfd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    if (*wfd >= 0 && *wfd != *fd)
+        close(*wfd);
+    *fd = *wfd = -1;
+}
+
 void port_event_close(port_event *e)
 {
-    if (e->fd >= 0)
-        close(e->fd);
-    if (e->wfd >= 0 && e->wfd != e->fd)
-        close(e->wfd);
-    *e = PORT_EVENT_NONE;
+    close_pair(&e->fd, &e->wfd);
 }
 
 void port_event_set(const port_event *e)
@@ -227,11 +233,7 @@ int port_sem_open(port_sem *s, unsigned n)
 
 void port_sem_close(port_sem *s)
 {
-    if (s->fd >= 0)
-        close(s->fd);
-    if (s->wfd >= 0 && s->wfd != s->fd)
-        close(s->wfd);
-    s->fd = s->wfd = -1;
+    close_pair(&s->fd, &s->wfd);
 }
 
 bool port_sem_trytake(const port_sem *s)
