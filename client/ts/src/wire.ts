@@ -161,8 +161,9 @@ export class FrameDecoder {
         need = head + n;
         break;
       }
-      // A copy: the chunk's buffer may be the socket's pool.
-      out.push(buf.slice(off + head, off + head + n));
+      // A copy, and a plain Uint8Array: a Buffer's slice() is a view,
+      // and the chunk's memory may be the socket's pool.
+      out.push(new Uint8Array(buf.subarray(off + head, off + head + n)));
       off += head + n;
     }
     const rest = buf.subarray(off);
