@@ -15,6 +15,7 @@ import faulthandler
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,10 +40,16 @@ faulthandler.register(signal.SIGUSR1, all_threads=True)
 CASES = os.environ.get("TK_CONFORMANCE_CASES") or os.path.join(
     tkproc.SOURCE_ROOT, "tests", "conformance", "cases.json")
 DEFAULT_TIMEOUT_MS = 10000
-# The client under test: "python" (client/python/tk), or "tkcall" (the
-# CLI, run as a program: the cases it can express, a request in JSON and no
-# cancel; the others are skipped, by name).
+# The client under test: "python" (client/python/tk), "tkcall" (the CLI,
+# run as a program: the cases it can express, a request in JSON and no
+# cancel; the others are skipped, by name), or "ts" (client/ts, the
+# TypeScript client, through a node program per case that makes its calls
+# and cancels when told: every case).
 CLIENT = os.environ.get("TK_CONFORMANCE_CLIENT", "python")
+# The TypeScript client's package (built: dist/, node_modules/).
+TS_DIR = os.environ.get("TK_TS_DIR") or os.path.join(tkproc.SOURCE_ROOT,
+                                                     "client", "ts")
+TS_DRIVER = os.path.join(TS_DIR, "dist", "test", "conformance-driver.js")
 # A case whose method the server does not serve fails, unless this is "1".
 ALLOW_SKIP = os.environ.get("TK_CONFORMANCE_ALLOW_SKIP") == "1"
 # The names of the cases that ran to their verdict; main checks that they
@@ -270,6 +277,115 @@ class TkcallCall:
         return self._result
 
 
+class TsStatus:
+    """The status the TypeScript client reported, as check() reads it."""
+
+    class _Cancellation:
+        def __init__(self, st: Dict[str, Any]) -> None:
+            self.cause = tk.Cause[st["cause"]].value
+            self.process_killed = st["process_killed"]
+            self.write_completed = st["write_completed"]
+
+    def __init__(self, st: Dict[str, Any]) -> None:
+        self.code_name = st["code"]
+        self.ok = self.code_name == "OK"
+        self.reason = st["reason"]
+        self.from_server = st["from_server"]
+        self.partial = st["partial"]
+        self.cancellation = self._Cancellation(st)
+        self.line = json.dumps(st)
+
+    def __str__(self) -> str:
+        return self.line
+
+
+class TsDriver:
+    """The node program that makes a case's calls with client/ts
+    (client/ts/test/conformance-driver.ts): JSON commands on its stdin,
+    JSON events on its stdout, read by a thread."""
+
+    def __init__(self, addr: str) -> None:
+        self.p = subprocess.Popen(["node", TS_DRIVER, addr],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True)
+        self._events: Dict[Tuple[str, int], Dict[str, Any]] = {}
+        self._cv = threading.Condition()
+        self._eof = False
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self._ids = 0
+
+    def _read(self) -> None:
+        assert self.p.stdout is not None
+        for line in self.p.stdout:
+            ev = json.loads(line)
+            with self._cv:
+                self._events[(ev["event"], ev["id"])] = ev
+                self._cv.notify_all()
+        with self._cv:
+            self._eof = True
+            self._cv.notify_all()
+
+    def send(self, cmd: Dict[str, Any]) -> None:
+        assert self.p.stdin is not None
+        self.p.stdin.write(json.dumps(cmd) + "\n")
+        self.p.stdin.flush()
+
+    def wait(self, event: str, ident: int, timeout: float = 120) -> Dict[str, Any]:
+        end = time.monotonic() + timeout
+        with self._cv:
+            while True:
+                err = self._events.get(("error", ident))
+                if err is not None:
+                    raise AssertionError("the TypeScript driver: %s" % err["error"])
+                ev = self._events.get((event, ident))
+                if ev is not None:
+                    return ev
+                left = end - time.monotonic()
+                if self._eof or left <= 0:
+                    raise AssertionError("the TypeScript driver %s before %s of call %d"
+                                         % ("exited" if self._eof else "timed out",
+                                            event, ident))
+                self._cv.wait(left)
+
+    def start(self, cmd: Dict[str, Any]) -> "TsCall":
+        self._ids += 1
+        cmd = dict(cmd, op="start", id=self._ids)
+        self.send(cmd)
+        started = self.wait("started", self._ids)
+        return TsCall(self, self._ids, int(started["call_id"]))
+
+    def close(self) -> None:
+        if self.p.stdin is not None:
+            self.p.stdin.close()
+        try:
+            self.p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+        self._reader.join()
+        if self.p.stdout is not None:
+            self.p.stdout.close()
+
+
+class TsCall:
+    """One call made by the TypeScript client."""
+
+    def __init__(self, driver: TsDriver, ident: int, call_id: int) -> None:
+        self.driver, self.ident, self.call_id = driver, ident, call_id
+
+    def cancel(self) -> str:
+        self.driver.send({"op": "cancel", "id": self.ident})
+        ev = self.driver.wait("cancelled", self.ident)
+        if "error" in ev:
+            raise AssertionError("the TypeScript client's cancel: %s" % ev["error"])
+        return str(ev["outcome"])
+
+    def result(self) -> Tuple[TsStatus, Any]:
+        ev = self.driver.wait("done", self.ident)
+        return TsStatus(ev["status"]), ev["reply"]
+
+
 class Case:
     """One case being run: its directory, fixture and server."""
 
@@ -308,10 +424,10 @@ class Case:
             raise AssertionError('json: %r is neither "text" nor "proto3"' % form)
         return form == "proto3"
 
-    def cancel(self, call: tk.Call[Any]) -> str:
-        """Cancels the call from where the case says, once the server
-        printed after_output, or once the fixture's hook announced itself
-        (after "hook": run waited for it)."""
+    def cancel(self, call: Any) -> str:
+        """Cancels the call (a tk.Call, or a TsCall) from where the case
+        says, once the server printed after_output, or once the fixture's
+        hook announced itself (after "hook": run waited for it)."""
         how = self.case["cancel"]
         if "after" in how and (how["after"] != "hook" or self.fifo is None):
             raise AssertionError('cancel.after: %r ("hook", with fixture.hook)'
@@ -319,6 +435,8 @@ class Case:
         if "after_output" in how:
             self.server.wait_output(how["after_output"])
         where = how.get("from", "same_connection")
+        if where == "same_connection" and isinstance(call, TsCall):
+            return call.cancel()
         if where == "same_connection":
             return enum_name(tk.CancelOutcome, call.cancel())
         self.t.assertEqual(where, "other_connection")
@@ -340,6 +458,9 @@ class Case:
                     self.t.skipTest(why)
             if CLIENT == "tkcall":
                 self.run_tkcall(client)
+                return
+            if CLIENT == "ts":
+                self.run_ts(client, served)
                 return
             request, reply_type = self.request(served)
             timeout = self.case.get("timeout_ms", DEFAULT_TIMEOUT_MS) / 1000
@@ -396,6 +517,44 @@ class Case:
                 release_hook(self.fifo)  # no-op once released
             status, reply = call.result()
         self.check(status, reply, None)  # type: ignore[arg-type]
+
+    def run_ts(self, client: tk.Client,
+               served: Dict[str, control_pb2.MethodInfo]) -> None:
+        """The case through the TypeScript client (a node program told when
+        to call and cancel); an occupying call, which is not the one under
+        test, through the Python client."""
+        cmd: Dict[str, Any] = {
+            "method": self.case["method"],
+            "timeout_ms": self.case.get("timeout_ms", DEFAULT_TIMEOUT_MS),
+            "json": "proto3" if self.proto_json() else "text",
+        }
+        if "payload_base64" in self.case:
+            cmd["payload_base64"] = self.case["payload_base64"]
+        else:
+            req_cls, rep_cls = method_types(self.case["method"], served)
+            cmd["request"] = substitute(self.case.get("request", {}), self.root)
+            cmd["request_type"] = req_cls.DESCRIPTOR.full_name
+            cmd["reply_type"] = rep_cls.DESCRIPTOR.full_name
+        occupier = self.occupy(client, served)
+        driver = TsDriver(self.addr)
+        try:
+            call = driver.start(cmd)
+            outcome = None
+            if occupier is not None:
+                status, reply = call.result()
+                self.free(occupier)
+            else:
+                if self.fifo is not None:  # the call is in git, in the hook
+                    wait_hook(self.fifo, self.case["name"])
+                outcome = self.cancel(call) if "cancel" in self.case else None
+                try:
+                    self.release()
+                finally:
+                    release_hook(self.fifo)  # no-op once released
+                status, reply = call.result()
+        finally:
+            driver.close()
+        self.check(status, reply, outcome)  # type: ignore[arg-type]
 
     def occupy(self, client: tk.Client,
                served: Dict[str, control_pb2.MethodInfo]
@@ -455,7 +614,7 @@ class Case:
             want["cancel_outcome"] = e["cancel_outcome"]
         self.t.assertEqual(got, want, "status: %s" % st)
         if "reply" in e:
-            if isinstance(reply, dict):  # tkcall's stdout, in the case's form
+            if isinstance(reply, dict):  # tkcall's stdout or client/ts's JSON
                 as_json = reply
             else:
                 self.t.assertIsInstance(reply, Message)
@@ -500,6 +659,17 @@ def main() -> int:
     """Runs the table; fails unless every case ran to its verdict (or was
     skipped, where TK_CONFORMANCE_ALLOW_SKIP=1 allows it). Test names on
     the command line run those alone, without the count."""
+    if CLIENT == "ts":
+        missing = [p for p in (os.path.join(TS_DIR, "node_modules"), TS_DRIVER)
+                   if not os.path.exists(p)]
+        if shutil.which("node") is None or missing:
+            print("conformance (ts): %s; run npm ci in %s (npm ci --prefix "
+                  "client/ts: installs and builds it)"
+                  % ("node is not installed (apt-get install nodejs npm)"
+                     if shutil.which("node") is None
+                     else "missing " + ", ".join(missing), TS_DIR),
+                  file=sys.stderr)
+            return 1
     result = unittest.main(verbosity=2, exit=False).result
     if not result.wasSuccessful():
         return 1

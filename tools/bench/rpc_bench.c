@@ -3,6 +3,7 @@
  * REQ/REP echo server with the same frame size, same run, same machine.
  *
  *   bench-rpc --tkd PATH [--calls N] [--rounds R] [--size BYTES]
+ *             [--ts-ping client/ts/bench/ping.mjs]
  *   bench-rpc --echo-server URL      (started by the benchmark itself)
  *
  * Both servers run as separate processes listening on ipc. The tkd side
@@ -10,6 +11,9 @@
  * raw REQ context per caller thread. Rounds alternate tkd / echo so that
  * drift of the machine hits both. Prints a markdown table: p50, p99 and
  * calls/s for 1 and 16 concurrent callers, and the ratios tkd/echo.
+ * With --ts-ping, the TypeScript client's Ping too (node runs the script,
+ * 1 caller and 16 calls at once on its one connection), in the same rounds
+ * against the same tkd, and the ratios TS/C.
  */
 #include <errno.h>
 #include <limits.h>
@@ -293,6 +297,28 @@ static void wait_echo(const char *url)
 
 /* The median round: robust against one disturbed round. */
 /* A whole number in [min, max] into *out; false when s is not one. */
+/* One measurement of the TypeScript client's Ping: node runs script
+ * (client/ts/bench/ping.mjs), which prints "p50 p99 calls/s errors". */
+static result measure_ts(const char *script, const char *url, int conc,
+                         int calls, size_t size)
+{
+    result res = { 0 };
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "node '%s' '%s' %d %d %zu", script, url, calls,
+             conc, size);
+    FILE *p = popen(cmd, "r");
+    if (p == NULL)
+        die("bench: cannot run %s", cmd);
+    int errors = 0;
+    if (fscanf(p, "%lf %lf %lf %d", &res.p50_us, &res.p99_us, &res.calls_per_s,
+               &errors) != 4)
+        die("bench: %s printed no measurement", cmd);
+    res.errors = errors;
+    if (pclose(p) != 0)
+        die("bench: %s failed", cmd);
+    return res;
+}
+
 static bool number_arg(const char *s, long min, long max, long *out)
 {
     char *end;
@@ -306,6 +332,7 @@ static bool number_arg(const char *s, long min, long max, long *out)
 
 typedef struct bench_opts {
     const char *tkd;
+    const char *ts_ping;
     int calls, rounds;
     size_t size;
 } bench_opts;
@@ -316,6 +343,8 @@ static bool take_option(bench_opts *o, const char *name, const char *arg)
     long v = 0;
     if (strcmp(name, "--tkd") == 0)
         o->tkd = arg;
+    else if (strcmp(name, "--ts-ping") == 0)
+        o->ts_ping = arg;
     else if (strcmp(name, "--calls") == 0 && number_arg(arg, 100, INT_MAX, &v))
         o->calls = (int)v;
     else if (strcmp(name, "--rounds") == 0 && number_arg(arg, 1, 9, &v))
@@ -335,7 +364,8 @@ static int parse_args(bench_opts *o, int argc, char **argv)
         ok = take_option(o, argv[i], argv[i + 1]);
     if (!ok || o->tkd == NULL) {
         fprintf(stderr, "usage: bench-rpc --tkd PATH [--calls N (>= 100)] "
-                        "[--rounds R (1..9)] [--size BYTES]\n");
+                        "[--rounds R (1..9)] [--size BYTES] "
+                        "[--ts-ping SCRIPT]\n");
         return 2;
     }
     return 0;
@@ -378,12 +408,12 @@ int main(int argc, char **argv)
     static const int concurrency[] = { 1, 16 };
     printf("| callers | server | p50 µs | p99 µs | calls/s |\n");
     printf("|---|---|---|---|---|\n");
-    double ratio_p50[2], ratio_tp[2];
+    double ratio_p50[2], ratio_tp[2], ts_p50[2] = { 0 }, ts_tp[2] = { 0 };
     int errors = 0;
     for (int c = 0; c < 2; c++) {
         int threads = concurrency[c];
         int per = calls / threads;
-        double p50[2][9], p99[2][9], tp[2][9];
+        double p50[3][9], p99[3][9], tp[3][9];
         measure(1, tkd_url, threads, per / 10 + 1, size); /* warm up */
         measure(0, echo_url, threads, per / 10 + 1, size);
         for (int r = 0; r < rounds; r++) {
@@ -397,9 +427,16 @@ int main(int argc, char **argv)
                 tp[k][r] = res.calls_per_s;
                 errors += res.errors;
             }
+            if (o.ts_ping != NULL) {
+                result res = measure_ts(o.ts_ping, tkd_url, threads, per, size);
+                p50[2][r] = res.p50_us;
+                p99[2][r] = res.p99_us;
+                tp[2][r] = res.calls_per_s;
+                errors += res.errors;
+            }
         }
-        double m50[2], m99[2], mtp[2];
-        for (int k = 0; k < 2; k++) {
+        double m50[3], m99[3], mtp[3];
+        for (int k = 0; k < (o.ts_ping != NULL ? 3 : 2); k++) {
             m50[k] = bench_median(p50[k], rounds);
             m99[k] = bench_median(p99[k], rounds);
             mtp[k] = bench_median(tp[k], rounds);
@@ -408,6 +445,12 @@ int main(int argc, char **argv)
                m99[0], mtp[0]);
         printf("| %d | NNG echo | %.1f | %.1f | %.0f |\n", threads, m50[1],
                m99[1], mtp[1]);
+        if (o.ts_ping != NULL) {
+            printf("| %d | tkd Ping, TS client | %.1f | %.1f | %.0f |\n",
+                   threads, m50[2], m99[2], mtp[2]);
+            ts_p50[c] = m50[2] / m50[0];
+            ts_tp[c] = mtp[2] / mtp[0];
+        }
         ratio_p50[c] = m50[0] / m50[1];
         ratio_tp[c] = mtp[0] / mtp[1];
     }
@@ -416,6 +459,13 @@ int main(int argc, char **argv)
     for (int c = 0; c < 2; c++)
         printf("| %d | %.2f | %.2f |\n", concurrency[c], ratio_p50[c],
                ratio_tp[c]);
+    if (o.ts_ping != NULL) {
+        printf("\n| callers | p50 TS client/C client | throughput TS/C |\n"
+               "|---|---|---|\n");
+        for (int c = 0; c < 2; c++)
+            printf("| %d | %.2f | %.2f |\n", concurrency[c], ts_p50[c],
+                   ts_tp[c]);
+    }
     printf("\nframe: %zu bytes (Ping data %zu), %d calls per measurement, "
            "%d rounds, errors: %d\n",
            tkd_frame_size(size), size, calls, rounds, errors);

@@ -1,0 +1,23 @@
+// tk: the TypeScript client of tkd, NNG's REQ protocol on node:net and
+// node:tls, no native code.
+//
+//     import { Client, TkError } from "tk-client";
+//     const client = new Client();            // TK_ADDR, else tkd's default socket
+//     const reply = await client.control.ping({ data: new TextEncoder().encode("hi") },
+//                                             { timeoutMs: 2000 });
+//     const call = client.git.startStatus({ repo }, { signal });  // abort: Control/Cancel
+//     client.close();
+
+export {
+  ASK_MAX_PAUSE_MS, ASK_SAME_ANSWERS, ASK_TIMEOUT_MS, CANCEL_TIMEOUT_MS, Call, type CallOptions,
+  Client, type ClientOptions, DEFAULT_MAX_REPLY_BYTES, GRACE_MS, type GenericCallOptions,
+  MAX_WAIT_MS, type Services, type Stub, WRITE_STOP_MS, defaultAddress, registry,
+} from "./client.js";
+export { type Endpoint, type TlsFiles, parseAddress } from "./conn.js";
+export {
+  Cause, CancelOutcome, type Cancellation, Code, Status, TkError, codeName, enumName,
+} from "./status.js";
+export * as catalog from "./catalog.js";
+export * as jsonform from "./jsonform.js";
+export * as wire from "./wire.js";
+export { services } from "../gen/tk/services.js";

@@ -1,0 +1,209 @@
+// The outcome of a call: Status (code, reason, message, stderr excerpt,
+// cancellation, ...) and TkError, which carries the Status of a call that
+// did not end OK. Mirrors tk_status of libtkclient and tk.status of the
+// Python client.
+
+import type { Status as StatusMessage } from "../gen/tk/v1/rpc_pb.js";
+
+/** The canonical gRPC status codes (tk.v1.Status.Code), same numbers. */
+export enum Code {
+  OK = 0,
+  CANCELLED = 1,
+  UNKNOWN = 2,
+  INVALID_ARGUMENT = 3,
+  DEADLINE_EXCEEDED = 4,
+  NOT_FOUND = 5,
+  ALREADY_EXISTS = 6,
+  PERMISSION_DENIED = 7,
+  RESOURCE_EXHAUSTED = 8,
+  FAILED_PRECONDITION = 9,
+  ABORTED = 10,
+  OUT_OF_RANGE = 11,
+  UNIMPLEMENTED = 12,
+  INTERNAL = 13,
+  UNAVAILABLE = 14,
+  DATA_LOSS = 15,
+  UNAUTHENTICATED = 16,
+}
+
+/** Why a call ended early (tk.v1.Cancellation.Cause). */
+export enum Cause {
+  NONE = 0,
+  CALLER = 1,
+  DEADLINE = 2,
+  SHUTDOWN = 3,
+  LIMIT = 4,
+}
+
+/**
+ * What a Cancel achieved (tk.v1.CancelReply.Outcome), plus NOT_SENT: the
+ * call was never sent, so there was nothing to cancel.
+ */
+export enum CancelOutcome {
+  NOT_SENT = 0,
+  CANCELLED = 1,
+  NOT_FOUND = 2,
+  ALREADY_DONE = 3,
+  WRITE_CONTINUES = 4,
+}
+
+/** "DEADLINE_EXCEEDED"; "CODE_<n>" for a number outside the table. */
+export function codeName(code: number): string {
+  return Code[code] ?? `CODE_${code}`;
+}
+
+/** The name of a value of an enum, or its number as text. */
+export function enumName(e: Record<number, string>, value: number): string {
+  return e[value] ?? String(value);
+}
+
+/** Why a call ended before its natural end, and what that cost. */
+export interface Cancellation {
+  readonly cause: Cause | number;
+  readonly processKilled: boolean;
+  readonly writeCompleted: boolean;
+  readonly cleanupMs: number;
+}
+
+/**
+ * The status of a call, from tkd (fromServer) or made by the client when no
+ * reply came (then the message says so). Compare code and reason, never
+ * message.
+ */
+export class Status {
+  readonly code: Code | number;
+  readonly message: string;
+  readonly reason: string;
+  /** The bounded stderr excerpt of a tool that failed (head and tail). */
+  readonly stderr: Uint8Array;
+  readonly partial: boolean;
+  readonly retryAfterMs: number;
+  readonly elapsedUs: bigint;
+  readonly cancellation: Cancellation;
+  readonly fromServer: boolean;
+  /** What did the call's work ("git grep", "libgit2"); for people only. */
+  readonly tool: string;
+
+  constructor(init: Partial<Status> & { code: Code | number }) {
+    this.code = init.code;
+    this.message = init.message ?? "";
+    this.reason = init.reason ?? "";
+    this.stderr = init.stderr ?? new Uint8Array(0);
+    this.partial = init.partial ?? false;
+    this.retryAfterMs = init.retryAfterMs ?? 0;
+    this.elapsedUs = init.elapsedUs ?? 0n;
+    this.cancellation = init.cancellation ?? {
+      cause: Cause.NONE, processKilled: false, writeCompleted: false, cleanupMs: 0,
+    };
+    this.fromServer = init.fromServer ?? true;
+    this.tool = init.tool ?? "";
+  }
+
+  get ok(): boolean {
+    return this.code === Code.OK;
+  }
+
+  get codeName(): string {
+    return codeName(this.code);
+  }
+
+  /** From a tk.v1.Status message (a reply's). */
+  static fromProto(st: StatusMessage): Status {
+    const c = st.cancellation;
+    return new Status({
+      code: st.code,
+      message: st.message,
+      reason: st.reason,
+      stderr: st.stderrExcerpt,
+      partial: st.partial,
+      retryAfterMs: st.retryAfterMs,
+      elapsedUs: st.elapsedUs,
+      cancellation: {
+        cause: c?.cause ?? Cause.NONE,
+        processKilled: c?.processKilled ?? false,
+        writeCompleted: c?.writeCompleted ?? false,
+        cleanupMs: c?.cleanupMs ?? 0,
+      },
+      fromServer: true,
+      tool: st.tool,
+    });
+  }
+
+  /** A status the client makes itself: no reply came. */
+  static local(code: Code, message: string, cause: Cause = Cause.NONE): Status {
+    return new Status({
+      code,
+      message,
+      cancellation: { cause, processKilled: false, writeCompleted: false, cleanupMs: 0 },
+      fromServer: false,
+    });
+  }
+
+  toString(): string {
+    let out = `${this.codeName} (${this.code})`;
+    if (this.reason) out += ` ${this.reason}`;
+    out += `: ${this.message}`;
+    if (this.cancellation.cause !== Cause.NONE) {
+      out += ` [cause ${enumName(Cause, this.cancellation.cause)}]`;
+    }
+    return out;
+  }
+}
+
+/** A call that did not end OK. Compare code and reason, never message. */
+export class TkError extends Error {
+  override name = "TkError";
+  readonly status: Status;
+
+  constructor(status: Status) {
+    // message is the status's, as the issue's other fields are; the first
+    // line of the stack (what Node prints of an uncaught error) says all.
+    super(status.message);
+    this.status = status;
+    if (this.stack !== undefined) {
+      const nl = this.stack.indexOf("\n");
+      this.stack = `TkError: ${status}` + (nl < 0 ? "" : this.stack.slice(nl));
+    }
+  }
+
+  override toString(): string {
+    return `TkError: ${this.status}`;
+  }
+
+  /** The gRPC code (a Code when the client knows it). */
+  get code(): Code | number {
+    return this.status.code;
+  }
+
+  get codeName(): string {
+    return this.status.codeName;
+  }
+
+  get reason(): string {
+    return this.status.reason;
+  }
+
+  get stderr(): Uint8Array {
+    return this.status.stderr;
+  }
+
+  get partial(): boolean {
+    return this.status.partial;
+  }
+
+  get retryAfterMs(): number {
+    return this.status.retryAfterMs;
+  }
+
+  get cancellation(): Cancellation {
+    return this.status.cancellation;
+  }
+
+  get fromServer(): boolean {
+    return this.status.fromServer;
+  }
+
+  get tool(): string {
+    return this.status.tool;
+  }
+}
