@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The README's client examples that are not C (tests/install/check.sh runs
-# the C block): the Python example and the "From any other language" shell
-# block, extracted from README.md and run exactly as written, from a
-# directory laid out as a clone (proto/, client/, gen/), against a real tkd
-# on its default socket under a private XDG_RUNTIME_DIR. The shell block's
+# the C block): the Python and TypeScript examples and the "From any other
+# language" shell block, extracted from README.md and run exactly as
+# written, from a directory laid out as a clone (proto/, client/, gen/),
+# against a real tkd on its default socket under a private XDG_RUNTIME_DIR. The shell block's
 # output must be the one the README shows (elapsed time and uptime aside).
 #   readme.sh SOURCE_ROOT       (TKD: the tkd to start)
 set -euo pipefail
@@ -43,6 +43,11 @@ block() { # block HEADING FENCE
 }
 block '## The Python client' '```python' >"$work/app.py"
 grep -q 'client.control.ping' "$work/app.py" || fail "README has no Python example"
+block '## The TypeScript client' '```js' >"$work/app.mjs"
+grep -q 'client.control.ping' "$work/app.mjs" || fail "README has no TypeScript example"
+command -v node >/dev/null || fail "node not found (the TypeScript example): tools/install-deps"
+[ -f "$src/client/ts/dist/src/index.js" ] ||
+    fail "client/ts is not built: npm ci --prefix client/ts (tools/install-deps)"
 block '## From any other language' '```sh' >"$work/call.sh"
 grep -q 'nngcat' "$work/call.sh" || fail "README has no shell example"
 # The output the README shows: the block after the shell block.
@@ -76,6 +81,13 @@ done
 out=$(cd "$work" && env $run_py)
 echo "$out"
 [[ $out =~ ^tkd\ [^\ ]+,\ up\ [0-9]+\ ms$ ]] || fail "the Python example printed: $out"
+
+# The TypeScript example, as its first line says to run it.
+run_js=$(sed -n '1s|^// app.mjs: ||p' "$work/app.mjs")
+[ "$run_js" = "node app.mjs" ] || fail "the TypeScript example's first line is not how to run it: $run_js"
+out=$(cd "$work" && node app.mjs)
+echo "$out"
+[[ $out =~ ^tkd\ [^\ ]+,\ up\ [0-9]+\ ms$ ]] || fail "the TypeScript example printed: $out"
 
 out=$(cd "$work" && bash -euo pipefail call.sh)
 echo "$out"
