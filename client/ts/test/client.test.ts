@@ -24,6 +24,18 @@ import {
 
 const dir = mkdtempSync(join(tmpdir(), "tk-ts-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
+
+// Every client a test opens is closed after the file's tests, also when an
+// assertion stopped a test before its own close(): an open connection
+// would keep node, and the run, alive until the watchdog.
+const opened: Client[] = [];
+after(() => { for (const c of opened) c.close(); });
+class TestClient extends Client {
+  constructor(...args: ConstructorParameters<typeof Client>) {
+    super(...args);
+    opened.push(this);
+  }
+}
 const enc = (s: string) => new TextEncoder().encode(s);
 
 interface Seen { hello: Uint8Array; requests: { id: number; env: ReturnType<typeof parseEnv> }[] }
@@ -76,7 +88,7 @@ test("the client sends REQ's handshake and request ids with bit 31 (negative con
   const { url, seen, server } = await fakeRep("echo.sock", handshake(PROTO_REP),
     (sock, id, env) => reply(sock, id, env.callId, toBinary(PingReplySchema,
       create(PingReplySchema, { data: enc("pong"), serverVersion: "fake" }))));
-  const c = new Client(url);
+  const c = new TestClient(url);
   const r = await Promise.all([1, 2, 3].map(() => c.control.ping({}, { timeoutMs: 1234 })));
   assert.equal(r[0].serverVersion, "fake");
   assert.deepEqual(seen.hello, handshake(PROTO_REQ));
@@ -96,7 +108,7 @@ test("the client sends REQ's handshake and request ids with bit 31 (negative con
 
 test("a peer that is not REP is refused: UNAVAILABLE, not sent", async () => {
   const { url, seen, server } = await fakeRep("req.sock", handshake(PROTO_REQ), () => {});
-  const c = new Client(url);
+  const c = new TestClient(url);
   await assert.rejects(c.control.ping({}, { timeoutMs: 2000 }), (e: TkError) => {
     assert.equal(e.code, Code.UNAVAILABLE);
     assert.equal(e.fromServer, false);
@@ -112,7 +124,7 @@ test("a connection lost in flight: UNAVAILABLE, whether it ran is unknown, never
      async () => {
   const { url, seen, server } = await fakeRep("drop.sock", handshake(PROTO_REP),
                                               (sock) => sock.destroy());
-  const c = new Client(url);
+  const c = new TestClient(url);
   await assert.rejects(c.control.ping({}, { timeoutMs: 2000 }), (e: TkError) => {
     assert.equal(e.code, Code.UNAVAILABLE);
     assert.match(e.message, /whether it ran is unknown/);
@@ -133,7 +145,7 @@ test("an AbortSignal sends Control/Cancel for the call, on its connection", asyn
       reply(sock, id, env.callId, Uint8Array.of(8, 1)); // outcome CANCELLED
       reply(sock, held.id, held.env.callId, new Uint8Array(0), Code.CANCELLED, Cause.CALLER);
     });
-  const c = new Client(url);
+  const c = new TestClient(url);
   const ac = new AbortController();
   const call = c.control.startPing({}, { timeoutMs: 5000, signal: ac.signal });
   while (seen.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
@@ -243,7 +255,7 @@ test("tkd over ipc, tcp and tls+tcp with a client certificate", { skip }, async 
                `listening on ${tls}`, "stderr");
   for (const [url, opts] of [[ipc, {}], [tcp, {}],
                              [tls, { tlsCa: c.ca, tlsCert: c.cert, tlsKey: c.key }]] as const) {
-    const client = new Client(url, opts);
+    const client = new TestClient(url, opts);
     const r = await client.control.ping({ data: enc(url) }, { timeoutMs: 5000 });
     assert.equal(new TextDecoder().decode(r.data), url);
     const many = await Promise.all(Array.from({ length: 16 }, (_, i) =>
@@ -255,7 +267,7 @@ test("tkd over ipc, tcp and tls+tcp with a client certificate", { skip }, async 
     client.close();
   }
   // No client certificate: tkd refuses the handshake.
-  const anon = new Client(tls, { tlsCa: c.ca });
+  const anon = new TestClient(tls, { tlsCa: c.ca });
   await assert.rejects(anon.control.ping({}, { timeoutMs: 3000 }),
                        (e: TkError) => e.code === Code.UNAVAILABLE && /not sent/.test(e.message));
   anon.close();
@@ -264,7 +276,7 @@ test("tkd over ipc, tcp and tls+tcp with a client certificate", { skip }, async 
 test("testd: the deadline is tkd's, an AbortSignal is CANCELLED by tkd", { skip }, async () => {
   const url = `ipc://${join(dir, "testd.sock")}`;
   const d = await daemon([TESTD!, "--listen", url], "READY", "stdout");
-  const client = new Client(url);
+  const client = new TestClient(url);
   const late = await client.start("tk.test.Test/Wait", new Uint8Array(0),
                                   { timeoutMs: 200, replyType: "bytes" }).status();
   assert.equal(late.code, Code.DEADLINE_EXCEEDED);
