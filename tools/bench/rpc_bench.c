@@ -16,6 +16,7 @@
  * against the same tkd, and the ratios TS/C.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -297,25 +298,63 @@ static void wait_echo(const char *url)
 
 /* The median round: robust against one disturbed round. */
 /* A whole number in [min, max] into *out; false when s is not one. */
+/* Reads fd to the end into buf (NUL-terminated, the rest dropped). */
+static void read_all(int fd, char *buf, size_t len)
+{
+    size_t used = 0;
+    ssize_t n;
+    char scratch[256];
+    while ((n = read(fd, used + 1 < len ? buf + used : scratch,
+                     used + 1 < len ? len - 1 - used : sizeof scratch)) > 0)
+        if (used + 1 < len)
+            used += (size_t)n;
+    buf[used] = '\0';
+}
+
+/* The next number of text at *p as a double; false when there is none. */
+static bool next_number(const char **p, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(*p, &end);
+    if (errno != 0 || end == *p)
+        return false;
+    *out = v;
+    *p = end;
+    return true;
+}
+
 /* One measurement of the TypeScript client's Ping: node runs script
  * (client/ts/bench/ping.mjs), which prints "p50 p99 calls/s errors". */
 static result measure_ts(const char *script, const char *url, int conc,
                          int calls, size_t size)
 {
+    char n_calls[16], n_conc[16], n_size[24];
+    snprintf(n_calls, sizeof n_calls, "%d", calls);
+    snprintf(n_conc, sizeof n_conc, "%d", conc);
+    snprintf(n_size, sizeof n_size, "%zu", size);
+    const char *argv[] = { "/usr/bin/env", "node", script, url,
+                           n_calls,        n_conc, n_size, NULL };
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        die("bench: pipe: %d", errno);
+    pid_t pid = bench_spawn(argv, NULL, -1, p[1], NULL);
+    close(p[1]);
+    if (pid < 0)
+        die("bench: cannot run node %s", script);
+    char out[512];
+    read_all(p[0], out, sizeof out);
+    close(p[0]);
+    int st;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        die("bench: node %s failed", script);
     result res = { 0 };
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "node '%s' '%s' %d %d %zu", script, url, calls,
-             conc, size);
-    FILE *p = popen(cmd, "r");
-    if (p == NULL)
-        die("bench: cannot run %s", cmd);
-    int errors = 0;
-    if (fscanf(p, "%lf %lf %lf %d", &res.p50_us, &res.p99_us, &res.calls_per_s,
-               &errors) != 4)
-        die("bench: %s printed no measurement", cmd);
-    res.errors = errors;
-    if (pclose(p) != 0)
-        die("bench: %s failed", cmd);
+    double errors = 0;
+    const char *q = out;
+    if (!next_number(&q, &res.p50_us) || !next_number(&q, &res.p99_us) ||
+        !next_number(&q, &res.calls_per_s) || !next_number(&q, &errors))
+        die("bench: node %s printed no measurement: %s", script, out);
+    res.errors = (int)errors;
     return res;
 }
 
@@ -371,6 +410,79 @@ static int parse_args(bench_opts *o, int argc, char **argv)
     return 0;
 }
 
+static const int concurrency[] = { 1, 16 };
+
+/* What main prints after the tables: per concurrency, tkd against the echo
+ * and the TS client against the C client. */
+typedef struct ratios {
+    double p50[2], tp[2], ts_p50[2], ts_tp[2];
+    int errors;
+} ratios;
+
+/* The rounds of one concurrency (concurrency[c]): tkd and the echo
+ * alternating, the TS client after them; prints the medians and keeps the
+ * ratios. Returns the errors. */
+static int measure_callers(const bench_opts *o, ratios *rt, int c,
+                           const char *tkd_url, const char *echo_url)
+{
+    int threads = concurrency[c], rounds = o->rounds;
+    int per = o->calls / threads, errors = 0;
+    size_t size = o->size;
+    double p50[3][9], p99[3][9], tp[3][9];
+    measure(1, tkd_url, threads, per / 10 + 1, size); /* warm up */
+    measure(0, echo_url, threads, per / 10 + 1, size);
+    for (int r = 0; r < rounds; r++) {
+        for (int s = 0; s < 3; s++) {
+            int use_tkd = (r + s) % 2 == 0; /* alternate the order */
+            int k = s == 2 ? 2 : use_tkd ? 0 : 1;
+            if (s == 2 && o->ts_ping == NULL)
+                break;
+            result res =
+                s == 2 ? measure_ts(o->ts_ping, tkd_url, threads, per, size)
+                       : measure(use_tkd, use_tkd ? tkd_url : echo_url, threads,
+                                 per, size);
+            p50[k][r] = res.p50_us;
+            p99[k][r] = res.p99_us;
+            tp[k][r] = res.calls_per_s;
+            errors += res.errors;
+        }
+    }
+    double m50[3], m99[3], mtp[3];
+    for (int k = 0; k < (o->ts_ping != NULL ? 3 : 2); k++) {
+        m50[k] = bench_median(p50[k], rounds);
+        m99[k] = bench_median(p99[k], rounds);
+        mtp[k] = bench_median(tp[k], rounds);
+    }
+    printf("| %d | tkd Ping | %.1f | %.1f | %.0f |\n", threads, m50[0], m99[0],
+           mtp[0]);
+    printf("| %d | NNG echo | %.1f | %.1f | %.0f |\n", threads, m50[1], m99[1],
+           mtp[1]);
+    if (o->ts_ping != NULL) {
+        printf("| %d | tkd Ping, TS client | %.1f | %.1f | %.0f |\n", threads,
+               m50[2], m99[2], mtp[2]);
+        rt->ts_p50[c] = m50[2] / m50[0];
+        rt->ts_tp[c] = mtp[2] / mtp[0];
+    }
+    rt->p50[c] = m50[0] / m50[1];
+    rt->tp[c] = mtp[0] / mtp[1];
+    return errors;
+}
+
+static void print_ratios(const ratios *rt, bool ts)
+{
+    printf("\n| callers | p50 tkd/echo (target ≤ 1.15) | throughput "
+           "tkd/echo (target ≥ 0.85) |\n|---|---|---|\n");
+    for (int c = 0; c < 2; c++)
+        printf("| %d | %.2f | %.2f |\n", concurrency[c], rt->p50[c], rt->tp[c]);
+    if (ts) {
+        printf("\n| callers | p50 TS client/C client | throughput TS/C |\n"
+               "|---|---|---|\n");
+        for (int c = 0; c < 2; c++)
+            printf("| %d | %.2f | %.2f |\n", concurrency[c], rt->ts_p50[c],
+                   rt->ts_tp[c]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--echo-server") == 0)
@@ -405,67 +517,13 @@ int main(int argc, char **argv)
     tk_client_close(bench_start_tkd(tkd_argv, tkd_url, &tkd_pid));
     wait_echo(echo_url);
 
-    static const int concurrency[] = { 1, 16 };
     printf("| callers | server | p50 µs | p99 µs | calls/s |\n");
     printf("|---|---|---|---|---|\n");
-    double ratio_p50[2], ratio_tp[2], ts_p50[2] = { 0 }, ts_tp[2] = { 0 };
-    int errors = 0;
-    for (int c = 0; c < 2; c++) {
-        int threads = concurrency[c];
-        int per = calls / threads;
-        double p50[3][9], p99[3][9], tp[3][9];
-        measure(1, tkd_url, threads, per / 10 + 1, size); /* warm up */
-        measure(0, echo_url, threads, per / 10 + 1, size);
-        for (int r = 0; r < rounds; r++) {
-            for (int s = 0; s < 2; s++) {
-                int use_tkd = (r + s) % 2 == 0; /* alternate the order */
-                result res = measure(use_tkd, use_tkd ? tkd_url : echo_url,
-                                     threads, per, size);
-                int k = use_tkd ? 0 : 1;
-                p50[k][r] = res.p50_us;
-                p99[k][r] = res.p99_us;
-                tp[k][r] = res.calls_per_s;
-                errors += res.errors;
-            }
-            if (o.ts_ping != NULL) {
-                result res = measure_ts(o.ts_ping, tkd_url, threads, per, size);
-                p50[2][r] = res.p50_us;
-                p99[2][r] = res.p99_us;
-                tp[2][r] = res.calls_per_s;
-                errors += res.errors;
-            }
-        }
-        double m50[3], m99[3], mtp[3];
-        for (int k = 0; k < (o.ts_ping != NULL ? 3 : 2); k++) {
-            m50[k] = bench_median(p50[k], rounds);
-            m99[k] = bench_median(p99[k], rounds);
-            mtp[k] = bench_median(tp[k], rounds);
-        }
-        printf("| %d | tkd Ping | %.1f | %.1f | %.0f |\n", threads, m50[0],
-               m99[0], mtp[0]);
-        printf("| %d | NNG echo | %.1f | %.1f | %.0f |\n", threads, m50[1],
-               m99[1], mtp[1]);
-        if (o.ts_ping != NULL) {
-            printf("| %d | tkd Ping, TS client | %.1f | %.1f | %.0f |\n",
-                   threads, m50[2], m99[2], mtp[2]);
-            ts_p50[c] = m50[2] / m50[0];
-            ts_tp[c] = mtp[2] / mtp[0];
-        }
-        ratio_p50[c] = m50[0] / m50[1];
-        ratio_tp[c] = mtp[0] / mtp[1];
-    }
-    printf("\n| callers | p50 tkd/echo (target ≤ 1.15) | throughput "
-           "tkd/echo (target ≥ 0.85) |\n|---|---|---|\n");
+    ratios rt = { 0 };
     for (int c = 0; c < 2; c++)
-        printf("| %d | %.2f | %.2f |\n", concurrency[c], ratio_p50[c],
-               ratio_tp[c]);
-    if (o.ts_ping != NULL) {
-        printf("\n| callers | p50 TS client/C client | throughput TS/C |\n"
-               "|---|---|---|\n");
-        for (int c = 0; c < 2; c++)
-            printf("| %d | %.2f | %.2f |\n", concurrency[c], ts_p50[c],
-                   ts_tp[c]);
-    }
+        rt.errors += measure_callers(&o, &rt, c, tkd_url, echo_url);
+    print_ratios(&rt, o.ts_ping != NULL);
+    int errors = rt.errors;
     printf("\nframe: %zu bytes (Ping data %zu), %d calls per measurement, "
            "%d rounds, errors: %d\n",
            tkd_frame_size(size), size, calls, rounds, errors);
