@@ -21,8 +21,8 @@
  *  - the descriptors open in this process (/proc/self/fd, or /dev/fd).
  * May call: libc only (and pthreads).
  * Must never: know of calls, NNG, protobuf or any other module; choose a
- * path by the name of the C library or system (`__GLIBC__`, `__linux__`)
- * where a TK_HAVE_ check can decide; keep state but the spawn lock.
+ * path by `__GLIBC__` or `__linux__` (the C library's or the kernel's
+ * name) where a TK_HAVE_ check can decide; keep state but the spawn lock.
  */
 #ifndef TK_SERVICE_PORT_H
 #define TK_SERVICE_PORT_H

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "port_config.h"
@@ -32,9 +31,7 @@ static atomic_int pidfd_support;
 
 int64_t proc_now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    return port_mono_ns();
 }
 
 /* The phases of a run; each only moves forward. */

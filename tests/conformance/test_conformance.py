@@ -505,17 +505,7 @@ class Case:
         occupier = self.occupy(client, {})
         call = TkcallCall(self.addr, self.case["method"], request, timeout_ms,
                           self.proto_json())
-        if occupier is not None:
-            status, reply = call.result()
-            self.free(occupier)
-        else:
-            if self.fifo is not None:  # the call is in git, in the hook
-                wait_hook(self.fifo, self.case["name"])
-            try:
-                self.release()
-            finally:
-                release_hook(self.fifo)  # no-op once released
-            status, reply = call.result()
+        status, reply, _ = self.finish(call, occupier)
         self.check(status, reply, None)  # type: ignore[arg-type]
 
     def run_ts(self, client: tk.Client,
@@ -538,23 +528,30 @@ class Case:
         occupier = self.occupy(client, served)
         driver = TsDriver(self.addr)
         try:
-            call = driver.start(cmd)
-            outcome = None
-            if occupier is not None:
-                status, reply = call.result()
-                self.free(occupier)
-            else:
-                if self.fifo is not None:  # the call is in git, in the hook
-                    wait_hook(self.fifo, self.case["name"])
-                outcome = self.cancel(call) if "cancel" in self.case else None
-                try:
-                    self.release()
-                finally:
-                    release_hook(self.fifo)  # no-op once released
-                status, reply = call.result()
+            status, reply, outcome = self.finish(driver.start(cmd), occupier)
         finally:
             driver.close()
         self.check(status, reply, outcome)  # type: ignore[arg-type]
+
+    def finish(self, call: Any, occupier: Any) -> Tuple[Any, Any, Any]:
+        """(status, reply, cancel outcome) of a call of a program (tkcall,
+        the TypeScript driver) whose result() gives (status, reply): behind
+        the occupying call when there is one, else once the held call (in
+        the hook, in testd) is let go, cancelled first where the case
+        says."""
+        if occupier is not None:
+            status, reply = call.result()
+            self.free(occupier)
+            return status, reply, None
+        if self.fifo is not None:  # the call is in git, in the hook
+            wait_hook(self.fifo, self.case["name"])
+        outcome = self.cancel(call) if "cancel" in self.case else None
+        try:
+            self.release()
+        finally:
+            release_hook(self.fifo)  # no-op once released
+        status, reply = call.result()
+        return status, reply, outcome
 
     def occupy(self, client: tk.Client,
                served: Dict[str, control_pb2.MethodInfo]

@@ -4,36 +4,11 @@
 // Python client.
 
 import type { Status as StatusMessage } from "../gen/tk/v1/rpc_pb.js";
+// The canonical gRPC status codes (tk.v1.Status.Code) and why a call ended
+// early (tk.v1.Cancellation.Cause): the generated enums, by shorter names.
+import { Cancellation_Cause as Cause, Status_Code as Code } from "../gen/tk/v1/rpc_pb.js";
 
-/** The canonical gRPC status codes (tk.v1.Status.Code), same numbers. */
-export enum Code {
-  OK = 0,
-  CANCELLED = 1,
-  UNKNOWN = 2,
-  INVALID_ARGUMENT = 3,
-  DEADLINE_EXCEEDED = 4,
-  NOT_FOUND = 5,
-  ALREADY_EXISTS = 6,
-  PERMISSION_DENIED = 7,
-  RESOURCE_EXHAUSTED = 8,
-  FAILED_PRECONDITION = 9,
-  ABORTED = 10,
-  OUT_OF_RANGE = 11,
-  UNIMPLEMENTED = 12,
-  INTERNAL = 13,
-  UNAVAILABLE = 14,
-  DATA_LOSS = 15,
-  UNAUTHENTICATED = 16,
-}
-
-/** Why a call ended early (tk.v1.Cancellation.Cause). */
-export enum Cause {
-  NONE = 0,
-  CALLER = 1,
-  DEADLINE = 2,
-  SHUTDOWN = 3,
-  LIMIT = 4,
-}
+export { Cause, Code };
 
 /**
  * What a Cancel achieved (tk.v1.CancelReply.Outcome), plus NOT_SENT: the
