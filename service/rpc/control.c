@@ -1,4 +1,4 @@
-/* tk.v1.Control: Ping, Cancel, CallState, ListMethods. Registered by
+/* tk.v1.Control: Ping, Cancel, CallState, ListMethods, ListNodes. Registered by
  * rpc_server_new on every server, through the same method table as every other
  * service: the one tk/v1/control.proto declares (tk/v1/control.methods.h). */
 #include <string.h>
@@ -77,10 +77,21 @@ static void list_methods(void *svc, rpc_call *call,
                       "no service named \"%.200s\"", in->service);
 }
 
+/* Inline: the membership answers from what it last read (rpc_nodes_fn
+ * must not block); a tkd that is no member of a fleet answers with no
+ * nodes, and its clients use the address they dialed. */
+static void list_nodes(void *svc, rpc_call *call,
+                       const ProtobufCMessage *request, ProtobufCMessage *reply)
+{
+    (void)request;
+    rpc_server__list_nodes(svc, call, reply);
+}
+
 /* Every Control method is inline (tk/v1/control.proto): Ping never blocks,
  * so it answers even when every worker is busy and tells "tkd is alive"
  * apart from "tkd is saturated"; Cancel and CallState must not wait
- * behind busy workers; ListMethods reads a table fixed at start. */
+ * behind busy workers; ListMethods reads a table fixed at start;
+ * ListNodes, the membership's last reading. */
 const rpc_method rpc_control__methods[TK_V1_CONTROL__N_METHODS] =
     TK_V1_CONTROL__METHODS();
 const size_t rpc_control__n_methods = TK_V1_CONTROL__N_METHODS;

@@ -315,6 +315,15 @@ int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,
 int rpc_server_add_service(rpc_server *srv, void *svc,
                            const rpc_method *methods, size_t n_methods,
                            char *err, size_t errlen);
+/* What tk.v1.Control/ListNodes answers: fills reply (a
+ * Tk__V1__ListNodesReply, initialised) through rpc_call_alloc, or calls
+ * rpc_call_fail. It runs inline, on the receive path: it must not block. */
+typedef void (*rpc_nodes_fn)(void *arg, rpc_call *call,
+                             ProtobufCMessage *reply);
+/* Who answers ListNodes: a fleet's membership (main.c wires it; rpc/
+ * knows no database). Without one, the answer has no nodes: this tkd is
+ * no member of a fleet. Only before rpc_server_start. */
+void rpc_server_set_nodes(rpc_server *srv, rpc_nodes_fn fn, void *arg);
 /* Binds the listeners and starts serving. */
 int rpc_server_start(rpc_server *srv, char *err, size_t errlen);
 /* The URL listener i (of listen, then listen_read_only) is bound to, with

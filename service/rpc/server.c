@@ -223,6 +223,21 @@ const char *rpc_server__version(const rpc_server *srv)
     return srv->version;
 }
 
+void rpc_server_set_nodes(rpc_server *srv, rpc_nodes_fn fn, void *arg)
+{
+    if (srv == NULL || srv->started)
+        return;
+    srv->nodes = fn;
+    srv->nodes_arg = arg;
+}
+
+void rpc_server__list_nodes(const rpc_server *srv, rpc_call *call,
+                            ProtobufCMessage *reply)
+{
+    if (srv->nodes != NULL)
+        srv->nodes(srv->nodes_arg, call, reply);
+}
+
 static int start_slots(rpc_server *srv, char *err, size_t errlen)
 {
     srv->n_slots =

@@ -22,6 +22,8 @@ const tk_method_desc tk_catalog__methods[] = {
      TK_METHOD_READ, 5000, 60000},
     {"tk.v1.Control/ListMethods", &tk__v1__list_methods_request__descriptor, &tk__v1__list_methods_reply__descriptor,
      TK_METHOD_READ, 5000, 60000},
+    {"tk.v1.Control/ListNodes", &tk__v1__list_nodes_request__descriptor, &tk__v1__list_nodes_reply__descriptor,
+     TK_METHOD_READ, 5000, 60000},
     {"tk.v1.Git/Status", &tk__v1__git_status_request__descriptor, &tk__v1__git_status_reply__descriptor,
      TK_METHOD_READ, 30000, 30000},
     {"tk.v1.Git/Log", &tk__v1__git_log_request__descriptor, &tk__v1__git_log_reply__descriptor,
@@ -61,7 +63,7 @@ const tk_method_desc tk_catalog__methods[] = {
     {"tk.v1.Services/Status", &tk__v1__service_status_request__descriptor, &tk__v1__service_status_reply__descriptor,
      TK_METHOD_READ, 10000, 60000},
 };
-const size_t tk_catalog__n_methods = 23;
+const size_t tk_catalog__n_methods = 24;
 
 const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__ping_request__descriptor,
@@ -73,6 +75,9 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__list_methods_request__descriptor,
     &tk__v1__method_info__descriptor,
     &tk__v1__list_methods_reply__descriptor,
+    &tk__v1__list_nodes_request__descriptor,
+    &tk__v1__node_info__descriptor,
+    &tk__v1__list_nodes_reply__descriptor,
     &tk__v1__git_status_request__descriptor,
     &tk__v1__git_status_branch__descriptor,
     &tk__v1__git_status_entry__descriptor,
@@ -130,7 +135,7 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__service_exit__descriptor,
     &tk__v1__service_status_reply__descriptor,
 };
-const size_t tk_catalog__n_messages = 65;
+const size_t tk_catalog__n_messages = 68;
 
 const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__cancel_reply__outcome__descriptor,
@@ -210,6 +215,12 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "never found: a client can cancel only its own calls."},
     {"tk.v1.Control/ListMethods",
      "Every method tkd serves, with its kind and timeouts."},
+    {"tk.v1.Control/ListNodes",
+     "The live nodes of the fleet this tkd is a member of (tkd --node-id):\n"
+     "the membership table in PostgreSQL as this node last read it, nodes\n"
+     "whose heartbeat is older than ttl_ms left out. A tkd that is no\n"
+     "member answers with no nodes and self_id \"\": its clients use the\n"
+     "address they dialed, as with one tkd. Answered from memory, inline."},
     {"tk.v1.Control/Ping",
      "Echoes `data`; says which tkd answered and for how long it has run.\n"
      "Answered on receipt, even when every worker is busy: it tells \"tkd\n"
@@ -349,6 +360,11 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "What it checks out (HEAD when empty)."},
     {"tk.v1.ListMethodsRequest.service",
      "Only methods of this service (\"tk.v1.Control\"); empty for all."},
+    {"tk.v1.ListNodesReply.self_id",
+     "The node that answered; \"\" when this tkd is no member of a fleet."},
+    {"tk.v1.ListNodesReply.ttl_ms",
+     "A node whose heartbeat is older than this is left out; clients read\n"
+     "the list again at least this often."},
     {"tk.v1.MethodInfo.Kind.READ",
      "Follows its caller: cancel and deadline end it."},
     {"tk.v1.MethodInfo.Kind.WRITE",
@@ -385,6 +401,21 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "A READ whose last step writes (it has a commit point): a listener that\n"
      "serves READs only refuses it as it refuses a WRITE\n"
      "(RPC_METHOD_WRITES). Only on a READ."},
+    {"tk.v1.NodeInfo.address",
+     "Where clients dial it (tkd --advertise): tls+tcp://HOST:PORT."},
+    {"tk.v1.NodeInfo.draining",
+     "It has been told to stop (SIGTERM): it takes no new calls. Clients\n"
+     "send it nothing; it leaves the table when it exits."},
+    {"tk.v1.NodeInfo.heartbeat_age_ms",
+     "How long ago it last refreshed its row, by PostgreSQL's clock (the\n"
+     "nodes' own clocks need not agree)."},
+    {"tk.v1.NodeInfo.node_id",
+     "tkd --node-id: unique in the fleet."},
+    {"tk.v1.NodeInfo.roots",
+     "Its --root directories, resolved (realpath) on its machine. A path\n"
+     "belongs to the node whose root is its longest prefix."},
+    {"tk.v1.NodeInfo.version",
+     "Its tkd version."},
     {"tk.v1.Orders/AddItem",
      "Adds an item to an open order. A closed order is refused\n"
      "(FAILED_PRECONDITION, ORDER_CLOSED) by the insert itself; it never waits\n"
@@ -637,7 +668,7 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "request refused before any ran, tk.v1.Control). For people (tkcall\n"
      "-v), not to compare."},
 };
-const size_t tk_catalog__n_docs = 180;
+const size_t tk_catalog__n_docs = 189;
 
 /* Fields with what protobuf-c does not keep: message, field, oneof,
  * map, option (tk.v1.path). */

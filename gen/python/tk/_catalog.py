@@ -13,6 +13,8 @@ METHODS = (
      'READ', 5000, 60000),
     ('tk.v1.Control/ListMethods', 'tk.v1.ListMethodsRequest', 'tk.v1.ListMethodsReply',
      'READ', 5000, 60000),
+    ('tk.v1.Control/ListNodes', 'tk.v1.ListNodesRequest', 'tk.v1.ListNodesReply',
+     'READ', 5000, 60000),
     ('tk.v1.Git/Status', 'tk.v1.GitStatusRequest', 'tk.v1.GitStatusReply',
      'READ', 30000, 30000),
     ('tk.v1.Git/Log', 'tk.v1.GitLogRequest', 'tk.v1.GitLogReply',

@@ -52,6 +52,14 @@ export const METHODS: readonly MethodEntry[] = [
     ceilingMs: 60000,
   },
   {
+    name: "tk.v1.Control/ListNodes",
+    requestType: "tk.v1.ListNodesRequest",
+    replyType: "tk.v1.ListNodesReply",
+    kind: "READ",
+    defaultTimeoutMs: 5000,
+    ceilingMs: 60000,
+  },
+  {
     name: "tk.v1.Git/Status",
     requestType: "tk.v1.GitStatusRequest",
     replyType: "tk.v1.GitStatusReply",

@@ -9,6 +9,8 @@ import {
   CancelRequestSchema,
   ListMethodsReplySchema,
   ListMethodsRequestSchema,
+  ListNodesReplySchema,
+  ListNodesRequestSchema,
   PingReplySchema,
   PingRequestSchema,
   file_tk_v1_control,
@@ -115,6 +117,19 @@ export const services = {
       method: "tk.v1.Control/ListMethods",
       input: ListMethodsRequestSchema,
       output: ListMethodsReplySchema,
+    },
+    /**
+     * tk.v1.Control/ListNodes: READ (timeout 5 s by default, 60 s at most).
+     * The live nodes of the fleet this tkd is a member of (tkd --node-id): the
+     * membership table in PostgreSQL as this node last read it, nodes whose
+     * heartbeat is older than ttl_ms left out. A tkd that is no member answers
+     * with no nodes and self_id "": its clients use the address they dialed,
+     * as with one tkd. Answered from memory, inline.
+     */
+    listNodes: {
+      method: "tk.v1.Control/ListNodes",
+      input: ListNodesRequestSchema,
+      output: ListNodesReplySchema,
     },
   },
   /**

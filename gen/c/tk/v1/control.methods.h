@@ -22,7 +22,7 @@
 
 /* ---- tk.v1.Control ---- */
 
-#define TK_V1_CONTROL__N_METHODS 4
+#define TK_V1_CONTROL__N_METHODS 5
 
 /* tk.v1.Control/Ping: READ (timeout 5 s by default, 60 s at most) */
 #define TK_V1_CONTROL__PING__DEFAULT_TIMEOUT_MS 5000u
@@ -39,6 +39,10 @@
 /* tk.v1.Control/ListMethods: READ (timeout 5 s by default, 60 s at most) */
 #define TK_V1_CONTROL__LIST_METHODS__DEFAULT_TIMEOUT_MS 5000u
 #define TK_V1_CONTROL__LIST_METHODS__CEILING_MS 60000u
+
+/* tk.v1.Control/ListNodes: READ (timeout 5 s by default, 60 s at most) */
+#define TK_V1_CONTROL__LIST_NODES__DEFAULT_TIMEOUT_MS 5000u
+#define TK_V1_CONTROL__LIST_NODES__CEILING_MS 60000u
 
 #define TK_V1_CONTROL__METHODS(prefix) \
     { \
@@ -80,6 +84,16 @@
             .default_timeout_ms = TK_V1_CONTROL__LIST_METHODS__DEFAULT_TIMEOUT_MS, \
             .ceiling_ms = TK_V1_CONTROL__LIST_METHODS__CEILING_MS, \
             .handler = prefix##list_methods, \
+            .flags = RPC_METHOD_INLINE, \
+        }, \
+        { \
+            .name = "tk.v1.Control/ListNodes", \
+            .request = &tk__v1__list_nodes_request__descriptor, \
+            .reply = &tk__v1__list_nodes_reply__descriptor, \
+            .kind = RPC_READ, \
+            .default_timeout_ms = TK_V1_CONTROL__LIST_NODES__DEFAULT_TIMEOUT_MS, \
+            .ceiling_ms = TK_V1_CONTROL__LIST_NODES__CEILING_MS, \
+            .handler = prefix##list_nodes, \
             .flags = RPC_METHOD_INLINE, \
         }, \
     }

@@ -412,6 +412,141 @@ void   tk__v1__list_methods_reply__free_unpacked
   assert(message->base.descriptor == &tk__v1__list_methods_reply__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   tk__v1__list_nodes_request__init
+                     (Tk__V1__ListNodesRequest         *message)
+{
+  static const Tk__V1__ListNodesRequest init_value = TK__V1__LIST_NODES_REQUEST__INIT;
+  *message = init_value;
+}
+size_t tk__v1__list_nodes_request__get_packed_size
+                     (const Tk__V1__ListNodesRequest *message)
+{
+  assert(message->base.descriptor == &tk__v1__list_nodes_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__list_nodes_request__pack
+                     (const Tk__V1__ListNodesRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__list_nodes_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__list_nodes_request__pack_to_buffer
+                     (const Tk__V1__ListNodesRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__list_nodes_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__ListNodesRequest *
+       tk__v1__list_nodes_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__ListNodesRequest *)
+     protobuf_c_message_unpack (&tk__v1__list_nodes_request__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__list_nodes_request__free_unpacked
+                     (Tk__V1__ListNodesRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__list_nodes_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   tk__v1__node_info__init
+                     (Tk__V1__NodeInfo         *message)
+{
+  static const Tk__V1__NodeInfo init_value = TK__V1__NODE_INFO__INIT;
+  *message = init_value;
+}
+size_t tk__v1__node_info__get_packed_size
+                     (const Tk__V1__NodeInfo *message)
+{
+  assert(message->base.descriptor == &tk__v1__node_info__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__node_info__pack
+                     (const Tk__V1__NodeInfo *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__node_info__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__node_info__pack_to_buffer
+                     (const Tk__V1__NodeInfo *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__node_info__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__NodeInfo *
+       tk__v1__node_info__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__NodeInfo *)
+     protobuf_c_message_unpack (&tk__v1__node_info__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__node_info__free_unpacked
+                     (Tk__V1__NodeInfo *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__node_info__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   tk__v1__list_nodes_reply__init
+                     (Tk__V1__ListNodesReply         *message)
+{
+  static const Tk__V1__ListNodesReply init_value = TK__V1__LIST_NODES_REPLY__INIT;
+  *message = init_value;
+}
+size_t tk__v1__list_nodes_reply__get_packed_size
+                     (const Tk__V1__ListNodesReply *message)
+{
+  assert(message->base.descriptor == &tk__v1__list_nodes_reply__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__list_nodes_reply__pack
+                     (const Tk__V1__ListNodesReply *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__list_nodes_reply__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__list_nodes_reply__pack_to_buffer
+                     (const Tk__V1__ListNodesReply *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__list_nodes_reply__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__ListNodesReply *
+       tk__v1__list_nodes_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__ListNodesReply *)
+     protobuf_c_message_unpack (&tk__v1__list_nodes_reply__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__list_nodes_reply__free_unpacked
+                     (Tk__V1__ListNodesReply *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__list_nodes_reply__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor tk__v1__ping_request__field_descriptors[1] =
 {
   {
@@ -943,17 +1078,204 @@ const ProtobufCMessageDescriptor tk__v1__list_methods_reply__descriptor =
   (ProtobufCMessageInit) tk__v1__list_methods_reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCMethodDescriptor tk__v1__control__method_descriptors[4] =
+#define tk__v1__list_nodes_request__field_descriptors NULL
+#define tk__v1__list_nodes_request__field_indices_by_name NULL
+#define tk__v1__list_nodes_request__number_ranges NULL
+const ProtobufCMessageDescriptor tk__v1__list_nodes_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.ListNodesRequest",
+  "ListNodesRequest",
+  "Tk__V1__ListNodesRequest",
+  "tk.v1",
+  sizeof(Tk__V1__ListNodesRequest),
+  0,
+  tk__v1__list_nodes_request__field_descriptors,
+  tk__v1__list_nodes_request__field_indices_by_name,
+  0,  tk__v1__list_nodes_request__number_ranges,
+  (ProtobufCMessageInit) tk__v1__list_nodes_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor tk__v1__node_info__field_descriptors[6] =
+{
+  {
+    "node_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__NodeInfo, node_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "address",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__NodeInfo, address),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "roots",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Tk__V1__NodeInfo, n_roots),
+    offsetof(Tk__V1__NodeInfo, roots),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "version",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__NodeInfo, version),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "draining",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__NodeInfo, draining),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "heartbeat_age_ms",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__NodeInfo, heartbeat_age_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tk__v1__node_info__field_indices_by_name[] = {
+  1,   /* field[1] = address */
+  4,   /* field[4] = draining */
+  5,   /* field[5] = heartbeat_age_ms */
+  0,   /* field[0] = node_id */
+  2,   /* field[2] = roots */
+  3,   /* field[3] = version */
+};
+static const ProtobufCIntRange tk__v1__node_info__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor tk__v1__node_info__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.NodeInfo",
+  "NodeInfo",
+  "Tk__V1__NodeInfo",
+  "tk.v1",
+  sizeof(Tk__V1__NodeInfo),
+  6,
+  tk__v1__node_info__field_descriptors,
+  tk__v1__node_info__field_indices_by_name,
+  1,  tk__v1__node_info__number_ranges,
+  (ProtobufCMessageInit) tk__v1__node_info__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor tk__v1__list_nodes_reply__field_descriptors[3] =
+{
+  {
+    "nodes",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Tk__V1__ListNodesReply, n_nodes),
+    offsetof(Tk__V1__ListNodesReply, nodes),
+    &tk__v1__node_info__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "self_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__ListNodesReply, self_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "ttl_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__ListNodesReply, ttl_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tk__v1__list_nodes_reply__field_indices_by_name[] = {
+  0,   /* field[0] = nodes */
+  1,   /* field[1] = self_id */
+  2,   /* field[2] = ttl_ms */
+};
+static const ProtobufCIntRange tk__v1__list_nodes_reply__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor tk__v1__list_nodes_reply__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.ListNodesReply",
+  "ListNodesReply",
+  "Tk__V1__ListNodesReply",
+  "tk.v1",
+  sizeof(Tk__V1__ListNodesReply),
+  3,
+  tk__v1__list_nodes_reply__field_descriptors,
+  tk__v1__list_nodes_reply__field_indices_by_name,
+  1,  tk__v1__list_nodes_reply__number_ranges,
+  (ProtobufCMessageInit) tk__v1__list_nodes_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCMethodDescriptor tk__v1__control__method_descriptors[5] =
 {
   { "Ping", &tk__v1__ping_request__descriptor, &tk__v1__ping_reply__descriptor },
   { "Cancel", &tk__v1__cancel_request__descriptor, &tk__v1__cancel_reply__descriptor },
   { "CallState", &tk__v1__call_state_request__descriptor, &tk__v1__call_state_reply__descriptor },
   { "ListMethods", &tk__v1__list_methods_request__descriptor, &tk__v1__list_methods_reply__descriptor },
+  { "ListNodes", &tk__v1__list_nodes_request__descriptor, &tk__v1__list_nodes_reply__descriptor },
 };
 const unsigned tk__v1__control__method_indices_by_name[] = {
   2,        /* CallState */
   1,        /* Cancel */
   3,        /* ListMethods */
+  4,        /* ListNodes */
   0         /* Ping */
 };
 const ProtobufCServiceDescriptor tk__v1__control__descriptor =
@@ -963,7 +1285,7 @@ const ProtobufCServiceDescriptor tk__v1__control__descriptor =
   "Control",
   "Tk__V1__Control",
   "tk.v1",
-  4,
+  5,
   tk__v1__control__method_descriptors,
   tk__v1__control__method_indices_by_name
 };
@@ -998,6 +1320,14 @@ void tk__v1__control__list_methods(ProtobufCService *service,
 {
   assert(service->descriptor == &tk__v1__control__descriptor);
   service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void tk__v1__control__list_nodes(ProtobufCService *service,
+                                 const Tk__V1__ListNodesRequest *input,
+                                 Tk__V1__ListNodesReply_Closure closure,
+                                 void *closure_data)
+{
+  assert(service->descriptor == &tk__v1__control__descriptor);
+  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void tk__v1__control__init (Tk__V1__Control_Service *service,
                             Tk__V1__Control_ServiceDestroy destroy)

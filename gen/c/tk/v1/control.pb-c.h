@@ -25,6 +25,9 @@ typedef struct Tk__V1__CallStateReply Tk__V1__CallStateReply;
 typedef struct Tk__V1__ListMethodsRequest Tk__V1__ListMethodsRequest;
 typedef struct Tk__V1__MethodInfo Tk__V1__MethodInfo;
 typedef struct Tk__V1__ListMethodsReply Tk__V1__ListMethodsReply;
+typedef struct Tk__V1__ListNodesRequest Tk__V1__ListNodesRequest;
+typedef struct Tk__V1__NodeInfo Tk__V1__NodeInfo;
+typedef struct Tk__V1__ListNodesReply Tk__V1__ListNodesReply;
 
 
 /* --- enums --- */
@@ -202,6 +205,72 @@ struct  Tk__V1__ListMethodsReply
     , 0,NULL }
 
 
+struct  Tk__V1__ListNodesRequest
+{
+  ProtobufCMessage base;
+};
+#define TK__V1__LIST_NODES_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__list_nodes_request__descriptor) \
+     }
+
+
+struct  Tk__V1__NodeInfo
+{
+  ProtobufCMessage base;
+  /*
+   * tkd --node-id: unique in the fleet.
+   */
+  char *node_id;
+  /*
+   * Where clients dial it (tkd --advertise): tls+tcp://HOST:PORT.
+   */
+  char *address;
+  /*
+   * Its --root directories, resolved (realpath) on its machine. A path
+   * belongs to the node whose root is its longest prefix.
+   */
+  size_t n_roots;
+  char **roots;
+  /*
+   * Its tkd version.
+   */
+  char *version;
+  /*
+   * It has been told to stop (SIGTERM): it takes no new calls. Clients
+   * send it nothing; it leaves the table when it exits.
+   */
+  protobuf_c_boolean draining;
+  /*
+   * How long ago it last refreshed its row, by PostgreSQL's clock (the
+   * nodes' own clocks need not agree).
+   */
+  uint64_t heartbeat_age_ms;
+};
+#define TK__V1__NODE_INFO__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__node_info__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, (char *)protobuf_c_empty_string, 0, 0 }
+
+
+struct  Tk__V1__ListNodesReply
+{
+  ProtobufCMessage base;
+  size_t n_nodes;
+  Tk__V1__NodeInfo **nodes;
+  /*
+   * The node that answered; "" when this tkd is no member of a fleet.
+   */
+  char *self_id;
+  /*
+   * A node whose heartbeat is older than this is left out; clients read
+   * the list again at least this often.
+   */
+  uint32_t ttl_ms;
+};
+#define TK__V1__LIST_NODES_REPLY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__list_nodes_reply__descriptor) \
+    , 0,NULL, (char *)protobuf_c_empty_string, 0 }
+
+
 /* Tk__V1__PingRequest methods */
 void   tk__v1__ping_request__init
                      (Tk__V1__PingRequest         *message);
@@ -373,6 +442,63 @@ Tk__V1__ListMethodsReply *
 void   tk__v1__list_methods_reply__free_unpacked
                      (Tk__V1__ListMethodsReply *message,
                       ProtobufCAllocator *allocator);
+/* Tk__V1__ListNodesRequest methods */
+void   tk__v1__list_nodes_request__init
+                     (Tk__V1__ListNodesRequest         *message);
+size_t tk__v1__list_nodes_request__get_packed_size
+                     (const Tk__V1__ListNodesRequest   *message);
+size_t tk__v1__list_nodes_request__pack
+                     (const Tk__V1__ListNodesRequest   *message,
+                      uint8_t             *out);
+size_t tk__v1__list_nodes_request__pack_to_buffer
+                     (const Tk__V1__ListNodesRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__ListNodesRequest *
+       tk__v1__list_nodes_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__list_nodes_request__free_unpacked
+                     (Tk__V1__ListNodesRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Tk__V1__NodeInfo methods */
+void   tk__v1__node_info__init
+                     (Tk__V1__NodeInfo         *message);
+size_t tk__v1__node_info__get_packed_size
+                     (const Tk__V1__NodeInfo   *message);
+size_t tk__v1__node_info__pack
+                     (const Tk__V1__NodeInfo   *message,
+                      uint8_t             *out);
+size_t tk__v1__node_info__pack_to_buffer
+                     (const Tk__V1__NodeInfo   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__NodeInfo *
+       tk__v1__node_info__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__node_info__free_unpacked
+                     (Tk__V1__NodeInfo *message,
+                      ProtobufCAllocator *allocator);
+/* Tk__V1__ListNodesReply methods */
+void   tk__v1__list_nodes_reply__init
+                     (Tk__V1__ListNodesReply         *message);
+size_t tk__v1__list_nodes_reply__get_packed_size
+                     (const Tk__V1__ListNodesReply   *message);
+size_t tk__v1__list_nodes_reply__pack
+                     (const Tk__V1__ListNodesReply   *message,
+                      uint8_t             *out);
+size_t tk__v1__list_nodes_reply__pack_to_buffer
+                     (const Tk__V1__ListNodesReply   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__ListNodesReply *
+       tk__v1__list_nodes_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__list_nodes_reply__free_unpacked
+                     (Tk__V1__ListNodesReply *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Tk__V1__PingRequest_Closure)
@@ -402,6 +528,15 @@ typedef void (*Tk__V1__MethodInfo_Closure)
 typedef void (*Tk__V1__ListMethodsReply_Closure)
                  (const Tk__V1__ListMethodsReply *message,
                   void *closure_data);
+typedef void (*Tk__V1__ListNodesRequest_Closure)
+                 (const Tk__V1__ListNodesRequest *message,
+                  void *closure_data);
+typedef void (*Tk__V1__NodeInfo_Closure)
+                 (const Tk__V1__NodeInfo *message,
+                  void *closure_data);
+typedef void (*Tk__V1__ListNodesReply_Closure)
+                 (const Tk__V1__ListNodesReply *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -425,6 +560,10 @@ struct Tk__V1__Control_Service
                        const Tk__V1__ListMethodsRequest *input,
                        Tk__V1__ListMethodsReply_Closure closure,
                        void *closure_data);
+  void (*list_nodes)(Tk__V1__Control_Service *service,
+                     const Tk__V1__ListNodesRequest *input,
+                     Tk__V1__ListNodesReply_Closure closure,
+                     void *closure_data);
 };
 typedef void (*Tk__V1__Control_ServiceDestroy)(Tk__V1__Control_Service *);
 void tk__v1__control__init (Tk__V1__Control_Service *service,
@@ -436,7 +575,8 @@ void tk__v1__control__init (Tk__V1__Control_Service *service,
       function_prefix__ ## ping,\
       function_prefix__ ## cancel,\
       function_prefix__ ## call_state,\
-      function_prefix__ ## list_methods  }
+      function_prefix__ ## list_methods,\
+      function_prefix__ ## list_nodes  }
 void tk__v1__control__ping(ProtobufCService *service,
                            const Tk__V1__PingRequest *input,
                            Tk__V1__PingReply_Closure closure,
@@ -453,6 +593,10 @@ void tk__v1__control__list_methods(ProtobufCService *service,
                                    const Tk__V1__ListMethodsRequest *input,
                                    Tk__V1__ListMethodsReply_Closure closure,
                                    void *closure_data);
+void tk__v1__control__list_nodes(ProtobufCService *service,
+                                 const Tk__V1__ListNodesRequest *input,
+                                 Tk__V1__ListNodesReply_Closure closure,
+                                 void *closure_data);
 
 /* --- descriptors --- */
 
@@ -468,6 +612,9 @@ extern const ProtobufCMessageDescriptor tk__v1__list_methods_request__descriptor
 extern const ProtobufCMessageDescriptor tk__v1__method_info__descriptor;
 extern const ProtobufCEnumDescriptor    tk__v1__method_info__kind__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__list_methods_reply__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__list_nodes_request__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__node_info__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__list_nodes_reply__descriptor;
 extern const ProtobufCServiceDescriptor tk__v1__control__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -40,3 +40,13 @@ int tk_control_list_methods(tk_client *client, const Tk__V1__ListMethodsRequest 
                    &tk__v1__list_methods_reply__descriptor,
                    (ProtobufCMessage **)reply, opts, status);
 }
+
+int tk_control_list_nodes(tk_client *client, const Tk__V1__ListNodesRequest *request,
+        Tk__V1__ListNodesReply **reply, const tk_call_opts *opts,
+        tk_status *status)
+{
+    return tk_call(client, "tk.v1.Control/ListNodes",
+                   (const ProtobufCMessage *)request,
+                   &tk__v1__list_nodes_reply__descriptor,
+                   (ProtobufCMessage **)reply, opts, status);
+}

@@ -38,6 +38,13 @@ int tk_control_list_methods(tk_client *client, const Tk__V1__ListMethodsRequest 
         Tk__V1__ListMethodsReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
+/* tk.v1.Control/ListNodes: READ (timeout 5 s by default, 60 s at most).
+ * Returns status->code; on TK_CODE_OK *reply is freed with
+ * protobuf_c_message_free_unpacked. */
+int tk_control_list_nodes(tk_client *client, const Tk__V1__ListNodesRequest *request,
+        Tk__V1__ListNodesReply **reply, const tk_call_opts *opts,
+        tk_status *status);
+
 #ifdef __cplusplus
 }
 #endif

@@ -57,6 +57,20 @@ class ListMethodsRequest(_message.Message):
     service: str
     def __init__(self, service: _Optional[str] = ...) -> None: ...
 
+class ListNodesReply(_message.Message):
+    __slots__ = ["nodes", "self_id", "ttl_ms"]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    SELF_ID_FIELD_NUMBER: _ClassVar[int]
+    TTL_MS_FIELD_NUMBER: _ClassVar[int]
+    nodes: _containers.RepeatedCompositeFieldContainer[NodeInfo]
+    self_id: str
+    ttl_ms: int
+    def __init__(self, nodes: _Optional[_Iterable[_Union[NodeInfo, _Mapping]]] = ..., self_id: _Optional[str] = ..., ttl_ms: _Optional[int] = ...) -> None: ...
+
+class ListNodesRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
 class MethodInfo(_message.Message):
     __slots__ = ["ceiling_ms", "default_timeout_ms", "kind", "name", "reply_type", "request_type"]
     class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
@@ -77,6 +91,22 @@ class MethodInfo(_message.Message):
     reply_type: str
     request_type: str
     def __init__(self, name: _Optional[str] = ..., request_type: _Optional[str] = ..., reply_type: _Optional[str] = ..., kind: _Optional[_Union[MethodInfo.Kind, str]] = ..., default_timeout_ms: _Optional[int] = ..., ceiling_ms: _Optional[int] = ...) -> None: ...
+
+class NodeInfo(_message.Message):
+    __slots__ = ["address", "draining", "heartbeat_age_ms", "node_id", "roots", "version"]
+    ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    DRAINING_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_AGE_MS_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    ROOTS_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    address: str
+    draining: bool
+    heartbeat_age_ms: int
+    node_id: str
+    roots: _containers.RepeatedScalarFieldContainer[str]
+    version: str
+    def __init__(self, node_id: _Optional[str] = ..., address: _Optional[str] = ..., roots: _Optional[_Iterable[str]] = ..., version: _Optional[str] = ..., draining: bool = ..., heartbeat_age_ms: _Optional[int] = ...) -> None: ...
 
 class PingReply(_message.Message):
     __slots__ = ["data", "server_version", "uptime_ms"]

@@ -191,3 +191,48 @@ class Control:
             timeout=timeout,
             reply_type=_tk_v1_control_pb2.ListMethodsReply,
         )
+
+    def list_nodes(
+        self,
+        request: _tk_v1_control_pb2.ListNodesRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+    ) -> _tk_v1_control_pb2.ListNodesReply:
+        """tk.v1.Control/ListNodes: READ (timeout 5 s by default, 60 s at
+        most). The live nodes of the fleet this tkd is a member of (tkd
+        --node-id): the membership table in PostgreSQL as this node last
+        read it, nodes whose heartbeat is older than ttl_ms left out. A tkd
+        that is no member answers with no nodes and self_id "": its clients
+        use the address they dialed, as with one tkd. Answered from memory,
+        inline.
+        """
+        return self._client.call(
+            'tk.v1.Control/ListNodes',
+            build_request(
+                _tk_v1_control_pb2.ListNodesRequest,
+                request,
+                {},
+            ),
+            timeout=timeout,
+            reply_type=_tk_v1_control_pb2.ListNodesReply,
+        )
+
+    def start_list_nodes(
+        self,
+        request: _tk_v1_control_pb2.ListNodesRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+    ) -> Call[_tk_v1_control_pb2.ListNodesReply]:
+        """Starts tk.v1.Control/ListNodes; see list_nodes."""
+        return self._client.start(
+            'tk.v1.Control/ListNodes',
+            build_request(
+                _tk_v1_control_pb2.ListNodesRequest,
+                request,
+                {},
+            ),
+            timeout=timeout,
+            reply_type=_tk_v1_control_pb2.ListNodesReply,
+        )

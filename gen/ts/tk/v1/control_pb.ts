@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tk/v1/control.proto.
  */
 export const file_tk_v1_control: GenFile = /*@__PURE__*/
-  fileDesc("ChN0ay92MS9jb250cm9sLnByb3RvEgV0ay52MSIbCgtQaW5nUmVxdWVzdBIMCgRkYXRhGAEgASgMIkQKCVBpbmdSZXBseRIMCgRkYXRhGAEgASgMEhYKDnNlcnZlcl92ZXJzaW9uGAIgASgJEhEKCXVwdGltZV9tcxgDIAEoBCIgCg1DYW5jZWxSZXF1ZXN0Eg8KB2NhbGxfaWQYASABKAQiowEKC0NhbmNlbFJlcGx5EisKB291dGNvbWUYASABKA4yGi50ay52MS5DYW5jZWxSZXBseS5PdXRjb21lImcKB091dGNvbWUSFwoTT1VUQ09NRV9VTlNQRUNJRklFRBAAEg0KCUNBTkNFTExFRBABEg0KCU5PVF9GT1VORBACEhAKDEFMUkVBRFlfRE9ORRADEhMKD1dSSVRFX0NPTlRJTlVFUxAEIiMKEENhbGxTdGF0ZVJlcXVlc3QSDwoHY2FsbF9pZBgBIAEoBCKSAQoOQ2FsbFN0YXRlUmVwbHkSKgoFc3RhdGUYASABKA4yGy50ay52MS5DYWxsU3RhdGVSZXBseS5TdGF0ZSJUCgVTdGF0ZRIVChFTVEFURV9VTlNQRUNJRklFRBAAEgoKBlFVRVVFRBABEgsKB1JVTk5JTkcQAhIMCghBTlNXRVJFRBADEg0KCU5PVF9GT1VORBAEIiUKEkxpc3RNZXRob2RzUmVxdWVzdBIPCgdzZXJ2aWNlGAEgASgJIs0BCgpNZXRob2RJbmZvEgwKBG5hbWUYASABKAkSFAoMcmVxdWVzdF90eXBlGAIgASgJEhIKCnJlcGx5X3R5cGUYAyABKAkSJAoEa2luZBgEIAEoDjIWLnRrLnYxLk1ldGhvZEluZm8uS2luZBIaChJkZWZhdWx0X3RpbWVvdXRfbXMYBSABKA0SEgoKY2VpbGluZ19tcxgGIAEoDSIxCgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIICgRSRUFEEAESCQoFV1JJVEUQAiI2ChBMaXN0TWV0aG9kc1JlcGx5EiIKB21ldGhvZHMYASADKAsyES50ay52MS5NZXRob2RJbmZvMq8CCgdDb250cm9sEj0KBFBpbmcSEi50ay52MS5QaW5nUmVxdWVzdBoQLnRrLnYxLlBpbmdSZXBseSIPop8ZCwgBEIgnGODUAyABEkMKBkNhbmNlbBIULnRrLnYxLkNhbmNlbFJlcXVlc3QaEi50ay52MS5DYW5jZWxSZXBseSIPop8ZCwgBEIgnGODUAyABEkwKCUNhbGxTdGF0ZRIXLnRrLnYxLkNhbGxTdGF0ZVJlcXVlc3QaFS50ay52MS5DYWxsU3RhdGVSZXBseSIPop8ZCwgBEIgnGODUAyABElIKC0xpc3RNZXRob2RzEhkudGsudjEuTGlzdE1ldGhvZHNSZXF1ZXN0GhcudGsudjEuTGlzdE1ldGhvZHNSZXBseSIPop8ZCwgBEIgnGODUAyABYgZwcm90bzM", [file_tk_v1_options]);
+  fileDesc("ChN0ay92MS9jb250cm9sLnByb3RvEgV0ay52MSIbCgtQaW5nUmVxdWVzdBIMCgRkYXRhGAEgASgMIkQKCVBpbmdSZXBseRIMCgRkYXRhGAEgASgMEhYKDnNlcnZlcl92ZXJzaW9uGAIgASgJEhEKCXVwdGltZV9tcxgDIAEoBCIgCg1DYW5jZWxSZXF1ZXN0Eg8KB2NhbGxfaWQYASABKAQiowEKC0NhbmNlbFJlcGx5EisKB291dGNvbWUYASABKA4yGi50ay52MS5DYW5jZWxSZXBseS5PdXRjb21lImcKB091dGNvbWUSFwoTT1VUQ09NRV9VTlNQRUNJRklFRBAAEg0KCUNBTkNFTExFRBABEg0KCU5PVF9GT1VORBACEhAKDEFMUkVBRFlfRE9ORRADEhMKD1dSSVRFX0NPTlRJTlVFUxAEIiMKEENhbGxTdGF0ZVJlcXVlc3QSDwoHY2FsbF9pZBgBIAEoBCKSAQoOQ2FsbFN0YXRlUmVwbHkSKgoFc3RhdGUYASABKA4yGy50ay52MS5DYWxsU3RhdGVSZXBseS5TdGF0ZSJUCgVTdGF0ZRIVChFTVEFURV9VTlNQRUNJRklFRBAAEgoKBlFVRVVFRBABEgsKB1JVTk5JTkcQAhIMCghBTlNXRVJFRBADEg0KCU5PVF9GT1VORBAEIiUKEkxpc3RNZXRob2RzUmVxdWVzdBIPCgdzZXJ2aWNlGAEgASgJIs0BCgpNZXRob2RJbmZvEgwKBG5hbWUYASABKAkSFAoMcmVxdWVzdF90eXBlGAIgASgJEhIKCnJlcGx5X3R5cGUYAyABKAkSJAoEa2luZBgEIAEoDjIWLnRrLnYxLk1ldGhvZEluZm8uS2luZBIaChJkZWZhdWx0X3RpbWVvdXRfbXMYBSABKA0SEgoKY2VpbGluZ19tcxgGIAEoDSIxCgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIICgRSRUFEEAESCQoFV1JJVEUQAiI2ChBMaXN0TWV0aG9kc1JlcGx5EiIKB21ldGhvZHMYASADKAsyES50ay52MS5NZXRob2RJbmZvIhIKEExpc3ROb2Rlc1JlcXVlc3QieAoITm9kZUluZm8SDwoHbm9kZV9pZBgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEg0KBXJvb3RzGAMgAygJEg8KB3ZlcnNpb24YBCABKAkSEAoIZHJhaW5pbmcYBSABKAgSGAoQaGVhcnRiZWF0X2FnZV9tcxgGIAEoBCJRCg5MaXN0Tm9kZXNSZXBseRIeCgVub2RlcxgBIAMoCzIPLnRrLnYxLk5vZGVJbmZvEg8KB3NlbGZfaWQYAiABKAkSDgoGdHRsX21zGAMgASgNMv0CCgdDb250cm9sEj0KBFBpbmcSEi50ay52MS5QaW5nUmVxdWVzdBoQLnRrLnYxLlBpbmdSZXBseSIPop8ZCwgBEIgnGODUAyABEkMKBkNhbmNlbBIULnRrLnYxLkNhbmNlbFJlcXVlc3QaEi50ay52MS5DYW5jZWxSZXBseSIPop8ZCwgBEIgnGODUAyABEkwKCUNhbGxTdGF0ZRIXLnRrLnYxLkNhbGxTdGF0ZVJlcXVlc3QaFS50ay52MS5DYWxsU3RhdGVSZXBseSIPop8ZCwgBEIgnGODUAyABElIKC0xpc3RNZXRob2RzEhkudGsudjEuTGlzdE1ldGhvZHNSZXF1ZXN0GhcudGsudjEuTGlzdE1ldGhvZHNSZXBseSIPop8ZCwgBEIgnGODUAyABEkwKCUxpc3ROb2RlcxIXLnRrLnYxLkxpc3ROb2Rlc1JlcXVlc3QaFS50ay52MS5MaXN0Tm9kZXNSZXBseSIPop8ZCwgBEIgnGODUAyABYgZwcm90bzM", [file_tk_v1_options]);
 
 /**
  * @generated from message tk.v1.PingRequest
@@ -337,6 +337,108 @@ export const ListMethodsReplySchema: GenMessage<ListMethodsReply> = /*@__PURE__*
   messageDesc(file_tk_v1_control, 8);
 
 /**
+ * @generated from message tk.v1.ListNodesRequest
+ */
+export type ListNodesRequest = Message<"tk.v1.ListNodesRequest"> & {
+};
+
+/**
+ * Describes the message tk.v1.ListNodesRequest.
+ * Use `create(ListNodesRequestSchema)` to create a new message.
+ */
+export const ListNodesRequestSchema: GenMessage<ListNodesRequest> = /*@__PURE__*/
+  messageDesc(file_tk_v1_control, 9);
+
+/**
+ * @generated from message tk.v1.NodeInfo
+ */
+export type NodeInfo = Message<"tk.v1.NodeInfo"> & {
+  /**
+   * tkd --node-id: unique in the fleet.
+   *
+   * @generated from field: string node_id = 1;
+   */
+  nodeId: string;
+
+  /**
+   * Where clients dial it (tkd --advertise): tls+tcp://HOST:PORT.
+   *
+   * @generated from field: string address = 2;
+   */
+  address: string;
+
+  /**
+   * Its --root directories, resolved (realpath) on its machine. A path
+   * belongs to the node whose root is its longest prefix.
+   *
+   * @generated from field: repeated string roots = 3;
+   */
+  roots: string[];
+
+  /**
+   * Its tkd version.
+   *
+   * @generated from field: string version = 4;
+   */
+  version: string;
+
+  /**
+   * It has been told to stop (SIGTERM): it takes no new calls. Clients
+   * send it nothing; it leaves the table when it exits.
+   *
+   * @generated from field: bool draining = 5;
+   */
+  draining: boolean;
+
+  /**
+   * How long ago it last refreshed its row, by PostgreSQL's clock (the
+   * nodes' own clocks need not agree).
+   *
+   * @generated from field: uint64 heartbeat_age_ms = 6;
+   */
+  heartbeatAgeMs: bigint;
+};
+
+/**
+ * Describes the message tk.v1.NodeInfo.
+ * Use `create(NodeInfoSchema)` to create a new message.
+ */
+export const NodeInfoSchema: GenMessage<NodeInfo> = /*@__PURE__*/
+  messageDesc(file_tk_v1_control, 10);
+
+/**
+ * @generated from message tk.v1.ListNodesReply
+ */
+export type ListNodesReply = Message<"tk.v1.ListNodesReply"> & {
+  /**
+   * @generated from field: repeated tk.v1.NodeInfo nodes = 1;
+   */
+  nodes: NodeInfo[];
+
+  /**
+   * The node that answered; "" when this tkd is no member of a fleet.
+   *
+   * @generated from field: string self_id = 2;
+   */
+  selfId: string;
+
+  /**
+   * A node whose heartbeat is older than this is left out; clients read
+   * the list again at least this often.
+   *
+   * @generated from field: uint32 ttl_ms = 3;
+   */
+  ttlMs: number;
+};
+
+/**
+ * Describes the message tk.v1.ListNodesReply.
+ * Use `create(ListNodesReplySchema)` to create a new message.
+ */
+export const ListNodesReplySchema: GenMessage<ListNodesReply> = /*@__PURE__*/
+  messageDesc(file_tk_v1_control, 11);
+
+/**
  * @generated from service tk.v1.Control
  */
 export const Control: GenService<{
@@ -384,6 +486,20 @@ export const Control: GenService<{
     methodKind: "unary";
     input: typeof ListMethodsRequestSchema;
     output: typeof ListMethodsReplySchema;
+  },
+  /**
+   * The live nodes of the fleet this tkd is a member of (tkd --node-id):
+   * the membership table in PostgreSQL as this node last read it, nodes
+   * whose heartbeat is older than ttl_ms left out. A tkd that is no
+   * member answers with no nodes and self_id "": its clients use the
+   * address they dialed, as with one tkd. Answered from memory, inline.
+   *
+   * @generated from rpc tk.v1.Control.ListNodes
+   */
+  listNodes: {
+    methodKind: "unary";
+    input: typeof ListNodesRequestSchema;
+    output: typeof ListNodesReplySchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tk_v1_control, 0);
