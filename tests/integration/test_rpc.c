@@ -314,8 +314,9 @@ static void test_list_methods(void **state)
     req.service = "tk.v1.Control";
     assert_int_equal(tk_control_list_methods(fx.client, &req, &rep, NULL, &st),
                      0);
-    assert_int_equal(rep->n_methods, 4);
+    assert_int_equal(rep->n_methods, 5);
     assert_non_null(find_info(rep, "tk.v1.Control/CallState"));
+    assert_non_null(find_info(rep, "tk.v1.Control/ListNodes"));
     assert_null(find_info(rep, WAIT_METHOD));
     protobuf_c_message_free_unpacked((ProtobufCMessage *)rep, NULL);
     tk_status_clear(&st);
@@ -324,6 +325,26 @@ static void test_list_methods(void **state)
     assert_int_equal(tk_control_list_methods(fx.client, &req, &rep, NULL, &st),
                      TK_CODE_NOT_FOUND);
     assert_string_equal(st.reason, "UNKNOWN_SERVICE");
+    tk_status_clear(&st);
+    ts_fx_stop(&fx);
+}
+
+/* A server that is no member of a fleet (no membership hook) answers
+ * ListNodes OK with no nodes and no self id: its clients keep the one
+ * connection they dialed. */
+static void test_list_nodes_without_fleet(void **state)
+{
+    (void)state;
+    ts_fx fx;
+    fx_start(&fx, NULL);
+    Tk__V1__ListNodesRequest req = TK__V1__LIST_NODES_REQUEST__INIT;
+    Tk__V1__ListNodesReply *rep = NULL;
+    tk_status st;
+    assert_int_equal(tk_control_list_nodes(fx.client, &req, &rep, NULL, &st),
+                     TK_CODE_OK);
+    assert_int_equal(rep->n_nodes, 0);
+    assert_string_equal(rep->self_id, "");
+    protobuf_c_message_free_unpacked((ProtobufCMessage *)rep, NULL);
     tk_status_clear(&st);
     ts_fx_stop(&fx);
 }
@@ -2176,6 +2197,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ping),
         cmocka_unit_test(test_list_methods),
+        cmocka_unit_test(test_list_nodes_without_fleet),
         cmocka_unit_test(test_bad_frame_then_serves),
         cmocka_unit_test(test_unknown_method),
         cmocka_unit_test(test_read_only_listener),
