@@ -13,6 +13,7 @@
 
 #include <tk/client.h>
 
+#include "fleet/fleet.h"
 #include "git/git.h"
 #include "orders/orders.h"
 #include "port/port.h"
@@ -77,6 +78,26 @@ static const char usage_text[] =
     "                          command line is public). Without one, Orders\n"
     "                          calls answer UNAVAILABLE\n"
     "  --pg-pool N             database connections at most (default 8)\n"
+    "  --node-id ID            make this tkd a node of a fleet, named ID (1\n"
+    "                          to 64 of A-Z a-z 0-9 . _ -, unique in the\n"
+    "                          fleet): it keeps a row of the table tk_nodes\n"
+    "                          in the --pg database (its address, roots,\n"
+    "                          version, a heartbeat), and tk.v1.Control/\n"
+    "                          ListNodes answers the live rows. Needs --pg\n"
+    "                          (or TK_PG_DSN) and --advertise. An id whose\n"
+    "                          row another live tkd holds is refused (exit\n"
+    "                          2). On SIGTERM the row says draining; it is\n"
+    "                          deleted when tkd exits\n"
+    "  --advertise URL         the address clients dial to reach this node:\n"
+    "                          tls+tcp://HOST:PORT (tcp://HOST:PORT only\n"
+    "                          with --insecure-plain-tcp); needs --node-id\n"
+    "  --heartbeat-ms N        how often the row is refreshed and the table\n"
+    "                          read (default 2000, 100 to 60000)\n"
+    "  --node-ttl-ms N         a node whose heartbeat is older is out of the\n"
+    "                          fleet; ListNodes answers UNAVAILABLE\n"
+    "                          MEMBERSHIP_STALE when this tkd could not read\n"
+    "                          the table for as long (default 3 heartbeats;\n"
+    "                          more than one)\n"
     "  --help                  this text\n"
     "  --version               the version\n"
     "\n"
@@ -97,7 +118,8 @@ static const char usage_text[] =
     "3. A second signal exits at once (status 130).\n"
     "\n"
     "exit status: 0 after a clean shutdown; 1 tkd could not start; 2 usage\n"
-    "error; 3 calls outlived --shutdown-grace-ms (the log names them); 130\n"
+    "error, or a --node-id another live tkd holds; 3 calls outlived "
+    "--shutdown-grace-ms (the log names them); 130\n"
     "a second signal.\n";
 
 typedef struct options {
@@ -110,6 +132,7 @@ typedef struct options {
     roots *roots;
     rpc_config rpc;
     orders_config orders;
+    fleet_config fleet;
     unsigned search_slots;
     char default_addr[PATH_MAX + 8];
 } options;
@@ -182,6 +205,10 @@ enum {
     OPT_LOGLEVEL,
     OPT_PG,
     OPT_PG_POOL,
+    OPT_NODE_ID,
+    OPT_ADVERTISE,
+    OPT_HEARTBEAT,
+    OPT_NODE_TTL,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -245,6 +272,24 @@ static int apply_option(options *o, int c, const char *arg)
             return -1;
         o->orders.pool_size = (unsigned)v;
         return 0;
+    case OPT_NODE_ID:
+        o->fleet.node_id = arg;
+        return 0;
+    case OPT_ADVERTISE:
+        o->fleet.address = arg;
+        return 0;
+    case OPT_HEARTBEAT:
+        if (parse_uint("--heartbeat-ms", arg, FLEET_MIN_HEARTBEAT_MS,
+                       FLEET_MAX_HEARTBEAT_MS, &v) != 0)
+            return -1;
+        o->fleet.heartbeat_ms = (uint32_t)v;
+        return 0;
+    case OPT_NODE_TTL:
+        if (parse_uint("--node-ttl-ms", arg, FLEET_MIN_HEARTBEAT_MS + 1,
+                       UINT32_MAX / 2, &v) != 0)
+            return -1;
+        o->fleet.ttl_ms = (uint32_t)v;
+        return 0;
     case OPT_SEARCH_SLOTS:
         if (parse_uint("--search-slots", arg, 1, SEARCH_MAX_SLOTS, &v) != 0)
             return -1;
@@ -282,6 +327,10 @@ static int parse_args(options *o, int argc, char **argv)
         { "log-level", required_argument, NULL, OPT_LOGLEVEL },
         { "pg", required_argument, NULL, OPT_PG },
         { "pg-pool", required_argument, NULL, OPT_PG_POOL },
+        { "node-id", required_argument, NULL, OPT_NODE_ID },
+        { "advertise", required_argument, NULL, OPT_ADVERTISE },
+        { "heartbeat-ms", required_argument, NULL, OPT_HEARTBEAT },
+        { "node-ttl-ms", required_argument, NULL, OPT_NODE_TTL },
         { "help", no_argument, NULL, OPT_HELP },
         { "version", no_argument, NULL, OPT_VERSION },
         { NULL, 0, NULL, 0 },
@@ -298,6 +347,58 @@ static int parse_args(options *o, int argc, char **argv)
                 argv[optind]);
         return -1;
     }
+    return 0;
+}
+
+/* The fleet's options go together: --node-id with --pg (or TK_PG_DSN)
+ * and --advertise, and none of the others without --node-id. 0 or -1
+ * (said on stderr). */
+static int check_fleet(options *o)
+{
+    fleet_config *f = &o->fleet;
+    char err[256];
+    bool tuned = f->heartbeat_ms != 0 || f->ttl_ms != 0;
+    if (f->node_id == NULL) {
+        if (f->address == NULL && !tuned)
+            return 0;
+        fprintf(stderr,
+                "tkd: %s is for a node of a fleet: pass --node-id "
+                "(and --pg) too\n",
+                f->address != NULL ? "--advertise"
+                                   : "--heartbeat-ms/--node-ttl-ms");
+        return -1;
+    }
+    if (fleet_check_node_id(f->node_id, err, sizeof err) != 0) {
+        fprintf(stderr, "tkd: %s\n", err);
+        return -1;
+    }
+    if (f->address == NULL) {
+        fprintf(stderr, "tkd: --node-id needs --advertise tls+tcp://HOST:PORT, "
+                        "the address clients dial to reach this node\n");
+        return -1;
+    }
+    if (fleet_check_advertise(f->address, o->rpc.allow_plain_tcp, err,
+                              sizeof err) != 0) {
+        fprintf(stderr, "tkd: %s\n", err);
+        return -1;
+    }
+    if (o->orders.dsn == NULL || o->orders.dsn[0] == '\0') {
+        fprintf(stderr, "tkd: --node-id needs --pg DSN (or TK_PG_DSN): the "
+                        "fleet's table is in the database of tk.v1.Orders\n");
+        return -1;
+    }
+    uint32_t beat =
+        f->heartbeat_ms != 0 ? f->heartbeat_ms : FLEET_DEFAULT_HEARTBEAT_MS;
+    if (f->ttl_ms != 0 && f->ttl_ms <= beat) {
+        fprintf(stderr,
+                "tkd: --node-ttl-ms (%u) must exceed the heartbeat "
+                "(--heartbeat-ms %u)\n",
+                f->ttl_ms, beat);
+        return -1;
+    }
+    f->dsn = o->orders.dsn;
+    f->roots = o->roots;
+    f->version = TK_VERSION;
     return 0;
 }
 
@@ -363,6 +464,8 @@ typedef struct tkd_daemon {
     tkgit *git;
     services *reg;
     search *srch;
+    fleet *fl;          /* NULL: no member of a fleet */
+    bool node_id_taken; /* fleet_join refused the id */
 } tkd_daemon;
 
 /* Makes the server and each service, registers them, and starts serving:
@@ -387,8 +490,20 @@ static int daemon_start(tkd_daemon *d, options *o, char *err, size_t errlen)
         rv = search_new(&d->srch, &scfg, err, errlen);
     if (rv == 0)
         rv = search_register(d->srch, d->srv, err, errlen);
+    /* Joined before the listeners: an id another tkd holds stops tkd
+     * before it serves anything. */
+    if (rv == 0 && o->fleet.node_id != NULL) {
+        rv = fleet_new(&d->fl, &o->fleet, err, errlen);
+        if (rv == 0)
+            rv = fleet_join(d->fl, err, errlen);
+        d->node_id_taken = rv == -EEXIST;
+        if (rv == 0)
+            fleet_register(d->fl, d->srv);
+    }
     if (rv == 0)
         rv = rpc_server_start(d->srv, err, errlen);
+    if (rv == 0 && d->fl != NULL)
+        rv = fleet_start(d->fl, err, errlen);
     return rv;
 }
 
@@ -400,6 +515,8 @@ static void daemon_free(tkd_daemon *d)
     tkgit_free(d->git);
     services_free(d->reg);
     search_free(d->srch);
+    /* After the server: no ListNodes runs; its row is deleted last. */
+    fleet_free(d->fl);
 }
 
 static void log_serving(const tkd_daemon *d, const options *o)
@@ -441,6 +558,10 @@ int main(int argc, char **argv)
     }
     int status = 1;
     tkd_daemon d = { 0 };
+    if (check_fleet(&o) != 0) {
+        status = 2;
+        goto done;
+    }
     if (set_listen(&o) != 0)
         goto done;
     /* Before anything opens descriptors: every connection, tool and
@@ -449,6 +570,8 @@ int main(int argc, char **argv)
     rpc_fd_limit_raise();
     if (daemon_start(&d, &o, err, sizeof err) != 0) {
         fprintf(stderr, "tkd: %s\n", err);
+        if (d.node_id_taken)
+            status = 2;
         goto done;
     }
     log_serving(&d, &o);
