@@ -463,10 +463,10 @@ static void fail_stale(const fleet *f, rpc_call *call, int64_t now)
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
         snprintf(when, sizeof when, "?");
     rpc_call_fail(call, RPC_UNAVAILABLE, "MEMBERSHIP_STALE",
-                  "node %s could not read the membership from PostgreSQL "
-                  "since %s (%s, %" PRId64 " ms ago; --node-ttl-ms %u)%s%s",
-                  f->node_id, when, read ? "its last reading" : "tkd's start",
-                  ago, f->ttl_ms, f->error[0] != '\0' ? ": " : "", f->error);
+                  "node %s has not read the membership from PostgreSQL "
+                  "since %s%s (%" PRId64 " ms ago; --node-ttl-ms %u)%s%s",
+                  f->node_id, read ? "" : "tkd started at ", when, ago,
+                  f->ttl_ms, f->error[0] != '\0' ? ": " : "", f->error);
 }
 
 static Tk__V1__NodeInfo *node_info(rpc_call *call, const fleet_node *n,

@@ -103,9 +103,12 @@ def read_line(fifo: str) -> str:
         os.close(fd)
 
 
-def git(repo: str, *args: str) -> str:
-    return subprocess.run(["git", "-C", repo] + list(args), check=True,
-                          stdout=subprocess.PIPE, text=True).stdout.strip()
+def not_raising(f: Callable[[], object]) -> object:
+    """f(), or None when it raised tk.TkError."""
+    try:
+        return f()
+    except tk.TkError:
+        return None
 
 
 class Cluster:
@@ -308,6 +311,152 @@ class Fleet(unittest.TestCase):
                            "tk_nodes ORDER BY node_id").splitlines()
         self.assertEqual(rows, ["%s|%s|f" % (n.node_id, n.address)
                                 for n in fleet])
+
+    def test_an_id_held_by_a_live_node_is_refused(self) -> None:
+        a = self.start("a")
+        a.d.wait_output("fleet: node a joined at", "stderr")
+        argv = self.argv("a", free_port(), self.root("a2"))
+        r = subprocess.run(argv, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=WAIT_S, env=self.env())
+        self.assertEqual(r.returncode, 2, r.stderr)
+        m = re.search(r"node id a is held by the tkd at (\S+), whose "
+                      r"heartbeat is (\d+) ms old", r.stderr)
+        self.assertIsNotNone(m, r.stderr)
+        self.assertEqual(m.group(1), a.address)  # type: ignore
+        self.assertLess(int(m.group(2)), TTL_MS)  # type: ignore
+        self.assertNotIn("listening on", r.stderr)
+        # The holder's row is untouched: its address, and it serves on.
+        self.assertEqual(self.pg.sql(self.db, "SELECT address FROM tk_nodes"),
+                         a.address)
+        self.assertEqual(self.ids(self.client(a)), ["a"])
+        # Negative control: once the holder has exited (its row deleted),
+        # the same id starts.
+        self.assertEqual(a.d.stop(), 0, a.d.output("stderr"))
+        self.assertEqual(self.pg.sql(self.db, "SELECT count(*) FROM tk_nodes"),
+                         "0")
+        a2 = self.start("a")
+        self.assertEqual(self.ids(self.client(a2)), ["a"])
+        # And once a holder killed outright has gone stale (its row
+        # stays, its heartbeat ages past the TTL).
+        a2.d.proc.kill()
+        a2.d.proc.wait()
+        wait_for(lambda: self.pg.sql(
+            self.db, "SELECT count(*) FROM tk_nodes WHERE heartbeat_at > "
+            "now() - interval '%d milliseconds'" % TTL_MS) == "0",
+            "the killed node's row stale")
+        a3 = self.start("a")
+        self.assertEqual(self.ids(self.client(a3)), ["a"])
+
+    def test_a_stopped_node_leaves_and_comes_back(self) -> None:
+        a, b = self.start("a"), self.start("b")
+        self.wait_members(a, ["a", "b"])
+        self.wait_members(b, ["a", "b"])
+        ca = self.client(a)
+        self.assertEqual(self.ids(ca), ["a", "b"])
+        mark = a.d.mark("stderr")
+        b.d.proc.send_signal(signal.SIGSTOP)
+        stopped = time.monotonic()
+        took = wait_for(lambda: self.ids(ca) == ["a"], "b out of a's ListNodes")
+        # Its last heartbeat came at most one heartbeat before the stop.
+        self.assertLess(took, (TTL_MS + HEARTBEAT_MS) / 1000 + 1.0,
+                        "b left a's ListNodes %.2f s after SIGSTOP" % took)
+        self.assertGreater(time.monotonic() - stopped,
+                           (TTL_MS - HEARTBEAT_MS) / 1000 - 0.05)
+        a.d.wait_output("fleet: node b left", "stderr", start=mark)
+        mark = a.d.mark("stderr")
+        b.d.proc.send_signal(signal.SIGCONT)
+        wait_for(lambda: self.ids(ca) == ["a", "b"], "b back in a's ListNodes")
+        a.d.wait_output("fleet: node b joined at " + b.address, "stderr",
+                        start=mark)
+        wait_for(lambda: self.ids(self.client(b)) == ["a", "b"],
+                 "b's own ListNodes")
+
+    def test_sigterm_drains_then_leaves(self) -> None:
+        a, b = self.start("a"), self.start("b")
+        self.wait_members(a, ["a", "b"])
+        self.wait_members(b, ["a", "b"])
+        # A Commit on b, held in its pre-commit hook: b stays in its
+        # shutdown grace until the test lets the hook go.
+        repo = os.path.join(b.root, "r")
+        os.makedirs(repo)
+        env = self.env()
+        for args in (["init", "-q"], ["config", "user.name", "tk"],
+                     ["config", "user.email", "tk@example.invalid"]):
+            subprocess.run(["git", "-C", repo] + args, check=True, env=env)
+        entered = os.path.join(self.tmp.name, "entered.fifo")
+        go = os.path.join(self.tmp.name, "go.fifo")
+        os.mkfifo(entered, 0o600)
+        os.mkfifo(go, 0o600)
+        hook = os.path.join(repo, ".git", "hooks", "pre-commit")
+        with open(hook, "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\necho in > '%s'\nread -r x < '%s'\n"
+                    % (entered, go))
+        os.chmod(hook, 0o755)
+        with open(os.path.join(repo, "a.txt"), "w", encoding="utf-8") as f:
+            f.write("a\n")
+        call = self.client(b).git.start_commit(repo=repo, message="held",
+                                                paths=[b"a.txt"], timeout=60)
+        self.assertEqual(read_line(entered), "in")
+        ca = self.client(a)
+        mark = b.d.mark("stderr")
+        b.d.proc.send_signal(signal.SIGTERM)
+        b.d.wait_output("shutdown: waiting for 1 write(s)", "stderr",
+                        start=mark)
+        # b marked its row before it stopped accepting.
+        out = b.d.output("stderr")[mark:]
+        self.assertLess(out.index("fleet: node b marked draining"),
+                        out.index("shutdown: waiting for 1 write(s)"), out)
+        self.assertEqual(self.pg.sql(
+            self.db, "SELECT draining FROM tk_nodes WHERE node_id = 'b'"), "t")
+        wait_for(lambda: {x.node_id: x.draining for x in
+                          ca.control.list_nodes(timeout=5).nodes}
+                 == {"a": False, "b": True}, "b draining in a's ListNodes")
+        a.d.wait_output("fleet: node b is draining", "stderr")
+        self.assertIsNone(b.d.proc.poll())  # still in its grace
+        with open(go, "w", encoding="utf-8") as f:
+            f.write("go\n")
+        self.assertTrue(call.status(timeout=WAIT_S).ok)
+        self.assertEqual(b.d.proc.wait(timeout=WAIT_S), 0,
+                         b.d.output("stderr"))
+        self.assertIn("fleet: node b left the table", b.d.output("stderr"))
+        # Gone at once, not when its heartbeat would have gone stale.
+        self.assertEqual(self.pg.sql(
+            self.db, "SELECT count(*) FROM tk_nodes WHERE node_id = 'b'"), "0")
+        a.d.wait_output("fleet: node b left", "stderr")
+        self.assertEqual(self.ids(ca), ["a"])
+
+    def test_postgresql_down_membership_stale_service_goes_on(self) -> None:
+        a, b = self.start("a"), self.start("b")
+        self.wait_members(a, ["a", "b"])
+        repo = os.path.join(a.root, "r")
+        os.makedirs(repo)
+        subprocess.run(["git", "-C", repo, "init", "-q"], check=True,
+                       env=self.env())
+        ca = self.client(a)
+        mark = a.d.mark("stderr")
+        self.pg.stop()
+        try:
+            a.d.wait_output("membership not refreshed", "stderr", start=mark)
+
+            def stale() -> bool:
+                try:
+                    ca.control.list_nodes(timeout=5)
+                    return False
+                except tk.TkError as e:
+                    self.assertEqual(e.code, tk.Code.UNAVAILABLE)
+                    self.assertEqual(e.reason, "MEMBERSHIP_STALE")
+                    self.assertIn("since", e.message)
+                    return True
+            wait_for(stale, "ListNodes UNAVAILABLE MEMBERSHIP_STALE")
+            # The node serves on: Ping and Git.
+            self.assertEqual(ca.control.ping(data=b"x", timeout=5).data, b"x")
+            ca.git.status(repo=repo, timeout=30)
+        finally:
+            self.pg.start()
+        wait_for(lambda: not_raising(lambda: self.ids(ca)) == ["a", "b"],
+                 "membership back with PostgreSQL")
+        a.d.wait_output("membership refreshed again", "stderr", start=mark)
 
     def test_no_fleet_no_nodes(self) -> None:
         # A tkd without --node-id is no member: no nodes, no self_id, as
