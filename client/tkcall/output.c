@@ -217,6 +217,8 @@ void tkcall_print_verbose(const tkcall_verbose *v, const tk_status *st)
     if (st->write_completed)
         fputs(", write completed", f);
     fputs(st->from_server ? ", from tkd\n" : ", made by the client\n", f);
+    if (st->node != NULL && st->node[0] != '\0')
+        fprintf(f, "tkcall: node     %s\n", st->node);
     if (st->from_server) {
         fputs("tkcall: elapsed  ", f);
         put_elapsed(f, st->elapsed_us);

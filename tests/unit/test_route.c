@@ -42,9 +42,8 @@ static packed rev_parse(const char *repo)
 /* Routes method with payload p over nodes; the chosen id, or the reason
  * (and *code) when none. */
 static const char *route(const tk__test_node *nodes, size_t n,
-                         const char *method, const packed *p,
-                         const char *named, size_t *rr, int *code,
-                         char *msg, size_t msglen)
+                         const char *method, const packed *p, const char *named,
+                         size_t *rr, int *code, char *msg, size_t msglen)
 {
     static char out[64];
     tk_status st;
@@ -73,19 +72,17 @@ static void test_path_longest_prefix(void **state)
     struct {
         const char *repo, *want;
     } cases[] = {
-        { "/srv/a", "a" },
-        { "/srv/a/x/y", "a" },
-        { "/srv/b/r", "b" },
-        { "/home/u/r", "a" },
-        { "/home/u/deep/r", "b" },     /* the longer root wins */
-        { "/home/u/deeper/r", "a" },   /* by whole components */
-        { "/srv/ab", "c" },            /* not /srv/a: "/" holds it */
+        { "/srv/a", "a" },           { "/srv/a/x/y", "a" },
+        { "/srv/b/r", "b" },         { "/home/u/r", "a" },
+        { "/home/u/deep/r", "b" },   /* the longer root wins */
+        { "/home/u/deeper/r", "a" }, /* by whole components */
+        { "/srv/ab", "c" },          /* not /srv/a: "/" holds it */
         { "/elsewhere", "c" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         packed p = rev_parse(cases[i].repo);
-        assert_string_equal(route(three, 3, "tk.v1.Git/RevParse", &p, NULL,
-                                  &rr, &code, NULL, 0),
+        assert_string_equal(route(three, 3, "tk.v1.Git/RevParse", &p, NULL, &rr,
+                                  &code, NULL, 0),
                             cases[i].want);
         assert_int_equal(code, TK_CODE_OK);
     }
@@ -103,7 +100,7 @@ static void test_path_no_node(void **state)
                               &code, msg, sizeof msg),
                         "NO_NODE_FOR_PATH");
     assert_int_equal(code, TK_CODE_NOT_FOUND);
-    assert_non_null(strstr(msg, "/srv/ab/r"));     /* the path */
+    assert_non_null(strstr(msg, "/srv/ab/r"));         /* the path */
     assert_non_null(strstr(msg, "a: /srv/a /home/u")); /* the roots */
     assert_non_null(strstr(msg, "b: /srv/b"));
 }
@@ -125,9 +122,9 @@ static void test_path_fields(void **state)
     w.repo = "/srv/a/r";
     w.path = "/srv/b/wt";
     p = pack(&w.base);
-    assert_string_equal(route(three, 3, "tk.v1.Git/WorktreeAdd", &p, NULL,
-                              &rr, &code, NULL, 0),
-                        "a");
+    assert_string_equal(
+        route(three, 3, "tk.v1.Git/WorktreeAdd", &p, NULL, &rr, &code, NULL, 0),
+        "a");
 }
 
 static void test_path_skips_down_and_draining(void **state)
@@ -167,20 +164,20 @@ static void test_round_robin(void **state)
     packed p = pack(&ping.base);
     const char *want[] = { "a", "c", "a", "c" };
     for (size_t i = 0; i < 4; i++)
-        assert_string_equal(route(nodes, 4, "tk.v1.Control/Ping", &p, NULL,
-                                  &rr, &code, NULL, 0),
+        assert_string_equal(route(nodes, 4, "tk.v1.Control/Ping", &p, NULL, &rr,
+                                  &code, NULL, 0),
                             want[i]);
     assert_string_equal(route(nodes, 4, "tk.v1.Orders/GetOrder", NULL, NULL,
                               &rr, &code, NULL, 0),
                         "a");
     /* Git without a path goes anywhere, and tkd says what is missing. */
     packed none = rev_parse("");
-    assert_string_equal(route(nodes, 4, "tk.v1.Git/RevParse", &none, NULL,
-                              &rr, &code, NULL, 0),
-                        "c");
+    assert_string_equal(
+        route(nodes, 4, "tk.v1.Git/RevParse", &none, NULL, &rr, &code, NULL, 0),
+        "c");
     /* No live node: UNAVAILABLE. */
-    assert_string_equal(route(nodes + 1, 1, "tk.v1.Control/Ping", &p, NULL,
-                              &rr, &code, NULL, 0),
+    assert_string_equal(route(nodes + 1, 1, "tk.v1.Control/Ping", &p, NULL, &rr,
+                              &code, NULL, 0),
                         "NO_LIVE_NODE");
     assert_int_equal(code, TK_CODE_UNAVAILABLE);
 }
@@ -199,16 +196,16 @@ static void test_services_and_named(void **state)
     assert_string_equal(route(three, 1, "tk.v1.Services/Status", NULL, NULL,
                               &rr, &code, NULL, 0),
                         "a");
-    assert_string_equal(route(three, 3, "tk.v1.Services/Status", NULL, "b",
-                              &rr, &code, NULL, 0),
+    assert_string_equal(route(three, 3, "tk.v1.Services/Status", NULL, "b", &rr,
+                              &code, NULL, 0),
                         "b");
     /* A named node overrides the path. */
     packed p = rev_parse("/srv/a/r");
-    assert_string_equal(route(three, 3, "tk.v1.Git/RevParse", &p, "c", &rr,
-                              &code, NULL, 0),
-                        "c");
-    assert_string_equal(route(three, 3, "tk.v1.Control/Ping", NULL, "zz",
-                              &rr, &code, msg, sizeof msg),
+    assert_string_equal(
+        route(three, 3, "tk.v1.Git/RevParse", &p, "c", &rr, &code, NULL, 0),
+        "c");
+    assert_string_equal(route(three, 3, "tk.v1.Control/Ping", NULL, "zz", &rr,
+                              &code, msg, sizeof msg),
                         "UNKNOWN_NODE");
     assert_int_equal(code, TK_CODE_NOT_FOUND);
     assert_non_null(strstr(msg, "zz"));
