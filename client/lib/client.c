@@ -474,6 +474,9 @@ int tk_client_open_opts(tk_client **out, const char *url,
     if (getentropy(&seed, sizeof seed) != 0)
         seed = (uint64_t)getpid() << 32;
     atomic_init(&c->next_id, (seed >> 16) | 1);
+    /* And a random start of the round robin, so that short-lived clients
+     * (a tkcall a call) spread over the nodes too. */
+    c->rr = (size_t)(seed >> 3);
     /* A fleet? Not over ipc://, which reaches one tkd on this machine: that
      * client works exactly as it always has. */
     Tk__V1__ListNodesReply *r = NULL;
