@@ -293,9 +293,102 @@ static void node_unref(node *n)
     free(n);
 }
 
+/* How long a node of a fleet (or an address of a list) gets to connect,
+ * TLS handshake included: NNG's dial has no bound of its own, and a host
+ * that is down, or a tkd that is stopped, would hold the call for as long
+ * as TCP tries (or for ever, its handshake unanswered). */
+#define NODE_CONNECT_MS 5000
+
+/* A dial (nng_dialer_start, which waits) on a thread of its own, for
+ * dial_within to wait on with a bound. Freed by the last of the two. */
+typedef struct dial_job {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* CLOCK_MONOTONIC */
+    nng_dialer d;
+    int rv;
+    bool done;
+    int refs;
+} dial_job;
+
+static void dial_job_unref(dial_job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    bool last = --j->refs == 0;
+    pthread_mutex_unlock(&j->mu);
+    if (!last)
+        return;
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->mu);
+    free(j);
+}
+
+static void *dial_main(void *arg)
+{
+    dial_job *j = arg;
+    int rv = nng_dialer_start(j->d, 0);
+    pthread_mutex_lock(&j->mu);
+    j->rv = rv;
+    j->done = true;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    dial_job_unref(j);
+    return NULL;
+}
+
+static void cond_init_mono(pthread_cond_t *cv);
+static int cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
+                           int64_t until_ns);
+
+/* nng_dialer_start(d, 0), given bound_ms at most (0: no bound, as NNG
+ * waits): past it the dialer is closed, which ends the dial, and the
+ * answer is NNG_ETIMEDOUT. */
+static int dial_within(nng_dialer d, int bound_ms)
+{
+    if (bound_ms <= 0)
+        return nng_dialer_start(d, 0);
+    dial_job *j = calloc(1, sizeof *j);
+    if (j == NULL)
+        return NNG_ENOMEM;
+    pthread_mutex_init(&j->mu, NULL);
+    cond_init_mono(&j->cv);
+    j->d = d;
+    j->refs = 2;
+    pthread_attr_t attr;
+    pthread_t tid;
+    bool started = false;
+    if (pthread_attr_init(&attr) == 0) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        started = pthread_create(&tid, &attr, dial_main, j) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (!started) {
+        j->refs = 1;
+        dial_job_unref(j);
+        return nng_dialer_start(d, 0);
+    }
+    int64_t until = mono_ns() + (int64_t)bound_ms * 1000000;
+    pthread_mutex_lock(&j->mu);
+    while (!j->done && cond_wait_until(&j->cv, &j->mu, until) != ETIMEDOUT)
+        ;
+    bool late = !j->done;
+    pthread_mutex_unlock(&j->mu);
+    if (late) {
+        nng_dialer_close(d); /* ends the dial: NNG_ECLOSED */
+        pthread_mutex_lock(&j->mu);
+        while (!j->done)
+            pthread_cond_wait(&j->cv, &j->mu);
+        pthread_mutex_unlock(&j->mu);
+    }
+    int rv = late ? NNG_ETIMEDOUT : j->rv;
+    dial_job_unref(j);
+    return rv;
+}
+
 /* Dials n->addr (a TLS dialer set up first where the URL asks for one),
- * with one dialer: the one before, if any, is closed first. */
-static int dial(node *n, const tk_client_opts *o, char *errbuf, size_t errlen)
+ * with one dialer: the one before, if any, is closed first. bound_ms: see
+ * dial_within. */
+static int dial(node *n, const tk_client_opts *o, int bound_ms, char *errbuf,
+                size_t errlen)
 {
     nng_dialer d;
     if (n->dialed) {
@@ -317,16 +410,19 @@ static int dial(node *n, const tk_client_opts *o, char *errbuf, size_t errlen)
             return t;
         }
     }
-    rv = nng_dialer_start(d, 0);
+    rv = dial_within(d, bound_ms);
     if (rv == 0) {
         n->dialer = d;
         n->dialed = true;
         return TK_OK;
     }
-    nng_dialer_close(d);
+    nng_dialer_close(d); /* NNG_ECLOSED when dial_within closed it */
     const char *hint = "";
     if (rv == NNG_ECONNREFUSED || rv == NNG_ENOENT)
         hint = " (is tkd running there?)";
+    else if (rv == NNG_ETIMEDOUT)
+        hint = " (no connection within the bound: the host or its tkd is "
+               "down, stopped, or unreachable)";
     else if (strncmp(n->addr, "tls+", 4) == 0)
         hint = " (the TLS handshake failed: tkd refuses a client without a "
                "certificate its CA signed, and this client refuses a tkd "
@@ -349,8 +445,10 @@ static tk_client_opts client_tls(const tk_client *c)
 /* Opens n's socket on first use and dials it when it has no connection:
  * the first time, and in a fleet after its connection dropped (NNG would
  * redial on its own, but a call must learn at once that a node is gone,
- * to go to the next). TK_OK, or an error with errbuf set. */
-static int node_connect(tk_client *c, node *n, char *errbuf, size_t errlen)
+ * to go to the next). bound_ms: see dial_within. TK_OK, or an error with
+ * errbuf set. */
+static int node_connect(tk_client *c, node *n, int bound_ms, char *errbuf,
+                        size_t errlen)
 {
     pthread_mutex_lock(&n->dial_mu);
     int rv = TK_OK;
@@ -375,7 +473,7 @@ static int node_connect(tk_client *c, node *n, char *errbuf, size_t errlen)
     }
     if (!n->dialed || atomic_load(&n->pipes) == 0) {
         tk_client_opts o = client_tls(c);
-        rv = dial(n, &o, errbuf, errlen);
+        rv = dial(n, &o, bound_ms, errbuf, errlen);
     }
 done:
     pthread_mutex_unlock(&n->dial_mu);
@@ -453,7 +551,9 @@ int tk_client_open_opts(tk_client **out, const char *url,
             rv = TK_ERR_NOMEM;
             break;
         }
-        rv = node_connect(c, n, errbuf, errlen);
+        /* One address: NNG's own wait, as always. */
+        int bound = comma != NULL || at != url ? NODE_CONNECT_MS : 0;
+        rv = node_connect(c, n, bound, errbuf, errlen);
         if (rv == TK_OK) {
             c->nodes[0] = n;
             c->n_nodes = 1;
@@ -1786,7 +1886,8 @@ static void refresh_table(tk_client *c)
     for (size_t i = 0; i < n; i++) {
         char err[512];
         Tk__V1__ListNodesReply *r = NULL;
-        if (!read && node_connect(c, v[i], err, sizeof err) == TK_OK &&
+        if (!read &&
+            node_connect(c, v[i], NODE_CONNECT_MS, err, sizeof err) == TK_OK &&
             ask_nodes(c, v[i], &r)) {
             read = install_table(c, r) == TK_OK;
             protobuf_c_message_free_unpacked(&r->base, NULL);
@@ -1867,7 +1968,7 @@ static int call_fleet(tk_client *c, const char *method, const char *path,
         }
         char err[512];
         call_end end = { .unsent = true };
-        if (node_connect(c, n, err, sizeof err) != TK_OK) {
+        if (node_connect(c, n, NODE_CONNECT_MS, err, sizeof err) != TK_OK) {
             mark_down(c, n);
             code = local_status(status, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
                                 "could not connect to node %s: %s (the call "
