@@ -20,21 +20,22 @@ Two fleets, one a run (the first argument):
          Orders/Control calls going elsewhere.
 Skips (77), saying why, where tkd has no --node-id yet, there is no
 PostgreSQL, openssl, or TLS in NNG. Nothing waits by sleeping: processes
-are waited for by their output, a held call by its git opening a fifo.
+are waited for by their output, a held call by its git in /proc.
 """
 
 from __future__ import annotations
 
-import errno
 import faulthandler
 import json
 import os
 import re
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 from typing import Dict, List, Optional, Tuple
@@ -92,31 +93,40 @@ class Result:
 
 class Held:
     """A call held on tkd: git rev-parse of a ":/" revision (run by tkd's
-    proc) blocks reading packed-refs, a fifo. Opened for writing (and kept
-    open) once git has opened it for reading: the signal that the call is
-    in flight; closed, git reads its end and the call ends."""
+    proc) blocks for ever opening packed-refs, a fifo nobody writes. The
+    call is in flight once that git runs (seen in /proc: Linux)."""
 
     def __init__(self, repo: str) -> None:
+        self.repo = repo
         self.fifo = os.path.join(repo, ".git", "packed-refs")
         os.mkfifo(self.fifo)
-        self.fd: Optional[int] = None
 
-    def wait_reader(self) -> None:
-        until = time.monotonic() + WAIT_S
-        while self.fd is None:
+    def git_running(self) -> bool:
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
             try:
-                self.fd = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
-            except OSError as e:
-                if e.errno != errno.ENXIO or time.monotonic() > until:
-                    raise AssertionError("git never opened %s" % self.fifo)
-                # No reader yet: poll for it, with a pause (a fifo has no
-                # event for "opened by a reader").
-                select.select([], [], [], 0.02)
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    argv = f.read().split(b"\0")
+                cwd = os.readlink("/proc/%s/cwd" % pid)
+            except OSError:
+                continue
+            if b"rev-parse" in argv and (
+                    cwd.startswith(self.repo)
+                    or any(a.decode(errors="replace").startswith(self.repo)
+                           for a in argv)):
+                return True
+        return False
+
+    def wait_git(self) -> None:
+        until = time.monotonic() + WAIT_S
+        while not self.git_running():
+            if time.monotonic() > until:
+                raise AssertionError("tkd never ran git in %s" % self.repo)
+            select.select([], [], [], 0.02)  # /proc has no event for it
 
     def release(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        os.unlink(self.fifo)
 
 
 class FleetBase(unittest.TestCase):
@@ -429,7 +439,7 @@ class TkdFleet(FleetBase):
         held = Held(repo)
         t0 = time.monotonic()
         p = self.rev_parse(repo, ":/nothing", args, wait=False)
-        held.wait_reader()
+        held.wait_git()
         return p, t0, held
 
     def test_d_cancel_on_its_node(self) -> None:
@@ -440,7 +450,6 @@ class TkdFleet(FleetBase):
             r = self.finish(p, t0)
         finally:
             held.release()
-            os.unlink(held.fifo)
         self.assertEqual(r.rc, 1, r)
         self.assertEqual(r.status["code"], "CANCELLED")
         self.assertTrue(r.status["fromServer"], r)
@@ -457,7 +466,6 @@ class TkdFleet(FleetBase):
         finally:
             os.kill(n2.proc.pid, signal.SIGCONT)
             held.release()
-            os.unlink(held.fifo)
         self.assertEqual(r.rc, 14, r)
         self.assertIn("node n2 at %s stopped answering" % self.addrs["n2"],
                       r.status["message"])
@@ -510,15 +518,19 @@ def run_tkd() -> int:
     """TkdFleet, with a private PostgreSQL for the run."""
     pg = os.path.join(tkproc.SOURCE_ROOT, "tools", "pg-cluster")
     TkdFleet.dir = tkproc.tempdir("fleetc")
-    TkdFleet.pgdir = os.path.join(TkdFleet.dir.name, "pg")
+    # Its own directory: the server runs as postgres when this is root, and
+    # must enter every parent.
+    TkdFleet.pgdir = tempfile.mkdtemp(prefix="tk-pg-")
     try:
         r = subprocess.run([pg, "start", TkdFleet.pgdir, "--fast"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, check=False)
+                           text=True, check=False, timeout=120)
         if r.returncode != 0:
-            print("fleet-client: SKIP: no PostgreSQL cluster (tools/pg-cluster "
-                  "start): %s" % r.stderr.strip(), file=sys.stderr)
-            return 77
+            if "no PostgreSQL" in r.stderr:
+                print("fleet-client: SKIP: no PostgreSQL 15 here: %s"
+                      % r.stderr.strip(), file=sys.stderr)
+                return 77
+            raise AssertionError("pg-cluster start: %s" % r.stderr)
         TkdFleet.dsn = r.stdout.strip().splitlines()[-1]
         suite = unittest.defaultTestLoader.loadTestsFromTestCase(TkdFleet)
         ok = unittest.TextTestRunner(verbosity=2).run(suite).wasSuccessful()
@@ -526,6 +538,7 @@ def run_tkd() -> int:
     finally:
         subprocess.run([pg, "stop", TkdFleet.pgdir], check=False,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        shutil.rmtree(TkdFleet.pgdir, ignore_errors=True)
         TkdFleet.dir.cleanup()
 
 
