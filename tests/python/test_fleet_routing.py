@@ -408,6 +408,27 @@ class TestFleetClient(FleetCase):
         self.assertIn("not sent", cm.exception.message)
         self.assertEqual(cm.exception.node, "d")
 
+    def test_a_node_that_never_completes_the_dial_is_skipped(self) -> None:
+        """s accepts TCP connections (the kernel does) but never speaks,
+        as a stopped tkd: its dial is given NODE_CONNECT_MS, then the
+        call goes on to the next node."""
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(8)
+            url = "tcp://127.0.0.1:%d" % listener.getsockname()[1]
+            self.set_table([control_pb2.NodeInfo(node_id="s", address=url)])
+            self.client._read_at = None
+            self.client._rr = 0
+            self.client.control.ping()  # reads the table (a)
+            t0 = time.monotonic()
+            # (30 s: more than the bound, which the deadline includes)
+            answered = [self.client.control.ping(timeout=30).data.decode()
+                        for _ in range(4)]
+            took = time.monotonic() - t0
+        self.assertEqual(answered, ["b", "c", "a", "b"])  # s skipped
+        self.assertGreaterEqual(took, tk.client.NODE_CONNECT_MS / 1000 - 0.1)
+        self.assertLess(took, 30)
+
     def test_retry_reads(self) -> None:
         """b drops the connection of every Git call (as a node that dies
         with the call in flight); /srv/dup is on b and c. A READ with

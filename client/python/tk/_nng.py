@@ -206,10 +206,32 @@ def open_socket() -> Socket:
     return sock
 
 
-def dial(sock: Socket, url: str, tls: Optional[TlsFiles] = None) -> Dialer:
+def _start_within(dialer: Dialer, bound_ms: int) -> int:
+    """nng_dialer_start(dialer, 0), given bound_ms at most: NNG's dial has
+    no bound of its own, and a host that is down, or a tkd that is stopped
+    (its TLS handshake unanswered), would hold it for as long as TCP tries,
+    or for ever. Past the bound the dialer is closed, which ends the dial,
+    and the answer is ETIMEDOUT. The dial waits on a thread of its own
+    (ctypes lets go of the GIL while it does)."""
+    result = []
+    t = threading.Thread(
+        target=lambda: result.append(_lib.nng_dialer_start(dialer, 0)),
+        name="tk-dial", daemon=True)
+    t.start()
+    t.join(bound_ms / 1000)
+    if not t.is_alive():
+        return result[0]
+    _lib.nng_dialer_close(dialer)  # ends the dial: ECLOSED
+    t.join()
+    return ETIMEDOUT
+
+
+def dial(sock: Socket, url: str, tls: Optional[TlsFiles] = None,
+         bound_ms: int = 0) -> Dialer:
     """Dials url from sock and waits for the connection (NNG redials it
-    after a drop); tls+tcp:// with tls's files. NngError when it does not
-    connect, ValueError for TLS files that cannot be used."""
+    after a drop), bound_ms at most when not 0 (ETIMEDOUT past it);
+    tls+tcp:// with tls's files. NngError when it does not connect,
+    ValueError for TLS files that cannot be used."""
     dialer = Dialer()
     _check(_lib.nng_dialer_create(byref(dialer), sock, url.encode()),
            "cannot connect to " + url)
@@ -220,7 +242,9 @@ def dial(sock: Socket, url: str, tls: Optional[TlsFiles] = None) -> Dialer:
                 _check(_lib.nng_dialer_set_ptr(dialer, OPT_TLS_CONFIG, cfg), "TLS")
             finally:
                 _lib.nng_tls_config_free(cfg)  # the dialer holds a reference
-        _check(_lib.nng_dialer_start(dialer, 0), "cannot connect to " + url)
+        rv = (_start_within(dialer, bound_ms) if bound_ms > 0
+              else _lib.nng_dialer_start(dialer, 0))
+        _check(rv, "cannot connect to " + url)
     except BaseException:
         _lib.nng_dialer_close(dialer)
         raise
@@ -231,12 +255,13 @@ def close_dialer(dialer: Dialer) -> None:
     _lib.nng_dialer_close(dialer)
 
 
-def open_req(url: str, tls: Optional[TlsFiles] = None) -> Socket:
-    """A REQ socket dialed to url, with resend disabled (at most once);
-    tls+tcp:// with tls's files."""
+def open_req(url: str, tls: Optional[TlsFiles] = None,
+             bound_ms: int = 0) -> Socket:
+    """A REQ socket dialed to url (see dial), with resend disabled (at
+    most once); tls+tcp:// with tls's files."""
     sock = open_socket()
     try:
-        dial(sock, url, tls)
+        dial(sock, url, tls, bound_ms)
     except BaseException:
         _lib.nng_close(sock)
         raise

@@ -67,6 +67,11 @@ NODE_PROBE_MS = 5000
 #: How long a node gets to answer that Ping (it is answered inline, even
 #: when every worker is busy), and a ListNodes.
 NODE_PING_TIMEOUT = 5.0
+#: How long a node of a fleet, or an address of a list, gets to connect,
+#: TLS handshake included (NODE_CONNECT_MS of libtkclient): a host that is
+#: down, or a tkd that is stopped, fails to connect instead of holding the
+#: call. One address alone is dialed as NNG does, unbounded, as ever.
+NODE_CONNECT_MS = 5000
 #: The most nodes one call tries.
 MAX_TRIES = 16
 
@@ -176,7 +181,8 @@ class _Node:
                 if self._dialer is not None:
                     _nng.close_dialer(self._dialer)
                     self._dialer = None
-                self._dialer = _nng.dial(self.sock, self.address, self._tls)
+                self._dialer = _nng.dial(self.sock, self.address, self._tls,
+                                         NODE_CONNECT_MS)
 
     def close(self) -> None:
         with self._lock:
@@ -601,7 +607,8 @@ class Client(Services):
         for i, address in enumerate(addrs):
             self.address = address
             try:
-                sock = _nng.open_req(address, tls)
+                sock = _nng.open_req(address, tls,
+                                     NODE_CONNECT_MS if len(addrs) > 1 else 0)
                 break
             except ValueError as e:
                 raise ValueError("tk: %s" % e) from None
@@ -616,6 +623,10 @@ class Client(Services):
                 hint = ""
                 if e.errno in (_nng.ECONNREFUSED, _nng.ENOENT):
                     hint = " (is tkd running there?)"
+                elif e.errno == _nng.ETIMEDOUT:
+                    hint = (" (no connection within %d ms: the host or its "
+                            "tkd is down, stopped, or unreachable)"
+                            % NODE_CONNECT_MS)
                 elif address.startswith("tls+"):
                     hint = (" (the TLS handshake failed: tkd refuses a client "
                             "without a certificate its CA signed, and this "
