@@ -323,6 +323,28 @@ class TestFleetClient(FleetCase):
         self.assertEqual([n.node_id for n in self.client.nodes()], ["a", "b", "c"])
         self.assertEqual(self.fakes["a"].count("tk.v1.Control/ListNodes"), 1)
 
+    def reads(self) -> int:
+        return sum(f.count("tk.v1.Control/ListNodes")
+                   for f in self.fakes.values())
+
+    def test_the_table_is_read_again_after_its_ttl(self) -> None:
+        # 60 s: not within these calls (the negative control).
+        for _ in range(4):
+            self.client.control.ping()
+        self.assertEqual(self.reads(), 1)
+        # A table whose TTL is 50 ms, read: once that has passed, the next
+        # call reads the table again first. (Time is what is tested: no
+        # event says a TTL has passed.)
+        for f in self.fakes.values():
+            assert f.table is not None
+            f.table.ttl_ms = 50
+        self.client._read_at = None
+        self.client.control.ping()
+        self.assertEqual(self.reads(), 2)
+        time.sleep(0.2)
+        self.client.control.ping()
+        self.assertEqual(self.reads(), 3)
+
     def test_git_goes_to_the_owner(self) -> None:
         for repo, owner in (("/srv/b/r", "b"), ("/srv/c/d/e", "c"),
                             ("/srv/a", "a"), ("/srv/dup/r", "b")):
