@@ -511,6 +511,39 @@ class TestFleetClient(FleetCase):
         self.assertEqual(f.count("tk.v1.Control/Ping"), 2)  # answered
 
 
+class TestDial(unittest.TestCase):
+    def test_threads_waiting_on_a_failing_dial_take_its_answer(self) -> None:
+        """Three threads connect to one node that never completes the dial:
+        one waits NODE_CONNECT_MS, the others take its answer, and all fail
+        within about one bound, not three in a row."""
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(8)
+            url = "tcp://127.0.0.1:%d" % listener.getsockname()[1]
+            node = tk.client._Node("s", url, _nng.TlsFiles(None, None, None, None))
+            errors: typing.List[BaseException] = []
+
+            def connect() -> None:
+                try:
+                    node.connect()
+                except _nng.NngError as e:
+                    errors.append(e)
+
+            t0 = time.monotonic()
+            threads = [threading.Thread(target=connect) for _ in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            took = time.monotonic() - t0
+            node.close()
+        self.assertEqual(len(errors), 3)
+        self.assertTrue(all(e.errno == _nng.ETIMEDOUT for e in errors), errors)
+        bound = tk.client.NODE_CONNECT_MS / 1000
+        self.assertGreaterEqual(took, bound - 0.1)
+        self.assertLess(took, 2 * bound)
+
+
 class TestWithoutFleet(unittest.TestCase):
     def setUp(self) -> None:
         self.dir = tkproc.tempdir("fr")
