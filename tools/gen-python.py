@@ -58,7 +58,7 @@ SCALARS = {
 
 # Parameters every generated method has; a field of the same name gets a
 # trailing underscore (PEP 8), as do Python keywords.
-RESERVED = {"self", "request", "timeout"}
+RESERVED = {"self", "request", "timeout", "node", "retry_reads"}
 # Attributes tk.Client has itself; a service may not shadow them.
 CLIENT_ATTRS = {"address", "call", "start", "close"}
 
@@ -167,7 +167,8 @@ def gen_method(lines, fdesc, si, svc, mi, rpc, ctx):
     rep = index.ref(rpc.output_type, used)
     fields = message_fields(rpc.input_type, index, files_by_name)
     params = ["self", "request: %s | None = None" % req, "/", "*",
-              "timeout: float | None = None"]
+              "timeout: float | None = None", "node: str | None = None",
+              "retry_reads: bool = False"]
     params += ["%s: %s | None = None" % (param_name(f),
                                          field_type(f, index, used))
                for f in fields]
@@ -193,6 +194,8 @@ def gen_method(lines, fdesc, si, svc, mi, rpc, ctx):
                      "            ),\n" % (req, fields_arg))
         lines.append("            timeout=timeout,\n")
         lines.append("            reply_type=%s,\n" % rep)
+        lines.append("            node=node,\n")
+        lines.append("            retry_reads=retry_reads,\n")
         lines.append("        )\n")
     return used
 

@@ -11,11 +11,13 @@ thread blocked in NNG never blocks the others.
 from __future__ import annotations
 
 import ctypes
-import os
 import ctypes.util
+import itertools
+import os
+import threading
 from ctypes import POINTER, byref, c_char_p, c_int, c_int32, c_size_t, c_uint32
 from ctypes import c_void_p
-from typing import Callable, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 # nng.h's error numbers that the client tells apart.
 ETIMEDOUT = 5
@@ -48,6 +50,11 @@ class Dialer(ctypes.Structure):
 
 # void (*)(void *): an aio's completion callback.
 AIO_CALLBACK = ctypes.CFUNCTYPE(None, c_void_p)
+# void (*)(nng_pipe, nng_pipe_ev, void *): a pipe event's callback. nng_pipe
+# is a struct of one uint32, which the C ABIs pass as the integer itself.
+PIPE_CALLBACK = ctypes.CFUNCTYPE(None, c_uint32, c_int, c_void_p)
+PIPE_EV_ADD_PRE = 0
+PIPE_EV_REM_POST = 2
 
 
 # Where Homebrew puts libnng.dylib (arm64, then Intel Macs): ctypes'
@@ -85,6 +92,8 @@ _SIGNATURES = {
     "nng_dialer_create": (c_int, [POINTER(Dialer), Socket, c_char_p]),
     "nng_dialer_set_ptr": (c_int, [Dialer, c_char_p, c_void_p]),
     "nng_dialer_start": (c_int, [Dialer, c_int]),
+    "nng_dialer_close": (c_int, [Dialer]),
+    "nng_pipe_notify": (c_int, [Socket, c_int, PIPE_CALLBACK, c_void_p]),
     "nng_tls_config_alloc": (c_int, [POINTER(c_void_p), c_int]),
     "nng_tls_config_free": (None, [c_void_p]),
     "nng_tls_config_ca_file": (c_int, [c_void_p, c_char_p]),
@@ -180,9 +189,8 @@ def _tls_config(url: str, tls: TlsFiles) -> c_void_p:
     return cfg
 
 
-def open_req(url: str, tls: Optional[TlsFiles] = None) -> Socket:
-    """A REQ socket dialed to url, with resend disabled (at most once);
-    tls+tcp:// with tls's files."""
+def open_socket() -> Socket:
+    """A REQ socket with resend disabled (at most once), not dialed."""
     sock = Socket()
     _check(_lib.nng_req0_open(byref(sock)), "nng_req0_open")
     try:
@@ -192,20 +200,115 @@ def open_req(url: str, tls: Optional[TlsFiles] = None) -> Socket:
             _lib.nng_socket_set_ms(sock, OPT_REQ_RESENDTIME, DURATION_INFINITE),
             "setting " + OPT_REQ_RESENDTIME.decode(),
         )
-        dialer = Dialer()
-        _check(_lib.nng_dialer_create(byref(dialer), sock, url.encode()),
-               "cannot connect to " + url)
+    except BaseException:
+        _lib.nng_close(sock)
+        raise
+    return sock
+
+
+def _start_within(dialer: Dialer, bound_ms: int) -> int:
+    """nng_dialer_start(dialer, 0), given bound_ms at most: NNG's dial has
+    no bound of its own, and a host that is down, or a tkd that is stopped
+    (its TLS handshake unanswered), would hold it for as long as TCP tries,
+    or for ever. Past the bound the dialer is closed, which ends the dial,
+    and the answer is ETIMEDOUT. The dial waits on a thread of its own
+    (ctypes lets go of the GIL while it does)."""
+    result = []
+    t = threading.Thread(
+        target=lambda: result.append(_lib.nng_dialer_start(dialer, 0)),
+        name="tk-dial", daemon=True)
+    t.start()
+    t.join(bound_ms / 1000)
+    if not t.is_alive():
+        return result[0]
+    _lib.nng_dialer_close(dialer)  # ends the dial: ECLOSED
+    t.join()
+    return ETIMEDOUT
+
+
+def dial(sock: Socket, url: str, tls: Optional[TlsFiles] = None,
+         bound_ms: int = 0) -> Dialer:
+    """Dials url from sock and waits for the connection (NNG redials it
+    after a drop), bound_ms at most when not 0 (ETIMEDOUT past it);
+    tls+tcp:// with tls's files. NngError when it does not connect,
+    ValueError for TLS files that cannot be used."""
+    dialer = Dialer()
+    _check(_lib.nng_dialer_create(byref(dialer), sock, url.encode()),
+           "cannot connect to " + url)
+    try:
         if url.startswith("tls+"):
             cfg = _tls_config(url, tls or TlsFiles(None, None, None, None))
             try:
                 _check(_lib.nng_dialer_set_ptr(dialer, OPT_TLS_CONFIG, cfg), "TLS")
             finally:
                 _lib.nng_tls_config_free(cfg)  # the dialer holds a reference
-        _check(_lib.nng_dialer_start(dialer, 0), "cannot connect to " + url)
+        rv = (_start_within(dialer, bound_ms) if bound_ms > 0
+              else _lib.nng_dialer_start(dialer, 0))
+        _check(rv, "cannot connect to " + url)
+    except BaseException:
+        _lib.nng_dialer_close(dialer)
+        raise
+    return dialer
+
+
+def close_dialer(dialer: Dialer) -> None:
+    _lib.nng_dialer_close(dialer)
+
+
+def open_req(url: str, tls: Optional[TlsFiles] = None,
+             bound_ms: int = 0) -> Socket:
+    """A REQ socket dialed to url (see dial), with resend disabled (at
+    most once); tls+tcp:// with tls's files."""
+    sock = open_socket()
+    try:
+        dial(sock, url, tls, bound_ms)
     except BaseException:
         _lib.nng_close(sock)
         raise
     return sock
+
+
+# The connections up of each socket that count them (count_pipes), by a key
+# of their own: the callback is the module's, so NNG never calls a function
+# that was freed, whatever becomes of the objects that asked.
+_pipes: Dict[int, int] = {}
+_pipes_lock = threading.Lock()
+_pipe_keys = itertools.count(1)
+
+
+def _on_pipe(_pipe: int, event: int, arg: Optional[int]) -> None:
+    with _pipes_lock:
+        if arg in _pipes:
+            _pipes[arg] += 1 if event == PIPE_EV_ADD_PRE else -1
+
+
+_PIPE_CB = PIPE_CALLBACK(_on_pipe)
+
+
+def count_pipes(sock: Socket) -> int:
+    """Counts sock's connections from now on (before it dials); the key
+    for pipes() and uncount_pipes()."""
+    key = next(_pipe_keys)
+    with _pipes_lock:
+        _pipes[key] = 0
+    for ev in (PIPE_EV_ADD_PRE, PIPE_EV_REM_POST):
+        rv = _lib.nng_pipe_notify(sock, ev, _PIPE_CB, c_void_p(key))
+        if rv != 0:
+            uncount_pipes(key)
+            raise NngError(rv, "nng_pipe_notify")
+    return key
+
+
+def pipes(key: int) -> int:
+    """How many connections the socket of key has."""
+    with _pipes_lock:
+        return _pipes.get(key, 0)
+
+
+def uncount_pipes(key: int) -> None:
+    """Forgets key (after its socket is closed)."""
+    with _pipes_lock:
+        _pipes.pop(key, None)
 
 
 def close(sock: Socket) -> None:

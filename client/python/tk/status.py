@@ -5,6 +5,7 @@ not end OK. Mirrors tk_status of libtkclient (client/include/tk/client.h).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
@@ -131,14 +132,31 @@ class Status:
         )
 
     @classmethod
-    def local(cls, code: Code, message: str, cause: Cause = Cause.NONE) -> Status:
-        """A status the client makes itself: no reply came."""
+    def local(cls, code: Code, message: str, cause: Cause = Cause.NONE,
+              reason: str = "") -> Status:
+        """A status the client makes itself: no reply came, or the call
+        could not be routed (reason NO_NODE_FOR_PATH, ...)."""
         return cls(
             code=code,
             message=message,
+            reason=reason,
             cancellation=Cancellation(cause=cause),
             from_server=False,
         )
+
+    @property
+    def node(self) -> str:
+        """The id of the node that carried the call (or was to): in a
+        fleet, the node the client routed it to; "" with one tkd, and for
+        a call no node was chosen for (NO_NODE_FOR_PATH, ...). Not a
+        field of tk.v1.Status: the client knows it, tkd does not send it."""
+        return str(self.__dict__.get("_node", ""))
+
+    def _on_node(self, node: str) -> Status:
+        """This status, said of node."""
+        st = dataclasses.replace(self)
+        object.__setattr__(st, "_node", node)
+        return st
 
 
 class TkError(Exception):
@@ -167,6 +185,11 @@ class TkError(Exception):
         return self.status.message
 
     @property
+    def node(self) -> str:
+        """The node that carried the call (Status.node); "" with one tkd."""
+        return self.status.node
+
+    @property
     def stderr(self) -> bytes:
         """The bounded stderr excerpt of a tool that failed (head and tail)."""
         return self.status.stderr
@@ -187,6 +210,8 @@ class TkError(Exception):
         out += ": %s" % st.message
         if st.cancellation.cause != Cause.NONE:
             out += " [cause %s]" % _name(Cause, st.cancellation.cause)
+        if st.node:
+            out += " [node %s]" % st.node
         return out
 
 

@@ -24,6 +24,8 @@ class Control:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         data: bytes | None = None,
     ) -> _tk_v1_control_pb2.PingReply:
         """tk.v1.Control/Ping: READ (timeout 5 s by default, 60 s at most).
@@ -40,6 +42,8 @@ class Control:
             ),
             timeout=timeout,
             reply_type=_tk_v1_control_pb2.PingReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_ping(
@@ -48,6 +52,8 @@ class Control:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         data: bytes | None = None,
     ) -> Call[_tk_v1_control_pb2.PingReply]:
         """Starts tk.v1.Control/Ping; see ping."""
@@ -60,6 +66,8 @@ class Control:
             ),
             timeout=timeout,
             reply_type=_tk_v1_control_pb2.PingReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def cancel(
@@ -68,6 +76,8 @@ class Control:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         call_id: int | None = None,
     ) -> _tk_v1_control_pb2.CancelReply:
         """tk.v1.Control/Cancel: READ (timeout 5 s by default, 60 s at most).
@@ -83,6 +93,8 @@ class Control:
             ),
             timeout=timeout,
             reply_type=_tk_v1_control_pb2.CancelReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_cancel(
@@ -91,6 +103,8 @@ class Control:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         call_id: int | None = None,
     ) -> Call[_tk_v1_control_pb2.CancelReply]:
         """Starts tk.v1.Control/Cancel; see cancel."""
@@ -103,6 +117,8 @@ class Control:
             ),
             timeout=timeout,
             reply_type=_tk_v1_control_pb2.CancelReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def call_state(
@@ -111,6 +127,8 @@ class Control:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         call_id: int | None = None,
     ) -> _tk_v1_control_pb2.CallStateReply:
         """tk.v1.Control/CallState: READ (timeout 5 s by default, 60 s at
@@ -128,6 +146,8 @@ class Control:
             ),
             timeout=timeout,
             reply_type=_tk_v1_control_pb2.CallStateReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_call_state(
@@ -136,6 +156,8 @@ class Control:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         call_id: int | None = None,
     ) -> Call[_tk_v1_control_pb2.CallStateReply]:
         """Starts tk.v1.Control/CallState; see call_state."""
@@ -148,6 +170,8 @@ class Control:
             ),
             timeout=timeout,
             reply_type=_tk_v1_control_pb2.CallStateReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def list_methods(
@@ -156,6 +180,8 @@ class Control:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         service: str | None = None,
     ) -> _tk_v1_control_pb2.ListMethodsReply:
         """tk.v1.Control/ListMethods: READ (timeout 5 s by default, 60 s at
@@ -170,6 +196,8 @@ class Control:
             ),
             timeout=timeout,
             reply_type=_tk_v1_control_pb2.ListMethodsReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_list_methods(
@@ -178,6 +206,8 @@ class Control:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         service: str | None = None,
     ) -> Call[_tk_v1_control_pb2.ListMethodsReply]:
         """Starts tk.v1.Control/ListMethods; see list_methods."""
@@ -190,6 +220,8 @@ class Control:
             ),
             timeout=timeout,
             reply_type=_tk_v1_control_pb2.ListMethodsReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def list_nodes(
@@ -198,6 +230,8 @@ class Control:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
     ) -> _tk_v1_control_pb2.ListNodesReply:
         """tk.v1.Control/ListNodes: READ (timeout 5 s by default, 60 s at
         most). The live nodes of the fleet this tkd is a member of (tkd
@@ -216,6 +250,8 @@ class Control:
             ),
             timeout=timeout,
             reply_type=_tk_v1_control_pb2.ListNodesReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_list_nodes(
@@ -224,6 +260,8 @@ class Control:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
     ) -> Call[_tk_v1_control_pb2.ListNodesReply]:
         """Starts tk.v1.Control/ListNodes; see list_nodes."""
         return self._client.start(
@@ -235,4 +273,6 @@ class Control:
             ),
             timeout=timeout,
             reply_type=_tk_v1_control_pb2.ListNodesReply,
+            node=node,
+            retry_reads=retry_reads,
         )

@@ -24,6 +24,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         untracked: _tk_v1_git_pb2.GitStatusRequest.Untracked | str | None = None,
         paths: Iterable[bytes] | None = None,
@@ -41,6 +43,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitStatusReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_status(
@@ -49,6 +53,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         untracked: _tk_v1_git_pb2.GitStatusRequest.Untracked | str | None = None,
         paths: Iterable[bytes] | None = None,
@@ -63,6 +69,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitStatusReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def log(
@@ -71,6 +79,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         rev: str | None = None,
         max_count: int | None = None,
@@ -89,6 +99,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitLogReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_log(
@@ -97,6 +109,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         rev: str | None = None,
         max_count: int | None = None,
@@ -113,6 +127,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitLogReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def diff(
@@ -121,6 +137,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         from_: str | None = None,
         to: str | None = None,
@@ -141,6 +159,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitDiffReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_diff(
@@ -149,6 +169,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         from_: str | None = None,
         to: str | None = None,
@@ -166,6 +188,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitDiffReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def rev_parse(
@@ -174,6 +198,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         rev: str | None = None,
     ) -> _tk_v1_git_pb2.GitRevParseReply:
@@ -189,6 +215,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitRevParseReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_rev_parse(
@@ -197,6 +225,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         rev: str | None = None,
     ) -> Call[_tk_v1_git_pb2.GitRevParseReply]:
@@ -210,6 +240,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitRevParseReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def grep(
@@ -218,6 +250,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         pattern: str | None = None,
         ignore_case: bool | None = None,
@@ -237,6 +271,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitGrepReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_grep(
@@ -245,6 +281,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         pattern: str | None = None,
         ignore_case: bool | None = None,
@@ -262,6 +300,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitGrepReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def commit(
@@ -270,6 +310,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         message: str | None = None,
         paths: Iterable[bytes] | None = None,
@@ -290,6 +332,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitCommitReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_commit(
@@ -298,6 +342,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         message: str | None = None,
         paths: Iterable[bytes] | None = None,
@@ -316,6 +362,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitCommitReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def checkout(
@@ -324,6 +372,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         rev: str | None = None,
         create_branch: str | None = None,
@@ -340,6 +390,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitCheckoutReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_checkout(
@@ -348,6 +400,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         rev: str | None = None,
         create_branch: str | None = None,
@@ -362,6 +416,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitCheckoutReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def worktree_add(
@@ -370,6 +426,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         path: str | None = None,
         rev: str | None = None,
@@ -388,6 +446,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitWorktreeAddReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_worktree_add(
@@ -396,6 +456,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         path: str | None = None,
         rev: str | None = None,
@@ -412,6 +474,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitWorktreeAddReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def config_set(
@@ -420,6 +484,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         key: str | None = None,
         value: str | None = None,
@@ -438,6 +504,8 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitConfigSetReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_config_set(
@@ -446,6 +514,8 @@ class Git:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         repo: str | None = None,
         key: str | None = None,
         value: str | None = None,
@@ -460,4 +530,6 @@ class Git:
             ),
             timeout=timeout,
             reply_type=_tk_v1_git_pb2.GitConfigSetReply,
+            node=node,
+            retry_reads=retry_reads,
         )

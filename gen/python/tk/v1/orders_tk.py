@@ -24,6 +24,8 @@ class Orders:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
     ) -> _tk_v1_orders_pb2.CreateOrderReply:
         """tk.v1.Orders/CreateOrder: READ (timeout 5 s by default, 60 s at
         most). A new open order.
@@ -37,6 +39,8 @@ class Orders:
             ),
             timeout=timeout,
             reply_type=_tk_v1_orders_pb2.CreateOrderReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_create_order(
@@ -45,6 +49,8 @@ class Orders:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
     ) -> Call[_tk_v1_orders_pb2.CreateOrderReply]:
         """Starts tk.v1.Orders/CreateOrder; see create_order."""
         return self._client.start(
@@ -56,6 +62,8 @@ class Orders:
             ),
             timeout=timeout,
             reply_type=_tk_v1_orders_pb2.CreateOrderReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def add_item(
@@ -64,6 +72,8 @@ class Orders:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         order_id: int | None = None,
         sku: str | None = None,
     ) -> _tk_v1_orders_pb2.AddItemReply:
@@ -81,6 +91,8 @@ class Orders:
             ),
             timeout=timeout,
             reply_type=_tk_v1_orders_pb2.AddItemReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_add_item(
@@ -89,6 +101,8 @@ class Orders:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         order_id: int | None = None,
         sku: str | None = None,
     ) -> Call[_tk_v1_orders_pb2.AddItemReply]:
@@ -102,6 +116,8 @@ class Orders:
             ),
             timeout=timeout,
             reply_type=_tk_v1_orders_pb2.AddItemReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def close_order(
@@ -110,6 +126,8 @@ class Orders:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         order_id: int | None = None,
     ) -> _tk_v1_orders_pb2.CloseOrderReply:
         """tk.v1.Orders/CloseOrder: READ (timeout 5 s by default, 60 s at
@@ -125,6 +143,8 @@ class Orders:
             ),
             timeout=timeout,
             reply_type=_tk_v1_orders_pb2.CloseOrderReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_close_order(
@@ -133,6 +153,8 @@ class Orders:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         order_id: int | None = None,
     ) -> Call[_tk_v1_orders_pb2.CloseOrderReply]:
         """Starts tk.v1.Orders/CloseOrder; see close_order."""
@@ -145,6 +167,8 @@ class Orders:
             ),
             timeout=timeout,
             reply_type=_tk_v1_orders_pb2.CloseOrderReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def reopen_order(
@@ -153,6 +177,8 @@ class Orders:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         order_id: int | None = None,
     ) -> _tk_v1_orders_pb2.ReopenOrderReply:
         """tk.v1.Orders/ReopenOrder: READ (timeout 5 s by default, 60 s at
@@ -167,6 +193,8 @@ class Orders:
             ),
             timeout=timeout,
             reply_type=_tk_v1_orders_pb2.ReopenOrderReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_reopen_order(
@@ -175,6 +203,8 @@ class Orders:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         order_id: int | None = None,
     ) -> Call[_tk_v1_orders_pb2.ReopenOrderReply]:
         """Starts tk.v1.Orders/ReopenOrder; see reopen_order."""
@@ -187,6 +217,8 @@ class Orders:
             ),
             timeout=timeout,
             reply_type=_tk_v1_orders_pb2.ReopenOrderReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def get_order(
@@ -195,6 +227,8 @@ class Orders:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         order_id: int | None = None,
     ) -> _tk_v1_orders_pb2.GetOrderReply:
         """tk.v1.Orders/GetOrder: READ (timeout 5 s by default, 60 s at most).
@@ -209,6 +243,8 @@ class Orders:
             ),
             timeout=timeout,
             reply_type=_tk_v1_orders_pb2.GetOrderReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_get_order(
@@ -217,6 +253,8 @@ class Orders:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         order_id: int | None = None,
     ) -> Call[_tk_v1_orders_pb2.GetOrderReply]:
         """Starts tk.v1.Orders/GetOrder; see get_order."""
@@ -229,4 +267,6 @@ class Orders:
             ),
             timeout=timeout,
             reply_type=_tk_v1_orders_pb2.GetOrderReply,
+            node=node,
+            retry_reads=retry_reads,
         )

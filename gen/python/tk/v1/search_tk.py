@@ -24,6 +24,8 @@ class Search:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         root: str | None = None,
         query: str | None = None,
         limit: int | None = None,
@@ -51,6 +53,8 @@ class Search:
             ),
             timeout=timeout,
             reply_type=_tk_v1_search_pb2.SearchReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_search(
@@ -59,6 +63,8 @@ class Search:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         root: str | None = None,
         query: str | None = None,
         limit: int | None = None,
@@ -77,4 +83,6 @@ class Search:
             ),
             timeout=timeout,
             reply_type=_tk_v1_search_pb2.SearchReply,
+            node=node,
+            retry_reads=retry_reads,
         )

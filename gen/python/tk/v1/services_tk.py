@@ -25,6 +25,8 @@ class Services:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         spec: _tk_v1_services_pb2.ServiceSpec | None = None,
         backend: _tk_v1_services_pb2.ServiceManager.Kind | str | None = None,
     ) -> _tk_v1_services_pb2.ServiceRenderReply:
@@ -43,6 +45,8 @@ class Services:
             ),
             timeout=timeout,
             reply_type=_tk_v1_services_pb2.ServiceRenderReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_render(
@@ -51,6 +55,8 @@ class Services:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         spec: _tk_v1_services_pb2.ServiceSpec | None = None,
         backend: _tk_v1_services_pb2.ServiceManager.Kind | str | None = None,
     ) -> Call[_tk_v1_services_pb2.ServiceRenderReply]:
@@ -64,6 +70,8 @@ class Services:
             ),
             timeout=timeout,
             reply_type=_tk_v1_services_pb2.ServiceRenderReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def register(
@@ -72,6 +80,8 @@ class Services:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         spec: _tk_v1_services_pb2.ServiceSpec | None = None,
         backend: _tk_v1_services_pb2.ServiceManager.Kind | str | None = None,
     ) -> _tk_v1_services_pb2.ServiceRegisterReply:
@@ -97,6 +107,8 @@ class Services:
             ),
             timeout=timeout,
             reply_type=_tk_v1_services_pb2.ServiceRegisterReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_register(
@@ -105,6 +117,8 @@ class Services:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         spec: _tk_v1_services_pb2.ServiceSpec | None = None,
         backend: _tk_v1_services_pb2.ServiceManager.Kind | str | None = None,
     ) -> Call[_tk_v1_services_pb2.ServiceRegisterReply]:
@@ -118,6 +132,8 @@ class Services:
             ),
             timeout=timeout,
             reply_type=_tk_v1_services_pb2.ServiceRegisterReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def unregister(
@@ -126,6 +142,8 @@ class Services:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         label: str | None = None,
         backend: _tk_v1_services_pb2.ServiceManager.Kind | str | None = None,
     ) -> _tk_v1_services_pb2.ServiceUnregisterReply:
@@ -142,6 +160,8 @@ class Services:
             ),
             timeout=timeout,
             reply_type=_tk_v1_services_pb2.ServiceUnregisterReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_unregister(
@@ -150,6 +170,8 @@ class Services:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         label: str | None = None,
         backend: _tk_v1_services_pb2.ServiceManager.Kind | str | None = None,
     ) -> Call[_tk_v1_services_pb2.ServiceUnregisterReply]:
@@ -163,6 +185,8 @@ class Services:
             ),
             timeout=timeout,
             reply_type=_tk_v1_services_pb2.ServiceUnregisterReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def status(
@@ -171,6 +195,8 @@ class Services:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         label: str | None = None,
         backend: _tk_v1_services_pb2.ServiceManager.Kind | str | None = None,
         spec: _tk_v1_services_pb2.ServiceSpec | None = None,
@@ -187,6 +213,8 @@ class Services:
             ),
             timeout=timeout,
             reply_type=_tk_v1_services_pb2.ServiceStatusReply,
+            node=node,
+            retry_reads=retry_reads,
         )
 
     def start_status(
@@ -195,6 +223,8 @@ class Services:
         /,
         *,
         timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
         label: str | None = None,
         backend: _tk_v1_services_pb2.ServiceManager.Kind | str | None = None,
         spec: _tk_v1_services_pb2.ServiceSpec | None = None,
@@ -209,4 +239,6 @@ class Services:
             ),
             timeout=timeout,
             reply_type=_tk_v1_services_pb2.ServiceStatusReply,
+            node=node,
+            retry_reads=retry_reads,
         )
