@@ -156,6 +156,7 @@ class Node:
             "dev", self.ns_if)
         run("ip", "-n", self.ns, "link", "set", self.ns_if, "up")
         run("ip", "-n", self.ns, "link", "set", "lo", "up")
+        wait_for(self.link_ready, "the link of %s up" % self.name)
 
     def link(self, up: bool) -> None:
         """Sets the node's end of its veth pair up or down (the root's end
@@ -163,6 +164,20 @@ class Node:
         dropped, and TCP tells nobody."""
         run("ip", "-n", self.ns, "link", "set", self.ns_if,
             "up" if up else "down")
+        if up:
+            # The kernel reports the root end's carrier a moment later
+            # (linkwatch), and until then its route is "linkdown": a
+            # connect would fail with EHOSTUNREACH. Waits until both ends
+            # are up and the route is usable.
+            wait_for(self.link_ready, "the link of %s up" % self.name)
+
+    def link_ready(self) -> bool:
+        ns_side = run("ip", "-n", self.ns, "-o", "link", "show", "dev",
+                      self.ns_if).stdout
+        host_side = run("ip", "-o", "link", "show", "dev", self.host_if).stdout
+        route = run("ip", "-4", "route", "show", "dev", self.host_if).stdout
+        return ("state UP" in ns_side and "state UP" in host_side
+                and self.subnet in route and "linkdown" not in route)
 
     # ---- tkd ----------------------------------------------------------------
 
@@ -351,13 +366,15 @@ class Hook:
     it, and says so first: "entered NETNS PID" on a fifo (NETNS: the id of
     the network namespace it runs in, which names the node; PID: the git
     that ran it). With once, only the first run holds (a marker
-    directory); later runs pass.
+    directory); later runs pass. Every run appends its NETNS to a file
+    (runs()): how many times, and where, git ran it.
 
     The hook opens its release fifo read-write before it announces itself
     (a read-write open never blocks on Linux), so that the release,
     written once the announcement is read, always has a reader."""
 
-    def __init__(self, dir_: str, name: str, once: bool = False) -> None:
+    def __init__(self, parent: str, name: str, once: bool = False) -> None:
+        dir_ = tempfile.mkdtemp(prefix=name + "-", dir=parent)
         self.enter = os.path.join(dir_, name + ".enter")
         self.release_fifo = os.path.join(dir_, name + ".release")
         self.marker = os.path.join(dir_, name + ".once")
@@ -370,6 +387,10 @@ class Hook:
         if once:
             body = "if mkdir '%s' 2>/dev/null; then\n%sfi\n" % (self.marker,
                                                                   body)
+        # every run, held or not, says where it ran
+        self.runs_file = os.path.join(dir_, name + ".runs")
+        body = "readlink /proc/self/ns/net >> '%s'\n%s" % (self.runs_file,
+                                                          body)
         with open(self.path, "w", encoding="utf-8") as f:
             f.write("#!/bin/sh\n" + body + "exit 0\n")
         os.chmod(self.path, 0o700)
@@ -379,18 +400,35 @@ class Hook:
         self._buf = b""
         self.git_pid = 0
 
-    def entered(self, timeout: float = STATE_S) -> str:
-        """Waits for the hook's announcement; the netns id it ran in."""
+    def entered(self, call: Optional[object] = None,
+                timeout: float = STATE_S) -> str:
+        """Waits for the hook's announcement; the netns id it ran in.
+        With call (a tk.Call), fails at once, with its status, when the
+        call ends first."""
         until = time.monotonic() + timeout
         while b"\n" not in self._buf:
             left = until - time.monotonic()
-            if left <= 0 or not select.select([self._fd], [], [], left)[0]:
+            if left <= 0:
                 raise AssertionError("the hook %s never ran" % self.path)
+            if not select.select([self._fd], [], [], min(left, 0.1))[0]:
+                if call is not None and call.done():  # type: ignore
+                    raise AssertionError(
+                        "the call ended before its hook ran: %s"
+                        % (call.status(),))  # type: ignore
+                continue
             self._buf += os.read(self._fd, 256)
         line, self._buf = self._buf.split(b"\n", 1)
         _, ns, pid = line.decode().split()
         self.git_pid = int(pid)
         return ns
+
+    def runs(self) -> List[str]:
+        """The namespace ids of the hook's runs so far, in order."""
+        try:
+            with open(self.runs_file, encoding="utf-8") as f:
+                return f.read().split()
+        except FileNotFoundError:
+            return []
 
     def release(self) -> None:
         fd = os.open(self.release_fifo, os.O_WRONLY | os.O_NONBLOCK)
