@@ -8,9 +8,10 @@ network stack:
 2. Cancel of a call held on node b answers CANCELLED from b (on another
    node's connection the same Cancel finds nothing);
 3. kill -9 of the node running a Commit: the caller gets UNAVAILABLE,
-   "whether it ran is unknown", and the repository got at most one new
-   commit, even with retry_reads (a READ is retried on the other owner of
-   the path; a Commit resent would have made two: the negative controls);
+   "whether it ran is unknown"; git commit ran once (its pre-commit
+   hook's runs) and the repository got at most one new commit, even with
+   retry_reads (a READ is retried on the other owner of the path; a
+   Commit resent would have made two: the negative controls);
 4. a node whose heartbeat stops (SIGSTOP) leaves ListNodes and the
    routing of a client (its Pings go round the other two);
 5. a client whose certificate another CA signed is refused by every node;
@@ -18,6 +19,9 @@ network stack:
    through the client's probe, while the other nodes serve on (the
    negative control: with the link up the probes are answered and the
    call runs to its end).
+
+Each runs through the Python client and through tkcall, the C client (-v
+names the node that carried the call).
 
 Needs root (ip netns), the ip and openssl programs: exits 77 saying why
 when the machine lacks one of them. Run by meson (suite fleet) under
@@ -27,6 +31,7 @@ when the machine lacks one of them. Run by meson (suite fleet) under
 from __future__ import annotations
 
 import errno
+import json
 import faulthandler
 import os
 import re
@@ -111,17 +116,56 @@ def wait_live(want: Set[str], via: str = "a") -> None:
              "ListNodes of %s to be %s" % (via, sorted(want)))
 
 
+def tkcall_argv(args: Tuple[str, ...], addrs: str = "abc",
+                cert: Optional[Tuple[str, str]] = None) -> List[str]:
+    f = fleet()
+    cert = cert or f.client_cert
+    return [os.environ["TKCALL"], "--addr", f.addrs(addrs), "--cacert",
+            f.ca[0], "--cert", cert[0], "--key", cert[1], "-v"] + list(args)
+
+
 def tkcall(*args: str, addrs: str = "abc",
            cert: Optional[Tuple[str, str]] = None,
            timeout: float = 60) -> subprocess.CompletedProcess:
     """tkcall -v (it names the node that carried the call on stderr)."""
-    f = fleet()
-    cert = cert or f.client_cert
-    argv = [os.environ["TKCALL"], "--addr", f.addrs(addrs), "--cacert",
-            f.ca[0], "--cert", cert[0], "--key", cert[1], "-v"] + list(args)
-    return subprocess.run(argv, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, timeout=timeout, check=False)
+    return subprocess.run(tkcall_argv(args, addrs, cert),
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=timeout,
+                          check=False)
+
+
+class Tkcall:
+    """tkcall -v running in the background; wait() gives its exit status,
+    stdout and stderr; done() whether it has exited (for Hook.entered)."""
+
+    def __init__(self, *args: str, addrs: str = "abc") -> None:
+        self.proc = subprocess.Popen(tkcall_argv(args, addrs),
+                                     stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+
+    def done(self) -> bool:
+        return self.proc.poll() is not None
+
+    def status(self) -> str:
+        return "tkcall exited %s" % self.proc.returncode
+
+    def wait(self, timeout: float = CALL_S + 30) -> Tuple[int, str, str]:
+        out, err = self.proc.communicate(timeout=timeout)
+        return self.proc.returncode, out, err
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+
+
+def status_json(stderr: str) -> dict:
+    """The status tkcall prints on stderr for a call that was not OK."""
+    for line in stderr.splitlines():
+        if line.startswith("{"):
+            return json.loads(line)
+    raise AssertionError("no status on tkcall's stderr:\n" + stderr)
 
 
 def node_named(stderr: str) -> List[str]:
@@ -258,6 +302,24 @@ class CancelOnB(FleetCase):
         self.assertTrue(st.cancellation.process_killed)
 
 
+    def test_tkcall_ctrl_c_answered_by_b(self) -> None:
+        # tkcall's Ctrl-C is its Cancel, on the call's connection.
+        h = self.hook("cancel")
+        self.fsmonitor(self.b.repo, h)
+        t = Tkcall("Git/Status", "-t", "30s", "-d",
+                   json.dumps({"repo": self.b.repo}))
+        self.undo.append(t.kill)
+        self.assertIs(netfleet.node_of(self.f, h.entered(t)), self.b)
+        t.proc.send_signal(signal.SIGINT)
+        rc, _, err = t.wait()
+        self.assertEqual(rc, tk.Code.CANCELLED, err)
+        st = status_json(err)
+        self.assertEqual(st["code"], "CANCELLED")
+        self.assertTrue(st["fromServer"])
+        self.assertEqual(st["cancellation"]["cause"], "CALLER")
+        self.assertEqual(node_named(err), ["nb"], err)
+
+
 # ---- 3. kill -9 during a Commit ----------------------------------------------------
 
 class KillDuringCommit(FleetCase):
@@ -301,6 +363,31 @@ class KillDuringCommit(FleetCase):
         self.assertEqual(runs, [owner.node_id])
         self.assertIn(added, (0, 1))
         self.assert_unknown(st, owner)
+
+    def test_tkcall_commit_runs_at_most_once(self) -> None:
+        before = netfleet.commit_count(self.f.shared_repo)
+        h = self.hook("commit", once=True)
+        self.pre_commit(self.f.shared_repo, h)
+        t = Tkcall("Git/Commit", "--retry-reads", "-t", "30s", "-d",
+                   json.dumps({"repo": self.f.shared_repo, "message": "once",
+                               "allowEmpty": True}))
+        self.undo.append(t.kill)
+        owner = netfleet.node_of(self.f, h.entered(t))
+        self.undo.append(lambda: self.restart_after_kill(owner))
+        owner.kill9()
+        rc, _, err = t.wait()
+        self.wait_orphan(h)
+        added = netfleet.commit_count(self.f.shared_repo) - before
+        runs = [netfleet.node_of(self.f, ns).node_id for ns in h.runs()]
+        say("tkcall: kill -9 of %s during a Commit: exit %d; git commit ran "
+            "on %s; %d new commit(s)" % (owner.node_id, rc, runs, added))
+        self.assertEqual(runs, [owner.node_id])
+        self.assertIn(added, (0, 1))
+        self.assertEqual(rc, tk.Code.UNAVAILABLE, err)
+        st = status_json(err)
+        self.assertFalse(st["fromServer"])
+        self.assertIn("whether it ran is unknown", st["message"])
+        self.assertEqual(node_named(err), [owner.node_id], err)
 
     def test_commit_resent_runs_twice_negative_control(self) -> None:
         # What a client that resent the Commit to the other owner would
@@ -448,6 +535,29 @@ class LinkDown(FleetCase):
             self.assertGreaterEqual(took, PROBE_S)
             self.assertLess(took, CALL_S - 5, "not ended by the probe")
             self.others_serve(c)
+
+    def test_tkcall_link_down_unavailable_within_deadline(self) -> None:
+        h = self.hook("link")
+        self.fsmonitor(self.c.repo, h)
+        t0 = time.monotonic()
+        t = Tkcall("Git/Status", "-t", "%ds" % CALL_S, "-d",
+                   json.dumps({"repo": self.c.repo}))
+        self.undo.append(t.kill)
+        self.assertIs(netfleet.node_of(self.f, h.entered(t)), self.c)
+        self.c.link(False)
+        self.undo.append(self.link_back)
+        with client("ab") as c:
+            self.others_serve(c)
+        rc, _, err = t.wait()
+        took = time.monotonic() - t0
+        say("tkcall: link down: exit %d after %.1f s" % (rc, took))
+        self.assertEqual(rc, tk.Code.UNAVAILABLE, err)
+        st = status_json(err)
+        self.assertIn("stopped answering", st["message"])
+        self.assertIn("whether it ran is unknown", st["message"])
+        self.assertEqual(node_named(err), ["nc"], err)
+        self.assertGreaterEqual(took, PROBE_S)
+        self.assertLess(took, CALL_S - 5, "not ended by the probe")
 
     def test_link_up_probes_answered_negative_control(self) -> None:
         # The same held call with the link up: the client's probes (Pings
