@@ -20,7 +20,8 @@ SIGTERM the watchdog forwards):
   sockets are not namespaced);
 - a tkd per namespace (`ip netns exec NS tkd ...`, which execs: the
   daemon's pid is tkd's) listening on tls+tcp://ITS_IP:PORT, member of
-  the fleet (--node-id nX --advertise ... --pg ... --heartbeat-ms), with
+  the fleet (--node-id nX --advertise ... --pg ... --heartbeat-ms 200
+  --node-ttl-ms 2000), with
   a root of its own holding a real git repository; b and c also share a
   root (as two machines sharing a file system would), so that a call on
   it has two owners.
@@ -49,6 +50,11 @@ import tkproc  # noqa: E402
 
 PORT = 7443
 HEARTBEAT_MS = 200
+# A node drops out of the table after this without a heartbeat: ten
+# heartbeats, not tkd's default of three, so that a tkd slowed down by a
+# sanitizer on a loaded machine does not drop out now and then, while a
+# stopped one still leaves within two seconds.
+NODE_TTL_MS = 2000
 NAMES = ("a", "b", "c")
 # Bounds of waits on state nothing signals (a row in the table, a process
 # gone): polled, never slept through. Generous: tkd under TSan is slow.
@@ -139,6 +145,8 @@ class Node:
         self.repo = os.path.join(self.root, "repo")
         self.roots = [self.root]
         self.daemon: Optional[tkproc.Daemon] = None
+        # the stderr of each tkd this node ran before the current one
+        self.past_logs: List[str] = []
         self.netns_id = ""
         self.cert: Tuple[str, str] = ("", "")
 
@@ -189,6 +197,7 @@ class Node:
                 "--tls-ca", f.ca[0],
                 "--advertise", self.url, "--node-id", self.node_id,
                 "--pg", f.dsn, "--heartbeat-ms", str(HEARTBEAT_MS),
+                "--node-ttl-ms", str(NODE_TTL_MS),
                 "--log-level", "info"]
         for r in self.roots:
             argv += ["--root", r]
@@ -204,14 +213,17 @@ class Node:
 
     @property
     def pid(self) -> int:
-        assert self.daemon is not None
+        assert self.daemon is not None, "tkd of %s is not running" % self.name
         return self.daemon.proc.pid
 
     def kill9(self) -> int:
         """kill -9 of tkd; returns its exit status once reaped."""
         assert self.daemon is not None
         os.kill(self.pid, signal.SIGKILL)
-        return self.daemon.stop()
+        rv = self.daemon.stop()
+        self.past_logs.append(self.daemon.output("stderr"))
+        self.daemon = None
+        return rv
 
     def stop(self) -> None:
         if self.daemon is not None:
@@ -219,10 +231,19 @@ class Node:
                 # a stopped tkd cannot act on SIGTERM
                 os.kill(self.pid, signal.SIGCONT)
             self.daemon.stop()
+            self.past_logs.append(self.daemon.output("stderr"))
             self.daemon = None
 
     def log(self) -> str:
         return self.daemon.output("stderr") if self.daemon else ""
+
+    def sanitizer_reports(self) -> List[str]:
+        """What a sanitizer reported in any tkd this node ran (halt_on_error
+        stops tkd at the first: a killed node's calls would fail, but
+        a report in a tkd that was killed or stopped anyway would pass
+        unseen)."""
+        return [log for log in self.past_logs + [self.log()]
+                if re.search(r"Sanitizer|runtime error:", log)]
 
 
 class Fleet:
