@@ -379,7 +379,10 @@ class Fleet:
 
 
 def _raise_exit(sig: int, frame: object) -> None:
-    raise SystemExit(128 + sig)
+    # KeyboardInterrupt: unittest lets it through (another exception
+    # would fail one test and go on to the next), up to a finally that
+    # closes the fleet.
+    raise KeyboardInterrupt("signal %d" % sig)
 
 
 class Hook:

@@ -593,4 +593,8 @@ if __name__ == "__main__":
     if why is not None:
         print("SKIP: " + why)
         sys.exit(77)
-    unittest.main(verbosity=2)
+    try:
+        unittest.main(verbosity=2)
+    finally:
+        if FLEET is not None:  # interrupted (SIGTERM): no tearDownModule
+            FLEET.close()
