@@ -118,9 +118,9 @@ static const char usage_text[] =
     "3. A second signal exits at once (status 130).\n"
     "\n"
     "exit status: 0 after a clean shutdown; 1 tkd could not start; 2 usage\n"
-    "error, or a --node-id another live tkd holds; 3 calls outlived "
-    "--shutdown-grace-ms (the log names them); 130\n"
-    "a second signal.\n";
+    "error, or a --node-id another live tkd holds;\n"
+    "3 calls outlived --shutdown-grace-ms (the log names them); 130 a\n"
+    "second signal.\n";
 
 typedef struct options {
     /* Who says what is wrong: "tkd", or "tkd install" checking the options
