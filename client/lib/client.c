@@ -226,7 +226,6 @@ done:
     return rv;
 }
 
-static void chan_free(chan *ch);
 static int64_t mono_ns(void);
 
 static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
@@ -509,6 +508,37 @@ static void client_free(tk_client *c)
 static bool ask_nodes(tk_client *c, node *n, Tk__V1__ListNodesReply **out);
 static int install_table(tk_client *c, const Tk__V1__ListNodesReply *r);
 
+/* Dials url, or the first of a comma-separated list that connects: the
+ * client's one node, c->nodes[0]. */
+static int dial_first(tk_client *c, const char *url, char *errbuf,
+                      size_t errlen)
+{
+    int rv = TK_ERR_ARG;
+    for (const char *at = url;;) {
+        const char *comma = strchr(at, ',');
+        size_t len = comma != NULL ? (size_t)(comma - at) : strlen(at);
+        if (len == 0) {
+            set_errbuf(errbuf, errlen, "an empty address in \"%s\"", url);
+            return TK_ERR_ARG;
+        }
+        node *n = node_new("", at, len);
+        if (n == NULL)
+            return TK_ERR_NOMEM;
+        /* One address: NNG's own wait, as always. */
+        int bound = comma != NULL || at != url ? NODE_CONNECT_MS : 0;
+        rv = node_connect(c, n, bound, errbuf, errlen);
+        if (rv == TK_OK) {
+            c->nodes[0] = n;
+            c->n_nodes = 1;
+            return TK_OK;
+        }
+        node_unref(n);
+        if (rv != TK_ERR_CONNECT || comma == NULL)
+            return rv;
+        at = comma + 1;
+    }
+}
+
 int tk_client_open_opts(tk_client **out, const char *url,
                         const tk_client_opts *opts, char *errbuf, size_t errlen)
 {
@@ -531,39 +561,12 @@ int tk_client_open_opts(tk_client **out, const char *url,
     c->tls_cert = dup_or_null(o->tls_cert, &failed);
     c->tls_key = dup_or_null(o->tls_key, &failed);
     c->tls_server_name = dup_or_null(o->tls_server_name, &failed);
-    c->nodes = calloc(1, sizeof *c->nodes);
+    c->nodes = calloc(1, sizeof(node *));
     if (failed || c->nodes == NULL) {
         client_free(c);
         return TK_ERR_NOMEM;
     }
-    /* url, or the first of a comma-separated list that connects. */
-    int rv = TK_ERR_ARG;
-    for (const char *at = url;;) {
-        const char *comma = strchr(at, ',');
-        size_t len = comma != NULL ? (size_t)(comma - at) : strlen(at);
-        if (len == 0) {
-            set_errbuf(errbuf, errlen, "an empty address in \"%s\"", url);
-            rv = TK_ERR_ARG;
-            break;
-        }
-        node *n = node_new("", at, len);
-        if (n == NULL) {
-            rv = TK_ERR_NOMEM;
-            break;
-        }
-        /* One address: NNG's own wait, as always. */
-        int bound = comma != NULL || at != url ? NODE_CONNECT_MS : 0;
-        rv = node_connect(c, n, bound, errbuf, errlen);
-        if (rv == TK_OK) {
-            c->nodes[0] = n;
-            c->n_nodes = 1;
-            break;
-        }
-        node_unref(n);
-        if (rv != TK_ERR_CONNECT || comma == NULL)
-            break;
-        at = comma + 1;
-    }
+    int rv = dial_first(c, url, errbuf, errlen);
     if (rv != TK_OK) {
         client_free(c);
         return rv;
@@ -1279,6 +1282,56 @@ typedef struct waiting {
     gave_up why;      /* out: when the client stopped waiting */
 } waiting;
 
+/* What an answer to CallState (state; same: how many in a row) makes of
+ * the wait: true to stop waiting, with w->why. */
+static bool judge_state(waiting *w, int state, int same)
+{
+    switch (state) {
+    case TK__V1__CALL_STATE_REPLY__STATE__RUNNING:
+        /* tkd starts a WRITE only before its caller's deadline, and then
+         * runs it to completion: wait for that answer. */
+        w->started = w->started || w->write;
+        return false;
+    case TK__V1__CALL_STATE_REPLY__STATE__QUEUED:
+        return false;
+    case TK__V1__CALL_STATE_REPLY__STATE__ANSWERED:
+        w->why = GAVE_UP_LOST;
+        return same >= PROBE_SAME_ANSWERS;
+    case -2:
+        w->why = GAVE_UP_OLD;
+        return true;
+    case -1:
+        w->why = GAVE_UP_SILENT;
+        return true;
+    default: /* NOT_FOUND, or a state this client does not know */
+        w->why = GAVE_UP_UNKNOWN;
+        return same >= PROBE_SAME_ANSWERS;
+    }
+}
+
+/* The probe of a fleet's node, due at *next_probe: true when the node
+ * answered (and the next is set), false when it did not (w->why). */
+static bool probe_node(tk_client *client, node *n, waiting *w,
+                       int64_t *next_probe)
+{
+    if (!node_answers(client, n)) {
+        w->why = GAVE_UP_NODE;
+        return false;
+    }
+    *next_probe = mono_ns() + (int64_t)TK_NODE_PROBE_MS * 1000000;
+    return true;
+}
+
+/* When to ask again: after *pause (which grows to PROBE_MAX_INTERVAL_MS),
+ * and not past last_ns. */
+static int64_t next_question(int64_t last_ns, int64_t *pause)
+{
+    int64_t at = mono_ns() + *pause;
+    if (*pause < (int64_t)PROBE_MAX_INTERVAL_MS * 1000000)
+        *pause *= 2;
+    return at < last_ns ? at : last_ns;
+}
+
 /* Waits for the reply on ch (its receive started) until first_ns. From
  * then on it asks tkd where the call stands and goes on waiting while tkd
  * says it is queued or running: tkd ends every call itself (a READ at its
@@ -1288,72 +1341,35 @@ typedef struct waiting {
  * tkd can say it is still coming. In a fleet, a call kept waiting
  * TK_NODE_PROBE_MS Pings its node, and again every TK_NODE_PROBE_MS: a
  * link that went down tells nobody. True when the receive ended; false,
- * with *why, when the client stopped waiting (the receive still runs). */
+ * with w->why, when the client stopped waiting (the receive still runs). */
 static bool wait_reply(tk_client *client, node *n, chan *ch, waiting *w)
 {
-    const int64_t first_ns = w->first_ns, last_ns = w->last_ns;
-    const int64_t probe_every = (int64_t)TK_NODE_PROBE_MS * 1000000;
-    const uint64_t id = w->id;
-    gave_up *why = &w->why;
-    const bool ask = w->ask;
-    int64_t at = first_ns < last_ns ? first_ns : last_ns;
-    int64_t next_probe = w->probe ? mono_ns() + probe_every : INT64_MAX;
+    const int64_t last_ns = w->last_ns;
+    int64_t at = w->first_ns < last_ns ? w->first_ns : last_ns;
+    int64_t next_probe =
+        w->probe ? mono_ns() + (int64_t)TK_NODE_PROBE_MS * 1000000 : INT64_MAX;
     int64_t pause = (int64_t)TK_DEADLINE_GRACE_MS * 1000000;
     int same = 0, last_state = -1;
     for (;;) {
         if (chan_wait_until(ch, at < next_probe ? at : next_probe))
             return true;
         if (next_probe <= at && mono_ns() >= next_probe) {
-            if (!node_answers(client, n)) {
-                if (chan_wait_until(ch, 0))
-                    return true;
-                *why = GAVE_UP_NODE;
-                return false;
-            }
-            next_probe = mono_ns() + probe_every;
+            if (!probe_node(client, n, w, &next_probe))
+                return chan_wait_until(ch, 0);
             continue;
         }
-        if (!ask || at >= last_ns) {
-            *why = GAVE_UP_LAST;
+        if (!w->ask || at >= last_ns) {
+            w->why = GAVE_UP_LAST;
             return false;
         }
-        int state = ask_state(client, n, id);
+        int state = ask_state(client, n, w->id);
         if (chan_wait_until(ch, 0))
             return true; /* it came while we asked */
         same = state == last_state ? same + 1 : 1;
         last_state = state;
-        switch (state) {
-        case TK__V1__CALL_STATE_REPLY__STATE__RUNNING:
-            /* tkd starts a WRITE only before its caller's deadline, and
-             * then runs it to completion: wait for that answer. */
-            w->started = w->started || w->write;
-            break;
-        case TK__V1__CALL_STATE_REPLY__STATE__QUEUED:
-            break;
-        case TK__V1__CALL_STATE_REPLY__STATE__ANSWERED:
-            if (same >= PROBE_SAME_ANSWERS) {
-                *why = GAVE_UP_LOST;
-                return false;
-            }
-            break;
-        case -2:
-            *why = GAVE_UP_OLD;
+        if (judge_state(w, state, same))
             return false;
-        case -1:
-            *why = GAVE_UP_SILENT;
-            return false;
-        default: /* NOT_FOUND, or a state this client does not know */
-            if (same >= PROBE_SAME_ANSWERS) {
-                *why = GAVE_UP_UNKNOWN;
-                return false;
-            }
-            break;
-        }
-        at = mono_ns() + pause;
-        if (at > last_ns)
-            at = last_ns;
-        if (pause < (int64_t)PROBE_MAX_INTERVAL_MS * 1000000)
-            pause *= 2;
+        at = next_question(last_ns, &pause);
     }
 }
 
@@ -1654,68 +1670,60 @@ static void set_reason(tk_status *st, const char *reason)
     }
 }
 
-/* The node for a call: its index in nodes, or -1 with *st said. rr: the
- * round robin's next (advanced); tried: the nodes this call has tried
- * already, which it does not try again. Under the client's mu. */
-static int route(node *const *nodes, size_t n, const char *method,
-                 const char *path, const char *named, size_t *rr,
-                 node *const *tried, size_t n_tried, tk_status *st)
+/* A node named by the caller: its index, or -1 (UNKNOWN_NODE). */
+static int route_named(node *const *nodes, size_t n, const char *named,
+                       tk_status *st)
 {
     char list[768];
-    if (named != NULL && named[0] != '\0') {
-        for (size_t i = 0; i < n; i++)
-            if (strcmp(nodes[i]->id, named) == 0)
-                return (int)i;
-        say_nodes(list, sizeof list, nodes, n, false);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(nodes[i]->id, named) == 0)
+            return (int)i;
+    say_nodes(list, sizeof list, nodes, n, false);
+    local_status(st, TK_CODE_NOT_FOUND, TK_CAUSE_NONE,
+                 "no node \"%s\" in the fleet; its nodes are %s", named, list);
+    set_reason(st, "UNKNOWN_NODE");
+    return -1;
+}
+
+/* The node whose roots hold path longest, live and not tried yet; -1 with
+ * NO_NODE_FOR_PATH (none holds it) or NO_LIVE_NODE (none that does can
+ * take it). */
+static int route_path(node *const *nodes, size_t n, const char *path,
+                      node *const *tried, size_t n_tried, tk_status *st)
+{
+    char list[768];
+    size_t best = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = node_holds(nodes[i], path);
+        best = l > best ? l : best;
+    }
+    for (size_t i = 0; best > 0 && i < n; i++) {
+        const node *x = nodes[i];
+        if (node_holds(x, path) == best && !x->down && !x->draining &&
+            !was_tried(tried, n_tried, x))
+            return (int)i;
+    }
+    say_nodes(list, sizeof list, nodes, n, true);
+    if (best == 0) {
         local_status(st, TK_CODE_NOT_FOUND, TK_CAUSE_NONE,
-                     "no node \"%s\" in the fleet; its nodes are %s", named,
-                     list);
-        set_reason(st, "UNKNOWN_NODE");
-        return -1;
-    }
-    route_kind kind = route_kind_of(method);
-    if (kind == ROUTE_NAMED) {
-        if (n == 1)
-            return 0;
-        say_nodes(list, sizeof list, nodes, n, false);
-        local_status(st, TK_CODE_INVALID_ARGUMENT, TK_CAUSE_NONE,
-                     "%s registers on one machine: name its node "
-                     "(tk_call_opts.node, tkcall --node); the nodes are %s",
-                     method, list);
-        set_reason(st, "NODE_REQUIRED");
-        return -1;
-    }
-    if (kind == ROUTE_PATH && path != NULL) {
-        size_t best = 0;
-        for (size_t i = 0; i < n; i++) {
-            size_t l = node_holds(nodes[i], path);
-            if (l > best)
-                best = l;
-        }
-        if (best == 0) {
-            say_nodes(list, sizeof list, nodes, n, true);
-            local_status(st, TK_CODE_NOT_FOUND, TK_CAUSE_NONE,
-                         "no node of the fleet holds %s: the nodes' roots "
-                         "are %s",
-                         path, list);
-            set_reason(st, "NO_NODE_FOR_PATH");
-            return -1;
-        }
-        for (size_t i = 0; i < n; i++) {
-            const node *x = nodes[i];
-            if (node_holds(x, path) == best && !x->down && !x->draining &&
-                !was_tried(tried, n_tried, x))
-                return (int)i;
-        }
-        say_nodes(list, sizeof list, nodes, n, true);
+                     "no node of the fleet holds %s: the nodes' roots are %s",
+                     path, list);
+        set_reason(st, "NO_NODE_FOR_PATH");
+    } else {
         local_status(st, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
                      "no node that holds %s can take the call%s: %s", path,
                      n_tried > 0 ? " now" : "", list);
         set_reason(st, "NO_LIVE_NODE");
-        return -1;
     }
-    /* Any live node, round robin; and a Git or Search request without a
-     * path, which tkd refuses as it would anywhere. */
+    return -1;
+}
+
+/* Any live node not tried yet, round robin from *rr (advanced); -1 with
+ * NO_LIVE_NODE. */
+static int route_any(node *const *nodes, size_t n, size_t *rr,
+                     node *const *tried, size_t n_tried, tk_status *st)
+{
+    char list[768];
     for (size_t k = 0; k < n; k++) {
         size_t i = (*rr + k) % n;
         const node *x = nodes[i];
@@ -1729,6 +1737,35 @@ static int route(node *const *nodes, size_t n, const char *method,
                  "no live node of the fleet can take the call: %s", list);
     set_reason(st, "NO_LIVE_NODE");
     return -1;
+}
+
+/* The node for a call: its index in nodes, or -1 with *st said. rr: the
+ * round robin's next (advanced); tried: the nodes this call has tried
+ * already, which it does not try again. Under the client's mu. */
+static int route(node *const *nodes, size_t n, const char *method,
+                 const char *path, const char *named, size_t *rr,
+                 node *const *tried, size_t n_tried, tk_status *st)
+{
+    if (named != NULL && named[0] != '\0')
+        return route_named(nodes, n, named, st);
+    route_kind kind = route_kind_of(method);
+    if (kind == ROUTE_NAMED) {
+        char list[768];
+        if (n == 1)
+            return 0;
+        say_nodes(list, sizeof list, nodes, n, false);
+        local_status(st, TK_CODE_INVALID_ARGUMENT, TK_CAUSE_NONE,
+                     "%s works on one machine's registrations: name its node "
+                     "(tk_call_opts.node, tkcall --node); the nodes are %s",
+                     method, list);
+        set_reason(st, "NODE_REQUIRED");
+        return -1;
+    }
+    if (kind == ROUTE_PATH && path != NULL)
+        return route_path(nodes, n, path, tried, n_tried, st);
+    /* Any live node; and a Git or Search request without a path, which
+     * tkd refuses as it would anywhere. */
+    return route_any(nodes, n, rr, tried, n_tried, st);
 }
 
 /* Marks n down (until a reading of the table shows a heartbeat since) and
@@ -1778,39 +1815,82 @@ static char **copy_roots(const Tk__V1__NodeInfo *in)
     return v;
 }
 
+/* The node of the old table that in is: one with the same id and address
+ * (referenced), or the node the client opened with (id "", while
+ * opening: no other thread knows it yet), which is the one that answered
+ * (self_id), renamed; NULL when none. Under the client's mu. */
+static node *match_node(tk_client *c, const Tk__V1__NodeInfo *in,
+                        const char *self_id)
+{
+    for (size_t j = 0; j < c->n_nodes; j++) {
+        node *old = c->nodes[j];
+        if (strcmp(old->id, in->node_id) == 0 &&
+            strcmp(old->addr, in->address) == 0)
+            return node_ref(old);
+        if (old->id[0] != '\0' || strcmp(in->node_id, self_id) != 0)
+            continue;
+        char *id = strdup(in->node_id), *addr = strdup(in->address);
+        if (id == NULL || addr == NULL) {
+            free(id);
+            free(addr);
+            return NULL;
+        }
+        free(old->id);
+        free(old->addr);
+        old->id = id;
+        old->addr = addr;
+        return node_ref(old);
+    }
+    return NULL;
+}
+
+static void free_root_list(char **roots)
+{
+    if (roots == NULL)
+        return;
+    for (char **p = roots; *p != NULL; p++)
+        free(*p);
+    free(roots);
+}
+
+/* Puts reply r's rows on nodes v (their roots already copied to roots)
+ * and makes v the table. Under the client's mu. */
+static void swap_table(tk_client *c, node **v, char ***roots,
+                       const Tk__V1__ListNodesReply *r)
+{
+    int64_t now = mono_ns();
+    for (size_t i = 0; i < r->n_nodes; i++) {
+        node *x = v[i];
+        const Tk__V1__NodeInfo *in = r->nodes[i];
+        free_roots(x);
+        x->roots = roots[i];
+        x->n_roots = in->n_roots;
+        roots[i] = NULL;
+        x->draining = in->draining;
+        /* Down until its heartbeat shows it alive since. */
+        if (x->down &&
+            now - (int64_t)in->heartbeat_age_ms * 1000000 > x->down_ns)
+            x->down = false;
+    }
+    c->nodes = v;
+    c->n_nodes = r->n_nodes;
+    c->ttl_ms = r->ttl_ms > 0 ? r->ttl_ms : 6000;
+    c->read_ns = now;
+}
+
 /* The client's table, from reply r: a node of the old one with the same id
  * and address is kept (with its socket), and so is the node the client
- * opened with (id ""), which is the one that answered (r->self_id). */
+ * opened with, which is the one that answered (r->self_id). */
 static int install_table(tk_client *c, const Tk__V1__ListNodesReply *r)
 {
     size_t n = r->n_nodes;
-    node **v = calloc(n, sizeof *v);
-    char ***roots = calloc(n, sizeof *roots);
+    node **v = calloc(n, sizeof(node *));
+    char ***roots = calloc(n, sizeof(char **));
     int rv = v != NULL && roots != NULL ? TK_OK : TK_ERR_NOMEM;
     pthread_mutex_lock(&c->mu);
     for (size_t i = 0; rv == TK_OK && i < n; i++) {
         const Tk__V1__NodeInfo *in = r->nodes[i];
-        for (size_t j = 0; j < c->n_nodes && v[i] == NULL; j++) {
-            node *old = c->nodes[j];
-            if (strcmp(old->id, in->node_id) == 0 &&
-                strcmp(old->addr, in->address) == 0)
-                v[i] = node_ref(old);
-            else if (old->id[0] == '\0' &&
-                     strcmp(in->node_id, r->self_id) == 0) {
-                /* Opening: no other thread knows the node yet. */
-                char *id = strdup(in->node_id), *addr = strdup(in->address);
-                if (id == NULL || addr == NULL) {
-                    free(id);
-                    free(addr);
-                    continue;
-                }
-                free(old->id);
-                free(old->addr);
-                old->id = id;
-                old->addr = addr;
-                v[i] = node_ref(old);
-            }
-        }
+        v[i] = match_node(c, in, r->self_id);
         if (v[i] == NULL)
             v[i] = node_new(in->node_id, in->address, strlen(in->address));
         roots[i] = copy_roots(in);
@@ -1820,24 +1900,7 @@ static int install_table(tk_client *c, const Tk__V1__ListNodesReply *r)
     node **old = c->nodes;
     size_t n_old = c->n_nodes;
     if (rv == TK_OK) {
-        int64_t now = mono_ns();
-        for (size_t i = 0; i < n; i++) {
-            node *x = v[i];
-            free_roots(x);
-            x->roots = roots[i];
-            x->n_roots = r->nodes[i]->n_roots;
-            roots[i] = NULL;
-            x->draining = r->nodes[i]->draining;
-            /* Down until its heartbeat shows it alive since. */
-            if (x->down &&
-                now - (int64_t)r->nodes[i]->heartbeat_age_ms * 1000000 >
-                    x->down_ns)
-                x->down = false;
-        }
-        c->nodes = v;
-        c->n_nodes = n;
-        c->ttl_ms = r->ttl_ms > 0 ? r->ttl_ms : 6000;
-        c->read_ns = now;
+        swap_table(c, v, roots, r);
         v = old;
         n = n_old;
     }
@@ -1845,11 +1908,7 @@ static int install_table(tk_client *c, const Tk__V1__ListNodesReply *r)
     for (size_t i = 0; v != NULL && i < n; i++)
         node_unref(v[i]);
     for (size_t i = 0; roots != NULL && i < r->n_nodes; i++)
-        if (roots[i] != NULL) {
-            for (char **p = roots[i]; *p != NULL; p++)
-                free(*p);
-            free(roots[i]);
-        }
+        free_root_list(roots[i]);
     free(v);
     free(roots);
     return rv;
@@ -1868,7 +1927,7 @@ static void refresh_table(tk_client *c)
         (c->read_ns == 0 || now - c->read_ns >= (int64_t)c->ttl_ms * 1000000);
     node **v = NULL;
     size_t n = 0;
-    if (due && (v = calloc(c->n_nodes, sizeof *v)) != NULL) {
+    if (due && (v = calloc(c->n_nodes, sizeof(node *))) != NULL) {
         c->refreshing = true;
         /* The live nodes first; the others too, or a client whose nodes
          * were all marked down would never learn that they are back. */
@@ -1914,86 +1973,112 @@ static void set_node(tk_status *st, const char *id)
 /* The most nodes one call tries. */
 #define MAX_TRIES 16
 
+/* What one call of call_fleet is: its method's routing, and its one
+ * deadline. */
+typedef struct fleet_call {
+    const char *method;
+    const char *path;
+    const uint8_t *payload;
+    size_t plen;
+    const reply_sink *sink;
+    const tk_call_opts *opts;
+    bool write;
+    bool named;
+    route_kind kind;
+    uint32_t budget_ms; /* the one deadline a retried READ shares */
+    int64_t start;
+} fleet_call;
+
+/* One try of call fc on node n, with timeout_ms; whether it may go on to
+ * the next node in *again. */
+static int try_node(tk_client *c, const fleet_call *fc, node *n,
+                    uint32_t timeout_ms, size_t n_tried, tk_status *status,
+                    bool *again)
+{
+    tk_call_opts o = *fc->opts;
+    o.timeout_ms = timeout_ms;
+    char err[512];
+    call_end end = { .unsent = true };
+    int code;
+    if (node_connect(c, n, NODE_CONNECT_MS, err, sizeof err) != TK_OK) {
+        code = local_status(status, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
+                            "could not connect to node %s: %s (the call was "
+                            "not sent)",
+                            n->id, err);
+        end.node_failed = true;
+    } else {
+        code = call_payload(c, n, fc->method, fc->payload, fc->plen, fc->sink,
+                            &o, status, CALL_ASK | CALL_PROBE, &end);
+    }
+    if (end.node_failed)
+        mark_down(c, n);
+    set_node(status, n->id);
+    bool cancelled = o.cancel != NULL && code == TK_CODE_CANCELLED;
+    /* Not sent: Orders and Control go to the next node, whatever the
+     * method; a READ may go on where its caller allows. */
+    bool unsent_any = end.unsent && fc->kind == ROUTE_ANY;
+    bool read_retry =
+        !fc->write && fc->opts->retry_reads && fc->kind != ROUTE_NAMED;
+    *again = !fc->named && end.node_failed && !cancelled &&
+             n_tried < MAX_TRIES && (unsent_any || read_retry);
+    return code;
+}
+
+/* The timeout of the next try: what is left of the one deadline; false
+ * when nothing is. */
+static bool time_left(const fleet_call *fc, size_t n_tried, uint32_t *out)
+{
+    *out = fc->opts->timeout_ms;
+    if (n_tried == 0 || fc->budget_ms == 0)
+        return true;
+    int64_t spent = (mono_ns() - fc->start) / 1000000;
+    if (spent >= (int64_t)fc->budget_ms)
+        return false;
+    *out = fc->budget_ms - (uint32_t)spent;
+    return true;
+}
+
 /* A call in a fleet: routed (see route), dialed, and where the call may
  * go on elsewhere (it was not sent; or a READ whose node failed, when its
  * caller allows), to the next node within its one deadline. */
-static int call_fleet(tk_client *c, const char *method, const char *path,
-                      const uint8_t *payload, size_t plen,
-                      const reply_sink *sink, const tk_call_opts *opts,
-                      tk_status *status)
+static int call_fleet(tk_client *c, fleet_call *fc, tk_status *status)
 {
-    static const tk_call_opts no_opts = { 0 };
-    if (opts == NULL)
-        opts = &no_opts;
-    const tk_method_desc *md = tk_catalog_find_method(method);
-    const bool write = md != NULL && md->kind == TK_METHOD_WRITE;
-    const bool named = opts->node != NULL && opts->node[0] != '\0';
-    const route_kind kind = route_kind_of(method);
-    /* The one deadline a retried READ shares. */
-    const uint32_t budget_ms = opts->timeout_ms != 0 ? opts->timeout_ms
-                               : md != NULL          ? md->default_timeout_ms
-                                                     : 0;
-    const int64_t start = mono_ns();
+    const tk_method_desc *md = tk_catalog_find_method(fc->method);
+    fc->write = md != NULL && md->kind == TK_METHOD_WRITE;
+    fc->named = fc->opts->node != NULL && fc->opts->node[0] != '\0';
+    fc->kind = route_kind_of(fc->method);
+    fc->budget_ms = fc->opts->timeout_ms != 0 ? fc->opts->timeout_ms
+                    : md != NULL              ? md->default_timeout_ms
+                                              : 0;
+    fc->start = mono_ns();
     node *tried[MAX_TRIES];
     size_t n_tried = 0;
     int code = TK_CODE_INTERNAL;
-    for (;;) {
+    bool again = true;
+    uint32_t timeout_ms;
+    while (again && time_left(fc, n_tried, &timeout_ms)) {
         refresh_table(c);
         tk_status rst = { 0 };
         node *n = NULL;
         pthread_mutex_lock(&c->mu);
-        int i = route(c->nodes, c->n_nodes, method, path, opts->node, &c->rr,
-                      tried, n_tried, &rst);
+        int i = route(c->nodes, c->n_nodes, fc->method, fc->path,
+                      fc->opts->node, &c->rr, tried, n_tried, &rst);
         if (i >= 0)
             n = node_ref(c->nodes[i]);
         pthread_mutex_unlock(&c->mu);
+        if (n == NULL && n_tried > 0) {
+            /* Nowhere else to go: the last node's failure says more. */
+            tk_status_clear(&rst);
+            break;
+        }
         if (n == NULL) {
-            /* Nowhere (else) to go: the last node's failure says more. */
-            if (n_tried == 0) {
-                tk_status_clear(status);
-                *status = rst;
-                code = status->code;
-            } else {
-                tk_status_clear(&rst);
-            }
+            tk_status_clear(status);
+            *status = rst;
+            code = status->code;
             break;
         }
         tried[n_tried++] = n;
-        tk_call_opts o = *opts;
-        if (n_tried > 1 && budget_ms != 0) {
-            int64_t spent = (mono_ns() - start) / 1000000;
-            if (spent >= (int64_t)budget_ms)
-                break; /* the deadline has passed: the last status stands */
-            o.timeout_ms = budget_ms - (uint32_t)spent;
-        }
-        char err[512];
-        call_end end = { .unsent = true };
-        if (node_connect(c, n, NODE_CONNECT_MS, err, sizeof err) != TK_OK) {
-            mark_down(c, n);
-            code = local_status(status, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
-                                "could not connect to node %s: %s (the call "
-                                "was not sent)",
-                                n->id, err);
-            end.node_failed = true;
-        } else {
-            code = call_payload(c, n, method, payload, plen, sink, &o, status,
-                                CALL_ASK | CALL_PROBE, &end);
-            if (end.node_failed)
-                mark_down(c, n);
-        }
-        set_node(status, n->id);
-        bool cancelled = o.cancel != NULL && code == TK_CODE_CANCELLED;
-        bool again = false;
-        if (!named && end.node_failed && !cancelled && n_tried < MAX_TRIES) {
-            /* Not sent: Orders and Control go to the next node, whatever
-             * the method; a READ may go on where its caller allows. */
-            if (end.unsent && kind == ROUTE_ANY)
-                again = true;
-            else if (!write && opts->retry_reads && kind != ROUTE_NAMED)
-                again = true;
-        }
-        if (!again)
-            break;
+        code = try_node(c, fc, n, timeout_ms, n_tried, status, &again);
     }
     for (size_t i = 0; i < n_tried; i++)
         node_unref(tried[i]);
@@ -2031,7 +2116,14 @@ static int call_routed(tk_client *c, const char *method,
         if (m != NULL)
             path = path_of(m);
     }
-    int code = call_fleet(c, method, path, payload, plen, sink, opts, status);
+    static const tk_call_opts no_opts = { 0 };
+    fleet_call fc = { .method = method,
+                      .path = path,
+                      .payload = payload,
+                      .plen = plen,
+                      .sink = sink,
+                      .opts = opts != NULL ? opts : &no_opts };
+    int code = call_fleet(c, &fc, status);
     if (unpacked != NULL)
         protobuf_c_message_free_unpacked(unpacked, NULL);
     return code;
@@ -2089,47 +2181,56 @@ int tk_call_raw(tk_client *client, const char *method, const void *payload,
 /* ---- test seams -------------------------------------------------------------
  */
 
+/* A node of tk__test_route's table, with no socket; NULL out of memory. */
+static node *test_node(const tk__test_node *t)
+{
+    node *x = node_new(t->id, "", 0);
+    const char *r = t->roots != NULL ? t->roots : "";
+    size_t count = r[0] != '\0';
+    for (const char *p = r; *p != '\0'; p++)
+        count += *p == ':';
+    if (x == NULL || (x->roots = calloc(count + 1, sizeof(char *))) == NULL) {
+        node_unref(x);
+        return NULL;
+    }
+    x->draining = t->draining;
+    x->down = t->down;
+    for (const char *p = r; x->n_roots < count;) {
+        const char *colon = strchr(p, ':');
+        size_t l = colon != NULL ? (size_t)(colon - p) : strlen(p);
+        if ((x->roots[x->n_roots] = strndup(p, l)) == NULL) {
+            node_unref(x);
+            return NULL;
+        }
+        x->n_roots++;
+        p = colon != NULL ? colon + 1 : p + l;
+    }
+    return x;
+}
+
 int tk__test_route(const tk__test_node *nodes, size_t n, const char *method,
                    const void *payload, size_t len, const char *named,
                    size_t *rr, tk_status *st)
 {
     memset(st, 0, sizeof *st);
-    node **v = calloc(n > 0 ? n : 1, sizeof *v);
-    int i = -1;
-    for (size_t k = 0; v != NULL && k < n; k++) {
-        v[k] = node_new(nodes[k].id, "", 0);
-        if (v[k] == NULL)
-            goto done;
-        v[k]->draining = nodes[k].draining;
-        v[k]->down = nodes[k].down;
-        const char *r = nodes[k].roots != NULL ? nodes[k].roots : "";
-        size_t count = r[0] != '\0';
-        for (const char *p = r; *p != '\0'; p++)
-            count += *p == ':';
-        v[k]->roots = calloc(count + 1, sizeof *v[k]->roots);
-        if (v[k]->roots == NULL)
-            goto done;
-        for (const char *p = r; count > 0 && v[k]->n_roots < count;) {
-            const char *colon = strchr(p, ':');
-            size_t l = colon != NULL ? (size_t)(colon - p) : strlen(p);
-            v[k]->roots[v[k]->n_roots++] = strndup(p, l);
-            p = colon != NULL ? colon + 1 : p + l;
-        }
-    }
+    node **v = calloc(n > 0 ? n : 1, sizeof(node *));
+    bool made = v != NULL;
+    for (size_t k = 0; made && k < n; k++)
+        made = (v[k] = test_node(&nodes[k])) != NULL;
     const tk_method_desc *md = tk_catalog_find_method(method);
     ProtobufCMessage *m =
-        md != NULL && v != NULL
+        md != NULL && made
             ? protobuf_c_message_unpack(md->request, NULL, len, payload)
             : NULL;
     const char *path =
         m != NULL && route_kind_of(method) == ROUTE_PATH ? path_of(m) : NULL;
-    if (v != NULL)
-        i = route(v, n, method, path, named, rr, NULL, 0, st);
+    int i = made ? route(v, n, method, path, named, rr, NULL, 0, st) : -1;
     if (i >= 0)
         local_status(st, TK_CODE_OK, TK_CAUSE_NONE, "routed");
+    else if (!made)
+        local_status(st, TK_CODE_INTERNAL, TK_CAUSE_NONE, "out of memory");
     if (m != NULL)
         protobuf_c_message_free_unpacked(m, NULL);
-done:
     for (size_t k = 0; v != NULL && k < n; k++)
         node_unref(v[k]);
     free(v);

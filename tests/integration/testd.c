@@ -85,8 +85,9 @@ static bool node_arg(char *s)
     n->address = addr;
     n->version = "testd";
     n->roots = fleet.roots[fleet.n];
-    for (char *r = strtok(roots, ":"); r != NULL && n->n_roots < MAX_ROOTS;
-         r = strtok(NULL, ":"))
+    char *save = NULL;
+    for (char *r = strtok_r(roots, ":", &save);
+         r != NULL && n->n_roots < MAX_ROOTS; r = strtok_r(NULL, ":", &save))
         n->roots[n->n_roots++] = r;
     fleet.ptr[fleet.n] = n;
     fleet.n++;
@@ -119,6 +120,37 @@ static void *releaser(void *arg)
     return NULL;
 }
 
+/* The command line into cfg, *listen, *release_writes and fleet; false
+ * when an option is unknown or its value wrong. */
+static bool parse_args(int argc, char **argv, rpc_config *cfg,
+                       const char **listen, bool *release_writes)
+{
+    bool ok = true;
+    for (int i = 1; i < argc; i++) {
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--release-writes") == 0) {
+            *release_writes = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--insecure-plain-tcp") == 0) {
+            cfg->allow_plain_tcp = true;
+            continue;
+        }
+        if (val == NULL)
+            return false;
+        i++;
+        if (strcmp(argv[i - 1], "--node") == 0)
+            ok = ok && node_arg(argv[i]);
+        else if (strcmp(argv[i - 1], "--self") == 0)
+            fleet.self = val;
+        else if (strcmp(argv[i - 1], "--ttl-ms") == 0)
+            ok = ok && number_arg(val, &fleet.ttl_ms);
+        else
+            ok = ok && value_option(cfg, listen, argv[i - 1], val);
+    }
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     rpc_block_stop_signals();
@@ -129,25 +161,8 @@ int main(int argc, char **argv)
     rpc_config cfg;
     rpc_config_init(&cfg);
     const char *listen = NULL;
-    bool ok = true;
     bool release_writes = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--release-writes") == 0)
-            release_writes = true;
-        else if (strcmp(argv[i], "--insecure-plain-tcp") == 0)
-            cfg.allow_plain_tcp = true;
-        else if (i + 1 < argc && strcmp(argv[i], "--node") == 0)
-            ok = ok && node_arg(argv[++i]);
-        else if (i + 1 < argc && strcmp(argv[i], "--self") == 0)
-            fleet.self = argv[++i];
-        else if (i + 1 < argc && strcmp(argv[i], "--ttl-ms") == 0)
-            ok = ok && number_arg(argv[++i], &fleet.ttl_ms);
-        else if (i + 1 >= argc ||
-                 !value_option(&cfg, &listen, argv[i], argv[i + 1]))
-            ok = false;
-        else
-            i++;
-    }
+    bool ok = parse_args(argc, argv, &cfg, &listen, &release_writes);
     if (listen == NULL || !ok) {
         fprintf(stderr, "usage: testd --listen URL [...]\n");
         return 2;
