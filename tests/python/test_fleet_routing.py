@@ -323,6 +323,28 @@ class TestFleetClient(FleetCase):
         self.assertEqual([n.node_id for n in self.client.nodes()], ["a", "b", "c"])
         self.assertEqual(self.fakes["a"].count("tk.v1.Control/ListNodes"), 1)
 
+    def reads(self) -> int:
+        return sum(f.count("tk.v1.Control/ListNodes")
+                   for f in self.fakes.values())
+
+    def test_the_table_is_read_again_after_its_ttl(self) -> None:
+        # 60 s: not within these calls (the negative control).
+        for _ in range(4):
+            self.client.control.ping()
+        self.assertEqual(self.reads(), 1)
+        # A table whose TTL is 50 ms, read: once that has passed, the next
+        # call reads the table again first. (Time is what is tested: no
+        # event says a TTL has passed.)
+        for f in self.fakes.values():
+            assert f.table is not None
+            f.table.ttl_ms = 50
+        self.client._read_at = None
+        self.client.control.ping()
+        self.assertEqual(self.reads(), 2)
+        time.sleep(0.2)
+        self.client.control.ping()
+        self.assertEqual(self.reads(), 3)
+
     def test_git_goes_to_the_owner(self) -> None:
         for repo, owner in (("/srv/b/r", "b"), ("/srv/c/d/e", "c"),
                             ("/srv/a", "a"), ("/srv/dup/r", "b")):
@@ -487,6 +509,39 @@ class TestFleetClient(FleetCase):
         st = call.status()
         self.assertEqual(st.code, tk.Code.DEADLINE_EXCEEDED, st)
         self.assertEqual(f.count("tk.v1.Control/Ping"), 2)  # answered
+
+
+class TestDial(unittest.TestCase):
+    def test_threads_waiting_on_a_failing_dial_take_its_answer(self) -> None:
+        """Three threads connect to one node that never completes the dial:
+        one waits NODE_CONNECT_MS, the others take its answer, and all fail
+        within about one bound, not three in a row."""
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(8)
+            url = "tcp://127.0.0.1:%d" % listener.getsockname()[1]
+            node = tk.client._Node("s", url, _nng.TlsFiles(None, None, None, None))
+            errors: typing.List[BaseException] = []
+
+            def connect() -> None:
+                try:
+                    node.connect()
+                except _nng.NngError as e:
+                    errors.append(e)
+
+            t0 = time.monotonic()
+            threads = [threading.Thread(target=connect) for _ in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            took = time.monotonic() - t0
+            node.close()
+        self.assertEqual(len(errors), 3)
+        self.assertTrue(all(e.errno == _nng.ETIMEDOUT for e in errors), errors)
+        bound = tk.client.NODE_CONNECT_MS / 1000
+        self.assertGreaterEqual(took, bound - 0.1)
+        self.assertLess(took, 2 * bound)
 
 
 class TestWithoutFleet(unittest.TestCase):

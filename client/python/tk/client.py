@@ -160,11 +160,17 @@ class _Node:
         self._dialer: Optional[_nng.Dialer] = None
         self._pipes: Optional[int] = None  # _nng.count_pipes's key
         self._closed = False
+        # The dials that failed, and the last one's error: a thread that
+        # waited for the lock while a dial failed takes that answer rather
+        # than waiting NODE_CONNECT_MS again for its own.
+        self._failed = 0
+        self._error: Optional[Exception] = None
 
     def connect(self) -> None:
         """Opens the socket on first use and dials it when it has no
         connection. Raises NngError (it did not connect), ValueError or
         OSError (TLS files)."""
+        failed = self._failed
         with self._lock:
             if self._closed:
                 raise _nng.NngError(_nng.ECLOSED, "node %s" % self.id)
@@ -178,11 +184,22 @@ class _Node:
                 self.sock = sock
             assert self._pipes is not None
             if self._dialer is None or _nng.pipes(self._pipes) == 0:
+                e = self._error
+                if self._failed != failed and e is not None:
+                    if isinstance(e, _nng.NngError):
+                        raise _nng.NngError(e.errno, "cannot connect to "
+                                            + self.address)
+                    raise ValueError(str(e))
                 if self._dialer is not None:
                     _nng.close_dialer(self._dialer)
                     self._dialer = None
-                self._dialer = _nng.dial(self.sock, self.address, self._tls,
-                                         NODE_CONNECT_MS)
+                try:
+                    self._dialer = _nng.dial(self.sock, self.address,
+                                             self._tls, NODE_CONNECT_MS)
+                except (_nng.NngError, ValueError, OSError) as err:
+                    self._failed += 1
+                    self._error = err
+                    raise
 
     def close(self) -> None:
         with self._lock:
@@ -940,7 +957,8 @@ class Client(Services):
                 call._attempt(node, timeout_ms)
                 if not call._unsent:
                     return  # sent: its end is collected by the wait
-                self._mark_down(node)
+                if call._node_failed:  # no connection to send it on
+                    self._mark_down(node)
             if not self._again(call):
                 call._final = True
                 return
