@@ -13,6 +13,7 @@
 
 #include <tk/client.h>
 
+#include "fleet/fleet.h"
 #include "git/git.h"
 #include "orders/orders.h"
 #include "port/port.h"
@@ -77,6 +78,26 @@ static const char usage_text[] =
     "                          command line is public). Without one, Orders\n"
     "                          calls answer UNAVAILABLE\n"
     "  --pg-pool N             database connections at most (default 8)\n"
+    "  --node-id ID            make this tkd a node of a fleet, named ID (1\n"
+    "                          to 64 of A-Z a-z 0-9 . _ -, unique in the\n"
+    "                          fleet): it keeps a row of the table tk_nodes\n"
+    "                          in the --pg database (its address, roots,\n"
+    "                          version, a heartbeat), and tk.v1.Control/\n"
+    "                          ListNodes answers the live rows. Needs --pg\n"
+    "                          (or TK_PG_DSN) and --advertise. An id whose\n"
+    "                          row another live tkd holds is refused (exit\n"
+    "                          2). On SIGTERM the row says draining; it is\n"
+    "                          deleted when tkd exits\n"
+    "  --advertise URL         the address clients dial to reach this node:\n"
+    "                          tls+tcp://HOST:PORT (tcp://HOST:PORT only\n"
+    "                          with --insecure-plain-tcp); needs --node-id\n"
+    "  --heartbeat-ms N        how often the row is refreshed and the table\n"
+    "                          read (default 2000, 100 to 60000)\n"
+    "  --node-ttl-ms N         a node whose heartbeat is older is out of the\n"
+    "                          fleet; ListNodes answers UNAVAILABLE\n"
+    "                          MEMBERSHIP_STALE when this tkd could not read\n"
+    "                          the table for as long (default 3 heartbeats;\n"
+    "                          more than one)\n"
     "  --help                  this text\n"
     "  --version               the version\n"
     "\n"
@@ -97,10 +118,15 @@ static const char usage_text[] =
     "3. A second signal exits at once (status 130).\n"
     "\n"
     "exit status: 0 after a clean shutdown; 1 tkd could not start; 2 usage\n"
-    "error; 3 calls outlived --shutdown-grace-ms (the log names them); 130\n"
+    "error, or a --node-id another live tkd holds; 3 calls outlived "
+    "--shutdown-grace-ms (the log names them); 130\n"
     "a second signal.\n";
 
 typedef struct options {
+    /* Who says what is wrong: "tkd", or "tkd install" checking the options
+     * a unit will start tkd with. */
+    const char *who;
+    bool install_check;
     const char *listen[MAX_LISTEN];
     size_t n_listen;
     const char *listen_ro[MAX_LISTEN];
@@ -110,12 +136,14 @@ typedef struct options {
     roots *roots;
     rpc_config rpc;
     orders_config orders;
+    fleet_config fleet;
     unsigned search_slots;
     char default_addr[PATH_MAX + 8];
 } options;
 
-static int parse_uint(const char *flag, const char *s, unsigned long long min,
-                      unsigned long long max, unsigned long long *out)
+static int parse_uint(const options *o, const char *flag, const char *s,
+                      unsigned long long min, unsigned long long max,
+                      unsigned long long *out)
 {
     char *end;
     errno = 0;
@@ -123,19 +151,20 @@ static int parse_uint(const char *flag, const char *s, unsigned long long min,
     if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < min ||
         v > max) {
         fprintf(stderr,
-                "tkd: %s wants a whole number from %llu to %llu, not \"%s\"\n",
-                flag, min, max, s);
+                "%s: %s wants a whole number from %llu to %llu, not \"%s\"\n",
+                o->who, flag, min, max, s);
         return -1;
     }
     *out = v;
     return 0;
 }
 
-static int add_listen(const char **list, size_t *n, const char *url)
+static int add_listen(const options *o, const char **list, size_t *n,
+                      const char *url)
 {
     if (*n == MAX_LISTEN) {
-        fprintf(stderr, "tkd: at most %d addresses of each --listen kind\n",
-                MAX_LISTEN);
+        fprintf(stderr, "%s: at most %d addresses of each --listen kind\n",
+                o->who, MAX_LISTEN);
         return -1;
     }
     list[(*n)++] = url;
@@ -145,23 +174,25 @@ static int add_listen(const char **list, size_t *n, const char *url)
 static int add_root(options *o, const char *dir)
 {
     if (o->n_roots == MAX_ROOTS) {
-        fprintf(stderr, "tkd: at most %d --root directories\n", MAX_ROOTS);
+        fprintf(stderr, "%s: at most %d --root directories\n", o->who,
+                MAX_ROOTS);
         return -1;
     }
     o->root_args[o->n_roots++] = dir;
     return 0;
 }
 
-static int set_log_level(const char *name)
+static int set_log_level(const options *o, const char *name)
 {
     int level = rpc_log_level_from_name(name);
     if (level < 0) {
         fprintf(stderr,
-                "tkd: --log-level is error, warn, info or debug, not \"%s\"\n",
-                name);
+                "%s: --log-level is error, warn, info or debug, not \"%s\"\n",
+                o->who, name);
         return -1;
     }
-    rpc_log_set_level((rpc_log_level)level);
+    if (!o->install_check) /* tkd install's own level stays */
+        rpc_log_set_level((rpc_log_level)level);
     return 0;
 }
 
@@ -182,6 +213,10 @@ enum {
     OPT_LOGLEVEL,
     OPT_PG,
     OPT_PG_POOL,
+    OPT_NODE_ID,
+    OPT_ADVERTISE,
+    OPT_HEARTBEAT,
+    OPT_NODE_TTL,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -193,9 +228,9 @@ static int apply_option(options *o, int c, const char *arg)
     unsigned long long v;
     switch (c) {
     case OPT_LISTEN:
-        return add_listen(o->listen, &o->n_listen, arg);
+        return add_listen(o, o->listen, &o->n_listen, arg);
     case OPT_LISTEN_RO:
-        return add_listen(o->listen_ro, &o->n_listen_ro, arg);
+        return add_listen(o, o->listen_ro, &o->n_listen_ro, arg);
     case OPT_TLS_CERT:
         o->rpc.tls_cert = arg;
         return 0;
@@ -209,57 +244,85 @@ static int apply_option(options *o, int c, const char *arg)
         o->rpc.allow_plain_tcp = true;
         return 0;
     case OPT_MAXCONN:
-        if (parse_uint("--max-connections", arg, 1, 65536, &v) != 0)
+        if (parse_uint(o, "--max-connections", arg, 1, 65536, &v) != 0)
             return -1;
         o->rpc.max_connections = (unsigned)v;
         return 0;
     case OPT_ROOT:
         return add_root(o, arg);
     case OPT_WORKERS:
-        if (parse_uint("--workers", arg, 1, 1024, &v) != 0)
+        if (parse_uint(o, "--workers", arg, 1, 1024, &v) != 0)
             return -1;
         o->rpc.workers = (unsigned)v;
         return 0;
     case OPT_QUEUE:
-        if (parse_uint("--queue-depth", arg, 1, 65536, &v) != 0)
+        if (parse_uint(o, "--queue-depth", arg, 1, 65536, &v) != 0)
             return -1;
         o->rpc.queue_depth = (unsigned)v;
         return 0;
     case OPT_MAXREQ:
-        if (parse_uint("--max-request-bytes", arg, 64, 1ULL << 30, &v) != 0)
+        if (parse_uint(o, "--max-request-bytes", arg, 64, 1ULL << 30, &v) != 0)
             return -1;
         o->rpc.max_request_bytes = (size_t)v;
         return 0;
     case OPT_GRACE:
-        if (parse_uint("--shutdown-grace-ms", arg, 0, 3600000, &v) != 0)
+        if (parse_uint(o, "--shutdown-grace-ms", arg, 0, 3600000, &v) != 0)
             return -1;
         o->rpc.shutdown_grace_ms = (uint32_t)v;
         return 0;
     case OPT_LOGLEVEL:
-        return set_log_level(arg);
+        return set_log_level(o, arg);
     case OPT_PG:
         o->orders.dsn = arg;
         return 0;
     case OPT_PG_POOL:
-        if (parse_uint("--pg-pool", arg, 1, ORDERS_MAX_POOL, &v) != 0)
+        if (parse_uint(o, "--pg-pool", arg, 1, ORDERS_MAX_POOL, &v) != 0)
             return -1;
         o->orders.pool_size = (unsigned)v;
         return 0;
+    case OPT_NODE_ID:
+        o->fleet.node_id = arg;
+        return 0;
+    case OPT_ADVERTISE:
+        o->fleet.address = arg;
+        return 0;
+    case OPT_HEARTBEAT:
+        if (parse_uint(o, "--heartbeat-ms", arg, FLEET_MIN_HEARTBEAT_MS,
+                       FLEET_MAX_HEARTBEAT_MS, &v) != 0)
+            return -1;
+        o->fleet.heartbeat_ms = (uint32_t)v;
+        return 0;
+    case OPT_NODE_TTL:
+        if (parse_uint(o, "--node-ttl-ms", arg, FLEET_MIN_HEARTBEAT_MS + 1,
+                       UINT32_MAX / 2, &v) != 0)
+            return -1;
+        o->fleet.ttl_ms = (uint32_t)v;
+        return 0;
     case OPT_SEARCH_SLOTS:
-        if (parse_uint("--search-slots", arg, 1, SEARCH_MAX_SLOTS, &v) != 0)
+        if (parse_uint(o, "--search-slots", arg, 1, SEARCH_MAX_SLOTS, &v) != 0)
             return -1;
         o->search_slots = (unsigned)v;
         return 0;
     case OPT_HELP:
-        fputs(usage_text, stdout);
-        return 1;
     case OPT_VERSION:
-        printf("tkd %s\n", TK_VERSION);
-        return 1;
+        if (o->install_check) {
+            fprintf(stderr,
+                    "%s: --help and --version are no options to "
+                    "start tkd with\n",
+                    o->who);
+            return -1;
+        }
+        break;
     default:
         fprintf(stderr, "tkd --help lists the options\n");
         return -1;
     }
+    if (c == OPT_HELP) {
+        fputs(usage_text, stdout);
+        return 1;
+    }
+    printf("tkd %s\n", TK_VERSION);
+    return 1;
 }
 
 /* Returns 0 to run, 1 to exit 0 (help/version), -1 on a usage error. */
@@ -282,6 +345,10 @@ static int parse_args(options *o, int argc, char **argv)
         { "log-level", required_argument, NULL, OPT_LOGLEVEL },
         { "pg", required_argument, NULL, OPT_PG },
         { "pg-pool", required_argument, NULL, OPT_PG_POOL },
+        { "node-id", required_argument, NULL, OPT_NODE_ID },
+        { "advertise", required_argument, NULL, OPT_ADVERTISE },
+        { "heartbeat-ms", required_argument, NULL, OPT_HEARTBEAT },
+        { "node-ttl-ms", required_argument, NULL, OPT_NODE_TTL },
         { "help", no_argument, NULL, OPT_HELP },
         { "version", no_argument, NULL, OPT_VERSION },
         { NULL, 0, NULL, 0 },
@@ -294,11 +361,105 @@ static int parse_args(options *o, int argc, char **argv)
             return rv;
     }
     if (optind < argc) {
-        fprintf(stderr, "tkd: unexpected argument \"%s\" (tkd --help)\n",
+        fprintf(stderr, "%s: unexpected argument \"%s\" (tkd --help)\n", o->who,
                 argv[optind]);
         return -1;
     }
     return 0;
+}
+
+/* What is wrong with the fleet's options, in err: they go together,
+ * --node-id with --pg (or TK_PG_DSN) and --advertise, and none of the
+ * others without --node-id. false when nothing is. */
+static bool fleet_problem(const options *o, char *err, size_t len)
+{
+    const fleet_config *f = &o->fleet;
+    uint32_t beat =
+        f->heartbeat_ms != 0 ? f->heartbeat_ms : FLEET_DEFAULT_HEARTBEAT_MS;
+    if (f->node_id == NULL) {
+        bool tuned = f->heartbeat_ms != 0 || f->ttl_ms != 0;
+        if (f->address == NULL && !tuned)
+            return false;
+        snprintf(err, len,
+                 "%s is for a node of a fleet: pass --node-id (and --pg) too",
+                 f->address != NULL ? "--advertise"
+                                    : "--heartbeat-ms/--node-ttl-ms");
+        return true;
+    }
+    if (fleet_check_node_id(f->node_id, err, len) != 0)
+        return true;
+    if (f->address == NULL) {
+        snprintf(err, len,
+                 "--node-id needs --advertise tls+tcp://HOST:PORT, the "
+                 "address clients dial to reach this node");
+        return true;
+    }
+    if (fleet_check_advertise(f->address, o->rpc.allow_plain_tcp, err, len) !=
+        0)
+        return true;
+    /* A unit may get TK_PG_DSN from its manager's environment. */
+    if (!o->install_check &&
+        (o->orders.dsn == NULL || o->orders.dsn[0] == '\0')) {
+        snprintf(err, len,
+                 "--node-id needs --pg DSN (or TK_PG_DSN): the fleet's table "
+                 "is in the database of tk.v1.Orders");
+        return true;
+    }
+    if (f->ttl_ms != 0 && f->ttl_ms <= beat) {
+        snprintf(err, len,
+                 "--node-ttl-ms (%u) must exceed the heartbeat "
+                 "(--heartbeat-ms %u)",
+                 f->ttl_ms, beat);
+        return true;
+    }
+    return false;
+}
+
+/* The fleet's options checked (fleet_problem) and completed. 0 or -1
+ * (said on stderr). */
+static int check_fleet(options *o)
+{
+    char err[256];
+    if (fleet_problem(o, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", o->who, err);
+        return -1;
+    }
+    o->fleet.dsn = o->orders.dsn;
+    o->fleet.roots = o->roots;
+    o->fleet.version = TK_VERSION;
+    return 0;
+}
+
+/* tkd install -- OPTION...: the options a unit will start tkd with,
+ * checked as tkd checks them at start, so that a unit that would fail at
+ * every start is not installed. Not what only the service's host can
+ * tell then: the --root directories, TK_PG_DSN. 0 when they pass (or this
+ * is no install), 2 with a message. */
+static int check_install(int argc, char **argv)
+{
+    int k = 2;
+    if (argc < 2 || strcmp(argv[1], "install") != 0)
+        return 0;
+    while (k < argc && strcmp(argv[k], "--") != 0)
+        k++;
+    if (k >= argc)
+        return 0;
+    char **sub = calloc((size_t)(argc - k) + 1, sizeof *sub);
+    if (sub == NULL)
+        return 0; /* services_cli says what it cannot do */
+    sub[0] = (char *)"tkd install";
+    for (int i = k + 1; i < argc; i++)
+        sub[i - k] = argv[i];
+    options o;
+    memset(&o, 0, sizeof o);
+    o.who = "tkd install";
+    o.install_check = true;
+    rpc_config_init(&o.rpc);
+    int rv = parse_args(&o, argc - k, sub);
+    if (rv == 0)
+        rv = check_fleet(&o);
+    free(sub);
+    return rv == 0 ? 0 : 2;
 }
 
 /* The default socket's directory: created 0700, and refused when someone
@@ -363,6 +524,8 @@ typedef struct tkd_daemon {
     tkgit *git;
     services *reg;
     search *srch;
+    fleet *fl;          /* NULL: no member of a fleet */
+    bool node_id_taken; /* fleet_join refused the id */
 } tkd_daemon;
 
 /* Makes the server and each service, registers them, and starts serving:
@@ -387,8 +550,20 @@ static int daemon_start(tkd_daemon *d, options *o, char *err, size_t errlen)
         rv = search_new(&d->srch, &scfg, err, errlen);
     if (rv == 0)
         rv = search_register(d->srch, d->srv, err, errlen);
+    /* Joined before the listeners: an id another tkd holds stops tkd
+     * before it serves anything. */
+    if (rv == 0 && o->fleet.node_id != NULL) {
+        rv = fleet_new(&d->fl, &o->fleet, err, errlen);
+        if (rv == 0)
+            rv = fleet_join(d->fl, err, errlen);
+        d->node_id_taken = rv == -EEXIST;
+        if (rv == 0)
+            fleet_register(d->fl, d->srv);
+    }
     if (rv == 0)
         rv = rpc_server_start(d->srv, err, errlen);
+    if (rv == 0 && d->fl != NULL)
+        rv = fleet_start(d->fl, err, errlen);
     return rv;
 }
 
@@ -400,6 +575,8 @@ static void daemon_free(tkd_daemon *d)
     tkgit_free(d->git);
     services_free(d->reg);
     search_free(d->srch);
+    /* After the server: no ListNodes runs; its row is deleted last. */
+    fleet_free(d->fl);
 }
 
 static void log_serving(const tkd_daemon *d, const options *o)
@@ -417,6 +594,8 @@ int main(int argc, char **argv)
 {
     /* The environment every child starts from, before any thread exists. */
     proc_init();
+    if (check_install(argc, argv) != 0)
+        return 2;
     int cli = services_cli(argc, argv); /* tkd install, tkd uninstall */
     if (cli >= 0)
         return cli;
@@ -427,6 +606,7 @@ int main(int argc, char **argv)
     }
     options o;
     memset(&o, 0, sizeof o);
+    o.who = "tkd";
     rpc_config_init(&o.rpc);
     o.rpc.version = TK_VERSION;
     int rv = parse_args(&o, argc, argv);
@@ -441,6 +621,10 @@ int main(int argc, char **argv)
     }
     int status = 1;
     tkd_daemon d = { 0 };
+    if (check_fleet(&o) != 0) {
+        status = 2;
+        goto done;
+    }
     if (set_listen(&o) != 0)
         goto done;
     /* Before anything opens descriptors: every connection, tool and
@@ -449,6 +633,8 @@ int main(int argc, char **argv)
     rpc_fd_limit_raise();
     if (daemon_start(&d, &o, err, sizeof err) != 0) {
         fprintf(stderr, "tkd: %s\n", err);
+        if (d.node_id_taken)
+            status = 2;
         goto done;
     }
     log_serving(&d, &o);

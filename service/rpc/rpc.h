@@ -324,6 +324,13 @@ typedef void (*rpc_nodes_fn)(void *arg, rpc_call *call,
  * knows no database). Without one, the answer has no nodes: this tkd is
  * no member of a fleet. Only before rpc_server_start. */
 void rpc_server_set_nodes(rpc_server *srv, rpc_nodes_fn fn, void *arg);
+/* What rpc_serve_until_signal calls once the first SIGINT/SIGTERM has
+ * come, before rpc_server_shutdown stops accepting (a fleet's node marks
+ * itself draining). It runs on the signal's thread, with the server still
+ * serving, and must return within about 2 s: shutdown waits for it (a
+ * second signal still exits at once). Only before rpc_server_start. */
+typedef void (*rpc_stop_fn)(void *arg);
+void rpc_server_set_on_stop(rpc_server *srv, rpc_stop_fn fn, void *arg);
 /* Binds the listeners and starts serving. */
 int rpc_server_start(rpc_server *srv, char *err, size_t errlen);
 /* The URL listener i (of listen, then listen_read_only) is bound to, with
@@ -352,7 +359,8 @@ void rpc_server_free(rpc_server *srv);
 /* Blocks SIGINT and SIGTERM in the calling thread; call it first in main,
  * before any thread starts, so that every thread inherits the mask. */
 int rpc_block_stop_signals(void);
-/* Waits for SIGINT/SIGTERM, then shuts the server down; a second signal
+/* Waits for SIGINT/SIGTERM, then calls the stop hook
+ * (rpc_server_set_on_stop) and shuts the server down; a second signal
  * during shutdown ends the process at once with status 130. Returns 0
  * after a clean shutdown, the number of calls that outlived the grace
  * (rpc_server_shutdown) after one that was not, -errno when it could not

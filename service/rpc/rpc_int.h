@@ -141,6 +141,8 @@ struct rpc_server {
     char version[64];
     rpc_nodes_fn nodes; /* ListNodes; NULL: no fleet */
     void *nodes_arg;
+    rpc_stop_fn on_stop; /* rpc_serve_until_signal, before shutdown */
+    void *on_stop_arg;
 
     rpc_registered *methods; /* sorted by name after start */
     size_t n_methods, cap_methods;
@@ -200,6 +202,8 @@ int64_t rpc__ms_to_ns(uint32_t ms);
 const rpc_registered *rpc_server__methods(const rpc_server *srv, size_t *n);
 int64_t rpc_server__uptime_ms(const rpc_server *srv);
 const char *rpc_server__version(const rpc_server *srv);
+/* Calls the stop hook, if one is set. */
+void rpc_server__on_stop(const rpc_server *srv);
 /* Fills a ListNodes reply: the fleet's hook, or no nodes. */
 void rpc_server__list_nodes(const rpc_server *srv, rpc_call *call,
                             ProtobufCMessage *reply);

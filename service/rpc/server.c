@@ -231,6 +231,20 @@ void rpc_server_set_nodes(rpc_server *srv, rpc_nodes_fn fn, void *arg)
     srv->nodes_arg = arg;
 }
 
+void rpc_server_set_on_stop(rpc_server *srv, rpc_stop_fn fn, void *arg)
+{
+    if (srv == NULL || srv->started)
+        return;
+    srv->on_stop = fn;
+    srv->on_stop_arg = arg;
+}
+
+void rpc_server__on_stop(const rpc_server *srv)
+{
+    if (srv->on_stop != NULL)
+        srv->on_stop(srv->on_stop_arg);
+}
+
 void rpc_server__list_nodes(const rpc_server *srv, rpc_call *call,
                             ProtobufCMessage *reply)
 {

@@ -52,6 +52,7 @@ int rpc_serve_until_signal(rpc_server *srv)
     pthread_t t;
     if (pthread_create(&t, NULL, second_signal, NULL) == 0)
         pthread_detach(t);
+    rpc_server__on_stop(srv);
     unsigned outlived = rpc_server_shutdown(srv);
     if (outlived == 0)
         rpc_log(RPC_LOG_INFO, "shutdown complete");

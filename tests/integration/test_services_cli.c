@@ -237,6 +237,70 @@ static void test_stop_timeout(void **state)
                 "0 to 3600000, not \"soon\"");
 }
 
+/* A fleet's node is installed with its flags in the unit, and tkd install
+ * checks tkd's options as tkd would at start: a unit that would fail at
+ * every start is refused before anything is written. */
+static void test_install_fleet(void **state)
+{
+    fx *f = *state;
+    const char *args[] = { "install",
+                           "--backend",
+                           "systemd",
+                           "--",
+                           "--listen",
+                           "tls+tcp://0.0.0.0:7070",
+                           "--node-id",
+                           "node-1.a_b",
+                           "--advertise",
+                           "tls+tcp://h1.example:7070",
+                           "--pg",
+                           "host=/run/pg dbname=tk",
+                           "--heartbeat-ms",
+                           "1000",
+                           NULL };
+    char *out = NULL;
+    assert_int_equal(tkd(f, args, &out), 0);
+    assert_non_null(strstr(out, "INSTALLED"));
+    free(out);
+    char unit[PATH_MAX];
+    join(unit, sizeof unit, f->units, "tkd.service");
+    char *text = read_file(unit);
+    const char *want = "\"--node-id\" \"node-1.a_b\" \"--advertise\" "
+                       "\"tls+tcp://h1.example:7070\" \"--pg\" "
+                       "\"host=/run/pg dbname=tk\" \"--heartbeat-ms\" \"1000\"";
+    if (strstr(text, want) == NULL)
+        fail_msg("no %s in\n%s", want, text);
+    free(text);
+    size_t before = log_size(f);
+    static const struct {
+        const char *args[6];
+        const char *want;
+    } bad[] = {
+        { { "--node-id", "a b", "--advertise", "tls+tcp://h:1", NULL },
+          "tkd install: --node-id is 1 to 64 of the characters" },
+        { { "--node-id", "a", NULL },
+          "tkd install: --node-id needs --advertise tls+tcp://HOST:PORT" },
+        { { "--advertise", "tls+tcp://h:1", NULL },
+          "tkd install: --advertise is for a node of a fleet" },
+        { { "--node-id", "a", "--advertise", "tcp://h:1", NULL },
+          "tkd install: --advertise tcp:// needs --insecure-plain-tcp" },
+        { { "--node-id", "a", "--advertise", "tls+tcp://0.0.0.0:1", NULL },
+          "tkd install: --advertise wants the address clients dial" },
+        { { "--heartbeat-ms", "50", NULL },
+          "tkd install: --heartbeat-ms wants a whole number from 100 to "
+          "60000, not \"50\"" },
+        { { "--workers", "0", NULL },
+          "tkd install: --workers wants a whole number from 1 to 1024" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *a[10] = { "install", "--backend", "systemd", "--" };
+        for (size_t k = 0; bad[i].args[k] != NULL; k++)
+            a[4 + k] = bad[i].args[k];
+        usage_error(f, a, bad[i].want);
+    }
+    assert_int_equal(log_size(f), before);
+}
+
 static void test_help(void **state)
 {
     fx *f = *state;
@@ -270,11 +334,8 @@ int main(void)
 {
     proc_init();
     const struct CMUnitTest tests[] = {
-        T(test_install_systemd),
-        T(test_install_launchd),
-        T(test_usage_errors),
-        T(test_stop_timeout),
-        T(test_help),
+        T(test_install_systemd), T(test_install_launchd), T(test_usage_errors),
+        T(test_stop_timeout),    T(test_install_fleet),   T(test_help),
     };
     return cmocka_run_group_tests_name("services-cli", tests, NULL, NULL);
 }

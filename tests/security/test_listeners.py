@@ -36,46 +36,13 @@ from typing import List, Optional, Tuple
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
 import tkproc  # noqa: E402
+from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert  # noqa: E402
 
 import tk  # noqa: E402
 
 # The watchdog (tests/support/watchdog.py) asks a hanging test for its
 # threads' Python stacks with SIGUSR1.
 faulthandler.register(signal.SIGUSR1, all_threads=True)
-
-
-def openssl(*args: str) -> None:
-    subprocess.run(["openssl"] + list(args), check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def make_ca(d: str, name: str) -> Tuple[str, str]:
-    """A CA: (certificate, key)."""
-    cert, key = os.path.join(d, name + ".pem"), os.path.join(d, name + ".key")
-    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt",
-            "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
-            "-out", cert, "-days", "30", "-subj", "/CN=" + name)
-    return cert, key
-
-
-def make_cert(d: str, name: str, ca: Tuple[str, str], ext: str) -> Tuple[str, str]:
-    """A certificate ca signed, with the extensions ext: (cert, key)."""
-    cert, key = os.path.join(d, name + ".pem"), os.path.join(d, name + ".key")
-    csr, extf = os.path.join(d, name + ".csr"), os.path.join(d, name + ".ext")
-    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-            "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=" + name)
-    with open(extf, "w", encoding="utf-8") as f:
-        f.write(ext)
-    openssl("x509", "-req", "-in", csr, "-CA", ca[0], "-CAkey", ca[1],
-            "-CAcreateserial", "-out", cert, "-days", "30", "-extfile", extf)
-    return cert, key
-
-
-# mbedTLS, which Debian's NNG uses, matches the host a client dials
-# against the certificate's DNS names only: an address is named as one.
-SERVER_EXT = ("subjectAltName=DNS:localhost,DNS:127.0.0.1,IP:127.0.0.1\n"
-              "extendedKeyUsage=serverAuth\n")
-CLIENT_EXT = "extendedKeyUsage=clientAuth\n"
 
 
 def start(argv: List[str]) -> Tuple[tkproc.Daemon, List[str]]:

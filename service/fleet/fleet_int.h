@@ -1,0 +1,83 @@
+/* Inside fleet/: the one header that names libpq; nothing outside this
+ * folder includes it. fleet.c (the heartbeat thread, the reading and
+ * ListNodes' answer) over sql.c (the connection and the statements on
+ * tk_nodes, each bounded). */
+#ifndef TK_SERVICE_FLEET_INT_H
+#define TK_SERVICE_FLEET_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+#include "fleet.h"
+
+#define FLEET_MS ((int64_t)1000000) /* nanoseconds */
+
+/* One live row of tk_nodes, as read. */
+typedef struct fleet_node {
+    char *node_id;
+    char *address;
+    char *version;
+    char **roots;
+    size_t n_roots;
+    bool draining;
+    int64_t age_ms; /* by PostgreSQL's now(), when it was read */
+} fleet_node;
+
+typedef struct fleet_reading {
+    fleet_node *nodes; /* by node_id */
+    size_t n;
+} fleet_reading;
+
+void fleet__reading_free(fleet_reading *r);
+
+/* The connection: the heartbeat thread's alone (or the thread that calls
+ * fleet_join, before it starts). */
+typedef struct fleet_pg {
+    PGconn *conn; /* NULL: not connected */
+    const char *dsn;
+    uint32_t stmt_ms; /* statement_timeout */
+    /* Polled with the socket: set, it ends what is waited for (abort_fd
+     * of fleet__pg_*; -1: none). */
+    int abort_fd;
+    char message[256]; /* what the last failure was, one line */
+} fleet_pg;
+
+/* What a claim of this node's row says. */
+typedef struct fleet_row {
+    const char *node_id;
+    const char *address;
+    const char *roots; /* a text[] literal */
+    const char *version;
+    const char *instance;
+    bool draining;
+    uint32_t ttl_ms;
+} fleet_row;
+
+/* Who holds an id that could not be claimed. */
+typedef struct fleet_holder {
+    char address[256];
+    int64_t age_ms;
+} fleet_holder;
+
+/* Each returns 0, or -1 with pg->message set (the connection is then
+ * closed: the next use connects anew); every wait ends by until_ns
+ * (monotonic) or when pg->abort_fd is set. */
+
+/* Connects when not connected: sets statement_timeout and creates
+ * tk_nodes when missing. */
+int fleet__pg_open(fleet_pg *pg, int64_t until_ns);
+void fleet__pg_close(fleet_pg *pg);
+/* Upserts the row unless another instance's row for the id is live:
+ * 1 claimed, 0 held (*holder then says by whom), -1 failed. */
+int fleet__pg_claim(fleet_pg *pg, const fleet_row *row, fleet_holder *holder,
+                    int64_t until_ns);
+/* The rows whose heartbeat is younger than ttl_ms, by node_id. */
+int fleet__pg_read(fleet_pg *pg, uint32_t ttl_ms, fleet_reading *out,
+                   int64_t until_ns);
+/* Deletes the row of (node_id, instance). */
+int fleet__pg_delete(fleet_pg *pg, const char *node_id, const char *instance,
+                     int64_t until_ns);
+
+#endif /* TK_SERVICE_FLEET_INT_H */

@@ -1,0 +1,475 @@
+"""A fleet's membership, tkd's side (service/fleet, DESIGN.md "Scaling
+out"): several real tkd on 127.0.0.1 tls+tcp:// ports, each with
+--node-id, its own --root and --heartbeat-ms 200, against one private
+PostgreSQL (tools/pg-cluster). Each is asked tk.v1.Control/ListNodes on its
+own address, by the Python client in single-node use (the clients' routing
+is tested elsewhere).
+
+Covered: the live table as every node answers it; an id another live tkd
+holds is refused (and, the negative control, free again once its holder
+has gone); a node whose heartbeat stops (SIGSTOP) leaves the others'
+answers within the TTL and a heartbeat, and comes back (SIGCONT); SIGTERM
+marks the row draining while the node is still in its shutdown grace (a
+held Commit keeps it there), and the row is gone once it has exited;
+PostgreSQL stopped: ListNodes answers UNAVAILABLE MEMBERSHIP_STALE after
+the TTL while Ping and Git go on, and membership resumes with the
+database.
+
+Skips (exit 77) where there is no PostgreSQL 15, no openssl, or no TLS in
+the NNG tkd is linked with. Run by meson under /usr/bin/python3.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+from typing import Callable, Dict, List, Optional, Tuple
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "support"))
+import tkproc  # noqa: E402
+from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert  # noqa: E402
+
+import tk  # noqa: E402
+
+# The watchdog (tests/support/watchdog.py) asks a hanging test for its
+# threads' Python stacks with SIGUSR1.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+SKIP = 77
+WAIT_S = 20.0
+HEARTBEAT_MS = 200
+TTL_MS = 3 * HEARTBEAT_MS  # tkd's default: three heartbeats
+PG_CLUSTER = os.path.join(tkproc.SOURCE_ROOT, "tools", "pg-cluster")
+
+
+def skip(why: str) -> None:
+    print("SKIP: " + why, file=sys.stderr)
+    sys.exit(SKIP)
+
+
+def free_port() -> int:
+    """A port nothing listens on now (bound, then closed; tkd's start is
+    retried when another process took it in between)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(pred: Callable[[], bool], what: str,
+             timeout: float = WAIT_S, step: float = 0.02) -> float:
+    """Polls pred until it holds; the seconds it took. AssertionError
+    naming what after timeout."""
+    t0 = time.monotonic()
+    while not pred():
+        if time.monotonic() - t0 > timeout:
+            raise AssertionError("%s: not within %.0f s" % (what, timeout))
+        time.sleep(step)
+    return time.monotonic() - t0
+
+
+def read_line(fifo: str) -> str:
+    """A line from the fifo's writer (a hook), waited for in poll, bounded.
+    Opened before the writer, non-blocking: a fifo no writer has opened
+    yet polls as not ready."""
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        got = b""
+        until = time.monotonic() + WAIT_S
+        while not got.endswith(b"\n"):
+            left = until - time.monotonic()
+            p = select.poll()
+            p.register(fd, select.POLLIN)
+            if left <= 0 or not p.poll(left * 1000):
+                raise AssertionError("no line from %s" % fifo)
+            data = os.read(fd, 256)
+            if not data and not got:
+                continue  # the writer has not written yet
+            if not data:
+                break
+            got += data
+        return got.decode().strip()
+    finally:
+        os.close(fd)
+
+
+def not_raising(f: Callable[[], object]) -> object:
+    """f(), or None when it raised tk.TkError."""
+    try:
+        return f()
+    except tk.TkError:
+        return None
+
+
+class Cluster:
+    """A private PostgreSQL for the whole file. A guard shell in a session
+    of its own stops and removes it when this process dies, however it
+    dies (the pipe it reads closes)."""
+
+    def __init__(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix="tk-pg-")
+        r, w = os.pipe()
+        self.guard = subprocess.Popen(
+            ["/bin/sh", "-c", 'cat >/dev/null; "$0" stop "$1"; rm -rf "$1"',
+             PG_CLUSTER, self.dir], stdin=r, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True)
+        os.close(r)
+        self.guard_w = w
+        r = self.run("start", "--fast")
+        if r.returncode != 0:
+            if "no PostgreSQL" in r.stderr:
+                self.close()
+                skip("no PostgreSQL 15 here: " + r.stderr.strip())
+            raise AssertionError("pg-cluster start: %s" % r.stderr)
+        self.dsn = r.stdout.strip()
+        self.bindir = os.environ.get("TK_PG_BINDIR", "")
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([PG_CLUSTER, args[0], self.dir] + list(args[1:]),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+
+    def stop(self) -> None:
+        r = self.run("stop")
+        assert r.returncode == 0, r.stderr
+
+    def start(self) -> None:
+        r = self.run("start")
+        assert r.returncode == 0, r.stderr
+
+    def sql(self, dbname: str, query: str) -> str:
+        """psql's unaligned output of query, one row a line."""
+        dsn = re.sub(r"dbname=\S+", "dbname=" + dbname, self.dsn)
+        r = subprocess.run(["psql", "-XAtq", "-F", "|", "-d", dsn, "-c", query],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        if r.returncode != 0:
+            raise AssertionError("psql %r: %s" % (query, r.stderr))
+        return r.stdout.strip()
+
+    def close(self) -> None:
+        os.close(self.guard_w)
+        self.guard.wait(timeout=120)
+
+
+CLUSTER: Optional[Cluster] = None
+
+
+def setUpModule() -> None:
+    global CLUSTER
+    for prog in ("openssl", "psql"):
+        if subprocess.run(["sh", "-c", "command -v " + prog],
+                          stdout=subprocess.DEVNULL).returncode != 0:
+            skip("no %s here" % prog)
+    r = subprocess.run([tkproc.program("TKD"), "--listen",
+                        "tls+tcp://127.0.0.1:0", "--tls-cert", "/nonexistent",
+                        "--tls-key", "/nonexistent", "--tls-ca", "/nonexistent"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=WAIT_S)
+    if "built without TLS" in r.stderr:
+        # tk's own NNG (tools/nng/build, every Linux build) has TLS.
+        if sys.platform != "darwin":
+            raise AssertionError("tkd's NNG has no TLS: tools/nng/build makes one")
+        skip("the NNG tkd is linked with has no TLS (Homebrew's on a Mac)")
+    CLUSTER = Cluster()
+
+
+def tearDownModule() -> None:
+    if CLUSTER is not None:
+        CLUSTER.stop()
+        CLUSTER.close()
+
+
+class Node:
+    """One tkd of the fleet: its id, address, root and process."""
+
+    def __init__(self, node_id: str, address: str, root: str,
+                 daemon: tkproc.Daemon) -> None:
+        self.node_id, self.address, self.root, self.d = (
+            node_id, address, root, daemon)
+
+
+class Fleet(unittest.TestCase):
+    db_serial = 0
+
+    def setUp(self) -> None:
+        assert CLUSTER is not None
+        self.pg = CLUSTER
+        self.tmp = tkproc.tempdir("fleet")
+        d = self.tmp.name
+        self.ca = make_ca(d, "ca")
+        self.server = make_cert(d, "tkd", self.ca, SERVER_EXT)
+        self.alice = make_cert(d, "alice", self.ca, CLIENT_EXT)
+        # A database of its own per test: no row of another test's nodes.
+        Fleet.db_serial += 1
+        self.db = "fleet%d" % Fleet.db_serial
+        self.pg.sql("tk", "DROP DATABASE IF EXISTS %s" % self.db)
+        self.pg.sql("tk", "CREATE DATABASE %s" % self.db)
+        self.dsn = re.sub(r"dbname=\S+", "dbname=" + self.db, self.pg.dsn)
+        self.nodes: List[Node] = []
+        self.clients: List[tk.Client] = []
+        self.version = subprocess.run(
+            [tkproc.program("TKD"), "--version"], stdout=subprocess.PIPE,
+            text=True, check=True).stdout.split()[1]
+
+    def tearDown(self) -> None:
+        for c in self.clients:
+            c.close()
+        for n in self.nodes:
+            if n.d.proc.poll() is None:
+                os.kill(n.d.proc.pid, signal.SIGCONT)
+            n.d.stop()
+        self.tmp.cleanup()
+
+    # ---- helpers --------------------------------------------------------
+
+    def argv(self, node_id: str, port: int, root: str,
+             extra: Optional[List[str]] = None) -> List[str]:
+        addr = "tls+tcp://127.0.0.1:%d" % port
+        return [tkproc.program("TKD"), "--listen", addr,
+                "--tls-cert", self.server[0], "--tls-key", self.server[1],
+                "--tls-ca", self.ca[0], "--node-id", node_id,
+                "--advertise", addr, "--pg", self.dsn, "--root", root,
+                "--heartbeat-ms", str(HEARTBEAT_MS), "--log-level", "info",
+                "--shutdown-grace-ms", "20000"] + (extra or [])
+
+    def env(self) -> Dict[str, str]:
+        # git (a Commit's) reads no ~/.gitconfig of the developer's.
+        return dict(os.environ, HOME=self.tmp.name,
+                    XDG_CONFIG_HOME=self.tmp.name, GIT_CONFIG_NOSYSTEM="1")
+
+    def root(self, node_id: str) -> str:
+        root = os.path.join(self.tmp.name, "root-" + node_id)
+        os.makedirs(root, exist_ok=True)
+        return root
+
+    def start(self, node_id: str, extra: Optional[List[str]] = None) -> Node:
+        """A tkd that has joined (logged "listening on"); a port another
+        process took between free_port and tkd's bind is tried again."""
+        root = self.root(node_id)
+        for _ in range(5):
+            port = free_port()
+            d = tkproc.Daemon(self.argv(node_id, port, root, extra),
+                              self.env())
+            try:
+                d.wait_output("listening on", "stderr")
+            except AssertionError:
+                d.stop()
+                if "in use" in d.output("stderr"):
+                    continue
+                raise
+            n = Node(node_id, "tls+tcp://127.0.0.1:%d" % port, root, d)
+            self.nodes.append(n)
+            return n
+        raise AssertionError("no free port in 5 tries")
+
+    def client(self, n: Node) -> tk.Client:
+        c = tk.Client(n.address, tls_ca=self.ca[0], tls_cert=self.alice[0],
+                      tls_key=self.alice[1])
+        self.clients.append(c)
+        return c
+
+    def ids(self, c: tk.Client) -> List[str]:
+        return [x.node_id for x in c.control.list_nodes(timeout=5).nodes]
+
+    def wait_members(self, observer: Node, ids: List[str]) -> None:
+        """Until observer has logged that each of ids joined."""
+        for i in ids:
+            observer.d.wait_output("fleet: node %s joined at" % i, "stderr")
+
+    # ---- the tests ------------------------------------------------------
+
+    def test_every_node_lists_the_fleet(self) -> None:
+        fleet = [self.start(i) for i in ("a", "b", "c")]
+        for n in fleet:
+            self.wait_members(n, ["a", "b", "c"])
+        for n in fleet:
+            reply = self.client(n).control.list_nodes(timeout=5)
+            self.assertEqual(reply.self_id, n.node_id)
+            self.assertEqual(reply.ttl_ms, TTL_MS)
+            got = {x.node_id: x for x in reply.nodes}
+            self.assertEqual(sorted(got), ["a", "b", "c"])
+            for m in fleet:
+                info = got[m.node_id]
+                self.assertEqual(info.address, m.address)
+                self.assertEqual(list(info.roots), [os.path.realpath(m.root)])
+                self.assertEqual(info.version, self.version)
+                self.assertFalse(info.draining)
+                self.assertLessEqual(info.heartbeat_age_ms, TTL_MS)
+        # The table says the same, by PostgreSQL's clock.
+        rows = self.pg.sql(self.db, "SELECT node_id, address, draining FROM "
+                           "tk_nodes ORDER BY node_id").splitlines()
+        self.assertEqual(rows, ["%s|%s|f" % (n.node_id, n.address)
+                                for n in fleet])
+
+    def test_an_id_held_by_a_live_node_is_refused(self) -> None:
+        a = self.start("a")
+        a.d.wait_output("fleet: node a joined at", "stderr")
+        argv = self.argv("a", free_port(), self.root("a2"))
+        r = subprocess.run(argv, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=WAIT_S, env=self.env())
+        self.assertEqual(r.returncode, 2, r.stderr)
+        m = re.search(r"node id a is held by the tkd at (\S+), whose "
+                      r"heartbeat is (\d+) ms old", r.stderr)
+        self.assertIsNotNone(m, r.stderr)
+        self.assertEqual(m.group(1), a.address)  # type: ignore
+        self.assertLess(int(m.group(2)), TTL_MS)  # type: ignore
+        self.assertNotIn("listening on", r.stderr)
+        # The holder's row is untouched: its address, and it serves on.
+        self.assertEqual(self.pg.sql(self.db, "SELECT address FROM tk_nodes"),
+                         a.address)
+        self.assertEqual(self.ids(self.client(a)), ["a"])
+        # Negative control: once the holder has exited (its row deleted),
+        # the same id starts.
+        self.assertEqual(a.d.stop(), 0, a.d.output("stderr"))
+        self.assertEqual(self.pg.sql(self.db, "SELECT count(*) FROM tk_nodes"),
+                         "0")
+        a2 = self.start("a")
+        self.assertEqual(self.ids(self.client(a2)), ["a"])
+        # And once a holder killed outright has gone stale (its row
+        # stays, its heartbeat ages past the TTL).
+        a2.d.proc.kill()
+        a2.d.proc.wait()
+        wait_for(lambda: self.pg.sql(
+            self.db, "SELECT count(*) FROM tk_nodes WHERE heartbeat_at > "
+            "now() - interval '%d milliseconds'" % TTL_MS) == "0",
+            "the killed node's row stale")
+        a3 = self.start("a")
+        self.assertEqual(self.ids(self.client(a3)), ["a"])
+
+    def test_a_stopped_node_leaves_and_comes_back(self) -> None:
+        a, b = self.start("a"), self.start("b")
+        self.wait_members(a, ["a", "b"])
+        self.wait_members(b, ["a", "b"])
+        ca = self.client(a)
+        self.assertEqual(self.ids(ca), ["a", "b"])
+        mark = a.d.mark("stderr")
+        b.d.proc.send_signal(signal.SIGSTOP)
+        stopped = time.monotonic()
+        took = wait_for(lambda: self.ids(ca) == ["a"], "b out of a's ListNodes")
+        # Its last heartbeat came at most one heartbeat before the stop.
+        self.assertLess(took, (TTL_MS + HEARTBEAT_MS) / 1000 + 1.0,
+                        "b left a's ListNodes %.2f s after SIGSTOP" % took)
+        self.assertGreater(time.monotonic() - stopped,
+                           (TTL_MS - HEARTBEAT_MS) / 1000 - 0.05)
+        a.d.wait_output("fleet: node b left", "stderr", start=mark)
+        mark = a.d.mark("stderr")
+        b.d.proc.send_signal(signal.SIGCONT)
+        wait_for(lambda: self.ids(ca) == ["a", "b"], "b back in a's ListNodes")
+        a.d.wait_output("fleet: node b joined at " + b.address, "stderr",
+                        start=mark)
+        wait_for(lambda: self.ids(self.client(b)) == ["a", "b"],
+                 "b's own ListNodes")
+
+    def test_sigterm_drains_then_leaves(self) -> None:
+        a, b = self.start("a"), self.start("b")
+        self.wait_members(a, ["a", "b"])
+        self.wait_members(b, ["a", "b"])
+        # A Commit on b, held in its pre-commit hook: b stays in its
+        # shutdown grace until the test lets the hook go.
+        repo = os.path.join(b.root, "r")
+        os.makedirs(repo)
+        env = self.env()
+        for args in (["init", "-q"], ["config", "user.name", "tk"],
+                     ["config", "user.email", "tk@example.invalid"]):
+            subprocess.run(["git", "-C", repo] + args, check=True, env=env)
+        entered = os.path.join(self.tmp.name, "entered.fifo")
+        go = os.path.join(self.tmp.name, "go.fifo")
+        os.mkfifo(entered, 0o600)
+        os.mkfifo(go, 0o600)
+        hook = os.path.join(repo, ".git", "hooks", "pre-commit")
+        with open(hook, "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\necho in > '%s'\nread -r x < '%s'\n"
+                    % (entered, go))
+        os.chmod(hook, 0o755)
+        with open(os.path.join(repo, "a.txt"), "w", encoding="utf-8") as f:
+            f.write("a\n")
+        call = self.client(b).git.start_commit(repo=repo, message="held",
+                                                paths=[b"a.txt"], timeout=60)
+        self.assertEqual(read_line(entered), "in")
+        ca = self.client(a)
+        mark = b.d.mark("stderr")
+        b.d.proc.send_signal(signal.SIGTERM)
+        b.d.wait_output("shutdown: waiting for 1 write(s)", "stderr",
+                        start=mark)
+        # b marked its row before it stopped accepting.
+        out = b.d.output("stderr")[mark:]
+        self.assertLess(out.index("fleet: node b marked draining"),
+                        out.index("shutdown: waiting for 1 write(s)"), out)
+        self.assertEqual(self.pg.sql(
+            self.db, "SELECT draining FROM tk_nodes WHERE node_id = 'b'"), "t")
+        wait_for(lambda: {x.node_id: x.draining for x in
+                          ca.control.list_nodes(timeout=5).nodes}
+                 == {"a": False, "b": True}, "b draining in a's ListNodes")
+        a.d.wait_output("fleet: node b is draining", "stderr")
+        self.assertIsNone(b.d.proc.poll())  # still in its grace
+        with open(go, "w", encoding="utf-8") as f:
+            f.write("go\n")
+        self.assertTrue(call.status(timeout=WAIT_S).ok)
+        self.assertEqual(b.d.proc.wait(timeout=WAIT_S), 0,
+                         b.d.output("stderr"))
+        self.assertIn("fleet: node b left the table", b.d.output("stderr"))
+        # Gone at once, not when its heartbeat would have gone stale.
+        self.assertEqual(self.pg.sql(
+            self.db, "SELECT count(*) FROM tk_nodes WHERE node_id = 'b'"), "0")
+        a.d.wait_output("fleet: node b left", "stderr")
+        self.assertEqual(self.ids(ca), ["a"])
+
+    def test_postgresql_down_membership_stale_service_goes_on(self) -> None:
+        a, b = self.start("a"), self.start("b")
+        self.wait_members(a, ["a", "b"])
+        repo = os.path.join(a.root, "r")
+        os.makedirs(repo)
+        subprocess.run(["git", "-C", repo, "init", "-q"], check=True,
+                       env=self.env())
+        ca = self.client(a)
+        mark = a.d.mark("stderr")
+        self.pg.stop()
+        try:
+            a.d.wait_output("membership not refreshed", "stderr", start=mark)
+
+            def stale() -> bool:
+                try:
+                    ca.control.list_nodes(timeout=5)
+                    return False
+                except tk.TkError as e:
+                    self.assertEqual(e.code, tk.Code.UNAVAILABLE)
+                    self.assertEqual(e.reason, "MEMBERSHIP_STALE")
+                    self.assertIn("since", e.message)
+                    return True
+            wait_for(stale, "ListNodes UNAVAILABLE MEMBERSHIP_STALE")
+            # The node serves on: Ping and Git.
+            self.assertEqual(ca.control.ping(data=b"x", timeout=5).data, b"x")
+            ca.git.status(repo=repo, timeout=30)
+        finally:
+            self.pg.start()
+        wait_for(lambda: not_raising(lambda: self.ids(ca)) == ["a", "b"],
+                 "membership back with PostgreSQL")
+        a.d.wait_output("membership refreshed again", "stderr", start=mark)
+
+    def test_no_fleet_no_nodes(self) -> None:
+        # A tkd without --node-id is no member: no nodes, no self_id, as
+        # before the fleet existed; and it needs no database.
+        d, addr = tkproc.start_tkd(self.tmp.name)
+        try:
+            with tk.Client(addr) as c:
+                reply = c.control.list_nodes(timeout=5)
+                self.assertEqual(list(reply.nodes), [])
+                self.assertEqual(reply.self_id, "")
+        finally:
+            d.stop()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
