@@ -42,13 +42,48 @@ static void chan_free(chan *ch);
 
 #define CHAN_POOL_MAX 64
 
-struct tk_client {
+/* A tkd the client calls: its own REQ socket (resend disabled, one
+ * dialer), its pool of channels. One in single mode (the URL opened, id
+ * ""); in a fleet, one a row of the table tk.v1.Control/ListNodes gave,
+ * dialed on first use. Counted: the table holds a reference, and so does
+ * every call, Cancel handle and probe that uses it; the last one closes
+ * its socket. */
+typedef struct node {
+    _Atomic int refs;
+    char *id;   /* "" in single mode */
+    char *addr; /* what is dialed */
+    /* The client's mu: what the table says of it. */
+    char **roots;
+    size_t n_roots;
+    bool draining;
+    bool down;       /* failed to connect, or stopped answering */
+    int64_t down_ns; /* when it was marked down (CLOCK_MONOTONIC) */
+    /* dial_mu: the socket and its dialer. */
+    pthread_mutex_t dial_mu;
+    bool sock_open;
+    bool dialed;
     nng_socket sock;
-    char *url;
-    _Atomic uint64_t next_id;
-    pthread_mutex_t mu; /* the free channels */
+    nng_dialer dialer;
+    _Atomic int pipes; /* connections up (pipe notifications) */
+    /* mu: the free channels. */
+    pthread_mutex_t mu;
     chan *free_chans;
     size_t n_free;
+} node;
+
+struct tk_client {
+    char *url; /* as given (a comma-separated list, perhaps) */
+    bool fleet;
+    _Atomic uint64_t next_id;
+    /* The TLS files, kept for the nodes of a fleet, dialed later. */
+    char *tls_ca, *tls_cert, *tls_key, *tls_server_name;
+    pthread_mutex_t mu; /* the table */
+    node **nodes;
+    size_t n_nodes;
+    int64_t read_ns; /* when the table was read; 0: read it again now */
+    uint32_t ttl_ms;
+    bool refreshing; /* a thread reads the table */
+    size_t rr;       /* the next node of round robin */
 };
 
 typedef enum cancel_state { CS_IDLE, CS_SENDING, CS_SENT } cancel_state;
@@ -59,6 +94,7 @@ struct tk_cancel {
     bool fired;
     cancel_state state;
     tk_client *client; /* of the call in flight */
+    node *node;        /* its node, referenced while it is bound */
     uint64_t call_id;
 };
 
@@ -190,40 +226,288 @@ done:
     return rv;
 }
 
-/* Dials c->url (a TLS dialer set up first where the URL asks for one). */
-static int dial(tk_client *c, const tk_client_opts *o, char *errbuf,
+static void chan_free(chan *ch);
+static int64_t mono_ns(void);
+
+static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+    (void)p;
+    node *n = arg;
+    if (ev == NNG_PIPE_EV_ADD_PRE)
+        atomic_fetch_add(&n->pipes, 1);
+    else
+        atomic_fetch_sub(&n->pipes, 1);
+}
+
+static node *node_new(const char *id, const char *addr, size_t addr_len)
+{
+    node *n = calloc(1, sizeof *n);
+    if (n == NULL)
+        return NULL;
+    n->id = strdup(id);
+    n->addr = strndup(addr, addr_len);
+    if (n->id == NULL || n->addr == NULL) {
+        free(n->id);
+        free(n->addr);
+        free(n);
+        return NULL;
+    }
+    atomic_init(&n->refs, 1);
+    atomic_init(&n->pipes, 0);
+    pthread_mutex_init(&n->mu, NULL);
+    pthread_mutex_init(&n->dial_mu, NULL);
+    return n;
+}
+
+static node *node_ref(node *n)
+{
+    atomic_fetch_add(&n->refs, 1);
+    return n;
+}
+
+static void free_roots(node *n)
+{
+    for (size_t i = 0; i < n->n_roots; i++)
+        free(n->roots[i]);
+    free(n->roots);
+    n->roots = NULL;
+    n->n_roots = 0;
+}
+
+static void node_unref(node *n)
+{
+    if (n == NULL || atomic_fetch_sub(&n->refs, 1) != 1)
+        return;
+    for (chan *ch = n->free_chans; ch != NULL;) {
+        chan *next = ch->next;
+        chan_free(ch);
+        ch = next;
+    }
+    if (n->sock_open)
+        nng_close(n->sock);
+    free_roots(n);
+    pthread_mutex_destroy(&n->mu);
+    pthread_mutex_destroy(&n->dial_mu);
+    free(n->id);
+    free(n->addr);
+    free(n);
+}
+
+/* How long a node of a fleet (or an address of a list) gets to connect,
+ * TLS handshake included: NNG's dial has no bound of its own, and a host
+ * that is down, or a tkd that is stopped, would hold the call for as long
+ * as TCP tries (or for ever, its handshake unanswered). */
+#define NODE_CONNECT_MS 5000
+
+/* A dial (nng_dialer_start, which waits) on a thread of its own, for
+ * dial_within to wait on with a bound. Freed by the last of the two. */
+typedef struct dial_job {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* CLOCK_MONOTONIC */
+    nng_dialer d;
+    int rv;
+    bool done;
+    int refs;
+} dial_job;
+
+static void dial_job_unref(dial_job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    bool last = --j->refs == 0;
+    pthread_mutex_unlock(&j->mu);
+    if (!last)
+        return;
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->mu);
+    free(j);
+}
+
+static void *dial_main(void *arg)
+{
+    dial_job *j = arg;
+    int rv = nng_dialer_start(j->d, 0);
+    pthread_mutex_lock(&j->mu);
+    j->rv = rv;
+    j->done = true;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    dial_job_unref(j);
+    return NULL;
+}
+
+static void cond_init_mono(pthread_cond_t *cv);
+static int cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
+                           int64_t until_ns);
+
+/* nng_dialer_start(d, 0), given bound_ms at most (0: no bound, as NNG
+ * waits): past it the dialer is closed, which ends the dial, and the
+ * answer is NNG_ETIMEDOUT. */
+static int dial_within(nng_dialer d, int bound_ms)
+{
+    if (bound_ms <= 0)
+        return nng_dialer_start(d, 0);
+    dial_job *j = calloc(1, sizeof *j);
+    if (j == NULL)
+        return NNG_ENOMEM;
+    pthread_mutex_init(&j->mu, NULL);
+    cond_init_mono(&j->cv);
+    j->d = d;
+    j->refs = 2;
+    pthread_attr_t attr;
+    pthread_t tid;
+    bool started = false;
+    if (pthread_attr_init(&attr) == 0) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        started = pthread_create(&tid, &attr, dial_main, j) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (!started) {
+        j->refs = 1;
+        dial_job_unref(j);
+        return nng_dialer_start(d, 0);
+    }
+    int64_t until = mono_ns() + (int64_t)bound_ms * 1000000;
+    pthread_mutex_lock(&j->mu);
+    while (!j->done && cond_wait_until(&j->cv, &j->mu, until) != ETIMEDOUT)
+        ;
+    bool late = !j->done;
+    pthread_mutex_unlock(&j->mu);
+    if (late) {
+        nng_dialer_close(d); /* ends the dial: NNG_ECLOSED */
+        pthread_mutex_lock(&j->mu);
+        while (!j->done)
+            pthread_cond_wait(&j->cv, &j->mu);
+        pthread_mutex_unlock(&j->mu);
+    }
+    int rv = late ? NNG_ETIMEDOUT : j->rv;
+    dial_job_unref(j);
+    return rv;
+}
+
+/* Dials n->addr (a TLS dialer set up first where the URL asks for one),
+ * with one dialer: the one before, if any, is closed first. bound_ms: see
+ * dial_within. */
+static int dial(node *n, const tk_client_opts *o, int bound_ms, char *errbuf,
                 size_t errlen)
 {
     nng_dialer d;
-    int rv = nng_dialer_create(&d, c->sock, c->url);
+    if (n->dialed) {
+        nng_dialer_close(n->dialer);
+        n->dialed = false;
+    }
+    int rv = nng_dialer_create(&d, n->sock, n->addr);
     if (rv != 0) {
-        set_errbuf(errbuf, errlen, "cannot connect to %s: %s", c->url,
+        set_errbuf(errbuf, errlen, "cannot connect to %s: %s", n->addr,
                    nng_strerror(rv));
         /* A URL NNG cannot parse is the caller's mistake, not a down tkd. */
         return rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? TK_ERR_ARG
                                                          : TK_ERR_CONNECT;
     }
-    if (strncmp(c->url, "tls+", 4) == 0) {
-        int t = tls_setup(d, c->url, o, errbuf, errlen);
-        if (t != TK_OK)
+    if (strncmp(n->addr, "tls+", 4) == 0) {
+        int t = tls_setup(d, n->addr, o, errbuf, errlen);
+        if (t != TK_OK) {
+            nng_dialer_close(d);
             return t;
+        }
     }
-    rv = nng_dialer_start(d, 0);
-    if (rv == 0)
+    rv = dial_within(d, bound_ms);
+    if (rv == 0) {
+        n->dialer = d;
+        n->dialed = true;
         return TK_OK;
+    }
+    nng_dialer_close(d); /* NNG_ECLOSED when dial_within closed it */
     const char *hint = "";
     if (rv == NNG_ECONNREFUSED || rv == NNG_ENOENT)
         hint = " (is tkd running there?)";
-    else if (strncmp(c->url, "tls+", 4) == 0)
+    else if (rv == NNG_ETIMEDOUT)
+        hint = " (no connection within the bound: the host or its tkd is "
+               "down, stopped, or unreachable)";
+    else if (strncmp(n->addr, "tls+", 4) == 0)
         hint = " (the TLS handshake failed: tkd refuses a client without a "
                "certificate its CA signed, and this client refuses a tkd "
                "whose certificate TK_TLS_CA did not sign or that does not "
                "name the host)";
-    set_errbuf(errbuf, errlen, "cannot connect to %s: %s%s", c->url,
+    set_errbuf(errbuf, errlen, "cannot connect to %s: %s%s", n->addr,
                nng_strerror(rv), hint);
     return rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? TK_ERR_ARG
                                                      : TK_ERR_CONNECT;
 }
+
+static tk_client_opts client_tls(const tk_client *c)
+{
+    return (tk_client_opts){ .tls_ca = c->tls_ca,
+                             .tls_cert = c->tls_cert,
+                             .tls_key = c->tls_key,
+                             .tls_server_name = c->tls_server_name };
+}
+
+/* Opens n's socket on first use and dials it when it has no connection:
+ * the first time, and in a fleet after its connection dropped (NNG would
+ * redial on its own, but a call must learn at once that a node is gone,
+ * to go to the next). bound_ms: see dial_within. TK_OK, or an error with
+ * errbuf set. */
+static int node_connect(tk_client *c, node *n, int bound_ms, char *errbuf,
+                        size_t errlen)
+{
+    pthread_mutex_lock(&n->dial_mu);
+    int rv = TK_OK;
+    if (!n->sock_open) {
+        if (nng_req0_open(&n->sock) != 0) {
+            set_errbuf(errbuf, errlen, "out of memory");
+            rv = TK_ERR_NOMEM;
+            goto done;
+        }
+        n->sock_open = true;
+        /* At most once: REQ would resend an unanswered request after 60 s,
+         * and a duplicated WRITE is a second write. The server enforces
+         * deadlines; the client never repeats itself. */
+        if (nng_socket_set_ms(n->sock, NNG_OPT_REQ_RESENDTIME,
+                              NNG_DURATION_INFINITE) != 0 ||
+            nng_pipe_notify(n->sock, NNG_PIPE_EV_ADD_PRE, pipe_cb, n) != 0 ||
+            nng_pipe_notify(n->sock, NNG_PIPE_EV_REM_POST, pipe_cb, n) != 0) {
+            set_errbuf(errbuf, errlen, "out of memory");
+            rv = TK_ERR_NOMEM;
+            goto done;
+        }
+    }
+    if (!n->dialed || atomic_load(&n->pipes) == 0) {
+        tk_client_opts o = client_tls(c);
+        rv = dial(n, &o, bound_ms, errbuf, errlen);
+    }
+done:
+    pthread_mutex_unlock(&n->dial_mu);
+    return rv;
+}
+
+static char *dup_or_null(const char *s, bool *failed)
+{
+    if (s == NULL)
+        return NULL;
+    char *d = strdup(s);
+    if (d == NULL)
+        *failed = true;
+    return d;
+}
+
+static void client_free(tk_client *c)
+{
+    for (size_t i = 0; i < c->n_nodes; i++)
+        node_unref(c->nodes[i]);
+    free(c->nodes);
+    pthread_mutex_destroy(&c->mu);
+    free(c->url);
+    free(c->tls_ca);
+    free(c->tls_cert);
+    if (c->tls_key != NULL)
+        wipe(c->tls_key, strlen(c->tls_key));
+    free(c->tls_key);
+    free(c->tls_server_name);
+    free(c);
+}
+
+static bool ask_nodes(tk_client *c, node *n, Tk__V1__ListNodesReply **out);
+static int install_table(tk_client *c, const Tk__V1__ListNodesReply *r);
 
 int tk_client_open_opts(tk_client **out, const char *url,
                         const tk_client_opts *opts, char *errbuf, size_t errlen)
@@ -240,24 +524,49 @@ int tk_client_open_opts(tk_client **out, const char *url,
     tk_client *c = calloc(1, sizeof *c);
     if (c == NULL)
         return TK_ERR_NOMEM;
-    c->url = strdup(url);
-    int rv = c->url == NULL ? NNG_ENOMEM : nng_req0_open(&c->sock);
-    if (rv != 0) {
-        free(c->url);
-        free(c);
+    pthread_mutex_init(&c->mu, NULL);
+    bool failed = false;
+    c->url = dup_or_null(url, &failed);
+    c->tls_ca = dup_or_null(o->tls_ca, &failed);
+    c->tls_cert = dup_or_null(o->tls_cert, &failed);
+    c->tls_key = dup_or_null(o->tls_key, &failed);
+    c->tls_server_name = dup_or_null(o->tls_server_name, &failed);
+    c->nodes = calloc(1, sizeof *c->nodes);
+    if (failed || c->nodes == NULL) {
+        client_free(c);
         return TK_ERR_NOMEM;
     }
-    /* At most once: REQ would resend an unanswered request after 60 s, and
-     * a duplicated WRITE is a second write. The server enforces deadlines;
-     * the client never repeats itself. */
-    rv = nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME,
-                           NNG_DURATION_INFINITE);
-    int trv = rv == 0 ? dial(c, o, errbuf, errlen) : TK_ERR_NOMEM;
-    if (trv != TK_OK) {
-        nng_close(c->sock);
-        free(c->url);
-        free(c);
-        return trv;
+    /* url, or the first of a comma-separated list that connects. */
+    int rv = TK_ERR_ARG;
+    for (const char *at = url;;) {
+        const char *comma = strchr(at, ',');
+        size_t len = comma != NULL ? (size_t)(comma - at) : strlen(at);
+        if (len == 0) {
+            set_errbuf(errbuf, errlen, "an empty address in \"%s\"", url);
+            rv = TK_ERR_ARG;
+            break;
+        }
+        node *n = node_new("", at, len);
+        if (n == NULL) {
+            rv = TK_ERR_NOMEM;
+            break;
+        }
+        /* One address: NNG's own wait, as always. */
+        int bound = comma != NULL || at != url ? NODE_CONNECT_MS : 0;
+        rv = node_connect(c, n, bound, errbuf, errlen);
+        if (rv == TK_OK) {
+            c->nodes[0] = n;
+            c->n_nodes = 1;
+            break;
+        }
+        node_unref(n);
+        if (rv != TK_ERR_CONNECT || comma == NULL)
+            break;
+        at = comma + 1;
+    }
+    if (rv != TK_OK) {
+        client_free(c);
+        return rv;
     }
     /* Call ids need only be unique per connection; a random start keeps
      * the ids of different clients apart in tkd's log. */
@@ -265,7 +574,18 @@ int tk_client_open_opts(tk_client **out, const char *url,
     if (getentropy(&seed, sizeof seed) != 0)
         seed = (uint64_t)getpid() << 32;
     atomic_init(&c->next_id, (seed >> 16) | 1);
-    pthread_mutex_init(&c->mu, NULL);
+    /* And a random start of the round robin, so that short-lived clients
+     * (a tkcall a call) spread over the nodes too. */
+    c->rr = (size_t)(seed >> 3);
+    /* A fleet? Not over ipc://, which reaches one tkd on this machine: that
+     * client works exactly as it always has. */
+    Tk__V1__ListNodesReply *r = NULL;
+    if (strncmp(c->nodes[0]->addr, "ipc://", 6) != 0 &&
+        ask_nodes(c, c->nodes[0], &r)) {
+        if (install_table(c, r) == TK_OK)
+            c->fleet = true;
+        protobuf_c_message_free_unpacked(&r->base, NULL);
+    }
     *out = c;
     return TK_OK;
 }
@@ -280,15 +600,7 @@ void tk_client_close(tk_client *client)
 {
     if (client == NULL)
         return;
-    for (chan *ch = client->free_chans; ch != NULL;) {
-        chan *next = ch->next;
-        chan_free(ch);
-        ch = next;
-    }
-    pthread_mutex_destroy(&client->mu);
-    nng_close(client->sock);
-    free(client->url);
-    free(client);
+    client_free(client);
 }
 
 /* ---- status ---------------------------------------------------------------
@@ -337,6 +649,7 @@ void tk_status_clear(tk_status *status)
     free(status->reason);
     free(status->stderr_excerpt);
     free(status->tool);
+    free(status->node);
     memset(status, 0, sizeof *status);
 }
 
@@ -346,7 +659,7 @@ static int local_status(tk_status *st, int code, int cause, const char *fmt,
 static int local_status(tk_status *st, int code, int cause, const char *fmt,
                         ...)
 {
-    char buf[512];
+    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -357,6 +670,7 @@ static int local_status(tk_status *st, int code, int cause, const char *fmt,
     st->message = strdup(buf);
     st->reason = strdup("");
     st->tool = strdup("");
+    st->node = strdup("");
     st->from_server = false;
     return code;
 }
@@ -372,6 +686,7 @@ static int copy_status(tk_status *st, const Tk__V1__Status *in)
     st->message = strdup(in->message);
     st->reason = strdup(in->reason);
     st->tool = strdup(in->tool);
+    st->node = strdup("");
     if (in->stderr_excerpt.len > 0) {
         st->stderr_excerpt = malloc(in->stderr_excerpt.len);
         if (st->stderr_excerpt != NULL) {
@@ -389,7 +704,8 @@ static int copy_status(tk_status *st, const Tk__V1__Status *in)
         st->write_completed = in->cancellation->write_completed;
         st->cleanup_ms = in->cancellation->cleanup_ms;
     }
-    if (st->message == NULL || st->reason == NULL || st->tool == NULL)
+    if (st->message == NULL || st->reason == NULL || st->tool == NULL ||
+        st->node == NULL)
         return local_status(st, TK_CODE_INTERNAL, TK_CAUSE_NONE,
                             "out of memory");
     st->from_server = true;
@@ -438,6 +754,33 @@ uint64_t tk_cancel_call_id(tk_cancel *cancel)
  * the bound for a server that stopped answering. */
 #define CANCEL_TIMEOUT_MS 5000u
 
+/* What call_payload is to do besides the call. */
+enum {
+    CALL_ASK = 1,   /* ask tkd about a reply late past the deadline */
+    CALL_PROBE = 2, /* Ping the node of a call kept waiting (a fleet's) */
+};
+
+/* How a call ended where the caller may go on elsewhere. */
+typedef struct call_end {
+    bool unsent;      /* it was not sent */
+    bool node_failed; /* no reply: the node's connection failed or the node
+                         stopped answering (client-made UNAVAILABLE) */
+} call_end;
+
+/* Where a reply's payload goes: decoded as a message of desc, or copied as
+ * bytes when desc is NULL. */
+typedef struct reply_sink {
+    const ProtobufCMessageDescriptor *desc;
+    ProtobufCMessage **msg;
+    uint8_t **raw;
+    size_t *raw_len;
+} reply_sink;
+
+static int call_payload(tk_client *client, node *n, const char *method,
+                        const uint8_t *payload, size_t plen,
+                        const reply_sink *sink, const tk_call_opts *opts,
+                        tk_status *status, int flags, call_end *end);
+
 int tk_cancel_fire(tk_cancel *cancel, int *outcome)
 {
     if (cancel == NULL)
@@ -449,6 +792,9 @@ int tk_cancel_fire(tk_cancel *cancel, int *outcome)
         pthread_cond_wait(&cancel->cv, &cancel->mu);
     bool sent = cancel->state == CS_SENT;
     tk_client *client = cancel->client;
+    /* The call's own node, kept while the Cancel is on its way, whether or
+     * not the call ends meanwhile. */
+    node *n = sent ? node_ref(cancel->node) : NULL;
     uint64_t id = cancel->call_id;
     pthread_mutex_unlock(&cancel->mu);
     if (!sent) {
@@ -458,12 +804,17 @@ int tk_cancel_fire(tk_cancel *cancel, int *outcome)
     }
     Tk__V1__CancelRequest req = TK__V1__CANCEL_REQUEST__INIT;
     req.call_id = id;
+    uint8_t buf[16];
+    size_t len = tk__v1__cancel_request__pack(&req, buf);
     ProtobufCMessage *rep = NULL;
+    reply_sink sink = { .desc = &tk__v1__cancel_reply__descriptor,
+                        .msg = &rep };
     tk_status st = { 0 };
     tk_call_opts opts = { .timeout_ms = CANCEL_TIMEOUT_MS };
-    int code =
-        tk_call(client, "tk.v1.Control/Cancel", (const ProtobufCMessage *)&req,
-                &tk__v1__cancel_reply__descriptor, &rep, &opts, &st);
+    call_end end;
+    int code = call_payload(client, n, "tk.v1.Control/Cancel", buf, len, &sink,
+                            &opts, &st, CALL_ASK, &end);
+    node_unref(n);
     int rv = TK_OK;
     if (code == TK_CODE_OK && rep != NULL) {
         if (outcome != NULL)
@@ -476,10 +827,10 @@ int tk_cancel_fire(tk_cancel *cancel, int *outcome)
     return rv;
 }
 
-/* Binds the handle to a call; false (with a status) when it must not be
- * sent. */
-static bool cancel_bind(tk_cancel *cancel, tk_client *client, uint64_t id,
-                        tk_status *st)
+/* Binds the handle to a call on node n; false (with a status) when it
+ * must not be sent. */
+static bool cancel_bind(tk_cancel *cancel, tk_client *client, node *n,
+                        uint64_t id, tk_status *st)
 {
     if (cancel == NULL)
         return true;
@@ -494,6 +845,7 @@ static bool cancel_bind(tk_cancel *cancel, tk_client *client, uint64_t id,
     } else {
         cancel->state = CS_SENDING;
         cancel->client = client;
+        cancel->node = node_ref(n);
         cancel->call_id = id;
         ok = true;
     }
@@ -505,12 +857,17 @@ static void cancel_set(tk_cancel *cancel, cancel_state state)
 {
     if (cancel == NULL)
         return;
+    node *unbound = NULL;
     pthread_mutex_lock(&cancel->mu);
     cancel->state = state;
-    if (state == CS_IDLE)
+    if (state == CS_IDLE) {
         cancel->client = NULL;
+        unbound = cancel->node;
+        cancel->node = NULL;
+    }
     pthread_cond_broadcast(&cancel->cv);
     pthread_mutex_unlock(&cancel->mu);
+    node_unref(unbound);
 }
 
 static void chan_cb(void *arg)
@@ -531,8 +888,6 @@ static void chan_free(chan *ch)
     pthread_mutex_destroy(&ch->mu);
     free(ch);
 }
-
-static int64_t mono_ns(void);
 
 /* A condition variable whose timed waits run to a CLOCK_MONOTONIC time
  * (tkd's twin: service/port/port.c): pthread_condattr_setclock; macOS's
@@ -584,7 +939,7 @@ static int cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
 #endif
 }
 
-static chan *chan_new(tk_client *c)
+static chan *chan_new(node *c)
 {
     chan *ch = calloc(1, sizeof *ch);
     if (ch == NULL)
@@ -605,7 +960,7 @@ static chan *chan_new(tk_client *c)
     return ch;
 }
 
-static chan *chan_get(tk_client *c)
+static chan *chan_get(node *c)
 {
     pthread_mutex_lock(&c->mu);
     chan *ch = c->free_chans;
@@ -619,7 +974,7 @@ static chan *chan_get(tk_client *c)
 
 /* A channel whose call ended in any way but a reply is closed, not kept:
  * its context may still hold state of the abandoned request. */
-static void chan_put(tk_client *c, chan *ch, bool reusable)
+static void chan_put(node *c, chan *ch, bool reusable)
 {
     if (ch == NULL)
         return;
@@ -682,15 +1037,6 @@ static nng_msg *encode_request(uint64_t id, const char *method,
         tk__v1__request__pack(&env, nng_msg_body(msg));
     return msg;
 }
-
-/* Where a reply's payload goes: decoded as a message of desc, or copied as
- * bytes when desc is NULL. */
-typedef struct reply_sink {
-    const ProtobufCMessageDescriptor *desc;
-    ProtobufCMessage **msg;
-    uint8_t **raw;
-    size_t *raw_len;
-} reply_sink;
 
 static int sink_payload(const reply_sink *sink, const ProtobufCBinaryData *in,
                         tk_status *st)
@@ -831,23 +1177,23 @@ static int decode_reply(nng_msg *msg, uint64_t id, const reply_sink *sink,
 }
 
 /* The status of a call that got no reply: NNG's error rv on receiving. */
-static int no_reply(tk_client *client, int rv, tk_status *st)
+static int no_reply(node *n, int rv, tk_status *st, call_end *end)
 {
     switch (rv) {
     case NNG_ECONNRESET:
     case NNG_ECONNSHUT:
+        end->node_failed = true;
         return local_status(
             st, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
             "the connection to tkd at %s was lost while the call was in "
             "flight; whether it ran is unknown (it is not resent)",
-            client->url);
+            n->addr);
     case NNG_ECLOSED:
         return local_status(st, TK_CODE_CANCELLED, TK_CAUSE_CALLER,
                             "the client was closed during the call");
     default:
         return local_status(st, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
-                            "receiving from %s: %s", client->url,
-                            nng_strerror(rv));
+                            "receiving from %s: %s", n->addr, nng_strerror(rv));
     }
 }
 
@@ -862,16 +1208,14 @@ static int no_reply(tk_client *client, int rv, tk_status *st)
  * contexts may take a call and a later inquiry in either order, so one
  * NOT_FOUND can come before the call is registered). */
 #define PROBE_SAME_ANSWERS 3
-
-static int call_payload(tk_client *client, const char *method,
-                        const uint8_t *payload, size_t plen,
-                        const reply_sink *sink, const tk_call_opts *opts,
-                        tk_status *status, bool ask);
+/* How long a node of a fleet gets to answer the Ping of TK_NODE_PROBE_MS:
+ * it is answered inline, even when every worker is busy. */
+#define NODE_PING_TIMEOUT_MS 5000u
 
 /* Where call id stands at tkd (tk.v1.CallStateReply.State), asked on the
  * same socket and so on the call's connection; -1 when tkd did not answer,
  * -2 when it does not know the method (a tkd older than CallState). */
-static int ask_state(tk_client *client, uint64_t id)
+static int ask_state(tk_client *client, node *n, uint64_t id)
 {
     Tk__V1__CallStateRequest req = TK__V1__CALL_STATE_REQUEST__INIT;
     req.call_id = id;
@@ -882,8 +1226,9 @@ static int ask_state(tk_client *client, uint64_t id)
                         .msg = &rep };
     tk_call_opts opts = { .timeout_ms = PROBE_TIMEOUT_MS };
     tk_status st = { 0 };
-    int code = call_payload(client, "tk.v1.Control/CallState", buf, len, &sink,
-                            &opts, &st, false);
+    call_end end;
+    int code = call_payload(client, n, "tk.v1.Control/CallState", buf, len,
+                            &sink, &opts, &st, 0, &end);
     int state = code == TK_CODE_UNIMPLEMENTED ? -2 : -1;
     if (code == TK_CODE_OK && rep != NULL)
         state = (int)((Tk__V1__CallStateReply *)rep)->state;
@@ -893,6 +1238,25 @@ static int ask_state(tk_client *client, uint64_t id)
     return state;
 }
 
+/* Whether node n answers a Ping on its socket within
+ * NODE_PING_TIMEOUT_MS: any reply of tkd's is an answer. */
+static bool node_answers(tk_client *client, node *n)
+{
+    static const uint8_t empty[1];
+    ProtobufCMessage *rep = NULL;
+    reply_sink sink = { .desc = &tk__v1__ping_reply__descriptor, .msg = &rep };
+    tk_call_opts opts = { .timeout_ms = NODE_PING_TIMEOUT_MS };
+    tk_status st = { 0 };
+    call_end end;
+    (void)call_payload(client, n, "tk.v1.Control/Ping", empty, 0, &sink, &opts,
+                       &st, 0, &end);
+    bool answered = st.from_server;
+    if (rep != NULL)
+        protobuf_c_message_free_unpacked(rep, NULL);
+    tk_status_clear(&st);
+    return answered;
+}
+
 /* Why the client stopped waiting for a reply that did not come. */
 typedef enum gave_up {
     GAVE_UP_SILENT,  /* tkd did not answer the inquiry */
@@ -900,6 +1264,7 @@ typedef enum gave_up {
     GAVE_UP_UNKNOWN, /* tkd does not know the call */
     GAVE_UP_LOST,    /* tkd answered it; the reply did not come */
     GAVE_UP_LAST,    /* the client's own last bound */
+    GAVE_UP_NODE,    /* the node did not answer its probe (a fleet's) */
 } gave_up;
 
 /* How long to wait for a reply, and why the wait ended without one. */
@@ -908,6 +1273,7 @@ typedef struct waiting {
     int64_t first_ns; /* the first question (or the end, without ask) */
     int64_t last_ns;  /* the client's own last bound */
     bool ask;         /* ask tkd about a late reply */
+    bool probe;       /* Ping the node of a call kept waiting */
     bool write;       /* the method is a WRITE (the catalog says) */
     bool started;     /* out: tkd said the WRITE runs: it has started */
     gave_up why;      /* out: when the client stopped waiting */
@@ -919,25 +1285,39 @@ typedef struct waiting {
  * deadline, once its processes are stopped; a WRITE at its own timeout),
  * and its structured answer tells the caller more than one the client
  * makes up. A loaded machine can delay that answer by any amount; only
- * tkd can say it is still coming. True when the receive ended; false,
+ * tkd can say it is still coming. In a fleet, a call kept waiting
+ * TK_NODE_PROBE_MS Pings its node, and again every TK_NODE_PROBE_MS: a
+ * link that went down tells nobody. True when the receive ended; false,
  * with *why, when the client stopped waiting (the receive still runs). */
-static bool wait_reply(tk_client *client, chan *ch, waiting *w)
+static bool wait_reply(tk_client *client, node *n, chan *ch, waiting *w)
 {
     const int64_t first_ns = w->first_ns, last_ns = w->last_ns;
+    const int64_t probe_every = (int64_t)TK_NODE_PROBE_MS * 1000000;
     const uint64_t id = w->id;
     gave_up *why = &w->why;
     const bool ask = w->ask;
     int64_t at = first_ns < last_ns ? first_ns : last_ns;
+    int64_t next_probe = w->probe ? mono_ns() + probe_every : INT64_MAX;
     int64_t pause = (int64_t)TK_DEADLINE_GRACE_MS * 1000000;
     int same = 0, last_state = -1;
     for (;;) {
-        if (chan_wait_until(ch, at))
+        if (chan_wait_until(ch, at < next_probe ? at : next_probe))
             return true;
+        if (next_probe <= at && mono_ns() >= next_probe) {
+            if (!node_answers(client, n)) {
+                if (chan_wait_until(ch, 0))
+                    return true;
+                *why = GAVE_UP_NODE;
+                return false;
+            }
+            next_probe = mono_ns() + probe_every;
+            continue;
+        }
         if (!ask || at >= last_ns) {
             *why = GAVE_UP_LAST;
             return false;
         }
-        int state = ask_state(client, id);
+        int state = ask_state(client, n, id);
         if (chan_wait_until(ch, 0))
             return true; /* it came while we asked */
         same = state == last_state ? same + 1 : 1;
@@ -979,22 +1359,30 @@ static bool wait_reply(tk_client *client, chan *ch, waiting *w)
 
 /* The status of a WRITE that tkd said had started, when no reply came:
  * never DEADLINE_EXCEEDED, which would say the write failed. */
-static int started_status(tk_client *client, uint64_t id, tk_status *st)
+static int started_status(node *n, uint64_t id, tk_status *st)
 {
     return local_status(
         st, TK_CODE_UNKNOWN, TK_CAUSE_NONE,
         "the write (call %llu) had started on tkd at %s, which runs it to "
         "completion whatever its caller's deadline, but its reply did not "
         "reach this client; whether it completed is unknown",
-        (unsigned long long)id, client->url);
+        (unsigned long long)id, n->addr);
 }
 
-static int gave_up_status(tk_client *client, const waiting *w, tk_status *st)
+static int gave_up_status(node *n, const waiting *w, tk_status *st,
+                          call_end *end)
 {
     static const char *const tail = " (a WRITE may still complete there)";
     const uint64_t id = w->id;
+    if (w->why == GAVE_UP_NODE) {
+        end->node_failed = true;
+        return local_status(st, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
+                            "node %s at %s stopped answering (no answer to "
+                            "a Ping within %u ms); whether it ran is unknown",
+                            n->id, n->addr, NODE_PING_TIMEOUT_MS);
+    }
     if (w->started)
-        return started_status(client, id, st);
+        return started_status(n, id, st);
     switch (w->why) {
     case GAVE_UP_SILENT:
         return local_status(
@@ -1002,46 +1390,47 @@ static int gave_up_status(tk_client *client, const waiting *w, tk_status *st)
             "no reply from tkd at %s within the deadline, and no answer "
             "within %u ms when asked where the call stands: the server did "
             "not answer%s",
-            client->url, PROBE_TIMEOUT_MS, tail);
+            n->addr, PROBE_TIMEOUT_MS, tail);
     case GAVE_UP_OLD:
         return local_status(
             st, TK_CODE_DEADLINE_EXCEEDED, TK_CAUSE_DEADLINE,
             "no reply from tkd at %s within the deadline and %u ms of "
             "grace, and this tkd cannot be asked where a call stands "
             "(tk.v1.Control/CallState is unknown to it)%s",
-            client->url, TK_DEADLINE_GRACE_MS, tail);
+            n->addr, TK_DEADLINE_GRACE_MS, tail);
     case GAVE_UP_UNKNOWN:
         return local_status(
             st, TK_CODE_DEADLINE_EXCEEDED, TK_CAUSE_DEADLINE,
             "no reply from tkd at %s within the deadline, and tkd has no "
             "record of call %llu on this connection%s",
-            client->url, (unsigned long long)id, tail);
+            n->addr, (unsigned long long)id, tail);
     case GAVE_UP_LOST:
         return local_status(
             st, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
             "tkd at %s says it answered call %llu, but its reply did not "
             "arrive; whether it ran is unknown",
-            client->url, (unsigned long long)id);
+            n->addr, (unsigned long long)id);
     case GAVE_UP_LAST:
     default:
         return local_status(
             st, TK_CODE_DEADLINE_EXCEEDED, TK_CAUSE_DEADLINE,
             "no reply from tkd at %s within the deadline and %u ms of "
             "grace: the server did not answer%s",
-            client->url, TK_DEADLINE_GRACE_MS, tail);
+            n->addr, TK_DEADLINE_GRACE_MS, tail);
     }
 }
 
 /* Receives the reply on ch: see wait_reply. */
-static int await_reply(tk_client *client, chan *ch, waiting *w,
-                       const reply_sink *sink, tk_status *st, bool *replied)
+static int await_reply(tk_client *client, node *n, chan *ch, waiting *w,
+                       const reply_sink *sink, tk_status *st, bool *replied,
+                       call_end *end)
 {
     nng_aio *aio = ch->aio;
     chan_arm(ch);
     nng_aio_set_timeout(aio, NNG_DURATION_INFINITE);
     nng_ctx_recv(ch->ctx, aio);
     w->why = GAVE_UP_LAST;
-    bool ended = wait_reply(client, ch, w);
+    bool ended = wait_reply(client, n, ch, w);
     if (!ended)
         nng_aio_cancel(aio);
     nng_aio_wait(aio);
@@ -1054,21 +1443,21 @@ static int await_reply(tk_client *client, chan *ch, waiting *w,
         return code;
     }
     if (!ended && rv == NNG_ECANCELED)
-        return gave_up_status(client, w, st);
-    return no_reply(client, rv, st);
+        return gave_up_status(n, w, st, end);
+    return no_reply(n, rv, st, end);
 }
 
-/* One call, its payload already serialized; the reply goes to sink. ask:
- * whether to ask tkd about a reply late past the deadline (not when the
- * call is itself such a question). */
-static int call_payload(tk_client *client, const char *method,
+/* One call on node n, its payload already serialized; the reply goes to
+ * sink. flags: CALL_ASK, CALL_PROBE. */
+static int call_payload(tk_client *client, node *n, const char *method,
                         const uint8_t *payload, size_t plen,
                         const reply_sink *sink, const tk_call_opts *opts,
-                        tk_status *status, bool ask)
+                        tk_status *status, int flags, call_end *end)
 {
     static const tk_call_opts no_opts = { 0 };
     if (opts == NULL)
         opts = &no_opts;
+    *end = (call_end){ 0 };
     int64_t start = mono_ns();
     /* In 64 bits, then clamped: timeout_ms may be up to UINT32_MAX, and
      * nng_duration is a signed 32-bit count whose negative values are
@@ -1084,7 +1473,9 @@ static int call_payload(tk_client *client, const char *method,
      * most (tkd ends a READ at its deadline and a WRITE at its ceiling,
      * both well inside it). A call with the method's default deadline,
      * which only tkd knows, waits TK_MAX_WAIT_MS and asks nothing. */
-    waiting w = { .first_ns = start + (int64_t)wait_ms * 1000000, .ask = ask };
+    waiting w = { .first_ns = start + (int64_t)wait_ms * 1000000,
+                  .ask = (flags & CALL_ASK) != 0,
+                  .probe = (flags & CALL_PROBE) != 0 };
     w.last_ns = opts->timeout_ms == 0
                     ? w.first_ns
                     : w.first_ns + (int64_t)TK_MAX_WAIT_MS * 1000000;
@@ -1105,40 +1496,544 @@ static int call_payload(tk_client *client, const char *method,
         if (own > w.last_ns)
             w.last_ns = own;
     }
-    if (!cancel_bind(opts->cancel, client, id, status))
+    end->unsent = true;
+    if (!cancel_bind(opts->cancel, client, n, id, status))
         return status->code;
 
     int code;
     bool replied = false;
     chan *ch = NULL;
     nng_msg *msg = encode_request(id, method, opts->timeout_ms, payload, plen);
-    if (msg == NULL || (ch = chan_get(client)) == NULL) {
+    if (msg == NULL || (ch = chan_get(n)) == NULL) {
         if (msg != NULL)
             nng_msg_free(msg);
         code = local_status(status, TK_CODE_INTERNAL, TK_CAUSE_NONE,
                             "out of memory");
         goto done;
     }
-    /* A send waits for a connection; bound it by the same deadline. */
+    /* A send waits for a connection; bound it by the same deadline. In a
+     * fleet, by TK_NODE_PROBE_MS at most: a node that has no connection
+     * for that long is down, and the call (not sent) may go elsewhere. */
+    nng_duration send_ms = wait_ms;
+    if (client->fleet && send_ms > (nng_duration)TK_NODE_PROBE_MS)
+        send_ms = (nng_duration)TK_NODE_PROBE_MS;
     chan_arm(ch);
     nng_aio_set_msg(ch->aio, msg);
-    nng_aio_set_timeout(ch->aio, wait_ms);
+    nng_aio_set_timeout(ch->aio, send_ms);
     nng_ctx_send(ch->ctx, ch->aio);
     nng_aio_wait(ch->aio);
     if (nng_aio_result(ch->aio) != 0) {
         int rv = nng_aio_result(ch->aio);
         nng_msg_free(nng_aio_get_msg(ch->aio));
+        end->node_failed = true;
         code = local_status(status, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
                             "could not send to tkd at %s: %s (the call was "
                             "not sent)",
-                            client->url, nng_strerror(rv));
+                            n->addr, nng_strerror(rv));
         goto done;
     }
+    end->unsent = false;
     cancel_set(opts->cancel, CS_SENT);
-    code = await_reply(client, ch, &w, sink, status, &replied);
+    code = await_reply(client, n, ch, &w, sink, status, &replied, end);
 done:
     cancel_set(opts->cancel, CS_IDLE);
-    chan_put(client, ch, replied);
+    chan_put(n, ch, replied);
+    return code;
+}
+
+/* ---- the nodes of a fleet ---------------------------------------------------
+ */
+
+/* How routing picks a node for a method. */
+typedef enum route_kind {
+    ROUTE_ANY,   /* Orders, Control: round robin */
+    ROUTE_PATH,  /* Git, Search: the node whose roots hold the path */
+    ROUTE_NAMED, /* Services: the node the caller names */
+} route_kind;
+
+static route_kind route_kind_of(const char *method)
+{
+    if (strncmp(method, "tk.v1.Git/", 10) == 0 ||
+        strncmp(method, "tk.v1.Search/", 13) == 0)
+        return ROUTE_PATH;
+    if (strncmp(method, "tk.v1.Services/", 15) == 0)
+        return ROUTE_NAMED;
+    return ROUTE_ANY;
+}
+
+/* The request's first non-empty field marked (tk.v1.path) = PATH_IN_ROOTS,
+ * or NULL: a string inside m. */
+static const char *path_of(const ProtobufCMessage *m)
+{
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        if (f->type != PROTOBUF_C_TYPE_STRING ||
+            f->label == PROTOBUF_C_LABEL_REPEATED)
+            continue;
+        const tk_field_note *note = tk_catalog_find_field(d->name, f->name);
+        if (note == NULL || note->path != TK_PATH_IN_ROOTS)
+            continue;
+        if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) != 0 &&
+            *(const uint32_t *)((const char *)m + f->quantifier_offset) !=
+                f->id)
+            continue;
+        const char *v = *(char *const *)((const char *)m + f->offset);
+        if (v != NULL && v[0] != '\0')
+            return v;
+    }
+    return NULL;
+}
+
+/* How much of path root holds, by whole components: its length, 0 when it
+ * holds none of it ("/" holds every absolute path, as length 1). */
+static size_t root_holds(const char *root, const char *path)
+{
+    size_t n = strlen(root);
+    while (n > 1 && root[n - 1] == '/')
+        n--;
+    if (n == 0 || path[0] != '/')
+        return 0;
+    if (n == 1 && root[0] == '/')
+        return 1;
+    if (strncmp(root, path, n) != 0)
+        return 0;
+    return path[n] == '\0' || path[n] == '/' ? n : 0;
+}
+
+static size_t node_holds(const node *n, const char *path)
+{
+    size_t best = 0;
+    for (size_t i = 0; i < n->n_roots; i++) {
+        size_t l = root_holds(n->roots[i], path);
+        if (l > best)
+            best = l;
+    }
+    return best;
+}
+
+static bool was_tried(node *const *tried, size_t n_tried, const node *n)
+{
+    for (size_t i = 0; i < n_tried; i++)
+        if (tried[i] == n)
+            return true;
+    return false;
+}
+
+/* The nodes, said for a message: "a, b (down), c (draining)", or with
+ * roots "a: /r1 /r2; b: /r3". */
+static void say_nodes(char *buf, size_t len, node *const *nodes, size_t n,
+                      bool roots)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && at < len; i++) {
+        const node *x = nodes[i];
+        int k = snprintf(buf + at, len - at, "%s%s%s%s%s",
+                         i > 0 ? (roots ? "; " : ", ") : "", x->id,
+                         x->down ? " (down)" : "",
+                         x->draining ? " (draining)" : "", roots ? ":" : "");
+        if (k < 0)
+            return;
+        at += (size_t)k;
+        for (size_t r = 0; roots && r < x->n_roots && at < len; r++) {
+            k = snprintf(buf + at, len - at, " %s", x->roots[r]);
+            if (k < 0)
+                return;
+            at += (size_t)k;
+        }
+    }
+}
+
+static void set_reason(tk_status *st, const char *reason)
+{
+    char *r = strdup(reason);
+    if (r != NULL) {
+        free(st->reason);
+        st->reason = r;
+    }
+}
+
+/* The node for a call: its index in nodes, or -1 with *st said. rr: the
+ * round robin's next (advanced); tried: the nodes this call has tried
+ * already, which it does not try again. Under the client's mu. */
+static int route(node *const *nodes, size_t n, const char *method,
+                 const char *path, const char *named, size_t *rr,
+                 node *const *tried, size_t n_tried, tk_status *st)
+{
+    char list[768];
+    if (named != NULL && named[0] != '\0') {
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(nodes[i]->id, named) == 0)
+                return (int)i;
+        say_nodes(list, sizeof list, nodes, n, false);
+        local_status(st, TK_CODE_NOT_FOUND, TK_CAUSE_NONE,
+                     "no node \"%s\" in the fleet; its nodes are %s", named,
+                     list);
+        set_reason(st, "UNKNOWN_NODE");
+        return -1;
+    }
+    route_kind kind = route_kind_of(method);
+    if (kind == ROUTE_NAMED) {
+        if (n == 1)
+            return 0;
+        say_nodes(list, sizeof list, nodes, n, false);
+        local_status(st, TK_CODE_INVALID_ARGUMENT, TK_CAUSE_NONE,
+                     "%s registers on one machine: name its node "
+                     "(tk_call_opts.node, tkcall --node); the nodes are %s",
+                     method, list);
+        set_reason(st, "NODE_REQUIRED");
+        return -1;
+    }
+    if (kind == ROUTE_PATH && path != NULL) {
+        size_t best = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t l = node_holds(nodes[i], path);
+            if (l > best)
+                best = l;
+        }
+        if (best == 0) {
+            say_nodes(list, sizeof list, nodes, n, true);
+            local_status(st, TK_CODE_NOT_FOUND, TK_CAUSE_NONE,
+                         "no node of the fleet holds %s: the nodes' roots "
+                         "are %s",
+                         path, list);
+            set_reason(st, "NO_NODE_FOR_PATH");
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const node *x = nodes[i];
+            if (node_holds(x, path) == best && !x->down && !x->draining &&
+                !was_tried(tried, n_tried, x))
+                return (int)i;
+        }
+        say_nodes(list, sizeof list, nodes, n, true);
+        local_status(st, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
+                     "no node that holds %s can take the call%s: %s", path,
+                     n_tried > 0 ? " now" : "", list);
+        set_reason(st, "NO_LIVE_NODE");
+        return -1;
+    }
+    /* Any live node, round robin; and a Git or Search request without a
+     * path, which tkd refuses as it would anywhere. */
+    for (size_t k = 0; k < n; k++) {
+        size_t i = (*rr + k) % n;
+        const node *x = nodes[i];
+        if (x->down || x->draining || was_tried(tried, n_tried, x))
+            continue;
+        *rr = i + 1;
+        return (int)i;
+    }
+    say_nodes(list, sizeof list, nodes, n, false);
+    local_status(st, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
+                 "no live node of the fleet can take the call: %s", list);
+    set_reason(st, "NO_LIVE_NODE");
+    return -1;
+}
+
+/* Marks n down (until a reading of the table shows a heartbeat since) and
+ * the table due for reading. */
+static void mark_down(tk_client *c, node *n)
+{
+    pthread_mutex_lock(&c->mu);
+    n->down = true;
+    n->down_ns = mono_ns();
+    c->read_ns = 0;
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* The table tkd at n gives; false when it gives none (no fleet, an older
+ * tkd, an error, no answer in 5 s). */
+static bool ask_nodes(tk_client *c, node *n, Tk__V1__ListNodesReply **out)
+{
+    static const uint8_t empty[1];
+    ProtobufCMessage *rep = NULL;
+    reply_sink sink = { .desc = &tk__v1__list_nodes_reply__descriptor,
+                        .msg = &rep };
+    tk_call_opts opts = { .timeout_ms = NODE_PING_TIMEOUT_MS };
+    tk_status st = { 0 };
+    call_end end;
+    int code = call_payload(c, n, "tk.v1.Control/ListNodes", empty, 0, &sink,
+                            &opts, &st, 0, &end);
+    tk_status_clear(&st);
+    *out = (Tk__V1__ListNodesReply *)rep;
+    if (code == TK_CODE_OK && *out != NULL && (*out)->n_nodes > 0)
+        return true;
+    if (rep != NULL)
+        protobuf_c_message_free_unpacked(rep, NULL);
+    *out = NULL;
+    return false;
+}
+
+static char **copy_roots(const Tk__V1__NodeInfo *in)
+{
+    char **v = calloc(in->n_roots + 1, sizeof *v);
+    for (size_t i = 0; v != NULL && i < in->n_roots; i++)
+        if ((v[i] = strdup(in->roots[i])) == NULL) {
+            for (size_t j = 0; j < i; j++)
+                free(v[j]);
+            free(v);
+            v = NULL;
+        }
+    return v;
+}
+
+/* The client's table, from reply r: a node of the old one with the same id
+ * and address is kept (with its socket), and so is the node the client
+ * opened with (id ""), which is the one that answered (r->self_id). */
+static int install_table(tk_client *c, const Tk__V1__ListNodesReply *r)
+{
+    size_t n = r->n_nodes;
+    node **v = calloc(n, sizeof *v);
+    char ***roots = calloc(n, sizeof *roots);
+    int rv = v != NULL && roots != NULL ? TK_OK : TK_ERR_NOMEM;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; rv == TK_OK && i < n; i++) {
+        const Tk__V1__NodeInfo *in = r->nodes[i];
+        for (size_t j = 0; j < c->n_nodes && v[i] == NULL; j++) {
+            node *old = c->nodes[j];
+            if (strcmp(old->id, in->node_id) == 0 &&
+                strcmp(old->addr, in->address) == 0)
+                v[i] = node_ref(old);
+            else if (old->id[0] == '\0' &&
+                     strcmp(in->node_id, r->self_id) == 0) {
+                /* Opening: no other thread knows the node yet. */
+                char *id = strdup(in->node_id), *addr = strdup(in->address);
+                if (id == NULL || addr == NULL) {
+                    free(id);
+                    free(addr);
+                    continue;
+                }
+                free(old->id);
+                free(old->addr);
+                old->id = id;
+                old->addr = addr;
+                v[i] = node_ref(old);
+            }
+        }
+        if (v[i] == NULL)
+            v[i] = node_new(in->node_id, in->address, strlen(in->address));
+        roots[i] = copy_roots(in);
+        if (v[i] == NULL || roots[i] == NULL)
+            rv = TK_ERR_NOMEM;
+    }
+    node **old = c->nodes;
+    size_t n_old = c->n_nodes;
+    if (rv == TK_OK) {
+        int64_t now = mono_ns();
+        for (size_t i = 0; i < n; i++) {
+            node *x = v[i];
+            free_roots(x);
+            x->roots = roots[i];
+            x->n_roots = r->nodes[i]->n_roots;
+            roots[i] = NULL;
+            x->draining = r->nodes[i]->draining;
+            /* Down until its heartbeat shows it alive since. */
+            if (x->down &&
+                now - (int64_t)r->nodes[i]->heartbeat_age_ms * 1000000 >
+                    x->down_ns)
+                x->down = false;
+        }
+        c->nodes = v;
+        c->n_nodes = n;
+        c->ttl_ms = r->ttl_ms > 0 ? r->ttl_ms : 6000;
+        c->read_ns = now;
+        v = old;
+        n = n_old;
+    }
+    pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; v != NULL && i < n; i++)
+        node_unref(v[i]);
+    for (size_t i = 0; roots != NULL && i < r->n_nodes; i++)
+        if (roots[i] != NULL) {
+            for (char **p = roots[i]; *p != NULL; p++)
+                free(*p);
+            free(roots[i]);
+        }
+    free(v);
+    free(roots);
+    return rv;
+}
+
+/* Reads the table again when it is older than its TTL (or a node failed):
+ * one calling thread does, the others go on with the table they have. It
+ * asks the live nodes in turn; when none answers, the client keeps its
+ * table and asks again after the TTL. */
+static void refresh_table(tk_client *c)
+{
+    pthread_mutex_lock(&c->mu);
+    int64_t now = mono_ns();
+    bool due =
+        c->fleet && !c->refreshing &&
+        (c->read_ns == 0 || now - c->read_ns >= (int64_t)c->ttl_ms * 1000000);
+    node **v = NULL;
+    size_t n = 0;
+    if (due && (v = calloc(c->n_nodes, sizeof *v)) != NULL) {
+        c->refreshing = true;
+        /* The live nodes first; the others too, or a client whose nodes
+         * were all marked down would never learn that they are back. */
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t i = 0; i < c->n_nodes; i++) {
+                node *x = c->nodes[i];
+                if ((x->down || x->draining) == (pass == 1))
+                    v[n++] = node_ref(x);
+            }
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (v == NULL)
+        return;
+    bool read = false;
+    for (size_t i = 0; i < n; i++) {
+        char err[512];
+        Tk__V1__ListNodesReply *r = NULL;
+        if (!read &&
+            node_connect(c, v[i], NODE_CONNECT_MS, err, sizeof err) == TK_OK &&
+            ask_nodes(c, v[i], &r)) {
+            read = install_table(c, r) == TK_OK;
+            protobuf_c_message_free_unpacked(&r->base, NULL);
+        }
+        node_unref(v[i]);
+    }
+    free(v);
+    pthread_mutex_lock(&c->mu);
+    if (!read)
+        c->read_ns = mono_ns();
+    c->refreshing = false;
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void set_node(tk_status *st, const char *id)
+{
+    char *d = strdup(id);
+    if (d != NULL) {
+        free(st->node);
+        st->node = d;
+    }
+}
+
+/* The most nodes one call tries. */
+#define MAX_TRIES 16
+
+/* A call in a fleet: routed (see route), dialed, and where the call may
+ * go on elsewhere (it was not sent; or a READ whose node failed, when its
+ * caller allows), to the next node within its one deadline. */
+static int call_fleet(tk_client *c, const char *method, const char *path,
+                      const uint8_t *payload, size_t plen,
+                      const reply_sink *sink, const tk_call_opts *opts,
+                      tk_status *status)
+{
+    static const tk_call_opts no_opts = { 0 };
+    if (opts == NULL)
+        opts = &no_opts;
+    const tk_method_desc *md = tk_catalog_find_method(method);
+    const bool write = md != NULL && md->kind == TK_METHOD_WRITE;
+    const bool named = opts->node != NULL && opts->node[0] != '\0';
+    const route_kind kind = route_kind_of(method);
+    /* The one deadline a retried READ shares. */
+    const uint32_t budget_ms = opts->timeout_ms != 0 ? opts->timeout_ms
+                               : md != NULL          ? md->default_timeout_ms
+                                                     : 0;
+    const int64_t start = mono_ns();
+    node *tried[MAX_TRIES];
+    size_t n_tried = 0;
+    int code = TK_CODE_INTERNAL;
+    for (;;) {
+        refresh_table(c);
+        tk_status rst = { 0 };
+        node *n = NULL;
+        pthread_mutex_lock(&c->mu);
+        int i = route(c->nodes, c->n_nodes, method, path, opts->node, &c->rr,
+                      tried, n_tried, &rst);
+        if (i >= 0)
+            n = node_ref(c->nodes[i]);
+        pthread_mutex_unlock(&c->mu);
+        if (n == NULL) {
+            /* Nowhere (else) to go: the last node's failure says more. */
+            if (n_tried == 0) {
+                tk_status_clear(status);
+                *status = rst;
+                code = status->code;
+            } else {
+                tk_status_clear(&rst);
+            }
+            break;
+        }
+        tried[n_tried++] = n;
+        tk_call_opts o = *opts;
+        if (n_tried > 1 && budget_ms != 0) {
+            int64_t spent = (mono_ns() - start) / 1000000;
+            if (spent >= (int64_t)budget_ms)
+                break; /* the deadline has passed: the last status stands */
+            o.timeout_ms = budget_ms - (uint32_t)spent;
+        }
+        char err[512];
+        call_end end = { .unsent = true };
+        if (node_connect(c, n, NODE_CONNECT_MS, err, sizeof err) != TK_OK) {
+            mark_down(c, n);
+            code = local_status(status, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
+                                "could not connect to node %s: %s (the call "
+                                "was not sent)",
+                                n->id, err);
+            end.node_failed = true;
+        } else {
+            code = call_payload(c, n, method, payload, plen, sink, &o, status,
+                                CALL_ASK | CALL_PROBE, &end);
+            if (end.node_failed)
+                mark_down(c, n);
+        }
+        set_node(status, n->id);
+        bool cancelled = o.cancel != NULL && code == TK_CODE_CANCELLED;
+        bool again = false;
+        if (!named && end.node_failed && !cancelled && n_tried < MAX_TRIES) {
+            /* Not sent: Orders and Control go to the next node, whatever
+             * the method; a READ may go on where its caller allows. */
+            if (end.unsent && kind == ROUTE_ANY)
+                again = true;
+            else if (!write && opts->retry_reads && kind != ROUTE_NAMED)
+                again = true;
+        }
+        if (!again)
+            break;
+    }
+    for (size_t i = 0; i < n_tried; i++)
+        node_unref(tried[i]);
+    return code;
+}
+
+/* A call, routed in a fleet; on the one node otherwise. m: the request,
+ * when the caller has it as a message (else it is found in the payload
+ * where routing needs it). */
+static int call_routed(tk_client *c, const char *method,
+                       const ProtobufCMessage *m, const uint8_t *payload,
+                       size_t plen, const reply_sink *sink,
+                       const tk_call_opts *opts, tk_status *status)
+{
+    if (!c->fleet) {
+        if (opts != NULL && opts->node != NULL && opts->node[0] != '\0') {
+            local_status(status, TK_CODE_NOT_FOUND, TK_CAUSE_NONE,
+                         "no node \"%s\": tkd at %s is no member of a fleet",
+                         opts->node, c->nodes[0]->addr);
+            set_reason(status, "UNKNOWN_NODE");
+            return status->code;
+        }
+        call_end end;
+        return call_payload(c, c->nodes[0], method, payload, plen, sink, opts,
+                            status, CALL_ASK, &end);
+    }
+    const char *path = NULL;
+    ProtobufCMessage *unpacked = NULL;
+    if (route_kind_of(method) == ROUTE_PATH &&
+        (opts == NULL || opts->node == NULL || opts->node[0] == '\0')) {
+        const tk_method_desc *md = tk_catalog_find_method(method);
+        if (m == NULL && md != NULL)
+            m = unpacked =
+                protobuf_c_message_unpack(md->request, NULL, plen, payload);
+        if (m != NULL)
+            path = path_of(m);
+    }
+    int code = call_fleet(c, method, path, payload, plen, sink, opts, status);
+    if (unpacked != NULL)
+        protobuf_c_message_free_unpacked(unpacked, NULL);
     return code;
 }
 
@@ -1165,8 +2060,8 @@ int tk_call(tk_client *client, const char *method,
                             "out of memory");
     protobuf_c_message_pack(request, payload);
     reply_sink sink = { .desc = reply_desc, .msg = reply };
-    int code =
-        call_payload(client, method, payload, plen, &sink, opts, status, true);
+    int code = call_routed(client, method, request, payload, plen, &sink, opts,
+                           status);
     free(payload);
     return code;
 }
@@ -1188,6 +2083,55 @@ int tk_call_raw(tk_client *client, const char *method, const void *payload,
                             "tk_call_raw: client, method, payload, reply "
                             "and reply_len are required");
     reply_sink sink = { .raw = reply, .raw_len = reply_len };
-    return call_payload(client, method, payload, len, &sink, opts, status,
-                        true);
+    return call_routed(client, method, NULL, payload, len, &sink, opts, status);
+}
+
+/* ---- test seams -------------------------------------------------------------
+ */
+
+int tk__test_route(const tk__test_node *nodes, size_t n, const char *method,
+                   const void *payload, size_t len, const char *named,
+                   size_t *rr, tk_status *st)
+{
+    memset(st, 0, sizeof *st);
+    node **v = calloc(n > 0 ? n : 1, sizeof *v);
+    int i = -1;
+    for (size_t k = 0; v != NULL && k < n; k++) {
+        v[k] = node_new(nodes[k].id, "", 0);
+        if (v[k] == NULL)
+            goto done;
+        v[k]->draining = nodes[k].draining;
+        v[k]->down = nodes[k].down;
+        const char *r = nodes[k].roots != NULL ? nodes[k].roots : "";
+        size_t count = r[0] != '\0';
+        for (const char *p = r; *p != '\0'; p++)
+            count += *p == ':';
+        v[k]->roots = calloc(count + 1, sizeof *v[k]->roots);
+        if (v[k]->roots == NULL)
+            goto done;
+        for (const char *p = r; count > 0 && v[k]->n_roots < count;) {
+            const char *colon = strchr(p, ':');
+            size_t l = colon != NULL ? (size_t)(colon - p) : strlen(p);
+            v[k]->roots[v[k]->n_roots++] = strndup(p, l);
+            p = colon != NULL ? colon + 1 : p + l;
+        }
+    }
+    const tk_method_desc *md = tk_catalog_find_method(method);
+    ProtobufCMessage *m =
+        md != NULL && v != NULL
+            ? protobuf_c_message_unpack(md->request, NULL, len, payload)
+            : NULL;
+    const char *path =
+        m != NULL && route_kind_of(method) == ROUTE_PATH ? path_of(m) : NULL;
+    if (v != NULL)
+        i = route(v, n, method, path, named, rr, NULL, 0, st);
+    if (i >= 0)
+        local_status(st, TK_CODE_OK, TK_CAUSE_NONE, "routed");
+    if (m != NULL)
+        protobuf_c_message_free_unpacked(m, NULL);
+done:
+    for (size_t k = 0; v != NULL && k < n; k++)
+        node_unref(v[k]);
+    free(v);
+    return i;
 }

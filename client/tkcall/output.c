@@ -100,6 +100,8 @@ void tkcall_print_status(const tk_status *st)
     if (st->elapsed_us != 0)
         put_uint(f, &first, "elapsedUs", st->elapsed_us);
     put_member(f, &first, "fromServer", st->from_server ? "true" : "false");
+    if (st->node != NULL && st->node[0] != '\0')
+        put_text(f, &first, "node", st->node, strlen(st->node));
     put_cancellation(f, &first, st);
     fputs("}\n", f);
     if (fclose(f) != 0 || buf == NULL) { /* out of memory */
@@ -217,6 +219,8 @@ void tkcall_print_verbose(const tkcall_verbose *v, const tk_status *st)
     if (st->write_completed)
         fputs(", write completed", f);
     fputs(st->from_server ? ", from tkd\n" : ", made by the client\n", f);
+    if (st->node != NULL && st->node[0] != '\0')
+        fprintf(f, "tkcall: node     %s\n", st->node);
     if (st->from_server) {
         fputs("tkcall: elapsed  ", f);
         put_elapsed(f, st->elapsed_us);

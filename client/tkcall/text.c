@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "tk/v1/control.pb-c.h"
 #include "tk/v1/git.pb-c.h"
 #include "tk/v1/orders.pb-c.h"
 #include "tk/v1/search.pb-c.h"
@@ -462,6 +463,28 @@ static void render_get_order(const tkcall_text *t, const ProtobufCMessage *req,
     puts_raw(t, "\n");
 }
 
+/* A line a node: its id (the answering one marked *), address, "draining"
+ * or "live", its heartbeat's age, and its roots. */
+static void render_list_nodes(const tkcall_text *t, const ProtobufCMessage *req,
+                              const ProtobufCMessage *rep)
+{
+    (void)req;
+    const Tk__V1__ListNodesReply *r = (const Tk__V1__ListNodesReply *)rep;
+    if (r->n_nodes == 0)
+        puts_raw(t, "no fleet: this tkd is no member of one\n");
+    for (size_t i = 0; i < r->n_nodes; i++) {
+        const Tk__V1__NodeInfo *n = r->nodes[i];
+        paint_s(t, SGR_NEW, n->node_id);
+        fprintf(t->out, "%s %s %s %.1fs",
+                strcmp(n->node_id, r->self_id) == 0 ? "*" : "", n->address,
+                n->draining ? "draining" : "live",
+                (double)n->heartbeat_age_ms / 1000.0);
+        for (size_t k = 0; k < n->n_roots; k++)
+            fprintf(t->out, " %s", n->roots[k]);
+        puts_raw(t, "\n");
+    }
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
 /* Each method with a text form; its reply's type, checked before the cast
@@ -503,6 +526,8 @@ static const struct {
       render_reopen_order, NULL },
     { "tk.v1.Orders/GetOrder", &tk__v1__get_order_reply__descriptor,
       render_get_order, NULL },
+    { "tk.v1.Control/ListNodes", &tk__v1__list_nodes_reply__descriptor,
+      render_list_nodes, NULL },
 };
 
 static int find_method(const char *method)

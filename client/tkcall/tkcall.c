@@ -52,7 +52,9 @@ static const char usage_text[] =
     "  -a, --addr URL|PATH     tkd's address; default $TK_ADDR, else\n"
     "                          ipc://$XDG_RUNTIME_DIR/tk/tkd.sock, else\n"
     "                          ipc:///tmp/tk-$UID/tkd.sock; a bare socket\n"
-    "                          path (/run/tk/tkd.sock) means ipc:// it\n"
+    "                          path (/run/tk/tkd.sock) means ipc:// it; a\n"
+    "                          comma-separated list of URLs: the first\n"
+    "                          that connects (a fleet: see below)\n"
     "      --cacert FILE       for tls+tcp://: the CA (PEM) that signed\n"
     "                          tkd's certificate; default $TK_TLS_CA\n"
     "      --cert FILE         this client's certificate (PEM), which tkd\n"
@@ -80,6 +82,13 @@ static const char usage_text[] =
     "                          method, the deadline sent, the status, tkd's\n"
     "                          elapsed time and what did the work (the\n"
     "                          program tkd ran, or libgit2, postgresql)\n"
+    "                          and, in a fleet, the node that carried it\n"
+    "      --node ID           in a fleet: call node ID, whatever the\n"
+    "                          routing would pick (Services need one)\n"
+    "      --retry-reads       in a fleet: a read whose node could not be\n"
+    "                          reached or stopped answering is tried on the\n"
+    "                          next node that can serve it, within the one\n"
+    "                          deadline (a write never is)\n"
     "  -D, --emit-defaults     print reply fields that hold default values\n"
     "                          (JSON)\n"
     "      --proto-json        the strict proto3 JSON mapping, both ways:\n"
@@ -105,9 +114,10 @@ static const char usage_text[] =
     "A status other than OK is printed on stderr as one JSON object:\n"
     "{\"code\":\"DEADLINE_EXCEEDED\",\"reason\":..,\n"
     "\"message\":..,\"stderr\":..,\"partial\":..,\"retryAfterMs\":..,\n"
-    "\"elapsedUs\":..,\"fromServer\":..,\"cancellation\":{\"cause\":..,\n"
-    "\"processKilled\":..,\"writeCompleted\":..,\"cleanupMs\":..}}, members\n"
-    "that are empty or zero left out (code, message and fromServer never).\n"
+    "\"elapsedUs\":..,\"fromServer\":..,\"node\":..,\n"
+    "\"cancellation\":{\"cause\":..,\"processKilled\":..,\n"
+    "\"writeCompleted\":..,\"cleanupMs\":..}}, members that are empty or\n"
+    "zero left out (code, message and fromServer never; node is a fleet's).\n"
     "A write whose deadline passed after it had started ran to completion\n"
     "on tkd: tkcall waits for it, exits 0 when it succeeded, and prints its\n"
     "OK status on stderr too, with \"writeCompleted\":true.\n"
@@ -116,6 +126,16 @@ static const char usage_text[] =
     "read ends CANCELLED; a write that has started runs to completion on\n"
     "tkd, and tkcall says so and waits for its reply. A second Ctrl-C\n"
     "exits at once.\n"
+    "\n"
+    "A fleet (tkd --node-id on several machines, sharing one PostgreSQL):\n"
+    "tkcall asks the tkd it reaches over tcp:// or tls+tcp:// for the\n"
+    "nodes (tkcall Control/ListNodes shows them) and sends each call to\n"
+    "one: Git and Search to the node whose root holds the request's path\n"
+    "(none: NOT_FOUND NO_NODE_FOR_PATH), Orders and Control to any live\n"
+    "node in turn, Services to the node --node names (without it, with\n"
+    "several nodes: INVALID_ARGUMENT NODE_REQUIRED). A call whose node\n"
+    "stops answering (no answer to a Ping after 5 s of waiting, within 5\n"
+    "s) ends UNAVAILABLE: whether it ran is unknown.\n"
     "\n"
     "exit status:\n"
     "  0       OK\n"
@@ -157,6 +177,8 @@ typedef struct tkcall {
     const char *data;  /* -d, or NULL for {} */
     tkcall_output out; /* -o, --color, -D */
     bool verbose;      /* -v */
+    const char *node;  /* --node */
+    bool retry_reads;  /* --retry-reads */
     char **args;       /* the words after the options */
     int n_args;
     tk_client *client; /* opened on first use */
@@ -363,7 +385,9 @@ static int run_call(tkcall *t, const char *method,
                     ProtobufCMessage **reply, tk_status *st)
 {
     tk_call_opts opts = { .timeout_ms = t->timeout_ms,
-                          .cancel = t->sig.cancel };
+                          .cancel = t->sig.cancel,
+                          .node = t->node,
+                          .retry_reads = t->retry_reads };
     int code = open_client(t, st);
     if (code == TK_CODE_OK) {
         atomic_store(&t->sig.in_call, true);
@@ -886,7 +910,15 @@ static int ipc_of_path(char addr[ADDR_MAX])
     return 0;
 }
 
-enum { OPT_CACERT = 1000, OPT_CERT, OPT_KEY, OPT_COLOR, OPT_PROTO_JSON };
+enum {
+    OPT_CACERT = 1000,
+    OPT_CERT,
+    OPT_KEY,
+    OPT_COLOR,
+    OPT_PROTO_JSON,
+    OPT_NODE,
+    OPT_RETRY_READS
+};
 
 static const char *const format_names[] = {
     [TKCALL_OUT_TEXT] = "text",
@@ -963,6 +995,8 @@ static int parse_args(tkcall *t, int argc, char **argv)
         { "output", required_argument, NULL, 'o' },
         { "color", required_argument, NULL, OPT_COLOR },
         { "verbose", no_argument, NULL, 'v' },
+        { "node", required_argument, NULL, OPT_NODE },
+        { "retry-reads", no_argument, NULL, OPT_RETRY_READS },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -1004,6 +1038,12 @@ static int parse_args(tkcall *t, int argc, char **argv)
             break;
         case OPT_PROTO_JSON:
             t->out.json_flags &= ~TK_JSON_BYTES_TEXT;
+            break;
+        case OPT_NODE:
+            t->node = optarg;
+            break;
+        case OPT_RETRY_READS:
+            t->retry_reads = true;
             break;
         case 'h':
             fputs(usage_text, stdout);

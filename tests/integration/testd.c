@@ -7,6 +7,10 @@
  * waits for instead of guessing how long the write must take.
  *   testd --listen URL [--workers N] [--queue-depth N] [--grace-ms N]
  *         [--release-writes] [--stop-ms N]
+ *         [--insecure-plain-tcp]
+ *         [--node ID=ADDR=ROOT[:ROOT...] ... --self ID [--ttl-ms N]]
+ * --node: a row of the fleet's table its tk.v1.Control/ListNodes answers
+ * (a fixed one: the clients' side of a fleet without PostgreSQL).
  * Exits as tkd does: 0 after a clean shutdown, 3 when calls outlived the
  * grace.
  */
@@ -20,6 +24,7 @@
 
 #include "rpc/rpc.h"
 #include "testsvc.h"
+#include "tk/v1/control.pb-c.h"
 
 /* A number option's value into *out; false when s is not a number. */
 static bool number_arg(const char *s, unsigned *out)
@@ -53,6 +58,52 @@ static bool value_option(rpc_config *cfg, const char **listen, const char *opt,
     return false;
 }
 
+/* --node, --self, --ttl-ms: the table ListNodes answers. */
+#define MAX_NODES 8
+#define MAX_ROOTS 8
+static struct {
+    Tk__V1__NodeInfo info[MAX_NODES];
+    Tk__V1__NodeInfo *ptr[MAX_NODES];
+    char *roots[MAX_NODES][MAX_ROOTS];
+    size_t n;
+    const char *self;
+    unsigned ttl_ms;
+} fleet = { .ttl_ms = 6000 };
+
+/* ID=ADDR=ROOT[:ROOT...] (s is kept, and cut). */
+static bool node_arg(char *s)
+{
+    char *addr = strchr(s, '=');
+    char *roots = addr != NULL ? strchr(addr + 1, '=') : NULL;
+    if (roots == NULL || fleet.n == MAX_NODES)
+        return false;
+    *addr++ = '\0';
+    *roots++ = '\0';
+    Tk__V1__NodeInfo *n = &fleet.info[fleet.n];
+    tk__v1__node_info__init(n);
+    n->node_id = s;
+    n->address = addr;
+    n->version = "testd";
+    n->roots = fleet.roots[fleet.n];
+    for (char *r = strtok(roots, ":"); r != NULL && n->n_roots < MAX_ROOTS;
+         r = strtok(NULL, ":"))
+        n->roots[n->n_roots++] = r;
+    fleet.ptr[fleet.n] = n;
+    fleet.n++;
+    return true;
+}
+
+static void list_nodes(void *arg, rpc_call *call, ProtobufCMessage *reply)
+{
+    (void)arg;
+    (void)call;
+    Tk__V1__ListNodesReply *r = (Tk__V1__ListNodesReply *)reply;
+    r->nodes = fleet.ptr;
+    r->n_nodes = fleet.n;
+    r->self_id = (char *)fleet.self;
+    r->ttl_ms = fleet.ttl_ms;
+}
+
 /* Each SIGUSR1 (blocked in every thread) posts the release semaphore. */
 static void *releaser(void *arg)
 {
@@ -83,6 +134,14 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--release-writes") == 0)
             release_writes = true;
+        else if (strcmp(argv[i], "--insecure-plain-tcp") == 0)
+            cfg.allow_plain_tcp = true;
+        else if (i + 1 < argc && strcmp(argv[i], "--node") == 0)
+            ok = ok && node_arg(argv[++i]);
+        else if (i + 1 < argc && strcmp(argv[i], "--self") == 0)
+            fleet.self = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--ttl-ms") == 0)
+            ok = ok && number_arg(argv[++i], &fleet.ttl_ms);
         else if (i + 1 >= argc ||
                  !value_option(&cfg, &listen, argv[i], argv[i + 1]))
             ok = false;
@@ -108,9 +167,11 @@ int main(int argc, char **argv)
         return 1;
     char err[256];
     rpc_server *srv = NULL;
-    if (rpc_server_new(&srv, &cfg, err, sizeof err) != 0 ||
-        testsvc_register(&t, srv) != 0 ||
-        rpc_server_start(srv, err, sizeof err) != 0) {
+    bool made = rpc_server_new(&srv, &cfg, err, sizeof err) == 0 &&
+                testsvc_register(&t, srv) == 0;
+    if (made && fleet.n > 0)
+        rpc_server_set_nodes(srv, list_nodes, NULL);
+    if (!made || rpc_server_start(srv, err, sizeof err) != 0) {
         fprintf(stderr, "testd: %s\n", err);
         return 1;
     }

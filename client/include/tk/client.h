@@ -2,9 +2,11 @@
  * libtkclient — the C client of tkd.
  *
  * Boundary: owns the client side of the wire protocol (DESIGN.md "Wire
- * protocol"): one NNG REQ socket per client with resend disabled
- * (at-most-once), the Request/Reply envelope, per-call deadlines, and
- * cancellation through tk.v1.Control/Cancel on the same connection.
+ * protocol"): one NNG REQ socket per tkd, with one dialer and resend
+ * disabled (at-most-once), the Request/Reply envelope, per-call deadlines,
+ * cancellation through tk.v1.Control/Cancel on the call's own connection,
+ * and in a fleet (DESIGN.md "Scaling out") the table of nodes and the
+ * routing of each call to one of them.
  * May call: NNG, protobuf-c, json-c (the JSON codec, tk/json.h).
  * Must never: print or log, exit, resend a request, or expose an NNG or
  * protobuf-c internal through this header (messages are ProtobufCMessage,
@@ -101,6 +103,13 @@ enum {
  * which the catalog knows only as declared) may wait for its reply at
  * most. */
 #define TK_MAX_WAIT_MS (15u * 60u * 1000u)
+/* In a fleet, a call that has waited this long with no reply Pings its
+ * node on the same connection (answered inline, however busy the node),
+ * and again every TK_NODE_PROBE_MS: a node that does not answer within 5 s
+ * ends the call UNAVAILABLE, "node X stopped answering; whether it ran is
+ * unknown" (a started WRITE too), and is skipped until the client reads
+ * the table again. One tkd without a fleet is not probed. */
+#define TK_NODE_PROBE_MS 5000u
 
 /* The outcome of a call. tk_call fills it; tk_status_clear frees what it
  * holds. A status the client made itself (no reply came) has
@@ -123,6 +132,9 @@ typedef struct tk_status {
      * "libgit2"), for people; "" when none, or the client made the status
      * (tk.v1.Status.tool). */
     char *tool;
+    /* The node of the fleet that carried the call (tk.v1.NodeInfo.node_id);
+     * "" with one tkd, or when the call went to no node. */
+    char *node;
 } tk_status;
 
 void tk_status_clear(tk_status *status);
@@ -152,12 +164,20 @@ typedef struct tk_client_opts {
 } tk_client_opts;
 
 /* Dials url: ipc:///path, tls+tcp://host:port (with opts' TLS files), or
- * tcp://host:port (a tkd started with --insecure-plain-tcp). opts NULL:
- * the TLS files named by TK_TLS_CA, TK_TLS_CERT and TK_TLS_KEY. Fails with
+ * tcp://host:port (a tkd started with --insecure-plain-tcp); or the first
+ * that connects of a comma-separated list of them. opts NULL: the TLS
+ * files named by TK_TLS_CA, TK_TLS_CERT and TK_TLS_KEY. Fails with
  * TK_ERR_CONNECT when nothing listens there or the TLS handshake fails,
  * TK_ERR_ARG when url is not a URL NNG knows or a TLS file cannot be
  * used; once connected, the client reconnects on its own.
- * errbuf (may be NULL) receives a message for humans. */
+ * errbuf (may be NULL) receives a message for humans.
+ * Over tcp:// and tls+tcp:// it asks the tkd that connected for the
+ * fleet's nodes (tk.v1.Control/ListNodes, 5 s at most). None (a tkd that
+ * is no member, or an older one, or no answer): the client calls that tkd
+ * alone, as over ipc://. Otherwise it keeps a socket per node, dialed on
+ * first use with the same TLS files (the name checked is each node's host
+ * unless tls_server_name says one), reads the table again when it is older
+ * than its TTL, and routes each call (DESIGN.md "Scaling out"). */
 int tk_client_open_opts(tk_client **out, const char *url,
                         const tk_client_opts *opts, char *errbuf,
                         size_t errlen);
@@ -194,9 +214,28 @@ typedef struct tk_call_opts {
     uint32_t timeout_ms;
     /* Optional; see tk_cancel_fire. */
     tk_cancel *cancel;
+    /* In a fleet: the id of the node to call, whatever the routing would
+     * pick (tk.v1.Services needs one where the fleet has several nodes).
+     * NULL or "": routed. A node not in the table: NOT_FOUND, reason
+     * UNKNOWN_NODE (with one tkd, any name but ""). */
+    const char *node;
+    /* In a fleet: a READ whose node could not be reached, or whose
+     * connection dropped or node stopped answering (a client-made
+     * UNAVAILABLE), is tried on the next node that can serve it, within
+     * the one deadline. A WRITE is never sent twice. */
+    bool retry_reads;
 } tk_call_opts;
 
-/* Calls method ("tk.v1.Control/Ping") with request and waits for the reply:
+/* Calls method ("tk.v1.Control/Ping") with request and waits for the reply.
+ * In a fleet the call goes to one node: tk.v1.Git and tk.v1.Search to the
+ * node whose root is the longest prefix, by whole components, of the
+ * request's path field ((tk.v1.path) = PATH_IN_ROOTS; none: NOT_FOUND,
+ * reason NO_NODE_FOR_PATH); tk.v1.Orders and tk.v1.Control to a live node
+ * that is not draining, round robin (one that fails to connect is skipped:
+ * the call was not sent); tk.v1.Services to opts->node (INVALID_ARGUMENT,
+ * reason NODE_REQUIRED, when the fleet has several and none is named). A
+ * call that cannot go anywhere is UNAVAILABLE, reason NO_LIVE_NODE.
+ * Waits for the reply:
  * past the deadline, for as long as tkd says the call still runs (see
  * TK_DEADLINE_GRACE_MS). With timeout_ms 0 it waits TK_MAX_WAIT_MS and
  * asks nothing (the deadline is the method's default, which tkd's
@@ -275,6 +314,22 @@ typedef struct tk_field_note {
 /* NULL when the field is plain: in no oneof, no map, no path. */
 const tk_field_note *tk_catalog_find_field(const char *message,
                                            const char *field);
+
+/* For tests only (tests/unit/test_route.c): the node the routing of a
+ * fleet picks for method with this request (its payload, as tk_call_raw
+ * takes it), over a table of nodes given here, of which none has been
+ * tried. roots: the node's roots separated by ':'. Returns the node's
+ * index, with st OK; or -1 with st as the call would end. *rr: the round
+ * robin's next, advanced. st is to be cleared with tk_status_clear. */
+typedef struct tk__test_node {
+    const char *id;
+    const char *roots;
+    bool draining;
+    bool down;
+} tk__test_node;
+int tk__test_route(const tk__test_node *nodes, size_t n, const char *method,
+                   const void *payload, size_t len, const char *named,
+                   size_t *rr, tk_status *st);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 #   flags      from `tkcall --help`
 #   methods    from `tkcall list` (what tkd serves, at the --addr on the
 #              line or TK_ADDR); `list` takes a service, `describe` any name
+#   --node     a fleet's node ids, from `tkcall Control/ListNodes`
 #   after -d   the request's fields as JSON names ({"repo":), from
 #              `tkcall describe METHOD`, which needs no tkd
 # shellcheck shell=bash
@@ -33,7 +34,7 @@ _tkcall() {
         case $word in
             -a | --addr) addr=(--addr "${COMP_WORDS[i + 1]}"); ((i++)) ;;
             --addr=*) addr=("$word") ;;
-            -t | --timeout | -d | --data | --cacert | --cert | --key | -o | --output | --color) ((i++)) ;;
+            -t | --timeout | -d | --data | --cacert | --cert | --key | -o | --output | --color | --node) ((i++)) ;;
             -*) ;;
             *) if [ -z "$cmd" ]; then cmd=$word; else method=$word; fi ;;
         esac
@@ -41,6 +42,11 @@ _tkcall() {
     case $prev in
         -a | --addr | --cacert | --cert | --key)
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+            return
+            ;;
+        --node)
+            mapfile -t COMPREPLY < <(compgen -W "$("$prog" "${addr[@]}" -o text Control/ListNodes 2>/dev/null |
+                awk '$2 ~ /:\/\// { sub(/\*$/, "", $1); print $1 }')" -- "$cur")
             return
             ;;
         -t | --timeout)
