@@ -1,0 +1,657 @@
+/*
+ * tools/bench/nodes: tk on several nodes against one PostgreSQL, in one
+ * run (DESIGN.md "Scaling out"):
+ *   - tk.v1.Orders/AddItem throughput with 1, 2 and 3 tkd, many callers
+ *     spread over the nodes (caller c calls node c % N), each on an order
+ *     of its own (no row contention: this measures the nodes, not a lock);
+ *   - tk.v1.Git/RevParse routed (a client in fleet mode, bootstrapped
+ *     from node n1, routing by the repository's path to n1, the one node
+ *     whose root holds it) against direct (a client dialing one tkd that
+ *     is no member, on the same root: single mode, one connection).
+ *
+ *   bench-nodes --tkd PATH --dsn DSN --dir DIR [--nodes N] [--callers C]
+ *               [--seconds S] [--rounds R] [--calls K] [--pg-pool P]
+ *               [--members 0|1]
+ *
+ * DIR (made by tools/bench/nodes) holds ca.pem, node.pem/node.key (the
+ * nodes' certificate, for 127.0.0.1), client.pem/client.key, root1/repo
+ * (a git repository), root2 and root3; the nodes' logs go there. Every
+ * tkd listens on tls+tcp://127.0.0.1 (mutual TLS, as a fleet does); with
+ * --members 1 (tools/bench/nodes passes it when tkd knows --node-id) they
+ * are nodes n1..nN of one fleet, started with --node-id and --advertise.
+ *
+ * Rounds: each round measures 1, 2, ... N nodes (the order rotated from
+ * round to round, so drift of the machine hits all), then a routed and a
+ * direct RevParse series (the order alternated). The median round of each
+ * is reported, and the ratios: throughput with N nodes / with 1, and
+ * routed / direct p50 RevParse. Output is markdown; tools/bench/nodes-plot
+ * draws the scaling curve from the "AddItem by nodes" table.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tk/client.h>
+
+#include "measure.h"
+#include "tk/v1/control.tk.h"
+#include "tk/v1/git.tk.h"
+#include "tk/v1/orders.tk.h"
+
+#define MAX_NODES 3
+#define MAX_CALLERS 96
+/* Latencies a caller keeps per round; calls past it are counted only. */
+#define MAX_SAMPLES 200000
+
+/* Prints why and ends the benchmark, from any thread; the nodes it
+ * started are killed (they are in its process group only if the script
+ * made one, so by pid). */
+static pid_t started[MAX_NODES + 1];
+
+__attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt,
+                                                                ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("bench-nodes: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    for (int i = 0; i <= MAX_NODES; i++)
+        if (started[i] > 0)
+            kill(started[i], SIGKILL);
+    (void)fflush(stdout);
+    _exit(1);
+}
+
+typedef struct bench_opts {
+    const char *tkd, *dsn, *dir;
+    int nodes, callers, rounds, calls, pg_pool, members;
+    double seconds;
+} bench_opts;
+
+static bench_opts opt = { .nodes = 3,
+                          .callers = 24,
+                          .rounds = 5,
+                          .calls = 2000,
+                          .pg_pool = 8,
+                          .seconds = 3 };
+
+/* ---- the nodes ------------------------------------------------------------
+ */
+
+typedef struct node {
+    char id[16];  /* n1.. ; "direct" for the tkd that is no member */
+    char url[64]; /* tls+tcp://127.0.0.1:PORT */
+    pid_t pid;
+} node;
+
+static node nodes[MAX_NODES];
+static node direct;
+static tk_client_opts tls;
+static char ca[PATH_MAX], cert[PATH_MAX], key[PATH_MAX];
+static char client_cert[PATH_MAX], client_key[PATH_MAX];
+
+/* A port nothing listens on now (bound and released: the tkd that gets
+ * it binds it within milliseconds, on a machine running nothing else). */
+static int free_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET };
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(s, (struct sockaddr *)&a, &len) != 0)
+        die("no free port (errno %d)", errno);
+    close(s);
+    return ntohs(a.sin_port);
+}
+
+/* Starts tkd as node n (its root: DIR/root<root>); its output goes to
+ * DIR/<id>.log. */
+static void start_node(node *n, int slot, int root, bool member)
+{
+    if (opt.tkd == NULL)
+        die("no --tkd");
+    snprintf(n->url, sizeof n->url, "tls+tcp://127.0.0.1:%d", free_port());
+    char rootdir[PATH_MAX], log[PATH_MAX], pool[16];
+    snprintf(rootdir, sizeof rootdir, "%s/root%d", opt.dir, root);
+    snprintf(log, sizeof log, "%s/%s.log", opt.dir, n->id);
+    snprintf(pool, sizeof pool, "%d", opt.pg_pool);
+    const char *argv[32] = { opt.tkd, "--listen",  n->url,  "--tls-cert",
+                             cert,    "--tls-key", key,     "--tls-ca",
+                             ca,      "--pg",      opt.dsn, "--pg-pool",
+                             pool,    "--root",    rootdir, "--log-level",
+                             "warn" };
+    int argc = 17;
+    if (member) {
+        argv[argc++] = "--node-id";
+        argv[argc++] = n->id;
+        argv[argc++] = "--advertise";
+        argv[argc++] = n->url;
+    }
+    argv[argc] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    int rv =
+        posix_spawn(&n->pid, opt.tkd, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rv != 0)
+        die("cannot start %s (error %d)", opt.tkd, rv);
+    started[slot] = n->pid;
+}
+
+/* A client of url (mutual TLS with the client's certificate). */
+static tk_client *dial(const char *url)
+{
+    tk_client *c = NULL;
+    char err[256] = "";
+    if (tk_client_open_opts(&c, url, &tls, err, sizeof err) != TK_OK)
+        return NULL;
+    return c;
+}
+
+/* Waits until n answers a Ping (10 s at most: a benchmark, unlike a test,
+ * may poll for readiness). */
+static void wait_up(const node *n)
+{
+    for (int i = 0; i < 1000; i++) {
+        tk_client *c = dial(n->url);
+        if (c != NULL) {
+            Tk__V1__PingRequest req = TK__V1__PING_REQUEST__INIT;
+            Tk__V1__PingReply *rep = NULL;
+            tk_status st;
+            int code = tk_control_ping(c, &req, &rep, NULL, &st);
+            if (code == TK_CODE_OK)
+                protobuf_c_message_free_unpacked(&rep->base, NULL);
+            tk_status_clear(&st);
+            tk_client_close(c);
+            if (code == TK_CODE_OK)
+                return;
+        }
+        struct timespec ms = { 0, 10000000 };
+        nanosleep(&ms, NULL);
+    }
+    die("%s did not come up at %s (its log: %s/%s.log)", n->id, n->url, opt.dir,
+        n->id);
+}
+
+/* Members: waits until n1's ListNodes shows all of them (20 s at most). */
+static void wait_fleet(void)
+{
+    tk_client *c = dial(nodes[0].url);
+    if (c == NULL)
+        die("cannot dial %s", nodes[0].url);
+    size_t seen = 0;
+    for (int i = 0; i < 2000 && seen < (size_t)opt.nodes; i++) {
+        Tk__V1__ListNodesRequest req = TK__V1__LIST_NODES_REQUEST__INIT;
+        Tk__V1__ListNodesReply *rep = NULL;
+        tk_status st;
+        if (tk_control_list_nodes(c, &req, &rep, NULL, &st) == TK_CODE_OK) {
+            seen = rep->n_nodes;
+            protobuf_c_message_free_unpacked(&rep->base, NULL);
+        }
+        tk_status_clear(&st);
+        struct timespec ms = { 0, 10000000 };
+        if (seen < (size_t)opt.nodes)
+            nanosleep(&ms, NULL);
+    }
+    tk_client_close(c);
+    if (seen < (size_t)opt.nodes)
+        die("ListNodes on n1 shows %zu nodes, not %d", seen, opt.nodes);
+}
+
+static void stop_node(node *n)
+{
+    if (n->pid <= 0)
+        return;
+    kill(n->pid, SIGTERM);
+    int st;
+    waitpid(n->pid, &st, 0);
+    n->pid = 0;
+}
+
+/* ---- AddItem across nodes -------------------------------------------------
+ */
+
+typedef struct caller {
+    tk_client *client[MAX_NODES]; /* one connection to each node */
+    int64_t order_id;
+    /* this round's */
+    int node;
+    long long *lat_ns;
+    long long n_ok, n_err;
+    long long last_end_ns;
+    pthread_t thread;
+} caller;
+
+static caller callers[MAX_CALLERS];
+static pthread_barrier_t go;
+static long long round_start_ns, round_end_ns;
+
+static int add_item(caller *c)
+{
+    Tk__V1__AddItemRequest req = TK__V1__ADD_ITEM_REQUEST__INIT;
+    Tk__V1__AddItemReply *rep = NULL;
+    req.order_id = c->order_id;
+    req.sku = "SKU-BENCH";
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 10000 };
+    int code = tk_orders_add_item(c->client[c->node], &req, &rep, &o, &st);
+    if (code == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    tk_status_clear(&st);
+    return code;
+}
+
+static void *caller_main(void *arg)
+{
+    caller *c = arg;
+    pthread_barrier_wait(&go);
+    long long now = bench_now_ns();
+    while (now < round_end_ns) {
+        long long t0 = now;
+        int code = add_item(c);
+        now = bench_now_ns();
+        if (code != TK_CODE_OK) {
+            c->n_err++;
+            continue;
+        }
+        if (c->n_ok < MAX_SAMPLES)
+            c->lat_ns[c->n_ok] = now - t0;
+        c->n_ok++;
+    }
+    c->last_end_ns = now;
+    return NULL;
+}
+
+typedef struct add_result {
+    double per_s, p50_us, p99_us;
+    long long errors;
+} add_result;
+
+static add_result add_round(int n_nodes)
+{
+    for (int i = 0; i < opt.callers; i++) {
+        caller *c = &callers[i];
+        c->node = i % n_nodes;
+        c->n_ok = c->n_err = 0;
+    }
+    if (pthread_barrier_init(&go, NULL, (unsigned)opt.callers + 1) != 0)
+        die("barrier");
+    for (int i = 0; i < opt.callers; i++)
+        if (pthread_create(&callers[i].thread, NULL, caller_main,
+                           &callers[i]) != 0)
+            die("cannot start a caller");
+    round_start_ns = bench_now_ns();
+    round_end_ns = round_start_ns + (long long)(opt.seconds * 1e9);
+    pthread_barrier_wait(&go);
+    long long last = round_start_ns, ok = 0, kept = 0;
+    add_result r = { 0 };
+    for (int i = 0; i < opt.callers; i++) {
+        pthread_join(callers[i].thread, NULL);
+        if (callers[i].last_end_ns > last)
+            last = callers[i].last_end_ns;
+        ok += callers[i].n_ok;
+        r.errors += callers[i].n_err;
+        kept += callers[i].n_ok < MAX_SAMPLES ? callers[i].n_ok : MAX_SAMPLES;
+    }
+    pthread_barrier_destroy(&go);
+    long long *all = malloc((size_t)(kept > 0 ? kept : 1) * sizeof *all);
+    if (all == NULL)
+        die("out of memory");
+    long long k = 0;
+    for (int i = 0; i < opt.callers; i++) {
+        long long n =
+            callers[i].n_ok < MAX_SAMPLES ? callers[i].n_ok : MAX_SAMPLES;
+        memcpy(all + k, callers[i].lat_ns, (size_t)n * sizeof *all);
+        k += n;
+    }
+    qsort(all, (size_t)kept, sizeof *all, bench_cmp_ll);
+    r.per_s = (double)ok / ((double)(last - round_start_ns) / 1e9);
+    if (kept > 0) {
+        long long p50 = all[kept / 2], p99 = all[kept * 99 / 100];
+        r.p50_us = (double)p50 / 1e3;
+        r.p99_us = (double)p99 / 1e3;
+    }
+    free(all);
+    return r;
+}
+
+static void setup_callers(void)
+{
+    for (int i = 0; i < opt.callers; i++) {
+        caller *c = &callers[i];
+        c->lat_ns = malloc(MAX_SAMPLES * sizeof *c->lat_ns);
+        if (c->lat_ns == NULL)
+            die("out of memory");
+        for (int k = 0; k < opt.nodes; k++)
+            if ((c->client[k] = dial(nodes[k].url)) == NULL)
+                die("cannot dial %s", nodes[k].url);
+        Tk__V1__CreateOrderRequest req = TK__V1__CREATE_ORDER_REQUEST__INIT;
+        Tk__V1__CreateOrderReply *rep = NULL;
+        tk_status st;
+        tk_call_opts o = { .timeout_ms = 10000 };
+        if (tk_orders_create_order(c->client[0], &req, &rep, &o, &st) !=
+            TK_CODE_OK)
+            die("CreateOrder: %s %s: %s", tk_code_name(st.code), st.reason,
+                st.message);
+        c->order_id = rep->id;
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+        tk_status_clear(&st);
+    }
+}
+
+/* ---- RevParse routed and direct ------------------------------------------
+ */
+
+static char repo[PATH_MAX];
+
+/* One RevParse HEAD; the node that carried it into via (may be NULL). */
+static int rev_parse(tk_client *c)
+{
+    Tk__V1__GitRevParseRequest req = TK__V1__GIT_REV_PARSE_REQUEST__INIT;
+    req.repo = repo;
+    req.rev = "HEAD";
+    Tk__V1__GitRevParseReply *rep = NULL;
+    tk_status st;
+    tk_call_opts o = { .timeout_ms = 10000 };
+    int code = tk_git_rev_parse(c, &req, &rep, &o, &st);
+    if (code == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    else
+        die("RevParse %s: %s %s: %s", repo, tk_code_name(code), st.reason,
+            st.message);
+    tk_status_clear(&st);
+    return code;
+}
+
+typedef struct rp_result {
+    double p50_us, p99_us, mean_us;
+} rp_result;
+
+/* opt.calls RevParse calls one after another from one caller. */
+static rp_result rp_round(tk_client *c, long long *lat)
+{
+    long long sum = 0;
+    for (int i = 0; i < opt.calls; i++) {
+        long long t0 = bench_now_ns();
+        rev_parse(c);
+        lat[i] = bench_now_ns() - t0;
+        sum += lat[i];
+    }
+    qsort(lat, (size_t)opt.calls, sizeof *lat, bench_cmp_ll);
+    long long p50 = lat[opt.calls / 2], p99 = lat[opt.calls * 99 / 100];
+    rp_result r = { (double)p50 / 1e3, (double)p99 / 1e3,
+                    (double)sum / opt.calls / 1e3 };
+    return r;
+}
+
+/* ---- arguments ------------------------------------------------------------
+ */
+
+static const char usage_text[] =
+    "usage: bench-nodes --tkd PATH --dsn DSN --dir DIR [--nodes N (1-3)]\n"
+    "                   [--callers C] [--seconds S] [--rounds R]\n"
+    "                   [--calls K] [--pg-pool P] [--members 0|1]\n"
+    "defaults: 3 nodes, 24 callers, 5 rounds of 3 s per node count,\n"
+    "2000 RevParse per series, a pool of 8 per node, no members\n";
+
+static bool int_arg(const char *flag, const char *s, long min, long max,
+                    int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
+        fprintf(stderr,
+                "bench-nodes: %s wants a whole number from %ld to %ld, not "
+                "\"%s\"\n",
+                flag, min, max, s);
+        return false;
+    }
+    *out = (int)v;
+    return true;
+}
+
+static bool take_option(const char *name, const char *arg)
+{
+    if (strcmp(name, "--tkd") == 0)
+        opt.tkd = arg;
+    else if (strcmp(name, "--dsn") == 0)
+        opt.dsn = arg;
+    else if (strcmp(name, "--dir") == 0)
+        opt.dir = arg;
+    else if (strcmp(name, "--nodes") == 0)
+        return int_arg(name, arg, 1, MAX_NODES, &opt.nodes);
+    else if (strcmp(name, "--callers") == 0)
+        return int_arg(name, arg, 1, MAX_CALLERS, &opt.callers);
+    else if (strcmp(name, "--rounds") == 0)
+        return int_arg(name, arg, 1, 1000, &opt.rounds);
+    else if (strcmp(name, "--calls") == 0)
+        return int_arg(name, arg, 10, 10000000, &opt.calls);
+    else if (strcmp(name, "--pg-pool") == 0)
+        return int_arg(name, arg, 1, 64, &opt.pg_pool);
+    else if (strcmp(name, "--members") == 0)
+        return int_arg(name, arg, 0, 1, &opt.members);
+    else if (strcmp(name, "--seconds") == 0) {
+        char *end;
+        errno = 0;
+        opt.seconds = strtod(arg, &end);
+        if (errno != 0 || end == arg || *end != '\0' ||
+            !(opt.seconds >= 0.1 && opt.seconds <= 3600)) {
+            fprintf(stderr, "bench-nodes: --seconds wants 0.1 to 3600\n");
+            return false;
+        }
+    } else {
+        fprintf(stderr, "bench-nodes: unknown option %s\n", name);
+        return false;
+    }
+    return true;
+}
+
+/* Returns 0 to run, 1 after --help, 2 after a usage message. */
+static int parse_args(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+        fputs(usage_text, stdout);
+        return 1;
+    }
+    bool ok = argc % 2 == 1;
+    for (int i = 1; ok && i + 1 < argc; i += 2)
+        ok = take_option(argv[i], argv[i + 1]);
+    if (ok && (opt.tkd == NULL || opt.dsn == NULL || opt.dir == NULL)) {
+        fprintf(stderr, "bench-nodes: --tkd, --dsn and --dir are required\n");
+        ok = false;
+    }
+    if (!ok) {
+        fputs(usage_text, stderr);
+        return 2;
+    }
+    return 0;
+}
+
+/* ---- the run --------------------------------------------------------------
+ */
+
+static int cmp_add(const void *a, const void *b)
+{
+    double x = ((const add_result *)a)->per_s;
+    double y = ((const add_result *)b)->per_s;
+    return (x > y) - (x < y);
+}
+
+static int cmp_rp(const void *a, const void *b)
+{
+    double x = ((const rp_result *)a)->p50_us;
+    double y = ((const rp_result *)b)->p50_us;
+    return (x > y) - (x < y);
+}
+
+static void start_all(void)
+{
+    snprintf(ca, sizeof ca, "%s/ca.pem", opt.dir);
+    snprintf(cert, sizeof cert, "%s/node.pem", opt.dir);
+    snprintf(key, sizeof key, "%s/node.key", opt.dir);
+    snprintf(client_cert, sizeof client_cert, "%s/client.pem", opt.dir);
+    snprintf(client_key, sizeof client_key, "%s/client.key", opt.dir);
+    snprintf(repo, sizeof repo, "%s/root1/repo", opt.dir);
+    tls = (tk_client_opts){ .tls_ca = ca,
+                            .tls_cert = client_cert,
+                            .tls_key = client_key };
+    for (int k = 0; k < opt.nodes; k++) {
+        snprintf(nodes[k].id, sizeof nodes[k].id, "n%d", k + 1);
+        start_node(&nodes[k], k, k + 1, opt.members != 0);
+    }
+    snprintf(direct.id, sizeof direct.id, "direct");
+    start_node(&direct, MAX_NODES, 1, false);
+    for (int k = 0; k < opt.nodes; k++)
+        wait_up(&nodes[k]);
+    wait_up(&direct);
+    if (opt.members)
+        wait_fleet();
+}
+
+static void run_add(void)
+{
+    add_result(*res)[MAX_NODES] = calloc((size_t)opt.rounds, sizeof *res);
+    if (res == NULL)
+        die("out of memory");
+    printf("### AddItem rounds\n\n%d callers, each on an order of its own, "
+           "caller c on node c %% N; %.1f s per measurement\n\n",
+           opt.callers, opt.seconds);
+    /* Warm: every connection and pooled database connection used once,
+     * the nodes' first calls (a second) not in any round. */
+    double seconds = opt.seconds;
+    opt.seconds = 1;
+    (void)add_round(opt.nodes);
+    opt.seconds = seconds;
+    printf("| round | nodes | AddItem/s | p50 µs | p99 µs | errors |\n");
+    printf("|---|---|---|---|---|---|\n");
+    long long errors = 0;
+    for (int r = 0; r < opt.rounds; r++)
+        for (int j = 0; j < opt.nodes; j++) {
+            int n = (r + j) % opt.nodes; /* rotated: 1 2 3, 2 3 1, ... */
+            add_result a = add_round(n + 1);
+            res[r][n] = a;
+            errors += a.errors;
+            printf("| %d | %d | %.0f | %.0f | %.0f | %lld |\n", r + 1, n + 1,
+                   a.per_s, a.p50_us, a.p99_us, a.errors);
+            (void)fflush(stdout);
+        }
+    printf("\n### AddItem by nodes\n\nthe median round of each\n\n");
+    printf("| nodes | AddItem/s | p50 µs | p99 µs | throughput / 1 node |\n");
+    printf("|---|---|---|---|---|\n");
+    add_result *col = calloc((size_t)opt.rounds, sizeof *col);
+    if (col == NULL)
+        die("out of memory");
+    double one = 0;
+    for (int n = 0; n < opt.nodes; n++) {
+        for (int r = 0; r < opt.rounds; r++)
+            col[r] = res[r][n];
+        qsort(col, (size_t)opt.rounds, sizeof *col, cmp_add);
+        add_result m = col[opt.rounds / 2];
+        if (n == 0)
+            one = m.per_s;
+        printf("| %d | %.0f | %.0f | %.0f | %.2f |\n", n + 1, m.per_s, m.p50_us,
+               m.p99_us, one > 0 ? m.per_s / one : 0);
+    }
+    printf("\nerrors (calls not OK) over all rounds: %lld\n\n", errors);
+    free(col);
+    free(res);
+}
+
+static void run_rev_parse(void)
+{
+    tk_client *routed = dial(nodes[0].url);
+    tk_client *plain = dial(direct.url);
+    long long *lat = malloc((size_t)opt.calls * sizeof *lat);
+    rp_result *rr = calloc((size_t)opt.rounds, sizeof *rr);
+    rp_result *rd = calloc((size_t)opt.rounds, sizeof *rd);
+    if (routed == NULL || plain == NULL || lat == NULL || rr == NULL ||
+        rd == NULL)
+        die("cannot dial the RevParse nodes, or out of memory");
+    for (int i = 0; i < 200; i++) { /* warm: sockets, libgit2's caches */
+        rev_parse(routed);
+        rev_parse(plain);
+    }
+    printf("### RevParse, routed and direct\n\n%d calls one after another "
+           "per series; routed: a client bootstrapped from n1 (%s), the "
+           "path's owner n1; direct: a client of a tkd that is no member, "
+           "on the same root\n\n",
+           opt.calls,
+           opt.members ? "in fleet mode where the client knows fleets"
+                       : "no members: single mode too");
+    printf("| round | client | p50 µs | p99 µs | mean µs |\n");
+    printf("|---|---|---|---|---|\n");
+    for (int r = 0; r < opt.rounds; r++)
+        for (int j = 0; j < 2; j++) {
+            bool is_routed = (r + j) % 2 == 0;
+            rp_result x = rp_round(is_routed ? routed : plain, lat);
+            (is_routed ? rr : rd)[r] = x;
+            printf("| %d | %s | %.1f | %.1f | %.1f |\n", r + 1,
+                   is_routed ? "routed" : "direct", x.p50_us, x.p99_us,
+                   x.mean_us);
+            (void)fflush(stdout);
+        }
+    qsort(rr, (size_t)opt.rounds, sizeof *rr, cmp_rp);
+    qsort(rd, (size_t)opt.rounds, sizeof *rd, cmp_rp);
+    rp_result a = rr[opt.rounds / 2], b = rd[opt.rounds / 2];
+    printf("\n### RevParse routing overhead\n\nthe median round of each\n\n");
+    printf("| client | p50 µs | p99 µs | mean µs |\n|---|---|---|---|\n");
+    printf("| routed | %.1f | %.1f | %.1f |\n", a.p50_us, a.p99_us, a.mean_us);
+    printf("| direct | %.1f | %.1f | %.1f |\n", b.p50_us, b.p99_us, b.mean_us);
+    printf("\n| p50 routed/direct (target ≤ 1.05) | mean routed/direct |\n");
+    printf("|---|---|\n| %.3f | %.3f |\n", a.p50_us / b.p50_us,
+           a.mean_us / b.mean_us);
+    tk_client_close(routed);
+    tk_client_close(plain);
+    free(lat);
+    free(rr);
+    free(rd);
+}
+
+int main(int argc, char **argv)
+{
+    int rv = parse_args(argc, argv);
+    if (rv != 0)
+        return rv - 1;
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+        return 1;
+    start_all();
+    printf("%d tkd node%s%s and a tkd that is no member, one PostgreSQL; "
+           "mutual TLS over 127.0.0.1; a pool of %d per node\n\n",
+           opt.nodes, opt.nodes > 1 ? "s" : "",
+           opt.members ? " (members of one fleet)" : " (no members)",
+           opt.pg_pool);
+    setup_callers();
+    run_add();
+    run_rev_parse();
+    for (int i = 0; i < opt.callers; i++) {
+        for (int k = 0; k < opt.nodes; k++)
+            tk_client_close(callers[i].client[k]);
+        free(callers[i].lat_ns);
+    }
+    for (int k = 0; k < opt.nodes; k++)
+        stop_node(&nodes[k]);
+    stop_node(&direct);
+    return 0;
+}
