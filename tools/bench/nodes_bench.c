@@ -254,7 +254,11 @@ static int add_item(caller *c)
     req.order_id = c->order_id;
     req.sku = "SKU-BENCH";
     tk_status st;
-    tk_call_opts o = { .timeout_ms = 10000 };
+    /* Members: the client of node k is in fleet mode, whose Orders calls
+     * go round robin over every live node; naming the node keeps caller c
+     * on node c % N (the N of this round) with all nodes running. */
+    tk_call_opts o = { .timeout_ms = 10000,
+                       .node = opt.members ? nodes[c->node].id : NULL };
     int code = tk_orders_add_item(c->client[c->node], &req, &rep, &o, &st);
     if (code == TK_CODE_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -365,8 +369,9 @@ static void setup_callers(void)
 
 static char repo[PATH_MAX];
 
-/* One RevParse HEAD; the node that carried it into via (may be NULL). */
-static int rev_parse(tk_client *c)
+/* One RevParse HEAD; the node that carried it (tk_status.node) into via,
+ * when via is not NULL. */
+static int rev_parse(tk_client *c, char via[16])
 {
     Tk__V1__GitRevParseRequest req = TK__V1__GIT_REV_PARSE_REQUEST__INIT;
     req.repo = repo;
@@ -380,6 +385,8 @@ static int rev_parse(tk_client *c)
     else
         die("RevParse %s: %s %s: %s", repo, tk_code_name(code), st.reason,
             st.message);
+    if (via != NULL)
+        snprintf(via, 16, "%s", st.node != NULL ? st.node : "");
     tk_status_clear(&st);
     return code;
 }
@@ -394,7 +401,7 @@ static rp_result rp_round(tk_client *c, long long *lat)
     long long sum = 0;
     for (int i = 0; i < opt.calls; i++) {
         long long t0 = bench_now_ns();
-        rev_parse(c);
+        rev_parse(c, NULL);
         lat[i] = bench_now_ns() - t0;
         sum += lat[i];
     }
@@ -589,16 +596,23 @@ static void run_rev_parse(void)
     if (routed == NULL || plain == NULL || lat == NULL || rr == NULL ||
         rd == NULL)
         die("cannot dial the RevParse nodes, or out of memory");
+    char via_routed[16] = "", via_plain[16] = "";
     for (int i = 0; i < 200; i++) { /* warm: sockets, libgit2's caches */
-        rev_parse(routed);
-        rev_parse(plain);
+        rev_parse(routed, via_routed);
+        rev_parse(plain, via_plain);
     }
+    /* Which node each carried the calls to: the routed one n1, in fleet
+     * mode; the direct one none (a client of one tkd, no fleet). */
+    if (opt.members && (strcmp(via_routed, "n1") != 0 || via_plain[0] != 0))
+        die("RevParse went to \"%s\" (routed) and \"%s\" (direct), not "
+            "n1 and no node",
+            via_routed, via_plain);
     printf("### RevParse, routed and direct\n\n%d calls one after another "
            "per series; routed: a client bootstrapped from n1 (%s), the "
            "path's owner n1; direct: a client of a tkd that is no member, "
            "on the same root\n\n",
            opt.calls,
-           opt.members ? "in fleet mode where the client knows fleets"
+           opt.members ? "in fleet mode; tk_status.node said n1"
                        : "no members: single mode too");
     printf("| round | client | p50 µs | p99 µs | mean µs |\n");
     printf("|---|---|---|---|---|\n");
