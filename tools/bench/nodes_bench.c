@@ -81,6 +81,7 @@ __attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt,
 typedef struct bench_opts {
     const char *tkd, *dsn, *dir;
     int nodes, callers, rounds, calls, pg_pool, members;
+    const char *only; /* "add" or "revparse": that part alone */
     double seconds;
 } bench_opts;
 
@@ -290,7 +291,72 @@ static void *caller_main(void *arg)
 typedef struct add_result {
     double per_s, p50_us, p99_us;
     long long errors;
+    /* Shares of the machine's CPU time in the round, in %: all of it
+     * busy, the tkd nodes', this process's (the callers: the client side) */
+    double busy, tkd, client;
 } add_result;
+
+/* CPU time so far, in clock ticks: the machine's busy and total (the
+ * first line of /proc/stat), the nodes' (their /proc/PID/stat utime +
+ * stime) and this process's. Linux only; zeros where unreadable. */
+typedef struct cpu_ticks {
+    unsigned long long busy, total, tkd, self;
+} cpu_ticks;
+
+/* The i-th (from 0) of the blank-separated words of s, as a number; 0
+ * when there are fewer. */
+static unsigned long long nth_word(const char *s, int i)
+{
+    for (;;) {
+        while (*s == ' ')
+            s++;
+        if (*s == '\0' || *s == '\n')
+            return 0;
+        if (i-- == 0)
+            return strtoull(s, NULL, 10);
+        while (*s != ' ' && *s != '\0')
+            s++;
+    }
+}
+
+static unsigned long long proc_ticks(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    (void)fclose(f);
+    buf[n] = '\0';
+    /* after "pid (comm)": state is field 3, utime 14, stime 15 */
+    const char *p = strrchr(buf, ')');
+    if (p == NULL)
+        return 0;
+    return nth_word(p + 1, 11) + nth_word(p + 1, 12);
+}
+
+static cpu_ticks cpu_now(void)
+{
+    cpu_ticks t = { 0 };
+    FILE *f = fopen("/proc/stat", "re");
+    char line[512];
+    if (f != NULL) {
+        /* "cpu user nice system idle iowait irq softirq steal ..." */
+        if (fgets(line, sizeof line, f) != NULL &&
+            strncmp(line, "cpu ", 4) == 0) {
+            unsigned long long v[8];
+            for (int i = 0; i < 8; i++)
+                t.total += v[i] = nth_word(line + 4, i);
+            t.busy = t.total - v[3] - v[4]; /* less idle and iowait */
+        }
+        (void)fclose(f);
+    }
+    for (int k = 0; k < opt.nodes; k++)
+        t.tkd += proc_ticks(nodes[k].pid);
+    t.self = proc_ticks(getpid());
+    return t;
+}
 
 static add_result add_round(int n_nodes)
 {
@@ -305,6 +371,7 @@ static add_result add_round(int n_nodes)
         if (pthread_create(&callers[i].thread, NULL, caller_main,
                            &callers[i]) != 0)
             die("cannot start a caller");
+    cpu_ticks c0 = cpu_now();
     round_start_ns = bench_now_ns();
     round_end_ns = round_start_ns + (long long)(opt.seconds * 1e9);
     pthread_barrier_wait(&go);
@@ -319,6 +386,13 @@ static add_result add_round(int n_nodes)
         kept += callers[i].n_ok < MAX_SAMPLES ? callers[i].n_ok : MAX_SAMPLES;
     }
     pthread_barrier_destroy(&go);
+    cpu_ticks c1 = cpu_now();
+    double total = (double)(c1.total - c0.total);
+    if (total > 0) {
+        r.busy = 100.0 * (double)(c1.busy - c0.busy) / total;
+        r.tkd = 100.0 * (double)(c1.tkd - c0.tkd) / total;
+        r.client = 100.0 * (double)(c1.self - c0.self) / total;
+    }
     long long *all = malloc((size_t)(kept > 0 ? kept : 1) * sizeof *all);
     if (all == NULL)
         die("out of memory");
@@ -419,6 +493,7 @@ static const char usage_text[] =
     "usage: bench-nodes --tkd PATH --dsn DSN --dir DIR [--nodes N (1-3)]\n"
     "                   [--callers C] [--seconds S] [--rounds R]\n"
     "                   [--calls K] [--pg-pool P] [--members 0|1]\n"
+    "                   [--only add|revparse]\n"
     "defaults: 3 nodes, 24 callers, 5 rounds of 3 s per node count,\n"
     "2000 RevParse per series, a pool of 8 per node, no members\n";
 
@@ -457,7 +532,13 @@ static bool take_option(const char *name, const char *arg)
         return int_arg(name, arg, 10, 10000000, &opt.calls);
     else if (strcmp(name, "--pg-pool") == 0)
         return int_arg(name, arg, 1, 64, &opt.pg_pool);
-    else if (strcmp(name, "--members") == 0)
+    else if (strcmp(name, "--only") == 0) {
+        if (strcmp(arg, "add") != 0 && strcmp(arg, "revparse") != 0) {
+            fprintf(stderr, "bench-nodes: --only add or --only revparse\n");
+            return false;
+        }
+        opt.only = arg;
+    } else if (strcmp(name, "--members") == 0)
         return int_arg(name, arg, 0, 1, &opt.members);
     else if (strcmp(name, "--seconds") == 0) {
         char *end;
@@ -551,8 +632,9 @@ static void run_add(void)
     opt.seconds = 1;
     (void)add_round(opt.nodes);
     opt.seconds = seconds;
-    printf("| round | nodes | AddItem/s | p50 µs | p99 µs | errors |\n");
-    printf("|---|---|---|---|---|---|\n");
+    printf("| round | nodes | AddItem/s | p50 µs | p99 µs | errors | CPU "
+           "busy %% | tkd %% | callers %% |\n");
+    printf("|---|---|---|---|---|---|---|---|---|\n");
     long long errors = 0;
     for (int r = 0; r < opt.rounds; r++)
         for (int j = 0; j < opt.nodes; j++) {
@@ -560,13 +642,16 @@ static void run_add(void)
             add_result a = add_round(n + 1);
             res[r][n] = a;
             errors += a.errors;
-            printf("| %d | %d | %.0f | %.0f | %.0f | %lld |\n", r + 1, n + 1,
-                   a.per_s, a.p50_us, a.p99_us, a.errors);
+            printf("| %d | %d | %.0f | %.0f | %.0f | %lld | %.0f | %.0f | "
+                   "%.0f |\n",
+                   r + 1, n + 1, a.per_s, a.p50_us, a.p99_us, a.errors, a.busy,
+                   a.tkd, a.client);
             (void)fflush(stdout);
         }
     printf("\n### AddItem by nodes\n\nthe median round of each\n\n");
-    printf("| nodes | AddItem/s | p50 µs | p99 µs | throughput / 1 node |\n");
-    printf("|---|---|---|---|---|\n");
+    printf("| nodes | AddItem/s | p50 µs | p99 µs | throughput / 1 node | "
+           "CPU busy %% | tkd %% | callers %% |\n");
+    printf("|---|---|---|---|---|---|---|---|\n");
     add_result *col = calloc((size_t)opt.rounds, sizeof *col);
     if (col == NULL)
         die("out of memory");
@@ -578,10 +663,14 @@ static void run_add(void)
         add_result m = col[opt.rounds / 2];
         if (n == 0)
             one = m.per_s;
-        printf("| %d | %.0f | %.0f | %.0f | %.2f |\n", n + 1, m.per_s, m.p50_us,
-               m.p99_us, one > 0 ? m.per_s / one : 0);
+        printf("| %d | %.0f | %.0f | %.0f | %.2f | %.0f | %.0f | %.0f |\n",
+               n + 1, m.per_s, m.p50_us, m.p99_us, one > 0 ? m.per_s / one : 0,
+               m.busy, m.tkd, m.client);
     }
-    printf("\nerrors (calls not OK) over all rounds: %lld\n\n", errors);
+    printf("\nerrors (calls not OK) over all rounds: %lld. CPU: shares of "
+           "the whole machine's time in the round (100 = every core busy); "
+           "the rest of the busy share is mostly PostgreSQL\n\n",
+           errors);
     free(col);
     free(res);
 }
@@ -656,9 +745,12 @@ int main(int argc, char **argv)
            opt.nodes, opt.nodes > 1 ? "s" : "",
            opt.members ? " (members of one fleet)" : " (no members)",
            opt.pg_pool);
-    setup_callers();
-    run_add();
-    run_rev_parse();
+    if (opt.only == NULL || strcmp(opt.only, "add") == 0) {
+        setup_callers();
+        run_add();
+    }
+    if (opt.only == NULL || strcmp(opt.only, "revparse") == 0)
+        run_rev_parse();
     for (int i = 0; i < opt.callers; i++) {
         for (int k = 0; k < opt.nodes; k++)
             tk_client_close(callers[i].client[k]);
