@@ -4,6 +4,9 @@
  *   - tk.v1.Orders/AddItem throughput with 1, 2 and 3 tkd, many callers
  *     spread over the nodes (caller c calls node c % N), each on an order
  *     of its own (no row contention: this measures the nodes, not a lock);
+ *     and, as a control, one tkd whose pool is the N nodes' pools together
+ *     (as many database connections at work as N nodes have), so that
+ *     what more nodes change can be told from what more connections do;
  *   - tk.v1.Git/RevParse routed (a client in fleet mode, bootstrapped
  *     from node n1, routing by the repository's path to n1, the one node
  *     whose root holds it) against direct (a client dialing one tkd that
@@ -122,9 +125,9 @@ static int free_port(void)
     return ntohs(a.sin_port);
 }
 
-/* Starts tkd as node n (its root: DIR/root<root>); its output goes to
- * DIR/<id>.log. */
-static void start_node(node *n, int slot, int root, bool member)
+/* Starts tkd as node n (its root: DIR/root<root>, a pool of pool_size);
+ * its output goes to DIR/<id>.log. */
+static void start_node(node *n, int slot, int root, int pool_size, bool member)
 {
     if (opt.tkd == NULL)
         die("no --tkd");
@@ -132,7 +135,7 @@ static void start_node(node *n, int slot, int root, bool member)
     char rootdir[PATH_MAX], log[PATH_MAX], pool[16];
     snprintf(rootdir, sizeof rootdir, "%s/root%d", opt.dir, root);
     snprintf(log, sizeof log, "%s/%s.log", opt.dir, n->id);
-    snprintf(pool, sizeof pool, "%d", opt.pg_pool);
+    snprintf(pool, sizeof pool, "%d", pool_size);
     const char *argv[32] = { opt.tkd, "--listen",  n->url,  "--tls-cert",
                              cert,    "--tls-key", key,     "--tls-ca",
                              ca,      "--pg",      opt.dsn, "--pg-pool",
@@ -234,7 +237,9 @@ static void stop_node(node *n)
  */
 
 typedef struct caller {
-    tk_client *client[MAX_NODES]; /* one connection to each node */
+    /* One connection to each node, and [nodes] to the tkd that is no
+     * member */
+    tk_client *client[MAX_NODES + 1];
     int64_t order_id;
     /* this round's */
     int node;
@@ -258,8 +263,9 @@ static int add_item(caller *c)
     /* Members: the client of node k is in fleet mode, whose Orders calls
      * go round robin over every live node; naming the node keeps caller c
      * on node c % N (the N of this round) with all nodes running. */
+    bool member = opt.members && c->node < opt.nodes;
     tk_call_opts o = { .timeout_ms = 10000,
-                       .node = opt.members ? nodes[c->node].id : NULL };
+                       .node = member ? nodes[c->node].id : NULL };
     int code = tk_orders_add_item(c->client[c->node], &req, &rep, &o, &st);
     if (code == TK_CODE_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -354,15 +360,17 @@ static cpu_ticks cpu_now(void)
     }
     for (int k = 0; k < opt.nodes; k++)
         t.tkd += proc_ticks(nodes[k].pid);
+    t.tkd += proc_ticks(direct.pid);
     t.self = proc_ticks(getpid());
     return t;
 }
 
+/* A round on n_nodes nodes; 0: on the tkd that is no member alone. */
 static add_result add_round(int n_nodes)
 {
     for (int i = 0; i < opt.callers; i++) {
         caller *c = &callers[i];
-        c->node = i % n_nodes;
+        c->node = n_nodes > 0 ? i % n_nodes : opt.nodes;
         c->n_ok = c->n_err = 0;
     }
     if (pthread_barrier_init(&go, NULL, (unsigned)opt.callers + 1) != 0)
@@ -421,9 +429,11 @@ static void setup_callers(void)
         c->lat_ns = malloc(MAX_SAMPLES * sizeof *c->lat_ns);
         if (c->lat_ns == NULL)
             die("out of memory");
-        for (int k = 0; k < opt.nodes; k++)
-            if ((c->client[k] = dial(nodes[k].url)) == NULL)
-                die("cannot dial %s", nodes[k].url);
+        for (int k = 0; k <= opt.nodes; k++) {
+            const node *n = k < opt.nodes ? &nodes[k] : &direct;
+            if ((c->client[k] = dial(n->url)) == NULL)
+                die("cannot dial %s", n->url);
+        }
         Tk__V1__CreateOrderRequest req = TK__V1__CREATE_ORDER_REQUEST__INIT;
         Tk__V1__CreateOrderReply *rep = NULL;
         tk_status st;
@@ -607,10 +617,12 @@ static void start_all(void)
                             .tls_key = client_key };
     for (int k = 0; k < opt.nodes; k++) {
         snprintf(nodes[k].id, sizeof nodes[k].id, "n%d", k + 1);
-        start_node(&nodes[k], k, k + 1, opt.members != 0);
+        start_node(&nodes[k], k, k + 1, opt.pg_pool, opt.members != 0);
     }
     snprintf(direct.id, sizeof direct.id, "direct");
-    start_node(&direct, MAX_NODES, 1, false);
+    /* The tkd that is no member: RevParse's direct peer, and AddItem's
+     * control (one tkd with the pool of all the nodes together). */
+    start_node(&direct, MAX_NODES, 1, opt.nodes * opt.pg_pool, false);
     for (int k = 0; k < opt.nodes; k++)
         wait_up(&nodes[k]);
     wait_up(&direct);
@@ -618,33 +630,51 @@ static void start_all(void)
         wait_fleet();
 }
 
+/* How a measurement is named in the tables: "2" (nodes), or the
+ * control's "1, pool 24" (not a number: the plot leaves it out). */
+static void label(int m, char *out, size_t len)
+{
+    if (m < opt.nodes)
+        snprintf(out, len, "%d", m + 1);
+    else
+        snprintf(out, len, "1, pool %d", opt.nodes * opt.pg_pool);
+}
+
 static void run_add(void)
 {
-    add_result(*res)[MAX_NODES] = calloc((size_t)opt.rounds, sizeof *res);
+    /* res[r][m]: m nodes - 1; m = opt.nodes: the control */
+    add_result(*res)[MAX_NODES + 1] = calloc((size_t)opt.rounds, sizeof *res);
     if (res == NULL)
         die("out of memory");
     printf("### AddItem rounds\n\n%d callers, each on an order of its own, "
-           "caller c on node c %% N; %.1f s per measurement\n\n",
-           opt.callers, opt.seconds);
+           "caller c on node c %% N; %.1f s per measurement. Control: one "
+           "tkd with a pool of %d (the nodes' pools together), no member "
+           "(\"1, pool %d\")\n\n",
+           opt.callers, opt.seconds, opt.nodes * opt.pg_pool,
+           opt.nodes * opt.pg_pool);
     /* Warm: every connection and pooled database connection used once,
      * the nodes' first calls (a second) not in any round. */
     double seconds = opt.seconds;
     opt.seconds = 1;
     (void)add_round(opt.nodes);
+    (void)add_round(0);
     opt.seconds = seconds;
     printf("| round | nodes | AddItem/s | p50 µs | p99 µs | errors | CPU "
            "busy %% | tkd %% | callers %% |\n");
     printf("|---|---|---|---|---|---|---|---|---|\n");
     long long errors = 0;
+    int kinds = opt.nodes + 1;
     for (int r = 0; r < opt.rounds; r++)
-        for (int j = 0; j < opt.nodes; j++) {
-            int n = (r + j) % opt.nodes; /* rotated: 1 2 3, 2 3 1, ... */
-            add_result a = add_round(n + 1);
-            res[r][n] = a;
+        for (int j = 0; j < kinds; j++) {
+            int m = (r + j) % kinds; /* rotated: 1 2 3 c, 2 3 c 1, ... */
+            add_result a = add_round(m < opt.nodes ? m + 1 : 0);
+            res[r][m] = a;
             errors += a.errors;
-            printf("| %d | %d | %.0f | %.0f | %.0f | %lld | %.0f | %.0f | "
+            char name[32];
+            label(m, name, sizeof name);
+            printf("| %d | %s | %.0f | %.0f | %.0f | %lld | %.0f | %.0f | "
                    "%.0f |\n",
-                   r + 1, n + 1, a.per_s, a.p50_us, a.p99_us, a.errors, a.busy,
+                   r + 1, name, a.per_s, a.p50_us, a.p99_us, a.errors, a.busy,
                    a.tkd, a.client);
             (void)fflush(stdout);
         }
@@ -656,15 +686,17 @@ static void run_add(void)
     if (col == NULL)
         die("out of memory");
     double one = 0;
-    for (int n = 0; n < opt.nodes; n++) {
+    for (int n = 0; n < kinds; n++) {
         for (int r = 0; r < opt.rounds; r++)
             col[r] = res[r][n];
         qsort(col, (size_t)opt.rounds, sizeof *col, cmp_add);
         add_result m = col[opt.rounds / 2];
         if (n == 0)
             one = m.per_s;
-        printf("| %d | %.0f | %.0f | %.0f | %.2f | %.0f | %.0f | %.0f |\n",
-               n + 1, m.per_s, m.p50_us, m.p99_us, one > 0 ? m.per_s / one : 0,
+        char name[32];
+        label(n, name, sizeof name);
+        printf("| %s | %.0f | %.0f | %.0f | %.2f | %.0f | %.0f | %.0f |\n",
+               name, m.per_s, m.p50_us, m.p99_us, one > 0 ? m.per_s / one : 0,
                m.busy, m.tkd, m.client);
     }
     printf("\nerrors (calls not OK) over all rounds: %lld. CPU: shares of "
@@ -752,7 +784,7 @@ int main(int argc, char **argv)
     if (opt.only == NULL || strcmp(opt.only, "revparse") == 0)
         run_rev_parse();
     for (int i = 0; i < opt.callers; i++) {
-        for (int k = 0; k < opt.nodes; k++)
+        for (int k = 0; k <= opt.nodes; k++)
             tk_client_close(callers[i].client[k]);
         free(callers[i].lat_ns);
     }
