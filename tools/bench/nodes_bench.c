@@ -14,7 +14,7 @@
  *
  *   bench-nodes --tkd PATH --dsn DSN --dir DIR [--nodes N] [--callers C]
  *               [--seconds S] [--rounds R] [--calls K] [--pg-pool P]
- *               [--members 0|1]
+ *               [--members 0|1] [--only add|revparse] [--pg-pid PID]
  *
  * DIR (made by tools/bench/nodes) holds ca.pem, node.pem/node.key (the
  * nodes' certificate, for 127.0.0.1), client.pem/client.key, root1/repo
@@ -31,6 +31,7 @@
  * draws the scaling curve from the "AddItem by nodes" table.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -85,6 +86,7 @@ typedef struct bench_opts {
     const char *tkd, *dsn, *dir;
     int nodes, callers, rounds, calls, pg_pool, members;
     const char *only; /* "add" or "revparse": that part alone */
+    long pg_pid;      /* the postmaster: its CPU time is PostgreSQL's */
     double seconds;
 } bench_opts;
 
@@ -298,15 +300,18 @@ typedef struct add_result {
     double per_s, p50_us, p99_us;
     long long errors;
     /* Shares of the machine's CPU time in the round, in %: all of it
-     * busy, the tkd nodes', this process's (the callers: the client side) */
-    double busy, tkd, client;
+     * busy, the tkd nodes', this process's (the callers: the client
+     * side), PostgreSQL's (--pg-pid and its children), and the rest:
+     * what else ran on the machine */
+    double busy, tkd, client, pg, other;
 } add_result;
 
 /* CPU time so far, in clock ticks: the machine's busy and total (the
  * first line of /proc/stat), the nodes' (their /proc/PID/stat utime +
- * stime) and this process's. Linux only; zeros where unreadable. */
+ * stime), this process's and PostgreSQL's. Linux only; zeros where
+ * unreadable. */
 typedef struct cpu_ticks {
-    unsigned long long busy, total, tkd, self;
+    unsigned long long busy, total, tkd, self, pg;
 } cpu_ticks;
 
 /* The i-th (from 0) of the blank-separated words of s, as a number; 0
@@ -325,7 +330,9 @@ static unsigned long long nth_word(const char *s, int i)
     }
 }
 
-static unsigned long long proc_ticks(pid_t pid)
+/* The CPU time of process pid (utime + stime); its parent's pid into
+ * *ppid when ppid is not NULL. */
+static unsigned long long proc_ticks_ppid(pid_t pid, pid_t *ppid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -335,11 +342,43 @@ static unsigned long long proc_ticks(pid_t pid)
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     (void)fclose(f);
     buf[n] = '\0';
-    /* after "pid (comm)": state is field 3, utime 14, stime 15 */
+    /* after "pid (comm)": state is field 3, ppid 4, utime 14, stime 15 */
     const char *p = strrchr(buf, ')');
     if (p == NULL)
         return 0;
+    if (ppid != NULL)
+        *ppid = (pid_t)nth_word(p + 1, 1);
     return nth_word(p + 1, 11) + nth_word(p + 1, 12);
+}
+
+static unsigned long long proc_ticks(pid_t pid)
+{
+    return proc_ticks_ppid(pid, NULL);
+}
+
+/* The postmaster's and its children's (the backends, the background
+ * processes): every process is read once. */
+static unsigned long long pg_ticks(void)
+{
+    if (opt.pg_pid <= 0)
+        return 0;
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        return 0;
+    unsigned long long sum = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end != '\0' || pid <= 0)
+            continue;
+        pid_t ppid = 0;
+        unsigned long long t = proc_ticks_ppid((pid_t)pid, &ppid);
+        if (pid == opt.pg_pid || ppid == opt.pg_pid)
+            sum += t;
+    }
+    closedir(d);
+    return sum;
 }
 
 static cpu_ticks cpu_now(void)
@@ -362,6 +401,7 @@ static cpu_ticks cpu_now(void)
         t.tkd += proc_ticks(nodes[k].pid);
     t.tkd += proc_ticks(direct.pid);
     t.self = proc_ticks(getpid());
+    t.pg = pg_ticks();
     return t;
 }
 
@@ -400,6 +440,8 @@ static add_result add_round(int n_nodes)
         r.busy = 100.0 * (double)(c1.busy - c0.busy) / total;
         r.tkd = 100.0 * (double)(c1.tkd - c0.tkd) / total;
         r.client = 100.0 * (double)(c1.self - c0.self) / total;
+        r.pg = 100.0 * (double)(c1.pg - c0.pg) / total;
+        r.other = r.busy - r.tkd - r.client - r.pg;
     }
     long long *all = malloc((size_t)(kept > 0 ? kept : 1) * sizeof *all);
     if (all == NULL)
@@ -503,7 +545,7 @@ static const char usage_text[] =
     "usage: bench-nodes --tkd PATH --dsn DSN --dir DIR [--nodes N (1-3)]\n"
     "                   [--callers C] [--seconds S] [--rounds R]\n"
     "                   [--calls K] [--pg-pool P] [--members 0|1]\n"
-    "                   [--only add|revparse]\n"
+    "                   [--only add|revparse] [--pg-pid PID]\n"
     "defaults: 3 nodes, 24 callers, 5 rounds of 3 s per node count,\n"
     "2000 RevParse per series, a pool of 8 per node, no members\n";
 
@@ -542,7 +584,12 @@ static bool take_option(const char *name, const char *arg)
         return int_arg(name, arg, 10, 10000000, &opt.calls);
     else if (strcmp(name, "--pg-pool") == 0)
         return int_arg(name, arg, 1, 64, &opt.pg_pool);
-    else if (strcmp(name, "--only") == 0) {
+    else if (strcmp(name, "--pg-pid") == 0) {
+        int v = 0;
+        if (!int_arg(name, arg, 1, INT_MAX, &v))
+            return false;
+        opt.pg_pid = v;
+    } else if (strcmp(name, "--only") == 0) {
         if (strcmp(arg, "add") != 0 && strcmp(arg, "revparse") != 0) {
             fprintf(stderr, "bench-nodes: --only add or --only revparse\n");
             return false;
@@ -660,8 +707,8 @@ static void run_add(void)
     (void)add_round(0);
     opt.seconds = seconds;
     printf("| round | nodes | AddItem/s | p50 µs | p99 µs | errors | CPU "
-           "busy %% | tkd %% | callers %% |\n");
-    printf("|---|---|---|---|---|---|---|---|---|\n");
+           "busy %% | tkd %% | callers %% | PostgreSQL %% | other %% |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     long long errors = 0;
     int kinds = opt.nodes + 1;
     for (int r = 0; r < opt.rounds; r++)
@@ -673,15 +720,15 @@ static void run_add(void)
             char name[32];
             label(m, name, sizeof name);
             printf("| %d | %s | %.0f | %.0f | %.0f | %lld | %.0f | %.0f | "
-                   "%.0f |\n",
+                   "%.0f | %.0f | %.0f |\n",
                    r + 1, name, a.per_s, a.p50_us, a.p99_us, a.errors, a.busy,
-                   a.tkd, a.client);
+                   a.tkd, a.client, a.pg, a.other);
             (void)fflush(stdout);
         }
     printf("\n### AddItem by nodes\n\nthe median round of each\n\n");
     printf("| nodes | AddItem/s | p50 µs | p99 µs | throughput / 1 node | "
-           "CPU busy %% | tkd %% | callers %% |\n");
-    printf("|---|---|---|---|---|---|---|---|\n");
+           "CPU busy %% | tkd %% | callers %% | PostgreSQL %% | other %% |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|\n");
     add_result *col = calloc((size_t)opt.rounds, sizeof *col);
     if (col == NULL)
         die("out of memory");
@@ -695,13 +742,15 @@ static void run_add(void)
             one = m.per_s;
         char name[32];
         label(n, name, sizeof name);
-        printf("| %s | %.0f | %.0f | %.0f | %.2f | %.0f | %.0f | %.0f |\n",
+        printf("| %s | %.0f | %.0f | %.0f | %.2f | %.0f | %.0f | %.0f | %.0f "
+               "| %.0f |\n",
                name, m.per_s, m.p50_us, m.p99_us, one > 0 ? m.per_s / one : 0,
-               m.busy, m.tkd, m.client);
+               m.busy, m.tkd, m.client, m.pg, m.other);
     }
     printf("\nerrors (calls not OK) over all rounds: %lld. CPU: shares of "
-           "the whole machine's time in the round (100 = every core busy); "
-           "the rest of the busy share is mostly PostgreSQL\n\n",
+           "the whole machine's time in the round (100 = every core busy; "
+           "busy = tkd + callers + PostgreSQL + other, other being whatever "
+           "else ran on the machine)\n\n",
            errors);
     free(col);
     free(res);
