@@ -21,6 +21,15 @@
  * ... FOR NO KEY UPDATE. Where what matters is the SELECT's lock alone,
  * a test stops the transition between its SELECT and its UPDATE with the
  * service's after-lock seam instead (the gate, orders__test_set_after_lock).
+ *
+ * Across nodes (`test_orders --nodes 2`, meson's orders-fleet): the lock
+ * tests run again with the fixture serving two nodes, as two tkd against
+ * one database do: two in-process servers, each with its own address,
+ * client connection and tk.v1.Orders (its own pool), and the transitions
+ * of a test sent to different nodes (transition i to node i % nodes). The
+ * test-only setters reach every node's service. The negative controls
+ * must still fail the property there: the row lock, not anything one
+ * process shares, serializes.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -44,6 +53,10 @@
 
 static ts_pg cluster;
 
+/* Servers a fixture runs (--nodes N; 1 unless the fleet variant). */
+#define MAX_NODES 3
+static int n_nodes = 1;
+
 /* Deadlines. SHORT_MS ends a wait that only the call's deadline can end
  * (the server's timeouts switched off, or a wait for a pooled connection):
  * nothing races it, its length only decides how long the test takes.
@@ -65,19 +78,26 @@ static ts_pg cluster;
 /* ---- fixture: a database, the service on it, a server, a client -------- */
 
 typedef struct fixture {
-    ts_fx base; /* the server and its client (fixture.h) */
+    ts_fx base; /* the server and its client (fixture.h): node 0 */
     /* What the helpers call through: base's client, or a tkd's. */
     tk_client *client;
     char db[64];
     char dsn[700];
-    orders *ord;
+    orders *ord; /* node 0's */
+    /* The fleet variant's other nodes (1 .. n_nodes - 1); node[0] and
+     * ord_at[0] are base and ord. */
+    ts_fx more[MAX_NODES - 1];
+    ts_fx *node[MAX_NODES];
+    orders *ord_at[MAX_NODES];
+    int nodes;
     PGconn *holder; /* the test's transactions */
     PGconn *watch;  /* polls pg_stat_activity */
 } fixture;
 
 typedef struct fx_opts {
-    unsigned pool;
-    bool no_db; /* no DSN at all */
+    unsigned pool; /* each node's */
+    int nodes;     /* 0: one */
+    bool no_db;    /* no DSN at all */
     bool no_createdb;
 } fx_opts;
 
@@ -117,12 +137,39 @@ static void fx_start(fixture *fx, const char *db, const fx_opts *o)
                                 .started = orders_svc_start,
                                 .free = orders_svc_free,
                                 .arg = &lc };
-    ts_fx_start(&fx->base, &(ts_fx_opts){ .tag = "orders",
-                                          .workers = 8,
-                                          .services = &svc,
-                                          .n_services = 1 });
+    /* Each node: its own server on its own socket, its own service and
+     * pool on the one database (the first migrates it). */
+    fx->nodes = o->nodes > 0 ? o->nodes : 1;
+    for (int i = 0; i < fx->nodes; i++) {
+        ts_fx *n = i == 0 ? &fx->base : &fx->more[i - 1];
+        ts_fx_start(n, &(ts_fx_opts){ .tag = "orders",
+                                      .workers = 8,
+                                      .services = &svc,
+                                      .n_services = 1 });
+        fx->node[i] = n;
+        fx->ord_at[i] = n->service[0];
+    }
     fx->ord = fx->base.service[0];
     fx->client = fx->base.client;
+}
+
+/* The client of the node that transition i goes to. */
+static tk_client *fx_client_for(fixture *fx, int i)
+{
+    return fx->node[i % fx->nodes]->client;
+}
+
+/* The test-only setters, on every node's service. */
+static void fx_set_row_lock(fixture *fx, orders_row_lock lock)
+{
+    for (int i = 0; i < fx->nodes; i++)
+        orders__test_set_row_lock(fx->ord_at[i], lock);
+}
+
+static void fx_set_timeouts(fixture *fx, uint32_t lock_ms, uint32_t stmt_ms)
+{
+    for (int i = 0; i < fx->nodes; i++)
+        orders__test_set_timeouts(fx->ord_at[i], lock_ms, stmt_ms);
 }
 
 /* The test's own connections, once the service has made the schema. */
@@ -136,6 +183,8 @@ static void fx_connect(fixture *fx)
 
 static void fx_stop(fixture *fx)
 {
+    for (int i = fx->nodes - 1; i > 0; i--)
+        ts_fx_stop(&fx->more[i - 1]);
     ts_fx_stop(&fx->base);
     PQfinish(fx->holder);
     PQfinish(fx->watch);
@@ -170,8 +219,9 @@ static void result_free(result *r)
     tk_status_clear(&r->st);
 }
 
-static void call_op(fixture *fx, op which, int64_t id, uint32_t timeout_ms,
-                    tk_cancel *cancel, result *out)
+/* The call through client c (a node's). */
+static void call_via(tk_client *c, op which, int64_t id, uint32_t timeout_ms,
+                     tk_cancel *cancel, result *out)
 {
     memset(out, 0, sizeof *out);
     tk_call_opts opts = { .timeout_ms = timeout_ms, .cancel = cancel };
@@ -179,7 +229,7 @@ static void call_op(fixture *fx, op which, int64_t id, uint32_t timeout_ms,
         Tk__V1__CloseOrderRequest req = TK__V1__CLOSE_ORDER_REQUEST__INIT;
         Tk__V1__CloseOrderReply *rep = NULL;
         req.order_id = id;
-        if (tk_orders_close_order(fx->client, &req, &rep, &opts, &out->st) ==
+        if (tk_orders_close_order(c, &req, &rep, &opts, &out->st) ==
             TK_CODE_OK) {
             out->outcome = (int)rep->outcome;
             protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -188,7 +238,7 @@ static void call_op(fixture *fx, op which, int64_t id, uint32_t timeout_ms,
         Tk__V1__ReopenOrderRequest req = TK__V1__REOPEN_ORDER_REQUEST__INIT;
         Tk__V1__ReopenOrderReply *rep = NULL;
         req.order_id = id;
-        if (tk_orders_reopen_order(fx->client, &req, &rep, &opts, &out->st) ==
+        if (tk_orders_reopen_order(c, &req, &rep, &opts, &out->st) ==
             TK_CODE_OK) {
             out->outcome = (int)rep->outcome;
             protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -198,12 +248,24 @@ static void call_op(fixture *fx, op which, int64_t id, uint32_t timeout_ms,
         Tk__V1__AddItemReply *rep = NULL;
         req.order_id = id;
         req.sku = "SKU-1";
-        if (tk_orders_add_item(fx->client, &req, &rep, &opts, &out->st) ==
-            TK_CODE_OK) {
+        if (tk_orders_add_item(c, &req, &rep, &opts, &out->st) == TK_CODE_OK) {
             out->item_id = rep->item_id;
             protobuf_c_message_free_unpacked(&rep->base, NULL);
         }
     }
+}
+
+static void call_op(fixture *fx, op which, int64_t id, uint32_t timeout_ms,
+                    tk_cancel *cancel, result *out)
+{
+    call_via(fx->client, which, id, timeout_ms, cancel, out);
+}
+
+/* Transition i of a test, on its node (fx_client_for). */
+static void call_op_on(fixture *fx, int i, op which, int64_t id,
+                       uint32_t timeout_ms, result *out)
+{
+    call_via(fx_client_for(fx, i), which, id, timeout_ms, NULL, out);
 }
 
 static int64_t create_order(fixture *fx)
@@ -278,7 +340,7 @@ static void close_ok(fixture *fx, int64_t id, uint32_t timeout_ms)
 
 /* A call in a thread, for transitions that must be in flight. */
 typedef struct async_op {
-    fixture *fx;
+    tk_client *client;
     op which;
     int64_t id;
     uint32_t timeout_ms;
@@ -290,7 +352,7 @@ typedef struct async_op {
 static void *async_main(void *arg)
 {
     async_op *a = arg;
-    call_op(a->fx, a->which, a->id, a->timeout_ms, a->cancel, &a->res);
+    call_via(a->client, a->which, a->id, a->timeout_ms, a->cancel, &a->res);
     return NULL;
 }
 
@@ -298,11 +360,23 @@ static void async_start(async_op *a, fixture *fx, op which, int64_t id,
                         uint32_t timeout_ms, tk_cancel *cancel)
 {
     memset(a, 0, sizeof *a);
-    a->fx = fx;
+    a->client = fx->client;
     a->which = which;
     a->id = id;
     a->timeout_ms = timeout_ms;
     a->cancel = cancel;
+    assert_int_equal(pthread_create(&a->thread, NULL, async_main, a), 0);
+}
+
+/* Transition i of a test in a thread, on its node (fx_client_for). */
+static void async_start_on(async_op *a, fixture *fx, int i, op which,
+                           int64_t id, uint32_t timeout_ms)
+{
+    memset(a, 0, sizeof *a);
+    a->client = fx_client_for(fx, i);
+    a->which = which;
+    a->id = id;
+    a->timeout_ms = timeout_ms;
     assert_int_equal(pthread_create(&a->thread, NULL, async_main, a), 0);
 }
 
@@ -471,6 +545,11 @@ typedef struct gate {
     int reached;  /* transitions that got past their locking SELECT */
     int released; /* how many of them may go on */
     char status[GATE_MAX][16]; /* what each of them read */
+    int node[GATE_MAX];        /* and on which node */
+    struct gate_at {
+        struct gate *g;
+        int node;
+    } at[MAX_NODES]; /* each node's hook argument */
 } gate;
 
 static void gate_init(gate *g)
@@ -478,26 +557,37 @@ static void gate_init(gate *g)
     memset(g, 0, sizeof *g);
     pthread_mutex_init(&g->mu, NULL);
     pthread_cond_init(&g->cv, NULL);
+    for (int i = 0; i < MAX_NODES; i++)
+        g->at[i] = (struct gate_at){ g, i };
 }
 
-/* On a worker thread, holding the transition's transaction open. Bounded
- * (60 s), so that a failed test does not leave a worker stuck here. */
-static void gate_hook(void *arg, int64_t order_id, const char *status)
+/* On a worker thread of node's server, holding the transition's
+ * transaction open. Bounded (60 s), so that a failed test does not leave
+ * a worker stuck here. */
+static void gate_pass(gate *g, int node, const char *status)
 {
-    gate *g = arg;
-    (void)order_id;
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 60;
     pthread_mutex_lock(&g->mu);
     int me = g->reached++;
-    if (me < GATE_MAX)
+    if (me < GATE_MAX) {
         snprintf(g->status[me], sizeof g->status[me], "%s", status);
+        g->node[me] = node;
+    }
     pthread_cond_broadcast(&g->cv);
     int rv = 0;
     while (g->released <= me && rv == 0)
         rv = pthread_cond_timedwait(&g->cv, &g->mu, &until);
     pthread_mutex_unlock(&g->mu);
+}
+
+/* The after-lock hook (arg: a gate_at). */
+static void gate_hook(void *arg, int64_t order_id, const char *status)
+{
+    const struct gate_at *at = arg;
+    (void)order_id;
+    gate_pass(at->g, at->node, status);
 }
 
 static int gate_reached(gate *g)
@@ -541,6 +631,15 @@ static void gate_status(gate *g, int i, char out[16])
     pthread_mutex_unlock(&g->mu);
 }
 
+/* The node whose server ran the i-th transition to reach the gate. */
+static int gate_node(gate *g, int i)
+{
+    pthread_mutex_lock(&g->mu);
+    int node = g->node[i];
+    pthread_mutex_unlock(&g->mu);
+    return node;
+}
+
 /* A fixture whose transitions stop at g after their locking SELECT, and
  * one order in it (returned). g must outlive the test (static): a failed
  * test may leave a worker waiting at it. */
@@ -548,8 +647,9 @@ static int64_t fx_start_gated(fixture *fx, const char *db, unsigned pool,
                               gate *g)
 {
     gate_init(g);
-    fx_start(fx, db, &(fx_opts){ .pool = pool });
-    orders__test_set_after_lock(fx->ord, gate_hook, g);
+    fx_start(fx, db, &(fx_opts){ .pool = pool, .nodes = n_nodes });
+    for (int i = 0; i < fx->nodes; i++)
+        orders__test_set_after_lock(fx->ord_at[i], gate_hook, &g->at[i]);
     fx_connect(fx);
     return create_order(fx);
 }
@@ -563,21 +663,24 @@ static void test_transitions_serialize(void **state)
     char status[16];
 
     /* A has read 'open' under its row lock and stops there, before its
-     * UPDATE: what it holds now is its SELECT's lock and nothing else. */
+     * UPDATE: what it holds now is its SELECT's lock and nothing else. A
+     * is transition 0, B and C transition 1: on another node than A's in
+     * the fleet variant. */
     async_op a;
-    async_start(&a, &fx, OP_CLOSE, id, 30000, NULL);
+    async_start_on(&a, &fx, 0, OP_CLOSE, id, 30000);
     gate_wait(&g, 1);
     gate_status(&g, 0, status);
     assert_string_equal(status, "open");
+    assert_int_equal(gate_node(&g, 0), 0);
 
     /* B never gets past its SELECT while A holds the lock: 55P03 under
      * lock_timeout, and it never read a status. (A began before the short
      * timeouts were set, and C after they were taken back: they keep
      * theirs, derived from their 30 s deadlines.) */
-    orders__test_set_timeouts(fx.ord, LOCK_TIMEOUT_MS, STMT_TIMEOUT_MS);
+    fx_set_timeouts(&fx, LOCK_TIMEOUT_MS, STMT_TIMEOUT_MS);
     result b;
-    call_op(&fx, OP_CLOSE, id, LONG_MS, NULL, &b);
-    orders__test_set_timeouts(fx.ord, 0, 0);
+    call_op_on(&fx, 1, OP_CLOSE, id, LONG_MS, &b);
+    fx_set_timeouts(&fx, 0, 0);
     expect(&b, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
     assert_int_equal(b.st.cause, TK_CAUSE_NONE);
     result_free(&b);
@@ -585,7 +688,7 @@ static void test_transitions_serialize(void **state)
 
     /* C waits for A, then reads the status A wrote. */
     async_op c;
-    async_start(&c, &fx, OP_CLOSE, id, 30000, NULL);
+    async_start_on(&c, &fx, 1, OP_CLOSE, id, 30000);
     wait_row_lock_wait(&fx, 1);
     assert_int_equal(gate_reached(&g), 1);
     gate_release(&g, 2);
@@ -598,6 +701,7 @@ static void test_transitions_serialize(void **state)
                      TK__V1__CLOSE_ORDER_REPLY__OUTCOME__ALREADY_CLOSED);
     gate_status(&g, 1, status);
     assert_string_equal(status, "closed");
+    assert_int_equal(gate_node(&g, 1), 1 % fx.nodes);
     result_free(&a.res);
     result_free(&c.res);
     fx_stop(&fx);
@@ -614,17 +718,18 @@ static void test_transitions_under_for_share_do_not_serialize(void **state)
     fixture fx;
     static gate g; /* outlives the test if it fails */
     int64_t id = fx_start_gated(&fx, "serialize_share", 4, &g);
-    orders__test_set_row_lock(fx.ord, ORDERS_ROW_LOCK_SHARE);
+    fx_set_row_lock(&fx, ORDERS_ROW_LOCK_SHARE);
 
-    async_op a, b;
-    async_start(&a, &fx, OP_CLOSE, id, 30000, NULL);
+    async_op a, b; /* A on node 0, B on another in the fleet variant */
+    async_start_on(&a, &fx, 0, OP_CLOSE, id, 30000);
     gate_wait(&g, 1);
-    async_start(&b, &fx, OP_CLOSE, id, 30000, NULL);
+    async_start_on(&b, &fx, 1, OP_CLOSE, id, 30000);
     gate_wait(&g, 2); /* B past its SELECT while A holds its lock */
     char status[16];
     for (int i = 0; i < 2; i++) {
         gate_status(&g, i, status);
         assert_string_equal(status, "open"); /* two decisions on one state */
+        assert_int_equal(gate_node(&g, i), i % fx.nodes);
     }
 
     /* A's UPDATE waits for B's share lock, then B's for A's. */
@@ -652,17 +757,17 @@ static void add_item_during_transition(fixture *fx, orders_row_lock lock,
     fx_connect(fx);
     int64_t id = create_order(fx);
     install_pause(fx);
-    orders__test_set_row_lock(fx->ord, lock);
-    async_op a;
-    async_start(&a, fx, OP_CLOSE, id, 30000, NULL);
+    fx_set_row_lock(fx, lock);
+    async_op a; /* the close on node 0, the AddItem on another (fleet) */
+    async_start_on(&a, fx, 0, OP_CLOSE, id, 30000);
     wait_paused(fx);
     /* Under FOR UPDATE the insert's FOR KEY SHARE waits: the server's
      * lock_timeout ends that wait, long before the deadline. (The
      * transition began with the timeouts of its own 30 s deadline.) */
     if (lock == ORDERS_ROW_LOCK_UPDATE)
-        orders__test_set_timeouts(fx->ord, LOCK_TIMEOUT_MS, STMT_TIMEOUT_MS);
-    call_op(fx, OP_ADD, id, LONG_MS, NULL, add);
-    orders__test_set_timeouts(fx->ord, 0, 0);
+        fx_set_timeouts(fx, LOCK_TIMEOUT_MS, STMT_TIMEOUT_MS);
+    call_op_on(fx, 1, OP_ADD, id, LONG_MS, add);
+    fx_set_timeouts(fx, 0, 0);
     release_pause(fx);
     async_join(&a);
     expect(&a.res, TK_CODE_OK, "");
@@ -674,7 +779,7 @@ static void test_transition_does_not_block_add_item(void **state)
 {
     (void)state;
     fixture fx;
-    fx_start(&fx, "add_during", &(fx_opts){ .pool = 4 });
+    fx_start(&fx, "add_during", &(fx_opts){ .pool = 4, .nodes = n_nodes });
     result add;
     add_item_during_transition(&fx, ORDERS_ROW_LOCK_NO_KEY_UPDATE, &add);
     /* It saw the order open (the close had not committed) and went in. */
@@ -689,7 +794,7 @@ static void test_transition_under_for_update_blocks_add_item(void **state)
 {
     (void)state;
     fixture fx;
-    fx_start(&fx, "add_during_fu", &(fx_opts){ .pool = 4 });
+    fx_start(&fx, "add_during_fu", &(fx_opts){ .pool = 4, .nodes = n_nodes });
     result add;
     add_item_during_transition(&fx, ORDERS_ROW_LOCK_UPDATE, &add);
     expect(&add, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
@@ -923,7 +1028,7 @@ static void test_cancel_during_lock_wait(void **state)
  * it sends its cancel request, until the test lets it go on. */
 static void gate_cancel_hook(void *arg)
 {
-    gate_hook(arg, 0, "");
+    gate_pass(arg, 0, "");
 }
 
 /* A cancel request that lands after its statement has ended (the server
@@ -1451,8 +1556,29 @@ static int teardown(void **state)
     return 0;
 }
 
-int main(void)
+/* `test_orders`: every test on one node. `test_orders --nodes N` (2 or 3;
+ * meson's orders-fleet): the lock tests, with their transitions sent to
+ * different nodes. */
+int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--nodes") == 0) {
+        char *end = NULL;
+        long n = strtol(argv[2], &end, 10);
+        n_nodes = *end == '\0' && n >= 2 && n <= MAX_NODES ? (int)n : 0;
+        if (n_nodes == 0) {
+            fprintf(stderr, "--nodes: 2 to %d\n", MAX_NODES);
+            return 2;
+        }
+    } else if (argc != 1) {
+        fprintf(stderr, "usage: %s [--nodes N]\n", argv[0]);
+        return 2;
+    }
+    const struct CMUnitTest fleet[] = {
+        cmocka_unit_test(test_transitions_serialize),
+        cmocka_unit_test(test_transitions_under_for_share_do_not_serialize),
+        cmocka_unit_test(test_transition_does_not_block_add_item),
+        cmocka_unit_test(test_transition_under_for_update_blocks_add_item),
+    };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_close_does_not_wait_for_child_writer),
         cmocka_unit_test(test_close_under_for_update_would_have_waited),
@@ -1482,5 +1608,8 @@ int main(void)
     };
     if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
         return 1;
+    if (n_nodes > 1)
+        return cmocka_run_group_tests_name("orders-fleet", fleet, setup,
+                                           teardown);
     return cmocka_run_group_tests(tests, setup, teardown);
 }
