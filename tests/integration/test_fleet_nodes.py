@@ -33,7 +33,7 @@ import tempfile
 import threading
 import time
 import unittest
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
@@ -221,6 +221,7 @@ class Fleet(unittest.TestCase):
         self.dsn = re.sub(r"dbname=\S+", "dbname=" + self.db, self.pg.dsn)
         self.nodes: List[Node] = []
         self.clients: List[tk.Client] = []
+        self.node_of: Dict[int, str] = {}
         self.version = subprocess.run(
             [tkproc.program("TKD"), "--version"], stdout=subprocess.PIPE,
             text=True, check=True).stdout.split()[1]
@@ -281,13 +282,21 @@ class Fleet(unittest.TestCase):
         raise AssertionError("no free port in 5 tries")
 
     def client(self, n: Node) -> tk.Client:
+        """A client of the fleet, opened on n; the tests' calls name n
+        (node=), as the client would otherwise spread Control calls over
+        every live node."""
         c = tk.Client(n.address, tls_ca=self.ca[0], tls_cert=self.alice[0],
                       tls_key=self.alice[1])
         self.clients.append(c)
+        self.node_of[id(c)] = n.node_id
         return c
 
+    def list_nodes(self, c: tk.Client) -> Any:
+        """ListNodes asked of the node c was opened on."""
+        return c.control.list_nodes(timeout=5, node=self.node_of[id(c)])
+
     def ids(self, c: tk.Client) -> List[str]:
-        return [x.node_id for x in c.control.list_nodes(timeout=5).nodes]
+        return [x.node_id for x in self.list_nodes(c).nodes]
 
     def wait_members(self, observer: Node, ids: List[str]) -> None:
         """Until observer has logged that each of ids joined."""
@@ -301,7 +310,7 @@ class Fleet(unittest.TestCase):
         for n in fleet:
             self.wait_members(n, ["a", "b", "c"])
         for n in fleet:
-            reply = self.client(n).control.list_nodes(timeout=5)
+            reply = self.list_nodes(self.client(n))
             self.assertEqual(reply.self_id, n.node_id)
             self.assertEqual(reply.ttl_ms, TTL_MS)
             got = {x.node_id: x for x in reply.nodes}
@@ -321,7 +330,7 @@ class Fleet(unittest.TestCase):
         # Without --node-ttl-ms, the TTL is three heartbeats.
         d = self.start("d", ttl=None)
         self.wait_members(d, ["a", "b", "c", "d"])
-        reply = self.client(d).control.list_nodes(timeout=5)
+        reply = self.list_nodes(self.client(d))
         self.assertEqual(reply.ttl_ms, DEFAULT_TTL_MS)
         self.assertEqual([x.node_id for x in reply.nodes],
                          ["a", "b", "c", "d"])
@@ -421,7 +430,7 @@ class Fleet(unittest.TestCase):
         self.assertEqual(self.pg.sql(
             self.db, "SELECT draining FROM tk_nodes WHERE node_id = 'b'"), "t")
         wait_for(lambda: {x.node_id: x.draining for x in
-                          ca.control.list_nodes(timeout=5).nodes}
+                          self.list_nodes(ca).nodes}
                  == {"a": False, "b": True}, "b draining in a's ListNodes")
         a.d.wait_output("fleet: node b is draining", "stderr")
         self.assertIsNone(b.d.proc.poll())  # still in its grace
@@ -452,7 +461,7 @@ class Fleet(unittest.TestCase):
 
             def stale() -> bool:
                 try:
-                    ca.control.list_nodes(timeout=5)
+                    self.list_nodes(ca)
                     return False
                 except tk.TkError as e:
                     self.assertEqual(e.code, tk.Code.UNAVAILABLE)
@@ -461,8 +470,9 @@ class Fleet(unittest.TestCase):
                     return True
             wait_for(stale, "ListNodes UNAVAILABLE MEMBERSHIP_STALE")
             # The node serves on: Ping and Git.
-            self.assertEqual(ca.control.ping(data=b"x", timeout=5).data, b"x")
-            ca.git.status(repo=repo, timeout=30)
+            self.assertEqual(ca.control.ping(data=b"x", timeout=5,
+                                             node="a").data, b"x")
+            ca.git.status(repo=repo, timeout=30, node="a")
         finally:
             self.pg.start()
         wait_for(lambda: not_raising(lambda: self.ids(ca)) == ["a", "b"],
