@@ -1982,7 +1982,7 @@ typedef struct fleet_call {
     size_t plen;
     const reply_sink *sink;
     const tk_call_opts *opts;
-    bool write;
+    bool read; /* the catalog knows the method as a READ */
     bool named;
     route_kind kind;
     uint32_t budget_ms; /* the one deadline a retried READ shares */
@@ -2018,7 +2018,7 @@ static int try_node(tk_client *c, const fleet_call *fc, node *n,
      * method; a READ may go on where its caller allows. */
     bool unsent_any = end.unsent && fc->kind == ROUTE_ANY;
     bool read_retry =
-        !fc->write && fc->opts->retry_reads && fc->kind != ROUTE_NAMED;
+        fc->read && fc->opts->retry_reads && fc->kind != ROUTE_NAMED;
     *again = !fc->named && end.node_failed && !cancelled &&
              n_tried < MAX_TRIES && (unsent_any || read_retry);
     return code;
@@ -2044,7 +2044,9 @@ static bool time_left(const fleet_call *fc, size_t n_tried, uint32_t *out)
 static int call_fleet(tk_client *c, fleet_call *fc, tk_status *status)
 {
     const tk_method_desc *md = tk_catalog_find_method(fc->method);
-    fc->write = md != NULL && md->kind == TK_METHOD_WRITE;
+    /* A method the catalog does not know may be a WRITE of a newer tkd:
+     * only a known READ is ever sent a second time. */
+    fc->read = md != NULL && md->kind == TK_METHOD_READ;
     fc->named = fc->opts->node != NULL && fc->opts->node[0] != '\0';
     fc->kind = route_kind_of(fc->method);
     fc->budget_ms = fc->opts->timeout_ms != 0 ? fc->opts->timeout_ms

@@ -222,7 +222,8 @@ typedef struct tk_call_opts {
     /* In a fleet: a READ whose node could not be reached, or whose
      * connection dropped or node stopped answering (a client-made
      * UNAVAILABLE), is tried on the next node that can serve it, within
-     * the one deadline. A WRITE is never sent twice. */
+     * the one deadline: a method the catalog knows as a READ, so neither a
+     * WRITE nor a method this client does not know is ever sent twice. */
     bool retry_reads;
 } tk_call_opts;
 
