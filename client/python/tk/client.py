@@ -618,8 +618,9 @@ class Client(Services):
         files = (tls_ca or env("TK_TLS_CA"), tls_cert or env("TK_TLS_CERT"),
                  tls_key or env("TK_TLS_KEY"))
         tls = _nng.TlsFiles(*files, tls_server_name)
-        # The nodes of a fleet: each node's name is its address's host.
-        self._fleet_tls = _nng.TlsFiles(*files, None)
+        # The nodes of a fleet: each node's name is its address's host,
+        # unless tls_server_name says one (for every node, as libtkclient).
+        self._fleet_tls = _nng.TlsFiles(*files, tls_server_name)
         sock: Optional[_nng.Socket] = None
         for i, address in enumerate(addrs):
             self.address = address
