@@ -18,8 +18,8 @@ Two fleets, one a run (the first argument):
          10 s of a 30 s deadline), and a killed node: --retry-reads off
          (UNAVAILABLE, not sent) and on (the other owner answers), and
          Orders/Control calls going elsewhere.
-Skips (77), saying why, where tkd has no --node-id yet, there is no
-PostgreSQL, openssl, or TLS in NNG. Nothing waits by sleeping: processes
+Skips (77), saying why, where there is no PostgreSQL or openssl, or
+tkd's NNG has no TLS (Homebrew's on a Mac; anywhere else that fails). Nothing waits by sleeping: processes
 are waited for by their output, a held call by its git in /proc.
 """
 
@@ -328,11 +328,19 @@ class TestdFleet(FleetBase):
 
 # ---- tkd --------------------------------------------------------------------
 
-def tkd_has_fleet() -> bool:
-    r = subprocess.run([tkproc.program("TKD"), "--help"],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, check=False)
-    return "--node-id" in r.stdout
+def tkd_has_tls() -> bool:
+    """Whether the NNG tkd links has TLS: tk's own (tools/nng/build, every
+    Linux build) has; Homebrew's on a Mac has not."""
+    r = subprocess.run([tkproc.program("TKD"), "--listen",
+                        "tls+tcp://127.0.0.1:0", "--tls-cert", "/nonexistent",
+                        "--tls-key", "/nonexistent", "--tls-ca", "/nonexistent"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    if "built without TLS" not in r.stderr:
+        return True
+    if sys.platform != "darwin":
+        raise AssertionError("tkd's NNG has no TLS: tools/nng/build makes one")
+    return False
 
 
 class TkdFleet(FleetBase):
@@ -499,9 +507,9 @@ class TkdFleet(FleetBase):
 def main() -> int:
     which = sys.argv[1] if len(sys.argv) > 1 else "testd"
     if which == "tkd":
-        if not tkd_has_fleet():
-            print("fleet-client: SKIP: this tkd has no --node-id (the "
-                  "fleet's membership is not built in)", file=sys.stderr)
+        if not tkd_has_tls():
+            print("fleet-client: SKIP: the NNG tkd is linked with has no "
+                  "TLS (Homebrew's on a Mac)", file=sys.stderr)
             return 77
         for tool in ("openssl", "git"):
             if subprocess.run(["sh", "-c", "command -v " + tool],
