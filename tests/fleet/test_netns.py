@@ -432,6 +432,23 @@ class KillDuringCommit(FleetCase):
         other = self.c if owner is self.b else self.b
         self.assertEqual(st.node, other.node_id)
 
+    def test_tkcall_read_retried_on_the_other_owner_negative_control(
+            self) -> None:
+        # The same through tkcall --retry-reads (libtkclient): a READ the
+        # catalog knows, its node killed mid-call, answered by the other.
+        h = self.hook("status", once=True)
+        self.fsmonitor(self.f.shared_repo, h)
+        t = Tkcall("Git/Status", "--retry-reads", "-t", "30s", "-d",
+                   json.dumps({"repo": self.f.shared_repo}))
+        self.undo.append(t.kill)
+        owner = netfleet.node_of(self.f, h.entered(t))
+        self.undo.append(lambda: self.restart_after_kill(owner))
+        owner.kill9()
+        rc, _, err = t.wait()
+        self.assertEqual(rc, 0, err)
+        other = self.c if owner is self.b else self.b
+        self.assertEqual(node_named(err)[-1:], [other.node_id], err)
+
 
 # ---- 4. a node whose heartbeat stops ------------------------------------------------
 

@@ -7,8 +7,8 @@ Two fleets, one a run (the first argument):
          that answers, whatever it answers), NO_NODE_FOR_PATH,
          NODE_REQUIRED, UNKNOWN_NODE, Ping spread over the nodes, Cancel
          answered CANCELLED by the node that runs the call, the probe of a
-         stopped node, a killed node skipped, and --retry-reads on and
-         off (the negative control).
+         stopped node, a killed node skipped, and a method the client's
+         catalog does not know never sent twice, --retry-reads or not.
   tkd    three tkd on 127.0.0.1 tls+tcp://, members of one fleet through a
          private PostgreSQL (tools/pg-cluster), each with its own --root
          and a real git repository in it: RevParse answered by the owning
@@ -299,9 +299,13 @@ class TestdFleet(FleetBase):
         self.assertLess(r.secs, 20.0, r)
 
     def test_f_retry_reads(self) -> None:
-        """The node running a Wait killed: without --retry-reads the call is
-        UNAVAILABLE (the negative control); with it, it runs on another
-        node, which ends it at the one deadline."""
+        """The node running a Wait killed: UNAVAILABLE, "whether it ran is
+        unknown", with --retry-reads as without it. tk.test.Test/Wait is a
+        READ to testd, but the client's catalog does not know it, and a
+        method it does not know may be a WRITE: it is never sent twice.
+        (A READ the catalog knows, retried on another node after its node
+        was killed mid-call: fleet-netns; one that was not sent: the tkd
+        fleet below.)"""
         for retry in (False, True):
             marks = self.entered()
             t0 = time.monotonic()
@@ -311,15 +315,9 @@ class TestdFleet(FleetBase):
             os.kill(self.nodes[victim].proc.pid, signal.SIGKILL)
             r = self.finish(p, t0)
             self.nodes[victim].proc.wait()
-            if retry:
-                self.assertEqual(r.status["code"], "DEADLINE_EXCEEDED", r)
-                self.assertTrue(r.status["fromServer"], r)
-                self.assertNotEqual(r.node, victim)
-                self.assertLess(r.secs, 4.0 + 3.0, r)  # the one deadline
-            else:
-                self.assertEqual(r.rc, 14, r)
-                self.assertIn("whether it ran is unknown", r.status["message"])
-                self.assert_node(r, victim)
+            self.assertEqual(r.rc, 14, r)
+            self.assertIn("whether it ran is unknown", r.status["message"])
+            self.assert_node(r, victim)
             # A killed node: the next calls go elsewhere, every one OK.
             seen = self.ping_nodes(6)
             self.assertNotIn(victim, seen)
