@@ -30,12 +30,9 @@ import json
 import os
 import re
 import select
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 from typing import Dict, List, Optional, Tuple
@@ -43,18 +40,12 @@ from typing import Dict, List, Optional, Tuple
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
 import tkproc  # noqa: E402
+from fleetfx import Cluster, free_port, need_programs, need_tls  # noqa: E402
 
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 TKCALL = tkproc.program("TKCALL")
 WAIT_S = 30.0
-
-
-def free_port() -> int:
-    """A port nobody listens on now (the kernel's pick; bound by tkd next)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def git(repo: str, *args: str) -> str:
@@ -326,21 +317,6 @@ class TestdFleet(FleetBase):
 
 # ---- tkd --------------------------------------------------------------------
 
-def tkd_has_tls() -> bool:
-    """Whether the NNG tkd links has TLS: tk's own (tools/nng/build, every
-    Linux build) has; Homebrew's on a Mac has not."""
-    r = subprocess.run([tkproc.program("TKD"), "--listen",
-                        "tls+tcp://127.0.0.1:0", "--tls-cert", "/nonexistent",
-                        "--tls-key", "/nonexistent", "--tls-ca", "/nonexistent"],
-                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, timeout=60)
-    if "built without TLS" not in r.stderr:
-        return True
-    if sys.platform != "darwin":
-        raise AssertionError("tkd's NNG has no TLS: tools/nng/build makes one")
-    return False
-
-
 class TkdFleet(FleetBase):
     """n1, n2, n3 on tls+tcp://127.0.0.1, one PostgreSQL; each root with a
     repository; /shared served by n2 and n3 both."""
@@ -505,15 +481,8 @@ class TkdFleet(FleetBase):
 def main() -> int:
     which = sys.argv[1] if len(sys.argv) > 1 else "testd"
     if which == "tkd":
-        if not tkd_has_tls():
-            print("fleet-client: SKIP: the NNG tkd is linked with has no "
-                  "TLS (Homebrew's on a Mac)", file=sys.stderr)
-            return 77
-        for tool in ("openssl", "git"):
-            if subprocess.run(["sh", "-c", "command -v " + tool],
-                              stdout=subprocess.DEVNULL).returncode != 0:
-                print("fleet-client: SKIP: no %s" % tool, file=sys.stderr)
-                return 77
+        need_programs("openssl", "git")
+        need_tls()
         return run_tkd()
     suite = unittest.defaultTestLoader.loadTestsFromTestCase(TestdFleet)
     ok = unittest.TextTestRunner(verbosity=2).run(suite).wasSuccessful()
@@ -522,29 +491,15 @@ def main() -> int:
 
 def run_tkd() -> int:
     """TkdFleet, with a private PostgreSQL for the run."""
-    pg = os.path.join(tkproc.SOURCE_ROOT, "tools", "pg-cluster")
     TkdFleet.dir = tkproc.tempdir("fleetc")
-    # Its own directory: the server runs as postgres when this is root, and
-    # must enter every parent.
-    TkdFleet.pgdir = tempfile.mkdtemp(prefix="tk-pg-")
+    cluster = Cluster()
     try:
-        r = subprocess.run([pg, "start", TkdFleet.pgdir, "--fast"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, check=False, timeout=120)
-        if r.returncode != 0:
-            if "no PostgreSQL" in r.stderr:
-                print("fleet-client: SKIP: no PostgreSQL 15 here: %s"
-                      % r.stderr.strip(), file=sys.stderr)
-                return 77
-            raise AssertionError("pg-cluster start: %s" % r.stderr)
-        TkdFleet.dsn = r.stdout.strip().splitlines()[-1]
+        TkdFleet.dsn = cluster.dsn
         suite = unittest.defaultTestLoader.loadTestsFromTestCase(TkdFleet)
         ok = unittest.TextTestRunner(verbosity=2).run(suite).wasSuccessful()
         return 0 if ok else 1
     finally:
-        subprocess.run([pg, "stop", TkdFleet.pgdir], check=False,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        shutil.rmtree(TkdFleet.pgdir, ignore_errors=True)
+        cluster.close()
         TkdFleet.dir.cleanup()
 
 

@@ -26,19 +26,17 @@ import os
 import re
 import select
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 import unittest
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
 import tkproc  # noqa: E402
 from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert  # noqa: E402
+from fleetfx import Cluster, free_port, need_programs, need_tls  # noqa: E402
 
 import tk  # noqa: E402
 
@@ -46,27 +44,12 @@ import tk  # noqa: E402
 # threads' Python stacks with SIGUSR1.
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 
-SKIP = 77
 WAIT_S = 20.0
 HEARTBEAT_MS = 200
 # Five heartbeats, not tkd's default of three: room for a beat that a
 # loaded machine (a sanitizer build) delays. The default is checked too.
 TTL_MS = 5 * HEARTBEAT_MS
 DEFAULT_TTL_MS = 3 * HEARTBEAT_MS
-PG_CLUSTER = os.path.join(tkproc.SOURCE_ROOT, "tools", "pg-cluster")
-
-
-def skip(why: str) -> None:
-    print("SKIP: " + why, file=sys.stderr)
-    sys.exit(SKIP)
-
-
-def free_port() -> int:
-    """A port nothing listens on now (bound, then closed; tkd's start is
-    retried when another process took it in between)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for(pred: Callable[[], bool], what: str,
@@ -114,76 +97,13 @@ def not_raising(f: Callable[[], object]) -> object:
         return None
 
 
-class Cluster:
-    """A private PostgreSQL for the whole file. A guard shell in a session
-    of its own stops and removes it when this process dies, however it
-    dies (the pipe it reads closes)."""
-
-    def __init__(self) -> None:
-        self.dir = tempfile.mkdtemp(prefix="tk-pg-")
-        r, w = os.pipe()
-        self.guard = subprocess.Popen(
-            ["/bin/sh", "-c", 'cat >/dev/null; "$0" stop "$1"; rm -rf "$1"',
-             PG_CLUSTER, self.dir], stdin=r, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True)
-        os.close(r)
-        self.guard_w = w
-        r = self.run("start", "--fast")
-        if r.returncode != 0:
-            if "no PostgreSQL" in r.stderr:
-                self.close()
-                skip("no PostgreSQL 15 here: " + r.stderr.strip())
-            raise AssertionError("pg-cluster start: %s" % r.stderr)
-        self.dsn = r.stdout.strip()
-        self.bindir = os.environ.get("TK_PG_BINDIR", "")
-
-    def run(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([PG_CLUSTER, args[0], self.dir] + list(args[1:]),
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, timeout=120)
-
-    def stop(self) -> None:
-        r = self.run("stop")
-        assert r.returncode == 0, r.stderr
-
-    def start(self) -> None:
-        r = self.run("start")
-        assert r.returncode == 0, r.stderr
-
-    def sql(self, dbname: str, query: str) -> str:
-        """psql's unaligned output of query, one row a line."""
-        dsn = re.sub(r"dbname=\S+", "dbname=" + dbname, self.dsn)
-        r = subprocess.run(["psql", "-XAtq", "-F", "|", "-d", dsn, "-c", query],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, timeout=60)
-        if r.returncode != 0:
-            raise AssertionError("psql %r: %s" % (query, r.stderr))
-        return r.stdout.strip()
-
-    def close(self) -> None:
-        os.close(self.guard_w)
-        self.guard.wait(timeout=120)
-
-
 CLUSTER: Optional[Cluster] = None
 
 
 def setUpModule() -> None:
     global CLUSTER
-    for prog in ("openssl", "psql"):
-        if subprocess.run(["sh", "-c", "command -v " + prog],
-                          stdout=subprocess.DEVNULL).returncode != 0:
-            skip("no %s here" % prog)
-    r = subprocess.run([tkproc.program("TKD"), "--listen",
-                        "tls+tcp://127.0.0.1:0", "--tls-cert", "/nonexistent",
-                        "--tls-key", "/nonexistent", "--tls-ca", "/nonexistent"],
-                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, timeout=WAIT_S)
-    if "built without TLS" in r.stderr:
-        # tk's own NNG (tools/nng/build, every Linux build) has TLS.
-        if sys.platform != "darwin":
-            raise AssertionError("tkd's NNG has no TLS: tools/nng/build makes one")
-        skip("the NNG tkd is linked with has no TLS (Homebrew's on a Mac)")
+    need_programs("openssl", "psql")
+    need_tls()
     CLUSTER = Cluster()
 
 
@@ -218,7 +138,7 @@ class Fleet(unittest.TestCase):
         self.db = "fleet%d" % Fleet.db_serial
         self.pg.sql("tk", "DROP DATABASE IF EXISTS %s" % self.db)
         self.pg.sql("tk", "CREATE DATABASE %s" % self.db)
-        self.dsn = re.sub(r"dbname=\S+", "dbname=" + self.db, self.pg.dsn)
+        self.dsn = self.pg.dsn_of(self.db)
         self.nodes: List[Node] = []
         self.clients: List[tk.Client] = []
         self.node_of: Dict[int, str] = {}
@@ -447,7 +367,8 @@ class Fleet(unittest.TestCase):
         self.assertEqual(self.ids(ca), ["a"])
 
     def test_postgresql_down_membership_stale_service_goes_on(self) -> None:
-        a, b = self.start("a"), self.start("b")
+        a = self.start("a")
+        self.start("b")
         self.wait_members(a, ["a", "b"])
         repo = os.path.join(a.root, "r")
         os.makedirs(repo)

@@ -25,13 +25,10 @@ from __future__ import annotations
 
 import faulthandler
 import os
-import re
 import select
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import unittest
 from typing import Dict, List, Optional, Tuple
 
@@ -39,6 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
 import tkproc  # noqa: E402
 from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert  # noqa: E402
+from fleetfx import Cluster, free_port, need_programs, need_tls  # noqa: E402
 
 import tk  # noqa: E402
 
@@ -46,24 +44,11 @@ import tk  # noqa: E402
 # threads' Python stacks with SIGUSR1.
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 
-SKIP = 77
 WAIT_S = 20.0
 HEARTBEAT_MS = 200
 # Fifteen heartbeats: a loaded machine (a sanitizer build) that delays a
 # beat does not drop a node from a reading mid-test.
 TTL_MS = 3000
-PG_CLUSTER = os.path.join(tkproc.SOURCE_ROOT, "tools", "pg-cluster")
-
-
-def skip(why: str) -> None:
-    print("SKIP: " + why, file=sys.stderr)
-    sys.exit(SKIP)
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def git(repo: str, *args: str) -> str:
@@ -71,62 +56,13 @@ def git(repo: str, *args: str) -> str:
                           stdout=subprocess.PIPE, text=True).stdout.strip()
 
 
-class Cluster:
-    """A private PostgreSQL for the whole file. A guard shell in a session
-    of its own stops and removes it when this process dies, however it
-    dies (the pipe it reads closes)."""
-
-    def __init__(self) -> None:
-        # Under /tmp itself: the server (user postgres, when root) must
-        # reach it through its parents.
-        self.dir = tempfile.mkdtemp(prefix="tk-pg-")
-        r, w = os.pipe()
-        self.guard = subprocess.Popen(
-            ["/bin/sh", "-c", 'cat >/dev/null; "$0" stop "$1"; rm -rf "$1"',
-             PG_CLUSTER, self.dir], stdin=r, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True)
-        os.close(r)
-        self.guard_w = w
-        r2 = subprocess.run([PG_CLUSTER, "start", self.dir, "--fast"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, timeout=120)
-        if r2.returncode != 0:
-            if "no PostgreSQL" in r2.stderr:
-                self.close()
-                skip("no PostgreSQL 15 here: " + r2.stderr.strip())
-            raise AssertionError("pg-cluster start: %s" % r2.stderr)
-        self.dsn = r2.stdout.strip()
-
-    def sql(self, query: str) -> None:
-        r = subprocess.run(["psql", "-XAtq", "-d", self.dsn, "-c", query],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, timeout=60)
-        if r.returncode != 0:
-            raise AssertionError("psql %r: %s" % (query, r.stderr))
-
-    def close(self) -> None:
-        os.close(self.guard_w)  # the guard stops the cluster and removes it
-        self.guard.wait(timeout=120)
-
-
 CLUSTER: Optional[Cluster] = None
 
 
 def setUpModule() -> None:
     global CLUSTER
-    for prog in ("openssl", "psql", "git"):
-        if subprocess.run(["sh", "-c", "command -v " + prog],
-                          stdout=subprocess.DEVNULL).returncode != 0:
-            skip("no %s here" % prog)
-    r = subprocess.run([tkproc.program("TKD"), "--listen",
-                        "tls+tcp://127.0.0.1:0", "--tls-cert", "/nonexistent",
-                        "--tls-key", "/nonexistent", "--tls-ca", "/nonexistent"],
-                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, timeout=WAIT_S)
-    if "built without TLS" in r.stderr:
-        if sys.platform != "darwin":
-            raise AssertionError("tkd's NNG has no TLS: tools/nng/build makes one")
-        skip("the NNG tkd is linked with has no TLS (Homebrew's on a Mac)")
+    need_programs("openssl", "psql", "git")
+    need_tls()
     CLUSTER = Cluster()
 
 
@@ -158,9 +94,9 @@ class FleetCase(unittest.TestCase):
         # A database of its own per test: no row of another test's nodes.
         FleetCase.serial += 1
         db = "flpy%d" % FleetCase.serial
-        CLUSTER.sql("DROP DATABASE IF EXISTS %s" % db)
-        CLUSTER.sql("CREATE DATABASE %s" % db)
-        self.dsn = re.sub(r"dbname=\S+", "dbname=" + db, CLUSTER.dsn)
+        CLUSTER.sql("tk", "DROP DATABASE IF EXISTS %s" % db)
+        CLUSTER.sql("tk", "CREATE DATABASE %s" % db)
+        self.dsn = CLUSTER.dsn_of(db)
         self.nodes: Dict[str, Node] = {}
         self.clients: List[tk.Client] = []
         self.hook_pids: List[int] = []
