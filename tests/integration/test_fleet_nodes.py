@@ -24,7 +24,6 @@ from __future__ import annotations
 import faulthandler
 import os
 import re
-import select
 import signal
 import subprocess
 import sys
@@ -62,31 +61,6 @@ def wait_for(pred: Callable[[], bool], what: str,
             raise AssertionError("%s: not within %.0f s" % (what, timeout))
         time.sleep(step)
     return time.monotonic() - t0
-
-
-def read_line(fifo: str) -> str:
-    """A line from the fifo's writer (a hook), waited for in poll, bounded.
-    Opened before the writer, non-blocking: a fifo no writer has opened
-    yet polls as not ready."""
-    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        got = b""
-        until = time.monotonic() + WAIT_S
-        while not got.endswith(b"\n"):
-            left = until - time.monotonic()
-            p = select.poll()
-            p.register(fd, select.POLLIN)
-            if left <= 0 or not p.poll(left * 1000):
-                raise AssertionError("no line from %s" % fifo)
-            data = os.read(fd, 256)
-            if not data and not got:
-                continue  # the writer has not written yet
-            if not data:
-                break
-            got += data
-        return got.decode().strip()
-    finally:
-        os.close(fd)
 
 
 def not_raising(f: Callable[[], object]) -> object:
@@ -337,7 +311,7 @@ class Fleet(unittest.TestCase):
             f.write("a\n")
         call = self.client(b).git.start_commit(repo=repo, message="held",
                                                 paths=[b"a.txt"], timeout=60)
-        self.assertEqual(read_line(entered), "in")
+        self.assertEqual(tkproc.read_line(entered), "in")
         ca = self.client(a)
         mark = b.d.mark("stderr")
         b.d.proc.send_signal(signal.SIGTERM)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import faulthandler
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -48,31 +47,6 @@ EXIT_OUTLIVED = 3  # tkd --help: calls outlived --shutdown-grace-ms
 def git(repo: str, *args: str) -> str:
     return subprocess.run(["git", "-C", repo] + list(args), check=True,
                           stdout=subprocess.PIPE, text=True).stdout.strip()
-
-
-def read_line(fifo: str) -> str:
-    """A line from the fifo's writer (a hook), waited for in poll, bounded.
-    Opened before the writer, non-blocking: a fifo no writer has opened
-    yet polls as not ready."""
-    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        got = b""
-        until = time.monotonic() + WAIT_S
-        while not got.endswith(b"\n"):
-            left = until - time.monotonic()
-            p = select.poll()
-            p.register(fd, select.POLLIN)
-            if left <= 0 or not p.poll(left * 1000):
-                raise AssertionError("no line from %s" % fifo)
-            data = os.read(fd, 256)
-            if not data and not got:
-                continue  # the writer has not written yet
-            if not data:
-                break
-            got += data
-        return got.decode().strip()
-    finally:
-        os.close(fd)
 
 
 # Linux's process table; elsewhere (macOS) ps(1) reads the same fields.
@@ -179,7 +153,7 @@ class CommitAtShutdown(unittest.TestCase):
         self.write("a.txt", "b\n")
         call = self.client.git.start_commit(repo=self.repo, message="second",
                                             all=True, timeout=60)
-        self.pgid = int(read_line(self.entered))
+        self.pgid = int(tkproc.read_line(self.entered))
         # The lock the measured commit held when tkd had gone.
         self.assertTrue(os.path.exists(
             os.path.join(self.repo, ".git", "index.lock")))

@@ -7,11 +7,13 @@ ts_spawn / ts_wait_output.
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from typing import Callable, Dict, List, Optional
 
 SOURCE_ROOT = os.environ.get("TK_SOURCE_ROOT") or os.path.normpath(
@@ -153,3 +155,28 @@ def start_testd(sockdir: str, held_writes: bool = False) -> tuple:
 def tempdir(tag: str) -> tempfile.TemporaryDirectory:
     # Short: an ipc socket path must fit in sun_path (108 bytes).
     return tempfile.TemporaryDirectory(prefix="tk-%s-" % tag)
+
+
+def read_line(fifo: str, timeout: float = START_S) -> str:
+    """A line from the fifo's writer (a hook), waited for in poll, bounded.
+    Opened before the writer, non-blocking: a fifo no writer has opened
+    yet polls as not ready."""
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        got = b""
+        until = time.monotonic() + timeout
+        while not got.endswith(b"\n"):
+            left = until - time.monotonic()
+            p = select.poll()
+            p.register(fd, select.POLLIN)
+            if left <= 0 or not p.poll(left * 1000):
+                raise AssertionError("no line from %s" % fifo)
+            data = os.read(fd, 256)
+            if not data and not got:
+                continue  # the writer has not written yet
+            if not data:
+                break
+            got += data
+        return got.decode().strip()
+    finally:
+        os.close(fd)
