@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -12,6 +13,12 @@
 
 pid_t bench_spawn(const char *const argv[], const char *cwd, int in_fd,
                   int out_fd, char *const envp[])
+{
+    return bench_spawn_err(argv, cwd, in_fd, out_fd, -1, envp);
+}
+
+pid_t bench_spawn_err(const char *const argv[], const char *cwd, int in_fd,
+                      int out_fd, int err_fd, char *const envp[])
 {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -23,6 +30,8 @@ pid_t bench_spawn(const char *const argv[], const char *cwd, int in_fd,
         posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     if (out_fd >= 0)
         posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    if (err_fd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
     pid_t pid;
     int rv = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv,
                          envp != NULL ? envp : environ);
@@ -78,4 +87,20 @@ tk_client *bench_start_tkd(const char *const argv[], const char *url,
     fprintf(stderr, "bench: tkd did not come up at %s\n", url);
     kill(*pid, SIGKILL);
     _exit(1);
+}
+
+bool bench_int_arg(const char *prog, const char *flag, const char *s, long min,
+                   long max, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
+        fprintf(stderr,
+                "%s: %s wants a whole number from %ld to %ld, not \"%s\"\n",
+                prog, flag, min, max, s);
+        return false;
+    }
+    *out = (int)v;
+    return true;
 }

@@ -43,6 +43,7 @@
 
 #include <tk/client.h>
 
+#include "common.h"
 #include "measure.h"
 #include "orders/orders.h"
 #include "tk/v1/control.tk.h"
@@ -482,24 +483,6 @@ static const char usage_text[] =
     "defaults: 3 s rounds, 6 rounds, 4 adders at 100 AddItem/s each,\n"
     "2 transitioners, the lock held 20 ms per transition, 2000 calls\n";
 
-/* A whole number in [min, max] into *out, or a message and false. */
-static bool int_arg(const char *flag, const char *s, long min, long max,
-                    int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
-        fprintf(stderr,
-                "bench-locks: %s wants a whole number from %ld to %ld, "
-                "not \"%s\"\n",
-                flag, min, max, s);
-        return false;
-    }
-    *out = (int)v;
-    return true;
-}
-
 /* A number in [min, max] into *out, or a message and false. */
 static bool real_arg(const char *flag, const char *s, double min, double max,
                      double *out)
@@ -533,13 +516,15 @@ static bool take_option(bench_opts *o, const char *name, const char *arg)
     if (strcmp(name, "--rate") == 0)
         return real_arg(name, arg, 0.001, 1e6, &o->rate);
     if (strcmp(name, "--rounds") == 0)
-        return int_arg(name, arg, 2, 10000, &o->rounds);
+        return bench_int_arg("bench-locks", name, arg, 2, 10000, &o->rounds);
     if (strcmp(name, "--adders") == 0)
-        return int_arg(name, arg, 1, max_callers - 1, &o->adders);
+        return bench_int_arg("bench-locks", name, arg, 1, max_callers - 1,
+                             &o->adders);
     if (strcmp(name, "--transitioners") == 0)
-        return int_arg(name, arg, 1, max_callers - 1, &o->transitioners);
+        return bench_int_arg("bench-locks", name, arg, 1, max_callers - 1,
+                             &o->transitioners);
     if (strcmp(name, "--calls") == 0)
-        return int_arg(name, arg, 5, INT_MAX, &o->calls);
+        return bench_int_arg("bench-locks", name, arg, 5, INT_MAX, &o->calls);
     fprintf(stderr, "bench-locks: unknown option %s\n", name);
     return false;
 }

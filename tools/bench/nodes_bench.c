@@ -38,7 +38,6 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -51,6 +50,7 @@
 
 #include <tk/client.h>
 
+#include "common.h"
 #include "measure.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/git.tk.h"
@@ -151,17 +151,13 @@ static void start_node(node *n, int slot, int root, int pool_size, bool member)
         argv[argc++] = n->url;
     }
     argv[argc] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    int rv =
-        posix_spawn(&n->pid, opt.tkd, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rv != 0)
-        die("cannot start %s (error %d)", opt.tkd, rv);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        die("cannot open %s", log);
+    n->pid = bench_spawn_err(argv, NULL, -1, fd, fd, NULL);
+    close(fd);
+    if (n->pid < 0)
+        die("cannot start %s (error %d)", opt.tkd, errno);
     started[slot] = n->pid;
 }
 
@@ -549,23 +545,6 @@ static const char usage_text[] =
     "defaults: 3 nodes, 24 callers, 5 rounds of 3 s per node count,\n"
     "2000 RevParse per series, a pool of 8 per node, no members\n";
 
-static bool int_arg(const char *flag, const char *s, long min, long max,
-                    int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
-        fprintf(stderr,
-                "bench-nodes: %s wants a whole number from %ld to %ld, not "
-                "\"%s\"\n",
-                flag, min, max, s);
-        return false;
-    }
-    *out = (int)v;
-    return true;
-}
-
 static bool take_option(const char *name, const char *arg)
 {
     if (strcmp(name, "--tkd") == 0)
@@ -575,18 +554,21 @@ static bool take_option(const char *name, const char *arg)
     else if (strcmp(name, "--dir") == 0)
         opt.dir = arg;
     else if (strcmp(name, "--nodes") == 0)
-        return int_arg(name, arg, 1, MAX_NODES, &opt.nodes);
+        return bench_int_arg("bench-nodes", name, arg, 1, MAX_NODES,
+                             &opt.nodes);
     else if (strcmp(name, "--callers") == 0)
-        return int_arg(name, arg, 1, MAX_CALLERS, &opt.callers);
+        return bench_int_arg("bench-nodes", name, arg, 1, MAX_CALLERS,
+                             &opt.callers);
     else if (strcmp(name, "--rounds") == 0)
-        return int_arg(name, arg, 1, 1000, &opt.rounds);
+        return bench_int_arg("bench-nodes", name, arg, 1, 1000, &opt.rounds);
     else if (strcmp(name, "--calls") == 0)
-        return int_arg(name, arg, 10, 10000000, &opt.calls);
+        return bench_int_arg("bench-nodes", name, arg, 10, 10000000,
+                             &opt.calls);
     else if (strcmp(name, "--pg-pool") == 0)
-        return int_arg(name, arg, 1, 64, &opt.pg_pool);
+        return bench_int_arg("bench-nodes", name, arg, 1, 64, &opt.pg_pool);
     else if (strcmp(name, "--pg-pid") == 0) {
         int v = 0;
-        if (!int_arg(name, arg, 1, INT_MAX, &v))
+        if (!bench_int_arg("bench-nodes", name, arg, 1, INT_MAX, &v))
             return false;
         opt.pg_pid = v;
     } else if (strcmp(name, "--only") == 0) {
@@ -596,7 +578,7 @@ static bool take_option(const char *name, const char *arg)
         }
         opt.only = arg;
     } else if (strcmp(name, "--members") == 0)
-        return int_arg(name, arg, 0, 1, &opt.members);
+        return bench_int_arg("bench-nodes", name, arg, 0, 1, &opt.members);
     else if (strcmp(name, "--seconds") == 0) {
         char *end;
         errno = 0;
