@@ -23,11 +23,12 @@ import threading
 import time
 import typing
 import unittest
-from ctypes import POINTER, byref, c_char_p, c_int, c_uint32, c_void_p
+from ctypes import byref, c_void_p
 from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
+import repsock  # noqa: E402
 import tkproc  # noqa: E402
 
 import tk  # noqa: E402
@@ -42,29 +43,7 @@ WAIT = "tk.test.Test/Wait"
 WRITE = "tk.test.Test/SlowWrite"
 
 
-class Pipe(ctypes.Structure):
-    _fields_ = [("id", c_uint32)]
-
-
-_lib = _nng._lib
-for _name, _res, _args in (
-        ("nng_rep0_open", c_int, [POINTER(_nng.Socket)]),
-        ("nng_listen", c_int, [_nng.Socket, c_char_p, c_void_p, c_int]),
-        ("nng_recvmsg", c_int, [_nng.Socket, POINTER(c_void_p), c_int]),
-        ("nng_sendmsg", c_int, [_nng.Socket, c_void_p, c_int]),
-        ("nng_msg_get_pipe", Pipe, [c_void_p]),
-        ("nng_pipe_close", c_int, [Pipe])):
-    getattr(_lib, _name).restype = _res
-    getattr(_lib, _name).argtypes = _args
-
-
-def rep_socket(url: str, recv_timeout_ms: int) -> _nng.Socket:
-    """A bare REP socket listening on url: a server that is not tkd."""
-    sock = _nng.Socket()
-    assert _lib.nng_rep0_open(byref(sock)) == 0
-    assert _lib.nng_socket_set_ms(sock, b"recv-timeout", recv_timeout_ms) == 0
-    assert _lib.nng_listen(sock, url.encode(), None, 0) == 0
-    return sock
+_lib = repsock.lib
 
 
 class TestdCase(unittest.TestCase):
@@ -410,7 +389,7 @@ class TestWithoutTkd(unittest.TestCase):
 
     def test_deadline_without_reply(self) -> None:
         url = "ipc://%s/mute.sock" % self.dir.name
-        rep = rep_socket(url, 1000)
+        rep = repsock.rep_socket(url, 1000)
         try:
             with tk.Client(url) as c:
                 t0 = time.monotonic()
@@ -436,7 +415,7 @@ class TestWithoutTkd(unittest.TestCase):
         questions came. Each step is an event, a question arriving: no
         clock."""
         url = "ipc://%s/asker.sock" % self.dir.name
-        rep = rep_socket(url, 30000)
+        rep = repsock.rep_socket(url, 30000)
         asked: typing.List[str] = []
 
         def recv() -> typing.Optional[rpc_pb2.Request]:
@@ -523,7 +502,7 @@ class TestWithoutTkd(unittest.TestCase):
     def dropped_calls(self, url: str, use_tk: bool) -> int:
         """How often a request reaches a server that drops the connection
         on receipt, then waits a second for a resent copy."""
-        rep = rep_socket(url, 1000)
+        rep = repsock.rep_socket(url, 1000)
         received = []
 
         def serve() -> None:

@@ -19,10 +19,11 @@ import threading
 import time
 import typing
 import unittest
-from ctypes import POINTER, byref, c_char_p, c_int, c_uint32, c_void_p
+from ctypes import byref, c_void_p
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
+import repsock  # noqa: E402
 import tkproc  # noqa: E402
 
 import tk  # noqa: E402
@@ -32,20 +33,7 @@ from tk.v1 import control_pb2, git_pb2, rpc_pb2, search_pb2  # noqa: E402
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 
-class Pipe(ctypes.Structure):
-    _fields_ = [("id", c_uint32)]
-
-
-_lib = _nng._lib
-for _name, _res, _args in (
-        ("nng_rep0_open", c_int, [POINTER(_nng.Socket)]),
-        ("nng_listen", c_int, [_nng.Socket, c_char_p, c_void_p, c_int]),
-        ("nng_recvmsg", c_int, [_nng.Socket, POINTER(c_void_p), c_int]),
-        ("nng_sendmsg", c_int, [_nng.Socket, c_void_p, c_int]),
-        ("nng_msg_get_pipe", Pipe, [c_void_p]),
-        ("nng_pipe_close", c_int, [Pipe])):
-    getattr(_lib, _name).restype = _res
-    getattr(_lib, _name).argtypes = _args
+_lib = repsock.lib
 
 
 # ---- the decisions, on a table alone ----
@@ -207,10 +195,7 @@ class FakeNode:
         self.mute = False
         self.seen: typing.List[rpc_pb2.Request] = []
         self._cv = threading.Condition()
-        self.sock = _nng.Socket()
-        assert _lib.nng_rep0_open(byref(self.sock)) == 0
-        assert _lib.nng_socket_set_ms(self.sock, b"recv-timeout", 50) == 0
-        assert _lib.nng_listen(self.sock, url.encode(), None, 0) == 0
+        self.sock = repsock.rep_socket(url, 50)
         self._stop = False
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
