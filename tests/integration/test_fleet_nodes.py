@@ -35,7 +35,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
 import tkproc  # noqa: E402
 from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert  # noqa: E402
-from fleetfx import Cluster, free_port, need_programs, need_tls  # noqa: E402
+from fleetfx import (Cluster, free_port, need_programs, need_tls,  # noqa: E402
+                     start_tkd)
 
 import tk  # noqa: E402
 
@@ -159,21 +160,11 @@ class Fleet(unittest.TestCase):
         """A tkd that has joined (logged "listening on"); a port another
         process took between free_port and tkd's bind is tried again."""
         root = self.root(node_id)
-        for _ in range(5):
-            port = free_port()
-            d = tkproc.Daemon(self.argv(node_id, port, root, extra, ttl),
-                              self.env())
-            try:
-                d.wait_output("listening on", "stderr")
-            except AssertionError:
-                d.stop()
-                if "in use" in d.output("stderr"):
-                    continue
-                raise
-            n = Node(node_id, "tls+tcp://127.0.0.1:%d" % port, root, d)
-            self.nodes.append(n)
-            return n
-        raise AssertionError("no free port in 5 tries")
+        d, port = start_tkd(
+            lambda port: self.argv(node_id, port, root, extra, ttl), self.env())
+        n = Node(node_id, "tls+tcp://127.0.0.1:%d" % port, root, d)
+        self.nodes.append(n)
+        return n
 
     def client(self, n: Node) -> tk.Client:
         """A client of the fleet, opened on n; the tests' calls name n

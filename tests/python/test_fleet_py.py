@@ -36,7 +36,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
 import tkproc  # noqa: E402
 from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert  # noqa: E402
-from fleetfx import Cluster, free_port, need_programs, need_tls  # noqa: E402
+from fleetfx import (Cluster, free_port, need_programs, need_tls,  # noqa: E402
+                     start_tkd)
 
 import tk  # noqa: E402
 
@@ -134,28 +135,19 @@ class FleetCase(unittest.TestCase):
     def start(self, node_id: str, root: str) -> Node:
         """A tkd that has joined the fleet; a port another process took
         between free_port and tkd's bind is tried again."""
-        for _ in range(5):
-            port = free_port()
+        def argv(port: int) -> List[str]:
             addr = "tls+tcp://127.0.0.1:%d" % port
-            d = tkproc.Daemon([
+            return [
                 tkproc.program("TKD"), "--listen", addr,
                 "--tls-cert", self.server[0], "--tls-key", self.server[1],
                 "--tls-ca", self.ca[0], "--node-id", node_id,
                 "--advertise", addr, "--pg", self.dsn, "--root", root,
                 "--heartbeat-ms", str(HEARTBEAT_MS), "--node-ttl-ms",
-                str(TTL_MS), "--log-level", "info"],
-                self.env())
-            try:
-                d.wait_output("listening on", "stderr")
-            except AssertionError:
-                d.stop()
-                if "in use" in d.output("stderr"):
-                    continue
-                raise
-            n = Node(node_id, addr, root, d)
-            self.nodes[node_id] = n
-            return n
-        raise AssertionError("no free port in 5 tries")
+                str(TTL_MS), "--log-level", "info"]
+        d, port = start_tkd(argv, self.env())
+        n = Node(node_id, "tls+tcp://127.0.0.1:%d" % port, root, d)
+        self.nodes[node_id] = n
+        return n
 
     def fleet(self, roots: Dict[str, str]) -> None:
         """Nodes by id with their roots, each having seen all join."""

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from typing import Callable, Dict, List, Optional, Tuple
 
 import tkproc
 
@@ -56,6 +57,25 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def start_tkd(argv_of: Callable[[int], List[str]],
+              env: Optional[Dict[str, str]]) -> Tuple[tkproc.Daemon, int]:
+    """tkd started with argv_of(a free port), once it has logged
+    "listening on"; a port another process took between free_port and
+    tkd's bind is tried again (5 tries). The daemon and its port."""
+    for _ in range(5):
+        port = free_port()
+        d = tkproc.Daemon(argv_of(port), env)
+        try:
+            d.wait_output("listening on", "stderr")
+        except AssertionError:
+            d.stop()
+            if "in use" in d.output("stderr"):
+                continue
+            raise
+        return d, port
+    raise AssertionError("no free port in 5 tries")
 
 
 class Cluster:
