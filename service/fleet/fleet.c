@@ -161,6 +161,19 @@ static uint32_t stmt_ms(uint32_t heartbeat_ms)
     return heartbeat_ms > MIN_STMT_MS ? heartbeat_ms : MIN_STMT_MS;
 }
 
+/* What fleet_new allocates besides the lock and the condition: its
+ * copies of the configuration, the abort event, and f. */
+static void release(fleet *f)
+{
+    port_event_close(&f->abort);
+    free(f->node_id);
+    free(f->address);
+    free(f->dsn);
+    free(f->version);
+    free(f->roots_literal);
+    free(f);
+}
+
 int fleet_new(fleet **out, const fleet_config *cfg, char *err, size_t errlen)
 {
     *out = NULL;
@@ -189,13 +202,7 @@ int fleet_new(fleet **out, const fleet_config *cfg, char *err, size_t errlen)
     if (rv != 0) {
         snprintf(err, errlen, "fleet: cannot start: %s",
                  rv == -ENOMEM ? "out of memory" : "no event");
-        port_event_close(&f->abort);
-        free(f->node_id);
-        free(f->address);
-        free(f->dsn);
-        free(f->version);
-        free(f->roots_literal);
-        free(f);
+        release(f);
         return rv;
     }
     pthread_mutex_init(&f->mu, NULL);
@@ -536,13 +543,7 @@ void fleet_free(fleet *f)
     fleet__pg_close(&f->pg);
     fleet__reading_free(&f->reading);
     fleet__reading_free(&f->shown);
-    port_event_close(&f->abort);
     pthread_cond_destroy(&f->cv);
     pthread_mutex_destroy(&f->mu);
-    free(f->node_id);
-    free(f->address);
-    free(f->dsn);
-    free(f->version);
-    free(f->roots_literal);
-    free(f);
+    release(f);
 }
