@@ -62,7 +62,10 @@ static bool register_call(rpc_slot *s, bool *dup_done)
          * first on this connection, so REQ discards this one's. */
         *dup_done = true;
     } else {
-        s->phase = PHASE_QUEUED;
+        if (call->id != 0)
+            rpc__register_slot(s);
+        else
+            s->phase = PHASE_QUEUED;
         if (call->id != 0 &&
             rpc__take_tombstone(srv, call->peer.conn, call->id))
             rpc_call__cancel(call, RPC_CAUSE_CALLER);
@@ -96,7 +99,7 @@ static bool enqueue(rpc_server *srv, rpc_slot *s)
 static void unregister(rpc_slot *s)
 {
     pthread_mutex_lock(&s->srv->reg_mu);
-    s->phase = PHASE_IDLE;
+    rpc__unregister_slot(s);
     pthread_mutex_unlock(&s->srv->reg_mu);
 }
 

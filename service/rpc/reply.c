@@ -22,7 +22,7 @@ void rpc__arm_recv(rpc_slot *s)
  * reg_mu held. */
 void rpc__slot_idle(rpc_slot *s)
 {
-    s->phase = PHASE_IDLE;
+    rpc__unregister_slot(s);
     pthread_cond_broadcast(&s->srv->reg_cv);
     if (!atomic_load(&s->srv->stopping))
         rpc__arm_recv(s);
@@ -126,13 +126,10 @@ void rpc__finish(rpc_slot *s, const ProtobufCMessage *payload)
     pthread_mutex_lock(&srv->reg_mu);
     if (msg != NULL && call->id != 0 &&
         (s->phase == PHASE_QUEUED || s->phase == PHASE_RUNNING)) {
-        rpc_callref *r = &srv->recent[srv->recent_next];
-        srv->recent_next = (srv->recent_next + 1) % RPC_RECENT;
-        r->conn = call->peer.conn;
-        r->id = call->id;
+        rpc__remember_answered(srv, call->peer.conn, call->id);
         /* Answered only once the send completes (rpc__slot_cb): until then it
          * is SENDING, which rpc__locate() reports ahead of recent. */
-        s->sending = *r;
+        s->sending = (rpc_callref){ .conn = call->peer.conn, .id = call->id };
     }
     s->phase = PHASE_SENDING;
     rpc_call__reset(call);

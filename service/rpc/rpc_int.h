@@ -76,6 +76,17 @@ typedef struct rpc_callref {
     int64_t expires; /* tombstones only */
 } rpc_callref;
 
+/* (connection, call id) keys over a fixed set of entries, found without a
+ * scan: a chained hash table (registry.c). An entry is in it or not; the
+ * same key may be in it twice (a call answered again after its first
+ * answer was forgotten). */
+typedef struct rpc_index {
+    size_t mask;       /* buckets - 1 */
+    uint32_t *heads;   /* per bucket: its first entry + 1; 0: empty */
+    uint32_t *next;    /* per entry: the next in its bucket + 1; 0: last */
+    rpc_callref *keys; /* per entry; id 0: not in the index */
+} rpc_index;
+
 /* One NNG REP context with its aio; at most one call at a time. */
 typedef struct rpc_slot {
     struct rpc_server *srv;
@@ -156,10 +167,15 @@ struct rpc_server {
     /* The registry: slot phases, recently finished calls, early cancels. */
     pthread_mutex_t reg_mu;
     pthread_cond_t reg_cv; /* a slot went idle or finished sending */
-    rpc_callref recent[RPC_RECENT];
+    /* The slots (entry i: slots[i]) by the call they hold, from its
+     * registration until the slot is idle again: queued, running, its
+     * reply being sent. A detached slot is not in it. */
+    rpc_index live;
+    rpc_index recent; /* RPC_RECENT answered calls, a ring */
     size_t recent_next;
     rpc_callref tombstones[RPC_TOMBSTONES];
     size_t tomb_next;
+    size_t n_tombs; /* entries of tombstones in use, expired or not */
 
     /* The worker pool: a ring of queued slots. */
     pthread_mutex_t pool_mu;
@@ -237,6 +253,15 @@ typedef enum rpc_where {
     WHERE_SENDING, /* its reply is being handed to NNG */
     WHERE_DONE,    /* its reply was handed to NNG ahead of any later one */
 } rpc_where;
+/* The registry's indexes, for n_slots slots; 0 or -ENOMEM. */
+int rpc__registry_init(rpc_server *srv, size_t n_slots);
+void rpc__registry_free(rpc_server *srv);
+/* The slot's call is registered: queued from now on (id not 0). */
+void rpc__register_slot(rpc_slot *s);
+/* The slot holds no call any more (idle); a no-op when it held none. */
+void rpc__unregister_slot(rpc_slot *s);
+/* The call the slot answers goes among the recently answered. */
+void rpc__remember_answered(rpc_server *srv, uint32_t conn, uint64_t id);
 /* Finds call id (not 0) of connection conn. */
 rpc_where rpc__locate(rpc_server *srv, uint32_t conn, uint64_t id,
                       rpc_slot **live);

@@ -119,6 +119,12 @@ static int keep_config(rpc_server *srv, const rpc_config *cfg)
     return 0;
 }
 
+/* The slots: one per worker, one per place in the queue, SPARE_SLOTS more. */
+static size_t slot_count(const rpc_config *cfg)
+{
+    return (size_t)cfg->workers + cfg->queue_depth + SPARE_SLOTS;
+}
+
 static void init_sync(rpc_server *srv)
 {
     /* Timed waits are on the monotonic clock, like every deadline. */
@@ -154,6 +160,8 @@ int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,
     srv->reaper_until = INT64_MIN;
     srv->t_start = rpc_now_ns();
     rv = keep_config(srv, cfg);
+    if (rv == 0)
+        rv = rpc__registry_init(srv, slot_count(cfg));
     if (rv == 0)
         rv = rpc__check_listeners(srv, err, errlen);
     if (rv == 0)
@@ -254,8 +262,7 @@ void rpc_server__list_nodes(const rpc_server *srv, rpc_call *call,
 
 static int start_slots(rpc_server *srv, char *err, size_t errlen)
 {
-    srv->n_slots =
-        (size_t)srv->cfg.workers + srv->cfg.queue_depth + SPARE_SLOTS;
+    srv->n_slots = slot_count(&srv->cfg);
     srv->slots = calloc(srv->n_slots, sizeof *srv->slots);
     if (srv->slots == NULL)
         return -ENOMEM;

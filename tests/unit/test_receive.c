@@ -175,6 +175,43 @@ static void test_registry(void **state)
     tk__v1__reply__free_unpacked(rep, NULL);
 }
 
+/* The registry remembers the last 1024 answered calls (RPC_RECENT): a
+ * resent copy of one of them is refused, one of a call answered longer ago
+ * runs again. Also a check that the index of the ring lets go of what the
+ * ring overwrites, and keeps the rest: a remembered call found at every
+ * distance up to the ring's length, and forgotten one past it. */
+static void test_registry_forgets(void **state)
+{
+    enum { RECENT = 1024 };
+    Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
+    Tk__V1__Reply *rep =
+        serve_request(*state, 9, 1000, "tk.v1.Control/Ping", &ping.base);
+    assert_status(rep, TK__V1__STATUS__CODE__OK, "");
+    tk__v1__reply__free_unpacked(rep, NULL);
+    for (uint64_t i = 1; i < RECENT; i++) {
+        /* the same id on other connections (i 1, 2) is another call */
+        rep = serve_request(*state, 10 + (uint32_t)(i % 3),
+                            i <= 2 ? 1000 : 1000 + i, "tk.v1.Control/Ping",
+                            &ping.base);
+        assert_status(rep, TK__V1__STATUS__CODE__OK, "");
+        tk__v1__reply__free_unpacked(rep, NULL);
+        if (i % 97 == 0 || i == RECENT - 1) {
+            /* a refused copy is not answered into the ring */
+            rep = serve_request(*state, 9, 1000, "tk.v1.Control/Ping",
+                                &ping.base);
+            assert_status(rep, TK__V1__STATUS__CODE__ALREADY_EXISTS,
+                          "DUPLICATE_CALL_ID");
+            tk__v1__reply__free_unpacked(rep, NULL);
+        }
+    }
+    rep = serve_request(*state, 12, 5, "tk.v1.Control/Ping", &ping.base);
+    assert_status(rep, TK__V1__STATUS__CODE__OK, "");
+    tk__v1__reply__free_unpacked(rep, NULL);
+    rep = serve_request(*state, 9, 1000, "tk.v1.Control/Ping", &ping.base);
+    assert_status(rep, TK__V1__STATUS__CODE__OK, "");
+    tk__v1__reply__free_unpacked(rep, NULL);
+}
+
 /* A started server is served by NNG alone. */
 static void test_started_refused(void **state)
 {
@@ -231,6 +268,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_empty_payload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_frames, setup, teardown),
         cmocka_unit_test_setup_teardown(test_registry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_registry_forgets, setup, teardown),
         cmocka_unit_test(test_started_refused),
         cmocka_unit_test(test_detached_call),
     };
