@@ -30,7 +30,6 @@
  * times out would abandon the request (NNG's req0 resets the context), and
  * with it a reply that is still on its way. */
 typedef struct chan {
-    struct chan *next;
     nng_ctx ctx;
     nng_aio *aio;
     pthread_mutex_t mu;
@@ -65,10 +64,10 @@ typedef struct node {
     nng_socket sock;
     nng_dialer dialer;
     _Atomic int pipes; /* connections up (pipe notifications) */
-    /* mu: the free channels. */
-    pthread_mutex_t mu;
-    chan *free_chans;
-    size_t n_free;
+    /* The free channels: a channel is taken from a place with an atomic
+     * exchange and put back into an empty one with a compare-and-swap, so
+     * that the callers of one client do not queue on a lock for them. */
+    _Atomic(chan *) free_chans[CHAN_POOL_MAX];
 } node;
 
 struct tk_client {
@@ -253,7 +252,8 @@ static node *node_new(const char *id, const char *addr, size_t addr_len)
     }
     atomic_init(&n->refs, 1);
     atomic_init(&n->pipes, 0);
-    pthread_mutex_init(&n->mu, NULL);
+    for (size_t i = 0; i < CHAN_POOL_MAX; i++)
+        atomic_init(&n->free_chans[i], NULL);
     pthread_mutex_init(&n->dial_mu, NULL);
     return n;
 }
@@ -277,15 +277,14 @@ static void node_unref(node *n)
 {
     if (n == NULL || atomic_fetch_sub(&n->refs, 1) != 1)
         return;
-    for (chan *ch = n->free_chans; ch != NULL;) {
-        chan *next = ch->next;
-        chan_free(ch);
-        ch = next;
+    for (size_t i = 0; i < CHAN_POOL_MAX; i++) {
+        chan *ch = atomic_load(&n->free_chans[i]);
+        if (ch != NULL)
+            chan_free(ch);
     }
     if (n->sock_open)
         nng_close(n->sock);
     free_roots(n);
-    pthread_mutex_destroy(&n->mu);
     pthread_mutex_destroy(&n->dial_mu);
     free(n->id);
     free(n->addr);
@@ -963,34 +962,40 @@ static chan *chan_new(node *c)
     return ch;
 }
 
+/* Where this thread last put a channel back: it looks there first, and
+ * finds its own channel again while the pool is not crowded. */
+static _Thread_local unsigned chan_hint;
+
 static chan *chan_get(node *c)
 {
-    pthread_mutex_lock(&c->mu);
-    chan *ch = c->free_chans;
-    if (ch != NULL) {
-        c->free_chans = ch->next;
-        c->n_free--;
+    for (unsigned k = 0; k < CHAN_POOL_MAX; k++) {
+        unsigned i = (chan_hint + k) % CHAN_POOL_MAX;
+        if (atomic_load_explicit(&c->free_chans[i], memory_order_relaxed) ==
+            NULL)
+            continue;
+        chan *ch = atomic_exchange(&c->free_chans[i], NULL);
+        if (ch != NULL)
+            return ch;
     }
-    pthread_mutex_unlock(&c->mu);
-    return ch != NULL ? ch : chan_new(c);
+    return chan_new(c);
 }
 
 /* A channel whose call ended in any way but a reply is closed, not kept:
- * its context may still hold state of the abandoned request. */
+ * its context may still hold state of the abandoned request. So is one
+ * that finds the pool full. */
 static void chan_put(node *c, chan *ch, bool reusable)
 {
     if (ch == NULL)
         return;
-    pthread_mutex_lock(&c->mu);
-    if (reusable && c->n_free < CHAN_POOL_MAX) {
-        ch->next = c->free_chans;
-        c->free_chans = ch;
-        c->n_free++;
-        ch = NULL;
+    for (unsigned k = 0; reusable && k < CHAN_POOL_MAX; k++) {
+        unsigned i = (chan_hint + k) % CHAN_POOL_MAX;
+        chan *none = NULL;
+        if (atomic_compare_exchange_strong(&c->free_chans[i], &none, ch)) {
+            chan_hint = i;
+            return;
+        }
     }
-    pthread_mutex_unlock(&c->mu);
-    if (ch != NULL)
-        chan_free(ch);
+    chan_free(ch);
 }
 
 /* Before an operation is started on ch->aio. */
