@@ -245,15 +245,8 @@ void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg);
 /* The credentials of the connection a frame came on. */
 void rpc__peer_of(rpc_server *srv, nng_pipe pipe, rpc_peer *peer);
 
-/* registry.c: where each call stands; reg_mu held unless said. */
-/* Where a call of a connection stands in the registry. */
-typedef enum rpc_where {
-    WHERE_NONE,    /* unknown: never arrived, or forgotten */
-    WHERE_LIVE,    /* queued or running (*live is its slot) */
-    WHERE_SENDING, /* its reply is being handed to NNG */
-    WHERE_DONE,    /* its reply was handed to NNG ahead of any later one */
-} rpc_where;
-/* The registry's indexes, for n_slots slots; 0 or -ENOMEM. */
+/* index.c: the registry's indexes; reg_mu held unless said. */
+/* For n_slots slots; 0 or -ENOMEM (rpc_server_new, no lock). */
 int rpc__registry_init(rpc_server *srv, size_t n_slots);
 void rpc__registry_free(rpc_server *srv);
 /* The slot's call is registered: queued from now on (id not 0). */
@@ -262,6 +255,17 @@ void rpc__register_slot(rpc_slot *s);
 void rpc__unregister_slot(rpc_slot *s);
 /* The call the slot answers goes among the recently answered. */
 void rpc__remember_answered(rpc_server *srv, uint32_t conn, uint64_t id);
+/* An entry of x under (conn, id), or -1. */
+long rpc__index_find(const rpc_index *x, uint32_t conn, uint64_t id);
+
+/* registry.c: where each call stands; reg_mu held unless said. */
+/* Where a call of a connection stands in the registry. */
+typedef enum rpc_where {
+    WHERE_NONE,    /* unknown: never arrived, or forgotten */
+    WHERE_LIVE,    /* queued or running (*live is its slot) */
+    WHERE_SENDING, /* its reply is being handed to NNG */
+    WHERE_DONE,    /* its reply was handed to NNG ahead of any later one */
+} rpc_where;
 /* Finds call id (not 0) of connection conn. */
 rpc_where rpc__locate(rpc_server *srv, uint32_t conn, uint64_t id,
                       rpc_slot **live);
