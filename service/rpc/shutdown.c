@@ -294,6 +294,7 @@ void rpc_server_free(rpc_server *srv)
         rpc_arena__free(&s->call.arena);
     }
     free(srv->slots);
+    rpc__registry_free(srv);
     free(srv->queue);
     free(srv->threads);
     free(srv->methods);
