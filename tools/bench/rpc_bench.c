@@ -24,7 +24,8 @@
  * synchronous one (a thread pool): the callback server was the faster of
  * the two here, 1.1-1.5x at 16 and 64 callers.
  * With --ts-ping, the TypeScript client's Ping too (node runs the script,
- * 1 caller and 16 calls at once on its one connection), in the same rounds
+ * as many calls at once on its one connection as there are callers), in
+ * the same rounds
  * against the same tkd, and the ratios TS/C.
  */
 #include <errno.h>
