@@ -3,21 +3,35 @@
  * REQ/REP echo server with the same frame size, same run, same machine.
  *
  *   bench-rpc --tkd PATH [--calls N] [--rounds R] [--size BYTES]
+ *             [--callers 1,2,4,...] [--data FILE]
+ *             [--grpc bench-grpc-echo [--grpc-server callback|sync]]
  *             [--ts-ping client/ts/bench/ping.mjs]
  *   bench-rpc --echo-server URL      (started by the benchmark itself)
  *
  * Both servers run as separate processes listening on ipc. The tkd side
  * uses libtkclient (envelope, protobuf, deadline, status); the echo side a
- * raw REQ context per caller thread. Rounds alternate tkd / echo so that
- * drift of the machine hits both. Prints a markdown table: p50, p99 and
- * calls/s for 1 and 16 concurrent callers, and the ratios tkd/echo.
+ * raw REQ context per caller thread. Rounds rotate the order of the
+ * servers so that drift of the machine hits each. Prints a markdown table:
+ * p50, p99 and calls/s for each number of concurrent callers (1 and 16
+ * unless --callers says), and the ratios tkd/echo. --data writes the
+ * median rounds as a tab-separated table too (tools/bench/rpc-plot draws
+ * it).
+ * With --grpc, a gRPC C++ server (tools/bench/grpc_echo.cc: unary
+ * Echo(bytes), a unix socket) as the third server in the same rounds, its
+ * own client program making the calls with one channel and a thread per
+ * caller, messages of the tkd frame's size; and the ratios tkd/gRPC. The
+ * server uses gRPC's callback API unless --grpc-server sync says its
+ * synchronous one (a thread pool): the callback server was the faster of
+ * the two here, 1.1-1.5x at 16 and 64 callers.
  * With --ts-ping, the TypeScript client's Ping too (node runs the script,
- * 1 caller and 16 calls at once on its one connection), in the same rounds
+ * as many calls at once on its one connection as there are callers), in
+ * the same rounds
  * against the same tkd, and the ratios TS/C.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <pthread.h>
@@ -58,7 +72,10 @@ __attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt,
 /* ---- the echo server --------------------------------------------------------
  */
 
-#define ECHO_CTXS 64
+/* As many as the most callers (MAX_CALLERS), so that no caller waits for
+ * a context. */
+#define ECHO_CTXS 256
+#define MAX_CALLERS 256
 
 typedef struct echo_ctx {
     nng_ctx ctx;
@@ -224,7 +241,11 @@ typedef struct result {
 static result measure(int use_tkd, const char *url, int threads, int calls,
                       size_t size)
 {
-    worker w[64];
+    if (threads < 1 || threads > MAX_CALLERS || calls < 1)
+        die("bench: %d callers of %d calls each", threads, calls);
+    worker *w = calloc((size_t)threads, sizeof *w);
+    if (w == NULL)
+        die("bench: out of memory");
     pthread_barrier_t start;
     pthread_barrier_init(&start, NULL, (unsigned)threads + 1);
     tk_client *client = NULL;
@@ -275,6 +296,7 @@ static result measure(int use_tkd, const char *url, int threads, int calls,
     else
         nng_close(sock);
     pthread_barrier_destroy(&start);
+    free(w);
     return r;
 }
 
@@ -324,8 +346,35 @@ static bool next_number(const char **p, double *out)
     return true;
 }
 
+/* One measurement by a client program of its own (argv), which prints
+ * "p50 p99 calls/s errors". */
+static result measure_program(const char *const argv[], const char *what)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        die("bench: pipe: %d", errno);
+    pid_t pid = bench_spawn(argv, NULL, -1, p[1], NULL);
+    close(p[1]);
+    if (pid < 0)
+        die("bench: cannot run %s", what);
+    char out[512];
+    read_all(p[0], out, sizeof out);
+    close(p[0]);
+    int st;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        die("bench: %s failed", what);
+    result res = { 0 };
+    double errors = 0;
+    const char *q = out;
+    if (!next_number(&q, &res.p50_us) || !next_number(&q, &res.p99_us) ||
+        !next_number(&q, &res.calls_per_s) || !next_number(&q, &errors))
+        die("bench: %s printed no measurement: %s", what, out);
+    res.errors = (int)errors;
+    return res;
+}
+
 /* One measurement of the TypeScript client's Ping: node runs script
- * (client/ts/bench/ping.mjs), which prints "p50 p99 calls/s errors". */
+ * (client/ts/bench/ping.mjs): conc calls at once, calls in all. */
 static result measure_ts(const char *script, const char *url, int conc,
                          int calls, size_t size)
 {
@@ -335,27 +384,48 @@ static result measure_ts(const char *script, const char *url, int conc,
     snprintf(n_size, sizeof n_size, "%zu", size);
     const char *argv[] = { "/usr/bin/env", "node", script, url,
                            n_calls,        n_conc, n_size, NULL };
+    return measure_program(argv, script);
+}
+
+/* One measurement of the gRPC echo: its client (bench-grpc-echo --client)
+ * with threads callers of calls each, messages of the tkd frame's size. */
+static result measure_grpc(const char *prog, const char *url, int threads,
+                           int calls, size_t size)
+{
+    char n_calls[16], n_threads[16], n_size[24];
+    snprintf(n_calls, sizeof n_calls, "%d", calls);
+    snprintf(n_threads, sizeof n_threads, "%d", threads);
+    snprintf(n_size, sizeof n_size, "%zu", tkd_frame_size(size));
+    const char *argv[] = { prog,    "--client", url, n_threads,
+                           n_calls, n_size,     NULL };
+    return measure_program(argv, prog);
+}
+
+/* Starts the gRPC echo server (bench-grpc-echo --server) on url and
+ * returns its pid once it says READY. */
+static pid_t start_grpc(const char *prog, const char *url, const char *mode)
+{
+    const char *argv[] = { prog, "--server", url,
+                           strcmp(mode, "callback") == 0 ? "--callback" : NULL,
+                           NULL };
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)
         die("bench: pipe: %d", errno);
     pid_t pid = bench_spawn(argv, NULL, -1, p[1], NULL);
     close(p[1]);
     if (pid < 0)
-        die("bench: cannot run node %s", script);
-    char out[512];
-    read_all(p[0], out, sizeof out);
+        die("bench: cannot start %s", prog);
+    char out[64];
+    size_t used = 0;
+    ssize_t n;
+    while (used + 1 < sizeof out && memchr(out, '\n', used) == NULL &&
+           (n = read(p[0], out + used, sizeof out - 1 - used)) > 0)
+        used += (size_t)n; /* its first line; it prints nothing after */
+    out[used] = '\0';
     close(p[0]);
-    int st;
-    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        die("bench: node %s failed", script);
-    result res = { 0 };
-    double errors = 0;
-    const char *q = out;
-    if (!next_number(&q, &res.p50_us) || !next_number(&q, &res.p99_us) ||
-        !next_number(&q, &res.calls_per_s) || !next_number(&q, &errors))
-        die("bench: node %s printed no measurement: %s", script, out);
-    res.errors = (int)errors;
-    return res;
+    if (strncmp(out, "READY", 5) != 0)
+        die("bench: %s --server %s did not start", prog, url);
+    return pid;
 }
 
 static bool number_arg(const char *s, long min, long max, long *out)
@@ -369,12 +439,39 @@ static bool number_arg(const char *s, long min, long max, long *out)
     return true;
 }
 
+/* The most caller counts one run measures (--callers). */
+#define MAX_COUNTS 16
+
 typedef struct bench_opts {
     const char *tkd;
     const char *ts_ping;
+    const char *grpc;        /* bench-grpc-echo, or NULL: no gRPC row */
+    const char *grpc_server; /* callback (default) or sync */
+    const char *data;        /* the tab-separated table, or NULL */
     int calls, rounds;
     size_t size;
+    int callers[MAX_COUNTS], counts;
 } bench_opts;
+
+/* A comma-separated list of caller counts (1..MAX_CALLERS) into o. */
+static bool callers_arg(bench_opts *o, const char *s)
+{
+    o->counts = 0;
+    while (o->counts < MAX_COUNTS) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (errno != 0 || end == s || v < 1 || v > MAX_CALLERS)
+            return false;
+        o->callers[o->counts++] = (int)v;
+        if (*end == '\0')
+            return true;
+        if (*end != ',')
+            return false;
+        s = end + 1;
+    }
+    return false;
+}
 
 /* Whether argv[i], argv[i + 1] is a known option with a valid value. */
 static bool take_option(bench_opts *o, const char *name, const char *arg)
@@ -384,6 +481,15 @@ static bool take_option(bench_opts *o, const char *name, const char *arg)
         o->tkd = arg;
     else if (strcmp(name, "--ts-ping") == 0)
         o->ts_ping = arg;
+    else if (strcmp(name, "--grpc") == 0)
+        o->grpc = arg;
+    else if (strcmp(name, "--grpc-server") == 0 &&
+             (strcmp(arg, "sync") == 0 || strcmp(arg, "callback") == 0))
+        o->grpc_server = arg;
+    else if (strcmp(name, "--data") == 0)
+        o->data = arg;
+    else if (strcmp(name, "--callers") == 0)
+        return callers_arg(o, arg);
     else if (strcmp(name, "--calls") == 0 && number_arg(arg, 100, INT_MAX, &v))
         o->calls = (int)v;
     else if (strcmp(name, "--rounds") == 0 && number_arg(arg, 1, 9, &v))
@@ -402,106 +508,181 @@ static int parse_args(bench_opts *o, int argc, char **argv)
     for (int i = 1; ok && i + 1 < argc; i += 2)
         ok = take_option(o, argv[i], argv[i + 1]);
     if (!ok || o->tkd == NULL) {
-        fprintf(stderr, "usage: bench-rpc --tkd PATH [--calls N (>= 100)] "
-                        "[--rounds R (1..9)] [--size BYTES] "
-                        "[--ts-ping SCRIPT]\n");
+        fprintf(stderr,
+                "usage: bench-rpc --tkd PATH [--calls N (>= 100)] "
+                "[--rounds R (1..9)] [--size BYTES]\n"
+                "                 [--callers C,C,... (1..%d, default 1,16)] "
+                "[--data FILE]\n"
+                "                 [--grpc BENCH-GRPC-ECHO [--grpc-server "
+                "callback|sync]] [--ts-ping SCRIPT]\n",
+                MAX_CALLERS);
         return 2;
     }
     return 0;
 }
 
-static const int concurrency[] = { 1, 16 };
+/* The servers (and clients) of one round, in the order of the columns;
+ * the first three take turns at going first. */
+enum { SRV_TKD, SRV_ECHO, SRV_GRPC, SRV_TS, SRV_N };
 
-/* What main prints after the tables: per concurrency, tkd against the echo
- * and the TS client against the C client. */
-typedef struct ratios {
-    double p50[2], tp[2], ts_p50[2], ts_tp[2];
-    int errors;
-} ratios;
+/* The median rounds of one caller count, per server. */
+typedef struct medians {
+    double p50[SRV_N], p99[SRV_N], tp[SRV_N];
+} medians;
 
-/* The rounds of one concurrency (concurrency[c]): tkd and the echo
- * alternating, the TS client after them; prints the medians and keeps the
- * ratios. Returns the errors. */
-static int measure_callers(const bench_opts *o, ratios *rt, int c,
-                           const char *tkd_url, const char *echo_url)
+typedef struct endpoints {
+    const char *tkd, *echo, *grpc;
+} endpoints;
+
+/* One measurement of server k with threads callers of per calls each. */
+static result measure_server(const bench_opts *o, const endpoints *ep, int k,
+                             int threads, int per)
 {
-    int threads = concurrency[c], rounds = o->rounds;
-    int per = o->calls / threads, errors = 0;
-    size_t size = o->size;
-    double p50[3][9], p99[3][9], tp[3][9];
-    measure(1, tkd_url, threads, per / 10 + 1, size); /* warm up */
-    measure(0, echo_url, threads, per / 10 + 1, size);
+    switch (k) {
+    case SRV_TKD:
+        return measure(1, ep->tkd, threads, per, o->size);
+    case SRV_ECHO:
+        return measure(0, ep->echo, threads, per, o->size);
+    case SRV_GRPC:
+        return measure_grpc(o->grpc, ep->grpc, threads, per, o->size);
+    default:
+        return measure_ts(o->ts_ping, ep->tkd, threads, per, o->size);
+    }
+}
+
+static const char *const server_names[SRV_N] = { "tkd Ping", "NNG echo",
+                                                 "gRPC echo",
+                                                 "tkd Ping, TS client" };
+
+/* The rounds of one caller count: tkd, the echo and gRPC, each round
+ * starting with the next of them, the TS client after them; prints the
+ * medians into the table and keeps them in *m. Returns the errors. */
+static int measure_callers(const bench_opts *o, const endpoints *ep,
+                           int threads, medians *m)
+{
+    int rounds = o->rounds;
+    int per = o->calls / threads > 0 ? o->calls / threads : 1, errors = 0;
+    int rotating = o->grpc != NULL ? 3 : 2;
+    double p50[SRV_N][9], p99[SRV_N][9], tp[SRV_N][9];
+    measure(1, ep->tkd, threads, per / 10 + 1, o->size); /* warm up */
+    measure(0, ep->echo, threads, per / 10 + 1, o->size);
     for (int r = 0; r < rounds; r++) {
-        for (int s = 0; s < 3; s++) {
-            int use_tkd = (r + s) % 2 == 0; /* alternate the order */
-            int k = s == 2 ? 2 : use_tkd ? 0 : 1;
-            if (s == 2 && o->ts_ping == NULL)
+        for (int s = 0; s <= rotating; s++) {
+            int k = s < rotating ? (r + s) % rotating : SRV_TS;
+            if (k == SRV_TS && o->ts_ping == NULL)
                 break;
-            result res =
-                s == 2 ? measure_ts(o->ts_ping, tkd_url, threads, per, size)
-                       : measure(use_tkd, use_tkd ? tkd_url : echo_url, threads,
-                                 per, size);
+            result res = measure_server(o, ep, k, threads, per);
             p50[k][r] = res.p50_us;
             p99[k][r] = res.p99_us;
             tp[k][r] = res.calls_per_s;
             errors += res.errors;
         }
     }
-    double m50[3], m99[3], mtp[3];
-    for (int k = 0; k < (o->ts_ping != NULL ? 3 : 2); k++) {
-        m50[k] = bench_median(p50[k], rounds);
-        m99[k] = bench_median(p99[k], rounds);
-        mtp[k] = bench_median(tp[k], rounds);
+    for (int k = 0; k < SRV_N; k++) {
+        bool ran = k < rotating || (k == SRV_TS && o->ts_ping != NULL);
+        m->p50[k] = ran ? bench_median(p50[k], rounds) : NAN;
+        m->p99[k] = ran ? bench_median(p99[k], rounds) : NAN;
+        m->tp[k] = ran ? bench_median(tp[k], rounds) : NAN;
+        if (ran)
+            printf("| %d | %s | %.1f | %.1f | %.0f |\n", threads,
+                   server_names[k], m->p50[k], m->p99[k], m->tp[k]);
     }
-    printf("| %d | tkd Ping | %.1f | %.1f | %.0f |\n", threads, m50[0], m99[0],
-           mtp[0]);
-    printf("| %d | NNG echo | %.1f | %.1f | %.0f |\n", threads, m50[1], m99[1],
-           mtp[1]);
-    if (o->ts_ping != NULL) {
-        printf("| %d | tkd Ping, TS client | %.1f | %.1f | %.0f |\n", threads,
-               m50[2], m99[2], mtp[2]);
-        rt->ts_p50[c] = m50[2] / m50[0];
-        rt->ts_tp[c] = mtp[2] / mtp[0];
-    }
-    rt->p50[c] = m50[0] / m50[1];
-    rt->tp[c] = mtp[0] / mtp[1];
+    (void)fflush(stdout);
     return errors;
 }
 
-static void print_ratios(const ratios *rt, bool ts)
+static void print_ratios(const bench_opts *o, const medians *m)
 {
+    bool grpc = o->grpc != NULL;
     printf("\n| callers | p50 tkd/echo (target ≤ 1.15) | throughput "
-           "tkd/echo (target ≥ 0.85) |\n|---|---|---|\n");
-    for (int c = 0; c < 2; c++)
-        printf("| %d | %.2f | %.2f |\n", concurrency[c], rt->p50[c], rt->tp[c]);
-    if (ts) {
+           "tkd/echo (target ≥ 0.85) |%s\n|---|---|---|%s\n",
+           grpc ? " p50 tkd/gRPC | throughput tkd/gRPC (target ≥ 1.5) |" : "",
+           grpc ? "---|---|" : "");
+    for (int c = 0; c < o->counts; c++) {
+        const medians *x = &m[c];
+        printf("| %d | %.2f | %.2f |", o->callers[c],
+               x->p50[SRV_TKD] / x->p50[SRV_ECHO],
+               x->tp[SRV_TKD] / x->tp[SRV_ECHO]);
+        if (grpc)
+            printf(" %.2f | %.2f |", x->p50[SRV_TKD] / x->p50[SRV_GRPC],
+                   x->tp[SRV_TKD] / x->tp[SRV_GRPC]);
+        printf("\n");
+    }
+    if (o->ts_ping != NULL) {
         printf("\n| callers | p50 TS client/C client | throughput TS/C |\n"
                "|---|---|---|\n");
-        for (int c = 0; c < 2; c++)
-            printf("| %d | %.2f | %.2f |\n", concurrency[c], rt->ts_p50[c],
-                   rt->ts_tp[c]);
+        for (int c = 0; c < o->counts; c++)
+            printf("| %d | %.2f | %.2f |\n", o->callers[c],
+                   m[c].p50[SRV_TS] / m[c].p50[SRV_TKD],
+                   m[c].tp[SRV_TS] / m[c].tp[SRV_TKD]);
     }
+}
+
+/* The median rounds as a tab-separated table, one line per caller count
+ * and three columns (p50 µs, p99 µs, calls/s) per server, NaN for a
+ * server not run; the lines starting with # are comments (gnuplot skips
+ * them). tools/bench/rpc-plot reads it. */
+static void write_data(const bench_opts *o, const medians *m)
+{
+    FILE *f = fopen(o->data, "w");
+    if (f == NULL)
+        die("bench: cannot write %s (errno %d)", o->data, errno);
+    static const char *const cols[SRV_N] = { "tkd", "echo", "grpc", "ts" };
+    fprintf(f,
+            "# bench-rpc: frame %zu bytes (Ping data %zu), %d calls per "
+            "measurement, median of %d rounds, gRPC server %s\n"
+            "# callers",
+            tkd_frame_size(o->size), o->size, o->calls, o->rounds,
+            o->grpc != NULL ? o->grpc_server : "not run");
+    for (int k = 0; k < SRV_N; k++)
+        fprintf(f, "\t%s_p50_us\t%s_p99_us\t%s_calls_per_s", cols[k], cols[k],
+                cols[k]);
+    fprintf(f, "\n");
+    for (int c = 0; c < o->counts; c++) {
+        fprintf(f, "%d", o->callers[c]);
+        for (int k = 0; k < SRV_N; k++)
+            fprintf(f, "\t%.1f\t%.1f\t%.0f", m[c].p50[k], m[c].p99[k],
+                    m[c].tp[k]);
+        fprintf(f, "\n");
+    }
+    if (fclose(f) != 0)
+        die("bench: cannot write %s", o->data);
+}
+
+/* Ends a server and removes its socket, DIR/NAME. */
+static void stop_server(pid_t pid, const char *dir, const char *name)
+{
+    if (pid <= 0)
+        return;
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    char sock[200];
+    snprintf(sock, sizeof sock, "%s/%s", dir, name);
+    unlink(sock);
 }
 
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--echo-server") == 0)
         return echo_server(argv[2]);
-    bench_opts o = { .calls = 20000, .rounds = 3, .size = 64 };
+    bench_opts o = { .calls = 20000,
+                     .rounds = 3,
+                     .size = 64,
+                     .grpc_server = "callback",
+                     .callers = { 1, 16 },
+                     .counts = 2 };
     if (parse_args(&o, argc, argv) != 0)
         return 2;
-    const char *tkd = o.tkd;
-    int calls = o.calls, rounds = o.rounds;
-    size_t size = o.size;
     if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
         return 1;
     char dir[] = "/tmp/tk-bench-XXXXXX";
     if (mkdtemp(dir) == NULL)
         return 1;
-    char tkd_url[128], echo_url[128];
+    char tkd_url[128], echo_url[128], grpc_url[128];
     snprintf(tkd_url, sizeof tkd_url, "ipc://%s/tkd.sock", dir);
     snprintf(echo_url, sizeof echo_url, "ipc://%s/echo.sock", dir);
-    const char *tkd_argv[] = { tkd,           "--listen", tkd_url,
+    snprintf(grpc_url, sizeof grpc_url, "unix:%s/grpc.sock", dir);
+    const char *tkd_argv[] = { o.tkd,         "--listen", tkd_url,
                                "--log-level", "warn",     NULL };
     const char *echo_argv[] = { "/proc/self/exe", "--echo-server", echo_url,
                                 NULL };
@@ -511,31 +692,35 @@ int main(int argc, char **argv)
         return 1;
     self[n] = '\0';
     echo_argv[0] = self;
-    pid_t tkd_pid, echo_pid = bench_spawn(echo_argv, NULL, -1, -1, NULL);
+    /* Its READY goes to /dev/null: it is polled with a dial. */
+    int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    pid_t tkd_pid, echo_pid = bench_spawn(echo_argv, NULL, -1, devnull, NULL);
+    if (devnull >= 0)
+        close(devnull);
     if (echo_pid < 0)
         die("bench: cannot start %s", echo_argv[0]);
     tk_client_close(bench_start_tkd(tkd_argv, tkd_url, &tkd_pid));
     wait_echo(echo_url);
+    pid_t grpc_pid =
+        o.grpc != NULL ? start_grpc(o.grpc, grpc_url, o.grpc_server) : 0;
+    endpoints ep = { tkd_url, echo_url, grpc_url };
 
     printf("| callers | server | p50 µs | p99 µs | calls/s |\n");
     printf("|---|---|---|---|---|\n");
-    ratios rt = { 0 };
-    for (int c = 0; c < 2; c++)
-        rt.errors += measure_callers(&o, &rt, c, tkd_url, echo_url);
-    print_ratios(&rt, o.ts_ping != NULL);
-    int errors = rt.errors;
+    medians m[MAX_COUNTS];
+    int errors = 0;
+    for (int c = 0; c < o.counts; c++)
+        errors += measure_callers(&o, &ep, o.callers[c], &m[c]);
+    print_ratios(&o, m);
+    if (o.data != NULL)
+        write_data(&o, m);
     printf("\nframe: %zu bytes (Ping data %zu), %d calls per measurement, "
-           "%d rounds, errors: %d\n",
-           tkd_frame_size(size), size, calls, rounds, errors);
-    kill(tkd_pid, SIGTERM);
-    kill(echo_pid, SIGTERM);
-    waitpid(tkd_pid, NULL, 0);
-    waitpid(echo_pid, NULL, 0);
-    char sock[200];
-    snprintf(sock, sizeof sock, "%s/tkd.sock", dir);
-    unlink(sock);
-    snprintf(sock, sizeof sock, "%s/echo.sock", dir);
-    unlink(sock);
+           "%d rounds, gRPC server: %s, errors: %d\n",
+           tkd_frame_size(o.size), o.size, o.calls, o.rounds,
+           o.grpc != NULL ? o.grpc_server : "not run", errors);
+    stop_server(tkd_pid, dir, "tkd.sock");
+    stop_server(echo_pid, dir, "echo.sock");
+    stop_server(grpc_pid, dir, "grpc.sock");
     rmdir(dir);
     return errors == 0 ? 0 : 1;
 }
