@@ -303,7 +303,8 @@ def gen_stubs(fdesc, specs, outdir):
                      "        tk_status *status)") % (fn, req_t, rep_t)
             h.append("/* %s: %s.\n"
                      " * Returns status->code; on TK_CODE_OK *reply is freed with\n"
-                     " * protobuf_c_message_free_unpacked. */\n"
+                     " * protobuf_c_message_free_unpacked, or released through\n"
+                     " * opts->reply_allocator when it is set (see tk_call). */\n"
                      % (method, specs[method].summary()))
             h.append(proto + ";\n\n")
             c.append("\n" + proto + "\n{\n")

@@ -769,10 +769,11 @@ typedef struct call_end {
                          stopped answering (client-made UNAVAILABLE) */
 } call_end;
 
-/* Where a reply's payload goes: decoded as a message of desc, or copied as
- * bytes when desc is NULL. */
+/* Where a reply's payload goes: decoded as a message of desc (with
+ * allocator: NULL is malloc), or copied as bytes when desc is NULL. */
 typedef struct reply_sink {
     const ProtobufCMessageDescriptor *desc;
+    ProtobufCAllocator *allocator;
     ProtobufCMessage **msg;
     uint8_t **raw;
     size_t *raw_len;
@@ -1050,13 +1051,22 @@ static int sink_payload(const reply_sink *sink, const ProtobufCBinaryData *in,
                         tk_status *st)
 {
     if (sink->desc != NULL) {
-        *sink->msg =
-            protobuf_c_message_unpack(sink->desc, NULL, in->len, in->data);
-        if (*sink->msg == NULL)
-            return local_status(st, TK_CODE_INTERNAL, TK_CAUSE_NONE,
-                                "the reply payload does not decode as %s",
-                                sink->desc->name);
-        return TK_CODE_OK;
+        /* A payload that does not decode leaves nothing in the caller's
+         * allocator: protobuf-c frees what it took, and a tk_arena, whose
+         * free does nothing, goes back to where it stood. */
+        tk_arena *arena = tk__arena_of(sink->allocator);
+        tk__arena_pos pos;
+        if (arena != NULL)
+            tk__arena_mark(arena, &pos);
+        *sink->msg = protobuf_c_message_unpack(sink->desc, sink->allocator,
+                                               in->len, in->data);
+        if (*sink->msg != NULL)
+            return TK_CODE_OK;
+        if (arena != NULL)
+            tk__arena_rewind(arena, &pos);
+        return local_status(st, TK_CODE_INTERNAL, TK_CAUSE_NONE,
+                            "the reply payload does not decode as %s",
+                            sink->desc->name);
     }
     *sink->raw = malloc(in->len > 0 ? in->len : 1);
     if (*sink->raw == NULL)
@@ -2158,7 +2168,11 @@ int tk_call(tk_client *client, const char *method,
         return local_status(status, TK_CODE_INTERNAL, TK_CAUSE_NONE,
                             "out of memory");
     protobuf_c_message_pack(request, payload);
-    reply_sink sink = { .desc = reply_desc, .msg = reply };
+    reply_sink sink = {
+        .desc = reply_desc,
+        .allocator = opts != NULL ? opts->reply_allocator : NULL,
+        .msg = reply,
+    };
     int code = call_routed(client, method, request, payload, plen, &sink, opts,
                            status);
     free(payload);

@@ -182,6 +182,10 @@ typedef struct tkcall {
     char **args;       /* the words after the options */
     int n_args;
     tk_client *client; /* opened on first use */
+    /* Where call_method's reply is decoded (NULL: malloc): one arena a
+     * process, freed whole instead of message by message (a dense
+     * search's reply is tens of thousands of them). */
+    tk_arena *reply_arena;
     sigctl sig;
 } tkcall;
 
@@ -387,7 +391,9 @@ static int run_call(tkcall *t, const char *method,
     tk_call_opts opts = { .timeout_ms = t->timeout_ms,
                           .cancel = t->sig.cancel,
                           .node = t->node,
-                          .retry_reads = t->retry_reads };
+                          .retry_reads = t->retry_reads,
+                          .reply_allocator =
+                              tk_arena_allocator(t->reply_arena) };
     int code = open_client(t, st);
     if (code == TK_CODE_OK) {
         atomic_store(&t->sig.in_call, true);
@@ -639,6 +645,9 @@ static int call_method(tkcall *t, const char *method,
     tk_status st = { 0 };
     int rv;
     struct timespec t0, t1;
+    /* Out of memory: the reply is malloc'd, as without an arena. */
+    if (tk_arena_new(&t->reply_arena, 0) != TK_OK)
+        t->reply_arena = NULL;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (run_call(t, method, req, rep_desc, &reply, &st) == TK_CODE_OK) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -654,8 +663,10 @@ static int call_method(tkcall *t, const char *method,
         rv = tkcall_report(&st);
     }
     protobuf_c_message_free_unpacked(req, NULL);
-    if (reply != NULL)
+    if (reply != NULL && t->reply_arena == NULL)
         protobuf_c_message_free_unpacked(reply, NULL);
+    tk_arena_free(t->reply_arena); /* the reply with it */
+    t->reply_arena = NULL;
     return rv;
 }
 

@@ -3,7 +3,7 @@
  * directly, same query, same corpus, same run.
  *
  *   bench-search --tkd PATH [--corpus DIR] [--mb N] [--rounds R] [--keep]
- *                [--only full|density|limit]
+ *                [--only full|density|limit] [--no-arena]
  *
  * The corpus is generated (deterministically: a fixed xorshift seed) into
  * a temporary directory unless --corpus names one made before: N MB (200
@@ -19,9 +19,16 @@
  *    and dropped as tkd reads it;
  *  - the same for git grep and grep (forced through tkd, and directly);
  *  - rg's full scan again on the mid word (tens of thousands of hits:
- *    what tkd's reading, parsing and sending of matches costs);
+ *    what tkd's reading, parsing and sending of matches costs, and the
+ *    client's decoding of them);
  *  - time to reply with limit 100 on the hot word vs rg --json running
  *    that whole query directly.
+ * The client decodes each reply into one arena (tk_arena), reset between
+ * calls, as a program that makes call after call would; the density table
+ * is then run again with replies decoded by malloc and freed message by
+ * message (tk_call_opts.reply_allocator NULL, what every call did before
+ * the arena), so the two are side by side in one run. --no-arena: malloc
+ * everywhere, and no second table.
  * Prints markdown tables.
  */
 #include <errno.h>
@@ -202,8 +209,11 @@ typedef struct outcome {
     double total_s;               /* tkd: the call, as the client saw it */
 } outcome;
 
-static double time_tkd(tk_client *c, const char *root, const char *query,
-                       int tool, uint32_t limit, outcome *out)
+/* arena: where the reply is decoded, reset after; NULL: malloc, and the
+ * reply freed (neither is timed). */
+static double time_tkd(tk_client *c, tk_arena *arena, const char *root,
+                       const char *query, int tool, uint32_t limit,
+                       outcome *out)
 {
     Tk__V1__SearchRequest req = TK__V1__SEARCH_REQUEST__INIT;
     req.root = (char *)root;
@@ -212,7 +222,8 @@ static double time_tkd(tk_client *c, const char *root, const char *query,
     req.tool = (Tk__V1__SearchRequest__Tool)tool;
     Tk__V1__SearchReply *rep = NULL;
     tk_status st;
-    tk_call_opts opts = { .timeout_ms = 30000 };
+    tk_call_opts opts = { .timeout_ms = 30000,
+                          .reply_allocator = tk_arena_allocator(arena) };
     long long t0 = bench_now_ns();
     int code = tk_search_search(c, &req, &rep, &opts, &st);
     double s = (double)(bench_now_ns() - t0) / 1e9;
@@ -223,7 +234,10 @@ static double time_tkd(tk_client *c, const char *root, const char *query,
     out->tool_s = rep->stats->tool_ms / 1e3;
     out->server_s = (double)st.elapsed_us / 1e6;
     out->total_s = s;
-    protobuf_c_message_free_unpacked(&rep->base, NULL);
+    if (arena != NULL)
+        tk_arena_reset(arena);
+    else
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
     return s;
 }
@@ -235,10 +249,12 @@ typedef struct side {
     const char *query;
     int tool;
     uint32_t limit;
+    bool malloc_reply; /* through tkd: decoded with malloc, not the arena */
 } side;
 
 typedef struct env {
     tk_client *c;
+    tk_arena *arena; /* NULL: --no-arena */
     const char *corpus;
     int rounds;
 } env;
@@ -246,7 +262,8 @@ typedef struct env {
 static double time_side(const env *e, const side *s, outcome *o)
 {
     if (s->argv == NULL)
-        return time_tkd(e->c, e->corpus, s->query, s->tool, s->limit, o);
+        return time_tkd(e->c, s->malloc_reply ? NULL : e->arena, e->corpus,
+                        s->query, s->tool, s->limit, o);
     unsigned long long bytes;
     double t = time_direct(s->argv, e->corpus, &bytes);
     o->matches = 0;
@@ -331,8 +348,9 @@ static void full_scans(const env *e)
            "|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < 3; i++) {
         direct_cmd d;
-        side tkd = { NULL, RARE, tools[i].tool, 100000 };
-        side direct = { direct_argv(&d, tools[i].tool, RARE), RARE, 0, 0 };
+        side tkd = { NULL, RARE, tools[i].tool, 100000, false };
+        side direct = { direct_argv(&d, tools[i].tool, RARE), RARE, 0, 0,
+                        false };
         comparison c;
         compare(e, &tkd, &direct, &c);
         printf("| %s | %.3f | %.3f | %.3f | %.3f | %zu |\n", tools[i].name, c.a,
@@ -342,21 +360,26 @@ static void full_scans(const env *e)
 }
 
 /* rg's full scan as the hits get denser: tkd reads, parses and sends
- * every match, the direct run only drains rg's JSON. */
-static void density(const env *e)
+ * every match, the direct run only drains rg's JSON. malloc_reply: the
+ * client decodes with malloc (the table's name says so). */
+static void density_table(const env *e, bool malloc_reply)
 {
     static const struct {
         const char *word, *freq;
     } words[] = { { RARE, "1 line in 9973" }, { MID, "1 line in 97" } };
-    printf("\n| rg, query | hits | tkd Search s | direct s | tkd/direct "
+    printf("\n| rg, query%s | hits | tkd Search s | direct s | tkd/direct "
            "(median of rounds) | tkd's tool run/direct | tkd after its tool "
            "ms | transport + client ms | rg's JSON MB |\n"
-           "|---|---|---|---|---|---|---|---|---|\n");
+           "|---|---|---|---|---|---|---|---|---|\n",
+           malloc_reply && e->arena != NULL
+               ? " (reply decoded with malloc, not the arena)"
+               : "");
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         direct_cmd d;
-        side tkd = { NULL, words[i].word, SEARCH_TOOL_RG, 100000 };
+        side tkd = { NULL, words[i].word, SEARCH_TOOL_RG, 100000,
+                     malloc_reply };
         side direct = { direct_argv(&d, SEARCH_TOOL_RG, words[i].word),
-                        words[i].word, 0, 0 };
+                        words[i].word, 0, 0, false };
         comparison c;
         compare(e, &tkd, &direct, &c);
         printf("| %s (%s) | %zu | %.3f | %.3f | %.3f | %.3f | %.1f | %.1f | "
@@ -368,11 +391,18 @@ static void density(const env *e)
     }
 }
 
+static void density(const env *e)
+{
+    density_table(e, e->arena == NULL);
+    if (e->arena != NULL)
+        density_table(e, true);
+}
+
 static void limited(const env *e)
 {
     direct_cmd d;
-    side tkd = { NULL, HOT, SEARCH_TOOL_RG, 100 };
-    side direct = { direct_argv(&d, SEARCH_TOOL_RG, HOT), HOT, 0, 0 };
+    side tkd = { NULL, HOT, SEARCH_TOOL_RG, 100, false };
+    side direct = { direct_argv(&d, SEARCH_TOOL_RG, HOT), HOT, 0, 0, false };
     comparison c;
     compare(e, &tkd, &direct, &c);
     printf("\n| query | tkd Search limit 100 s | rg --json full scan s | "
@@ -391,6 +421,7 @@ typedef struct args {
     const char *only; /* full, density or limit: that table alone */
     int mb, rounds;
     bool keep;
+    bool no_arena;
 } args;
 
 static int parse(args *a, int argc, char **argv)
@@ -412,6 +443,8 @@ static int parse(args *a, int argc, char **argv)
             a->only = argv[++i];
         else if (strcmp(argv[i], "--keep") == 0)
             a->keep = true;
+        else if (strcmp(argv[i], "--no-arena") == 0)
+            a->no_arena = true;
         else
             return -1;
     }
@@ -429,7 +462,7 @@ int main(int argc, char **argv)
     if (parse(&a, argc, argv) != 0) {
         fprintf(stderr, "usage: bench-search --tkd PATH [--corpus DIR] "
                         "[--mb N] [--rounds R (1..31)] [--keep]\n"
-                        "       [--only full|density|limit]\n");
+                        "       [--only full|density|limit] [--no-arena]\n");
         return 2;
     }
     char dir[PATH_MAX], corpus[PATH_MAX + 16], marker[PATH_MAX + 64];
@@ -455,14 +488,21 @@ int main(int argc, char **argv)
     pid_t tkd;
     tk_client *c = bench_start_tkd(tkd_argv, url, &tkd);
     make_tool_env();
-    env e = { c, corpus, a.rounds };
-    printf("rounds: %d (median), corpus %d MB\n", a.rounds, a.mb);
+    tk_arena *arena = NULL;
+    if (!a.no_arena && tk_arena_new(&arena, 0) != TK_OK)
+        fail("tk_arena_new", "out of memory");
+    env e = { c, arena, corpus, a.rounds };
+    printf("rounds: %d (median), corpus %d MB, replies decoded %s\n", a.rounds,
+           a.mb,
+           arena != NULL ? "into one arena, reset between calls"
+                         : "with malloc (--no-arena)");
     if (a.only == NULL || strcmp(a.only, "full") == 0)
         full_scans(&e);
     if (a.only == NULL || strcmp(a.only, "density") == 0)
         density(&e);
     if (a.only == NULL || strcmp(a.only, "limit") == 0)
         limited(&e);
+    tk_arena_free(arena);
     tk_client_close(c);
     kill(tkd, SIGTERM);
     waitpid(tkd, NULL, 0);

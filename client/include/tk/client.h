@@ -10,11 +10,12 @@
  * May call: NNG, protobuf-c, json-c (the JSON codec, tk/json.h).
  * Must never: print or log, exit, resend a request, or expose an NNG or
  * protobuf-c internal through this header (messages are ProtobufCMessage,
- * the public protobuf-c type of generated code).
+ * the public protobuf-c type of generated code; a reply's allocator is
+ * ProtobufCAllocator, protobuf-c's public type that unpack takes).
  *
  * Every name here is tk_ or TK_; every handle is opaque. Thread-safety: a
  * tk_client may be used by many threads at once; a tk_cancel may be fired
- * from any thread.
+ * from any thread; a tk_arena serves one call at a time.
  */
 #ifndef TK_CLIENT_H
 #define TK_CLIENT_H
@@ -225,6 +226,20 @@ typedef struct tk_call_opts {
      * the one deadline: a method the catalog knows as a READ, so neither a
      * WRITE nor a method this client does not know is ever sent twice. */
     bool retry_reads;
+    /* NULL: the reply is allocated with malloc, and freed with
+     * protobuf_c_message_free_unpacked(reply, NULL). Else tk_call decodes
+     * the reply with this allocator (a tk_arena's, or the caller's own),
+     * in the calling thread, and the caller releases it through the same
+     * allocator: for a tk_arena, by tk_arena_reset or tk_arena_free (never
+     * protobuf_c_message_free_unpacked with NULL); for another allocator,
+     * protobuf_c_message_free_unpacked(reply, allocator). Only the reply
+     * goes there, on every path (one tkd, a fleet, a READ tried on another
+     * node): the client's own calls on the call's behalf (ListNodes,
+     * CallState, Ping, Cancel) never use it. A call that ends other than
+     * OK leaves nothing there (a reply that does not decode is handed
+     * back: protobuf-c frees what it took, and a tk_arena goes back to
+     * where it stood). tk_call_raw does not use it. */
+    ProtobufCAllocator *reply_allocator;
 } tk_call_opts;
 
 /* Calls method ("tk.v1.Control/Ping") with request and waits for the reply.
@@ -244,7 +259,8 @@ typedef struct tk_call_opts {
  * a deadline of more than INT32_MAX ms (about 24.8 days) is waited for
  * INT32_MAX ms, NNG's longest timeout. On TK_CODE_OK *reply holds
  * a message of reply_desc, freed with protobuf_c_message_free_unpacked(*reply,
- * NULL); otherwise *reply is NULL. opts may be NULL. Returns status->code. */
+ * NULL), or released through opts->reply_allocator when it is set;
+ * otherwise *reply is NULL. opts may be NULL. Returns status->code. */
 int tk_call(tk_client *client, const char *method,
             const ProtobufCMessage *request,
             const ProtobufCMessageDescriptor *reply_desc,
@@ -259,6 +275,34 @@ int tk_call(tk_client *client, const char *method,
 int tk_call_raw(tk_client *client, const char *method, const void *payload,
                 size_t len, uint8_t **reply, size_t *reply_len,
                 const tk_call_opts *opts, tk_status *status);
+
+/* An arena to decode replies into (tk_call_opts.reply_allocator): memory
+ * taken in chunks and handed out by bumping a pointer, every address
+ * aligned for any type (max_align_t), released all at once. For a large
+ * reply this is cheaper than protobuf-c's mallocs and frees, above all
+ * when one arena serves call after call: reset, it keeps its chunks, and
+ * their pages stay mapped. It holds the reply and protobuf-c's scratch
+ * space of the decoding (a few tens of bytes a field of each message).
+ * Thread-safety: none; one call at a time may decode into an arena, and
+ * nothing else may use it meanwhile (tk_arena_reset included). */
+typedef struct tk_arena tk_arena;
+
+/* size_hint: the bytes of its first chunk (0: 64 KiB); it grows as it
+ * needs, and an allocation larger than 32 KiB gets a chunk of its own.
+ * Returns 0, TK_ERR_ARG or TK_ERR_NOMEM. */
+int tk_arena_new(tk_arena **out, size_t size_hint);
+/* The allocator to set as tk_call_opts.reply_allocator; its free does
+ * nothing. Valid until tk_arena_free. */
+ProtobufCAllocator *tk_arena_allocator(tk_arena *a);
+/* Releases everything allocated from it (every reply decoded there is
+ * gone) and keeps its chunks for the next. NULL is accepted. */
+void tk_arena_reset(tk_arena *a);
+/* Releases everything, chunks and all. NULL is accepted. */
+void tk_arena_free(tk_arena *a);
+/* The bytes handed out since the last reset (sizes rounded up to the
+ * alignment), and the bytes of its chunks: what it holds. */
+size_t tk_arena_used(const tk_arena *a);
+size_t tk_arena_capacity(const tk_arena *a);
 
 /* tk.v1.MethodInfo.Kind, same numbers. */
 typedef enum tk_method_kind {

@@ -12,35 +12,40 @@ extern "C" {
 
 /* tk.v1.Control/Ping: READ (timeout 5 s by default, 60 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_control_ping(tk_client *client, const Tk__V1__PingRequest *request,
         Tk__V1__PingReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Control/Cancel: READ (timeout 5 s by default, 60 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_control_cancel(tk_client *client, const Tk__V1__CancelRequest *request,
         Tk__V1__CancelReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Control/CallState: READ (timeout 5 s by default, 60 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_control_call_state(tk_client *client, const Tk__V1__CallStateRequest *request,
         Tk__V1__CallStateReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Control/ListMethods: READ (timeout 5 s by default, 60 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_control_list_methods(tk_client *client, const Tk__V1__ListMethodsRequest *request,
         Tk__V1__ListMethodsReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Control/ListNodes: READ (timeout 5 s by default, 60 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_control_list_nodes(tk_client *client, const Tk__V1__ListNodesRequest *request,
         Tk__V1__ListNodesReply **reply, const tk_call_opts *opts,
         tk_status *status);

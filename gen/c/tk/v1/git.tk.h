@@ -12,63 +12,72 @@ extern "C" {
 
 /* tk.v1.Git/Status: READ (timeout 30 s by default, 30 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_status(tk_client *client, const Tk__V1__GitStatusRequest *request,
         Tk__V1__GitStatusReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Git/Log: READ (timeout 30 s by default, 30 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_log(tk_client *client, const Tk__V1__GitLogRequest *request,
         Tk__V1__GitLogReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Git/Diff: READ (timeout 30 s by default, 30 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_diff(tk_client *client, const Tk__V1__GitDiffRequest *request,
         Tk__V1__GitDiffReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Git/RevParse: READ (timeout 30 s by default, 30 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_rev_parse(tk_client *client, const Tk__V1__GitRevParseRequest *request,
         Tk__V1__GitRevParseReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Git/Grep: READ (timeout 30 s by default, 30 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_grep(tk_client *client, const Tk__V1__GitGrepRequest *request,
         Tk__V1__GitGrepReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Git/Commit: WRITE (its own timeout: 60 s).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_commit(tk_client *client, const Tk__V1__GitCommitRequest *request,
         Tk__V1__GitCommitReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Git/Checkout: WRITE (its own timeout: 60 s).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_checkout(tk_client *client, const Tk__V1__GitCheckoutRequest *request,
         Tk__V1__GitCheckoutReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Git/WorktreeAdd: WRITE (its own timeout: 60 s).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_worktree_add(tk_client *client, const Tk__V1__GitWorktreeAddRequest *request,
         Tk__V1__GitWorktreeAddReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Git/ConfigSet: WRITE (its own timeout: 60 s).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_config_set(tk_client *client, const Tk__V1__GitConfigSetRequest *request,
         Tk__V1__GitConfigSetReply **reply, const tk_call_opts *opts,
         tk_status *status);

@@ -12,35 +12,40 @@ extern "C" {
 
 /* tk.v1.Orders/CreateOrder: READ (timeout 5 s by default, 60 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_orders_create_order(tk_client *client, const Tk__V1__CreateOrderRequest *request,
         Tk__V1__CreateOrderReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Orders/AddItem: READ (timeout 5 s by default, 60 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_orders_add_item(tk_client *client, const Tk__V1__AddItemRequest *request,
         Tk__V1__AddItemReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Orders/CloseOrder: READ (timeout 5 s by default, 60 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_orders_close_order(tk_client *client, const Tk__V1__CloseOrderRequest *request,
         Tk__V1__CloseOrderReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Orders/ReopenOrder: READ (timeout 5 s by default, 60 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_orders_reopen_order(tk_client *client, const Tk__V1__ReopenOrderRequest *request,
         Tk__V1__ReopenOrderReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Orders/GetOrder: READ (timeout 5 s by default, 60 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_orders_get_order(tk_client *client, const Tk__V1__GetOrderRequest *request,
         Tk__V1__GetOrderReply **reply, const tk_call_opts *opts,
         tk_status *status);

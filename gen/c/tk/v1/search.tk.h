@@ -12,7 +12,8 @@ extern "C" {
 
 /* tk.v1.Search/Search: READ (timeout 30 s by default, 30 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_search_search(tk_client *client, const Tk__V1__SearchRequest *request,
         Tk__V1__SearchReply **reply, const tk_call_opts *opts,
         tk_status *status);

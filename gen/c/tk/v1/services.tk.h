@@ -12,28 +12,32 @@ extern "C" {
 
 /* tk.v1.Services/Render: READ (timeout 5 s by default, 30 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_services_render(tk_client *client, const Tk__V1__ServiceRenderRequest *request,
         Tk__V1__ServiceRenderReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Services/Register: WRITE (its own timeout: 120 s).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_services_register(tk_client *client, const Tk__V1__ServiceRegisterRequest *request,
         Tk__V1__ServiceRegisterReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Services/Unregister: WRITE (its own timeout: 120 s).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_services_unregister(tk_client *client, const Tk__V1__ServiceUnregisterRequest *request,
         Tk__V1__ServiceUnregisterReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
 /* tk.v1.Services/Status: READ (timeout 10 s by default, 60 s at most).
  * Returns status->code; on TK_CODE_OK *reply is freed with
- * protobuf_c_message_free_unpacked. */
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
 int tk_services_status(tk_client *client, const Tk__V1__ServiceStatusRequest *request,
         Tk__V1__ServiceStatusReply **reply, const tk_call_opts *opts,
         tk_status *status);
