@@ -261,19 +261,16 @@ void rpc__slot_cb(void *arg)
     rpc_slot *s = arg;
     rpc_server *srv = s->srv;
     int rv = nng_aio_result(s->aio);
-    pthread_mutex_lock(&srv->reg_mu);
-    bool was_receiving = s->receiving;
-    s->receiving = false;
-    if (!was_receiving) {
+    if (!atomic_exchange(&s->receiving, false)) {
         /* A send completed (or failed: the peer went away). */
         if (rv != 0)
             nng_msg_free(nng_aio_get_msg(s->aio));
+        pthread_mutex_lock(&srv->reg_mu);
         s->sending = (rpc_callref){ 0 };
         rpc__slot_idle(s);
         pthread_mutex_unlock(&srv->reg_mu);
         return;
     }
-    pthread_mutex_unlock(&srv->reg_mu);
     if (rv == NNG_ECLOSED || rv == NNG_ECANCELED)
         return; /* the socket closes */
     if (rv != 0) {

@@ -14,7 +14,7 @@ void rpc__arm_recv(rpc_slot *s)
 {
     if (s->detached)
         return; /* rpc__test_serve_frame's: no context to receive on */
-    s->receiving = true;
+    atomic_store(&s->receiving, true);
     nng_ctx_recv(s->ctx, s->aio);
 }
 

@@ -93,7 +93,10 @@ typedef struct rpc_slot {
     nng_ctx ctx;
     nng_aio *aio;
     rpc_phase phase; /* reg_mu */
-    bool receiving;  /* reg_mu: an nng_ctx_recv is outstanding */
+    /* An nng_ctx_recv is outstanding (else a send, or nothing): set as
+     * one is started, taken by the aio's callback, which so learns which
+     * operation ended without taking reg_mu. */
+    _Atomic bool receiving;
     /* reg_mu: the call whose reply this slot is handing to NNG (id 0:
      * none), until the send completes. Until then a later reply on the
      * same connection could overtake it, so the call is not yet

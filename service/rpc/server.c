@@ -280,6 +280,7 @@ static int start_slots(rpc_server *srv, char *err, size_t errlen)
         atomic_init(&s->call.cause, RPC_CAUSE_NONE);
         atomic_init(&s->call.deadline, INT64_MAX);
         atomic_init(&s->call.pgid, 0);
+        atomic_init(&s->receiving, false);
         int rv = nng_ctx_open(&s->ctx, srv->sock);
         if (rv == 0)
             rv = nng_aio_alloc(&s->aio, rpc__slot_cb, s);
