@@ -53,11 +53,12 @@ typedef struct tkgit tkgit;
 
 void tkgit_config_init(tkgit_config *cfg);
 
-/* Initialises libgit2 (once per tkgit) and resolves the git program.
- * Call before threads start. roots must outlive the service. Without git
- * on PATH the service still starts: the methods that run git answer
- * FAILED_PRECONDITION TOOL_NOT_FOUND (tool/). Errors: negative errno with a
- * message in err. */
+/* Resolves the git program. libgit2 is initialised (once per tkgit) by
+ * the first call that opens a repository, not here: an idle tkd does
+ * without what it sets up (OpenSSL, libssh2). Call before threads start.
+ * roots must outlive the service. Without git on PATH the service still
+ * starts: the methods that run git answer FAILED_PRECONDITION
+ * TOOL_NOT_FOUND (tool/). Errors: negative errno with a message in err. */
 int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
               size_t errlen);
 /* Adds tk.v1.Git's methods to srv (before rpc_server_start). */
@@ -89,5 +90,9 @@ void tkgit__test_message(rpc_call *call, const char *message,
  * tests/integration/test_git.c produces each with real git, libgit2 or
  * roots, and fails on a row none of its cases produces. */
 size_t tkgit__test_reasons(const char **out, size_t max);
+
+/* How many times g initialised libgit2: 0 until a call opened a
+ * repository, then 1, however many calls arrived together. */
+unsigned tkgit__test_libgit2_inits(const tkgit *g);
 
 #endif /* TK_SERVICE_GIT_H */

@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -38,6 +39,13 @@ struct tkgit {
      * (the call's deadline, never further away, comes first). */
     uint32_t read_ceiling_ms;
     pthread_key_t cache_key; /* each worker's open repositories (cache.c) */
+    /* libgit2 is initialised by the first call that opens a repository
+     * (tkgit__open), not at start: its initialisation sets up OpenSSL and
+     * libssh2, about 3 MB of a tkd that no Git call has reached. */
+    pthread_mutex_t libgit2_mu;
+    /* git_libgit2_init calls that succeeded: 0, then 1 (raised under
+     * libgit2_mu, read without it). */
+    atomic_uint libgit2_inits;
 };
 
 /* ---- repo.c: the repository a call names -------------------------------- */
@@ -54,8 +62,8 @@ typedef struct tkgit_repo {
 /* Resolves path inside the roots and opens the repository there (the
  * search upwards stops at the root). On failure the call has its status
  * and -1 is returned. Strings live in the call's arena. */
-int tkgit__open(tkgit_repo *out, const tkgit *g, rpc_call *call,
-                const char *path);
+/* Initialises libgit2 for g first, unless a call has. */
+int tkgit__open(tkgit_repo *out, tkgit *g, rpc_call *call, const char *path);
 void tkgit__close(tkgit_repo *r);
 /* Checks that a further path a caller names (WorktreeAdd's) resolves
  * inside a root; its parent must exist. Fails the call and returns -1

@@ -95,8 +95,46 @@ static int open_cached(tkgit_repo *out, const tkgit *g, rpc_call *call,
     return 0;
 }
 
-int tkgit__open(tkgit_repo *out, const tkgit *g, rpc_call *call,
-                const char *path)
+/* Once per process, after a first git_libgit2_init: the setting outlives
+ * a git_libgit2_shutdown, and is written before any thread reads it. */
+static void bound_object_cache(void)
+{
+    /* Workers keep repositories open (cache.c), and with them libgit2's
+     * cache of parsed objects, shared by all of them: bound it below
+     * libgit2's default of 256 MiB. */
+    git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE,
+                     (ssize_t)TKGIT_OBJECT_CACHE_BYTES);
+}
+
+/* Initialises libgit2 for g unless done: once, whichever calls arrive
+ * together. 0, or -1 with the call failed. */
+static int init_libgit2(tkgit *g, rpc_call *call)
+{
+    static pthread_once_t cache_bounded = PTHREAD_ONCE_INIT;
+    if (atomic_load_explicit(&g->libgit2_inits, memory_order_acquire) > 0)
+        return 0;
+    int rv = 0;
+    pthread_mutex_lock(&g->libgit2_mu);
+    if (atomic_load_explicit(&g->libgit2_inits, memory_order_relaxed) == 0) {
+        /* Once per service: libgit2 counts its initialisations, and
+         * tkgit_free ends this one. */
+        rv = git_libgit2_init();
+        if (rv >= 0) {
+            pthread_once(&cache_bounded, bound_object_cache);
+            atomic_fetch_add_explicit(&g->libgit2_inits, 1,
+                                      memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&g->libgit2_mu);
+    if (rv >= 0)
+        return 0;
+    /* Not tkgit__fail_libgit2: git_error_last needs what failed here. */
+    rpc_call_fail(call, RPC_UNKNOWN, "LIBGIT2_ERROR",
+                  "libgit2 failed to initialise (%d)", rv);
+    return -1;
+}
+
+int tkgit__open(tkgit_repo *out, tkgit *g, rpc_call *call, const char *path)
 {
     memset(out, 0, sizeof *out);
     if (path == NULL || path[0] == '\0') {
@@ -112,6 +150,8 @@ int tkgit__open(tkgit_repo *out, const tkgit *g, rpc_call *call,
         tkgit__fail_path(call, rv, named);
         return -1;
     }
+    if (init_libgit2(g, call) != 0)
+        return -1;
     if (open_cached(out, g, call, resolved) != 0) {
         tkgit__close(out);
         return -1;

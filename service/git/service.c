@@ -48,7 +48,6 @@ int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    bool libgit2 = false;
     g->roots = rs;
     if (cfg != NULL)
         g->cfg = *cfg;
@@ -67,32 +66,18 @@ int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
         snprintf(err, errlen, "no git program \"%s\" (name too long)", name);
         goto done;
     }
-    /* Once per service: libgit2 counts its initialisations. */
-    if (git_libgit2_init() < 0) {
-        snprintf(err, errlen, "libgit2 failed to initialise");
-        rv = -EIO;
-        goto done;
-    }
-    libgit2 = true;
-    /* Workers keep repositories open (cache.c), and with them libgit2's
-     * cache of parsed objects, shared by all of them: bound it below
-     * libgit2's default of 256 MiB. */
-    git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE,
-                     (ssize_t)TKGIT_OBJECT_CACHE_BYTES);
     if (tkgit__cache_init(g) != 0) {
         snprintf(err, errlen, "no thread-local key for the repository cache");
         rv = -EAGAIN;
         goto done;
     }
+    pthread_mutex_init(&g->libgit2_mu, NULL);
+    atomic_init(&g->libgit2_inits, 0);
     fill_methods(g);
     *out = g;
     g = NULL;
 done:
-    if (g != NULL) {
-        if (libgit2)
-            git_libgit2_shutdown();
-        free(g);
-    }
+    free(g);
     return rv;
 }
 
@@ -107,6 +92,13 @@ void tkgit_free(tkgit *g)
     if (g == NULL)
         return;
     tkgit__cache_fini(g);
-    git_libgit2_shutdown();
+    if (atomic_load(&g->libgit2_inits) > 0)
+        git_libgit2_shutdown();
+    pthread_mutex_destroy(&g->libgit2_mu);
     free(g);
+}
+
+unsigned tkgit__test_libgit2_inits(const tkgit *g)
+{
+    return atomic_load(&g->libgit2_inits);
 }

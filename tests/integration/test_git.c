@@ -2165,6 +2165,78 @@ static void test_cache_sees_writes(void **state)
     ts_fx_stop(&f);
 }
 
+/* The first Git calls of a server, arriving together on as many workers:
+ * each opens a repository, and libgit2 is initialised by one of them,
+ * once (tkgit__libgit2; under TSan, without a race). */
+#define FIRST_CALLS 8
+
+typedef struct first_call {
+    pthread_mutex_t *mu;
+    pthread_cond_t *cv;
+    const bool *go;
+    const char *repo; /* at() is the main thread's */
+    tk_client *client;
+    int code;
+    char oid[41];
+} first_call;
+
+static void *first_call_main(void *arg)
+{
+    first_call *a = arg;
+    pthread_mutex_lock(a->mu);
+    while (!*a->go)
+        pthread_cond_wait(a->cv, a->mu);
+    pthread_mutex_unlock(a->mu);
+    tk_status st;
+    a->code = rev_parse_on(a->client, a->repo, "HEAD", a->oid, &st);
+    tk_status_clear(&st);
+    return NULL;
+}
+
+static void test_libgit2_initialised_once_on_first_use(void **state)
+{
+    (void)state;
+    ts_fx own;
+    fx_start(&own, 0, FIRST_CALLS);
+    const tkgit *g = own.service[0];
+    /* Serving, and no call has opened a repository. */
+    assert_int_equal(tkgit__test_libgit2_inits(g), 0);
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    bool go = false;
+    char repo[PATH_MAX + 64];
+    snprintf(repo, sizeof repo, "%s", at("main"));
+    first_call calls[FIRST_CALLS];
+    pthread_t threads[FIRST_CALLS];
+    for (size_t i = 0; i < FIRST_CALLS; i++) {
+        calls[i] =
+            (first_call){ .mu = &mu, .cv = &cv, .go = &go, .repo = repo };
+        assert_int_equal(tk_client_open(&calls[i].client, own.url, NULL, 0),
+                         TK_OK);
+        assert_int_equal(
+            pthread_create(&threads[i], NULL, first_call_main, &calls[i]), 0);
+    }
+    pthread_mutex_lock(&mu);
+    go = true;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    for (size_t i = 0; i < FIRST_CALLS; i++) {
+        assert_int_equal(pthread_join(threads[i], NULL), 0);
+        assert_int_equal(calls[i].code, TK_CODE_OK);
+        assert_string_equal(calls[i].oid, calls[0].oid);
+        tk_client_close(calls[i].client);
+    }
+    assert_int_equal(tkgit__test_libgit2_inits(g), 1);
+    /* Later calls find it initialised. */
+    char oid[41];
+    tk_status st;
+    assert_int_equal(rev_parse_on(own.client, at("main"), "HEAD", oid, &st),
+                     TK_CODE_OK);
+    tk_status_clear(&st);
+    assert_int_equal(tkgit__test_libgit2_inits(g), 1);
+    ts_fx_stop(&own);
+}
+
 /* A worker keeps at most 4 repositories (cache.c's SLOTS), the least
  * recently used going first, and frees them when it exits. */
 static void test_cache_bounded_and_freed(void **state)
@@ -2278,6 +2350,7 @@ int main(void)
         cmocka_unit_test(test_cache_new_pack),
         cmocka_unit_test(test_cache_sees_writes),
         cmocka_unit_test(test_cache_bounded_and_freed),
+        cmocka_unit_test(test_libgit2_initialised_once_on_first_use),
     };
     int rv = cmocka_run_group_tests(tests, group_setup, group_teardown);
     ts_rmtree(home);
