@@ -11,6 +11,7 @@
 #include <libpq-fe.h>
 
 #include "fleet.h"
+#include "pq/pq.h"
 
 #define FLEET_MS ((int64_t)1000000) /* nanoseconds */
 

@@ -224,6 +224,9 @@ static int connect_pg(fleet_pg *pg, int64_t until_ns)
     static const char *const keys[] = { "dbname", "fallback_application_name",
                                         NULL };
     const char *const values[] = { pg->dsn, "tkd fleet", NULL };
+    char why[512];
+    if (pq_load(why, sizeof why) != 0)
+        return fail(pg, "connecting", why);
     pg->conn = PQconnectStartParams(keys, values, 1);
     if (pg->conn == NULL)
         return fail(pg, "connecting", "out of memory");

@@ -16,6 +16,7 @@
 
 #include "orders.h"
 #include "port/port.h"
+#include "pq/pq.h"
 
 #define ORDERS_MS 1000000LL /* nanoseconds */
 

@@ -206,6 +206,11 @@ int orders__conn_open(orders_tx *tx)
     static const char *const keys[] = { "dbname", "fallback_application_name",
                                         NULL };
     const char *const values[] = { tx->svc->dsn, "tkd", NULL };
+    char why[512];
+    if (pq_load(why, sizeof why) != 0) {
+        conn_failed(tx, NULL, why);
+        return -1;
+    }
     PGconn *pg = PQconnectStartParams(keys, values, 1);
     if (pg == NULL || PQstatus(pg) == CONNECTION_BAD) {
         conn_failed(tx, pg, "out of memory for a connection");

@@ -31,8 +31,9 @@ Rules (the name before the colon is the one the allowlist uses):
     do ("Owns"/"owns", "May call"/"may use", "Must never"); a module folder
     has no second public header.
   library: only service/rpc/ and client/lib/ use NNG, only service/git/
-    libgit2, only service/orders/ and service/fleet/ libpq (by include or
-    by reference to anything their headers declare).
+    libgit2, only service/orders/ and service/fleet/ libpq, and
+    service/pq/, which loads it for them (by include or by reference to
+    anything their headers declare).
   process: only service/proc/ calls fork, vfork, clone, the exec family,
     posix_spawn[p], system or popen, or includes <spawn.h>.
   bridge: in tkd (service/), only service/tool/ calls proc_run: a program
@@ -113,7 +114,7 @@ LIBRARIES = {
 LIBRARY_USERS = {
     "NNG": ("service/rpc", "client/lib"),
     "libgit2": ("service/git",),
-    "libpq": ("service/orders", "service/fleet"),
+    "libpq": ("service/orders", "service/fleet", "service/pq"),
 }
 PROCESS_FUNCS = re.compile(r"^(fork|vfork|clone|clone3|system|popen|"
                            r"posix_spawnp?|f?exec(l|lp|le|v|vp|vpe|ve|veat))$")
