@@ -614,6 +614,9 @@ int main(int argc, char **argv)
         return rv > 0 ? 0 : 2;
     if (o.orders.dsn == NULL)
         o.orders.dsn = getenv("TK_PG_DSN");
+    /* An idle tkd holds no database connection, nor libpq (pq/): the
+     * first Orders call connects (DESIGN.md, "Start-up and idle"). */
+    o.orders.connect_on_first_call = true;
     char err[512] = "";
     if (roots_new(&o.roots, o.root_args, o.n_roots, err, sizeof err) != 0) {
         fprintf(stderr, "tkd: %s\n", err);
@@ -638,8 +641,8 @@ int main(int argc, char **argv)
         goto done;
     }
     log_serving(&d, &o);
-    /* After the listener: tkd serves its other services while this
-     * connects (bounded), and with the database down. */
+    /* After the listener: says whether a database is configured; the
+     * first Orders call connects to it. */
     orders_start(d.ord);
     rv = rpc_serve_until_signal(d.srv);
     status = rv == 0 ? 0 : rv > 0 ? EXIT_OUTLIVED : 1;

@@ -20,6 +20,17 @@
 #define REASON_BAD_ORDER_ID "BAD_ORDER_ID"
 #define REASON_BAD_SKU "BAD_SKU"
 
+/* The first connection made and migrated says where it went, once. */
+static void announce(orders *svc, PGconn *pg)
+{
+    if (atomic_exchange(&svc->announced, true))
+        return;
+    rpc_log(RPC_LOG_INFO,
+            "orders: connected to database %s on %s, schema current; pool "
+            "of %zu",
+            PQdb(pg), PQhost(pg), svc->pool.n);
+}
+
 /* Checkout, connect and migrate if needed, BEGIN with the timeouts. On
  * failure tx->err says why; orders__tx_end must follow in every case. */
 static int tx_open(orders_tx *tx, orders *svc, rpc_call *call, int64_t deadline)
@@ -41,6 +52,8 @@ static int tx_open(orders_tx *tx, orders *svc, rpc_call *call, int64_t deadline)
             orders__conn_discard(tx->conn);
             return -1;
         }
+        if (!reused)
+            announce(svc, tx->conn->pg);
         if (orders__tx_begin_statement(tx) == 0)
             return 0;
         /* A pooled connection that died while it sat idle (the server
@@ -360,6 +373,8 @@ int orders_new(orders **out, const orders_config *cfg, char *err, size_t errlen)
     atomic_init(&svc->server_timeouts, true);
     atomic_init(&svc->test_lock_ms, 0);
     atomic_init(&svc->test_stmt_ms, 0);
+    atomic_init(&svc->announced, false);
+    svc->connect_on_first_call = cfg->connect_on_first_call;
     svc->start_timeout_ms = cfg->start_timeout_ms != 0
                                 ? cfg->start_timeout_ms
                                 : DEFAULT_START_TIMEOUT_MS;
@@ -387,20 +402,19 @@ void orders_start(orders *svc)
                               "TK_PG_DSN); tk.v1.Orders answers UNAVAILABLE");
         return;
     }
+    if (svc->connect_on_first_call) {
+        rpc_log(RPC_LOG_INFO,
+                "orders: the first Orders call connects to the database "
+                "and migrates its schema; pool of %zu",
+                svc->pool.n);
+        return;
+    }
     orders_tx tx;
     int64_t deadline =
         rpc_now_ns() + (int64_t)svc->start_timeout_ms * ORDERS_MS;
     int rv = tx_open(&tx, svc, NULL, deadline);
-    char where[256] = "";
-    if (rv == 0)
-        snprintf(where, sizeof where, "database %s on %s", PQdb(tx.conn->pg),
-                 PQhost(tx.conn->pg));
     orders__tx_end(&tx);
-    if (rv == 0)
-        rpc_log(RPC_LOG_INFO,
-                "orders: connected to %s, schema current; pool of %zu", where,
-                svc->pool.n);
-    else
+    if (rv != 0)
         rpc_log(RPC_LOG_WARN,
                 "orders: the database is not usable at start (%s); Orders "
                 "calls answer UNAVAILABLE until it is, and the first "

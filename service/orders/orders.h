@@ -30,6 +30,11 @@ typedef struct orders_config {
     unsigned pool_size; /* connections at most; 0: ORDERS_DEFAULT_POOL */
     /* How long start may spend connecting and migrating (0: default). */
     uint32_t start_timeout_ms;
+    /* true: orders_start connects nothing, and the first Orders call
+     * connects and migrates, as it does after a start the database was
+     * down for; a tkd that no Orders call reaches never loads libpq (pq/).
+     * tkd sets it. */
+    bool connect_on_first_call;
 } orders_config;
 
 #define ORDERS_DEFAULT_POOL 8u
@@ -38,10 +43,12 @@ typedef struct orders_config {
 /* Errors: negative errno-style values, with a message in err. */
 int orders_new(orders **out, const orders_config *cfg, char *err,
                size_t errlen);
-/* Connects once and runs the migrations, within start_timeout_ms. A
- * database that cannot be reached is not an error: it is logged, and the
- * first call that gets a connection migrates (so tkd starts, and serves its
- * other services, with the database down). */
+/* Connects once and runs the migrations, within start_timeout_ms (with
+ * connect_on_first_call: only logs that the first call will). A database
+ * that cannot be reached is not an error: it is logged, and the first call
+ * that gets a connection migrates (so tkd starts, and serves its other
+ * services, with the database down). The first connection made and
+ * migrated logs "connected to ..., schema current", once. */
 void orders_start(orders *svc);
 /* Adds tk.v1.Orders to srv (before rpc_server_start). */
 int orders_register(orders *svc, rpc_server *srv, char *err, size_t errlen);

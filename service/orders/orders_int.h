@@ -40,7 +40,11 @@ typedef struct orders_pool {
 struct orders {
     char *dsn; /* NULL: no database configured */
     uint32_t start_timeout_ms;
+    bool connect_on_first_call; /* orders_config's */
     orders_pool pool;
+    /* Whether "connected to ..., schema current" has been logged: by the
+     * first connection made and migrated, at start or by a call. */
+    _Atomic bool announced;
     _Atomic int row_lock;         /* orders_row_lock */
     _Atomic bool server_timeouts; /* lock_timeout/statement_timeout set */
     /* orders__test_set_timeouts: fixed timeouts (ms); 0: derived */

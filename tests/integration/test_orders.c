@@ -1414,6 +1414,10 @@ static void test_migrations_idempotent(void **state)
     fx_stop(&fx);
 }
 
+/* What tkd logs at start with a database configured (orders_start). */
+#define FIRST_CALL_CONNECTS                                                    \
+    "the first Orders call connects to the database and migrates its schema"
+
 /* tkd itself: TK_PG_DSN and --pg-pool reach the service. */
 static void test_tkd_serves_orders(void **state)
 {
@@ -1426,12 +1430,132 @@ static void test_tkd_serves_orders(void **state)
     const char *envs[] = { env, NULL };
     ts_fx_daemon d;
     ts_fx_daemon_start(&d, &(ts_fx_daemon_opts){ .args = args, .env = envs });
-    assert_true(ts_wait_output(&d.p, 2, "schema current; pool of 2", 20000));
+    assert_true(
+        ts_wait_output(&d.p, 2, FIRST_CALL_CONNECTS "; pool of 2", 20000));
     fixture fx = { .client = d.client };
     int64_t id = create_order(&fx);
+    assert_true(ts_wait_output(&d.p, 2, "schema current; pool of 2", 20000));
     assert_int_equal(must_get(&fx, id).status,
                      TK__V1__GET_ORDER_REPLY__STATUS__OPEN);
     assert_int_equal(ts_fx_daemon_stop(&d), 0);
+}
+
+/* tkd connects to its database at the first Orders call, not at start:
+ * until then it has neither a connection nor libpq (pq/) loaded, and the
+ * first calls, arriving together, all get a connection of the pool, the
+ * schema migrated once and said once. */
+#define FIRST_CALLS 6
+
+typedef struct first_order {
+    const char *url;
+    pthread_mutex_t *mu;
+    pthread_cond_t *cv;
+    const bool *go;
+    int code;
+    int64_t id;
+} first_order;
+
+static void *first_order_main(void *arg)
+{
+    first_order *a = arg;
+    tk_client *c = NULL;
+    a->code = -1;
+    if (tk_client_open(&c, a->url, NULL, 0) != TK_OK)
+        return NULL;
+    pthread_mutex_lock(a->mu);
+    while (!*a->go)
+        pthread_cond_wait(a->cv, a->mu);
+    pthread_mutex_unlock(a->mu);
+    Tk__V1__CreateOrderRequest req = TK__V1__CREATE_ORDER_REQUEST__INIT;
+    Tk__V1__CreateOrderReply *rep = NULL;
+    tk_status st;
+    tk_call_opts opts = { .timeout_ms = 20000 };
+    a->code = tk_orders_create_order(c, &req, &rep, &opts, &st);
+    if (a->code == TK_CODE_OK) {
+        a->id = rep->id;
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    }
+    tk_status_clear(&st);
+    tk_client_close(c);
+    return NULL;
+}
+
+/* Whether tkd (pid) has libpq mapped; -1 where /proc cannot tell. */
+static int maps_libpq(pid_t pid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return -1;
+    int found = 0;
+    while (found == 0 && fgets(line, sizeof line, f) != NULL)
+        found = strstr(line, "/libpq.") != NULL;
+    (void)fclose(f);
+    return found;
+}
+
+static void test_tkd_connects_on_first_call(void **state)
+{
+    (void)state;
+    assert_int_equal(ts_pg_createdb(&cluster, "tkd_first"), 0);
+    char dsn[700];
+    ts_pg_dsn(&cluster, "tkd_first", dsn, sizeof dsn);
+    const char *args[] = { "--pg", dsn, "--pg-pool", "3", NULL };
+    ts_fx_daemon d;
+    ts_fx_daemon_start(&d, &(ts_fx_daemon_opts){ .args = args });
+    assert_true(ts_wait_output(&d.p, 2, FIRST_CALL_CONNECTS, 20000));
+    PGconn *watch = ts_pg_connect(dsn);
+    assert_non_null(watch);
+    const char *backends = "SELECT count(*) FROM pg_stat_activity WHERE "
+                           "datname = 'tkd_first' AND application_name = "
+                           "'tkd'";
+    assert_int_equal(ts_pg_int(watch, backends), 0);
+    assert_int_equal(ts_pg_int(watch, "SELECT count(*) FROM pg_tables WHERE "
+                                      "tablename = 'tk_schema_migrations'"),
+                     0);
+    int mapped = maps_libpq(d.p.pid);
+    if (mapped >= 0)
+        assert_int_equal(mapped, 0);
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    bool go = false;
+    first_order calls[FIRST_CALLS];
+    pthread_t threads[FIRST_CALLS];
+    for (size_t i = 0; i < FIRST_CALLS; i++) {
+        calls[i] =
+            (first_order){ .url = d.url, .mu = &mu, .cv = &cv, .go = &go };
+        assert_int_equal(
+            pthread_create(&threads[i], NULL, first_order_main, &calls[i]), 0);
+    }
+    pthread_mutex_lock(&mu);
+    go = true;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    for (size_t i = 0; i < FIRST_CALLS; i++) {
+        assert_int_equal(pthread_join(threads[i], NULL), 0);
+        assert_int_equal(calls[i].code, TK_CODE_OK);
+        for (size_t j = 0; j < i; j++)
+            assert_true(calls[i].id != calls[j].id);
+    }
+    if (mapped >= 0)
+        assert_int_equal(maps_libpq(d.p.pid), 1);
+    assert_int_equal(ts_pg_int(watch, "SELECT count(*) FROM orders"),
+                     FIRST_CALLS);
+    assert_int_equal(
+        ts_pg_int(watch, "SELECT count(*) FROM tk_schema_migrations"), 1);
+    assert_true(ts_pg_int(watch, backends) <= 3);
+    /* Each call's line comes after what its call logged before it. */
+    assert_true(ts_wait_output_n(&d.p, 2, "method=tk.v1.Orders/CreateOrder",
+                                 FIRST_CALLS, 20000));
+    size_t said = 0;
+    for (const char *p = d.p.err; (p = strstr(p, "schema current")) != NULL;
+         p++)
+        said++;
+    assert_int_equal(said, 1);
+    assert_non_null(strstr(d.p.err, "schema current; pool of 3"));
+    assert_int_equal(ts_fx_daemon_stop(&d), 0);
+    PQfinish(watch);
 }
 
 /* tkcall's text form of each Orders method (client/tkcall/text.c): a line
@@ -1476,7 +1600,6 @@ static void test_tkcall_text_forms(void **state)
     const char *args[] = { "--pg", dsn, NULL };
     ts_fx_daemon d;
     ts_fx_daemon_start(&d, &(ts_fx_daemon_opts){ .args = args });
-    assert_true(ts_wait_output(&d.p, 2, "schema current", 20000));
     char *out = tkcall_text(&d, "tk.v1.Orders/CreateOrder", "{}");
     char *end = NULL;
     long long id =
@@ -1526,10 +1649,10 @@ static void test_tkd_pg_option_wins_over_env(void **state)
     };
     ts_fx_daemon d;
     ts_fx_daemon_start(&d, &(ts_fx_daemon_opts){ .args = args, .env = env });
-    assert_true(
-        ts_wait_output(&d.p, 2, "connected to database tkd_opt on", 20000));
     fixture fx = { .client = d.client };
     int64_t id = create_order(&fx);
+    assert_true(
+        ts_wait_output(&d.p, 2, "connected to database tkd_opt on", 20000));
     assert_int_equal(must_get(&fx, id).status,
                      TK__V1__GET_ORDER_REPLY__STATUS__OPEN);
     assert_int_equal(ts_fx_daemon_stop(&d), 0);
@@ -1602,6 +1725,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_migrations_idempotent),
         cmocka_unit_test(test_tkd_serves_orders),
         cmocka_unit_test(test_tkd_pg_option_wins_over_env),
+        cmocka_unit_test(test_tkd_connects_on_first_call),
         cmocka_unit_test(test_tkcall_text_forms),
         cmocka_unit_test(test_database_restart),
         cmocka_unit_test(test_database_down_at_start),
