@@ -82,6 +82,13 @@ static bool enqueue(rpc_server *srv, rpc_slot *s)
         srv->queue[(srv->q_head + srv->q_len) % srv->q_cap] = s;
         srv->q_len++;
         pthread_cond_signal(&srv->pool_cv);
+        /* Workers start as calls need them, up to --workers: an idle
+         * tkd keeps one ("Start-up and idle"). */
+        if (rpc__add_worker(srv) != 0)
+            rpc_log(RPC_LOG_WARN,
+                    "cannot start a worker thread (%zu running): the call "
+                    "waits for one of them",
+                    srv->n_threads);
         /* Only a new earliest deadline needs the reaper before it wakes
          * on its own: waking it for every call is a third thread to
          * schedule per call. And a call cancelled before it got here (a

@@ -186,8 +186,12 @@ struct rpc_server {
     rpc_slot **queue;
     size_t q_head, q_len, q_cap;
     bool pool_stop;
+    /* The workers started so far, at most cfg.workers: one at start, one
+     * more when the queued calls outnumber those waiting for one
+     * (rpc__add_worker). A worker, once started, stays until shutdown. */
     pthread_t *threads;
     size_t n_threads;
+    size_t n_waiting;         /* workers waiting for a call */
     pthread_cond_t reaper_cv; /* pool_mu: the queue changed */
     /* pool_mu: the earliest deadline the reaper waits for; INT64_MAX when
      * it waits for none, INT64_MIN when it is not waiting (it looks at
@@ -318,6 +322,10 @@ void rpc__escape_strings(rpc_call *call, ProtobufCMessage *msg);
 void rpc__run_call(rpc_slot *s);
 /* The threads of a worker and of the reaper (rpc_server_start). */
 void *rpc__worker_main(void *arg);
+/* With pool_mu held: starts a worker when the calls queued outnumber the
+ * workers waiting for one and cfg.workers allows one more. 0, or -errno
+ * when it could not start (the calls wait for the workers there are). */
+int rpc__add_worker(rpc_server *srv);
 void *rpc__reaper_main(void *arg);
 /* Wakes the reaper: a queued call may have been cancelled. */
 void rpc__wake_reaper(rpc_server *srv);

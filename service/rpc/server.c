@@ -319,14 +319,15 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen)
     }
     if ((rv = start_slots(srv, err, errlen)) != 0)
         goto done;
-    for (size_t i = 0; i < srv->cfg.workers; i++) {
-        if (pthread_create(&srv->threads[i], NULL, rpc__worker_main, srv) !=
-            0) {
-            set_err(err, errlen, "cannot start worker threads");
-            rv = -EAGAIN;
-            goto done;
-        }
+    /* One worker; the others start as calls queue up (rpc__add_worker). */
+    pthread_mutex_lock(&srv->pool_mu);
+    if (pthread_create(&srv->threads[0], NULL, rpc__worker_main, srv) == 0)
         srv->n_threads++;
+    pthread_mutex_unlock(&srv->pool_mu);
+    if (srv->n_threads == 0) {
+        set_err(err, errlen, "cannot start a worker thread");
+        rv = -EAGAIN;
+        goto done;
     }
     if (pthread_create(&srv->reaper, NULL, rpc__reaper_main, srv) != 0) {
         set_err(err, errlen, "cannot start the queue reaper");

@@ -80,8 +80,10 @@ void *rpc__worker_main(void *arg)
     rpc_server *srv = arg;
     for (;;) {
         pthread_mutex_lock(&srv->pool_mu);
+        srv->n_waiting++;
         while (srv->q_len == 0 && !srv->pool_stop)
             pthread_cond_wait(&srv->pool_cv, &srv->pool_mu);
+        srv->n_waiting--;
         if (srv->q_len == 0) {
             pthread_mutex_unlock(&srv->pool_mu);
             return NULL;
@@ -96,6 +98,19 @@ void *rpc__worker_main(void *arg)
         int64_t avg = atomic_load(&srv->avg_service_us);
         atomic_store(&srv->avg_service_us, avg + (us - avg) / 8);
     }
+}
+
+int rpc__add_worker(rpc_server *srv)
+{
+    if (srv->pool_stop || srv->n_threads >= srv->cfg.workers ||
+        srv->q_len <= srv->n_waiting)
+        return 0;
+    int rv = pthread_create(&srv->threads[srv->n_threads], NULL,
+                            rpc__worker_main, srv);
+    if (rv != 0)
+        return -rv;
+    srv->n_threads++;
+    return 0;
 }
 
 /* A queued call that can no longer start (its deadline passed, or it was

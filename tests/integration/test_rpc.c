@@ -1149,6 +1149,33 @@ static void test_expired_in_queue_does_not_run(void **state)
     assert_int_equal(atomic_load(&fx.svc.wait_runs), 1);
 }
 
+/* Workers start as calls need them (one at start): four calls at once
+ * run at once on --workers 4, and a fifth waits in the queue for one of
+ * them, no fifth worker starting. */
+static void test_workers_start_as_calls_need_them(void **state)
+{
+    (void)state;
+    ts_fx fx;
+    ts_fx_opts o = { .workers = 4, .queue_depth = 4 };
+    fx_start(&fx, &o);
+    held w[4];
+    for (size_t i = 0; i < 4; i++)
+        hold_worker(&fx, &w[i]);
+    tk_status st;
+    int code =
+        call_ping_like(fx.client, WAIT_METHOD, NULL, 150, NULL, &st, NULL);
+    assert_int_equal(code, TK_CODE_DEADLINE_EXCEEDED);
+    assert_string_equal(st.reason, "EXPIRED_IN_QUEUE");
+    tk_status_clear(&st);
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(release_worker(&w[i], NULL), 0);
+    /* And they serve on. */
+    hold_worker(&fx, &w[0]);
+    assert_int_equal(release_worker(&w[0], NULL), 0);
+    ts_fx_stop(&fx);
+    assert_int_equal(atomic_load(&fx.svc.wait_runs), 5);
+}
+
 static void test_queue_full(void **state)
 {
     (void)state;
@@ -2217,6 +2244,7 @@ int main(void)
         cmocka_unit_test(test_expired_in_queue_does_not_run),
         cmocka_unit_test(test_expired_in_queue_behind_a_later_deadline),
         cmocka_unit_test(test_queue_full),
+        cmocka_unit_test(test_workers_start_as_calls_need_them),
         cmocka_unit_test(test_cancel_same_connection),
         cmocka_unit_test(test_cancel_before_send),
         cmocka_unit_test(test_cancel_scoped_to_connection),
