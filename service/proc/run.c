@@ -58,6 +58,7 @@ typedef struct run {
     bool decided;    /* r->end holds the reason */
     phase ph;
     int64_t t_start, t_deadline, t_bound, t_grace, t_drain, t_decided;
+    int64_t t_out_next; /* batched stdout: not read again before this */
     uint32_t grace_ms, drain_ms;
     proc_sink sink;
     proc_excerpt excerpt;
@@ -167,9 +168,13 @@ static void read_pipe(run *u, int slot, int64_t now)
             proc__sink_eof(&u->sink);
         return;
     }
-    if (slot == SLOT_OUT)
+    if (slot == SLOT_OUT) {
+        /* The pipe is empty when a read did not fill the buffer: a batched
+         * stdout is left to fill for a while (proc.h). */
+        if ((size_t)n < READ_CHUNK && u->opts->stdout_batch_ms > 0)
+            u->t_out_next = now + (int64_t)u->opts->stdout_batch_ms * MS;
         on_stdout(u, u->buf, (size_t)n, now);
-    else
+    } else
         proc__excerpt_feed(&u->excerpt, u->buf, (size_t)n);
 }
 
@@ -180,6 +185,13 @@ static bool leader_gone_nowait(const run *u)
     memset(&si, 0, sizeof si);
     int rv = waitid(P_PID, (id_t)u->pid, &si, WEXITED | WNOHANG | WNOWAIT);
     return rv == 0 && si.si_pid == u->pid;
+}
+
+/* A batched stdout left to fill (proc.h): only while the program runs;
+ * once it has exited or is cut short, what is left is read as it comes. */
+static bool holding_stdout(const run *u, int64_t now)
+{
+    return u->ph == PH_RUNNING && !u->exited && now < u->t_out_next;
 }
 
 /* The poll timeout: until the next clock event of the phase, at most
@@ -197,6 +209,10 @@ static int poll_timeout(const run *u, int64_t now)
     int64_t ms = next > now ? (next - now + MS - 1) / MS : 0;
     if (!u->exited && u->fd[SLOT_EXIT] < 0 && ms > PROC_FALLBACK_TICK_MS)
         ms = PROC_FALLBACK_TICK_MS;
+    if (holding_stdout(u, now)) {
+        int64_t hold = (u->t_out_next - now + MS - 1) / MS;
+        ms = hold < ms ? hold : ms;
+    }
     return ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
@@ -220,7 +236,10 @@ static void poll_once(run *u)
         pfd[i] = (struct pollfd){ .fd = u->fd[i], .events = POLLIN };
     if (!watch_cancel)
         pfd[SLOT_CANCEL].fd = -1;
-    int n = poll(pfd, N_SLOTS, poll_timeout(u, proc_now_ns()));
+    int64_t before = proc_now_ns();
+    if (holding_stdout(u, before))
+        pfd[SLOT_OUT].fd = -1;
+    int n = poll(pfd, N_SLOTS, poll_timeout(u, before));
     int64_t now = proc_now_ns();
     if (n < 0) {
         /* EINTR, or ENOMEM: the clocks still apply; try again. */

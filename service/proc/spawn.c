@@ -63,6 +63,21 @@ static int make_pipe(int p[2])
     return 0;
 }
 
+/* A batched stdout's pipe made PROC_BATCH_PIPE bytes (proc.h), where the
+ * system can; a pipe the system will not enlarge (a user past
+ * pipe-user-pages-soft, a smaller pipe-max-size) keeps its size, and the
+ * batch still holds: the program then waits for room a little sooner. */
+static void size_out_pipe(int fd, const proc_opts *opts)
+{
+#if TK_HAVE_SETPIPE_SZ
+    if (opts->stdout_batch_ms > 0)
+        (void)fcntl(fd, F_SETPIPE_SZ, (int)PROC_BATCH_PIPE);
+#else
+    (void)fd;
+    (void)opts;
+#endif
+}
+
 static void close_fd(int *fd)
 {
     if (*fd >= 0)
@@ -156,8 +171,10 @@ static int prepare(spawn_setup *s, const proc_opts *opts, proc_result *r)
     if (s->envp == NULL)
         return -ENOMEM;
     int rv = make_pipe(s->out);
-    if (rv == 0)
+    if (rv == 0) {
+        size_out_pipe(s->out[0], opts);
         rv = make_pipe(s->err);
+    }
     if (rv == 0) {
         rv = -posix_spawn_file_actions_init(&s->fa);
         s->fa_ok = rv == 0;

@@ -14,6 +14,12 @@
 #include "tool/tool.h"
 
 #define STDERR_KEEP ((size_t)16 * 1024)
+/* A search whose limit is above this reads the tool's stdout in batches
+ * (proc.h, "Batched stdout"): it wants every match, and the tool's writes
+ * (rg: one a file) each woke tkd. One within it (the default limit and
+ * below) reads each write as it comes, so the first matches answer soon. */
+#define BATCH_ABOVE_LIMIT SEARCH_DEFAULT_LIMIT
+#define BATCH_MS 2u
 
 /* ---- choosing the tool -------------------------------------------------- */
 
@@ -277,6 +283,8 @@ static void run_tool(const search_job *j, search_tool tool, search_parser *p)
     o.proc.record_delim = cmd.record_delim;
     o.proc.stderr_head = STDERR_KEEP;
     o.proc.stderr_tail = STDERR_KEEP;
+    if (j->lim.max_matches > BATCH_ABOVE_LIMIT)
+        o.proc.stdout_batch_ms = BATCH_MS;
     proc_result r;
     int rv = tool_run(&r, j->call, &o);
     if (rv >= 0) { /* else the call has failed: tool/ answered */

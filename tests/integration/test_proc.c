@@ -102,6 +102,12 @@ static const struct {
     { "numbered", "printf 'out %s\\n' \"$1\"\n"
                   "printf 'err %s\\n' \"$1\" >&2\n"
                   "exit $(($1 % 7))\n" },
+    /* 3000 writes of a line each (echo is sh's own), then an
+     * unterminated record. */
+    { "many_writes", "i=0\nwhile [ $i -lt 3000 ]; do i=$((i+1)); "
+                     "echo \"line $i\"; done\nprintf last\n" },
+    /* More than a batched pipe holds. */
+    { "threemeg", "yes abcdefghi | head -c 3000000\n" },
     /* A process left behind in the group, not holding the pipes. */
     { "leftovers", "sleep 1000 >/dev/null 2>&1 &\n"
                    "echo \"straggler $!\"\n" },
@@ -236,6 +242,7 @@ typedef struct watcher {
     size_t bytes;
     bool any_truncated;
     char lines[16][64];
+    char last[64]; /* the last line */
     pid_t grandchild, straggler;
 } watcher;
 
@@ -256,6 +263,7 @@ static proc_verdict watch(void *arg, const char *data, size_t len,
     snprintf(line, sizeof line, "%.*s", (int)len, data);
     if (w->n_lines < 16)
         memcpy(w->lines[w->n_lines], line, sizeof line);
+    memcpy(w->last, line, sizeof line);
     w->n_lines++;
     w->bytes += len;
     w->any_truncated |= truncated;
@@ -1099,6 +1107,100 @@ static void test_records(void **state)
     teardown_case(&c);
 }
 
+/* ---- batched stdout ----------------------------------------------------- */
+
+/* Batched, stdout still arrives whole and in order, the unterminated last
+ * record at EOF, with the leader's exit watched by a pidfd or by waitid. */
+static void test_batched_stdout_whole(void **state)
+{
+    (void)state;
+    size_t want = 4; /* "last" */
+    for (int i = 1; i <= 3000; i++) {
+        char line[32];
+        want += (size_t)snprintf(line, sizeof line, "line %d", i);
+    }
+    static const unsigned hooks[] = { 0, PROC__TEST_NO_PIDFD };
+    for (size_t h = 0; h < sizeof hooks / sizeof *hooks; h++) {
+        run_case c;
+        setup_watched(&c, "many_writes", NULL);
+        c.o.stdout_batch_ms = 5;
+        proc_result r;
+        assert_int_equal(proc__test_run(&r, &c.o, hooks[h]), 0);
+        assert_int_equal(r.end, PROC_END_EXITED);
+        assert_int_equal(r.status.code, 0);
+        assert_int_equal(c.w.n_lines, 3001);
+        assert_string_equal(c.w.lines[0], "line 1");
+        assert_string_equal(c.w.lines[15], "line 16");
+        assert_string_equal(c.w.last, "last");
+        assert_int_equal(c.w.bytes, want);
+        assert_int_equal(r.out_total, want + 3000); /* with the newlines */
+        assert_false(c.w.any_truncated || r.drain_timed_out);
+        proc_result_free(&r);
+        teardown_case(&c);
+    }
+}
+
+/* More than the enlarged pipe holds, captured: every byte, and the EOF. */
+static void test_batched_stdout_large(void **state)
+{
+    (void)state;
+    run_case c;
+    setup_case(&c, "threemeg");
+    c.o.stdout_batch_ms = 5;
+    c.o.stdout_cap = 4000000;
+    proc_result r;
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_EXITED);
+    assert_int_equal(r.out_len, 3000000);
+    assert_int_equal(r.out_total, 3000000);
+    assert_false(r.out_truncated);
+    for (size_t i = 0; i < r.out_len; i += 10)
+        assert_memory_equal(r.out + i, "abcdefghi\n",
+                            r.out_len - i < 10 ? r.out_len - i : 10);
+    proc_result_free(&r);
+    teardown_case(&c);
+}
+
+/* While stdout is left to fill, the rest still wakes the run: the cancel
+ * fd, the deadline, and the leader's exit (whose last output is read as
+ * it comes). The batch here is longer than the test may take. */
+static void test_batched_stdout_other_events(void **state)
+{
+    (void)state;
+    const uint32_t batch = 600000;
+    run_case c;
+    proc_result r;
+    /* The cancel fires on "ready", the read that starts the batch. */
+    setup_watched(&c, "slow", "ready");
+    c.o.stdout_batch_ms = batch;
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_CANCELLED);
+    assert_true(r.process_killed && r.reaped);
+    assert_true(r.elapsed_ms < batch);
+    proc_result_free(&r);
+    teardown_case(&c);
+
+    setup_watched(&c, "slow", NULL);
+    c.o.stdout_batch_ms = batch;
+    c.o.deadline_ns = proc_now_ns() + 300 * 1000000LL;
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_DEADLINE);
+    assert_true(r.elapsed_ms < batch);
+    proc_result_free(&r);
+    teardown_case(&c);
+
+    setup_watched(&c, "write_slow", NULL); /* ready, 0.3 s, done, exit */
+    c.o.stdout_batch_ms = batch;
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_EXITED);
+    assert_int_equal(c.w.n_lines, 2);
+    assert_string_equal(c.w.lines[0], "ready");
+    assert_string_equal(c.w.lines[1], "done");
+    assert_true(r.elapsed_ms < batch);
+    proc_result_free(&r);
+    teardown_case(&c);
+}
+
 static void test_pidfd_fallback(void **state)
 {
     (void)state;
@@ -1350,6 +1452,9 @@ int main(void)
         cmocka_unit_test(test_write_abandoned),
         cmocka_unit_test(test_stream_stop),
         cmocka_unit_test(test_records),
+        cmocka_unit_test(test_batched_stdout_whole),
+        cmocka_unit_test(test_batched_stdout_large),
+        cmocka_unit_test(test_batched_stdout_other_events),
         cmocka_unit_test(test_pidfd_fallback),
         cmocka_unit_test(test_stuck_leader_goes_to_reaper),
         cmocka_unit_test(test_leftovers),

@@ -800,6 +800,23 @@ static void test_limit_partial(void **state)
             assert_int_equal(s.rep->matches[i]->column, 1);
         sres_free(&s);
 
+        /* A limit above the default: the tool's output is read in batches
+         * (service/search/run.c), and the limit still stops the tool. */
+        sreq big = { .query = "limitneedle",
+                     .limit = 2000,
+                     .tool = all_tools[t],
+                     .hidden = -1 };
+        call(&d, &big, &s);
+        expect_ok(&s);
+        assert_int_equal(s.rep->n_matches, 2000);
+        assert_true(s.rep->partial && s.st.partial);
+        assert_int_equal(s.st.cause, TK_CAUSE_LIMIT);
+        assert_true(s.st.process_killed);
+        if (all_tools[t] == GIT_GREP)
+            assert_true(next_start(&d, 0) > 0);
+        assert_group_gone(next_start(&d, 0));
+        sres_free(&s);
+
         sreq exact = { .query = "exactneedle",
                        .limit = 3,
                        .tool = all_tools[t],
@@ -814,6 +831,45 @@ static void test_limit_partial(void **state)
         sres_free(&s);
         while (next_start(&d, 0) > 0) /* this search's starts */
             ;
+    }
+    tkd_stop(&d);
+}
+
+/* A search that wants every match (a limit above the default: its tool's
+ * output read in batches, service/search/run.c) gets every one of many
+ * files' matches, the file count and a complete status, from each tool. */
+static void test_every_match_batched(void **state)
+{
+    (void)state;
+    tkd d;
+    tkd_init(&d, "srch-all");
+    link_tool(&d, "rg");
+    link_tool(&d, "git");
+    link_tool(&d, "grep");
+    const char *init[] = { "init", "-q", NULL };
+    tree_git(d.root, init);
+    for (int f = 0; f < 300; f++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "d%d/f%d.txt", f % 7, f);
+        tree_lines(d.root, rel, "a batchneedle line, and the rest of it", 20);
+    }
+    tkd_start(&d, NULL);
+    for (size_t t = 0; t < 3; t++) {
+        sreq r = { .query = "batchneedle",
+                   .limit = 100000,
+                   .tool = all_tools[t],
+                   .hidden = -1 };
+        sres s;
+        call(&d, &r, &s);
+        expect_ok(&s);
+        assert_int_equal(s.rep->n_matches, 6000);
+        assert_false(s.rep->partial || s.st.partial);
+        assert_int_equal(s.rep->stats->files_with_matches, 300);
+        assert_true(has_line(s.rep, "d0/f0.txt", 1));
+        assert_true(has_line(s.rep, "d5/f299.txt", 20));
+        for (size_t i = 0; i < s.rep->n_matches; i++)
+            assert_int_equal(s.rep->matches[i]->column, 3);
+        sres_free(&s);
     }
     tkd_stop(&d);
 }
@@ -872,6 +928,27 @@ static void test_cancel_and_deadline(void **state)
         pid_t pid = next_start(&d, WAIT_MS);
         assert_true(pid > 0);
         int outcome = -1;
+        assert_int_equal(tk_cancel_fire(r.cancel, &outcome), TK_OK);
+        assert_int_equal(outcome, TK_CANCEL_CANCELLED);
+        async_join(&a);
+        expect_fail(&a.s, TK_CODE_CANCELLED, "");
+        assert_int_equal(a.s.st.cause, TK_CAUSE_CALLER);
+        assert_true(a.s.st.process_killed);
+        assert_group_gone(pid);
+        sres_free(&a.s);
+        tk_cancel_free(r.cancel);
+
+        /* The same with a limit above the default (stdout read in
+         * batches): the Cancel still ends it at once. */
+        a = (async){ 0 };
+        assert_int_equal(tk_cancel_new(&a.r.cancel), TK_OK);
+        r.limit = 100000;
+        r.cancel = a.r.cancel;
+        async_start(&a, &d, &r);
+        if (all_tools[t] == GIT_GREP)
+            assert_true(next_start(&d, WAIT_MS) > 0);
+        pid = next_start(&d, WAIT_MS);
+        assert_true(pid > 0);
         assert_int_equal(tk_cancel_fire(r.cancel, &outcome), TK_OK);
         assert_int_equal(outcome, TK_CANCEL_CANCELLED);
         async_join(&a);
@@ -1099,6 +1176,7 @@ int main(void)
         cmocka_unit_test(test_resolved_once),
         cmocka_unit_test(test_tool_gone_after_start),
         cmocka_unit_test(test_limit_partial),
+        cmocka_unit_test(test_every_match_batched),
         cmocka_unit_test(test_cancel_and_deadline),
         cmocka_unit_test(test_slots),
         cmocka_unit_test(test_unreadable),

@@ -13,6 +13,7 @@
 #define TK_HAVE_PIDFD_OPEN 0
 #define TK_HAVE_SIGABBREV_NP 0
 #define TK_HAVE_O_PATH 0
+#define TK_HAVE_SETPIPE_SZ 0 /* F_SETPIPE_SZ is Linux's */
 #define TK_HAVE_SPAWN_CLOSEFROM 0
 #define TK_HAVE_SPAWN_CLOEXEC_DEFAULT 1 /* posix_spawnattr_setflags(3) */
 #define TK_HAVE_CONDATTR_SETCLOCK 0
