@@ -91,10 +91,8 @@ static void clip_spans(search_parser *p, size_t keep)
 /* ---- keeping a match ---------------------------------------------------- */
 
 /* One block: the spans, the path (unless the last match's, in the same
- * file, is shared), the text. One malloc per match, freed one by one:
- * blocks carved from large chunks instead were twice as slow to fill
- * (fresh chunks fault their pages in, where malloc reuses what the last
- * search freed). */
+ * file, is shared), the text; carved from the parser's chunks (chunks.c),
+ * all freed together. */
 static int store(search_parser *p, const search_found *f, size_t keep,
                  bool new_file)
 {
@@ -105,7 +103,8 @@ static int store(search_parser *p, const search_found *f, size_t keep,
     if (matches == NULL)
         return -ENOMEM;
     p->matches = matches;
-    char *block = malloc(span_bytes + path_bytes + keep + 1);
+    char *block =
+        search__store_alloc(&p->store, span_bytes + path_bytes + keep + 1);
     if (block == NULL)
         return -ENOMEM;
     search_span *spans = (search_span *)(void *)block;

@@ -44,8 +44,7 @@ void search_parser_free(search_parser *p)
 {
     if (p == NULL)
         return;
-    for (size_t i = 0; i < p->n; i++)
-        free((void *)p->matches[i].spans); /* the start of its block */
+    search__store_release(&p->store);
     free(p->matches);
     free(p->query);
     free(p->spans);
@@ -57,6 +56,11 @@ void search_parser_free(search_parser *p)
     rpc_buf_free(&p->type);
     rpc_buf_free(&p->raw);
     free(p);
+}
+
+void search__parser_use_pool(search_parser *p, search_pool *pool)
+{
+    p->store.pool = pool;
 }
 
 bool search_parser_record(search_parser *p, const char *data, size_t len,

@@ -306,6 +306,7 @@ void search__run(search_job *j)
                       "no memory for a search");
         return;
     }
+    search__parser_use_pool(p, j->pool);
     run_tool(j, tool, p);
     search_parser_free(p);
 }

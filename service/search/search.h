@@ -169,5 +169,14 @@ void search_parser_encode(const search_parser *p, uint8_t *out);
 void search__test_set_rg_fast(search_parser *p, bool on);
 /* The records the fast path read (the rest went to the general reader). */
 size_t search__test_rg_fast_read(const search_parser *p);
+/* A pool of chunks for the matches, as the service has one (the parser
+ * keeps its matches in chunks of its own otherwise); the chunks it keeps
+ * between parsers. */
+typedef struct search_pool search_pool;
+search_pool *search__test_pool_new(void);
+void search__test_pool_free(search_pool *pool);
+size_t search__test_pool_kept(search_pool *pool);
+/* Before the first record. */
+void search__parser_use_pool(search_parser *p, search_pool *pool);
 
 #endif /* TK_SERVICE_SEARCH_H */

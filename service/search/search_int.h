@@ -6,6 +6,7 @@
 #define TK_SERVICE_SEARCH_INT_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,36 @@
 /* The method's ceiling (tk/v1/search.proto): no search runs longer,
  * whatever its caller asks. */
 #define SEARCH_CEILING_MS TK_V1_SEARCH__SEARCH__CEILING_MS
+
+/* ---- chunks.c: where the matches are kept ----------------------------- */
+
+#define SEARCH_CHUNK ((size_t)256 * 1024)
+#define SEARCH_POOL_KEEP 16u /* chunks kept between searches: 4 MiB */
+
+typedef struct search_chunk search_chunk;
+
+/* The service's chunks between searches (chunks.c says why). */
+typedef struct search_pool {
+    pthread_mutex_t mu;
+    search_chunk *free;
+    size_t n_free;
+} search_pool;
+
+int search__pool_init(search_pool *pool);
+/* When no search runs any more. */
+void search__pool_destroy(search_pool *pool);
+
+/* One parser's chunks. */
+typedef struct search_store {
+    search_pool *pool;    /* NULL: chunks are malloc'd and freed */
+    search_chunk *chunks; /* the one being filled first */
+} search_store;
+
+/* n bytes, 8-aligned, until search__store_release; NULL: out of memory. */
+void *search__store_alloc(search_store *st, size_t n);
+/* Every block at once: the chunks back to the pool (up to its keep), the
+ * rest freed. */
+void search__store_release(search_store *st);
 
 /* ---- the parser (parse.c over parse_rg.c, parse_grep.c over matches.c) -- */
 
@@ -31,6 +62,8 @@ struct search_parser {
     search_limits lim;
     search_match *matches;
     size_t n, cap;
+    /* the matches' paths, text and spans */
+    search_store store;
     size_t bytes; /* paths and text kept, against lim.max_bytes */
     bool partial; /* beyond the limit or the byte budget: take no more */
     bool lost;    /* a match that could not be read (rg: a record cut
@@ -102,6 +135,7 @@ void search__slot_give(search_slots *s);
 
 typedef struct search_job {
     rpc_call *call;
+    search_pool *pool;
     char root[PATH_MAX];
     search_query q;
     search_limits lim;

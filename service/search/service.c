@@ -12,6 +12,7 @@
 struct search {
     search_config cfg;
     search_slots slots;
+    search_pool pool; /* the matches' chunks between searches */
 };
 
 /* roots_resolve's verdict as a status; the reasons are the Git service's.
@@ -138,6 +139,7 @@ static void handle_search(void *svc, rpc_call *call,
         return;
     }
     j.slot_wait_ms = (uint32_t)((rpc_now_ns() - t0) / 1000000);
+    j.pool = &s->pool;
     search__run(&j);
     search__slot_give(&s->slots);
 }
@@ -171,6 +173,13 @@ int search_new(search **out, const search_config *cfg, char *err, size_t errlen)
         free(s);
         return rv;
     }
+    rv = search__pool_init(&s->pool);
+    if (rv != 0) {
+        snprintf(err, errlen, "search: out of memory");
+        search__slots_destroy(&s->slots);
+        free(s);
+        return rv;
+    }
     *out = s;
     return 0;
 }
@@ -186,5 +195,6 @@ void search_free(search *s)
     if (s == NULL)
         return;
     search__slots_destroy(&s->slots);
+    search__pool_destroy(&s->pool);
     free(s);
 }

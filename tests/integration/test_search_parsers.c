@@ -413,6 +413,73 @@ static void test_limit(void **state)
 
 /* What no tool writes is passed over and counted, never a match; a path
  * broken by newlines is put back together. */
+/* n grep records of a line of len bytes in file f<i / 50>, the query at
+ * its start. */
+static void feed_lines(search_parser *p, size_t n, size_t len)
+{
+    char *rec = malloc(len + 32);
+    assert_non_null(rec);
+    for (size_t i = 0; i < n; i++) {
+        int h = snprintf(rec, 32, "f%zu", i / 50);
+        rec[h] = '\0';
+        h += 1 + snprintf(rec + h + 1, 31 - h, "%zu:", i + 1);
+        memcpy(rec + h, "needle", 6);
+        memset(rec + h + 6, 'x', len - 6);
+        assert_true(search_parser_record(p, rec, (size_t)h + len, false));
+    }
+    free(rec);
+}
+
+/* The matches in a pool's chunks (as tkd keeps them): the same matches,
+ * byte for byte, as in chunks of the parser's own, a long line in a chunk
+ * of its own; the chunks kept for the next parser, at most 16 (4 MiB). */
+static void test_chunk_pool(void **state)
+{
+    (void)state;
+    search_query q = { .text = "needle", .len = 6 };
+    search_limits lim = { .max_matches = 100000 };
+    search_pool *pool = search__test_pool_new();
+    assert_non_null(pool);
+    for (int round = 0; round < 2; round++) {
+        search_parser *a, *b;
+        assert_int_equal(search_parser_new(&a, SEARCH_TOOL_GREP, &q, &lim), 0);
+        assert_int_equal(search_parser_new(&b, SEARCH_TOOL_GREP, &q, &lim), 0);
+        search__parser_use_pool(b, pool);
+        feed_lines(a, 3000, 200); /* 3 chunks of 256 KiB */
+        feed_lines(b, 3000, 200);
+        feed_lines(a, 1, 100000); /* beyond a quarter of a chunk */
+        feed_lines(b, 1, 100000);
+        feed_lines(a, 10, 20);
+        feed_lines(b, 10, 20);
+        assert_int_equal(search_parser_count(b), 3011);
+        size_t n = search_parser_encoded_size(a);
+        assert_int_equal(search_parser_encoded_size(b), n);
+        uint8_t *ea = malloc(n), *eb = malloc(n);
+        assert_true(ea != NULL && eb != NULL);
+        search_parser_encode(a, ea);
+        search_parser_encode(b, eb);
+        assert_memory_equal(ea, eb, n);
+        free(ea);
+        free(eb);
+        const search_match *m = search_parser_match(b, 3000);
+        assert_int_equal(m->text_len, 100000);
+        assert_int_equal(m->line, 1); /* feed_lines counts from 1 */
+        search_parser_free(a);
+        search_parser_free(b);
+        /* Kept: the three chunks, not the long line's own (the second
+         * round took the same three back). */
+        assert_int_equal(search__test_pool_kept(pool), 3);
+    }
+    search_parser *big;
+    assert_int_equal(search_parser_new(&big, SEARCH_TOOL_GREP, &q, &lim), 0);
+    search__parser_use_pool(big, pool);
+    feed_lines(big, 30000, 200); /* about 6 MiB */
+    assert_int_equal(search_parser_count(big), 30000);
+    search_parser_free(big);
+    assert_int_equal(search__test_pool_kept(pool), 16);
+    search__test_pool_free(pool);
+}
+
 static void test_malformed_records(void **state)
 {
     (void)state;
@@ -1179,6 +1246,7 @@ int main(void)
         cmocka_unit_test(test_parity),
         cmocka_unit_test(test_ignore_files),
         cmocka_unit_test(test_limit),
+        cmocka_unit_test(test_chunk_pool),
         cmocka_unit_test(test_malformed_records),
         cmocka_unit_test(test_rg_json_reader),
         cmocka_unit_test(test_rg_cut_records),
