@@ -31,7 +31,12 @@
  * with it a reply that is still on its way. */
 typedef struct chan {
     nng_ctx ctx;
-    nng_aio *aio;
+    nng_aio *aio; /* the receive's */
+    /* The send's, with no callback: its end is waited for at once
+     * (nng_aio_wait), and an aio without one is ended by the thread that
+     * completes it, often the caller's own; one with a callback is handed
+     * to NNG's task threads, two more thread switches per call. */
+    nng_aio *send_aio;
     pthread_mutex_t mu;
     pthread_cond_t cv; /* CLOCK_MONOTONIC */
     bool done;         /* mu: the operation started last has ended */
@@ -886,6 +891,8 @@ static void chan_free(chan *ch)
 {
     if (ch->aio != NULL)
         nng_aio_free(ch->aio); /* waits for a callback in progress */
+    if (ch->send_aio != NULL)
+        nng_aio_free(ch->send_aio);
     nng_ctx_close(ch->ctx);
     pthread_cond_destroy(&ch->cv);
     pthread_mutex_destroy(&ch->mu);
@@ -955,8 +962,11 @@ static chan *chan_new(node *c)
         free(ch);
         return NULL;
     }
-    if (nng_aio_alloc(&ch->aio, chan_cb, ch) != 0) {
+    if (nng_aio_alloc(&ch->aio, chan_cb, ch) != 0)
         ch->aio = NULL;
+    if (nng_aio_alloc(&ch->send_aio, NULL, NULL) != 0)
+        ch->send_aio = NULL;
+    if (ch->aio == NULL || ch->send_aio == NULL) {
         chan_free(ch);
         return NULL;
     }
@@ -1548,14 +1558,13 @@ static int call_payload(tk_client *client, node *n, const char *method,
     nng_duration send_ms = wait_ms;
     if (client->fleet && send_ms > (nng_duration)TK_NODE_PROBE_MS)
         send_ms = (nng_duration)TK_NODE_PROBE_MS;
-    chan_arm(ch);
-    nng_aio_set_msg(ch->aio, msg);
-    nng_aio_set_timeout(ch->aio, send_ms);
-    nng_ctx_send(ch->ctx, ch->aio);
-    nng_aio_wait(ch->aio);
-    if (nng_aio_result(ch->aio) != 0) {
-        int rv = nng_aio_result(ch->aio);
-        nng_msg_free(nng_aio_get_msg(ch->aio));
+    nng_aio_set_msg(ch->send_aio, msg);
+    nng_aio_set_timeout(ch->send_aio, send_ms);
+    nng_ctx_send(ch->ctx, ch->send_aio);
+    nng_aio_wait(ch->send_aio);
+    if (nng_aio_result(ch->send_aio) != 0) {
+        int rv = nng_aio_result(ch->send_aio);
+        nng_msg_free(nng_aio_get_msg(ch->send_aio));
         end->node_failed = true;
         code = local_status(status, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
                             "could not send to tkd at %s: %s (the call was "
