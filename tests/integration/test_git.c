@@ -60,6 +60,7 @@
 #include "git/git.h"
 #include "proc/proc.h"
 #include "tk/v1/git.tk.h"
+#include "tsem.h"
 
 static char dir[PATH_MAX];     /* the fixture */
 static char git_bin[PATH_MAX]; /* the git the CLI side runs */
@@ -2171,9 +2172,7 @@ static void test_cache_sees_writes(void **state)
 #define FIRST_CALLS 8
 
 typedef struct first_call {
-    pthread_mutex_t *mu;
-    pthread_cond_t *cv;
-    const bool *go;
+    ts_sem *go;       /* the start line: every thread waits for a count */
     const char *repo; /* at() is the main thread's */
     tk_client *client;
     int code;
@@ -2183,10 +2182,7 @@ typedef struct first_call {
 static void *first_call_main(void *arg)
 {
     first_call *a = arg;
-    pthread_mutex_lock(a->mu);
-    while (!*a->go)
-        pthread_cond_wait(a->cv, a->mu);
-    pthread_mutex_unlock(a->mu);
+    ts_sem_wait(a->go);
     tk_status st;
     a->code = rev_parse_on(a->client, a->repo, "HEAD", a->oid, &st);
     tk_status_clear(&st);
@@ -2201,31 +2197,28 @@ static void test_libgit2_initialised_once_on_first_use(void **state)
     const tkgit *g = own.service[0];
     /* Serving, and no call has opened a repository. */
     assert_int_equal(tkgit__test_libgit2_inits(g), 0);
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-    bool go = false;
+    ts_sem go;
+    ts_sem_init(&go, 0);
     char repo[PATH_MAX + 64];
     snprintf(repo, sizeof repo, "%s", at("main"));
     first_call calls[FIRST_CALLS];
     pthread_t threads[FIRST_CALLS];
     for (size_t i = 0; i < FIRST_CALLS; i++) {
-        calls[i] =
-            (first_call){ .mu = &mu, .cv = &cv, .go = &go, .repo = repo };
+        calls[i] = (first_call){ .go = &go, .repo = repo };
         assert_int_equal(tk_client_open(&calls[i].client, own.url, NULL, 0),
                          TK_OK);
         assert_int_equal(
             pthread_create(&threads[i], NULL, first_call_main, &calls[i]), 0);
     }
-    pthread_mutex_lock(&mu);
-    go = true;
-    pthread_cond_broadcast(&cv);
-    pthread_mutex_unlock(&mu);
+    for (size_t i = 0; i < FIRST_CALLS; i++)
+        ts_sem_post(&go);
     for (size_t i = 0; i < FIRST_CALLS; i++) {
         assert_int_equal(pthread_join(threads[i], NULL), 0);
         assert_int_equal(calls[i].code, TK_CODE_OK);
         assert_string_equal(calls[i].oid, calls[0].oid);
         tk_client_close(calls[i].client);
     }
+    ts_sem_destroy(&go);
     assert_int_equal(tkgit__test_libgit2_inits(g), 1);
     /* Later calls find it initialised. */
     char oid[41];

@@ -48,6 +48,7 @@
 #include "fixture.h"
 #include "orders/orders.h"
 #include "pg.h"
+#include "tsem.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/orders.tk.h"
 
@@ -1448,9 +1449,7 @@ static void test_tkd_serves_orders(void **state)
 
 typedef struct first_order {
     const char *url;
-    pthread_mutex_t *mu;
-    pthread_cond_t *cv;
-    const bool *go;
+    ts_sem *go; /* the start line: every thread waits for a count */
     int code;
     int64_t id;
 } first_order;
@@ -1462,10 +1461,7 @@ static void *first_order_main(void *arg)
     a->code = -1;
     if (tk_client_open(&c, a->url, NULL, 0) != TK_OK)
         return NULL;
-    pthread_mutex_lock(a->mu);
-    while (!*a->go)
-        pthread_cond_wait(a->cv, a->mu);
-    pthread_mutex_unlock(a->mu);
+    ts_sem_wait(a->go);
     Tk__V1__CreateOrderRequest req = TK__V1__CREATE_ORDER_REQUEST__INIT;
     Tk__V1__CreateOrderReply *rep = NULL;
     tk_status st;
@@ -1517,27 +1513,24 @@ static void test_tkd_connects_on_first_call(void **state)
     int mapped = maps_libpq(d.p.pid);
     if (mapped >= 0)
         assert_int_equal(mapped, 0);
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-    bool go = false;
+    ts_sem go;
+    ts_sem_init(&go, 0);
     first_order calls[FIRST_CALLS];
     pthread_t threads[FIRST_CALLS];
     for (size_t i = 0; i < FIRST_CALLS; i++) {
-        calls[i] =
-            (first_order){ .url = d.url, .mu = &mu, .cv = &cv, .go = &go };
+        calls[i] = (first_order){ .url = d.url, .go = &go };
         assert_int_equal(
             pthread_create(&threads[i], NULL, first_order_main, &calls[i]), 0);
     }
-    pthread_mutex_lock(&mu);
-    go = true;
-    pthread_cond_broadcast(&cv);
-    pthread_mutex_unlock(&mu);
+    for (size_t i = 0; i < FIRST_CALLS; i++)
+        ts_sem_post(&go);
     for (size_t i = 0; i < FIRST_CALLS; i++) {
         assert_int_equal(pthread_join(threads[i], NULL), 0);
         assert_int_equal(calls[i].code, TK_CODE_OK);
         for (size_t j = 0; j < i; j++)
             assert_true(calls[i].id != calls[j].id);
     }
+    ts_sem_destroy(&go);
     if (mapped >= 0)
         assert_int_equal(maps_libpq(d.p.pid), 1);
     assert_int_equal(ts_pg_int(watch, "SELECT count(*) FROM orders"),
