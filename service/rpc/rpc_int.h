@@ -252,6 +252,10 @@ void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg);
 /* The credentials of the connection a frame came on. */
 void rpc__peer_of(rpc_server *srv, nng_pipe pipe, rpc_peer *peer);
 
+/* utf8.c: the length of the valid UTF-8 sequence at s (at most n
+ * bytes), or 0. */
+size_t rpc__utf8_seq_len(const unsigned char *s, size_t n);
+
 /* index.c: the registry's indexes; reg_mu held unless said. */
 /* For n_slots slots; 0 or -ENOMEM (rpc_server_new, no lock). */
 int rpc__registry_init(rpc_server *srv, size_t n_slots);
