@@ -73,6 +73,11 @@ static const char usage_text[] =
     "                          (default 3)\n"
     "  --log-level L           error, warn, info (default; one line per\n"
     "                          call) or debug\n"
+    "  --log-format F          text (default) or json: one JSON object a\n"
+    "                          line (time, level, msg; a call's line: method,\n"
+    "                          call_id, peer, code, reason, elapsed_us,\n"
+    "                          cause). Under systemd, each line starts with\n"
+    "                          the priority journald reads (\"<6>\": info)\n"
     "  --pg DSN                the PostgreSQL database of tk.v1.Orders (a\n"
     "                          libpq connection string or URI); TK_PG_DSN\n"
     "                          when not given (better for a password: a\n"
@@ -197,6 +202,19 @@ static int set_log_level(const options *o, const char *name)
     return 0;
 }
 
+static int set_log_format(const options *o, const char *name)
+{
+    int format = rpc_log_format_from_name(name);
+    if (format < 0) {
+        fprintf(stderr, "%s: --log-format is text or json, not \"%s\"\n",
+                o->who, name);
+        return -1;
+    }
+    if (!o->install_check) /* tkd install's own lines stay text */
+        rpc_log_set_format((rpc_log_format)format);
+    return 0;
+}
+
 enum {
     OPT_LISTEN = 1000,
     OPT_LISTEN_RO,
@@ -212,6 +230,7 @@ enum {
     OPT_GRACE,
     OPT_SEARCH_SLOTS,
     OPT_LOGLEVEL,
+    OPT_LOGFORMAT,
     OPT_PG,
     OPT_PG_POOL,
     OPT_NODE_ID,
@@ -273,6 +292,8 @@ static int apply_option(options *o, int c, const char *arg)
         return 0;
     case OPT_LOGLEVEL:
         return set_log_level(o, arg);
+    case OPT_LOGFORMAT:
+        return set_log_format(o, arg);
     case OPT_PG:
         o->orders.dsn = arg;
         return 0;
@@ -344,6 +365,7 @@ static int parse_args(options *o, int argc, char **argv)
         { "shutdown-grace-ms", required_argument, NULL, OPT_GRACE },
         { "search-slots", required_argument, NULL, OPT_SEARCH_SLOTS },
         { "log-level", required_argument, NULL, OPT_LOGLEVEL },
+        { "log-format", required_argument, NULL, OPT_LOGFORMAT },
         { "pg", required_argument, NULL, OPT_PG },
         { "pg-pool", required_argument, NULL, OPT_PG_POOL },
         { "node-id", required_argument, NULL, OPT_NODE_ID },

@@ -1,5 +1,6 @@
-/* The process-wide log: one line per event on stderr. The level is published
- * atomically, so tests that start several servers never race on it.
+/* The process-wide log: one line per event on stderr, as text or as a JSON
+ * object. The level and the format are published atomically, so tests
+ * that start several servers never race on them.
  *
  * Lines are written by a thread of their own: rpc_log formats the line and
  * queues it under a short mutex, and never waits for stderr, because it
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,7 +58,8 @@ static void write_all(const char *p, size_t n)
     }
 }
 
-static size_t stamp(char *line, size_t size, const char *level);
+/* The line that says how many lines were dropped; its length. */
+static size_t dropped_line(char *line, size_t size, uint64_t dropped);
 
 static void *writer_main(void *arg)
 {
@@ -80,14 +83,7 @@ static void *writer_main(void *arg)
             q.count--;
         } else {
             /* Caught up after dropping: say how many went. */
-            n = stamp(line, sizeof line, "warn");
-            int k = snprintf(line + n, sizeof line - n,
-                             "log: %llu line(s) dropped: stderr was not "
-                             "keeping up\n",
-                             (unsigned long long)q.dropped);
-            n += k > 0 ? (size_t)k : 0;
-            if (n > sizeof line - 1)
-                n = sizeof line - 1;
+            n = dropped_line(line, sizeof line, q.dropped);
             q.dropped = 0;
         }
         q.writing = true;
@@ -120,6 +116,36 @@ static void flush_for(int ms)
 static void flush_at_exit(void)
 {
     flush_for(RPC_LOG_EXIT_FLUSH_MS);
+}
+
+/* Whether stderr is the stream systemd connected to the journal: its
+ * device and inode are JOURNAL_STREAM's ("DEV:INODE", systemd.exec(5)). */
+static bool stderr_is_journal(void)
+{
+    const char *js = getenv("JOURNAL_STREAM");
+    if (js == NULL)
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long dev = strtoull(js, &end, 10);
+    if (errno != 0 || end == js || *end != ':')
+        return false;
+    const char *at = end + 1;
+    unsigned long long ino = strtoull(at, &end, 10);
+    struct stat st;
+    if (errno != 0 || end == at || *end != '\0' ||
+        fstat(STDERR_FILENO, &st) != 0)
+        return false;
+    return (unsigned long long)st.st_dev == dev &&
+           (unsigned long long)st.st_ino == ino;
+}
+
+static bool to_journal; /* journal_once */
+static pthread_once_t journal_once = PTHREAD_ONCE_INIT;
+
+static void find_journal(void)
+{
+    to_journal = stderr_is_journal();
 }
 
 static void start_writer(void)
@@ -162,8 +188,25 @@ static void log_line(const char *line, size_t n)
 }
 
 static _Atomic int log_level = RPC_LOG_INFO;
+static _Atomic int log_format = RPC_LOG_TEXT;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
+/* syslog's priorities, which journald reads from a line's "<N>" */
+static const int level_priority[] = { 3, 4, 6, 7 };
+static const char *const format_names[] = { "text", "json" };
+
+void rpc_log_set_format(rpc_log_format format)
+{
+    atomic_store(&log_format, (int)format);
+}
+
+int rpc_log_format_from_name(const char *name)
+{
+    for (size_t i = 0; i < sizeof format_names / sizeof format_names[0]; i++)
+        if (strcmp(name, format_names[i]) == 0)
+            return (int)i;
+    return -1;
+}
 
 void rpc_log_set_level(rpc_log_level level)
 {
@@ -183,18 +226,83 @@ bool rpc_log_enabled(rpc_log_level level)
     return (int)level <= atomic_load(&log_level);
 }
 
-/* The line's prefix: time (UTC, ms) and level. Returns its length. */
-static size_t stamp(char *line, size_t size, const char *level)
+/* Appends to a line of size bytes, at *n; what does not fit is cut (the
+ * newline always has its byte: size is the line's size less one). */
+__attribute__((format(printf, 4, 5))) static void
+put(char *line, size_t size, size_t *n, const char *fmt, ...)
+{
+    if (*n >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(line + *n, size - *n, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        *n += (size_t)k < size - *n ? (size_t)k : size - 1 - *n;
+}
+
+/* Appends s as a JSON string: quotes, backslashes and control characters
+ * escaped; a byte that is not UTF-8 written as the four characters \xNN,
+ * as tkd's replies write it (text.c): a path a caller named need not be
+ * UTF-8, and a JSON line must be. Cut at a character's end when the line
+ * is full, and closed. */
+static void put_json_string(char *line, size_t size, size_t *n, const char *s)
+{
+    put(line, size, n, "\"");
+    const unsigned char *p = (const unsigned char *)s;
+    size_t left = strlen(s);
+    while (left > 0) {
+        char esc[8];
+        const char *piece = esc;
+        size_t len = rpc__utf8_seq_len(p, left), plen;
+        if (len > 1) {
+            piece = (const char *)p;
+            plen = len;
+        } else if (len == 0) {
+            len = 1;
+            plen = (size_t)snprintf(esc, sizeof esc, "\\\\x%02X", *p);
+        } else if (*p == '"' || *p == '\\') {
+            esc[0] = '\\', esc[1] = (char)*p;
+            plen = 2;
+        } else if (*p < 0x20 || *p == 0x7f) {
+            plen = (size_t)snprintf(esc, sizeof esc, "\\u%04x", *p);
+        } else {
+            esc[0] = (char)*p;
+            plen = 1;
+        }
+        if (*n + plen + 2 >= size) /* room for the closing quote */
+            break;
+        memcpy(line + *n, piece, plen);
+        *n += plen;
+        p += len;
+        left -= len;
+    }
+    put(line, size, n, "\"");
+}
+
+/* The line's beginning: the journal's priority, when stderr is its
+ * stream; then in text the time (UTC, ms) and level, in JSON the object's
+ * first members. Returns its length. */
+static size_t stamp(char *line, size_t size, rpc_log_level level)
 {
     struct timespec ts;
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
-    int n =
-        snprintf(line, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ tkd %s: ",
-                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                 tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, level);
-    return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+    size_t n = 0;
+    pthread_once(&journal_once, find_journal);
+    if (to_journal)
+        put(line, size, &n, "<%d>", level_priority[level]);
+    char when[64];
+    snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+             tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+    if (atomic_load(&log_format) == RPC_LOG_JSON)
+        put(line, size, &n, "{\"time\":\"%s\",\"level\":\"%s\",", when,
+            level_names[level]);
+    else
+        put(line, size, &n, "%s tkd %s: ", when, level_names[level]);
+    return n;
 }
 
 /* One line, written whole by the writer thread, so lines of concurrent
@@ -203,13 +311,40 @@ __attribute__((format(printf, 2, 0))) static void
 emit(rpc_log_level level, const char *fmt, va_list ap)
 {
     char line[LOG_LINE];
-    size_t n = stamp(line, sizeof line - 1, level_names[level]);
-    int k = vsnprintf(line + n, sizeof line - 1 - n, fmt, ap);
-    if (k < 0)
-        return;
-    n += (size_t)k < sizeof line - 1 - n ? (size_t)k : sizeof line - 2 - n;
+    const size_t size = sizeof line - 1; /* the newline's byte kept */
+    size_t n = stamp(line, size, level);
+    if (atomic_load(&log_format) == RPC_LOG_JSON) {
+        char msg[LOG_LINE];
+        if (vsnprintf(msg, sizeof msg, fmt, ap) < 0)
+            return;
+        put(line, size, &n, "\"msg\":");
+        put_json_string(line, size - 1, &n, msg); /* and the brace's */
+        put(line, size, &n, "}");
+    } else {
+        int k = vsnprintf(line + n, size - n, fmt, ap);
+        if (k < 0)
+            return;
+        n += (size_t)k < size - n ? (size_t)k : size - 1 - n;
+    }
     line[n++] = '\n';
     log_line(line, n);
+}
+
+static size_t dropped_line(char *line, size_t size, uint64_t dropped)
+{
+    size_t n = stamp(line, size - 1, RPC_LOG_WARN);
+#define DROPPED "log: %llu line(s) dropped: stderr was not keeping up"
+    if (atomic_load(&log_format) == RPC_LOG_JSON) {
+        char msg[128];
+        snprintf(msg, sizeof msg, DROPPED, (unsigned long long)dropped);
+        put(line, size - 1, &n, "\"msg\":");
+        put_json_string(line, size - 2, &n, msg);
+        put(line, size - 1, &n, "}");
+    } else {
+        put(line, size - 1, &n, DROPPED, (unsigned long long)dropped);
+    }
+    line[n++] = '\n';
+    return n;
 }
 
 void rpc_log(rpc_log_level level, const char *fmt, ...)
@@ -226,15 +361,35 @@ void rpc_log__call(const rpc_call *call, int64_t elapsed_us)
 {
     if (!rpc_log_enabled(RPC_LOG_INFO))
         return;
-    rpc_log(RPC_LOG_INFO,
-            "call method=%s code=%s reason=%s elapsed_us=%lld cause=%s "
-            "conn=%u id=%llu",
-            /* never the requested name: it is the peer's bytes */
-            call->reg != NULL ? call->reg->method->name : "-",
-            rpc_code_name(call->code),
-            call->reason != NULL && call->reason[0] ? call->reason : "-",
-            (long long)elapsed_us, rpc_cause_name(call->end_cause),
-            (unsigned)call->peer.conn, (unsigned long long)call->id);
+    /* never the requested name: it is the peer's bytes */
+    const char *method = call->reg != NULL ? call->reg->method->name : "-";
+    const char *reason =
+        call->reason != NULL && call->reason[0] ? call->reason : "-";
+    if (atomic_load(&log_format) != RPC_LOG_JSON) {
+        rpc_log(RPC_LOG_INFO,
+                "call method=%s code=%s reason=%s elapsed_us=%lld cause=%s "
+                "conn=%u id=%llu",
+                method, rpc_code_name(call->code), reason,
+                (long long)elapsed_us, rpc_cause_name(call->end_cause),
+                (unsigned)call->peer.conn, (unsigned long long)call->id);
+        return;
+    }
+    char line[LOG_LINE];
+    const size_t size = sizeof line - 1;
+    size_t n = stamp(line, size, RPC_LOG_INFO);
+    put(line, size, &n, "\"event\":\"call\",\"method\":");
+    put_json_string(line, size, &n, method);
+    put(line, size, &n,
+        ",\"call_id\":%llu,\"peer\":{\"conn\":%u,\"uid\":%lld,\"pid\":%lld},"
+        "\"code\":\"%s\",\"reason\":",
+        (unsigned long long)call->id, (unsigned)call->peer.conn,
+        (long long)call->peer.uid, (long long)call->peer.pid,
+        rpc_code_name(call->code));
+    put_json_string(line, size, &n, call->reason != NULL ? call->reason : "");
+    put(line, size, &n, ",\"elapsed_us\":%lld,\"cause\":\"%s\"}",
+        (long long)elapsed_us, rpc_cause_name(call->end_cause));
+    line[n++] = '\n';
+    log_line(line, n);
 }
 
 /* The names are the proto's own: tk.v1.Status.Code, Cancellation.Cause. */

@@ -413,4 +413,19 @@ bool rpc_log_enabled(rpc_log_level level);
 void rpc_log(rpc_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* How a line reads. TEXT: "TIME tkd LEVEL: message". JSON: one object a
+ * line, {"time","level","msg"}; a call's line has its fields apart
+ * ({"time","level","event":"call","method","call_id","peer":{"conn",
+ * "uid","pid"},"code","reason","elapsed_us","cause"}). Either way, when
+ * stderr is the journal's stream (systemd: JOURNAL_STREAM names it), a
+ * line starts with the syslog priority journald reads ("<6>" for info).
+ * Published atomically, like the level. */
+typedef enum rpc_log_format {
+    RPC_LOG_TEXT = 0,
+    RPC_LOG_JSON = 1,
+} rpc_log_format;
+void rpc_log_set_format(rpc_log_format format);
+/* "text", "json"; returns -1 when unknown. */
+int rpc_log_format_from_name(const char *name);
+
 #endif /* TK_SERVICE_RPC_H */

@@ -1,0 +1,209 @@
+"""tkd's log for machines (issue 19's first part): --log-format json writes
+one JSON object a line, every line, and a call's line has the call's
+fields apart (method, call_id, peer, code, reason, elapsed_us, cause);
+under systemd (stderr is the stream JOURNAL_STREAM names) every line
+starts with the syslog priority journald reads. The negative controls:
+the default text lines are no JSON, a JOURNAL_STREAM that names another
+file adds no priority, and an unknown format is refused at start.
+
+Each tkd's stderr is a pipe this test reads line by line: the first line
+("listening on") says tkd serves, its end says tkd has exited. Nothing
+waits by sleeping. Run by meson under /usr/bin/python3.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import signal
+import subprocess
+import sys
+import unittest
+from typing import Dict, List, Optional, Tuple
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "support"))
+import tkproc  # noqa: E402
+
+import tk  # noqa: E402
+from tk.v1 import control_pb2, git_pb2  # noqa: E402
+
+faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+WAIT_S = 20.0
+
+
+def strict_object(pairs: List[Tuple[str, object]]) -> Dict[str, object]:
+    """json's object hook that refuses a member named twice."""
+    names = [k for k, _ in pairs]
+    if len(names) != len(set(names)):
+        raise ValueError("a member named twice: %r" % names)
+    return dict(pairs)
+
+
+def parse(line: str) -> Dict[str, object]:
+    """One line as one JSON object, strictly (no control characters in a
+    string, no NaN, no member named twice)."""
+    def no_constant(name: str) -> object:
+        raise ValueError("not JSON: %s" % name)
+    obj = json.loads(line, strict=True, object_pairs_hook=strict_object,
+                     parse_constant=no_constant)
+    if not isinstance(obj, dict):
+        raise ValueError("not an object: %r" % line)
+    return obj
+
+
+class Tkd:
+    """A tkd whose stderr is a pipe read here; JOURNAL_STREAM set to the
+    pipe's device and inode when journal is True, or to those of another
+    file when it is "other"."""
+
+    def __init__(self, base: str, options: List[str],
+                 journal: object = None) -> None:
+        self.addr = "ipc://%s/tkd.sock" % base
+        r, w = os.pipe()
+        env = dict(os.environ, HOME=base, XDG_CONFIG_HOME=base,
+                   GIT_CONFIG_NOSYSTEM="1")
+        env.pop("JOURNAL_STREAM", None)
+        if journal is not None:
+            st = os.fstat(w) if journal is True else os.stat(base)
+            env["JOURNAL_STREAM"] = "%d:%d" % (st.st_dev, st.st_ino)
+        self.proc = subprocess.Popen(
+            [tkproc.program("TKD"), "--listen", self.addr,
+             "--log-level", "info", "--root", base] + options,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=w,
+            start_new_session=True, env=env)
+        os.close(w)
+        self.err = os.fdopen(r, "r", encoding="utf-8", errors="strict")
+        self.lines: List[str] = []
+
+    def first_line(self) -> str:
+        line = self.err.readline()
+        self.lines.append(line)
+        return line
+
+    def stop(self) -> List[str]:
+        """SIGTERM, and every line it wrote (newlines removed)."""
+        self.proc.send_signal(signal.SIGTERM)
+        self.lines += self.err.readlines()  # to the pipe's end: tkd exited
+        self.err.close()
+        self.assertion_exit = self.proc.wait(timeout=WAIT_S)
+        return [ln.rstrip("\n") for ln in self.lines]
+
+
+class LogFormat(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tkproc.tempdir("log")
+        self.tkd: Optional[Tkd] = None
+
+    def tearDown(self) -> None:
+        if self.tkd is not None and self.tkd.proc.poll() is None:
+            self.tkd.proc.kill()
+            self.tkd.proc.wait(timeout=WAIT_S)
+        self.dir.cleanup()
+
+    def start(self, options: List[str], journal: object = None) -> Tkd:
+        self.tkd = Tkd(self.dir.name, options, journal)
+        self.assertIn("listening on", self.tkd.first_line())
+        return self.tkd
+
+    def calls(self, d: Tkd) -> Tuple[int, int]:
+        """A Ping, and a RevParse outside the roots (PERMISSION_DENIED with
+        a reason); their call ids."""
+        with tk.Client(d.addr) as c:
+            ping = c.start("tk.v1.Control/Ping", control_pb2.PingRequest())
+            ping.result()
+            bad = c.start("tk.v1.Git/RevParse",
+                          git_pb2.GitRevParseRequest(repo="/",
+                                                  rev="HEAD"))
+            with self.assertRaises(tk.TkError):
+                bad.result()
+            return ping.call_id, bad.call_id
+
+    def test_json_lines(self) -> None:
+        d = self.start(["--log-format", "json"])
+        ping_id, bad_id = self.calls(d)
+        lines = d.stop()
+        self.assertEqual(d.assertion_exit, 0)
+        objs = [parse(ln) for ln in lines]  # every line, or it raises
+        self.assertGreater(len(objs), 4)
+        for o in objs:
+            self.assertRegex(str(o["time"]),
+                             r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+            self.assertIn(o["level"], ("error", "warn", "info", "debug"))
+            self.assertTrue("msg" in o or o.get("event") == "call", o)
+        self.assertIn("listening on", objs[0]["msg"])
+        calls = {o["call_id"]: o for o in objs if o.get("event") == "call"}
+        ping = calls[ping_id]
+        self.assertEqual(ping["method"], "tk.v1.Control/Ping")
+        self.assertEqual(ping["code"], "OK")
+        self.assertEqual(ping["reason"], "")
+        self.assertEqual(ping["cause"], "NONE")
+        self.assertEqual(ping["peer"]["uid"], os.getuid())
+        self.assertEqual(ping["peer"]["pid"], os.getpid())
+        self.assertIsInstance(ping["peer"]["conn"], int)
+        self.assertIsInstance(ping["elapsed_us"], int)
+        bad = calls[bad_id]
+        self.assertEqual(bad["method"], "tk.v1.Git/RevParse")
+        self.assertEqual(bad["code"], "PERMISSION_DENIED")
+        self.assertEqual(bad["reason"], "PATH_OUTSIDE_ROOT")
+        self.assertEqual(bad["peer"]["conn"], ping["peer"]["conn"])
+
+    def test_bytes_of_no_text(self) -> None:
+        """A root whose name is no UTF-8 and holds a control character:
+        its log line is still JSON, the stray byte written \\xNN as in
+        tkd's replies, the control character \\u0001."""
+        odd = os.path.join(os.fsencode(self.dir.name), b"r\xff\x01")
+        os.mkdir(odd)
+        d = self.start(["--log-format", "json", "--root", os.fsdecode(odd)])
+        msgs = [parse(ln).get("msg", "") for ln in d.stop()]
+        self.assertIn("root %s/r\\xFF\x01" % self.dir.name, msgs)
+
+    def test_text_is_the_default(self) -> None:
+        d = self.start([])
+        ping_id, _ = self.calls(d)
+        lines = d.stop()
+        self.assertIn(" tkd info: call method=tk.v1.Control/Ping code=OK",
+                      "\n".join(lines))
+        for ln in lines:
+            with self.assertRaises(ValueError, msg=ln):
+                parse(ln)
+
+    def test_journal_priorities(self) -> None:
+        d = self.start(["--log-format", "json"], journal=True)
+        self.calls(d)
+        lines = d.stop()
+        for ln in lines:
+            self.assertRegex(ln, r"^<[3467]>\{")
+            parse(ln[3:])
+        self.assertTrue(lines[0].startswith("<6>{"))  # info
+        self.assertTrue(any(ln.startswith("<6>{\"time\"") and
+                            "\"event\":\"call\"" in ln for ln in lines))
+
+    def test_journal_priorities_in_text(self) -> None:
+        d = self.start([], journal=True)
+        lines = d.stop()
+        self.assertTrue(lines[0].startswith("<6>"), lines[0])
+        self.assertIn(" tkd info: ", lines[0])
+
+    def test_another_stream_gets_no_priority(self) -> None:
+        d = self.start(["--log-format", "json"], journal="other")
+        lines = d.stop()
+        for ln in lines:
+            self.assertTrue(ln.startswith("{"), ln)
+            parse(ln)
+
+    def test_unknown_format_refused(self) -> None:
+        r = subprocess.run([tkproc.program("TKD"), "--listen",
+                            "ipc://%s/x.sock" % self.dir.name,
+                            "--log-format", "xml"],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True,
+                           timeout=WAIT_S)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--log-format is text or json, not \"xml\"", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
