@@ -186,3 +186,13 @@ ProtobufCMessage *ts_sample(const ProtobufCMessageDescriptor *desc,
 {
     return new_sample(desc, 0, variant, 0);
 }
+
+ts_packed ts_pack(const ProtobufCMessage *m)
+{
+    ts_packed p;
+    p.len = protobuf_c_message_get_packed_size(m);
+    p.data = malloc(p.len > 0 ? p.len : 1);
+    if (p.data == NULL || protobuf_c_message_pack(m, p.data) != p.len)
+        abort();
+    return p;
+}

@@ -18,4 +18,12 @@
 ProtobufCMessage *ts_sample(const ProtobufCMessageDescriptor *desc,
                             unsigned variant);
 
+/* A message packed: malloc'd bytes (free data), never NULL (out of memory
+ * aborts the test program). */
+typedef struct ts_packed {
+    uint8_t *data;
+    size_t len;
+} ts_packed;
+ts_packed ts_pack(const ProtobufCMessage *m);
+
 #endif

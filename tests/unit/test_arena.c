@@ -34,24 +34,9 @@
 #include "tk/v1/search.pb-c.h"
 #include "tk/v1/search.tk.h"
 
-typedef struct packed {
-    uint8_t *data;
-    size_t len;
-} packed;
-
-static packed pack(const ProtobufCMessage *m)
+static void assert_packs_to(const ProtobufCMessage *m, const ts_packed *want)
 {
-    packed p;
-    p.len = protobuf_c_message_get_packed_size(m);
-    p.data = malloc(p.len > 0 ? p.len : 1);
-    assert_non_null(p.data);
-    assert_int_equal(protobuf_c_message_pack(m, p.data), p.len);
-    return p;
-}
-
-static void assert_packs_to(const ProtobufCMessage *m, const packed *want)
-{
-    packed got = pack(m);
+    ts_packed got = ts_pack(m);
     assert_int_equal(got.len, want->len);
     assert_memory_equal(got.data, want->data, want->len);
     free(got.data);
@@ -61,7 +46,7 @@ static void assert_packs_to(const ProtobufCMessage *m, const packed *want)
 
 /* n matches, each with its path, line, text and one or two submatches,
  * packed: what a dense search's payload looks like. */
-static packed dense_reply(size_t n)
+static ts_packed dense_reply(size_t n)
 {
     Tk__V1__SearchReply r = TK__V1__SEARCH_REPLY__INIT;
     Tk__V1__SearchStats stats = TK__V1__SEARCH_STATS__INIT;
@@ -101,7 +86,7 @@ static packed dense_reply(size_t n)
         }
         r.matches[i] = &m[i];
     }
-    packed p = pack(&r.base);
+    ts_packed p = ts_pack(&r.base);
     free(texts);
     free(paths);
     free(subp);
@@ -139,7 +124,7 @@ static void counter_init(counter *c)
 }
 
 /* How many allocations decoding p as a SearchReply takes. */
-static size_t allocs_of(const packed *p)
+static size_t allocs_of(const ts_packed *p)
 {
     counter c;
     counter_init(&c);
@@ -166,7 +151,7 @@ static tk_arena *arena_new(size_t hint)
 static void test_dense_reply_same_as_malloc(void **state)
 {
     (void)state;
-    packed p = dense_reply(20000);
+    ts_packed p = dense_reply(20000);
     ProtobufCMessage *heap = protobuf_c_message_unpack(
         &tk__v1__search_reply__descriptor, NULL, p.len, p.data);
     assert_non_null(heap);
@@ -184,7 +169,7 @@ static void test_dense_reply_same_as_malloc(void **state)
     assert_int_equal(r->matches[1]->submatches[1]->end, 40);
     assert_true(r->partial);
     assert_int_equal(r->stats->matched_lines, 20000);
-    /* more than the packed bytes: five structures and two copies a match */
+    /* more than the ts_packed bytes: five structures and two copies a match */
     assert_true(tk_arena_used(a) > p.len);
     assert_true(tk_arena_capacity(a) >= tk_arena_used(a));
     protobuf_c_message_free_unpacked(heap, NULL);
@@ -204,7 +189,7 @@ static void test_every_message(void **state)
         const ProtobufCMessageDescriptor *d = tk_catalog_message(i);
         for (unsigned variant = 0; variant < 3; variant++) {
             ProtobufCMessage *m = ts_sample(d, variant);
-            packed want = pack(m);
+            ts_packed want = ts_pack(m);
             ProtobufCMessage *got = protobuf_c_message_unpack(
                 d, tk_arena_allocator(a), want.len, want.data);
             assert_non_null(got);
@@ -221,7 +206,7 @@ static void test_every_message(void **state)
 static void test_reset_reuses(void **state)
 {
     (void)state;
-    packed p = dense_reply(5000);
+    ts_packed p = dense_reply(5000);
     tk_arena *a = arena_new(4096);
     size_t used = 0, capacity = 0;
     for (int round = 0; round < 6; round++) {
@@ -318,7 +303,7 @@ typedef struct server {
     char url[64];
     /* What Search answers (set before each call, which orders it). */
     int code;
-    packed payload;
+    ts_packed payload;
     /* ListNodes: a table, with a node that refuses connections first
      * (dead_url), or UNIMPLEMENTED (one tkd, no fleet). */
     bool fleet;
@@ -347,7 +332,7 @@ static size_t list_nodes_reply(const server *s, uint8_t **out)
     r.n_nodes = with_dead ? 2 : 1;
     r.self_id = "self";
     r.ttl_ms = 60000;
-    packed p = pack(&r.base);
+    ts_packed p = ts_pack(&r.base);
     *out = p.data;
     return p.len;
 }
@@ -497,7 +482,7 @@ static void check_calls(server *s, tk_client *c, bool retry)
     protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
     free(s->payload.data);
-    s->payload = (packed){ 0 };
+    s->payload = (ts_packed){ 0 };
 }
 
 static void test_call_one_tkd(void **state)
@@ -595,10 +580,10 @@ static void test_bad_payload_handed_back(void **state)
     server s;
     server_start(&s, false, false);
     tk_client *c = client_open(&s);
-    packed whole = dense_reply(2000);
+    ts_packed whole = dense_reply(2000);
     static const uint8_t bad_match[] = { 0x0A, 0x01, 0x0F };
-    packed bad = { malloc(whole.len + sizeof bad_match),
-                   whole.len + sizeof bad_match };
+    ts_packed bad = { malloc(whole.len + sizeof bad_match),
+                      whole.len + sizeof bad_match };
     assert_non_null(bad.data);
     memcpy(bad.data, whole.data, whole.len);
     memcpy(bad.data + whole.len, bad_match, sizeof bad_match);

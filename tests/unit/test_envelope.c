@@ -15,23 +15,8 @@
 #include "sample.h"
 #include "tk/v1/rpc.pb-c.h"
 
-typedef struct packed {
-    uint8_t *data;
-    size_t len;
-} packed;
-
-static packed pack(const ProtobufCMessage *m)
-{
-    packed p;
-    p.len = protobuf_c_message_get_packed_size(m);
-    p.data = malloc(p.len ? p.len : 1);
-    assert_non_null(p.data);
-    assert_int_equal(protobuf_c_message_pack(m, p.data), p.len);
-    return p;
-}
-
 /* m -> Request.payload -> bytes -> Request -> payload -> message -> bytes. */
-static void request_roundtrip(const ProtobufCMessage *m, const packed *want)
+static void request_roundtrip(const ProtobufCMessage *m, const ts_packed *want)
 {
     Tk__V1__Request req = TK__V1__REQUEST__INIT;
     req.call_id = UINT64_MAX;
@@ -39,7 +24,7 @@ static void request_roundtrip(const ProtobufCMessage *m, const packed *want)
     req.timeout_ms = UINT32_MAX;
     req.payload.data = want->data;
     req.payload.len = want->len;
-    packed env = pack(&req.base);
+    ts_packed env = ts_pack(&req.base);
     Tk__V1__Request *got = tk__v1__request__unpack(NULL, env.len, env.data);
     assert_non_null(got);
     assert_int_equal(got->call_id, UINT64_MAX);
@@ -48,7 +33,7 @@ static void request_roundtrip(const ProtobufCMessage *m, const packed *want)
     ProtobufCMessage *inner = protobuf_c_message_unpack(
         m->descriptor, NULL, got->payload.len, got->payload.data);
     assert_non_null(inner);
-    packed again = pack(inner);
+    ts_packed again = ts_pack(inner);
     assert_int_equal(again.len, want->len);
     assert_memory_equal(again.data, want->data, want->len);
     free(again.data);
@@ -57,19 +42,19 @@ static void request_roundtrip(const ProtobufCMessage *m, const packed *want)
     free(env.data);
 }
 
-static void reply_roundtrip(const ProtobufCMessage *m, const packed *want)
+static void reply_roundtrip(const ProtobufCMessage *m, const ts_packed *want)
 {
     Tk__V1__Reply rep = TK__V1__REPLY__INIT;
     rep.call_id = 1;
     rep.payload.data = want->data;
     rep.payload.len = want->len;
-    packed env = pack(&rep.base);
+    ts_packed env = ts_pack(&rep.base);
     Tk__V1__Reply *got = tk__v1__reply__unpack(NULL, env.len, env.data);
     assert_non_null(got);
     ProtobufCMessage *inner = protobuf_c_message_unpack(
         m->descriptor, NULL, got->payload.len, got->payload.data);
     assert_non_null(inner);
-    packed again = pack(inner);
+    ts_packed again = ts_pack(inner);
     assert_int_equal(again.len, want->len);
     assert_memory_equal(again.data, want->data, want->len);
     free(again.data);
@@ -87,7 +72,7 @@ static void test_every_message_in_envelopes(void **state)
         const ProtobufCMessageDescriptor *d = tk_catalog_message(i);
         for (unsigned variant = 0; variant < 3; variant++) {
             ProtobufCMessage *m = ts_sample(d, variant);
-            packed want = pack(m);
+            ts_packed want = ts_pack(m);
             /* every field set: never empty, unless it has no fields */
             assert_true(want.len > 0 || d->n_fields == 0);
             request_roundtrip(m, &want);
@@ -120,7 +105,7 @@ static void test_status_fields(void **state)
     st.cancellation = &cn;
     Tk__V1__Reply rep = TK__V1__REPLY__INIT;
     rep.status = &st;
-    packed p = pack(&rep.base);
+    ts_packed p = ts_pack(&rep.base);
     Tk__V1__Reply *got = tk__v1__reply__unpack(NULL, p.len, p.data);
     assert_non_null(got);
     assert_int_equal(got->status->code, 16);
