@@ -200,12 +200,19 @@ void rpc_log_set_format(rpc_log_format format)
     atomic_store(&log_format, (int)format);
 }
 
-int rpc_log_format_from_name(const char *name)
+/* The index of name among n names, or -1. */
+static int name_index(const char *name, const char *const *names, size_t n)
 {
-    for (size_t i = 0; i < sizeof format_names / sizeof format_names[0]; i++)
-        if (strcmp(name, format_names[i]) == 0)
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(name, names[i]) == 0)
             return (int)i;
     return -1;
+}
+
+int rpc_log_format_from_name(const char *name)
+{
+    return name_index(name, format_names,
+                      sizeof format_names / sizeof format_names[0]);
 }
 
 void rpc_log_set_level(rpc_log_level level)
@@ -215,10 +222,8 @@ void rpc_log_set_level(rpc_log_level level)
 
 int rpc_log_level_from_name(const char *name)
 {
-    for (size_t i = 0; i < sizeof level_names / sizeof level_names[0]; i++)
-        if (strcmp(name, level_names[i]) == 0)
-            return (int)i;
-    return -1;
+    return name_index(name, level_names,
+                      sizeof level_names / sizeof level_names[0]);
 }
 
 bool rpc_log_enabled(rpc_log_level level)
