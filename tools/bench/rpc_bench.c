@@ -346,20 +346,33 @@ static bool next_number(const char **p, double *out)
     return true;
 }
 
-/* One measurement by a client program of its own (argv), which prints
- * "p50 p99 calls/s errors". */
-static result measure_program(const char *const argv[], const char *what)
+/* Starts argv with its stdout on a pipe: the pipe's read end, its pid in
+ * *pid; -1 when it could not be started. */
+static int spawn_reading(const char *const argv[], pid_t *pid)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)
         die("bench: pipe: %d", errno);
-    pid_t pid = bench_spawn(argv, NULL, -1, p[1], NULL);
+    *pid = bench_spawn(argv, NULL, -1, p[1], NULL);
     close(p[1]);
-    if (pid < 0)
+    if (*pid < 0) {
+        close(p[0]);
+        return -1;
+    }
+    return p[0];
+}
+
+/* One measurement by a client program of its own (argv), which prints
+ * "p50 p99 calls/s errors". */
+static result measure_program(const char *const argv[], const char *what)
+{
+    pid_t pid;
+    int fd = spawn_reading(argv, &pid);
+    if (fd < 0)
         die("bench: cannot run %s", what);
     char out[512];
-    read_all(p[0], out, sizeof out);
-    close(p[0]);
+    read_all(fd, out, sizeof out);
+    close(fd);
     int st;
     if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
         die("bench: %s failed", what);
@@ -408,21 +421,18 @@ static pid_t start_grpc(const char *prog, const char *url, const char *mode)
     const char *argv[] = { prog, "--server", url,
                            strcmp(mode, "callback") == 0 ? "--callback" : NULL,
                            NULL };
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0)
-        die("bench: pipe: %d", errno);
-    pid_t pid = bench_spawn(argv, NULL, -1, p[1], NULL);
-    close(p[1]);
-    if (pid < 0)
+    pid_t pid;
+    int fd = spawn_reading(argv, &pid);
+    if (fd < 0)
         die("bench: cannot start %s", prog);
     char out[64];
     size_t used = 0;
     ssize_t n;
     while (used + 1 < sizeof out && memchr(out, '\n', used) == NULL &&
-           (n = read(p[0], out + used, sizeof out - 1 - used)) > 0)
+           (n = read(fd, out + used, sizeof out - 1 - used)) > 0)
         used += (size_t)n; /* its first line; it prints nothing after */
     out[used] = '\0';
-    close(p[0]);
+    close(fd);
     if (strncmp(out, "READY", 5) != 0)
         die("bench: %s --server %s did not start", prog, url);
     return pid;
