@@ -760,6 +760,24 @@ static void test_tool_gone_after_start(void **state)
     tkd_stop(&d);
 }
 
+/* A search stopped at its limit: limit matches, partial in the reply and
+ * the status, cause LIMIT, a success; its tool was killed, and nothing of
+ * its process group is left. */
+static void expect_limited(tkd *d, const sres *s, size_t limit, int tool)
+{
+    expect_ok(s);
+    assert_int_equal(s->rep->n_matches, limit);
+    assert_true(s->rep->partial);
+    assert_true(s->st.partial);
+    assert_int_equal(s->st.cause, TK_CAUSE_LIMIT);
+    assert_true(s->st.process_killed);
+    if (tool == GIT_GREP)
+        assert_true(next_start(d, 0) > 0); /* git rev-parse */
+    /* kill(-pgid, 0) sees a zombie too, which /proc/N/cmdline (empty
+     * for one) would not */
+    assert_group_gone(next_start(d, 0));
+}
+
 /* The limit: the matches up to it, partial (in the reply and the status),
  * cause LIMIT, a success; the tool was killed mid-output and nothing of it
  * is left. Exactly limit matches: complete, not partial. */
@@ -785,17 +803,7 @@ static void test_limit_partial(void **state)
                    .hidden = -1 };
         sres s;
         call(&d, &r, &s);
-        expect_ok(&s);
-        assert_int_equal(s.rep->n_matches, 5);
-        assert_true(s.rep->partial);
-        assert_true(s.st.partial);
-        assert_int_equal(s.st.cause, TK_CAUSE_LIMIT);
-        assert_true(s.st.process_killed);
-        if (all_tools[t] == GIT_GREP)
-            assert_true(next_start(&d, 0) > 0); /* git rev-parse */
-        /* kill(-pgid, 0) sees a zombie too, which /proc/N/cmdline (empty
-         * for one) would not */
-        assert_group_gone(next_start(&d, 0));
+        expect_limited(&d, &s, 5, all_tools[t]);
         for (size_t i = 0; i < 5; i++)
             assert_int_equal(s.rep->matches[i]->column, 1);
         sres_free(&s);
@@ -807,14 +815,7 @@ static void test_limit_partial(void **state)
                      .tool = all_tools[t],
                      .hidden = -1 };
         call(&d, &big, &s);
-        expect_ok(&s);
-        assert_int_equal(s.rep->n_matches, 2000);
-        assert_true(s.rep->partial && s.st.partial);
-        assert_int_equal(s.st.cause, TK_CAUSE_LIMIT);
-        assert_true(s.st.process_killed);
-        if (all_tools[t] == GIT_GREP)
-            assert_true(next_start(&d, 0) > 0);
-        assert_group_gone(next_start(&d, 0));
+        expect_limited(&d, &s, 2000, all_tools[t]);
         sres_free(&s);
 
         sreq exact = { .query = "exactneedle",
