@@ -78,6 +78,14 @@ static const char usage_text[] =
     "                          call_id, peer, code, reason, elapsed_us,\n"
     "                          cause). Under systemd, each line starts with\n"
     "                          the priority journald reads (\"<6>\": info)\n"
+    "  --metrics-listen URL    serve the metrics (calls by method and code,\n"
+    "                          latency, queue, processes, search slots, the\n"
+    "                          database pool; tk.v1.Control/Stats has the\n"
+    "                          same) to Prometheus: http://HOST:PORT, at\n"
+    "                          /metrics. Off by default; it answers anyone\n"
+    "                          who reaches the port, so keep it on\n"
+    "                          127.0.0.1 or a network only the scraper\n"
+    "                          reaches\n"
     "  --pg DSN                the PostgreSQL database of tk.v1.Orders (a\n"
     "                          libpq connection string or URI); TK_PG_DSN\n"
     "                          when not given (better for a password: a\n"
@@ -231,6 +239,7 @@ enum {
     OPT_SEARCH_SLOTS,
     OPT_LOGLEVEL,
     OPT_LOGFORMAT,
+    OPT_METRICS,
     OPT_PG,
     OPT_PG_POOL,
     OPT_NODE_ID,
@@ -294,6 +303,9 @@ static int apply_option(options *o, int c, const char *arg)
         return set_log_level(o, arg);
     case OPT_LOGFORMAT:
         return set_log_format(o, arg);
+    case OPT_METRICS:
+        o->rpc.metrics_listen = arg;
+        return 0;
     case OPT_PG:
         o->orders.dsn = arg;
         return 0;
@@ -366,6 +378,7 @@ static int parse_args(options *o, int argc, char **argv)
         { "search-slots", required_argument, NULL, OPT_SEARCH_SLOTS },
         { "log-level", required_argument, NULL, OPT_LOGLEVEL },
         { "log-format", required_argument, NULL, OPT_LOGFORMAT },
+        { "metrics-listen", required_argument, NULL, OPT_METRICS },
         { "pg", required_argument, NULL, OPT_PG },
         { "pg-pool", required_argument, NULL, OPT_PG_POOL },
         { "node-id", required_argument, NULL, OPT_NODE_ID },
@@ -608,6 +621,9 @@ static void log_serving(const tkd_daemon *d, const options *o)
         rpc_log(RPC_LOG_INFO, "tkd %s listening on %s%s", TK_VERSION,
                 rpc_server_bound_url(d->srv, i),
                 i >= o->n_listen ? " (reads only)" : "");
+    if (rpc_server_metrics_url(d->srv) != NULL)
+        rpc_log(RPC_LOG_INFO, "metrics for Prometheus at %s",
+                rpc_server_metrics_url(d->srv));
     for (size_t i = 0; i < roots_count(o->roots); i++)
         rpc_log(RPC_LOG_INFO, "root %s", roots_get(o->roots, i));
     rpc_fd_log_capacity();

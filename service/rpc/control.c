@@ -1,6 +1,7 @@
-/* tk.v1.Control: Ping, Cancel, CallState, ListMethods, ListNodes. Registered by
- * rpc_server_new on every server, through the same method table as every other
- * service: the one tk/v1/control.proto declares (tk/v1/control.methods.h). */
+/* tk.v1.Control: Ping, Cancel, CallState, ListMethods, ListNodes, Stats.
+ * Registered by rpc_server_new on every server, through the same method table
+ * as every other service: the one tk/v1/control.proto declares
+ * (tk/v1/control.methods.h). */
 #include <string.h>
 
 #include "rpc_int.h"
@@ -87,11 +88,22 @@ static void list_nodes(void *svc, rpc_call *call,
     rpc_server__list_nodes(svc, call, reply);
 }
 
+/* Inline, as Ping is: the metrics are wanted most when every worker is
+ * busy. Reads atomics, and takes the pool's and the registry's locks
+ * briefly (stats.c). */
+static void stats(void *svc, rpc_call *call, const ProtobufCMessage *request,
+                  ProtobufCMessage *reply)
+{
+    (void)request;
+    rpc__stats_fill(svc, call, (Tk__V1__StatsReply *)reply);
+}
+
 /* Every Control method is inline (tk/v1/control.proto): Ping never blocks,
  * so it answers even when every worker is busy and tells "tkd is alive"
  * apart from "tkd is saturated"; Cancel and CallState must not wait
  * behind busy workers; ListMethods reads a table fixed at start;
- * ListNodes, the membership's last reading. */
+ * ListNodes, the membership's last reading; Stats, atomics and brief
+ * locks. */
 const rpc_method rpc_control__methods[TK_V1_CONTROL__N_METHODS] =
     TK_V1_CONTROL__METHODS();
 const size_t rpc_control__n_methods = TK_V1_CONTROL__N_METHODS;

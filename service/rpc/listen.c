@@ -34,6 +34,20 @@ static scheme scheme_of(const char *url)
     return SCHEME_OTHER;
 }
 
+int rpc__listener_transport(const rpc_listener *L)
+{
+    switch (scheme_of(L->url)) {
+    case SCHEME_IPC:
+        return 0;
+    case SCHEME_TCP:
+        return 1;
+    case SCHEME_TLS:
+        return 2;
+    default:
+        return -1;
+    }
+}
+
 /* Whether url may be listened on as configured; a message in err if not. */
 static bool url_allowed(const rpc_config *c, const char *url, char *err,
                         size_t errlen)
@@ -332,6 +346,12 @@ static void look(rpc_server *srv)
         }
     }
     nng_stats_free(all);
+    for (int k = 0; k < RPC_REFUSED_KINDS; k++) {
+        uint64_t sum = 0;
+        for (size_t i = 0; i < srv->n_listeners; i++)
+            sum += srv->listeners[i].logged[k];
+        atomic_store(&srv->refused[k], sum);
+    }
 }
 
 static void *watch_main(void *arg)
@@ -360,6 +380,17 @@ void rpc__stop_listeners(rpc_server *srv)
         pthread_join(srv->watcher, NULL);
 }
 
+/* The listener a connection came on; NULL for none of ours. */
+static rpc_listener *listener_of(const rpc_server *srv, nng_pipe pipe)
+{
+    int lid = nng_listener_id(nng_pipe_listener(pipe));
+    for (size_t i = 0; i < srv->n_listeners; i++)
+        if (srv->listeners[i].started &&
+            nng_listener_id(srv->listeners[i].l) == lid)
+            return &srv->listeners[i];
+    return NULL;
+}
+
 /* The credentials the transport knows of a connection (ipc only), and
  * whether its listener serves READs only. */
 static void read_peer(const rpc_server *srv, nng_pipe pipe, rpc_peer *peer)
@@ -368,12 +399,8 @@ static void read_peer(const rpc_server *srv, nng_pipe pipe, rpc_peer *peer)
     peer->conn = (uint32_t)nng_pipe_id(pipe);
     peer->uid = -1;
     peer->pid = -1;
-    peer->read_only = false;
-    int lid = nng_listener_id(nng_pipe_listener(pipe));
-    for (size_t i = 0; i < srv->n_listeners; i++)
-        if (srv->listeners[i].started &&
-            nng_listener_id(srv->listeners[i].l) == lid)
-            peer->read_only = srv->listeners[i].read_only;
+    const rpc_listener *L = listener_of(srv, pipe);
+    peer->read_only = L != NULL && L->read_only;
     if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &v) == 0)
         peer->uid = (int64_t)v;
     if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_PID, &v) == 0)
@@ -456,6 +483,9 @@ void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
         /* Counted here, and uncounted at REM_POST, which NNG sends for
          * every pipe that had ADD_PRE, closed here or not. */
         unsigned open = atomic_fetch_add(&srv->connections, 1);
+        rpc_listener *L = listener_of(srv, pipe);
+        if (L != NULL)
+            atomic_fetch_add(&L->open, 1);
         if (atomic_load(&srv->stopping)) {
             nng_pipe_close(pipe);
         } else if (open >= srv->cfg.max_connections) {
@@ -475,6 +505,9 @@ void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
         return;
     uint32_t conn = (uint32_t)nng_pipe_id(pipe);
     atomic_fetch_sub(&srv->connections, 1);
+    rpc_listener *L = listener_of(srv, pipe);
+    if (L != NULL)
+        atomic_fetch_sub(&L->open, 1);
     if (rpc_log_enabled(RPC_LOG_DEBUG))
         rpc_log(RPC_LOG_DEBUG, "connection %u closed", (unsigned)conn);
     forget_peer(srv, conn);

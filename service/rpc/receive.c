@@ -197,6 +197,7 @@ static void dispatch(rpc_slot *s)
     }
     if (!enqueue(srv, s)) {
         unregister(s);
+        atomic_fetch_add_explicit(&srv->queue_full, 1, memory_order_relaxed);
         rpc__answer(s, RPC_RESOURCE_EXHAUSTED, "QUEUE_FULL", RPC_CAUSE_NONE,
                     rpc__retry_after(srv),
                     "all %u workers are busy and %u calls wait",
@@ -207,6 +208,8 @@ static void dispatch(rpc_slot *s)
 static void on_request(rpc_slot *s, nng_msg *msg)
 {
     s->call.t_recv = rpc_now_ns();
+    atomic_fetch_add_explicit(&s->srv->bytes_in, nng_msg_len(msg),
+                              memory_order_relaxed);
     rpc__peer_of(s->srv, nng_msg_get_pipe(msg), &s->call.peer);
     bool decoded = decode_envelope(s, nng_msg_body(msg), nng_msg_len(msg));
     nng_msg_free(msg);
@@ -242,6 +245,7 @@ int rpc__test_serve_frame(rpc_server *srv, const rpc_peer *peer,
     atomic_init(&s->call.deadline, INT64_MAX);
     s->call.t_recv = rpc_now_ns();
     s->call.peer = *peer;
+    atomic_fetch_add_explicit(&srv->bytes_in, len, memory_order_relaxed);
     if (decode_envelope(s, frame, len))
         dispatch(s);
     int rv = 0;

@@ -293,6 +293,9 @@ typedef struct rpc_config {
     uint32_t shutdown_grace_ms; /* how long shutdown waits for WRITEs */
     uint32_t shutdown_stop_ms;  /* then, how long for the WRITEs it stops */
     const char *version;        /* for Ping */
+    /* http://HOST:PORT: serves the metrics in Prometheus' text format
+     * at /metrics (NNG's HTTP server); NULL: no such listener. */
+    const char *metrics_listen;
 } rpc_config;
 
 #define RPC_DEFAULT_WORKERS 16u
@@ -337,6 +340,9 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen);
  * the port the system chose for a tcp or tls+tcp port 0; NULL past the
  * last. Valid until rpc_server_free. */
 const char *rpc_server_bound_url(const rpc_server *srv, size_t i);
+/* The URL the Prometheus listener serves the metrics at, with the port the
+ * system chose for port 0; NULL without one. Valid until rpc_server_free. */
+const char *rpc_server_metrics_url(const rpc_server *srv);
 /* Stops accepting calls, cancels READ calls (cause SHUTDOWN), lets started
  * WRITE calls finish within shutdown_grace_ms, answers what waited in the
  * queue with UNAVAILABLE. Calls still running when the grace runs out are
@@ -395,6 +401,49 @@ int rpc__test_serve_frame(rpc_server *srv, const rpc_peer *peer,
  * rpc_call_commit_point. NULL when out of memory. */
 rpc_call *rpc__test_call_new(void);
 void rpc__test_call_free(rpc_call *call);
+
+/* ---- metrics ------------------------------------------------------------
+ * What tkd counts as it works, read by tk.v1.Control/Stats and the
+ * Prometheus listener (rpc_config.metrics_listen). rpc/ counts the calls,
+ * the queue, the connections and the bytes itself; the other modules count
+ * what is theirs through these. Process-wide, like the log: one tkd is one
+ * process. Each update is one relaxed atomic operation and takes no lock,
+ * so it costs the hot path next to nothing. */
+
+typedef enum rpc_metric {
+    /* counters */
+    RPC_M_PROCESSES_SPAWNED,       /* tool/: a program started */
+    RPC_M_PROCESSES_KILLED_CALLER, /* its group killed: the caller cancelled */
+    RPC_M_PROCESSES_KILLED_DEADLINE,   /* ... the caller's deadline passed */
+    RPC_M_PROCESSES_KILLED_TIMEOUT,    /* ... its own timeout passed */
+    RPC_M_PROCESSES_KILLED_LIMIT,      /* ... the caller's limit was met */
+    RPC_M_PROCESSES_KILLED_OUTPUT_CAP, /* ... its output overflowed the cap */
+    RPC_M_PROCESSES_KILLED_SHUTDOWN,   /* ... shutdown stopped a write */
+    RPC_M_PROCESSES_TIMED_OUT,   /* a time bound ended it: deadline, timeout */
+    RPC_M_GIT_READS_LIBGIT2,     /* git/: a read done in process */
+    RPC_M_GIT_READS_CLI,         /* ... by running git */
+    RPC_M_PG_CONNECTIONS_BROKEN, /* orders/: a connection found broken */
+    RPC_M_PG_LOCK_TIMEOUTS,      /* ... a lock not granted in lock_timeout */
+    /* gauges (rpc_metric_add with +1 and -1) */
+    RPC_M_SEARCH_SLOTS_BUSY, /* search/: searches running */
+    RPC_M_SEARCH_WAITING,    /* ... searches waiting for a slot */
+    RPC_M_PG_POOL_IN_USE,    /* orders/: connections a call holds */
+    RPC_M_PG_POOL_WAITING,   /* ... calls waiting for one */
+    RPC_M_COUNT,
+} rpc_metric;
+
+/* Adds n (a gauge: n may be negative). */
+void rpc_metric_add(rpc_metric m, int64_t n);
+
+typedef enum rpc_histogram {
+    /* tool/: from the decision to stop a program to its group reaped and
+     * its pipes drained (Cancellation.cleanup_ms), for a killed one */
+    RPC_H_PROCESS_CLEANUP,
+    RPC_H_COUNT,
+} rpc_histogram;
+
+/* Counts one observation of us microseconds. */
+void rpc_metric_observe(rpc_histogram h, int64_t us);
 
 /* ---- the process-wide log (stderr) -------------------------------------- */
 

@@ -23,9 +23,33 @@ typedef struct rpc_arena_block {
     _Alignas(max_align_t) unsigned char data[];
 } rpc_arena_block;
 
+/* Histogram buckets, by upper bound in microseconds; one more past the
+ * last: +Inf. */
+#define RPC_HIST_BOUNDS 19
+extern const int64_t rpc__hist_bounds_us[RPC_HIST_BOUNDS];
+
+/* A histogram of durations: per bucket the observations that fell in it
+ * (not cumulative: one increment an observation), and their sum. */
+typedef struct rpc_hist {
+    _Atomic uint64_t bucket[RPC_HIST_BOUNDS + 1];
+    _Atomic uint64_t sum_us;
+} rpc_hist;
+
+#define RPC_N_CODES 17 /* rpc_code: 0 (OK) to 16 (UNAUTHENTICATED) */
+#define RPC_N_CAUSES 5 /* rpc_cause: 0 (NONE) to 4 (LIMIT) */
+
+/* What a method's calls came to: by status code, and how long they
+ * waited in the queue and ran. */
+typedef struct rpc_method_stats {
+    _Atomic uint64_t calls[RPC_N_CODES];
+    rpc_hist queue; /* receipt to start (or to its answer, if it never ran) */
+    rpc_hist run;   /* start to reply encoded: calls that ran */
+} rpc_method_stats;
+
 typedef struct rpc_registered {
     const rpc_method *method;
     void *svc;
+    rpc_method_stats *stats; /* its own allocation: moves with the entry */
 } rpc_registered;
 
 /* Where a call stands; guarded by rpc_server.reg_mu. */
@@ -42,6 +66,8 @@ struct rpc_call {
     uint64_t id;
     rpc_peer peer;
     int64_t t_recv;            /* monotonic ns */
+    int64_t t_start;           /* it left the queue: started, or answered
+                                  without running; 0 before */
     int64_t caller_deadline;   /* t_recv + capped timeout */
     _Atomic int64_t deadline;  /* what rpc_call_deadline reports */
     _Atomic int cause;         /* rpc_cause set by cancellation, else NONE */
@@ -133,6 +159,7 @@ typedef struct rpc_listener {
     bool started;
     bool read_only;
     uint64_t logged[RPC_REFUSED_KINDS]; /* watch_mu */
+    _Atomic unsigned open;              /* its connections now */
 } rpc_listener;
 
 struct rpc_server {
@@ -141,10 +168,13 @@ struct rpc_server {
     rpc_listener *listeners; /* listen, then listen_read_only */
     size_t n_listeners;
     void *tls;          /* nng_tls_config *, for the tls+tcp:// listeners */
-    char *tls_files[3]; /* cert, key, ca: kept copies of the config's */
+    char *tls_files[4]; /* cert, key, ca, metrics_listen: kept copies */
     _Atomic unsigned connections;
     _Atomic uint64_t refused_limit; /* closed as they came: the limit */
-    uint64_t logged_limit;          /* watch_mu */
+    /* Of every listener by kind, as the watch last read NNG's counters
+     * (the limit's: refused_limit). */
+    _Atomic uint64_t refused[RPC_REFUSED_KINDS];
+    uint64_t logged_limit; /* watch_mu */
     /* The listener watch: wakes every second, logs refusals. */
     pthread_mutex_t watch_mu;
     pthread_cond_t watch_cv; /* CLOCK_MONOTONIC */
@@ -201,6 +231,15 @@ struct rpc_server {
     bool reaper_running;
     _Atomic int64_t avg_service_us; /* EWMA, for retry_after_ms */
 
+    /* Metrics of the calls (stats.c reads them). A frame that names no
+     * method of this server counts under unmatched. */
+    rpc_method_stats unmatched;
+    _Atomic uint64_t ended_by_cause[RPC_N_CAUSES];
+    _Atomic uint64_t expired_in_queue, queue_full;
+    _Atomic uint64_t bytes_in, bytes_out;
+    void *metrics_http; /* nng_http_server *, when metrics_listen is set */
+    char metrics_bound[320];
+
     /* Credentials of each connection, read once when it is added (an
      * NNG pipe option lookup takes NNG's global locks), sorted by conn. */
     pthread_mutex_t peers_mu;
@@ -247,6 +286,8 @@ int rpc__start_listeners(rpc_server *srv, char *err, size_t errlen);
 /* Stops the watch and frees what the listeners hold (the socket is closed
  * by then, or about to be left behind). */
 void rpc__stop_listeners(rpc_server *srv);
+/* The transport of a listener: 0 ipc, 1 tcp, 2 tls+tcp; -1 another. */
+int rpc__listener_transport(const rpc_listener *L);
 /* The pipe notification (ADD_PRE, ADD_POST, REM_POST) of the socket. */
 void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg);
 /* The credentials of the connection a frame came on. */
@@ -353,6 +394,43 @@ void rpc__fail_bad_string(rpc_call *call, const char *message,
                           const char *field, rpc_bad_string why);
 /* retry_after_ms for a call the full queue refuses. */
 uint32_t rpc__retry_after(rpc_server *srv);
+
+/* metrics.c: counting, for every file of rpc/. */
+void rpc__hist_observe(rpc_hist *h, int64_t us);
+/* A call's outcome counted: its code, cause, queue wait and run time, and
+ * the bytes of its reply (rpc__finish). */
+void rpc__count_call(rpc_server *srv, const rpc_call *call, int64_t now,
+                     size_t reply_bytes);
+/* The process-wide metrics, for stats.c. */
+typedef enum rpc_metric_type {
+    RPC_METRIC_COUNTER,
+    RPC_METRIC_GAUGE,
+} rpc_metric_type;
+typedef struct rpc_metric_def {
+    const char *family; /* Prometheus name */
+    const char *help;
+    rpc_metric_type type;
+    const char *label, *value; /* its one label, or NULL */
+} rpc_metric_def;
+extern const rpc_metric_def rpc__metric_defs[RPC_M_COUNT];
+int64_t rpc__metric_value(rpc_metric m);
+typedef struct rpc_hist_def {
+    const char *family;
+    const char *help;
+} rpc_hist_def;
+extern const rpc_hist_def rpc__hist_defs[RPC_H_COUNT];
+const rpc_hist *rpc__hist_of(rpc_histogram h);
+
+/* stats.c: every metric, as a Stats reply in the memory of call (a call's,
+ * or a scrape's: an rpc_call that holds only its arena). */
+void rpc__stats_fill(rpc_server *srv, rpc_call *call, Tk__V1__StatsReply *out);
+/* The same in Prometheus' text format (0.0.4), appended to out. 0 or
+ * -ENOMEM. */
+int rpc__stats_text(const Tk__V1__StatsReply *st, rpc_buf *out);
+
+/* metrics_http.c: the Prometheus listener (cfg.metrics_listen). */
+int rpc__metrics_http_start(rpc_server *srv, char *err, size_t errlen);
+void rpc__metrics_http_stop(rpc_server *srv);
 
 /* log.c: the one line per call. */
 void rpc_log__call(const rpc_call *call, int64_t elapsed_us);

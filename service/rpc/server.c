@@ -108,8 +108,10 @@ static int keep_config(rpc_server *srv, const rpc_config *cfg)
         (const char *const *)srv->listen_urls + cfg->n_listen;
     if (!keep(&srv->tls_files[0], cfg->tls_cert) ||
         !keep(&srv->tls_files[1], cfg->tls_key) ||
-        !keep(&srv->tls_files[2], cfg->tls_ca))
+        !keep(&srv->tls_files[2], cfg->tls_ca) ||
+        !keep(&srv->tls_files[3], cfg->metrics_listen))
         return -ENOMEM;
+    srv->cfg.metrics_listen = srv->tls_files[3];
     srv->cfg.tls_cert = srv->tls_files[0];
     srv->cfg.tls_key = srv->tls_files[1];
     srv->cfg.tls_ca = srv->tls_files[2];
@@ -207,12 +209,21 @@ int rpc_server_add_service(rpc_server *srv, void *svc,
         if (nm == NULL)
             return -ENOMEM;
         srv->methods = nm;
+        rpc_method_stats *st = calloc(1, sizeof *st);
+        if (st == NULL)
+            return -ENOMEM;
         srv->methods[srv->n_methods].method = m;
         srv->methods[srv->n_methods].svc = svc;
+        srv->methods[srv->n_methods].stats = st;
         srv->n_methods++;
     }
     qsort(srv->methods, srv->n_methods, sizeof *srv->methods, rpc__method_cmp);
     return 0;
+}
+
+const char *rpc_server_metrics_url(const rpc_server *srv)
+{
+    return srv->metrics_http != NULL ? srv->metrics_bound : NULL;
 }
 
 const rpc_registered *rpc_server__methods(const rpc_server *srv, size_t *n)
@@ -336,6 +347,8 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen)
     }
     srv->reaper_running = true;
     if ((rv = rpc__start_listeners(srv, err, errlen)) != 0)
+        goto done;
+    if ((rv = rpc__metrics_http_start(srv, err, errlen)) != 0)
         goto done;
     pthread_mutex_lock(&srv->reg_mu);
     for (size_t i = 0; i < srv->n_slots; i++)

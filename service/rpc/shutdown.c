@@ -278,6 +278,8 @@ void rpc_server_free(rpc_server *srv)
     if (srv == NULL)
         return;
     rpc_server_shutdown(srv);
+    /* No scrape runs past this: stop waits for the handler's. */
+    rpc__metrics_http_stop(srv);
     if (srv->n_threads > 0 || srv->sock_open) {
         /* Calls outlived the grace: their threads still use the server.
          * The process is about to exit; leak rather than free under them. */
@@ -297,6 +299,8 @@ void rpc_server_free(rpc_server *srv)
     rpc__registry_free(srv);
     free(srv->queue);
     free(srv->threads);
+    for (size_t i = 0; i < srv->n_methods; i++)
+        free(srv->methods[i].stats);
     free(srv->methods);
     rpc__stop_listeners(srv);
     if (srv->tls != NULL)
@@ -307,7 +311,7 @@ void rpc_server_free(rpc_server *srv)
          i++)
         free(srv->listen_urls[i]);
     free(srv->listen_urls);
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 4; i++)
         free(srv->tls_files[i]);
     pthread_mutex_destroy(&srv->watch_mu);
     pthread_cond_destroy(&srv->watch_cv);

@@ -45,6 +45,7 @@ void rpc__run_call(rpc_slot *s)
     rpc_server *srv = s->srv;
     rpc_call *call = &s->call;
     int64_t now = rpc_now_ns();
+    call->t_start = now;
     pthread_mutex_lock(&srv->reg_mu);
     rpc_cause cause = (rpc_cause)atomic_load(&call->cause);
     bool start = cause == RPC_CAUSE_NONE && now < call->caller_deadline &&
@@ -67,6 +68,8 @@ void rpc__run_call(rpc_slot *s)
         rpc__answer(s, RPC_UNAVAILABLE, "SHUTTING_DOWN", RPC_CAUSE_SHUTDOWN,
                     1000, "tkd is shutting down; the call did not start");
     } else {
+        atomic_fetch_add_explicit(&srv->expired_in_queue, 1,
+                                  memory_order_relaxed);
         rpc__answer(s, RPC_DEADLINE_EXCEEDED, "EXPIRED_IN_QUEUE",
                     RPC_CAUSE_DEADLINE, 0,
                     "the deadline passed after %lld ms in the queue; the call "

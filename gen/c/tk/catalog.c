@@ -24,6 +24,8 @@ const tk_method_desc tk_catalog__methods[] = {
      TK_METHOD_READ, 5000, 60000},
     {"tk.v1.Control/ListNodes", &tk__v1__list_nodes_request__descriptor, &tk__v1__list_nodes_reply__descriptor,
      TK_METHOD_READ, 5000, 60000},
+    {"tk.v1.Control/Stats", &tk__v1__stats_request__descriptor, &tk__v1__stats_reply__descriptor,
+     TK_METHOD_READ, 5000, 60000},
     {"tk.v1.Git/Status", &tk__v1__git_status_request__descriptor, &tk__v1__git_status_reply__descriptor,
      TK_METHOD_READ, 30000, 30000},
     {"tk.v1.Git/Log", &tk__v1__git_log_request__descriptor, &tk__v1__git_log_reply__descriptor,
@@ -63,7 +65,7 @@ const tk_method_desc tk_catalog__methods[] = {
     {"tk.v1.Services/Status", &tk__v1__service_status_request__descriptor, &tk__v1__service_status_reply__descriptor,
      TK_METHOD_READ, 10000, 60000},
 };
-const size_t tk_catalog__n_methods = 24;
+const size_t tk_catalog__n_methods = 25;
 
 const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__ping_request__descriptor,
@@ -78,6 +80,13 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__list_nodes_request__descriptor,
     &tk__v1__node_info__descriptor,
     &tk__v1__list_nodes_reply__descriptor,
+    &tk__v1__stats_request__descriptor,
+    &tk__v1__metric_family__descriptor,
+    &tk__v1__label_pair__descriptor,
+    &tk__v1__metric__descriptor,
+    &tk__v1__histogram__descriptor,
+    &tk__v1__bucket__descriptor,
+    &tk__v1__stats_reply__descriptor,
     &tk__v1__git_status_request__descriptor,
     &tk__v1__git_status_branch__descriptor,
     &tk__v1__git_status_entry__descriptor,
@@ -135,12 +144,13 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__service_exit__descriptor,
     &tk__v1__service_status_reply__descriptor,
 };
-const size_t tk_catalog__n_messages = 68;
+const size_t tk_catalog__n_messages = 75;
 
 const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__cancel_reply__outcome__descriptor,
     &tk__v1__call_state_reply__state__descriptor,
     &tk__v1__method_info__kind__descriptor,
+    &tk__v1__metric_family__type__descriptor,
     &tk__v1__git_status_request__untracked__descriptor,
     &tk__v1__git_status_entry__kind__descriptor,
     &tk__v1__path_kind__descriptor,
@@ -155,7 +165,7 @@ const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__service_spec__restart__descriptor,
     &tk__v1__service_register_reply__action__descriptor,
 };
-const size_t tk_catalog__n_enums = 16;
+const size_t tk_catalog__n_enums = 17;
 
 /* The comments of proto/ by full name, sorted (strcmp): services, methods
  * (tk.v1.Control/Ping), messages, fields, enums, enum values
@@ -225,6 +235,13 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "Echoes `data`; says which tkd answered and for how long it has run.\n"
      "Answered on receipt, even when every worker is busy: it tells \"tkd\n"
      "is alive\" apart from \"tkd is saturated\"."},
+    {"tk.v1.Control/Stats",
+     "What tkd has counted since it started: calls by method and status\n"
+     "code, their time in the queue and running, the queue, connections,\n"
+     "processes, search slots, git reads and the PostgreSQL pool. The same\n"
+     "families, names and labels as its Prometheus exposition (tkd\n"
+     "--metrics-listen). Inline, as Ping is: it answers when every worker\n"
+     "is busy, which is when it is wanted."},
     {"tk.v1.GetOrderReply.closed_at",
      "RFC 3339 in UTC with milliseconds (\"2026-01-02T03:04:05.678Z\"); empty\n"
      "while the order is open."},
@@ -358,6 +375,11 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "not exist yet (or is an empty directory)."},
     {"tk.v1.GitWorktreeAddRequest.rev",
      "What it checks out (HEAD when empty)."},
+    {"tk.v1.Histogram.buckets",
+     "Ascending upper bounds; each count includes those of the buckets\n"
+     "before it. The last bound is +Inf, and its count is sample_count."},
+    {"tk.v1.Histogram.sample_sum",
+     "In the family's unit: seconds for \"_seconds\"."},
     {"tk.v1.ListMethodsRequest.service",
      "Only methods of this service (\"tk.v1.Control\"); empty for all."},
     {"tk.v1.ListNodesReply.self_id",
@@ -401,6 +423,24 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "A READ whose last step writes (it has a commit point): a listener that\n"
      "serves READs only refuses it as it refuses a WRITE\n"
      "(RPC_METHOD_WRITES). Only on a READ."},
+    {"tk.v1.Metric.histogram",
+     "A histogram's."},
+    {"tk.v1.Metric.labels",
+     "Sorted by name."},
+    {"tk.v1.Metric.value",
+     "A counter's or a gauge's value."},
+    {"tk.v1.MetricFamily",
+     "A metric family as Prometheus has it (its data model, which\n"
+     "io.prometheus.client's MetricFamily also carries): one name, its help\n"
+     "and type, and a metric for each set of label values seen so far."},
+    {"tk.v1.MetricFamily.Type.COUNTER",
+     "Only grows while tkd runs; it restarts from 0 with tkd."},
+    {"tk.v1.MetricFamily.Type.GAUGE",
+     "Goes up and down: how many there are now."},
+    {"tk.v1.MetricFamily.Type.HISTOGRAM",
+     "Observations counted into buckets by upper bound."},
+    {"tk.v1.MetricFamily.name",
+     "Prometheus' name: \"tk_calls_total\", \"tk_call_run_seconds\"."},
     {"tk.v1.NodeInfo.address",
      "Where clients dial it (tkd --advertise): tls+tcp://HOST:PORT."},
     {"tk.v1.NodeInfo.draining",
@@ -645,6 +685,8 @@ const tk_catalog__doc tk_catalog__docs[] = {
     {"tk.v1.Services/Unregister",
      "Unloads (bootout and wait; or stop and disable) and removes the\n"
      "definition. Unregistering what is not installed is no error."},
+    {"tk.v1.StatsReply.families",
+     "Sorted by name."},
     {"tk.v1.Status.Code",
      "The canonical gRPC status codes, same numbers."},
     {"tk.v1.Status.elapsed_us",
@@ -668,7 +710,7 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "request refused before any ran, tk.v1.Control). For people (tkcall\n"
      "-v), not to compare."},
 };
-const size_t tk_catalog__n_docs = 189;
+const size_t tk_catalog__n_docs = 201;
 
 /* Fields with what protobuf-c does not keep: message, field, oneof,
  * map, option (tk.v1.path). */

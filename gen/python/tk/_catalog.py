@@ -15,6 +15,8 @@ METHODS = (
      'READ', 5000, 60000),
     ('tk.v1.Control/ListNodes', 'tk.v1.ListNodesRequest', 'tk.v1.ListNodesReply',
      'READ', 5000, 60000),
+    ('tk.v1.Control/Stats', 'tk.v1.StatsRequest', 'tk.v1.StatsReply',
+     'READ', 5000, 60000),
     ('tk.v1.Git/Status', 'tk.v1.GitStatusRequest', 'tk.v1.GitStatusReply',
      'READ', 30000, 30000),
     ('tk.v1.Git/Log', 'tk.v1.GitLogRequest', 'tk.v1.GitLogReply',

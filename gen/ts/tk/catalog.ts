@@ -60,6 +60,14 @@ export const METHODS: readonly MethodEntry[] = [
     ceilingMs: 60000,
   },
   {
+    name: "tk.v1.Control/Stats",
+    requestType: "tk.v1.StatsRequest",
+    replyType: "tk.v1.StatsReply",
+    kind: "READ",
+    defaultTimeoutMs: 5000,
+    ceilingMs: 60000,
+  },
+  {
     name: "tk.v1.Git/Status",
     requestType: "tk.v1.GitStatusRequest",
     replyType: "tk.v1.GitStatusReply",

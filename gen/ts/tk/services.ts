@@ -13,6 +13,8 @@ import {
   ListNodesRequestSchema,
   PingReplySchema,
   PingRequestSchema,
+  StatsReplySchema,
+  StatsRequestSchema,
   file_tk_v1_control,
 } from "./v1/control_pb.js";
 import {
@@ -130,6 +132,20 @@ export const services = {
       method: "tk.v1.Control/ListNodes",
       input: ListNodesRequestSchema,
       output: ListNodesReplySchema,
+    },
+    /**
+     * tk.v1.Control/Stats: READ (timeout 5 s by default, 60 s at most). What
+     * tkd has counted since it started: calls by method and status code, their
+     * time in the queue and running, the queue, connections, processes, search
+     * slots, git reads and the PostgreSQL pool. The same families, names and
+     * labels as its Prometheus exposition (tkd --metrics-listen). Inline, as
+     * Ping is: it answers when every worker is busy, which is when it is
+     * wanted.
+     */
+    stats: {
+      method: "tk.v1.Control/Stats",
+      input: StatsRequestSchema,
+      output: StatsReplySchema,
     },
   },
   /**

@@ -22,7 +22,7 @@
 
 /* ---- tk.v1.Control ---- */
 
-#define TK_V1_CONTROL__N_METHODS 5
+#define TK_V1_CONTROL__N_METHODS 6
 
 /* tk.v1.Control/Ping: READ (timeout 5 s by default, 60 s at most) */
 #define TK_V1_CONTROL__PING__DEFAULT_TIMEOUT_MS 5000u
@@ -43,6 +43,10 @@
 /* tk.v1.Control/ListNodes: READ (timeout 5 s by default, 60 s at most) */
 #define TK_V1_CONTROL__LIST_NODES__DEFAULT_TIMEOUT_MS 5000u
 #define TK_V1_CONTROL__LIST_NODES__CEILING_MS 60000u
+
+/* tk.v1.Control/Stats: READ (timeout 5 s by default, 60 s at most) */
+#define TK_V1_CONTROL__STATS__DEFAULT_TIMEOUT_MS 5000u
+#define TK_V1_CONTROL__STATS__CEILING_MS 60000u
 
 #define TK_V1_CONTROL__METHODS(prefix) \
     { \
@@ -94,6 +98,16 @@
             .default_timeout_ms = TK_V1_CONTROL__LIST_NODES__DEFAULT_TIMEOUT_MS, \
             .ceiling_ms = TK_V1_CONTROL__LIST_NODES__CEILING_MS, \
             .handler = prefix##list_nodes, \
+            .flags = RPC_METHOD_INLINE, \
+        }, \
+        { \
+            .name = "tk.v1.Control/Stats", \
+            .request = &tk__v1__stats_request__descriptor, \
+            .reply = &tk__v1__stats_reply__descriptor, \
+            .kind = RPC_READ, \
+            .default_timeout_ms = TK_V1_CONTROL__STATS__DEFAULT_TIMEOUT_MS, \
+            .ceiling_ms = TK_V1_CONTROL__STATS__CEILING_MS, \
+            .handler = prefix##stats, \
             .flags = RPC_METHOD_INLINE, \
         }, \
     }

@@ -547,6 +547,321 @@ void   tk__v1__list_nodes_reply__free_unpacked
   assert(message->base.descriptor == &tk__v1__list_nodes_reply__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   tk__v1__stats_request__init
+                     (Tk__V1__StatsRequest         *message)
+{
+  static const Tk__V1__StatsRequest init_value = TK__V1__STATS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t tk__v1__stats_request__get_packed_size
+                     (const Tk__V1__StatsRequest *message)
+{
+  assert(message->base.descriptor == &tk__v1__stats_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__stats_request__pack
+                     (const Tk__V1__StatsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__stats_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__stats_request__pack_to_buffer
+                     (const Tk__V1__StatsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__stats_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__StatsRequest *
+       tk__v1__stats_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__StatsRequest *)
+     protobuf_c_message_unpack (&tk__v1__stats_request__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__stats_request__free_unpacked
+                     (Tk__V1__StatsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__stats_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   tk__v1__metric_family__init
+                     (Tk__V1__MetricFamily         *message)
+{
+  static const Tk__V1__MetricFamily init_value = TK__V1__METRIC_FAMILY__INIT;
+  *message = init_value;
+}
+size_t tk__v1__metric_family__get_packed_size
+                     (const Tk__V1__MetricFamily *message)
+{
+  assert(message->base.descriptor == &tk__v1__metric_family__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__metric_family__pack
+                     (const Tk__V1__MetricFamily *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__metric_family__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__metric_family__pack_to_buffer
+                     (const Tk__V1__MetricFamily *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__metric_family__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__MetricFamily *
+       tk__v1__metric_family__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__MetricFamily *)
+     protobuf_c_message_unpack (&tk__v1__metric_family__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__metric_family__free_unpacked
+                     (Tk__V1__MetricFamily *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__metric_family__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   tk__v1__label_pair__init
+                     (Tk__V1__LabelPair         *message)
+{
+  static const Tk__V1__LabelPair init_value = TK__V1__LABEL_PAIR__INIT;
+  *message = init_value;
+}
+size_t tk__v1__label_pair__get_packed_size
+                     (const Tk__V1__LabelPair *message)
+{
+  assert(message->base.descriptor == &tk__v1__label_pair__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__label_pair__pack
+                     (const Tk__V1__LabelPair *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__label_pair__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__label_pair__pack_to_buffer
+                     (const Tk__V1__LabelPair *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__label_pair__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__LabelPair *
+       tk__v1__label_pair__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__LabelPair *)
+     protobuf_c_message_unpack (&tk__v1__label_pair__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__label_pair__free_unpacked
+                     (Tk__V1__LabelPair *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__label_pair__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   tk__v1__metric__init
+                     (Tk__V1__Metric         *message)
+{
+  static const Tk__V1__Metric init_value = TK__V1__METRIC__INIT;
+  *message = init_value;
+}
+size_t tk__v1__metric__get_packed_size
+                     (const Tk__V1__Metric *message)
+{
+  assert(message->base.descriptor == &tk__v1__metric__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__metric__pack
+                     (const Tk__V1__Metric *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__metric__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__metric__pack_to_buffer
+                     (const Tk__V1__Metric *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__metric__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__Metric *
+       tk__v1__metric__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__Metric *)
+     protobuf_c_message_unpack (&tk__v1__metric__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__metric__free_unpacked
+                     (Tk__V1__Metric *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__metric__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   tk__v1__histogram__init
+                     (Tk__V1__Histogram         *message)
+{
+  static const Tk__V1__Histogram init_value = TK__V1__HISTOGRAM__INIT;
+  *message = init_value;
+}
+size_t tk__v1__histogram__get_packed_size
+                     (const Tk__V1__Histogram *message)
+{
+  assert(message->base.descriptor == &tk__v1__histogram__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__histogram__pack
+                     (const Tk__V1__Histogram *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__histogram__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__histogram__pack_to_buffer
+                     (const Tk__V1__Histogram *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__histogram__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__Histogram *
+       tk__v1__histogram__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__Histogram *)
+     protobuf_c_message_unpack (&tk__v1__histogram__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__histogram__free_unpacked
+                     (Tk__V1__Histogram *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__histogram__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   tk__v1__bucket__init
+                     (Tk__V1__Bucket         *message)
+{
+  static const Tk__V1__Bucket init_value = TK__V1__BUCKET__INIT;
+  *message = init_value;
+}
+size_t tk__v1__bucket__get_packed_size
+                     (const Tk__V1__Bucket *message)
+{
+  assert(message->base.descriptor == &tk__v1__bucket__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__bucket__pack
+                     (const Tk__V1__Bucket *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__bucket__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__bucket__pack_to_buffer
+                     (const Tk__V1__Bucket *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__bucket__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__Bucket *
+       tk__v1__bucket__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__Bucket *)
+     protobuf_c_message_unpack (&tk__v1__bucket__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__bucket__free_unpacked
+                     (Tk__V1__Bucket *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__bucket__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   tk__v1__stats_reply__init
+                     (Tk__V1__StatsReply         *message)
+{
+  static const Tk__V1__StatsReply init_value = TK__V1__STATS_REPLY__INIT;
+  *message = init_value;
+}
+size_t tk__v1__stats_reply__get_packed_size
+                     (const Tk__V1__StatsReply *message)
+{
+  assert(message->base.descriptor == &tk__v1__stats_reply__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__stats_reply__pack
+                     (const Tk__V1__StatsReply *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__stats_reply__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__stats_reply__pack_to_buffer
+                     (const Tk__V1__StatsReply *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__stats_reply__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__StatsReply *
+       tk__v1__stats_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__StatsReply *)
+     protobuf_c_message_unpack (&tk__v1__stats_reply__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__stats_reply__free_unpacked
+                     (Tk__V1__StatsReply *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__stats_reply__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor tk__v1__ping_request__field_descriptors[1] =
 {
   {
@@ -1263,20 +1578,443 @@ const ProtobufCMessageDescriptor tk__v1__list_nodes_reply__descriptor =
   (ProtobufCMessageInit) tk__v1__list_nodes_reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCMethodDescriptor tk__v1__control__method_descriptors[5] =
+#define tk__v1__stats_request__field_descriptors NULL
+#define tk__v1__stats_request__field_indices_by_name NULL
+#define tk__v1__stats_request__number_ranges NULL
+const ProtobufCMessageDescriptor tk__v1__stats_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.StatsRequest",
+  "StatsRequest",
+  "Tk__V1__StatsRequest",
+  "tk.v1",
+  sizeof(Tk__V1__StatsRequest),
+  0,
+  tk__v1__stats_request__field_descriptors,
+  tk__v1__stats_request__field_indices_by_name,
+  0,  tk__v1__stats_request__number_ranges,
+  (ProtobufCMessageInit) tk__v1__stats_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue tk__v1__metric_family__type__enum_values_by_number[4] =
+{
+  { "TYPE_UNSPECIFIED", "TK__V1__METRIC_FAMILY__TYPE__TYPE_UNSPECIFIED", 0 },
+  { "COUNTER", "TK__V1__METRIC_FAMILY__TYPE__COUNTER", 1 },
+  { "GAUGE", "TK__V1__METRIC_FAMILY__TYPE__GAUGE", 2 },
+  { "HISTOGRAM", "TK__V1__METRIC_FAMILY__TYPE__HISTOGRAM", 3 },
+};
+static const ProtobufCIntRange tk__v1__metric_family__type__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex tk__v1__metric_family__type__enum_values_by_name[4] =
+{
+  { "COUNTER", 1 },
+  { "GAUGE", 2 },
+  { "HISTOGRAM", 3 },
+  { "TYPE_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor tk__v1__metric_family__type__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "tk.v1.MetricFamily.Type",
+  "Type",
+  "Tk__V1__MetricFamily__Type",
+  "tk.v1",
+  4,
+  tk__v1__metric_family__type__enum_values_by_number,
+  4,
+  tk__v1__metric_family__type__enum_values_by_name,
+  1,
+  tk__v1__metric_family__type__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor tk__v1__metric_family__field_descriptors[4] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__MetricFamily, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "help",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__MetricFamily, help),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "type",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__MetricFamily, type),
+    &tk__v1__metric_family__type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "metrics",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Tk__V1__MetricFamily, n_metrics),
+    offsetof(Tk__V1__MetricFamily, metrics),
+    &tk__v1__metric__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tk__v1__metric_family__field_indices_by_name[] = {
+  1,   /* field[1] = help */
+  3,   /* field[3] = metrics */
+  0,   /* field[0] = name */
+  2,   /* field[2] = type */
+};
+static const ProtobufCIntRange tk__v1__metric_family__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor tk__v1__metric_family__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.MetricFamily",
+  "MetricFamily",
+  "Tk__V1__MetricFamily",
+  "tk.v1",
+  sizeof(Tk__V1__MetricFamily),
+  4,
+  tk__v1__metric_family__field_descriptors,
+  tk__v1__metric_family__field_indices_by_name,
+  1,  tk__v1__metric_family__number_ranges,
+  (ProtobufCMessageInit) tk__v1__metric_family__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor tk__v1__label_pair__field_descriptors[2] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__LabelPair, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__LabelPair, value),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tk__v1__label_pair__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange tk__v1__label_pair__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor tk__v1__label_pair__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.LabelPair",
+  "LabelPair",
+  "Tk__V1__LabelPair",
+  "tk.v1",
+  sizeof(Tk__V1__LabelPair),
+  2,
+  tk__v1__label_pair__field_descriptors,
+  tk__v1__label_pair__field_indices_by_name,
+  1,  tk__v1__label_pair__number_ranges,
+  (ProtobufCMessageInit) tk__v1__label_pair__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor tk__v1__metric__field_descriptors[3] =
+{
+  {
+    "labels",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Tk__V1__Metric, n_labels),
+    offsetof(Tk__V1__Metric, labels),
+    &tk__v1__label_pair__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__Metric, value),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "histogram",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__Metric, histogram),
+    &tk__v1__histogram__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tk__v1__metric__field_indices_by_name[] = {
+  2,   /* field[2] = histogram */
+  0,   /* field[0] = labels */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange tk__v1__metric__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor tk__v1__metric__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.Metric",
+  "Metric",
+  "Tk__V1__Metric",
+  "tk.v1",
+  sizeof(Tk__V1__Metric),
+  3,
+  tk__v1__metric__field_descriptors,
+  tk__v1__metric__field_indices_by_name,
+  1,  tk__v1__metric__number_ranges,
+  (ProtobufCMessageInit) tk__v1__metric__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor tk__v1__histogram__field_descriptors[3] =
+{
+  {
+    "sample_count",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__Histogram, sample_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sample_sum",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__Histogram, sample_sum),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "buckets",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Tk__V1__Histogram, n_buckets),
+    offsetof(Tk__V1__Histogram, buckets),
+    &tk__v1__bucket__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tk__v1__histogram__field_indices_by_name[] = {
+  2,   /* field[2] = buckets */
+  0,   /* field[0] = sample_count */
+  1,   /* field[1] = sample_sum */
+};
+static const ProtobufCIntRange tk__v1__histogram__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor tk__v1__histogram__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.Histogram",
+  "Histogram",
+  "Tk__V1__Histogram",
+  "tk.v1",
+  sizeof(Tk__V1__Histogram),
+  3,
+  tk__v1__histogram__field_descriptors,
+  tk__v1__histogram__field_indices_by_name,
+  1,  tk__v1__histogram__number_ranges,
+  (ProtobufCMessageInit) tk__v1__histogram__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor tk__v1__bucket__field_descriptors[2] =
+{
+  {
+    "upper_bound",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__Bucket, upper_bound),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "cumulative_count",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__Bucket, cumulative_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tk__v1__bucket__field_indices_by_name[] = {
+  1,   /* field[1] = cumulative_count */
+  0,   /* field[0] = upper_bound */
+};
+static const ProtobufCIntRange tk__v1__bucket__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor tk__v1__bucket__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.Bucket",
+  "Bucket",
+  "Tk__V1__Bucket",
+  "tk.v1",
+  sizeof(Tk__V1__Bucket),
+  2,
+  tk__v1__bucket__field_descriptors,
+  tk__v1__bucket__field_indices_by_name,
+  1,  tk__v1__bucket__number_ranges,
+  (ProtobufCMessageInit) tk__v1__bucket__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor tk__v1__stats_reply__field_descriptors[3] =
+{
+  {
+    "families",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Tk__V1__StatsReply, n_families),
+    offsetof(Tk__V1__StatsReply, families),
+    &tk__v1__metric_family__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "uptime_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__StatsReply, uptime_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "server_version",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__StatsReply, server_version),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tk__v1__stats_reply__field_indices_by_name[] = {
+  0,   /* field[0] = families */
+  2,   /* field[2] = server_version */
+  1,   /* field[1] = uptime_ms */
+};
+static const ProtobufCIntRange tk__v1__stats_reply__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor tk__v1__stats_reply__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.StatsReply",
+  "StatsReply",
+  "Tk__V1__StatsReply",
+  "tk.v1",
+  sizeof(Tk__V1__StatsReply),
+  3,
+  tk__v1__stats_reply__field_descriptors,
+  tk__v1__stats_reply__field_indices_by_name,
+  1,  tk__v1__stats_reply__number_ranges,
+  (ProtobufCMessageInit) tk__v1__stats_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCMethodDescriptor tk__v1__control__method_descriptors[6] =
 {
   { "Ping", &tk__v1__ping_request__descriptor, &tk__v1__ping_reply__descriptor },
   { "Cancel", &tk__v1__cancel_request__descriptor, &tk__v1__cancel_reply__descriptor },
   { "CallState", &tk__v1__call_state_request__descriptor, &tk__v1__call_state_reply__descriptor },
   { "ListMethods", &tk__v1__list_methods_request__descriptor, &tk__v1__list_methods_reply__descriptor },
   { "ListNodes", &tk__v1__list_nodes_request__descriptor, &tk__v1__list_nodes_reply__descriptor },
+  { "Stats", &tk__v1__stats_request__descriptor, &tk__v1__stats_reply__descriptor },
 };
 const unsigned tk__v1__control__method_indices_by_name[] = {
   2,        /* CallState */
   1,        /* Cancel */
   3,        /* ListMethods */
   4,        /* ListNodes */
-  0         /* Ping */
+  0,        /* Ping */
+  5         /* Stats */
 };
 const ProtobufCServiceDescriptor tk__v1__control__descriptor =
 {
@@ -1285,7 +2023,7 @@ const ProtobufCServiceDescriptor tk__v1__control__descriptor =
   "Control",
   "Tk__V1__Control",
   "tk.v1",
-  5,
+  6,
   tk__v1__control__method_descriptors,
   tk__v1__control__method_indices_by_name
 };
@@ -1328,6 +2066,14 @@ void tk__v1__control__list_nodes(ProtobufCService *service,
 {
   assert(service->descriptor == &tk__v1__control__descriptor);
   service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void tk__v1__control__stats(ProtobufCService *service,
+                            const Tk__V1__StatsRequest *input,
+                            Tk__V1__StatsReply_Closure closure,
+                            void *closure_data)
+{
+  assert(service->descriptor == &tk__v1__control__descriptor);
+  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void tk__v1__control__init (Tk__V1__Control_Service *service,
                             Tk__V1__Control_ServiceDestroy destroy)

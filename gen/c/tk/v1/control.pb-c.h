@@ -28,6 +28,13 @@ typedef struct Tk__V1__ListMethodsReply Tk__V1__ListMethodsReply;
 typedef struct Tk__V1__ListNodesRequest Tk__V1__ListNodesRequest;
 typedef struct Tk__V1__NodeInfo Tk__V1__NodeInfo;
 typedef struct Tk__V1__ListNodesReply Tk__V1__ListNodesReply;
+typedef struct Tk__V1__StatsRequest Tk__V1__StatsRequest;
+typedef struct Tk__V1__MetricFamily Tk__V1__MetricFamily;
+typedef struct Tk__V1__LabelPair Tk__V1__LabelPair;
+typedef struct Tk__V1__Metric Tk__V1__Metric;
+typedef struct Tk__V1__Histogram Tk__V1__Histogram;
+typedef struct Tk__V1__Bucket Tk__V1__Bucket;
+typedef struct Tk__V1__StatsReply Tk__V1__StatsReply;
 
 
 /* --- enums --- */
@@ -89,6 +96,22 @@ typedef enum _Tk__V1__MethodInfo__Kind {
   TK__V1__METHOD_INFO__KIND__WRITE = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(TK__V1__METHOD_INFO__KIND)
 } Tk__V1__MethodInfo__Kind;
+typedef enum _Tk__V1__MetricFamily__Type {
+  TK__V1__METRIC_FAMILY__TYPE__TYPE_UNSPECIFIED = 0,
+  /*
+   * Only grows while tkd runs; it restarts from 0 with tkd.
+   */
+  TK__V1__METRIC_FAMILY__TYPE__COUNTER = 1,
+  /*
+   * Goes up and down: how many there are now.
+   */
+  TK__V1__METRIC_FAMILY__TYPE__GAUGE = 2,
+  /*
+   * Observations counted into buckets by upper bound.
+   */
+  TK__V1__METRIC_FAMILY__TYPE__HISTOGRAM = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(TK__V1__METRIC_FAMILY__TYPE)
+} Tk__V1__MetricFamily__Type;
 
 /* --- messages --- */
 
@@ -269,6 +292,117 @@ struct  Tk__V1__ListNodesReply
 #define TK__V1__LIST_NODES_REPLY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&tk__v1__list_nodes_reply__descriptor) \
     , 0,NULL, (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Tk__V1__StatsRequest
+{
+  ProtobufCMessage base;
+};
+#define TK__V1__STATS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__stats_request__descriptor) \
+     }
+
+
+/*
+ * A metric family as Prometheus has it (its data model, which
+ * io.prometheus.client's MetricFamily also carries): one name, its help
+ * and type, and a metric for each set of label values seen so far.
+ */
+struct  Tk__V1__MetricFamily
+{
+  ProtobufCMessage base;
+  /*
+   * Prometheus' name: "tk_calls_total", "tk_call_run_seconds".
+   */
+  char *name;
+  char *help;
+  Tk__V1__MetricFamily__Type type;
+  size_t n_metrics;
+  Tk__V1__Metric **metrics;
+};
+#define TK__V1__METRIC_FAMILY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__metric_family__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, TK__V1__METRIC_FAMILY__TYPE__TYPE_UNSPECIFIED, 0,NULL }
+
+
+struct  Tk__V1__LabelPair
+{
+  ProtobufCMessage base;
+  char *name;
+  char *value;
+};
+#define TK__V1__LABEL_PAIR__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__label_pair__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Tk__V1__Metric
+{
+  ProtobufCMessage base;
+  /*
+   * Sorted by name.
+   */
+  size_t n_labels;
+  Tk__V1__LabelPair **labels;
+  /*
+   * A counter's or a gauge's value.
+   */
+  double value;
+  /*
+   * A histogram's.
+   */
+  Tk__V1__Histogram *histogram;
+};
+#define TK__V1__METRIC__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__metric__descriptor) \
+    , 0,NULL, 0, NULL }
+
+
+struct  Tk__V1__Histogram
+{
+  ProtobufCMessage base;
+  uint64_t sample_count;
+  /*
+   * In the family's unit: seconds for "_seconds".
+   */
+  double sample_sum;
+  /*
+   * Ascending upper bounds; each count includes those of the buckets
+   * before it. The last bound is +Inf, and its count is sample_count.
+   */
+  size_t n_buckets;
+  Tk__V1__Bucket **buckets;
+};
+#define TK__V1__HISTOGRAM__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__histogram__descriptor) \
+    , 0, 0, 0,NULL }
+
+
+struct  Tk__V1__Bucket
+{
+  ProtobufCMessage base;
+  double upper_bound;
+  uint64_t cumulative_count;
+};
+#define TK__V1__BUCKET__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__bucket__descriptor) \
+    , 0, 0 }
+
+
+struct  Tk__V1__StatsReply
+{
+  ProtobufCMessage base;
+  /*
+   * Sorted by name.
+   */
+  size_t n_families;
+  Tk__V1__MetricFamily **families;
+  uint64_t uptime_ms;
+  char *server_version;
+};
+#define TK__V1__STATS_REPLY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__stats_reply__descriptor) \
+    , 0,NULL, 0, (char *)protobuf_c_empty_string }
 
 
 /* Tk__V1__PingRequest methods */
@@ -499,6 +633,139 @@ Tk__V1__ListNodesReply *
 void   tk__v1__list_nodes_reply__free_unpacked
                      (Tk__V1__ListNodesReply *message,
                       ProtobufCAllocator *allocator);
+/* Tk__V1__StatsRequest methods */
+void   tk__v1__stats_request__init
+                     (Tk__V1__StatsRequest         *message);
+size_t tk__v1__stats_request__get_packed_size
+                     (const Tk__V1__StatsRequest   *message);
+size_t tk__v1__stats_request__pack
+                     (const Tk__V1__StatsRequest   *message,
+                      uint8_t             *out);
+size_t tk__v1__stats_request__pack_to_buffer
+                     (const Tk__V1__StatsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__StatsRequest *
+       tk__v1__stats_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__stats_request__free_unpacked
+                     (Tk__V1__StatsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Tk__V1__MetricFamily methods */
+void   tk__v1__metric_family__init
+                     (Tk__V1__MetricFamily         *message);
+size_t tk__v1__metric_family__get_packed_size
+                     (const Tk__V1__MetricFamily   *message);
+size_t tk__v1__metric_family__pack
+                     (const Tk__V1__MetricFamily   *message,
+                      uint8_t             *out);
+size_t tk__v1__metric_family__pack_to_buffer
+                     (const Tk__V1__MetricFamily   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__MetricFamily *
+       tk__v1__metric_family__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__metric_family__free_unpacked
+                     (Tk__V1__MetricFamily *message,
+                      ProtobufCAllocator *allocator);
+/* Tk__V1__LabelPair methods */
+void   tk__v1__label_pair__init
+                     (Tk__V1__LabelPair         *message);
+size_t tk__v1__label_pair__get_packed_size
+                     (const Tk__V1__LabelPair   *message);
+size_t tk__v1__label_pair__pack
+                     (const Tk__V1__LabelPair   *message,
+                      uint8_t             *out);
+size_t tk__v1__label_pair__pack_to_buffer
+                     (const Tk__V1__LabelPair   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__LabelPair *
+       tk__v1__label_pair__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__label_pair__free_unpacked
+                     (Tk__V1__LabelPair *message,
+                      ProtobufCAllocator *allocator);
+/* Tk__V1__Metric methods */
+void   tk__v1__metric__init
+                     (Tk__V1__Metric         *message);
+size_t tk__v1__metric__get_packed_size
+                     (const Tk__V1__Metric   *message);
+size_t tk__v1__metric__pack
+                     (const Tk__V1__Metric   *message,
+                      uint8_t             *out);
+size_t tk__v1__metric__pack_to_buffer
+                     (const Tk__V1__Metric   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__Metric *
+       tk__v1__metric__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__metric__free_unpacked
+                     (Tk__V1__Metric *message,
+                      ProtobufCAllocator *allocator);
+/* Tk__V1__Histogram methods */
+void   tk__v1__histogram__init
+                     (Tk__V1__Histogram         *message);
+size_t tk__v1__histogram__get_packed_size
+                     (const Tk__V1__Histogram   *message);
+size_t tk__v1__histogram__pack
+                     (const Tk__V1__Histogram   *message,
+                      uint8_t             *out);
+size_t tk__v1__histogram__pack_to_buffer
+                     (const Tk__V1__Histogram   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__Histogram *
+       tk__v1__histogram__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__histogram__free_unpacked
+                     (Tk__V1__Histogram *message,
+                      ProtobufCAllocator *allocator);
+/* Tk__V1__Bucket methods */
+void   tk__v1__bucket__init
+                     (Tk__V1__Bucket         *message);
+size_t tk__v1__bucket__get_packed_size
+                     (const Tk__V1__Bucket   *message);
+size_t tk__v1__bucket__pack
+                     (const Tk__V1__Bucket   *message,
+                      uint8_t             *out);
+size_t tk__v1__bucket__pack_to_buffer
+                     (const Tk__V1__Bucket   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__Bucket *
+       tk__v1__bucket__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__bucket__free_unpacked
+                     (Tk__V1__Bucket *message,
+                      ProtobufCAllocator *allocator);
+/* Tk__V1__StatsReply methods */
+void   tk__v1__stats_reply__init
+                     (Tk__V1__StatsReply         *message);
+size_t tk__v1__stats_reply__get_packed_size
+                     (const Tk__V1__StatsReply   *message);
+size_t tk__v1__stats_reply__pack
+                     (const Tk__V1__StatsReply   *message,
+                      uint8_t             *out);
+size_t tk__v1__stats_reply__pack_to_buffer
+                     (const Tk__V1__StatsReply   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__StatsReply *
+       tk__v1__stats_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__stats_reply__free_unpacked
+                     (Tk__V1__StatsReply *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Tk__V1__PingRequest_Closure)
@@ -537,6 +804,27 @@ typedef void (*Tk__V1__NodeInfo_Closure)
 typedef void (*Tk__V1__ListNodesReply_Closure)
                  (const Tk__V1__ListNodesReply *message,
                   void *closure_data);
+typedef void (*Tk__V1__StatsRequest_Closure)
+                 (const Tk__V1__StatsRequest *message,
+                  void *closure_data);
+typedef void (*Tk__V1__MetricFamily_Closure)
+                 (const Tk__V1__MetricFamily *message,
+                  void *closure_data);
+typedef void (*Tk__V1__LabelPair_Closure)
+                 (const Tk__V1__LabelPair *message,
+                  void *closure_data);
+typedef void (*Tk__V1__Metric_Closure)
+                 (const Tk__V1__Metric *message,
+                  void *closure_data);
+typedef void (*Tk__V1__Histogram_Closure)
+                 (const Tk__V1__Histogram *message,
+                  void *closure_data);
+typedef void (*Tk__V1__Bucket_Closure)
+                 (const Tk__V1__Bucket *message,
+                  void *closure_data);
+typedef void (*Tk__V1__StatsReply_Closure)
+                 (const Tk__V1__StatsReply *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -564,6 +852,10 @@ struct Tk__V1__Control_Service
                      const Tk__V1__ListNodesRequest *input,
                      Tk__V1__ListNodesReply_Closure closure,
                      void *closure_data);
+  void (*stats)(Tk__V1__Control_Service *service,
+                const Tk__V1__StatsRequest *input,
+                Tk__V1__StatsReply_Closure closure,
+                void *closure_data);
 };
 typedef void (*Tk__V1__Control_ServiceDestroy)(Tk__V1__Control_Service *);
 void tk__v1__control__init (Tk__V1__Control_Service *service,
@@ -576,7 +868,8 @@ void tk__v1__control__init (Tk__V1__Control_Service *service,
       function_prefix__ ## cancel,\
       function_prefix__ ## call_state,\
       function_prefix__ ## list_methods,\
-      function_prefix__ ## list_nodes  }
+      function_prefix__ ## list_nodes,\
+      function_prefix__ ## stats  }
 void tk__v1__control__ping(ProtobufCService *service,
                            const Tk__V1__PingRequest *input,
                            Tk__V1__PingReply_Closure closure,
@@ -597,6 +890,10 @@ void tk__v1__control__list_nodes(ProtobufCService *service,
                                  const Tk__V1__ListNodesRequest *input,
                                  Tk__V1__ListNodesReply_Closure closure,
                                  void *closure_data);
+void tk__v1__control__stats(ProtobufCService *service,
+                            const Tk__V1__StatsRequest *input,
+                            Tk__V1__StatsReply_Closure closure,
+                            void *closure_data);
 
 /* --- descriptors --- */
 
@@ -615,6 +912,14 @@ extern const ProtobufCMessageDescriptor tk__v1__list_methods_reply__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__list_nodes_request__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__node_info__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__list_nodes_reply__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__stats_request__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__metric_family__descriptor;
+extern const ProtobufCEnumDescriptor    tk__v1__metric_family__type__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__label_pair__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__metric__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__histogram__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__bucket__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__stats_reply__descriptor;
 extern const ProtobufCServiceDescriptor tk__v1__control__descriptor;
 
 PROTOBUF_C__END_DECLS

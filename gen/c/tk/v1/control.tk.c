@@ -50,3 +50,13 @@ int tk_control_list_nodes(tk_client *client, const Tk__V1__ListNodesRequest *req
                    &tk__v1__list_nodes_reply__descriptor,
                    (ProtobufCMessage **)reply, opts, status);
 }
+
+int tk_control_stats(tk_client *client, const Tk__V1__StatsRequest *request,
+        Tk__V1__StatsReply **reply, const tk_call_opts *opts,
+        tk_status *status)
+{
+    return tk_call(client, "tk.v1.Control/Stats",
+                   (const ProtobufCMessage *)request,
+                   &tk__v1__stats_reply__descriptor,
+                   (ProtobufCMessage **)reply, opts, status);
+}

@@ -50,6 +50,14 @@ int tk_control_list_nodes(tk_client *client, const Tk__V1__ListNodesRequest *req
         Tk__V1__ListNodesReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
+/* tk.v1.Control/Stats: READ (timeout 5 s by default, 60 s at most).
+ * Returns status->code; on TK_CODE_OK *reply is freed with
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
+int tk_control_stats(tk_client *client, const Tk__V1__StatsRequest *request,
+        Tk__V1__StatsReply **reply, const tk_call_opts *opts,
+        tk_status *status);
+
 #ifdef __cplusplus
 }
 #endif

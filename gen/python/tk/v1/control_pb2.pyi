@@ -7,6 +7,14 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class Bucket(_message.Message):
+    __slots__ = ["cumulative_count", "upper_bound"]
+    CUMULATIVE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    UPPER_BOUND_FIELD_NUMBER: _ClassVar[int]
+    cumulative_count: int
+    upper_bound: float
+    def __init__(self, upper_bound: _Optional[float] = ..., cumulative_count: _Optional[int] = ...) -> None: ...
+
 class CallStateReply(_message.Message):
     __slots__ = ["state"]
     class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
@@ -44,6 +52,24 @@ class CancelRequest(_message.Message):
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     call_id: int
     def __init__(self, call_id: _Optional[int] = ...) -> None: ...
+
+class Histogram(_message.Message):
+    __slots__ = ["buckets", "sample_count", "sample_sum"]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_SUM_FIELD_NUMBER: _ClassVar[int]
+    buckets: _containers.RepeatedCompositeFieldContainer[Bucket]
+    sample_count: int
+    sample_sum: float
+    def __init__(self, sample_count: _Optional[int] = ..., sample_sum: _Optional[float] = ..., buckets: _Optional[_Iterable[_Union[Bucket, _Mapping]]] = ...) -> None: ...
+
+class LabelPair(_message.Message):
+    __slots__ = ["name", "value"]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    value: str
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
 class ListMethodsReply(_message.Message):
     __slots__ = ["methods"]
@@ -92,6 +118,34 @@ class MethodInfo(_message.Message):
     request_type: str
     def __init__(self, name: _Optional[str] = ..., request_type: _Optional[str] = ..., reply_type: _Optional[str] = ..., kind: _Optional[_Union[MethodInfo.Kind, str]] = ..., default_timeout_ms: _Optional[int] = ..., ceiling_ms: _Optional[int] = ...) -> None: ...
 
+class Metric(_message.Message):
+    __slots__ = ["histogram", "labels", "value"]
+    HISTOGRAM_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    histogram: Histogram
+    labels: _containers.RepeatedCompositeFieldContainer[LabelPair]
+    value: float
+    def __init__(self, labels: _Optional[_Iterable[_Union[LabelPair, _Mapping]]] = ..., value: _Optional[float] = ..., histogram: _Optional[_Union[Histogram, _Mapping]] = ...) -> None: ...
+
+class MetricFamily(_message.Message):
+    __slots__ = ["help", "metrics", "name", "type"]
+    class Type(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = []
+    COUNTER: MetricFamily.Type
+    GAUGE: MetricFamily.Type
+    HELP_FIELD_NUMBER: _ClassVar[int]
+    HISTOGRAM: MetricFamily.Type
+    METRICS_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_UNSPECIFIED: MetricFamily.Type
+    help: str
+    metrics: _containers.RepeatedCompositeFieldContainer[Metric]
+    name: str
+    type: MetricFamily.Type
+    def __init__(self, name: _Optional[str] = ..., help: _Optional[str] = ..., type: _Optional[_Union[MetricFamily.Type, str]] = ..., metrics: _Optional[_Iterable[_Union[Metric, _Mapping]]] = ...) -> None: ...
+
 class NodeInfo(_message.Message):
     __slots__ = ["address", "draining", "heartbeat_age_ms", "node_id", "roots", "version"]
     ADDRESS_FIELD_NUMBER: _ClassVar[int]
@@ -123,3 +177,17 @@ class PingRequest(_message.Message):
     DATA_FIELD_NUMBER: _ClassVar[int]
     data: bytes
     def __init__(self, data: _Optional[bytes] = ...) -> None: ...
+
+class StatsReply(_message.Message):
+    __slots__ = ["families", "server_version", "uptime_ms"]
+    FAMILIES_FIELD_NUMBER: _ClassVar[int]
+    SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
+    UPTIME_MS_FIELD_NUMBER: _ClassVar[int]
+    families: _containers.RepeatedCompositeFieldContainer[MetricFamily]
+    server_version: str
+    uptime_ms: int
+    def __init__(self, families: _Optional[_Iterable[_Union[MetricFamily, _Mapping]]] = ..., uptime_ms: _Optional[int] = ..., server_version: _Optional[str] = ...) -> None: ...
+
+class StatsRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...

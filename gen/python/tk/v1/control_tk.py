@@ -276,3 +276,56 @@ class Control:
             node=node,
             retry_reads=retry_reads,
         )
+
+    def stats(
+        self,
+        request: _tk_v1_control_pb2.StatsRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
+    ) -> _tk_v1_control_pb2.StatsReply:
+        """tk.v1.Control/Stats: READ (timeout 5 s by default, 60 s at most).
+        What tkd has counted since it started: calls by method and status
+        code, their time in the queue and running, the queue, connections,
+        processes, search slots, git reads and the PostgreSQL pool. The same
+        families, names and labels as its Prometheus exposition (tkd
+        --metrics-listen). Inline, as Ping is: it answers when every worker
+        is busy, which is when it is wanted.
+        """
+        return self._client.call(
+            'tk.v1.Control/Stats',
+            build_request(
+                _tk_v1_control_pb2.StatsRequest,
+                request,
+                {},
+            ),
+            timeout=timeout,
+            reply_type=_tk_v1_control_pb2.StatsReply,
+            node=node,
+            retry_reads=retry_reads,
+        )
+
+    def start_stats(
+        self,
+        request: _tk_v1_control_pb2.StatsRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
+    ) -> Call[_tk_v1_control_pb2.StatsReply]:
+        """Starts tk.v1.Control/Stats; see stats."""
+        return self._client.start(
+            'tk.v1.Control/Stats',
+            build_request(
+                _tk_v1_control_pb2.StatsRequest,
+                request,
+                {},
+            ),
+            timeout=timeout,
+            reply_type=_tk_v1_control_pb2.StatsReply,
+            node=node,
+            retry_reads=retry_reads,
+        )

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tk/v1/control.proto.
  */
 export const file_tk_v1_control: GenFile = /*@__PURE__*/
-  fileDesc("ChN0ay92MS9jb250cm9sLnByb3RvEgV0ay52MSIbCgtQaW5nUmVxdWVzdBIMCgRkYXRhGAEgASgMIkQKCVBpbmdSZXBseRIMCgRkYXRhGAEgASgMEhYKDnNlcnZlcl92ZXJzaW9uGAIgASgJEhEKCXVwdGltZV9tcxgDIAEoBCIgCg1DYW5jZWxSZXF1ZXN0Eg8KB2NhbGxfaWQYASABKAQiowEKC0NhbmNlbFJlcGx5EisKB291dGNvbWUYASABKA4yGi50ay52MS5DYW5jZWxSZXBseS5PdXRjb21lImcKB091dGNvbWUSFwoTT1VUQ09NRV9VTlNQRUNJRklFRBAAEg0KCUNBTkNFTExFRBABEg0KCU5PVF9GT1VORBACEhAKDEFMUkVBRFlfRE9ORRADEhMKD1dSSVRFX0NPTlRJTlVFUxAEIiMKEENhbGxTdGF0ZVJlcXVlc3QSDwoHY2FsbF9pZBgBIAEoBCKSAQoOQ2FsbFN0YXRlUmVwbHkSKgoFc3RhdGUYASABKA4yGy50ay52MS5DYWxsU3RhdGVSZXBseS5TdGF0ZSJUCgVTdGF0ZRIVChFTVEFURV9VTlNQRUNJRklFRBAAEgoKBlFVRVVFRBABEgsKB1JVTk5JTkcQAhIMCghBTlNXRVJFRBADEg0KCU5PVF9GT1VORBAEIiUKEkxpc3RNZXRob2RzUmVxdWVzdBIPCgdzZXJ2aWNlGAEgASgJIs0BCgpNZXRob2RJbmZvEgwKBG5hbWUYASABKAkSFAoMcmVxdWVzdF90eXBlGAIgASgJEhIKCnJlcGx5X3R5cGUYAyABKAkSJAoEa2luZBgEIAEoDjIWLnRrLnYxLk1ldGhvZEluZm8uS2luZBIaChJkZWZhdWx0X3RpbWVvdXRfbXMYBSABKA0SEgoKY2VpbGluZ19tcxgGIAEoDSIxCgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIICgRSRUFEEAESCQoFV1JJVEUQAiI2ChBMaXN0TWV0aG9kc1JlcGx5EiIKB21ldGhvZHMYASADKAsyES50ay52MS5NZXRob2RJbmZvIhIKEExpc3ROb2Rlc1JlcXVlc3QieAoITm9kZUluZm8SDwoHbm9kZV9pZBgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEg0KBXJvb3RzGAMgAygJEg8KB3ZlcnNpb24YBCABKAkSEAoIZHJhaW5pbmcYBSABKAgSGAoQaGVhcnRiZWF0X2FnZV9tcxgGIAEoBCJRCg5MaXN0Tm9kZXNSZXBseRIeCgVub2RlcxgBIAMoCzIPLnRrLnYxLk5vZGVJbmZvEg8KB3NlbGZfaWQYAiABKAkSDgoGdHRsX21zGAMgASgNMv0CCgdDb250cm9sEj0KBFBpbmcSEi50ay52MS5QaW5nUmVxdWVzdBoQLnRrLnYxLlBpbmdSZXBseSIPop8ZCwgBEIgnGODUAyABEkMKBkNhbmNlbBIULnRrLnYxLkNhbmNlbFJlcXVlc3QaEi50ay52MS5DYW5jZWxSZXBseSIPop8ZCwgBEIgnGODUAyABEkwKCUNhbGxTdGF0ZRIXLnRrLnYxLkNhbGxTdGF0ZVJlcXVlc3QaFS50ay52MS5DYWxsU3RhdGVSZXBseSIPop8ZCwgBEIgnGODUAyABElIKC0xpc3RNZXRob2RzEhkudGsudjEuTGlzdE1ldGhvZHNSZXF1ZXN0GhcudGsudjEuTGlzdE1ldGhvZHNSZXBseSIPop8ZCwgBEIgnGODUAyABEkwKCUxpc3ROb2RlcxIXLnRrLnYxLkxpc3ROb2Rlc1JlcXVlc3QaFS50ay52MS5MaXN0Tm9kZXNSZXBseSIPop8ZCwgBEIgnGODUAyABYgZwcm90bzM", [file_tk_v1_options]);
+  fileDesc("ChN0ay92MS9jb250cm9sLnByb3RvEgV0ay52MSIbCgtQaW5nUmVxdWVzdBIMCgRkYXRhGAEgASgMIkQKCVBpbmdSZXBseRIMCgRkYXRhGAEgASgMEhYKDnNlcnZlcl92ZXJzaW9uGAIgASgJEhEKCXVwdGltZV9tcxgDIAEoBCIgCg1DYW5jZWxSZXF1ZXN0Eg8KB2NhbGxfaWQYASABKAQiowEKC0NhbmNlbFJlcGx5EisKB291dGNvbWUYASABKA4yGi50ay52MS5DYW5jZWxSZXBseS5PdXRjb21lImcKB091dGNvbWUSFwoTT1VUQ09NRV9VTlNQRUNJRklFRBAAEg0KCUNBTkNFTExFRBABEg0KCU5PVF9GT1VORBACEhAKDEFMUkVBRFlfRE9ORRADEhMKD1dSSVRFX0NPTlRJTlVFUxAEIiMKEENhbGxTdGF0ZVJlcXVlc3QSDwoHY2FsbF9pZBgBIAEoBCKSAQoOQ2FsbFN0YXRlUmVwbHkSKgoFc3RhdGUYASABKA4yGy50ay52MS5DYWxsU3RhdGVSZXBseS5TdGF0ZSJUCgVTdGF0ZRIVChFTVEFURV9VTlNQRUNJRklFRBAAEgoKBlFVRVVFRBABEgsKB1JVTk5JTkcQAhIMCghBTlNXRVJFRBADEg0KCU5PVF9GT1VORBAEIiUKEkxpc3RNZXRob2RzUmVxdWVzdBIPCgdzZXJ2aWNlGAEgASgJIs0BCgpNZXRob2RJbmZvEgwKBG5hbWUYASABKAkSFAoMcmVxdWVzdF90eXBlGAIgASgJEhIKCnJlcGx5X3R5cGUYAyABKAkSJAoEa2luZBgEIAEoDjIWLnRrLnYxLk1ldGhvZEluZm8uS2luZBIaChJkZWZhdWx0X3RpbWVvdXRfbXMYBSABKA0SEgoKY2VpbGluZ19tcxgGIAEoDSIxCgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIICgRSRUFEEAESCQoFV1JJVEUQAiI2ChBMaXN0TWV0aG9kc1JlcGx5EiIKB21ldGhvZHMYASADKAsyES50ay52MS5NZXRob2RJbmZvIhIKEExpc3ROb2Rlc1JlcXVlc3QieAoITm9kZUluZm8SDwoHbm9kZV9pZBgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEg0KBXJvb3RzGAMgAygJEg8KB3ZlcnNpb24YBCABKAkSEAoIZHJhaW5pbmcYBSABKAgSGAoQaGVhcnRiZWF0X2FnZV9tcxgGIAEoBCJRCg5MaXN0Tm9kZXNSZXBseRIeCgVub2RlcxgBIAMoCzIPLnRrLnYxLk5vZGVJbmZvEg8KB3NlbGZfaWQYAiABKAkSDgoGdHRsX21zGAMgASgNIg4KDFN0YXRzUmVxdWVzdCK3AQoMTWV0cmljRmFtaWx5EgwKBG5hbWUYASABKAkSDAoEaGVscBgCIAEoCRImCgR0eXBlGAMgASgOMhgudGsudjEuTWV0cmljRmFtaWx5LlR5cGUSHgoHbWV0cmljcxgEIAMoCzINLnRrLnYxLk1ldHJpYyJDCgRUeXBlEhQKEFRZUEVfVU5TUEVDSUZJRUQQABILCgdDT1VOVEVSEAESCQoFR0FVR0UQAhINCglISVNUT0dSQU0QAyIoCglMYWJlbFBhaXISDAoEbmFtZRgBIAEoCRINCgV2YWx1ZRgCIAEoCSJeCgZNZXRyaWMSIAoGbGFiZWxzGAEgAygLMhAudGsudjEuTGFiZWxQYWlyEg0KBXZhbHVlGAIgASgBEiMKCWhpc3RvZ3JhbRgDIAEoCzIQLnRrLnYxLkhpc3RvZ3JhbSJVCglIaXN0b2dyYW0SFAoMc2FtcGxlX2NvdW50GAEgASgEEhIKCnNhbXBsZV9zdW0YAiABKAESHgoHYnVja2V0cxgDIAMoCzINLnRrLnYxLkJ1Y2tldCI3CgZCdWNrZXQSEwoLdXBwZXJfYm91bmQYASABKAESGAoQY3VtdWxhdGl2ZV9jb3VudBgCIAEoBCJeCgpTdGF0c1JlcGx5EiUKCGZhbWlsaWVzGAEgAygLMhMudGsudjEuTWV0cmljRmFtaWx5EhEKCXVwdGltZV9tcxgCIAEoBBIWCg5zZXJ2ZXJfdmVyc2lvbhgDIAEoCTK/AwoHQ29udHJvbBI9CgRQaW5nEhIudGsudjEuUGluZ1JlcXVlc3QaEC50ay52MS5QaW5nUmVwbHkiD6KfGQsIARCIJxjg1AMgARJDCgZDYW5jZWwSFC50ay52MS5DYW5jZWxSZXF1ZXN0GhIudGsudjEuQ2FuY2VsUmVwbHkiD6KfGQsIARCIJxjg1AMgARJMCglDYWxsU3RhdGUSFy50ay52MS5DYWxsU3RhdGVSZXF1ZXN0GhUudGsudjEuQ2FsbFN0YXRlUmVwbHkiD6KfGQsIARCIJxjg1AMgARJSCgtMaXN0TWV0aG9kcxIZLnRrLnYxLkxpc3RNZXRob2RzUmVxdWVzdBoXLnRrLnYxLkxpc3RNZXRob2RzUmVwbHkiD6KfGQsIARCIJxjg1AMgARJMCglMaXN0Tm9kZXMSFy50ay52MS5MaXN0Tm9kZXNSZXF1ZXN0GhUudGsudjEuTGlzdE5vZGVzUmVwbHkiD6KfGQsIARCIJxjg1AMgARJACgVTdGF0cxITLnRrLnYxLlN0YXRzUmVxdWVzdBoRLnRrLnYxLlN0YXRzUmVwbHkiD6KfGQsIARCIJxjg1AMgAWIGcHJvdG8z", [file_tk_v1_options]);
 
 /**
  * @generated from message tk.v1.PingRequest
@@ -439,6 +439,232 @@ export const ListNodesReplySchema: GenMessage<ListNodesReply> = /*@__PURE__*/
   messageDesc(file_tk_v1_control, 11);
 
 /**
+ * @generated from message tk.v1.StatsRequest
+ */
+export type StatsRequest = Message<"tk.v1.StatsRequest"> & {
+};
+
+/**
+ * Describes the message tk.v1.StatsRequest.
+ * Use `create(StatsRequestSchema)` to create a new message.
+ */
+export const StatsRequestSchema: GenMessage<StatsRequest> = /*@__PURE__*/
+  messageDesc(file_tk_v1_control, 12);
+
+/**
+ * A metric family as Prometheus has it (its data model, which
+ * io.prometheus.client's MetricFamily also carries): one name, its help
+ * and type, and a metric for each set of label values seen so far.
+ *
+ * @generated from message tk.v1.MetricFamily
+ */
+export type MetricFamily = Message<"tk.v1.MetricFamily"> & {
+  /**
+   * Prometheus' name: "tk_calls_total", "tk_call_run_seconds".
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string help = 2;
+   */
+  help: string;
+
+  /**
+   * @generated from field: tk.v1.MetricFamily.Type type = 3;
+   */
+  type: MetricFamily_Type;
+
+  /**
+   * @generated from field: repeated tk.v1.Metric metrics = 4;
+   */
+  metrics: Metric[];
+};
+
+/**
+ * Describes the message tk.v1.MetricFamily.
+ * Use `create(MetricFamilySchema)` to create a new message.
+ */
+export const MetricFamilySchema: GenMessage<MetricFamily> = /*@__PURE__*/
+  messageDesc(file_tk_v1_control, 13);
+
+/**
+ * @generated from enum tk.v1.MetricFamily.Type
+ */
+export enum MetricFamily_Type {
+  /**
+   * @generated from enum value: TYPE_UNSPECIFIED = 0;
+   */
+  TYPE_UNSPECIFIED = 0,
+
+  /**
+   * Only grows while tkd runs; it restarts from 0 with tkd.
+   *
+   * @generated from enum value: COUNTER = 1;
+   */
+  COUNTER = 1,
+
+  /**
+   * Goes up and down: how many there are now.
+   *
+   * @generated from enum value: GAUGE = 2;
+   */
+  GAUGE = 2,
+
+  /**
+   * Observations counted into buckets by upper bound.
+   *
+   * @generated from enum value: HISTOGRAM = 3;
+   */
+  HISTOGRAM = 3,
+}
+
+/**
+ * Describes the enum tk.v1.MetricFamily.Type.
+ */
+export const MetricFamily_TypeSchema: GenEnum<MetricFamily_Type> = /*@__PURE__*/
+  enumDesc(file_tk_v1_control, 13, 0);
+
+/**
+ * @generated from message tk.v1.LabelPair
+ */
+export type LabelPair = Message<"tk.v1.LabelPair"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string value = 2;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message tk.v1.LabelPair.
+ * Use `create(LabelPairSchema)` to create a new message.
+ */
+export const LabelPairSchema: GenMessage<LabelPair> = /*@__PURE__*/
+  messageDesc(file_tk_v1_control, 14);
+
+/**
+ * @generated from message tk.v1.Metric
+ */
+export type Metric = Message<"tk.v1.Metric"> & {
+  /**
+   * Sorted by name.
+   *
+   * @generated from field: repeated tk.v1.LabelPair labels = 1;
+   */
+  labels: LabelPair[];
+
+  /**
+   * A counter's or a gauge's value.
+   *
+   * @generated from field: double value = 2;
+   */
+  value: number;
+
+  /**
+   * A histogram's.
+   *
+   * @generated from field: tk.v1.Histogram histogram = 3;
+   */
+  histogram?: Histogram;
+};
+
+/**
+ * Describes the message tk.v1.Metric.
+ * Use `create(MetricSchema)` to create a new message.
+ */
+export const MetricSchema: GenMessage<Metric> = /*@__PURE__*/
+  messageDesc(file_tk_v1_control, 15);
+
+/**
+ * @generated from message tk.v1.Histogram
+ */
+export type Histogram = Message<"tk.v1.Histogram"> & {
+  /**
+   * @generated from field: uint64 sample_count = 1;
+   */
+  sampleCount: bigint;
+
+  /**
+   * In the family's unit: seconds for "_seconds".
+   *
+   * @generated from field: double sample_sum = 2;
+   */
+  sampleSum: number;
+
+  /**
+   * Ascending upper bounds; each count includes those of the buckets
+   * before it. The last bound is +Inf, and its count is sample_count.
+   *
+   * @generated from field: repeated tk.v1.Bucket buckets = 3;
+   */
+  buckets: Bucket[];
+};
+
+/**
+ * Describes the message tk.v1.Histogram.
+ * Use `create(HistogramSchema)` to create a new message.
+ */
+export const HistogramSchema: GenMessage<Histogram> = /*@__PURE__*/
+  messageDesc(file_tk_v1_control, 16);
+
+/**
+ * @generated from message tk.v1.Bucket
+ */
+export type Bucket = Message<"tk.v1.Bucket"> & {
+  /**
+   * @generated from field: double upper_bound = 1;
+   */
+  upperBound: number;
+
+  /**
+   * @generated from field: uint64 cumulative_count = 2;
+   */
+  cumulativeCount: bigint;
+};
+
+/**
+ * Describes the message tk.v1.Bucket.
+ * Use `create(BucketSchema)` to create a new message.
+ */
+export const BucketSchema: GenMessage<Bucket> = /*@__PURE__*/
+  messageDesc(file_tk_v1_control, 17);
+
+/**
+ * @generated from message tk.v1.StatsReply
+ */
+export type StatsReply = Message<"tk.v1.StatsReply"> & {
+  /**
+   * Sorted by name.
+   *
+   * @generated from field: repeated tk.v1.MetricFamily families = 1;
+   */
+  families: MetricFamily[];
+
+  /**
+   * @generated from field: uint64 uptime_ms = 2;
+   */
+  uptimeMs: bigint;
+
+  /**
+   * @generated from field: string server_version = 3;
+   */
+  serverVersion: string;
+};
+
+/**
+ * Describes the message tk.v1.StatsReply.
+ * Use `create(StatsReplySchema)` to create a new message.
+ */
+export const StatsReplySchema: GenMessage<StatsReply> = /*@__PURE__*/
+  messageDesc(file_tk_v1_control, 18);
+
+/**
  * @generated from service tk.v1.Control
  */
 export const Control: GenService<{
@@ -500,6 +726,21 @@ export const Control: GenService<{
     methodKind: "unary";
     input: typeof ListNodesRequestSchema;
     output: typeof ListNodesReplySchema;
+  },
+  /**
+   * What tkd has counted since it started: calls by method and status
+   * code, their time in the queue and running, the queue, connections,
+   * processes, search slots, git reads and the PostgreSQL pool. The same
+   * families, names and labels as its Prometheus exposition (tkd
+   * --metrics-listen). Inline, as Ping is: it answers when every worker
+   * is busy, which is when it is wanted.
+   *
+   * @generated from rpc tk.v1.Control.Stats
+   */
+  stats: {
+    methodKind: "unary";
+    input: typeof StatsRequestSchema;
+    output: typeof StatsReplySchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tk_v1_control, 0);

@@ -1,0 +1,153 @@
+/* Metrics: what tkd counts as it works. Every update is one relaxed atomic
+ * operation on memory of its own (a counter, a gauge, a histogram's
+ * bucket) and takes no lock: a call pays a few of them. What reads them is
+ * stats.c (tk.v1.Control/Stats and the Prometheus listener); a reader may
+ * see one update of a call and not yet another, never a torn value. */
+#include "rpc_int.h"
+
+/* From 50 µs (a Ping on a fast machine) to a minute (a READ's ceiling). */
+const int64_t rpc__hist_bounds_us[RPC_HIST_BOUNDS] = {
+    50,      100,     250,      500,      1000,     2500,   5000,
+    10000,   25000,   50000,    100000,   250000,   500000, 1000000,
+    2500000, 5000000, 10000000, 30000000, 60000000,
+};
+
+#define COUNTER(f, h) f, h, RPC_METRIC_COUNTER
+#define GAUGE(f, h) f, h, RPC_METRIC_GAUGE
+
+static const char killed_help[] =
+    "Process groups tkd killed to stop a program, by why: the caller "
+    "cancelled, its deadline passed, the program's own timeout passed, the "
+    "caller's limit was met, its output overflowed the cap, or shutdown "
+    "stopped a write.";
+
+const rpc_metric_def rpc__metric_defs[RPC_M_COUNT] = {
+    [RPC_M_PROCESSES_SPAWNED] = { COUNTER("tk_processes_spawned_total",
+                                          "Programs tkd started (git, rg, "
+                                          "grep, launchctl, systemctl)."),
+                                  NULL, NULL },
+    [RPC_M_PROCESSES_KILLED_CALLER] = { COUNTER("tk_processes_killed_total",
+                                                killed_help),
+                                        "reason", "caller" },
+    [RPC_M_PROCESSES_KILLED_DEADLINE] = { COUNTER("tk_processes_killed_total",
+                                                  killed_help),
+                                          "reason", "deadline" },
+    [RPC_M_PROCESSES_KILLED_TIMEOUT] = { COUNTER("tk_processes_killed_total",
+                                                 killed_help),
+                                         "reason", "timeout" },
+    [RPC_M_PROCESSES_KILLED_LIMIT] = { COUNTER("tk_processes_killed_total",
+                                               killed_help),
+                                       "reason", "limit" },
+    [RPC_M_PROCESSES_KILLED_OUTPUT_CAP] = { COUNTER("tk_processes_killed_total",
+                                                    killed_help),
+                                            "reason", "output_cap" },
+    [RPC_M_PROCESSES_KILLED_SHUTDOWN] = { COUNTER("tk_processes_killed_total",
+                                                  killed_help),
+                                          "reason", "shutdown" },
+    [RPC_M_PROCESSES_TIMED_OUT] = { COUNTER("tk_processes_timed_out_total",
+                                            "Programs a time bound ended: the "
+                                            "caller's deadline or the "
+                                            "program's own timeout."),
+                                    NULL, NULL },
+    [RPC_M_GIT_READS_LIBGIT2] = { COUNTER("tk_git_reads_total",
+                                          "Git reads by how tkd made them: "
+                                          "in process with libgit2, or by "
+                                          "running git."),
+                                  "engine", "libgit2" },
+    [RPC_M_GIT_READS_CLI] = { COUNTER("tk_git_reads_total",
+                                      "Git reads by how tkd made them: in "
+                                      "process with libgit2, or by running "
+                                      "git."),
+                              "engine", "git" },
+    [RPC_M_PG_CONNECTIONS_BROKEN] = { COUNTER("tk_pg_connections_broken_total",
+                                              "PostgreSQL connections of the "
+                                              "Orders pool found broken and "
+                                              "discarded (the server closed "
+                                              "them, or the network failed)."),
+                                      NULL, NULL },
+    [RPC_M_PG_LOCK_TIMEOUTS] = { COUNTER("tk_pg_lock_timeouts_total",
+                                         "Orders calls a row lock was not "
+                                         "granted to within lock_timeout "
+                                         "(SQLSTATE 55P03)."),
+                                 NULL, NULL },
+    [RPC_M_SEARCH_SLOTS_BUSY] = { GAUGE("tk_search_slots_busy",
+                                        "Searches running now, each in one "
+                                        "of tkd --search-slots slots."),
+                                  NULL, NULL },
+    [RPC_M_SEARCH_WAITING] = { GAUGE("tk_search_waiting",
+                                     "Searches waiting now for a free slot."),
+                               NULL, NULL },
+    [RPC_M_PG_POOL_IN_USE] = { GAUGE("tk_pg_pool_in_use",
+                                     "PostgreSQL connections of the Orders "
+                                     "pool that a call holds now."),
+                               NULL, NULL },
+    [RPC_M_PG_POOL_WAITING] = { GAUGE("tk_pg_pool_waiting",
+                                      "Orders calls waiting now for a pool "
+                                      "connection (tkd --pg-pool)."),
+                                NULL, NULL },
+};
+
+const rpc_hist_def rpc__hist_defs[RPC_H_COUNT] = {
+    [RPC_H_PROCESS_CLEANUP] = { "tk_process_cleanup_seconds",
+                                "For a program tkd killed: from the decision "
+                                "to stop it to its process group reaped and "
+                                "its pipes drained." },
+};
+
+static _Atomic int64_t values[RPC_M_COUNT];
+static rpc_hist hists[RPC_H_COUNT];
+
+void rpc_metric_add(rpc_metric m, int64_t n)
+{
+    if ((unsigned)m < RPC_M_COUNT)
+        atomic_fetch_add_explicit(&values[m], n, memory_order_relaxed);
+}
+
+int64_t rpc__metric_value(rpc_metric m)
+{
+    return atomic_load_explicit(&values[m], memory_order_relaxed);
+}
+
+void rpc__hist_observe(rpc_hist *h, int64_t us)
+{
+    if (us < 0)
+        us = 0;
+    size_t i = 0;
+    while (i < RPC_HIST_BOUNDS && us > rpc__hist_bounds_us[i])
+        i++;
+    atomic_fetch_add_explicit(&h->bucket[i], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->sum_us, (uint64_t)us, memory_order_relaxed);
+}
+
+void rpc_metric_observe(rpc_histogram h, int64_t us)
+{
+    if ((unsigned)h < RPC_H_COUNT)
+        rpc__hist_observe(&hists[h], us);
+}
+
+const rpc_hist *rpc__hist_of(rpc_histogram h)
+{
+    return &hists[h];
+}
+
+void rpc__count_call(rpc_server *srv, const rpc_call *call, int64_t now,
+                     size_t reply_bytes)
+{
+    rpc_method_stats *ms = call->reg != NULL && call->reg->stats != NULL
+                               ? call->reg->stats
+                               : &srv->unmatched;
+    unsigned code =
+        (unsigned)call->code < RPC_N_CODES ? (unsigned)call->code : RPC_UNKNOWN;
+    atomic_fetch_add_explicit(&ms->calls[code], 1, memory_order_relaxed);
+    if (call->t_start != 0) {
+        rpc__hist_observe(&ms->queue, (call->t_start - call->t_recv) / 1000);
+        if (call->ran)
+            rpc__hist_observe(&ms->run, (now - call->t_start) / 1000);
+    }
+    unsigned cause = (unsigned)call->end_cause;
+    if (cause != RPC_CAUSE_NONE && cause < RPC_N_CAUSES)
+        atomic_fetch_add_explicit(&srv->ended_by_cause[cause], 1,
+                                  memory_order_relaxed);
+    atomic_fetch_add_explicit(&srv->bytes_out, reply_bytes,
+                              memory_order_relaxed);
+}
