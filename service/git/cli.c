@@ -82,8 +82,10 @@ int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
     o.proc.on_stdout_arg = run->on_out_arg;
     if (run->on_out != NULL)
         o.proc.record_max = run->record_max; /* lines: proc's default delim */
-    if (!write) /* a write's bound is its own timeout, which tool/ applies */
+    if (!write) { /* a write's bound is its own timeout, which tool/ applies */
         o.timeout_ms = run->g->read_ceiling_ms;
+        rpc_metric_add(RPC_M_GIT_READS_CLI, 1);
+    }
     int rv = tool_run(r, run->call, &o);
     if (r->err_len > 0)
         rpc_call_set_stderr(run->call, r->err, r->err_len);

@@ -65,6 +65,7 @@ static int tx_open(orders_tx *tx, orders *svc, rpc_call *call, int64_t deadline)
                 "orders: a pooled connection was lost (%s); "
                 "reconnecting",
                 tx->message);
+        rpc_metric_add(RPC_M_PG_CONNECTIONS_BROKEN, 1);
         orders__conn_discard(tx->conn);
         tx->err = ORDERS_OK;
     }

@@ -80,9 +80,21 @@ int orders__wait_fd(const orders_tx *tx, struct pollfd *pfd, bool follow,
     return poll_until(pfd, until_ns);
 }
 
+/* A connection that is not idle: discarded, and counted as broken when
+ * the server or the network ended it (not when a call left it inside a
+ * transaction). */
+static void discard_unusable(orders_conn *c)
+{
+    if (PQstatus(c->pg) != CONNECTION_OK)
+        rpc_metric_add(RPC_M_PG_CONNECTIONS_BROKEN, 1);
+    orders__conn_discard(c);
+}
+
 int orders__pool_checkout(orders_tx *tx)
 {
     orders_pool *p = &tx->svc->pool;
+    bool waits = false; /* counted among the waiting */
+    int rv = 0;
     for (;;) {
         if (port_sem_trytake(&p->sem))
             break;
@@ -92,7 +104,12 @@ int orders__pool_checkout(orders_tx *tx)
             snprintf(tx->message, sizeof tx->message,
                      "the pool's semaphore: %s",
                      port_strerror(errno, ebuf, sizeof ebuf));
-            return -1;
+            rv = -1;
+            break;
+        }
+        if (!waits) {
+            rpc_metric_add(RPC_M_PG_POOL_WAITING, 1);
+            waits = true;
         }
         struct pollfd pfd = { .fd = p->sem.fd, .events = POLLIN };
         int n = orders__wait_fd(tx, &pfd, true, INT64_MAX);
@@ -103,7 +120,8 @@ int orders__pool_checkout(orders_tx *tx)
                      "all %zu database connections stayed busy until the "
                      "deadline (tkd --pg-pool sets how many)",
                      p->n);
-            return -1;
+            rv = -1;
+            break;
         }
         if (n < 0) {
             tx->err = ORDERS_EINTERNAL;
@@ -111,9 +129,15 @@ int orders__pool_checkout(orders_tx *tx)
             snprintf(tx->message, sizeof tx->message,
                      "waiting for a database connection: %s",
                      port_strerror(-n, ebuf, sizeof ebuf));
-            return -1;
+            rv = -1;
+            break;
         }
     }
+    if (waits)
+        rpc_metric_add(RPC_M_PG_POOL_WAITING, -1);
+    if (rv != 0)
+        return rv;
+    rpc_metric_add(RPC_M_PG_POOL_IN_USE, 1);
     pthread_mutex_lock(&p->mu);
     size_t i = p->free_list[--p->n_free];
     pthread_mutex_unlock(&p->mu);
@@ -125,7 +149,7 @@ int orders__pool_checkout(orders_tx *tx)
      * reads as idle, and tx_open's one retry (orders.c) replaces it. */
     if (pg != NULL && (PQstatus(pg) != CONNECTION_OK ||
                        PQtransactionStatus(pg) != PQTRANS_IDLE))
-        orders__conn_discard(tx->conn);
+        discard_unusable(tx->conn);
     return 0;
 }
 
@@ -133,7 +157,8 @@ void orders__pool_checkin(orders_pool *p, orders_conn *c)
 {
     if (c->pg != NULL && (PQstatus(c->pg) != CONNECTION_OK ||
                           PQtransactionStatus(c->pg) != PQTRANS_IDLE))
-        orders__conn_discard(c);
+        discard_unusable(c);
+    rpc_metric_add(RPC_M_PG_POOL_IN_USE, -1);
     pthread_mutex_lock(&p->mu);
     p->free_list[p->n_free++] = (size_t)(c - p->conns);
     pthread_mutex_unlock(&p->mu);

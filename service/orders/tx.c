@@ -368,6 +368,8 @@ static void fail_sql(const orders_tx *tx, rpc_call *call)
                       tx->message, tx->sqlstate);
         return;
     }
+    if (strcmp(m->state, "55P03") == 0)
+        rpc_metric_add(RPC_M_PG_LOCK_TIMEOUTS, 1);
     if (strcmp(m->state, "55P03") == 0 && tx->lock_timeout_ms > 0)
         rpc_call_fail(call, m->code, m->reason,
                       "%s (%lld ms); SQLSTATE 55P03: %s", m->what,

@@ -22,25 +22,36 @@ void search__slots_destroy(search_slots *s)
 
 int search__slot_take(search_slots *s, rpc_call *call)
 {
-    bool told = false;
+    bool told = false; /* it waits: logged, and counted among the waiting */
+    int rv;
     for (;;) {
-        if (rpc_call_cause(call) != RPC_CAUSE_NONE)
-            return 1;
-        if (port_sem_trytake(&s->sem))
-            return 0;
+        if (rpc_call_cause(call) != RPC_CAUSE_NONE) {
+            rv = 1;
+            break;
+        }
+        if (port_sem_trytake(&s->sem)) {
+            rpc_metric_add(RPC_M_SEARCH_SLOTS_BUSY, 1);
+            rv = 0;
+            break;
+        }
         if (!told) {
+            rpc_metric_add(RPC_M_SEARCH_WAITING, 1);
             rpc_log(RPC_LOG_DEBUG, "search call %llu waits for a slot",
                     (unsigned long long)rpc_call_id(call));
             told = true;
         }
         struct pollfd p = { .fd = s->sem.fd, .events = POLLIN };
-        int rv = rpc_call_poll(call, &p, 1, INT64_MAX);
+        rv = rpc_call_poll(call, &p, 1, INT64_MAX);
         if (rv < 0)
-            return rv;
+            break;
     }
+    if (told)
+        rpc_metric_add(RPC_M_SEARCH_WAITING, -1);
+    return rv;
 }
 
 void search__slot_give(search_slots *s)
 {
+    rpc_metric_add(RPC_M_SEARCH_SLOTS_BUSY, -1);
     port_sem_give(&s->sem);
 }

@@ -192,6 +192,41 @@ static void answer_of(tool_answer *a, const proc_result *r, bool write,
     a->spawn_errno = r->spawn_errno;
 }
 
+/* The metrics of a run: started, killed and why, its cleanup. */
+static void count_run(const proc_result *r)
+{
+    if (!r->started)
+        return;
+    rpc_metric_add(RPC_M_PROCESSES_SPAWNED, 1);
+    if (r->end == PROC_END_DEADLINE || r->end == PROC_END_TIMEOUT)
+        rpc_metric_add(RPC_M_PROCESSES_TIMED_OUT, 1);
+    if (!r->process_killed)
+        return;
+    rpc_metric why;
+    switch (r->end) {
+    case PROC_END_CANCELLED:
+        why = RPC_M_PROCESSES_KILLED_CALLER;
+        break;
+    case PROC_END_DEADLINE:
+        why = RPC_M_PROCESSES_KILLED_DEADLINE;
+        break;
+    case PROC_END_TIMEOUT:
+        why = RPC_M_PROCESSES_KILLED_TIMEOUT;
+        break;
+    case PROC_END_STOPPED:
+        why = RPC_M_PROCESSES_KILLED_LIMIT;
+        break;
+    case PROC_END_OUTPUT_CAP:
+        why = RPC_M_PROCESSES_KILLED_OUTPUT_CAP;
+        break;
+    default: /* PROC_END_ABORTED: shutdown stopped a write */
+        why = RPC_M_PROCESSES_KILLED_SHUTDOWN;
+        break;
+    }
+    rpc_metric_add(why, 1);
+    rpc_metric_observe(RPC_H_PROCESS_CLEANUP, (int64_t)r->cleanup_ms * 1000);
+}
+
 /* A program nobody found on tkd's PATH: never handed to proc. */
 static tool_end unresolved(proc_result *out, tool_answer *a,
                            const rpc_call *call, const tool_opts *o)
@@ -241,6 +276,7 @@ tool_end tool_try(proc_result *out, tool_answer *a, rpc_call *call,
             rpc_call_write_begins(call);
         /* out says all there is (a failed start: out->started false). */
         (void)proc_run(out, &p);
+        count_run(out);
     }
     answer_of(a, out, write, cause_of(call, deadline));
     describe(a, out, &p, o->name);
