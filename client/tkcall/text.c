@@ -485,6 +485,91 @@ static void render_list_nodes(const tkcall_text *t, const ProtobufCMessage *req,
     }
 }
 
+/* ---- Stats -------------------------------------------------------------- */
+
+/* A duration in seconds as people read it: "850µs", "12.5ms", "3.2s". */
+static void put_duration(const tkcall_text *t, double s)
+{
+    if (__builtin_isinf(s))
+        fputs("+Inf", t->out);
+    else if (s < 0.001)
+        fprintf(t->out, "%.0fµs", s * 1e6);
+    else if (s < 1)
+        fprintf(t->out, "%.3gms", s * 1e3);
+    else
+        fprintf(t->out, "%.3gs", s);
+}
+
+/* The upper bound of the bucket the q-th quantile falls in. */
+static double quantile_bound(const Tk__V1__Histogram *h, double q)
+{
+    double want = q * (double)h->sample_count;
+    for (size_t i = 0; i < h->n_buckets; i++)
+        if ((double)h->buckets[i]->cumulative_count >= want)
+            return h->buckets[i]->upper_bound;
+    return __builtin_inf();
+}
+
+/* A metric's label values, two spaces apart, padded to a column. */
+static void put_labels(const tkcall_text *t, const Tk__V1__Metric *m)
+{
+    int n = 2;
+    fputs("  ", t->out);
+    for (size_t i = 0; i < m->n_labels; i++) {
+        if (i > 0) {
+            fputs("  ", t->out);
+            n += 2;
+        }
+        n += fprintf(t->out, "%s", m->labels[i]->value);
+    }
+    fprintf(t->out, "%*s", n < 48 ? 48 - n : 1, "");
+}
+
+static void render_histogram(const tkcall_text *t, const Tk__V1__Metric *m)
+{
+    const Tk__V1__Histogram *h = m->histogram;
+    put_labels(t, m);
+    fprintf(t->out, "%llu", (unsigned long long)h->sample_count);
+    if (h->sample_count > 0) {
+        fputs("  mean ", t->out);
+        put_duration(t, h->sample_sum / (double)h->sample_count);
+        fputs("  p50 <= ", t->out);
+        put_duration(t, quantile_bound(h, 0.5));
+        fputs("  p99 <= ", t->out);
+        put_duration(t, quantile_bound(h, 0.99));
+    }
+    puts_raw(t, "\n");
+}
+
+/* A block a metric family: its name (in bold), then a line a metric: its
+ * label values and its value; a histogram's count, mean, and the bucket
+ * bounds of p50 and p99. tkcall -o json has every bucket. */
+static void render_stats(const tkcall_text *t, const ProtobufCMessage *req,
+                         const ProtobufCMessage *rep)
+{
+    (void)req;
+    const Tk__V1__StatsReply *r = (const Tk__V1__StatsReply *)rep;
+    fprintf(t->out, "tkd %s, up %.1fs\n", r->server_version,
+            (double)r->uptime_ms / 1000.0);
+    for (size_t i = 0; i < r->n_families; i++) {
+        const Tk__V1__MetricFamily *f = r->families[i];
+        paint_s(t, SGR_META, f->name);
+        if (f->n_metrics == 0)
+            puts_raw(t, "  (none yet)");
+        puts_raw(t, "\n");
+        for (size_t j = 0; j < f->n_metrics; j++) {
+            const Tk__V1__Metric *m = f->metrics[j];
+            if (f->type == TK__V1__METRIC_FAMILY__TYPE__HISTOGRAM &&
+                m->histogram != NULL) {
+                render_histogram(t, m);
+                continue;
+            }
+            put_labels(t, m);
+            fprintf(t->out, "%.15g\n", m->value);
+        }
+    }
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
 /* Each method with a text form; its reply's type, checked before the cast
@@ -528,6 +613,8 @@ static const struct {
       render_get_order, NULL },
     { "tk.v1.Control/ListNodes", &tk__v1__list_nodes_reply__descriptor,
       render_list_nodes, NULL },
+    { "tk.v1.Control/Stats", &tk__v1__stats_reply__descriptor, render_stats,
+      NULL },
 };
 
 static int find_method(const char *method)
