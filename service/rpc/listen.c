@@ -277,9 +277,12 @@ static const struct {
                            "sign, or a client that refused tkd's" },
     [RPC_REFUSED_PROTO] = { { "proto", NULL },
                             "did not speak NNG's REQ protocol" },
+    /* NNG 1.5.2 counts a client's own close here too (its read ends
+     * in NNG_ECONNSHUT): not a refusal, and only info. */
     [RPC_REFUSED_OTHER] = { { "other", NULL },
-                            "ended in an error (a frame larger than the "
-                            "request limit, a broken handshake, ...)" },
+                            "closed by the client or ended in an error (a "
+                            "frame larger than the request limit, a broken "
+                            "handshake, ...)" },
     [RPC_REFUSED_ACCEPT] = { { "oom", "timeout" },
                              "could not be accepted (out of memory, or timed "
                              "out)" },
@@ -340,7 +343,8 @@ static void look(rpc_server *srv)
             uint64_t v = stat_sum(ls, kinds[k].stats);
             if (v <= L->logged[k])
                 continue;
-            rpc_log(RPC_LOG_WARN, "%s: %llu connection(s) %s", L->bound,
+            rpc_log(k == RPC_REFUSED_OTHER ? RPC_LOG_INFO : RPC_LOG_WARN,
+                    "%s: %llu connection(s) %s", L->bound,
                     (unsigned long long)(v - L->logged[k]), kinds[k].meaning);
             L->logged[k] = v;
         }

@@ -64,14 +64,6 @@ static void value(builder *b, Tk__V1__MetricFamily *f, size_t n,
     metric(b, f, n, labels)->value = v;
 }
 
-static uint64_t hist_count(const rpc_hist *h)
-{
-    uint64_t n = 0;
-    for (size_t i = 0; i <= RPC_HIST_BOUNDS; i++)
-        n += atomic_load_explicit(&h->bucket[i], memory_order_relaxed);
-    return n;
-}
-
 /* A histogram of µs observations, written in seconds. */
 static void histogram(builder *b, Tk__V1__MetricFamily *f, size_t n,
                       const char *const *labels, const rpc_hist *h)
@@ -154,9 +146,9 @@ static void calls(builder *b, rpc_server *srv)
             value(b, total, 2, labels, (double)v);
         }
         const char *labels[] = { "method", name };
-        if (hist_count(&ms->queue) > 0)
+        if (rpc__hist_count(&ms->queue) > 0)
             histogram(b, queue, 1, labels, &ms->queue);
-        if (hist_count(&ms->run) > 0)
+        if (rpc__hist_count(&ms->run) > 0)
             histogram(b, run, 1, labels, &ms->run);
     }
 }
@@ -259,16 +251,19 @@ static void connections(builder *b, rpc_server *srv)
         b, "tk_connections_refused_total",
         "Connections closed as they came or as they began: limit (tkd "
         "--max-connections were open), tls (the TLS handshake failed), "
-        "protocol (not NNG's REQ), error (a frame over the request limit, a "
-        "broken handshake, ...), accept (the accept itself failed). Read "
-        "from NNG's counters once a second.",
+        "protocol (not NNG's REQ), accept (the accept itself failed). Read "
+        "from NNG's counters once a second. A frame over "
+        "--max-request-bytes is not among them: NNG counts it with the "
+        "connections their clients closed (tkd logs both at info).",
         TK__V1__METRIC_FAMILY__TYPE__COUNTER, RPC_REFUSED_KINDS);
     static const char *const reasons[RPC_REFUSED_KINDS] = {
         [RPC_REFUSED_LIMIT] = "limit",    [RPC_REFUSED_AUTH] = "tls",
-        [RPC_REFUSED_PROTO] = "protocol", [RPC_REFUSED_OTHER] = "error",
+        [RPC_REFUSED_PROTO] = "protocol", [RPC_REFUSED_OTHER] = NULL,
         [RPC_REFUSED_ACCEPT] = "accept",
     };
     for (int k = 0; k < RPC_REFUSED_KINDS; k++) {
+        if (reasons[k] == NULL)
+            continue;
         const char *labels[] = { "reason", reasons[k] };
         value(b, r, 1, labels,
               k == RPC_REFUSED_LIMIT ? load(&srv->refused_limit)
@@ -297,7 +292,7 @@ static void modules(builder *b)
             RPC_M_COUNT);
         const char *labels[] = { d->label, d->value };
         value(b, f, d->label != NULL ? 1 : 0, labels,
-              (double)rpc__metric_value((rpc_metric)m));
+              (double)rpc_metric_value((rpc_metric)m));
     }
     for (int h = 0; h < RPC_H_COUNT; h++) {
         const rpc_hist_def *d = &rpc__hist_defs[h];

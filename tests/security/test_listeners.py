@@ -269,7 +269,7 @@ class Listeners(unittest.TestCase):
         s.sendall(b"\x01" + struct.pack(">Q", 4097))
         self.assertEqual(s.recv(1), b"")  # closed by tkd
         s.close()
-        self.last.wait_output("1 connection(s) ended in an error", "stderr")
+        self.last.wait_output("1 connection(s) closed by the client or ended in an error", "stderr")
         # Negative control: a frame within the limit is served.
         with tk.Client("ipc://" + path) as c:
             self.assertEqual(c.control.ping(data=b"x").data, b"x")
@@ -331,7 +331,8 @@ class Listeners(unittest.TestCase):
         for url in ("ipc://" + path, urls[1]):
             self.last.wait_until(
                 lambda err, url=url: re.search(
-                    re.escape(url) + r": \d+ connection\(s\) ended in an error",
+                    re.escape(url) + r": \d+ connection\(s\) closed by the client or "
+                    r"ended in an error",
                     err) is not None,
                 "%s: the hang-ups logged" % url)
         with tk.Client("ipc://" + path) as c:
