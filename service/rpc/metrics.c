@@ -103,7 +103,7 @@ void rpc_metric_add(rpc_metric m, int64_t n)
         atomic_fetch_add_explicit(&values[m], n, memory_order_relaxed);
 }
 
-int64_t rpc__metric_value(rpc_metric m)
+int64_t rpc_metric_value(rpc_metric m)
 {
     return atomic_load_explicit(&values[m], memory_order_relaxed);
 }
@@ -123,6 +123,19 @@ void rpc_metric_observe(rpc_histogram h, int64_t us)
 {
     if ((unsigned)h < RPC_H_COUNT)
         rpc__hist_observe(&hists[h], us);
+}
+
+uint64_t rpc__hist_count(const rpc_hist *h)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i <= RPC_HIST_BOUNDS; i++)
+        n += atomic_load_explicit(&h->bucket[i], memory_order_relaxed);
+    return n;
+}
+
+uint64_t rpc_metric_observations(rpc_histogram h)
+{
+    return rpc__hist_count(&hists[h]);
 }
 
 const rpc_hist *rpc__hist_of(rpc_histogram h)

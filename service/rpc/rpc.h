@@ -434,6 +434,8 @@ typedef enum rpc_metric {
 
 /* Adds n (a gauge: n may be negative). */
 void rpc_metric_add(rpc_metric m, int64_t n);
+/* Its value now. */
+int64_t rpc_metric_value(rpc_metric m);
 
 typedef enum rpc_histogram {
     /* tool/: from the decision to stop a program to its group reaped and
@@ -444,6 +446,8 @@ typedef enum rpc_histogram {
 
 /* Counts one observation of us microseconds. */
 void rpc_metric_observe(rpc_histogram h, int64_t us);
+/* How many it has counted. */
+uint64_t rpc_metric_observations(rpc_histogram h);
 
 /* ---- the process-wide log (stderr) -------------------------------------- */
 

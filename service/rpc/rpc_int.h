@@ -397,6 +397,7 @@ uint32_t rpc__retry_after(rpc_server *srv);
 
 /* metrics.c: counting, for every file of rpc/. */
 void rpc__hist_observe(rpc_hist *h, int64_t us);
+uint64_t rpc__hist_count(const rpc_hist *h);
 /* A call's outcome counted: its code, cause, queue wait and run time, and
  * the bytes of its reply (rpc__finish). */
 void rpc__count_call(rpc_server *srv, const rpc_call *call, int64_t now,
@@ -413,7 +414,6 @@ typedef struct rpc_metric_def {
     const char *label, *value; /* its one label, or NULL */
 } rpc_metric_def;
 extern const rpc_metric_def rpc__metric_defs[RPC_M_COUNT];
-int64_t rpc__metric_value(rpc_metric m);
 typedef struct rpc_hist_def {
     const char *family;
     const char *help;

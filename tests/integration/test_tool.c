@@ -357,6 +357,39 @@ static void assert_group_gone(pid_t pgid)
 /* ---- the program ends by itself: the module's ----------------------------
  */
 
+/* ---- the metrics of a run ------------------------------------------------ */
+
+/* The process counters now (tool/ counts each run it hands to proc). */
+typedef struct counts {
+    int64_t spawned, killed[RPC_M_PROCESSES_TIMED_OUT + 1], timed_out;
+    uint64_t cleanups;
+} counts;
+
+static counts counts_now(void)
+{
+    counts c = { .spawned = rpc_metric_value(RPC_M_PROCESSES_SPAWNED),
+                 .timed_out = rpc_metric_value(RPC_M_PROCESSES_TIMED_OUT),
+                 .cleanups = rpc_metric_observations(RPC_H_PROCESS_CLEANUP) };
+    for (int m = RPC_M_PROCESSES_KILLED_CALLER;
+         m <= RPC_M_PROCESSES_KILLED_SHUTDOWN; m++)
+        c.killed[m] = rpc_metric_value((rpc_metric)m);
+    return c;
+}
+
+/* Since before: one run started, killed for why (or for nothing: -1), a
+ * time bound's end or not; and every other kill counter unchanged, which
+ * is the negative control of the reason. */
+static void expect_counted(const counts *before, int why, bool timed_out)
+{
+    counts now = counts_now();
+    assert_int_equal(now.spawned - before->spawned, 1);
+    for (int m = RPC_M_PROCESSES_KILLED_CALLER;
+         m <= RPC_M_PROCESSES_KILLED_SHUTDOWN; m++)
+        assert_int_equal(now.killed[m] - before->killed[m], m == why ? 1 : 0);
+    assert_int_equal(now.timed_out - before->timed_out, timed_out ? 1 : 0);
+    assert_int_equal(now.cleanups - before->cleanups, why >= 0 ? 1 : 0);
+}
+
 /* Exit 0: the output is the module's, no status of the bridge, nothing
  * said of a kill. A non-zero exit is the module's to judge too. */
 static void test_exited(void **state)
@@ -365,11 +398,13 @@ static void test_exited(void **state)
     fixture fx;
     fx_start(&fx, 0);
     async_call a;
+    counts before = counts_now();
     call_sync(&a, &fx, READ_METHOD, "sh::echo hi");
     expect(&a, TK_CODE_OK, "");
     assert_string_equal(a.out, "hi\n");
     assert_false(a.st.process_killed);
     assert_int_equal(a.st.cause, TK_CAUSE_NONE);
+    expect_counted(&before, -1, false); /* started, not killed */
     call_free(&a);
     call_sync(&a, &fx, READ_METHOD, "sh::exit 3");
     expect(&a, TK_CODE_UNKNOWN, "TEST_EXIT");
@@ -396,6 +431,7 @@ static void test_caller_cancels(void **state)
     async_call a;
     tk_cancel *cancel;
     assert_int_equal(tk_cancel_new(&cancel), TK_OK);
+    counts before = counts_now();
     call_start(&a, &fx, READ_METHOD, 20000, cancel, "wait::" HANG);
     sem_wait_ok(&fx.svc.ready, "the program to start");
     assert_int_equal(tk_cancel_fire(cancel, NULL), TK_OK);
@@ -403,6 +439,7 @@ static void test_caller_cancels(void **state)
     expect(&a, TK_CODE_CANCELLED, "");
     assert_int_equal(a.st.cause, TK_CAUSE_CALLER);
     assert_true(a.st.process_killed);
+    expect_counted(&before, RPC_M_PROCESSES_KILLED_CALLER, false);
     assert_true(a.st.cleanup_ms < PROC_DEFAULT_DRAIN_MS);
     assert_group_gone(atomic_load(&fx.svc.pid));
     call_free(&a);
@@ -603,11 +640,13 @@ static void test_own_bound(void **state)
     fixture fx;
     fx_start(&fx, 0);
     async_call a;
+    counts before = counts_now();
     call_sync(&a, &fx, READ_METHOD, "own:200:" HANG);
     expect(&a, TK_CODE_UNAVAILABLE, "TOOL_TIMEOUT");
     assert_int_equal(a.st.retry_after_ms, TOOL_TIMEOUT_RETRY_MS);
     assert_int_equal(a.st.cause, TK_CAUSE_NONE);
     assert_true(a.st.process_killed);
+    expect_counted(&before, RPC_M_PROCESSES_KILLED_TIMEOUT, true);
     if (had_started(&fx))
         assert_group_gone(atomic_load(&fx.svc.pid));
     call_free(&a);
@@ -620,11 +659,13 @@ static void test_output_cap(void **state)
     fixture fx;
     fx_start(&fx, 0);
     async_call a;
+    counts before = counts_now();
     call_sync(&a, &fx, READ_METHOD,
               "cap:16:head -c 100000 /dev/zero; exec sleep 30");
     expect(&a, TK_CODE_RESOURCE_EXHAUSTED, "OUTPUT_TOO_LARGE");
     assert_non_null(strstr(a.st.message, "more than 16 bytes"));
     assert_true(a.st.process_killed);
+    expect_counted(&before, RPC_M_PROCESSES_KILLED_OUTPUT_CAP, false);
     call_free(&a);
     fx_stop(&fx);
 }
@@ -636,11 +677,13 @@ static void test_limit(void **state)
     fixture fx;
     fx_start(&fx, 0);
     async_call a;
+    counts before = counts_now();
     call_sync(&a, &fx, READ_METHOD, "limit::echo one; exec sleep 30");
     expect(&a, TK_CODE_OK, "");
     assert_true(a.st.partial);
     assert_int_equal(a.st.cause, TK_CAUSE_LIMIT);
     assert_true(a.st.process_killed);
+    expect_counted(&before, RPC_M_PROCESSES_KILLED_LIMIT, false);
     call_free(&a);
     fx_stop(&fx);
 }
