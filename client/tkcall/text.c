@@ -510,25 +510,43 @@ static double quantile_bound(const Tk__V1__Histogram *h, double q)
     return __builtin_inf();
 }
 
-/* A metric's label values, two spaces apart, padded to a column. */
-static void put_labels(const tkcall_text *t, const Tk__V1__Metric *m)
+/* Where a metric's value starts. */
+#define STATS_COLUMN 48
+
+/* Pads from n characters written to the value's column. */
+static void pad_to_value(const tkcall_text *t, int n)
 {
-    int n = 2;
-    fputs("  ", t->out);
-    for (size_t i = 0; i < m->n_labels; i++) {
-        if (i > 0) {
-            fputs("  ", t->out);
-            n += 2;
-        }
-        n += fprintf(t->out, "%s", m->labels[i]->value);
-    }
-    fprintf(t->out, "%*s", n < 48 ? 48 - n : 1, "");
+    fprintf(t->out, "%*s", n < STATS_COLUMN ? STATS_COLUMN - n : 2, "");
 }
 
-static void render_histogram(const tkcall_text *t, const Tk__V1__Metric *m)
+/* A metric's label values, two spaces apart, the method's first (people
+ * look for a method, then its code); the characters written. */
+static int put_labels(const tkcall_text *t, const Tk__V1__Metric *m)
+{
+    int n = fprintf(t->out, "  ");
+    bool first = true;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < m->n_labels; i++) {
+            bool method = strcmp(m->labels[i]->name, "method") == 0;
+            if (method != (pass == 0))
+                continue;
+            n +=
+                fprintf(t->out, "%s%s", first ? "" : "  ", m->labels[i]->value);
+            first = false;
+        }
+    }
+    return n;
+}
+
+/* The value: a number, or a histogram's count, mean, and the bucket
+ * bounds that hold p50 and p99. */
+static void put_metric_value(const tkcall_text *t, const Tk__V1__Metric *m)
 {
     const Tk__V1__Histogram *h = m->histogram;
-    put_labels(t, m);
+    if (h == NULL) {
+        fprintf(t->out, "%.15g\n", m->value);
+        return;
+    }
     fprintf(t->out, "%llu", (unsigned long long)h->sample_count);
     if (h->sample_count > 0) {
         fputs("  mean ", t->out);
@@ -541,9 +559,9 @@ static void render_histogram(const tkcall_text *t, const Tk__V1__Metric *m)
     puts_raw(t, "\n");
 }
 
-/* A block a metric family: its name (in bold), then a line a metric: its
- * label values and its value; a histogram's count, mean, and the bucket
- * bounds of p50 and p99. tkcall -o json has every bucket. */
+/* A metric family: its name (bold) and value on one line when it has one
+ * metric without labels; else its name, then a line a metric: its label
+ * values and its value. tkcall -o json has every bucket and the help. */
 static void render_stats(const tkcall_text *t, const ProtobufCMessage *req,
                          const ProtobufCMessage *rep)
 {
@@ -554,18 +572,15 @@ static void render_stats(const tkcall_text *t, const ProtobufCMessage *req,
     for (size_t i = 0; i < r->n_families; i++) {
         const Tk__V1__MetricFamily *f = r->families[i];
         paint_s(t, SGR_META, f->name);
-        if (f->n_metrics == 0)
-            puts_raw(t, "  (none yet)");
-        puts_raw(t, "\n");
+        if (f->n_metrics == 1 && f->metrics[0]->n_labels == 0) {
+            pad_to_value(t, (int)strlen(f->name));
+            put_metric_value(t, f->metrics[0]);
+            continue;
+        }
+        puts_raw(t, f->n_metrics == 0 ? "  (none yet)\n" : "\n");
         for (size_t j = 0; j < f->n_metrics; j++) {
-            const Tk__V1__Metric *m = f->metrics[j];
-            if (f->type == TK__V1__METRIC_FAMILY__TYPE__HISTOGRAM &&
-                m->histogram != NULL) {
-                render_histogram(t, m);
-                continue;
-            }
-            put_labels(t, m);
-            fprintf(t->out, "%.15g\n", m->value);
+            pad_to_value(t, put_labels(t, f->metrics[j]));
+            put_metric_value(t, f->metrics[j]);
         }
     }
 }

@@ -1,0 +1,453 @@
+"""tkd's metrics (issue 19): tkd --metrics-listen serves them in
+Prometheus' text format with NNG's HTTP server, tk.v1.Control/Stats
+answers the same families, and tkcall shows them as text.
+
+A real tkd on a private socket, a real git repository and rg: the test
+makes calls whose counts it knows (Pings, an unknown method, a path
+outside the roots, a libgit2 read, a read that runs git, a search that
+runs rg), scrapes before and after, and checks the differences. Every
+scrape is parsed by a strict parser of the text format (below), which
+its own negative controls prove refuses what Prometheus would refuse.
+Nothing waits by sleeping: tkd's stderr says when it serves and where.
+Run by meson under /usr/bin/python3.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import unittest
+import urllib.error
+import urllib.request
+from typing import Dict, List, Optional, Tuple
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "support"))
+import tkproc  # noqa: E402
+
+import tk  # noqa: E402
+from tk.v1 import control_pb2, git_pb2, search_pb2  # noqa: E402
+
+faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+WAIT_S = 20.0
+
+# ---- a strict parser of Prometheus' text format (0.0.4) --------------------
+
+NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*\Z")
+LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*\Z")
+TYPES = ("counter", "gauge", "histogram", "summary", "untyped")
+
+Labels = Tuple[Tuple[str, str], ...]
+
+
+class Family:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.help: Optional[str] = None
+        self.type: Optional[str] = None
+        # (sample name, labels) -> value, in order of appearance
+        self.samples: Dict[Tuple[str, Labels], float] = {}
+
+
+def parse_value(text: str) -> float:
+    if text in ("+Inf", "-Inf", "NaN"):
+        return float(text.replace("Inf", "inf").replace("NaN", "nan"))
+    if not re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", text):
+        raise ValueError("not a number: %r" % text)
+    return float(text)
+
+
+def parse_labels(text: str) -> Tuple[Labels, str]:
+    """The labels of "{a="x",b="y"} rest" and the rest."""
+    assert text.startswith("{")
+    i, out = 1, []
+    while True:
+        if text[i] == "}":
+            i += 1
+            break
+        m = re.match(r"([^=]*)=\"", text[i:])
+        if m is None:
+            raise ValueError("a label without =\"...\": %r" % text)
+        name = m.group(1)
+        if not LABEL.match(name) or name.startswith("__"):
+            raise ValueError("a bad label name: %r" % name)
+        i += m.end()
+        value = []
+        while text[i] != "\"":
+            if text[i] == "\\":
+                esc = text[i + 1]
+                if esc not in "\\\"n":
+                    raise ValueError("a bad escape \\%s" % esc)
+                value.append("\n" if esc == "n" else esc)
+                i += 2
+            elif text[i] == "\n":
+                raise ValueError("a newline in a label value")
+            else:
+                value.append(text[i])
+                i += 1
+        i += 1
+        out.append((name, "".join(value)))
+        if text[i] == ",":
+            i += 1
+        elif text[i] != "}":
+            raise ValueError("labels not separated by commas: %r" % text)
+    names = [n for n, _ in out]
+    if len(names) != len(set(names)):
+        raise ValueError("a label given twice: %r" % text)
+    return tuple(sorted(out)), text[i:]
+
+
+def family_of(sample: str, families: Dict[str, Family]) -> Optional[Family]:
+    if sample in families:
+        return families[sample]
+    for suffix in ("_bucket", "_sum", "_count"):
+        base = sample[:-len(suffix)]
+        if sample.endswith(suffix) and base in families and \
+                families[base].type == "histogram":
+            return families[base]
+    return None
+
+
+def parse_exposition(text: str) -> Dict[str, Family]:
+    """Families by name; raises ValueError at anything Prometheus' parser
+    refuses, and at what its conventions forbid (a counter not named
+    _total, a broken histogram)."""
+    if text and not text.endswith("\n"):
+        raise ValueError("the text does not end with a newline")
+    families: Dict[str, Family] = {}
+    done: set = set()  # families whose samples have ended
+    current: Optional[Family] = None
+    for line in text.split("\n")[:-1]:
+        if line.startswith("# HELP ") or line.startswith("# TYPE "):
+            parts = line.split(" ", 3)
+            if len(parts) < 4 or not NAME.match(parts[2]):
+                raise ValueError("a bad comment line: %r" % line)
+            name = parts[2]
+            if name in done:
+                raise ValueError("%s again after other families" % name)
+            fam = families.setdefault(name, Family(name))
+            if current is not None and current is not fam:
+                done.add(current.name)
+            current = fam
+            if fam.samples:
+                raise ValueError("HELP or TYPE of %s after its samples" % name)
+            if parts[1] == "HELP":
+                if fam.help is not None:
+                    raise ValueError("two HELPs of %s" % name)
+                if re.search(r"\\[^\\n]", parts[3]):
+                    raise ValueError("a bad escape in HELP: %r" % line)
+                fam.help = parts[3]
+            else:
+                if fam.type is not None or parts[3] not in TYPES:
+                    raise ValueError("a bad or second TYPE: %r" % line)
+                fam.type = parts[3]
+            continue
+        if line.startswith("#") or line == "":
+            raise ValueError("a line tkd does not write: %r" % line)
+        m = re.match(r"[a-zA-Z_:][a-zA-Z0-9_:]*", line)
+        if m is None:
+            raise ValueError("a bad sample line: %r" % line)
+        sample, rest = m.group(0), line[m.end():]
+        labels: Labels = ()
+        if rest.startswith("{"):
+            labels, rest = parse_labels(rest)
+        if not rest.startswith(" "):
+            raise ValueError("no value: %r" % line)
+        fields = rest[1:].split(" ")
+        if len(fields) not in (1, 2):
+            raise ValueError("a bad value: %r" % line)
+        value = parse_value(fields[0])
+        fam = family_of(sample, families)
+        if fam is None:
+            raise ValueError("%s has no TYPE before it" % sample)
+        if fam is not current:
+            raise ValueError("the samples of %s are not together" % fam.name)
+        key = (sample, labels)
+        if key in fam.samples:
+            raise ValueError("a series given twice: %r" % line)
+        fam.samples[key] = value
+    for fam in families.values():
+        check_family(fam)
+    return families
+
+
+def check_family(fam: Family) -> None:
+    if fam.help is None or fam.type is None:
+        raise ValueError("%s lacks HELP or TYPE" % fam.name)
+    if fam.type == "counter":
+        if not fam.name.endswith("_total"):
+            raise ValueError("counter %s is not named _total" % fam.name)
+        for v in fam.samples.values():
+            if not v >= 0:
+                raise ValueError("counter %s is below 0" % fam.name)
+    if fam.type != "histogram":
+        return
+    series: Dict[Labels, List[Tuple[float, float]]] = {}
+    sums: Dict[Labels, float] = {}
+    counts: Dict[Labels, float] = {}
+    for (sample, labels), v in fam.samples.items():
+        if sample.endswith("_bucket"):
+            le = dict(labels).get("le")
+            if le is None:
+                raise ValueError("a bucket of %s without le" % fam.name)
+            rest = tuple(x for x in labels if x[0] != "le")
+            series.setdefault(rest, []).append((parse_value(le), v))
+        elif sample.endswith("_sum"):
+            sums[labels] = v
+        elif sample.endswith("_count"):
+            counts[labels] = v
+        else:
+            raise ValueError("%s in histogram %s" % (sample, fam.name))
+    if set(series) != set(sums) or set(series) != set(counts):
+        raise ValueError("%s: buckets, _sum and _count disagree" % fam.name)
+    for labels, buckets in series.items():
+        bounds = [b for b, _ in buckets]
+        if bounds != sorted(bounds) or len(set(bounds)) != len(bounds):
+            raise ValueError("%s: le not ascending" % fam.name)
+        if not math.isinf(bounds[-1]):
+            raise ValueError("%s: no +Inf bucket" % fam.name)
+        cum = [c for _, c in buckets]
+        if cum != sorted(cum):
+            raise ValueError("%s: a bucket below the one before" % fam.name)
+        if cum[-1] != counts[labels]:
+            raise ValueError("%s: +Inf is not _count" % fam.name)
+
+
+def value(fams: Dict[str, Family], name: str, **labels: str) -> float:
+    """A counter's or gauge's sample; 0 when the series is not there yet
+    (a counter starts at 0)."""
+    key = (name, tuple(sorted(labels.items())))
+    fam = family_of(name, fams)
+    assert fam is not None, name
+    return fam.samples.get(key, 0.0)
+
+
+def hist_count(fams: Dict[str, Family], name: str, **labels: str) -> float:
+    return value(fams, name + "_count", **labels)
+
+
+class Parser(unittest.TestCase):
+    """The parser's negative controls: each text breaks one rule."""
+
+    GOOD = ("# HELP a_total A.\n# TYPE a_total counter\na_total 1\n"
+            "# HELP h H.\n# TYPE h histogram\n"
+            "h_bucket{le=\"0.1\"} 1\nh_bucket{le=\"+Inf\"} 2\n"
+            "h_sum 0.3\nh_count 2\n")
+
+    def test_good(self) -> None:
+        fams = parse_exposition(self.GOOD)
+        self.assertEqual(value(fams, "a_total"), 1)
+        self.assertEqual(hist_count(fams, "h"), 2)
+
+    def test_refused(self) -> None:
+        bad = {
+            "no newline at the end": self.GOOD[:-1],
+            "a bad name": self.GOOD.replace("a_total 1", "a-total 1"),
+            "no TYPE": "a_total 1\n",
+            "a counter not _total": "# HELP a A.\n# TYPE a counter\na 1\n",
+            "an unknown type": "# HELP a A.\n# TYPE a meter\na 1\n",
+            "a series twice": self.GOOD.replace("a_total 1\n",
+                                                "a_total 1\na_total 2\n"),
+            "an unescaped quote": self.GOOD.replace(
+                "a_total 1", "a_total{x=\"a\"b\"} 1"),
+            "a bad escape": self.GOOD.replace("a_total 1",
+                                              "a_total{x=\"\\t\"} 1"),
+            "no value": self.GOOD.replace("a_total 1", "a_total"),
+            "a value no number": self.GOOD.replace("a_total 1", "a_total x"),
+            "TYPE after samples": self.GOOD + "# TYPE a_total counter\n",
+            "interleaved": self.GOOD + "a_total{x=\"1\"} 1\n",
+            "a falling bucket": self.GOOD.replace("le=\"+Inf\"} 2",
+                                                  "le=\"+Inf\"} 0"),
+            "no +Inf": self.GOOD.replace("h_bucket{le=\"+Inf\"} 2\n", ""),
+            "+Inf not _count": self.GOOD.replace("h_count 2", "h_count 3"),
+            "no _sum": self.GOOD.replace("h_sum 0.3\n", ""),
+            "a negative counter": self.GOOD.replace("a_total 1",
+                                                    "a_total -1"),
+            "an empty line": self.GOOD + "\n",
+        }
+        for why, text in bad.items():
+            with self.assertRaises(ValueError, msg=why):
+                parse_exposition(text)
+
+
+# ---- tkd ---------------------------------------------------------------------
+
+
+def git(cwd: str, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+                   + list(args), cwd=cwd, check=True,
+                   stdout=subprocess.DEVNULL, env=dict(
+                       os.environ, GIT_CONFIG_NOSYSTEM="1", HOME=cwd))
+
+
+class Metrics(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tkproc.tempdir("metrics")
+        base = self.dir.name
+        self.repo = os.path.join(base, "repo")
+        os.mkdir(self.repo)
+        git(self.repo, "init", "-q")
+        with open(os.path.join(self.repo, "a.txt"), "w") as f:
+            f.write("a quokka here\n")
+        git(self.repo, "add", "a.txt")
+        git(self.repo, "commit", "-q", "-m", "one")
+        self.d, self.addr = tkproc.start_tkd(
+            base, roots=[base],
+            options=["--metrics-listen", "http://127.0.0.1:0"])
+        self.d.wait_output("metrics for Prometheus at", "stderr")
+        m = re.search(r"metrics for Prometheus at (\S+)",
+                      self.d.output("stderr"))
+        assert m is not None, self.d.output("stderr")
+        self.url = m.group(1)
+
+    def tearDown(self) -> None:
+        self.assertEqual(self.d.stop(), 0)
+        self.dir.cleanup()
+
+    def scrape(self, path: Optional[str] = None) -> Dict[str, Family]:
+        url = self.url if path is None else self.url.replace("/metrics",
+                                                             path)
+        with urllib.request.urlopen(url, timeout=WAIT_S) as r:
+            self.assertEqual(r.status, 200)
+            self.assertEqual(r.headers["Content-Type"],
+                             "text/plain; version=0.0.4; charset=utf-8")
+            return parse_exposition(r.read().decode("utf-8"))
+
+    def test_calls_counted(self) -> None:
+        before = self.scrape()
+        with tk.Client(self.addr) as c:
+            for _ in range(5):
+                c.call("tk.v1.Control/Ping", control_pb2.PingRequest())
+            with self.assertRaises(tk.TkError):
+                c.call("tk.v1.Nope/Nothing", b"",
+                       reply_type=bytes)
+            with self.assertRaises(tk.TkError):
+                c.call("tk.v1.Git/RevParse",
+                       git_pb2.GitRevParseRequest(repo="/", rev="HEAD"))
+            c.call("tk.v1.Git/RevParse",
+                   git_pb2.GitRevParseRequest(repo=self.repo, rev="HEAD"))
+            c.call("tk.v1.Git/Status",
+                   git_pb2.GitStatusRequest(repo=self.repo))
+            rep = c.call("tk.v1.Search/Search", search_pb2.SearchRequest(
+                root=self.repo, query="quokka"))
+            self.assertEqual(len(rep.matches), 1)
+            during = self.scrape()  # the client's connection is open
+            stats = c.call("tk.v1.Control/Stats", control_pb2.StatsRequest())
+        after = self.scrape()
+
+        def delta(name: str, **labels: str) -> float:
+            return value(after, name, **labels) - value(before, name,
+                                                        **labels)
+        ping = "tk.v1.Control/Ping"
+        self.assertEqual(delta("tk_calls_total", method=ping, code="OK"), 5)
+        self.assertEqual(delta("tk_calls_total", method="unknown",
+                               code="UNIMPLEMENTED"), 1)
+        self.assertEqual(delta("tk_calls_total", method="tk.v1.Git/RevParse",
+                               code="PERMISSION_DENIED"), 1)
+        self.assertEqual(delta("tk_calls_total", method="tk.v1.Git/RevParse",
+                               code="OK"), 1)
+        self.assertEqual(delta("tk_calls_total", method="tk.v1.Search/Search",
+                               code="OK"), 1)
+        self.assertEqual(
+            hist_count(after, "tk_call_run_seconds", method=ping)
+            - hist_count(before, "tk_call_run_seconds", method=ping), 5)
+        self.assertEqual(delta("tk_git_reads_total", engine="libgit2"), 1)
+        self.assertGreaterEqual(delta("tk_git_reads_total", engine="git"), 1)
+        # git status and rg at least; none of them killed
+        self.assertGreaterEqual(delta("tk_processes_spawned_total"), 2)
+        for why in ("caller", "deadline", "timeout", "limit", "output_cap",
+                    "shutdown"):
+            self.assertEqual(delta("tk_processes_killed_total", reason=why),
+                             0)
+        self.assertEqual(value(after, "tk_search_slots_busy"), 0)
+        self.assertEqual(value(after, "tk_search_waiting"), 0)
+        self.assertEqual(value(after, "tk_queue_depth"), 0)
+        self.assertGreater(delta("tk_received_bytes_total"), 0)
+        self.assertGreater(delta("tk_sent_bytes_total"), 0)
+        self.assertGreaterEqual(
+            value(during, "tk_connections", transport="ipc"), 1)
+
+        # Stats answers the same families, names and types; the counters
+        # its own call does not move agree with the scrape after it.
+        self.assertEqual(
+            sorted(f.name for f in stats.families), sorted(after))
+        for f in stats.families:
+            kind = control_pb2.MetricFamily.Type.Name(f.type).lower()
+            self.assertEqual(after[f.name].type, kind, f.name)
+            self.assertEqual(after[f.name].help, f.help.replace(
+                "\\", "\\\\").replace("\n", "\\n"))
+        calls = {tuple(sorted((lp.name, lp.value) for lp in m.labels)):
+                 m.value for f in stats.families
+                 if f.name == "tk_calls_total" for m in f.metrics}
+        self.assertEqual(calls[(("code", "OK"), ("method", ping))],
+                         value(after, "tk_calls_total", method=ping,
+                               code="OK"))
+
+    def test_tkcall_shows_them(self) -> None:
+        with tk.Client(self.addr) as c:
+            c.call("tk.v1.Control/Ping", control_pb2.PingRequest())
+        r = subprocess.run([tkproc.program("TKCALL"), "-a", self.addr,
+                            "Control/Stats"], capture_output=True,
+                           text=True, timeout=WAIT_S)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertRegex(lines[0], r"^tkd \S+, up \d+\.\ds$")
+        self.assertIn("tk_calls_total", lines)
+        self.assertTrue(any(re.match(r"^tk_queue_capacity +64$", ln)
+                            for ln in lines), r.stdout)
+        ping = [ln for ln in lines
+                if re.match(r"^  tk\.v1\.Control/Ping  OK +1$", ln)]
+        self.assertEqual(len(ping), 1, r.stdout)
+        self.assertTrue(any(re.match(
+            r"^  tk\.v1\.Control/Ping +1  mean \d+(\.\d+)?(µs|ms)  "
+            r"p50 <= \S+  p99 <= \S+$", ln) for ln in lines), r.stdout)
+
+    def test_other_paths_are_not_found(self) -> None:
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            self.scrape("/other")
+        self.assertEqual(e.exception.code, 404)
+
+
+class Refused(unittest.TestCase):
+    """What tkd will not serve metrics on: it says why and does not
+    start."""
+
+    def run_tkd(self, base: str, url: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [tkproc.program("TKD"), "--listen", "ipc://%s/t.sock" % base,
+             "--metrics-listen", url], capture_output=True, text=True,
+            timeout=WAIT_S)
+
+    def test_not_http(self) -> None:
+        with tkproc.tempdir("metrics") as base:
+            r = self.run_tkd(base, "https://127.0.0.1:0")
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("only http://HOST:PORT is served", r.stderr)
+
+    def test_port_in_use(self) -> None:
+        with tkproc.tempdir("metrics") as base:
+            d, _ = tkproc.start_tkd(
+                base, options=["--metrics-listen", "http://127.0.0.1:0"])
+            try:
+                d.wait_output("metrics for Prometheus at", "stderr")
+                url = re.search(r"metrics for Prometheus at (\S+)",
+                                d.output("stderr")).group(1)  # type: ignore
+                port = url.split(":")[2].split("/")[0]
+                os.mkdir(os.path.join(base, "b"))
+                r = self.run_tkd(os.path.join(base, "b"),
+                                 "http://127.0.0.1:%s" % port)
+                self.assertNotEqual(r.returncode, 0)
+                self.assertIn("--metrics-listen http://127.0.0.1:%s" % port,
+                              r.stderr)
+            finally:
+                self.assertEqual(d.stop(), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
