@@ -33,6 +33,7 @@
 
 #include "fixture.h"
 #include "spwire.h"
+#include "stats.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/rpc.pb-c.h"
 #include "tsem.h"
@@ -1232,40 +1233,6 @@ static void test_queue_full(void **state)
 
 /* ---- tests: metrics (tk.v1.Control/Stats) -------------------------------- */
 
-/* The value of the metric of family name whose label values are the
- * n_labels given (name, value, ...), or -1 when there is none; a
- * histogram's: its sample count. */
-static double stat_of(const Tk__V1__StatsReply *r, const char *name,
-                      size_t n_labels, const char *const *labels)
-{
-    for (size_t i = 0; i < r->n_families; i++) {
-        const Tk__V1__MetricFamily *f = r->families[i];
-        if (strcmp(f->name, name) != 0)
-            continue;
-        for (size_t j = 0; j < f->n_metrics; j++) {
-            const Tk__V1__Metric *m = f->metrics[j];
-            bool match = m->n_labels == n_labels;
-            for (size_t k = 0; match && k < n_labels; k++)
-                match = strcmp(m->labels[k]->name, labels[2 * k]) == 0 &&
-                        strcmp(m->labels[k]->value, labels[2 * k + 1]) == 0;
-            if (match)
-                return m->histogram != NULL ? (double)m->histogram->sample_count
-                                            : m->value;
-        }
-    }
-    return -1;
-}
-
-static Tk__V1__StatsReply *get_stats(ts_fx *fx)
-{
-    Tk__V1__StatsRequest req = TK__V1__STATS_REQUEST__INIT;
-    Tk__V1__StatsReply *rep = NULL;
-    tk_status st = { 0 };
-    assert_int_equal(tk_control_stats(fx->client, &req, &rep, NULL, &st), 0);
-    tk_status_clear(&st);
-    return rep;
-}
-
 /* Stats is answered while every worker is busy and the queue is full,
  * which is when an operator wants it, and it says so: the queue's depth,
  * the busy worker, the call refused QUEUE_FULL, the calls in flight. Then
@@ -1292,20 +1259,20 @@ static void test_stats_while_saturated(void **state)
     async_join(full);
     assert_string_equal(full->st.reason, "QUEUE_FULL");
 
-    Tk__V1__StatsReply *r = get_stats(&fx);
+    Tk__V1__StatsReply *r = ts_stats(fx.client);
     const char *busy[] = { "state", "busy" };
     const char *qfull[] = { "reason", "QUEUE_FULL" };
     const char *expired[] = { "reason", "EXPIRED_IN_QUEUE" };
     const char *refused[] = { "code", "RESOURCE_EXHAUSTED", "method",
                               WAIT_METHOD };
-    assert_true(stat_of(r, "tk_queue_depth", 0, NULL) == 1);
-    assert_true(stat_of(r, "tk_queue_capacity", 0, NULL) == 1);
-    assert_true(stat_of(r, "tk_workers", 1, busy) == 1);
-    assert_true(stat_of(r, "tk_queue_rejected_total", 1, qfull) == 1);
-    assert_true(stat_of(r, "tk_queue_rejected_total", 1, expired) == 0);
-    assert_true(stat_of(r, "tk_calls_total", 2, refused) == 1);
+    assert_true(ts_stat(r, "tk_queue_depth", 0, NULL) == 1);
+    assert_true(ts_stat(r, "tk_queue_capacity", 0, NULL) == 1);
+    assert_true(ts_stat(r, "tk_workers", 1, busy) == 1);
+    assert_true(ts_stat(r, "tk_queue_rejected_total", 1, qfull) == 1);
+    assert_true(ts_stat(r, "tk_queue_rejected_total", 1, expired) == 0);
+    assert_true(ts_stat(r, "tk_calls_total", 2, refused) == 1);
     /* The running Wait, the queued one, and this Stats call. */
-    assert_true(stat_of(r, "tk_calls_in_flight", 0, NULL) == 3);
+    assert_true(ts_stat(r, "tk_calls_in_flight", 0, NULL) == 3);
     protobuf_c_message_free_unpacked((ProtobufCMessage *)r, NULL);
 
     int outcome = -1;
@@ -1314,20 +1281,20 @@ static void test_stats_while_saturated(void **state)
     assert_int_equal(queued->st.code, TK_CODE_CANCELLED);
     release_worker(&w, NULL);
 
-    r = get_stats(&fx);
+    r = ts_stats(fx.client);
     const char *cancelled[] = { "code", "CANCELLED", "method", WAIT_METHOD };
     const char *caller[] = { "cause", "CALLER" };
     const char *wait[] = { "method", WAIT_METHOD };
-    assert_true(stat_of(r, "tk_calls_total", 2, cancelled) == 2);
-    assert_true(stat_of(r, "tk_call_cancellations_total", 1, caller) == 2);
-    assert_true(stat_of(r, "tk_queue_depth", 0, NULL) == 0);
+    assert_true(ts_stat(r, "tk_calls_total", 2, cancelled) == 2);
+    assert_true(ts_stat(r, "tk_call_cancellations_total", 1, caller) == 2);
+    assert_true(ts_stat(r, "tk_queue_depth", 0, NULL) == 0);
     /* Waited in the queue: both that left it; ran: only the held one. */
-    assert_true(stat_of(r, "tk_call_queue_seconds", 1, wait) == 2);
-    assert_true(stat_of(r, "tk_call_run_seconds", 1, wait) == 1);
-    assert_true(stat_of(r, "tk_received_bytes_total", 0, NULL) > 0);
-    assert_true(stat_of(r, "tk_sent_bytes_total", 0, NULL) > 0);
+    assert_true(ts_stat(r, "tk_call_queue_seconds", 1, wait) == 2);
+    assert_true(ts_stat(r, "tk_call_run_seconds", 1, wait) == 1);
+    assert_true(ts_stat(r, "tk_received_bytes_total", 0, NULL) > 0);
+    assert_true(ts_stat(r, "tk_sent_bytes_total", 0, NULL) > 0);
     const char *ipc[] = { "transport", "ipc" };
-    assert_true(stat_of(r, "tk_connections", 1, ipc) >= 1);
+    assert_true(ts_stat(r, "tk_connections", 1, ipc) >= 1);
     protobuf_c_message_free_unpacked((ProtobufCMessage *)r, NULL);
 
     async_free(&b);

@@ -25,6 +25,7 @@
 #include <tk/client.h>
 #include <tk/v1/search.tk.h>
 
+#include "stats.h"
 #include "support.h"
 #include "tree.h"
 
@@ -1019,6 +1020,16 @@ static void release_slot(holder *h)
     free((void *)h->a.r.root);
 }
 
+/* tkd's metrics of its slots (tk.v1.Control/Stats): searches running in
+ * them, and waiting for one. */
+static void expect_slot_gauges(tkd *d, double busy, double waiting)
+{
+    Tk__V1__StatsReply *r = ts_stats(d->c);
+    assert_true(ts_stat(r, "tk_search_slots_busy", 0, NULL) == busy);
+    assert_true(ts_stat(r, "tk_search_waiting", 0, NULL) == waiting);
+    protobuf_c_message_free_unpacked((ProtobufCMessage *)r, NULL);
+}
+
 /* Three slots, three searches holding them: a fourth waits (tkd says so);
  * cancelled or expired while waiting, it answers CANCELLED or
  * DEADLINE_EXCEEDED and never starts a tool; a waiter runs as soon as a
@@ -1053,6 +1064,7 @@ static void test_slots(void **state)
     assert_false(w.s.st.process_killed);
     sres_free(&w.s);
     tk_cancel_free(r.cancel);
+    expect_slot_gauges(&d, 3, 0); /* the cancelled one waits no more */
 
     /* Expired while waiting: it says it waits before its deadline comes.
      * The deadline must outlast the way from the call to the wait (else it
@@ -1077,6 +1089,7 @@ static void test_slots(void **state)
     async_start(&w, &d, &next);
     assert_true(ts_wait_output_n(&d.p, 2, "waits for a slot", 3, WAIT_MS));
     assert_int_equal(next_start(&d, 0), -1);
+    expect_slot_gauges(&d, 3, 1);
     release_slot(&h[1]);
     assert_true(next_start(&d, WAIT_MS) > 0);
     async_join(&w);
@@ -1086,6 +1099,7 @@ static void test_slots(void **state)
     release_slot(&h[0]);
     release_slot(&h[2]);
     assert_int_equal(next_start(&d, 0), -1); /* 3 + 1 starts in all */
+    expect_slot_gauges(&d, 0, 0);
     tkd_stop(&d);
 }
 
