@@ -5,7 +5,8 @@
  * Request/Reply envelope, the method table (the only way from the transport
  * to a service), the call registry (deadline, cancellation and its cause,
  * per connection), the bounded worker pool, request limits, shutdown, the
- * process-wide log, and the tk.v1.Control service.
+ * process-wide log and metrics (and their Prometheus listener), and the
+ * tk.v1.Control service.
  * May call: NNG, protobuf-c, libc.
  * Must never: let a service see NNG (handlers get an rpc_call and decoded
  * messages only), block in an NNG callback, run a handler whose caller's
