@@ -343,6 +343,9 @@ static void look(rpc_server *srv)
             uint64_t v = stat_sum(ls, kinds[k].stats);
             if (v <= L->logged[k])
                 continue;
+            /* Counted before it is logged: a line read means the count
+             * is there to read too. */
+            atomic_fetch_add(&srv->refused[k], v - L->logged[k]);
             rpc_log(k == RPC_REFUSED_OTHER ? RPC_LOG_INFO : RPC_LOG_WARN,
                     "%s: %llu connection(s) %s", L->bound,
                     (unsigned long long)(v - L->logged[k]), kinds[k].meaning);
@@ -350,12 +353,6 @@ static void look(rpc_server *srv)
         }
     }
     nng_stats_free(all);
-    for (int k = 0; k < RPC_REFUSED_KINDS; k++) {
-        uint64_t sum = 0;
-        for (size_t i = 0; i < srv->n_listeners; i++)
-            sum += srv->listeners[i].logged[k];
-        atomic_store(&srv->refused[k], sum);
-    }
 }
 
 static void *watch_main(void *arg)

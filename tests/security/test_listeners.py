@@ -39,6 +39,7 @@ import tkproc  # noqa: E402
 from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert  # noqa: E402
 
 import tk  # noqa: E402
+from tk.v1 import control_pb2  # noqa: E402
 
 # The watchdog (tests/support/watchdog.py) asks a hanging test for its
 # threads' Python stacks with SIGUSR1.
@@ -77,6 +78,18 @@ def handshake_failures(log: str) -> int:
     """How many failed TLS handshakes tkd has logged so far."""
     return sum(int(x) for x in
                re.findall(r"(\d+) connection\(s\) failed the TLS", log))
+
+
+def stat(reply: control_pb2.StatsReply, family: str, **labels: str) -> float:
+    """A metric's value in a Stats reply (tk.v1.Control/Stats); -1 when it
+    has no metric with those labels."""
+    for f in reply.families:
+        if f.name != family:
+            continue
+        for m in f.metrics:
+            if {lp.name: lp.value for lp in m.labels} == labels:
+                return m.value
+    return -1
 
 
 def rss_kib(pid: int) -> int:
@@ -167,6 +180,16 @@ class Listeners(unittest.TestCase):
             self.last.wait_until(lambda err, n=n: handshake_failures(err) >= n,
                                  "%d refused handshake(s) logged" % n)
             self.assertEqual(handshake_failures(self.last.output("stderr")), n)
+            # tk_connections_refused_total counts what the log says, and
+            # alice's connection is the one tls+tcp connection open.
+            with self.client(url, self.alice) as c:
+                st = c.call("tk.v1.Control/Stats", control_pb2.StatsRequest())
+            self.assertEqual(stat(st, "tk_connections_refused_total",
+                                  reason="tls"), n)
+            self.assertEqual(stat(st, "tk_connections_refused_total",
+                                  reason="limit"), 0)
+            self.assertEqual(stat(st, "tk_connections", transport="tls+tcp"),
+                             1)
         # Negative control of the client's side: a client that does not
         # trust tkd's CA refuses tkd.
         with self.assertRaises(tk.TkError):
@@ -254,6 +277,13 @@ class Listeners(unittest.TestCase):
             "%d connections closed" % closes)
         with tk.Client("ipc://" + path) as c:
             self.assertEqual(c.control.ping(data=b"x").data, b"x")
+            st = c.call("tk.v1.Control/Stats", control_pb2.StatsRequest())
+        # The connections closed at the limit, and the client refused
+        # there, counted as they came.
+        refused = stat(st, "tk_connections_refused_total", reason="limit")
+        self.assertGreaterEqual(refused, closed + (1 if closed > 0 else 0))
+        if closed == 0:
+            self.assertEqual(refused, 0)
         return grown, closed
 
     def test_oversize_frame_is_logged(self) -> None:
