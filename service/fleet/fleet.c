@@ -288,8 +288,6 @@ static void beat_failed(fleet *f, const char *why)
 static void beat_ok(fleet *f, fleet_reading *r)
 {
     int64_t now = port_mono_ns();
-    log_changes(f, r);
-    remember(f, r);
     pthread_mutex_lock(&f->mu);
     int64_t since = f->have_reading ? f->read_ns : f->start_ns;
     fleet__reading_free(&f->reading);
@@ -299,6 +297,11 @@ static void beat_ok(fleet *f, fleet_reading *r)
     f->read_wall = time(NULL);
     f->error[0] = '\0';
     pthread_mutex_unlock(&f->mu);
+    /* Logged once ListNodes answers it: a reader of the log who then asks
+     * is told what the line says. This thread is the reading's only
+     * writer, so it reads it without the lock. */
+    log_changes(f, &f->reading);
+    remember(f, &f->reading);
     if (f->failing)
         rpc_log(RPC_LOG_INFO,
                 "fleet: node %s: membership refreshed again after %" PRId64
