@@ -231,8 +231,9 @@ struct rpc_server {
     bool reaper_running;
     _Atomic int64_t avg_service_us; /* EWMA, for retry_after_ms */
 
-    /* Metrics of the calls (stats.c reads them). A frame that names no
-     * method of this server counts under unmatched. */
+    /* Metrics of the calls (stats.c reads them). A frame answered before
+     * its method was known, or naming none of this server's, counts under
+     * unmatched. */
     rpc_method_stats unmatched;
     _Atomic uint64_t ended_by_cause[RPC_N_CAUSES];
     _Atomic uint64_t expired_in_queue, queue_full;

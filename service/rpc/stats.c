@@ -109,7 +109,9 @@ static const char *const code_names[RPC_N_CODES] = {
     "UNAUTHENTICATED",
 };
 
-/* The method label of calls that named no method of this server. */
+/* The method label of the frames answered without a method of this
+ * server: the label's values are bounded by the method table, never by
+ * what a caller sends. */
 #define UNMATCHED "unknown"
 
 static void calls(builder *b, rpc_server *srv)
@@ -117,8 +119,10 @@ static void calls(builder *b, rpc_server *srv)
     size_t n = srv->n_methods + 1;
     Tk__V1__MetricFamily *total =
         family(b, "tk_calls_total",
-               "Calls answered, by method and status code (method \"" UNMATCHED
-               "\": a frame that named no method tkd serves).",
+               "Calls answered, by method and status code. Method \"" UNMATCHED
+               "\": a frame answered before its method was known (no "
+               "tk.v1.Request, a peer of another uid, tkd shutting down) "
+               "or naming no method tkd serves.",
                TK__V1__METRIC_FAMILY__TYPE__COUNTER, n * RPC_N_CODES);
     Tk__V1__MetricFamily *queue = family(
         b, "tk_call_queue_seconds",
