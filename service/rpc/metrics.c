@@ -15,50 +15,43 @@ const int64_t rpc__hist_bounds_us[RPC_HIST_BOUNDS] = {
 #define COUNTER(f, h) f, h, RPC_METRIC_COUNTER
 #define GAUGE(f, h) f, h, RPC_METRIC_GAUGE
 
-static const char killed_help[] =
-    "Process groups tkd killed to stop a program, by why: the caller "
-    "cancelled, its deadline passed, the program's own timeout passed, the "
-    "caller's limit was met, its output overflowed the cap, or shutdown "
-    "stopped a write.";
+/* The families of more than one entry: one name and help, a label value
+ * an entry. */
+#define KILLED(why)                                                            \
+    {                                                                          \
+        COUNTER("tk_processes_killed_total",                                   \
+                "Process groups tkd killed to stop a program, by why: the "    \
+                "caller cancelled, its deadline passed, the program's own "    \
+                "timeout passed, the caller's limit was met, its output "      \
+                "overflowed the cap, or shutdown stopped a write."),           \
+            "reason", why                                                      \
+    }
+#define GIT_READS(engine)                                                      \
+    {                                                                          \
+        COUNTER("tk_git_reads_total",                                          \
+                "Git reads by how tkd made them: in process with libgit2, "    \
+                "or by running git."),                                         \
+            "engine", engine                                                   \
+    }
 
 const rpc_metric_def rpc__metric_defs[RPC_M_COUNT] = {
     [RPC_M_PROCESSES_SPAWNED] = { COUNTER("tk_processes_spawned_total",
                                           "Programs tkd started (git, rg, "
                                           "grep, launchctl, systemctl)."),
                                   NULL, NULL },
-    [RPC_M_PROCESSES_KILLED_CALLER] = { COUNTER("tk_processes_killed_total",
-                                                killed_help),
-                                        "reason", "caller" },
-    [RPC_M_PROCESSES_KILLED_DEADLINE] = { COUNTER("tk_processes_killed_total",
-                                                  killed_help),
-                                          "reason", "deadline" },
-    [RPC_M_PROCESSES_KILLED_TIMEOUT] = { COUNTER("tk_processes_killed_total",
-                                                 killed_help),
-                                         "reason", "timeout" },
-    [RPC_M_PROCESSES_KILLED_LIMIT] = { COUNTER("tk_processes_killed_total",
-                                               killed_help),
-                                       "reason", "limit" },
-    [RPC_M_PROCESSES_KILLED_OUTPUT_CAP] = { COUNTER("tk_processes_killed_total",
-                                                    killed_help),
-                                            "reason", "output_cap" },
-    [RPC_M_PROCESSES_KILLED_SHUTDOWN] = { COUNTER("tk_processes_killed_total",
-                                                  killed_help),
-                                          "reason", "shutdown" },
+    [RPC_M_PROCESSES_KILLED_CALLER] = KILLED("caller"),
+    [RPC_M_PROCESSES_KILLED_DEADLINE] = KILLED("deadline"),
+    [RPC_M_PROCESSES_KILLED_TIMEOUT] = KILLED("timeout"),
+    [RPC_M_PROCESSES_KILLED_LIMIT] = KILLED("limit"),
+    [RPC_M_PROCESSES_KILLED_OUTPUT_CAP] = KILLED("output_cap"),
+    [RPC_M_PROCESSES_KILLED_SHUTDOWN] = KILLED("shutdown"),
     [RPC_M_PROCESSES_TIMED_OUT] = { COUNTER("tk_processes_timed_out_total",
                                             "Programs a time bound ended: the "
                                             "caller's deadline or the "
                                             "program's own timeout."),
                                     NULL, NULL },
-    [RPC_M_GIT_READS_LIBGIT2] = { COUNTER("tk_git_reads_total",
-                                          "Git reads by how tkd made them: "
-                                          "in process with libgit2, or by "
-                                          "running git."),
-                                  "engine", "libgit2" },
-    [RPC_M_GIT_READS_CLI] = { COUNTER("tk_git_reads_total",
-                                      "Git reads by how tkd made them: in "
-                                      "process with libgit2, or by running "
-                                      "git."),
-                              "engine", "git" },
+    [RPC_M_GIT_READS_LIBGIT2] = GIT_READS("libgit2"),
+    [RPC_M_GIT_READS_CLI] = GIT_READS("git"),
     [RPC_M_PG_CONNECTIONS_BROKEN] = { COUNTER("tk_pg_connections_broken_total",
                                               "PostgreSQL connections of the "
                                               "Orders pool found broken and "

@@ -1185,30 +1185,52 @@ static void test_workers_start_as_calls_need_them(void **state)
     assert_int_equal(atomic_load(&fx.svc.wait_runs), 5);
 }
 
+/* A server of one worker and a queue of one place, full: the worker held
+ * by a Wait, a Wait waiting in the queue, and a third call refused at
+ * once. Which of the last two is which depends on arrival order only. */
+typedef struct saturated {
+    held w;
+    tk_cancel *cb, *cc;
+    async_call b, c;
+    ts_sem done;
+    async_call *full;   /* answered at once, joined */
+    async_call *queued; /* waiting (30 s, far longer than the test) */
+} saturated;
+
+static void saturate(ts_fx *fx, saturated *s)
+{
+    ts_fx_opts o = { .workers = 1, .queue_depth = 1 };
+    fx_start(fx, &o);
+    hold_worker(fx, &s->w);
+    tk_cancel_new(&s->cb);
+    tk_cancel_new(&s->cc);
+    ts_sem_init(&s->done, 0);
+    async_start_done(&s->b, fx->client, WAIT_METHOD, 30000, s->cb, &s->done);
+    async_start_done(&s->c, fx->client, WAIT_METHOD, 30000, s->cc, &s->done);
+    sem_wait_ok(&s->done, "the call that finds the queue full");
+    assert_true(atomic_load(&s->b.is_done) != atomic_load(&s->c.is_done));
+    s->full = atomic_load(&s->b.is_done) ? &s->b : &s->c;
+    s->queued = s->full == &s->b ? &s->c : &s->b;
+    async_join(s->full);
+}
+
+/* What saturate made, once its calls have ended. */
+static void saturated_free(saturated *s)
+{
+    async_free(&s->b);
+    async_free(&s->c);
+    ts_sem_destroy(&s->done);
+    tk_cancel_free(s->cb);
+    tk_cancel_free(s->cc);
+}
+
 static void test_queue_full(void **state)
 {
     (void)state;
     ts_fx fx;
-    ts_fx_opts o = { .workers = 1, .queue_depth = 1 };
-    fx_start(&fx, &o);
-    held w;
-    hold_worker(&fx, &w);
-    tk_cancel *cb, *cc;
-    tk_cancel_new(&cb);
-    tk_cancel_new(&cc);
-    async_call b, c;
-    /* One of these takes the queue's one place and waits there (30 s, far
-     * longer than the test); the other finds it full and is answered at
-     * once. Which is which depends on arrival order only. */
-    ts_sem done;
-    ts_sem_init(&done, 0);
-    async_start_done(&b, fx.client, WAIT_METHOD, 30000, cb, &done);
-    async_start_done(&c, fx.client, WAIT_METHOD, 30000, cc, &done);
-    sem_wait_ok(&done, "the call that finds the queue full");
-    assert_true(atomic_load(&b.is_done) != atomic_load(&c.is_done));
-    async_call *full = atomic_load(&b.is_done) ? &b : &c;
-    async_call *queued = full == &b ? &c : &b;
-    async_join(full);
+    saturated sat;
+    saturate(&fx, &sat);
+    async_call *full = sat.full, *queued = sat.queued;
     assert_int_equal(full->st.code, TK_CODE_RESOURCE_EXHAUSTED);
     assert_string_equal(full->st.reason, "QUEUE_FULL");
     assert_true(full->st.retry_after_ms > 0);
@@ -1221,12 +1243,8 @@ static void test_queue_full(void **state)
     assert_int_equal(queued->st.code, TK_CODE_CANCELLED);
     assert_int_equal(queued->st.cause, TK_CAUSE_CALLER);
     assert_true(queued->st.from_server);
-    release_worker(&w, NULL);
-    async_free(&b);
-    async_free(&c);
-    ts_sem_destroy(&done);
-    tk_cancel_free(cb);
-    tk_cancel_free(cc);
+    release_worker(&sat.w, NULL);
+    saturated_free(&sat);
     ts_fx_stop(&fx);
     assert_int_equal(atomic_load(&fx.svc.wait_runs), 1);
 }
@@ -1241,23 +1259,9 @@ static void test_stats_while_saturated(void **state)
 {
     (void)state;
     ts_fx fx;
-    ts_fx_opts o = { .workers = 1, .queue_depth = 1 };
-    fx_start(&fx, &o);
-    held w;
-    hold_worker(&fx, &w);
-    tk_cancel *cb, *cc;
-    tk_cancel_new(&cb);
-    tk_cancel_new(&cc);
-    async_call b, c;
-    ts_sem done;
-    ts_sem_init(&done, 0);
-    async_start_done(&b, fx.client, WAIT_METHOD, 30000, cb, &done);
-    async_start_done(&c, fx.client, WAIT_METHOD, 30000, cc, &done);
-    sem_wait_ok(&done, "the call that finds the queue full");
-    async_call *full = atomic_load(&b.is_done) ? &b : &c;
-    async_call *queued = full == &b ? &c : &b;
-    async_join(full);
-    assert_string_equal(full->st.reason, "QUEUE_FULL");
+    saturated sat;
+    saturate(&fx, &sat);
+    assert_string_equal(sat.full->st.reason, "QUEUE_FULL");
 
     Tk__V1__StatsReply *r = ts_stats(fx.client);
     const char *busy[] = { "state", "busy" };
@@ -1276,10 +1280,10 @@ static void test_stats_while_saturated(void **state)
     protobuf_c_message_free_unpacked((ProtobufCMessage *)r, NULL);
 
     int outcome = -1;
-    assert_int_equal(tk_cancel_fire(queued->cancel, &outcome), 0);
-    async_join(queued);
-    assert_int_equal(queued->st.code, TK_CODE_CANCELLED);
-    release_worker(&w, NULL);
+    assert_int_equal(tk_cancel_fire(sat.queued->cancel, &outcome), 0);
+    async_join(sat.queued);
+    assert_int_equal(sat.queued->st.code, TK_CODE_CANCELLED);
+    release_worker(&sat.w, NULL);
 
     r = ts_stats(fx.client);
     const char *cancelled[] = { "code", "CANCELLED", "method", WAIT_METHOD };
@@ -1296,12 +1300,7 @@ static void test_stats_while_saturated(void **state)
     const char *ipc[] = { "transport", "ipc" };
     assert_true(ts_stat(r, "tk_connections", 1, ipc) >= 1);
     protobuf_c_message_free_unpacked((ProtobufCMessage *)r, NULL);
-
-    async_free(&b);
-    async_free(&c);
-    ts_sem_destroy(&done);
-    tk_cancel_free(cb);
-    tk_cancel_free(cc);
+    saturated_free(&sat);
     ts_fx_stop(&fx);
 }
 
