@@ -4,6 +4,7 @@
  * them; colour is SGR, and only when asked (tkcall_text.color). */
 #include <stdbool.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -490,7 +491,7 @@ static void render_list_nodes(const tkcall_text *t, const ProtobufCMessage *req,
 /* A duration in seconds as people read it: "850µs", "12.5ms", "3.2s". */
 static void put_duration(const tkcall_text *t, double s)
 {
-    if (__builtin_isinf(s))
+    if (isinf(s))
         fputs("+Inf", t->out);
     else if (s < 0.001)
         fprintf(t->out, "%.0fµs", s * 1e6);
@@ -507,7 +508,7 @@ static double quantile_bound(const Tk__V1__Histogram *h, double q)
     for (size_t i = 0; i < h->n_buckets; i++)
         if ((double)h->buckets[i]->cumulative_count >= want)
             return h->buckets[i]->upper_bound;
-    return __builtin_inf();
+    return INFINITY;
 }
 
 /* Where a metric's value starts. */

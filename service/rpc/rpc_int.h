@@ -167,8 +167,8 @@ struct rpc_server {
     char **listen_urls;
     rpc_listener *listeners; /* listen, then listen_read_only */
     size_t n_listeners;
-    void *tls;          /* nng_tls_config *, for the tls+tcp:// listeners */
-    char *tls_files[4]; /* cert, key, ca, metrics_listen: kept copies */
+    void *tls;     /* nng_tls_config *, for the tls+tcp:// listeners */
+    char *kept[4]; /* copies of tls_cert, tls_key, tls_ca, metrics_listen */
     _Atomic unsigned connections;
     _Atomic uint64_t refused_limit; /* closed as they came: the limit */
     /* Of every listener by kind, as the watch last read NNG's counters

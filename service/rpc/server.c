@@ -106,15 +106,15 @@ static int keep_config(rpc_server *srv, const rpc_config *cfg)
     srv->cfg.listen = (const char *const *)srv->listen_urls;
     srv->cfg.listen_read_only =
         (const char *const *)srv->listen_urls + cfg->n_listen;
-    if (!keep(&srv->tls_files[0], cfg->tls_cert) ||
-        !keep(&srv->tls_files[1], cfg->tls_key) ||
-        !keep(&srv->tls_files[2], cfg->tls_ca) ||
-        !keep(&srv->tls_files[3], cfg->metrics_listen))
+    if (!keep(&srv->kept[0], cfg->tls_cert) ||
+        !keep(&srv->kept[1], cfg->tls_key) ||
+        !keep(&srv->kept[2], cfg->tls_ca) ||
+        !keep(&srv->kept[3], cfg->metrics_listen))
         return -ENOMEM;
-    srv->cfg.metrics_listen = srv->tls_files[3];
-    srv->cfg.tls_cert = srv->tls_files[0];
-    srv->cfg.tls_key = srv->tls_files[1];
-    srv->cfg.tls_ca = srv->tls_files[2];
+    srv->cfg.metrics_listen = srv->kept[3];
+    srv->cfg.tls_cert = srv->kept[0];
+    srv->cfg.tls_key = srv->kept[1];
+    srv->cfg.tls_ca = srv->kept[2];
     snprintf(srv->version, sizeof srv->version, "%s",
              cfg->version ? cfg->version : "unknown");
     srv->cfg.version = srv->version;

@@ -312,7 +312,7 @@ void rpc_server_free(rpc_server *srv)
         free(srv->listen_urls[i]);
     free(srv->listen_urls);
     for (size_t i = 0; i < 4; i++)
-        free(srv->tls_files[i]);
+        free(srv->kept[i]);
     pthread_mutex_destroy(&srv->watch_mu);
     pthread_cond_destroy(&srv->watch_cv);
     pthread_mutex_destroy(&srv->reg_mu);

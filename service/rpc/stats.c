@@ -3,6 +3,7 @@
  * as text). Counters and histograms are read from their atomics; the
  * gauges that are state (the queue, the workers, the calls in flight, the
  * connections) from that state, under its own lock, briefly. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +81,7 @@ static void histogram(builder *b, Tk__V1__MetricFamily *f, size_t n,
         bk->cumulative_count = cum;
         bk->upper_bound = i < RPC_HIST_BOUNDS
                               ? (double)rpc__hist_bounds_us[i] / 1e6
-                              : __builtin_inf();
+                              : INFINITY;
         hg->buckets[hg->n_buckets++] = bk;
     }
     hg->sample_count = cum;
@@ -356,7 +357,7 @@ static int put_escaped(rpc_buf *out, const char *s, bool quote)
 /* The shortest of %.15g, %.16g, %.17g that reads back as v; +Inf. */
 static void number(char *buf, size_t len, double v)
 {
-    if (__builtin_isinf(v)) {
+    if (isinf(v)) {
         snprintf(buf, len, v > 0 ? "+Inf" : "-Inf");
         return;
     }
