@@ -4,6 +4,7 @@
  * of tkd's own: parsing, connections and errors (404, 405) are NNG's. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,8 +95,10 @@ int rpc__metrics_http_start(rpc_server *srv, char *err, size_t errlen)
         (sa.s_family == NNG_AF_INET || sa.s_family == NNG_AF_INET6)) {
         uint16_t port =
             sa.s_family == NNG_AF_INET ? sa.s_in.sa_port : sa.s_in6.sa_port;
+        bool v6 = strchr(u->u_hostname, ':') != NULL; /* [::1] */
         snprintf(srv->metrics_bound, sizeof srv->metrics_bound,
-                 "http://%s:%u%s", u->u_hostname, (unsigned)ntohs(port), path);
+                 "http://%s%s%s:%u%s", v6 ? "[" : "", u->u_hostname,
+                 v6 ? "]" : "", (unsigned)ntohs(port), path);
     } else if (rv == 0) {
         snprintf(srv->metrics_bound, sizeof srv->metrics_bound, "%s", url);
     }
