@@ -23,7 +23,7 @@ const int64_t rpc__hist_bounds_us[RPC_HIST_BOUNDS] = {
                 "Process groups tkd killed to stop a program, by why: the "    \
                 "caller cancelled, its deadline passed, the program's own "    \
                 "timeout passed, the caller's limit was met, its output "      \
-                "overflowed the cap, or shutdown stopped a write."),           \
+                "overflowed the cap, or tkd shut down."),                      \
             "reason", why                                                      \
     }
 #define GIT_READS(engine)                                                      \

@@ -419,7 +419,7 @@ typedef enum rpc_metric {
     RPC_M_PROCESSES_KILLED_TIMEOUT,    /* ... its own timeout passed */
     RPC_M_PROCESSES_KILLED_LIMIT,      /* ... the caller's limit was met */
     RPC_M_PROCESSES_KILLED_OUTPUT_CAP, /* ... its output overflowed the cap */
-    RPC_M_PROCESSES_KILLED_SHUTDOWN,   /* ... shutdown stopped a write */
+    RPC_M_PROCESSES_KILLED_SHUTDOWN,   /* ... tkd shut down */
     RPC_M_PROCESSES_TIMED_OUT,   /* a time bound ended it: deadline, timeout */
     RPC_M_GIT_READS_LIBGIT2,     /* git/: a read done in process */
     RPC_M_GIT_READS_CLI,         /* ... by running git */

@@ -192,8 +192,10 @@ static void answer_of(tool_answer *a, const proc_result *r, bool write,
     a->spawn_errno = r->spawn_errno;
 }
 
-/* The metrics of a run: started, killed and why, its cleanup. */
-static void count_run(const proc_result *r)
+/* The metrics of a run: started, killed and why (a READ's cancel fd
+ * fires for its caller and for shutdown: cause, the call's, says which),
+ * its cleanup. */
+static void count_run(const proc_result *r, rpc_cause cause)
 {
     if (!r->started)
         return;
@@ -205,7 +207,8 @@ static void count_run(const proc_result *r)
     rpc_metric why;
     switch (r->end) {
     case PROC_END_CANCELLED:
-        why = RPC_M_PROCESSES_KILLED_CALLER;
+        why = cause == RPC_CAUSE_SHUTDOWN ? RPC_M_PROCESSES_KILLED_SHUTDOWN
+                                          : RPC_M_PROCESSES_KILLED_CALLER;
         break;
     case PROC_END_DEADLINE:
         why = RPC_M_PROCESSES_KILLED_DEADLINE;
@@ -276,7 +279,7 @@ tool_end tool_try(proc_result *out, tool_answer *a, rpc_call *call,
             rpc_call_write_begins(call);
         /* out says all there is (a failed start: out->started false). */
         (void)proc_run(out, &p);
-        count_run(out);
+        count_run(out, cause_of(call, deadline));
     }
     answer_of(a, out, write, cause_of(call, deadline));
     describe(a, out, &p, o->name);

@@ -487,6 +487,7 @@ static unsigned shut_down_running(const char *method, uint32_t grace_ms,
 {
     fixture fx;
     fx_start(&fx, grace_ms);
+    counts before = counts_now();
     call_start(a, &fx, method, 20000, NULL, "wait::" HANG);
     sem_wait_ok(&fx.svc.ready, "the program to start");
     shutdown_thread sd = { .srv = fx.srv };
@@ -495,6 +496,9 @@ static unsigned shut_down_running(const char *method, uint32_t grace_ms,
     expect(a, TK_CODE_UNAVAILABLE, "SHUTTING_DOWN");
     assert_int_equal(a->st.cause, TK_CAUSE_SHUTDOWN);
     assert_true(a->st.process_killed);
+    /* A READ's cancel fd, a WRITE's abort fd: shutdown's either way, not
+     * the caller's. */
+    expect_counted(&before, RPC_M_PROCESSES_KILLED_SHUTDOWN, false);
     assert_group_gone(atomic_load(&fx.svc.pid));
     assert_int_equal(pthread_join(sd.t, NULL), 0);
     fx_stop(&fx);
