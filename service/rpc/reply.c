@@ -122,9 +122,9 @@ void rpc__finish(rpc_slot *s, const ProtobufCMessage *payload)
     if (payload != NULL && call->code == RPC_OK)
         rpc__escape_strings(call, (ProtobufCMessage *)payload);
     nng_msg *msg = encode_reply(call, payload);
-    rpc__count_call(srv, call, rpc_now_ns(),
-                    msg != NULL ? nng_msg_len(msg) : 0);
-    rpc_log__call(call, elapsed_us(call));
+    int64_t now = rpc_now_ns();
+    rpc__count_call(srv, call, now, msg != NULL ? nng_msg_len(msg) : 0);
+    rpc_log__call(call, (now - call->t_recv) / 1000);
     pthread_mutex_lock(&srv->reg_mu);
     if (msg != NULL && call->id != 0 &&
         (s->phase == PHASE_QUEUED || s->phase == PHASE_RUNNING)) {

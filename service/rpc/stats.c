@@ -90,26 +90,6 @@ static void histogram(builder *b, Tk__V1__MetricFamily *f, size_t n,
     metric(b, f, n, labels)->histogram = hg;
 }
 
-static const char *const code_names[RPC_N_CODES] = {
-    "OK",
-    "CANCELLED",
-    "UNKNOWN",
-    "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED",
-    "NOT_FOUND",
-    "ALREADY_EXISTS",
-    "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED",
-    "FAILED_PRECONDITION",
-    "ABORTED",
-    "OUT_OF_RANGE",
-    "UNIMPLEMENTED",
-    "INTERNAL",
-    "UNAVAILABLE",
-    "DATA_LOSS",
-    "UNAUTHENTICATED",
-};
-
 /* The method label of the frames answered without a method of this
  * server: the label's values are bounded by the method table, never by
  * what a caller sends. */
@@ -140,14 +120,13 @@ static void calls(builder *b, rpc_server *srv)
             i < srv->n_methods ? srv->methods[i].stats : &srv->unmatched;
         const char *name =
             i < srv->n_methods ? srv->methods[i].method->name : UNMATCHED;
-        if (ms == NULL)
-            continue;
         for (size_t c = 0; c < RPC_N_CODES; c++) {
             uint64_t v =
                 atomic_load_explicit(&ms->calls[c], memory_order_relaxed);
             if (v == 0)
                 continue;
-            const char *labels[] = { "code", code_names[c], "method", name };
+            const char *labels[] = { "code", rpc_code_name((rpc_code)c),
+                                     "method", name };
             value(b, total, 2, labels, (double)v);
         }
         const char *labels[] = { "method", name };
