@@ -13,9 +13,9 @@ the first thing it does, after pthread_create has returned, so the count
 is read once every thread of the echo server has a name of NNG's but its
 main one and, under ThreadSanitizer, the runtime's own (started at the
 first pthread_create, before NNG's; TK_SANITIZE, set by meson, says which
-sanitizers the build has). tkd's own threads have none, so tkd is shown to be linked with
-tk's NNG the way the echo server is: statically, with no libnng.so in its
-memory map, where the control maps Debian's.
+sanitizers the build has). tkd has threads of its own besides, so tkd is
+shown to be linked with tk's NNG the way the echo server is: statically,
+with no libnng.so in its memory map, where the control maps Debian's.
 
 Run by meson under /usr/bin/python3.
 """
@@ -62,18 +62,19 @@ def completion_threads(pid: int) -> int:
     threads are its main one, the sanitizer runtime's and NNG's, once each
     of NNG's has named itself (polled: nothing tells when a new thread has
     run)."""
+    others = runtime_threads()
     deadline = time.monotonic() + tkproc.START_S
     while True:
         names = thread_names(pid)
         unnamed = [t for t, n in names.items()
                    if t != pid and not n.startswith("nng:")]
-        if len(unnamed) == runtime_threads():
+        if len(unnamed) == others:
             return sum(1 for n in names.values() if n == "nng:task")
         if time.monotonic() > deadline:
             raise AssertionError(
                 "threads of %d: %d without a name of NNG's, expected %d "
                 "(the sanitizer runtime's): %r"
-                % (pid, len(unnamed), runtime_threads(), names))
+                % (pid, len(unnamed), others, names))
         time.sleep(0.01)
 
 
