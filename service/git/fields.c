@@ -29,9 +29,9 @@ bool tkgit__paths_ok(rpc_call *call, size_t n, const ProtobufCBinaryData *p)
     return true;
 }
 
-bool tkgit__rev_ok(rpc_call *call, const char *rev, const char *field)
+bool tkgit__required(rpc_call *call, const char *s, const char *field)
 {
-    if (rev == NULL || rev[0] == '\0') {
+    if (s == NULL || s[0] == '\0') {
         rpc_call_fail(call, RPC_INVALID_ARGUMENT, "MISSING_FIELD",
                       "%s is required", field);
         return false;

@@ -163,8 +163,9 @@ int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
 /* Whether a caller's path list is usable (no NUL bytes, not empty); fails
  * the call with INVALID_ARGUMENT otherwise. */
 bool tkgit__paths_ok(rpc_call *call, size_t n, const ProtobufCBinaryData *p);
-/* A caller's rev: non-empty, no NUL. Fails the call otherwise. */
-bool tkgit__rev_ok(rpc_call *call, const char *rev, const char *field);
+/* A string field the method needs: not empty (protobuf-c strings hold no
+ * NUL). Fails the call with INVALID_ARGUMENT MISSING_FIELD otherwise. */
+bool tkgit__required(rpc_call *call, const char *s, const char *field);
 /* Appends to a repeated field in the call's arena, doubling. */
 void *tkgit__grow(rpc_call *call, void *array, size_t n, size_t *cap,
                   size_t elem);

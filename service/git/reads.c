@@ -209,7 +209,7 @@ void tkgit__grep(void *svc, rpc_call *call, const ProtobufCMessage *request,
 {
     const Tk__V1__GitGrepRequest *in = (const Tk__V1__GitGrepRequest *)request;
     if (!tkgit__paths_ok(call, in->n_paths, in->paths) ||
-        !tkgit__rev_ok(call, in->pattern, "pattern"))
+        !tkgit__required(call, in->pattern, "pattern"))
         return;
     tkgit_repo repo;
     if (tkgit__open(&repo, svc, call, in->repo) != 0)

@@ -81,7 +81,7 @@ void tkgit__commit(void *svc, rpc_call *call, const ProtobufCMessage *request,
     const Tk__V1__GitCommitRequest *in =
         (const Tk__V1__GitCommitRequest *)request;
     if (!tkgit__paths_ok(call, in->n_paths, in->paths) ||
-        !tkgit__rev_ok(call, in->message, "message") ||
+        !tkgit__required(call, in->message, "message") ||
         !ident_ok(call, in->author_name, in->author_email))
         return;
     if (in->all && in->n_paths > 0) {
@@ -108,7 +108,7 @@ void tkgit__checkout(void *svc, rpc_call *call, const ProtobufCMessage *request,
 {
     const Tk__V1__GitCheckoutRequest *in =
         (const Tk__V1__GitCheckoutRequest *)request;
-    if (in->create_branch[0] == '\0' && !tkgit__rev_ok(call, in->rev, "rev"))
+    if (in->create_branch[0] == '\0' && !tkgit__required(call, in->rev, "rev"))
         return;
     /* git 2.39's checkout takes --end-of-options for a ref; but no
      * revision begins with '-' (no ref name may), so none reaches git. */
