@@ -117,6 +117,7 @@ void tkgit__fail_path(rpc_call *call, int rv, const char *message);
 /* Reason strings shared with the handlers (the table holds the rest). */
 #define TKGIT_R_BAD_REVISION "BAD_REVISION"
 #define TKGIT_R_UNBORN_HEAD "UNBORN_HEAD"
+#define TKGIT_R_BAD_BRANCH_NAME "BAD_BRANCH_NAME"
 
 /* ---- cli.c: git through tool/ ------------------------------------------- */
 
@@ -166,6 +167,15 @@ bool tkgit__paths_ok(rpc_call *call, size_t n, const ProtobufCBinaryData *p);
 /* A string field the method needs: not empty (protobuf-c strings hold no
  * NUL). Fails the call with INVALID_ARGUMENT MISSING_FIELD otherwise. */
 bool tkgit__required(rpc_call *call, const char *s, const char *field);
+/* A caller's revision (field names it in the message): none that begins
+ * with '-' names anything, and none reaches git (where one could be read
+ * as an option): NOT_FOUND BAD_REVISION. Empty is left to the method. */
+bool tkgit__rev_ok(rpc_call *call, const char *rev, const char *field);
+/* A branch the caller asks a write to make: a name by git's rules
+ * (check-ref-format of refs/heads/NAME, not "-..." nor "HEAD"), else
+ * INVALID_ARGUMENT BAD_BRANCH_NAME naming field. Needs libgit2
+ * initialised: call after tkgit__open. */
+bool tkgit__branch_ok(rpc_call *call, const char *name, const char *field);
 /* Appends to a repeated field in the call's arena, doubling. */
 void *tkgit__grow(rpc_call *call, void *array, size_t n, size_t *cap,
                   size_t elem);

@@ -442,7 +442,8 @@ static int start(walk *w, const char *rev)
 
 static bool prepare(walk *w)
 {
-    if (!tkgit__paths_ok(w->call, w->in->n_paths, w->in->paths))
+    if (!tkgit__paths_ok(w->call, w->in->n_paths, w->in->paths) ||
+        !tkgit__rev_ok(w->call, w->in->rev, "rev"))
         return false;
     w->paths = rpc_call_alloc(w->call, (w->in->n_paths + 1) * sizeof(char *));
     for (size_t i = 0; i < w->in->n_paths; i++) {

@@ -81,7 +81,9 @@ void tkgit__diff(void *svc, rpc_call *call, const ProtobufCMessage *request,
 {
     const Tk__V1__GitDiffRequest *in = (const Tk__V1__GitDiffRequest *)request;
     Tk__V1__GitDiffReply *out = (Tk__V1__GitDiffReply *)reply;
-    if (!tkgit__paths_ok(call, in->n_paths, in->paths))
+    if (!tkgit__paths_ok(call, in->n_paths, in->paths) ||
+        !tkgit__rev_ok(call, in->from, "from") ||
+        !tkgit__rev_ok(call, in->to, "to"))
         return;
     if (in->to[0] != '\0' && in->from[0] == '\0') {
         rpc_call_fail(call, RPC_INVALID_ARGUMENT, "MISSING_FIELD",

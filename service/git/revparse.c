@@ -91,7 +91,8 @@ void tkgit__rev_parse(void *svc, rpc_call *call,
     const Tk__V1__GitRevParseRequest *in =
         (const Tk__V1__GitRevParseRequest *)request;
     Tk__V1__GitRevParseReply *out = (Tk__V1__GitRevParseReply *)reply;
-    if (!tkgit__required(call, in->rev, "rev"))
+    if (!tkgit__required(call, in->rev, "rev") ||
+        !tkgit__rev_ok(call, in->rev, "rev"))
         return;
     tkgit_repo repo;
     if (tkgit__open(&repo, svc, call, in->repo) != 0)

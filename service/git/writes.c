@@ -108,18 +108,18 @@ void tkgit__checkout(void *svc, rpc_call *call, const ProtobufCMessage *request,
 {
     const Tk__V1__GitCheckoutRequest *in =
         (const Tk__V1__GitCheckoutRequest *)request;
-    if (in->create_branch[0] == '\0' && !tkgit__required(call, in->rev, "rev"))
+    if ((in->create_branch[0] == '\0' &&
+         !tkgit__required(call, in->rev, "rev")) ||
+        !tkgit__rev_ok(call, in->rev, "rev"))
         return;
-    /* git 2.39's checkout takes --end-of-options for a ref; but no
-     * revision begins with '-' (no ref name may), so none reaches git. */
-    if (in->rev[0] == '-') {
-        rpc_call_fail(call, RPC_NOT_FOUND, TKGIT_R_BAD_REVISION,
-                      "no revision begins with '-': \"%.200s\"", in->rev);
-        return;
-    }
     tkgit_repo repo;
     if (tkgit__open(&repo, svc, call, in->repo) != 0)
         return;
+    if (in->create_branch[0] != '\0' &&
+        !tkgit__branch_ok(call, in->create_branch, "create_branch")) {
+        tkgit__close(&repo);
+        return;
+    }
     tkgit_argv a;
     tkgit__argv_init(&a, call, "checkout");
     tkgit__argv_add(&a, "--quiet");
@@ -159,10 +159,14 @@ void tkgit__worktree_add(void *svc, rpc_call *call,
                       "detach and new_branch exclude each other");
         return;
     }
+    if (!tkgit__rev_ok(call, in->rev, "rev"))
+        return;
     tkgit_repo repo;
     if (tkgit__open(&repo, svc, call, in->repo) != 0)
         return;
-    if (tkgit__resolve_new_path(svc, call, in->path, &path) != 0)
+    if ((in->new_branch[0] != '\0' &&
+         !tkgit__branch_ok(call, in->new_branch, "new_branch")) ||
+        tkgit__resolve_new_path(svc, call, in->path, &path) != 0)
         goto done;
     tkgit_argv a;
     tkgit__argv_init(&a, call, "worktree");

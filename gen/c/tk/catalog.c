@@ -272,7 +272,10 @@ const tk_catalog__doc tk_catalog__docs[] = {
     {"tk.v1.GitCheckoutReply.oid",
      "The commit HEAD names afterwards."},
     {"tk.v1.GitCheckoutRequest.create_branch",
-     "Creates `create_branch` at `rev` (HEAD when empty) and switches to it."},
+     "Creates `create_branch` at `rev` (HEAD when empty) and switches to it.\n"
+     "A branch name by git's rules (check-ref-format of refs/heads/NAME; not\n"
+     "beginning with '-', not \"HEAD\"), else INVALID_ARGUMENT\n"
+     "BAD_BRANCH_NAME before git runs."},
     {"tk.v1.GitCheckoutRequest.rev",
      "A branch to switch to, or any revision (which detaches HEAD)."},
     {"tk.v1.GitCommit.body",
@@ -324,7 +327,11 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "The full hex object id."},
     {"tk.v1.GitRevParseRequest.rev",
      "Any revision git understands: \"HEAD\", \"v1.0^{}\", \"main~2:path\", ...\n"
-     "One that begins with '-' is a revision, never an option."},
+     "One that begins with '-' names nothing (no ref name may begin with\n"
+     "'-'): NOT_FOUND BAD_REVISION before anything runs. So in every\n"
+     "revision field (Log's rev, Diff's from and to, Checkout's and\n"
+     "WorktreeAdd's rev): none reaches git, where it could be read as an\n"
+     "option."},
     {"tk.v1.GitSignature.time",
      "Seconds since the epoch, and the signer's UTC offset in minutes."},
     {"tk.v1.GitStatusBranch.has_ahead_behind",
@@ -369,7 +376,8 @@ const tk_catalog__doc tk_catalog__docs[] = {
     {"tk.v1.GitWorktreeAddRequest.detach",
      "Checks `rev` out detached."},
     {"tk.v1.GitWorktreeAddRequest.new_branch",
-     "Creates this branch at `rev` for it."},
+     "Creates this branch at `rev` for it: a branch name by git's rules, as\n"
+     "Checkout's create_branch."},
     {"tk.v1.GitWorktreeAddRequest.path",
      "The new working tree: an absolute path inside tkd's roots that does\n"
      "not exist yet (or is an empty directory)."},

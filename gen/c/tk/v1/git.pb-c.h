@@ -322,7 +322,11 @@ struct  Tk__V1__GitRevParseRequest
   char *repo;
   /*
    * Any revision git understands: "HEAD", "v1.0^{}", "main~2:path", ...
-   * One that begins with '-' is a revision, never an option.
+   * One that begins with '-' names nothing (no ref name may begin with
+   * '-'): NOT_FOUND BAD_REVISION before anything runs. So in every
+   * revision field (Log's rev, Diff's from and to, Checkout's and
+   * WorktreeAdd's rev): none reaches git, where it could be read as an
+   * option.
    */
   char *rev;
 };
@@ -442,6 +446,9 @@ struct  Tk__V1__GitCheckoutRequest
   char *rev;
   /*
    * Creates `create_branch` at `rev` (HEAD when empty) and switches to it.
+   * A branch name by git's rules (check-ref-format of refs/heads/NAME; not
+   * beginning with '-', not "HEAD"), else INVALID_ARGUMENT
+   * BAD_BRANCH_NAME before git runs.
    */
   char *create_branch;
 };
@@ -477,7 +484,8 @@ struct  Tk__V1__GitWorktreeAddRequest
    */
   char *rev;
   /*
-   * Creates this branch at `rev` for it.
+   * Creates this branch at `rev` for it: a branch name by git's rules, as
+   * Checkout's create_branch.
    */
   char *new_branch;
   /*

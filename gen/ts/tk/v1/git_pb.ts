@@ -567,7 +567,11 @@ export type GitRevParseRequest = Message<"tk.v1.GitRevParseRequest"> & {
 
   /**
    * Any revision git understands: "HEAD", "v1.0^{}", "main~2:path", ...
-   * One that begins with '-' is a revision, never an option.
+   * One that begins with '-' names nothing (no ref name may begin with
+   * '-'): NOT_FOUND BAD_REVISION before anything runs. So in every
+   * revision field (Log's rev, Diff's from and to, Checkout's and
+   * WorktreeAdd's rev): none reaches git, where it could be read as an
+   * option.
    *
    * @generated from field: string rev = 2;
    */
@@ -788,6 +792,9 @@ export type GitCheckoutRequest = Message<"tk.v1.GitCheckoutRequest"> & {
 
   /**
    * Creates `create_branch` at `rev` (HEAD when empty) and switches to it.
+   * A branch name by git's rules (check-ref-format of refs/heads/NAME; not
+   * beginning with '-', not "HEAD"), else INVALID_ARGUMENT
+   * BAD_BRANCH_NAME before git runs.
    *
    * @generated from field: string create_branch = 3;
    */
@@ -845,7 +852,8 @@ export type GitWorktreeAddRequest = Message<"tk.v1.GitWorktreeAddRequest"> & {
   rev: string;
 
   /**
-   * Creates this branch at `rev` for it.
+   * Creates this branch at `rev` for it: a branch name by git's rules, as
+   * Checkout's create_branch.
    *
    * @generated from field: string new_branch = 4;
    */
