@@ -182,11 +182,20 @@ void *tkgit__grow(rpc_call *call, void *array, size_t n, size_t *cap,
 
 /* ---- config.c: the keys ConfigSet may write ----------------------------- */
 
-/* Whether a caller may set key to value: a key on the allowlist, and a
- * path value inside the roots. Fails the call (PERMISSION_DENIED
- * CONFIG_KEY_NOT_ALLOWED, or the path's reason) otherwise. */
+/* Whether key is a config key by git's syntax (and its subsection, if
+ * any, not empty). Fails the call (INVALID_ARGUMENT BAD_CONFIG_KEY, the
+ * rule broken) otherwise. */
+bool tkgit__config_key_ok(rpc_call *call, const char *key);
+/* Whether a caller may set key (tkgit__config_key_ok's) to value: a key
+ * on the allowlist, a value git will read back (a typed key's type, a
+ * path inside the roots). Fails the call (PERMISSION_DENIED
+ * CONFIG_KEY_NOT_ALLOWED, INVALID_ARGUMENT BAD_CONFIG_VALUE, or the path's
+ * reason) otherwise. */
 bool tkgit__config_allowed(const tkgit *g, rpc_call *call, const char *key,
                            const char *value);
+/* A key of a branch's section names a branch by git's rules
+ * (tkgit__branch_ok: after tkgit__open). */
+bool tkgit__config_branch_ok(rpc_call *call, const char *key);
 
 /* ---- revparse.c: revisions ---------------------------------------------- */
 

@@ -192,31 +192,22 @@ done:
 
 /* ---- ConfigSet ----------------------------------------------------------- */
 
-/* git's own check comes later; this one keeps the key from being read as
- * an option or spanning lines. */
-static bool key_ok(rpc_call *call, const char *key)
-{
-    if (key[0] == '\0' || key[0] == '-' || strchr(key, '.') == NULL ||
-        strpbrk(key, "\n\r") != NULL) {
-        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_CONFIG_KEY",
-                      "key must be section.name");
-        return false;
-    }
-    return true;
-}
-
 void tkgit__config_set(void *svc, rpc_call *call,
                        const ProtobufCMessage *request, ProtobufCMessage *reply)
 {
     const Tk__V1__GitConfigSetRequest *in =
         (const Tk__V1__GitConfigSetRequest *)request;
     (void)reply;
-    if (!key_ok(call, in->key) ||
+    if (!tkgit__config_key_ok(call, in->key) ||
         !tkgit__config_allowed(svc, call, in->key, in->value))
         return;
     tkgit_repo repo;
     if (tkgit__open(&repo, svc, call, in->repo) != 0)
         return;
+    if (!tkgit__config_branch_ok(call, in->key)) {
+        tkgit__close(&repo);
+        return;
+    }
     tkgit_argv a;
     tkgit__argv_init(&a, call, "config");
     tkgit__argv_add(&a, "--local"); /* never --global or --system */
