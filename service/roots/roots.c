@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,45 @@ const char *roots_root_of(const roots *r, const char *resolved)
     return best;
 }
 
+/* What every path outside the roots is told, whatever it is: missing,
+ * a file, a symlink to anywhere, /proc/self/exe. A message that said
+ * where a path resolves to, or that it does not exist, let a caller who
+ * may only read under the roots probe the rest of the file system. */
+static int outside(const roots *r, const char *path, char *err, size_t errlen)
+{
+    if (r->n == 0)
+        set_err(err, errlen,
+                "%.200s: tkd serves no directories (start it with --root DIR)",
+                path);
+    else
+        set_err(err, errlen, "%.200s is not inside tkd's --root directories",
+                path);
+    return -EACCES;
+}
+
+/* Whether the deepest ancestor of path that exists resolves inside a
+ * root: then a path realpath could not resolve is the root's business
+ * (missing, not a directory, not searchable) and may be told as such. */
+static bool ancestor_inside(const roots *r, const char *path)
+{
+    char up[PATH_MAX], real[PATH_MAX];
+    snprintf(up, sizeof up, "%s", path);
+    for (;;) {
+        char *slash = strrchr(up, '/');
+        if (slash == NULL)
+            return false;
+        if (slash == up) {
+            if (up[1] == '\0')
+                return false; /* "/" itself failed */
+            slash[1] = '\0';
+        } else {
+            *slash = '\0';
+        }
+        if (realpath(up, real) != NULL)
+            return roots_root_of(r, real) != NULL;
+    }
+}
+
 int roots_resolve(const roots *r, const char *path, char *out, size_t outlen,
                   char *err, size_t errlen)
 {
@@ -111,28 +151,19 @@ int roots_resolve(const roots *r, const char *path, char *out, size_t outlen,
     char real[PATH_MAX];
     if (realpath(path, real) == NULL) {
         int e = errno;
+        if (!ancestor_inside(r, path))
+            return outside(r, path, err, errlen);
         char ebuf[128];
         set_err(err, errlen, "%.200s: %s", path,
                 port_strerror(e, ebuf, sizeof ebuf));
         return -e;
     }
-    for (size_t i = 0; i < r->n; i++) {
-        if (inside(r->dirs[i], real)) {
-            if (strlen(real) >= outlen) {
-                set_err(err, errlen, "%.200s: resolved path too long", path);
-                return -EINVAL;
-            }
-            memcpy(out, real, strlen(real) + 1);
-            return 0;
-        }
+    if (roots_root_of(r, real) == NULL)
+        return outside(r, path, err, errlen);
+    if (strlen(real) >= outlen) {
+        set_err(err, errlen, "%.200s: resolved path too long", path);
+        return -EINVAL;
     }
-    if (r->n == 0)
-        set_err(err, errlen,
-                "%.200s: tkd serves no directories (start it with --root DIR)",
-                path);
-    else
-        set_err(err, errlen,
-                "%.200s resolves to %.200s, outside tkd's --root directories",
-                path, real);
-    return -EACCES;
+    memcpy(out, real, strlen(real) + 1);
+    return 0;
 }

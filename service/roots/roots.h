@@ -33,11 +33,15 @@ const char *roots_root_of(const roots *r, const char *resolved);
 /* Resolves path into out (realpath) and checks that it lies inside a
  * root. Returns 0, or:
  *   -EINVAL  path is empty, not absolute, or longer than PATH_MAX
- *   -ENOENT  path (or a component) does not exist
- *   -EACCES  it resolves outside every root (".." or a symlink escape)
- *   other    -errno of realpath (e.g. -EACCES for a component tkd may not
- *            search, -ENOTDIR)
- * err gets a message for the caller that names the path and the reason. */
+ *   -EACCES  it is not inside any root: it resolves outside (".." or a
+ *            symlink escape), or it does not resolve and the deepest of
+ *            its ancestors that exists lies outside
+ *   -ENOENT  path (or a component) does not exist, inside a root
+ *   other    -errno of realpath inside a root (e.g. -EACCES for a
+ *            component tkd may not search, -ENOTDIR)
+ * err gets a message for the caller that names the path as given, and
+ * the reason. Outside the roots every path gets one answer, which names
+ * nothing but the path: not where it resolves, nor whether it exists. */
 int roots_resolve(const roots *r, const char *path, char *out, size_t outlen,
                   char *err, size_t errlen);
 

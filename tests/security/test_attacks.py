@@ -10,6 +10,11 @@ a real tkd, each of which succeeded on main at b4c409f:
   the name's bytes in a string, and a strict protobuf decoder (Python's)
   refused the whole reply.
 
+And one that succeeded on 31f2572 (issue 31): a caller who may only
+read probed the file system outside the roots through the answers
+("resolves to /etc/shadow", NOT_FOUND for a missing path, tkd's binary
+named through /proc/self/exe).
+
 Each has a negative control that shows the test would see the attack work.
 Run by meson under /usr/bin/python3 (Debian's python3-protobuf).
 """
@@ -170,12 +175,60 @@ class Attacks(unittest.TestCase):
         self.assertTrue(e.from_server, e.message)
         self.assertEqual(e.code, tk.Code.PERMISSION_DENIED, e.message)
         self.assertEqual(e.reason, "PATH_OUTSIDE_ROOT")
-        self.assertIn("caf\\xE9", e.message)
+        # The message names the path as sent, never where it resolves
+        # (test_probe_outside_roots).
+        self.assertNotIn("caf", e.message)
+        self.assertIn(link, e.message)
         # Negative control: the raw byte in a string field is what a strict
         # decoder refuses.
         bad = rpc_pb2.Status(message="x").SerializeToString().replace(b"x", b"\xe9")
         with self.assertRaises(Exception):
             rpc_pb2.Status.FromString(bad)
+
+    def test_probe_outside_roots(self) -> None:
+        # A caller who may only read under the roots, probing the rest of
+        # the file system through the answers (on 31f2572: "/etc/shadow
+        # resolves to /etc/shadow", "/etc/nonexistent" NOT_FOUND,
+        # "/proc/self/exe resolves to <tkd's binary>"). Every path
+        # outside gets one answer, which names only the path as sent.
+        sock = os.path.join(self.dir.name, "ro")
+        os.makedirs(sock)
+        ro_addr = "ipc://%s/ro.sock" % sock
+        ro_tkd, _ = tkproc.start_tkd(sock, [self.root],
+                                     options=["--listen-read-only", ro_addr])
+        self.addCleanup(ro_tkd.stop)
+        ro = tk.Client(ro_addr)
+        self.addCleanup(ro.close)
+        os.symlink(self.outside, os.path.join(self.root, "away"))
+        probes = ["/etc/shadow", "/etc/nonexistent", "/proc/self/exe",
+                  "/etc/passwd/x", "/nonexistent/deeper/still",
+                  os.path.join(self.root, "away"),
+                  os.path.join(self.root, "away", "nonexistent"),
+                  os.path.join(self.root, "..", "outside"),
+                  os.path.join(self.root, "..", "nonexistent")]
+        answers = set()
+        for path in probes:
+            for name, call in (
+                    ("repo", lambda p: ro.git.status(repo=p, timeout=30)),
+                    ("root", lambda p: ro.search.search(
+                        root=p, query="x", timeout=30))):
+                with self.assertRaises(tk.TkError) as cm:
+                    call(path)
+                e = cm.exception
+                self.assertTrue(e.from_server, e.message)
+                answers.add((name, e.code, e.reason,
+                             e.message.replace(path, "PATH")))
+        self.assertEqual(sorted(answers), [
+            ("repo", tk.Code.PERMISSION_DENIED, "PATH_OUTSIDE_ROOT",
+             "repo: PATH is not inside tkd's --root directories"),
+            ("root", tk.Code.PERMISSION_DENIED, "PATH_OUTSIDE_ROOT",
+             "root: PATH is not inside tkd's --root directories")])
+        # Negative control: inside the root, a missing path is told as one
+        # (the probe above would have seen NOT_FOUND).
+        with self.assertRaises(tk.TkError) as cm:
+            self.client.git.status(repo=os.path.join(self.repo, "nope"),
+                                   timeout=30)
+        self.assertEqual(cm.exception.reason, "PATH_NOT_FOUND")
 
 
 if __name__ == "__main__":

@@ -69,6 +69,12 @@ static void test_resolve(void **state)
     assert_int_equal(resolve(r, t.root, "/repo/../../rootother", out), -EACCES);
     assert_int_equal(resolve(r, t.other, "", out), -EACCES); /* prefix */
     assert_int_equal(resolve(r, t.root, "/nope", out), -ENOENT);
+    assert_int_equal(resolve(r, t.root, "/repo/nope/deeper", out), -ENOENT);
+    /* Missing, but outside: through a symlink out, or beside the root. */
+    assert_int_equal(resolve(r, t.root, "/out/nope", out), -EACCES);
+    assert_int_equal(resolve(r, t.other, "/nope/deeper", out), -EACCES);
+    assert_int_equal(resolve(r, "/nonexistent/tk", "", out), -EACCES);
+    assert_int_equal(resolve(r, "/proc/self/exe", "/x", out), -EACCES);
     assert_int_equal(resolve(r, "relative/path", "", out), -EINVAL);
     assert_int_equal(resolve(r, "", "", out), -EINVAL);
     roots_free(r);
@@ -84,10 +90,29 @@ static void test_messages(void **state)
     roots *r;
     char err[512], out[PATH_MAX], path[400];
     assert_int_equal(roots_new(&r, dirs, 1, err, sizeof err), 0);
-    snprintf(path, sizeof path, "%s/out", t.root);
+    /* Outside, one answer: the path as given, not where it resolves (the
+     * symlink's target, /proc/self/exe's program) nor whether it exists. */
+    static const char *const probes[] = { "/out", "/out/nope", "/../etc",
+                                          "/../nonexistent" };
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        char want[512];
+        snprintf(path, sizeof path, "%s%s", t.root, probes[i]);
+        snprintf(want, sizeof want, "%s is not inside tkd's --root directories",
+                 path);
+        assert_int_equal(
+            roots_resolve(r, path, out, sizeof out, err, sizeof err), -EACCES);
+        assert_string_equal(err, want);
+    }
+    assert_int_equal(
+        roots_resolve(r, "/proc/self/exe", out, sizeof out, err, sizeof err),
+        -EACCES);
+    assert_string_equal(
+        err, "/proc/self/exe is not inside tkd's --root directories");
+    /* Inside, a missing path is told as one. */
+    snprintf(path, sizeof path, "%s/repo/nope", t.root);
     assert_int_equal(roots_resolve(r, path, out, sizeof out, err, sizeof err),
-                     -EACCES);
-    assert_non_null(strstr(err, "outside tkd's --root"));
+                     -ENOENT);
+    assert_non_null(strstr(err, "No such file"));
     roots_free(r);
 
     assert_int_equal(roots_new(&r, NULL, 0, err, sizeof err), 0);
