@@ -669,6 +669,14 @@ int main(int argc, char **argv)
     }
     if (set_listen(&o) != 0)
         goto done;
+    /* Before any thread exists (it forks), and before the listeners
+     * open: the guard keeps no descriptor of tkd's. */
+    if ((rv = proc_guard_start()) != 0) {
+        char ebuf[128];
+        fprintf(stderr, "tkd: cannot start the guard of READs' processes: %s\n",
+                port_strerror(-rv, ebuf, sizeof ebuf));
+        goto done;
+    }
     /* Before anything opens descriptors: every connection, tool and
      * repository takes some, and the soft limit is often far below the
      * hard one (256 or 1024). */

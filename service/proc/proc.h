@@ -9,7 +9,9 @@
  * cancel fd and the deadlines; stdout as the result (captured up to a cap,
  * or streamed to a callback that may stop the run); stderr as a bounded
  * head-and-tail excerpt; killing the whole process group; the bounded
- * drain after a kill; reaping; and the report of why a run ended.
+ * drain after a kill; reaping; the report of why a run ended; and the
+ * guard, which kills every READ's group still running when tkd ends,
+ * however it ends (guard.c).
  * May call: libc only (and the pidfd_open system call, through libc).
  * Must never: run a shell; include rpc.h or know of calls, NNG or
  * protobuf (tool/ turns an rpc_call into proc_opts and a proc_result
@@ -228,6 +230,14 @@ typedef struct proc_opts {
      * it be made so. See "Batched stdout" at the top. */
     uint32_t stdout_batch_ms;
 } proc_opts;
+
+/* Starts the guard, which kills every READ's process group still
+ * running when tkd ends, however it ends (kill -9 included: guard.c).
+ * WRITEs run on, as they would have. Call once, before any thread exists
+ * (it forks). 0, or -errno. Without it (the tests of proc, tkd install)
+ * runs are what they are, but a process killed outright leaves its
+ * READs' processes running. */
+int proc_guard_start(void);
 
 /* kind READ, cancel_fd and abort_fd -1, deadline_ns INT64_MAX,
  * cap_policy KILL, record_delim '\n', every bound and cap 0 (their

@@ -71,6 +71,12 @@ typedef struct proc_child {
  * part that failed. */
 int proc__spawn(proc_child *c, const proc_opts *opts, proc_result *r);
 
+/* guard.c: the guard (proc_guard_start) told of a READ's process group
+ * once its leader is spawned, and when the run is done with it (before
+ * the leader is reaped). No-ops without a guard. */
+void proc__guard_add(pid_t pgid);
+void proc__guard_remove(pid_t pgid);
+
 /* ---- run.c -------------------------------------------------------------- */
 
 /* Spawns and supervises one run to its end: opts are valid and r is

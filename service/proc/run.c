@@ -364,6 +364,8 @@ static void finish(run *u)
     /* Before the reap, after which the group's id could be another's. */
     if (u->opts->on_group != NULL)
         u->opts->on_group(u->opts->on_group_arg, 0);
+    if (u->opts->kind == PROC_READ)
+        proc__guard_remove(u->pid);
     if (u->fd[SLOT_OUT] >= 0 || u->fd[SLOT_ERR] >= 0)
         u->r->drain_timed_out = true;
     for (int i = 0; i < N_SLOTS; i++)
@@ -391,6 +393,8 @@ int proc__execute(proc_result *r, const proc_opts *opts, unsigned test)
         u.fd[SLOT_EXIT] = open_pidfd(c.pid, test);
         u.fd[SLOT_CANCEL] =
             opts->kind == PROC_READ ? opts->cancel_fd : opts->abort_fd;
+        if (opts->kind == PROC_READ)
+            proc__guard_add(c.pid);
         if (opts->on_group != NULL)
             opts->on_group(opts->on_group_arg, c.pid);
         u.t_deadline = opts->deadline_ns;
