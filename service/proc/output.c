@@ -63,6 +63,72 @@ static proc_feed deliver(proc_sink *s, const char *data, size_t len,
     return PROC_FEED_OK;
 }
 
+/* The end of record_resume in a cut record's dropped bytes [p, p + n),
+ * which follow the carry: its index in p just past the string, or -1
+ * (the carry then keeps the last bytes, for the next read). */
+static long resume_end(proc_sink *s, const char *p, size_t n)
+{
+    const char *mark = s->opts->record_resume;
+    size_t m = strlen(mark);
+    /* Begun in the carry, ended in p: the earliest end first. */
+    for (size_t k = m - 1; k >= 1; k--) {
+        if (s->carry_len >= k && n >= m - k &&
+            memcmp(s->carry + s->carry_len - k, mark, k) == 0 &&
+            memcmp(p, mark + k, m - k) == 0)
+            return (long)(m - k);
+    }
+    const char *at = memmem(p, n, mark, m);
+    if (at != NULL)
+        return (long)(at - p + (long)m);
+    /* The last m - 1 bytes of carry and p. */
+    size_t keep = m - 1;
+    if (n >= keep) {
+        memcpy(s->carry, p + n - keep, keep);
+        s->carry_len = keep;
+    } else {
+        size_t old = s->carry_len + n > keep ? keep - n : s->carry_len;
+        memmove(s->carry, s->carry + s->carry_len - old, old);
+        memcpy(s->carry + old, p, n);
+        s->carry_len = old + n;
+    }
+    return -1;
+}
+
+/* Bytes of a cut record past record_max: dropped, but for record_resume
+ * and what follows it. */
+static void feed_cut(proc_sink *s, const char *p, size_t n)
+{
+    const char *mark = s->opts->record_resume;
+    size_t limit = s->opts->record_max + PROC_RESUME_MARK_MAX + PROC_RESUME_MAX;
+    if (mark == NULL || mark[0] == '\0')
+        return;
+    if (!s->resumed) {
+        long end = resume_end(s, p, n);
+        if (end < 0)
+            return;
+        s->resumed = true;
+        append(s, mark, strlen(mark), limit);
+        p += end;
+        n -= (size_t)end;
+    }
+    append(s, p, n, limit);
+}
+
+/* A record is cut: the carry starts with the last bytes kept, in which
+ * record_resume may begin. */
+static void cut_record(proc_sink *s)
+{
+    s->rec_cut = true;
+    s->records_cut = true;
+    const char *mark = s->opts->record_resume;
+    if (mark == NULL || mark[0] == '\0' || s->buf == NULL)
+        return;
+    size_t keep = strlen(mark) - 1;
+    keep = s->len < keep ? s->len : keep;
+    memcpy(s->carry, s->buf + s->len - keep, keep);
+    s->carry_len = keep;
+}
+
 /* Record mode: splits at the delimiter, cutting records at record_max. */
 static proc_feed feed_records(proc_sink *s, const char *data, size_t len)
 {
@@ -80,16 +146,23 @@ static proc_feed feed_records(proc_sink *s, const char *data, size_t len)
                 return f;
             continue;
         }
-        if (!append(s, data, part, max)) {
-            s->rec_cut = true;
-            s->records_cut = true;
+        if (s->rec_cut) {
+            feed_cut(s, data, part);
+        } else {
+            size_t before = s->len;
+            if (!append(s, data, part, max)) {
+                size_t took = s->len - before;
+                cut_record(s);
+                feed_cut(s, data + took, part - took);
+            }
         }
         if (end == NULL)
             return PROC_FEED_OK;
         proc_feed f =
             deliver(s, s->buf != NULL ? s->buf : "", s->len, s->rec_cut);
         s->len = 0;
-        s->rec_cut = false;
+        s->rec_cut = s->resumed = false;
+        s->carry_len = 0;
         data += part + 1;
         len -= part + 1;
         if (f != PROC_FEED_OK)

@@ -102,6 +102,9 @@
  * unprivileged process may ask up to /proc/sys/fs/pipe-max-size, 1 MiB by
  * default). Elsewhere the pipe keeps the system's size. */
 #define PROC_BATCH_PIPE ((size_t)1024 * 1024)
+/* A cut record resumed at record_resume: what follows the string, kept. */
+#define PROC_RESUME_MAX ((size_t)4096)
+#define PROC_RESUME_MARK_MAX 32u
 
 /* What the environment of every child starts from: these variables, when
  * tkd had them at its first run, and nothing else. Callers add to it. */
@@ -174,10 +177,16 @@ typedef enum proc_verdict {
  * record_max == 0: each chunk as read (truncated is false). With
  * record_max > 0: one record at a time, split at delim (which is not
  * passed), at most record_max bytes; a longer record is cut there, its
- * rest dropped, and truncated is true. An unterminated last record is
- * passed at EOF. Return PROC_STOP to end the run (a READ is then killed,
- * drained and reported PROC_END_STOPPED; a WRITE runs on and its further
- * stdout is dropped); after PROC_STOP the callback is not called again. */
+ * rest dropped, and truncated is true. With record_resume set, what is
+ * dropped of a cut record ends at the first occurrence of that string
+ * (none within the first record_max bytes: it may begin in them):
+ * the record passed is its first record_max bytes, the string, and up to
+ * PROC_RESUME_MAX bytes that follow it (a record whose middle is a
+ * value of tens of MiB, and whose end says what it was about). An unterminated
+ * last record is passed at EOF. Return PROC_STOP to end the run (a READ is then
+ * killed, drained and reported PROC_END_STOPPED; a WRITE runs on and its
+ * further stdout is dropped); after PROC_STOP the callback is not called again.
+ */
 typedef proc_verdict (*proc_stdout_fn)(void *arg, const char *data, size_t len,
                                        bool truncated);
 
@@ -218,8 +227,11 @@ typedef struct proc_opts {
     void *on_stdout_arg;
     proc_group_fn on_group; /* NULL: nobody is told */
     void *on_group_arg;
-    size_t record_max;  /* see proc_stdout_fn */
-    char record_delim;  /* '\n' after proc_opts_init; '\0' for -z output */
+    size_t record_max; /* see proc_stdout_fn */
+    char record_delim; /* '\n' after proc_opts_init; '\0' for -z output */
+    /* A cut record resumes here (see proc_stdout_fn); NULL: it does not.
+     * At most PROC_RESUME_MARK_MAX bytes. */
+    const char *record_resume;
     size_t stderr_head; /* excerpt: first bytes kept; 0: default */
     size_t stderr_tail; /* excerpt: last bytes kept; 0: default */
     /* 0: stdout is read as soon as anything is in its pipe (a wakeup for

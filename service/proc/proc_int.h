@@ -39,6 +39,11 @@ typedef struct proc_sink {
     char *buf; /* captured stdout, or the record being assembled */
     size_t len, alloc;
     bool rec_cut; /* the record being assembled passed record_max */
+    /* Of a cut record with record_resume: found (what follows is kept),
+     * else the last bytes dropped, for a string that spans two reads. */
+    bool resumed;
+    char carry[PROC_RESUME_MARK_MAX];
+    size_t carry_len;
 } proc_sink;
 
 typedef struct proc_excerpt {

@@ -99,6 +99,10 @@ static const struct {
                   "while :; do sleep 1; done\n" },
     { "lines", "i=0\nwhile :; do i=$((i+1)); echo \"line $i\"; done\n" },
     { "records", "printf 'short\\0a-very-long-record\\0\\0tail'\n" },
+    /* Cut records that resume at "-MARK-": after the cut, with the mark
+     * begun in the part kept, never. */
+    { "resumed", "printf 'aaaaaaaaaa-MARK-tail1\\0xxxx\\0bbbbb-MARK-tail2\\0'\n"
+                 "printf 'cccccccccccc\\0'\n" },
     { "numbered", "printf 'out %s\\n' \"$1\"\n"
                   "printf 'err %s\\n' \"$1\" >&2\n"
                   "exit $(($1 % 7))\n" },
@@ -1107,6 +1111,29 @@ static void test_records(void **state)
     teardown_case(&c);
 }
 
+/* A cut record resumes at record_resume: its first record_max bytes, the
+ * string, and what follows; the string may begin in the part kept. */
+static void test_records_resume(void **state)
+{
+    (void)state;
+    run_case c;
+    setup_watched(&c, "resumed", NULL);
+    c.o.record_delim = '\0';
+    c.o.record_max = 8;
+    c.o.record_resume = "-MARK-";
+    proc_result r;
+    assert_int_equal(proc_run(&r, &c.o), 0);
+    assert_int_equal(r.end, PROC_END_EXITED);
+    assert_int_equal(c.w.n_lines, 4);
+    assert_string_equal(c.w.lines[0], "aaaaaaaa-MARK-tail1");
+    assert_string_equal(c.w.lines[1], "xxxx");
+    assert_string_equal(c.w.lines[2], "bbbbb-MA-MARK-tail2");
+    assert_string_equal(c.w.lines[3], "cccccccc"); /* never resumed */
+    assert_true(c.w.any_truncated && r.records_truncated);
+    proc_result_free(&r);
+    teardown_case(&c);
+}
+
 /* ---- batched stdout ----------------------------------------------------- */
 
 /* Batched, stdout still arrives whole and in order, the unterminated last
@@ -1452,6 +1479,7 @@ int main(void)
         cmocka_unit_test(test_write_abandoned),
         cmocka_unit_test(test_stream_stop),
         cmocka_unit_test(test_records),
+        cmocka_unit_test(test_records_resume),
         cmocka_unit_test(test_batched_stdout_whole),
         cmocka_unit_test(test_batched_stdout_large),
         cmocka_unit_test(test_batched_stdout_other_events),
