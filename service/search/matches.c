@@ -122,6 +122,11 @@ static int store(search_parser *p, const search_found *f, size_t keep,
     uint32_t column = f->column;
     if (column == 0 && p->n_spans > 0)
         column = p->spans[0].start + 1;
+    /* An occurrence beyond the text kept has no column (search.proto):
+     * git grep's --column and rg's submatches know it, grep does not, and
+     * the answer is one whichever tool ran. */
+    if (column > keep)
+        column = 0;
     p->matches[p->n++] = (search_match){
         .path = path,
         .path_len = f->path_len,

@@ -144,6 +144,82 @@ static bool rg_match_data(search_parser *p, jcur *c)
     return rg_add(p, &m, true, false);
 }
 
+/* The start of a JSON string's contents cut at end (no closing quote),
+ * decoded into out up to the last whole character (an escape cut in two
+ * is left out). */
+static void str_prefix(const char *p, const char *end, rpc_buf *out)
+{
+    jcur c = { p, end, 0, NULL };
+    out->len = 0;
+    while (c.p < c.end) {
+        const char *x = special(c.p, c.end);
+        if (x > c.p && rpc_buf_append(out, c.p, (size_t)(x - c.p)) != 0)
+            return;
+        c.p = x;
+        if (c.p == c.end || *c.p == '"')
+            return;
+        size_t before = out->len;
+        if (!escape(&c, out)) {
+            out->len = before; /* the escape was cut */
+            return;
+        }
+    }
+}
+
+/* A match record cut inside its line: a line longer than the record (a
+ * file of one line of tens of MiB). The record then resumed at the end of
+ * the line's value (RG_RESUME, tools.c: proc keeps what follows), so it
+ * is the record's start, up to the cut inside "lines", and its end from
+ * "line_number" on. The match is the line's start (search__add keeps
+ * SEARCH_LINE_MAX of it), its number, and the occurrences located in the
+ * start, as for grep: what git grep and grep answer for the same line. A
+ * record that did not resume is lost (skipped, the search partial). */
+static const char resume[] = "\"},\"line_number\":"; /* RG_RESUME */
+
+/* The line's number where a cut record resumed (RG_RESUME), or -1. */
+static int64_t resumed_line(search_parser *p, const char *data, size_t len)
+{
+    const char *at = memmem(data, len, resume, sizeof resume - 1);
+    int64_t line = -1;
+    if (at == NULL)
+        return -1;
+    jcur tail = { at + sizeof resume - 1, data + len, 0, &p->key };
+    /* A number that ends the record may be the start of a longer one. */
+    return integer(&tail, &line) && tail.p < tail.end ? line : -1;
+}
+
+static bool rg_cut_line(search_parser *p, const char *data, size_t len)
+{
+    const char *at = memmem(data, len, resume, sizeof resume - 1);
+    jcur c = { data, at != NULL ? at : data, 0, &p->key };
+    rg_match m = { .p = p, .line = -1 };
+    p->n_spans = 0;
+    /* rg's order: {"type":"match","data":{"path":{..},"lines":{"text":" */
+    bool ok =
+        at != NULL && lit(&c, '{') && str(&c, c.key) && key_is(&c, "type") &&
+        lit(&c, ':') && str(&c, &p->type) && lit(&c, ',') && str(&c, c.key) &&
+        key_is(&c, "data") && lit(&c, ':') && lit(&c, '{') && str(&c, c.key) &&
+        key_is(&c, "path") && lit(&c, ':') && data_value(&m, &c, &p->path) &&
+        lit(&c, ',') && str(&c, c.key) && key_is(&c, "lines") && lit(&c, ':') &&
+        lit(&c, '{') && str(&c, c.key);
+    bool b64 = ok && key_is(&c, "bytes");
+    ok = ok && (b64 || key_is(&c, "text")) && lit(&c, ':') && lit(&c, '"');
+    if (ok && b64) {
+        size_t whole = (size_t)(c.end - c.p) / 4 * 4;
+        ok = search__base64_decode(&p->text, c.p, whole) == 0;
+    } else if (ok) {
+        str_prefix(c.p, c.end, &p->text);
+    }
+    if (ok)
+        m.line = resumed_line(p, data, len);
+    if (!ok || m.line <= 0) {
+        p->stats.skipped_records++;
+        p->lost = true;
+        return true;
+    }
+    return rg_add(p, &m, false, true);
+}
+
 /* A match record cut at the command's record_max: a line of MiBs with
  * very many occurrences, since rg writes each one again as a submatch. rg
  * writes the path, the line and its number before the submatches, so a
@@ -172,6 +248,12 @@ static bool rg_cut_match(search_parser *p, const char *data, size_t len)
         /* A number that ends the prefix may be the start of a longer one. */
         line_whole = line_whole || (ok && is_line && c.p < c.end);
         ok = ok && lit(&c, ',');
+    }
+    if (m.got_path && !m.got_lines)
+        return rg_cut_line(p, data, len);
+    if (m.got_path && !line_whole) { /* cut within "line_number" itself */
+        m.line = resumed_line(p, data, len);
+        line_whole = m.line > 0;
     }
     if (!m.got_path || !m.got_lines || !line_whole || m.line <= 0) {
         p->stats.skipped_records++;

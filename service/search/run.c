@@ -280,6 +280,7 @@ static void run_tool(const search_job *j, search_tool tool, search_parser *p)
     o.proc.on_stdout = on_record;
     o.proc.on_stdout_arg = p;
     o.proc.record_max = cmd.record_max;
+    o.proc.record_resume = cmd.record_resume;
     o.proc.record_delim = cmd.record_delim;
     o.proc.stderr_head = STDERR_KEEP;
     o.proc.stderr_tail = STDERR_KEEP;

@@ -93,6 +93,8 @@ typedef struct search_command {
     const char *env[4];                /* over proc's scrubbed environment */
     char record_delim;                 /* how the output splits into records */
     size_t record_max;                 /* longest record taken whole */
+    const char *record_resume;         /* where a cut record resumes
+                                          (proc_opts), or NULL */
 } search_command;
 
 /* The command line of tool (not AUTO) for q; argv borrows q->text, which
@@ -143,9 +145,10 @@ int search_parser_new(search_parser **out, search_tool tool,
                       const search_query *q, const search_limits *lim);
 void search_parser_free(search_parser *p);
 /* One record without its delimiter; cut: it was longer than the command's
- * record_max and holds only its start. Returns false once a match beyond
- * the limit (or the byte budget) arrived: the search is then partial and
- * the parser takes nothing more. */
+ * record_max and holds only its start (and, after it, where the record
+ * resumed at the command's record_resume, if it did). Returns false once a
+ * match beyond the limit (or the byte budget) arrived: the search is then
+ * partial and the parser takes nothing more. */
 bool search_parser_record(search_parser *p, const char *data, size_t len,
                           bool cut);
 /* The reply misses matches: the limit or the byte budget was reached, or

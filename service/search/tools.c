@@ -13,6 +13,11 @@
 /* rg --json writes a line as JSON: escaped text or base64, its offsets and
  * its submatches again. A record this long holds a line of several MiB. */
 #define RG_RECORD_MAX ((size_t)32 << 20)
+/* A match record whose line alone is longer than RG_RECORD_MAX (a file of
+ * one line of tens of MiB) is cut inside the line; it resumes where the
+ * line's value ends, with the line's number (parse_rg.c). A quote inside
+ * the line is escaped, so this text is never a part of it. */
+#define RG_RESUME "\"},\"line_number\":"
 /* grep, git grep: a path, two numbers, and the line (kept up to
  * SEARCH_LINE_MAX; what is cut beyond it is flagged). */
 #define GREP_RECORD_MAX (SEARCH_LINE_MAX + (size_t)PATH_MAX + 64)
@@ -127,6 +132,7 @@ static void rg_command(argv_builder *b, const search_query *q)
     add_query(b, q);
     add(b, ".");
     b->cmd->record_max = RG_RECORD_MAX;
+    b->cmd->record_resume = RG_RESUME;
 }
 
 /* git grep -z -n --column --untracked -I -F -e Q --: NUL after each field,

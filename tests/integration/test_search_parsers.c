@@ -68,6 +68,7 @@ static void run_into(search_tool tool, const char *dir, const search_query *q,
     o.on_stdout_arg = arg;
     o.record_max = cmd.record_max;
     o.record_delim = cmd.record_delim;
+    o.record_resume = cmd.record_resume;
     assert_int_equal(proc_run(r, &o), 0);
 }
 
@@ -620,6 +621,61 @@ static void test_rg_line_with_many_hits(void **state)
         search_parser_stats(p, &st);
         assert_int_equal(st.skipped_records, 0);
         assert_int_equal(st.truncated_lines, 1);
+        search_parser_free(p);
+    }
+    ts_rmtree(dir);
+}
+
+/* A file of one line longer than rg's record (RG_RECORD_MAX, 32 MiB: here
+ * 40 MiB of text, a non-ASCII byte pair and a quote among them so that
+ * the JSON escapes): on 31f2572 rg's record was cut inside the line,
+ * before its number, and the match was lost (0 matches, partial) where
+ * git grep and grep answered one. Now every tool answers the same: the
+ * line, its first MiB, flagged; the column and the occurrence where they
+ * lie within that MiB, none where they lie beyond it (mid.txt), and the
+ * short line after each long one. */
+static void test_line_longer_than_rg_record(void **state)
+{
+    (void)state;
+    char dir[256];
+    assert_int_equal(ts_mkdtemp(dir, sizeof dir, "hugeline"), 0);
+    size_t len = (size_t)40 << 20;
+    char *big = malloc(len + 32);
+    assert_non_null(big);
+    memset(big, 'x', len);
+    memcpy(big + 100, "\"\xc3\xa9\\", 4);
+    static const char *const files[] = { "start.txt", "mid.txt" };
+    static const size_t at[] = { 0, (size_t)20 << 20 };
+    for (size_t i = 0; i < 2; i++) {
+        memcpy(big + at[i], "needle", 6);
+        memcpy(big + len, "\nshort needle\n", 14);
+        tree_write(dir, files[i], big, len + 14);
+        memset(big + at[i], 'x', 6);
+    }
+    free(big);
+    const char *init[] = { "init", "-q", NULL };
+    tree_git(dir, init);
+    for (size_t t = 0; t < 3; t++) {
+        run_opts ro = { .query = "needle" };
+        search_parser *p = run_ok(tools[t], dir, &ro);
+        assert_int_equal(search_parser_count(p), 4);
+        assert_false(search_parser_partial(p));
+        for (size_t i = 0; i < 2; i++) {
+            const search_match *m = find(p, files[i], strlen(files[i]), 1);
+            assert_non_null(m);
+            assert_true(m->truncated);
+            assert_int_equal(m->text_len, SEARCH_LINE_MAX);
+            assert_memory_equal(m->text + 100, "\"\xc3\xa9\\", 4);
+            assert_int_equal(m->column, i == 0 ? 1 : 0);
+            assert_int_equal(m->n_spans, i == 0 ? 1 : 0);
+            m = find(p, files[i], strlen(files[i]), 2);
+            assert_non_null(m);
+            assert_int_equal(m->column, 7);
+        }
+        search_stats st;
+        search_parser_stats(p, &st);
+        assert_int_equal(st.skipped_records, 0);
+        assert_int_equal(st.truncated_lines, 2);
         search_parser_free(p);
     }
     ts_rmtree(dir);
@@ -1251,6 +1307,7 @@ int main(void)
         cmocka_unit_test(test_rg_json_reader),
         cmocka_unit_test(test_rg_cut_records),
         cmocka_unit_test(test_rg_line_with_many_hits),
+        cmocka_unit_test(test_line_longer_than_rg_record),
         cmocka_unit_test(test_reply_encoding),
         cmocka_unit_test(test_rg_fast_path),
     };

@@ -518,7 +518,7 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "and contents need not be UTF-8."},
     {"tk.v1.SearchMatch.column",
      "1-based byte offset of the first occurrence in the line; 0 when it\n"
-     "lies beyond the text kept (see truncated)."},
+     "lies beyond the text kept (see truncated), whichever tool ran."},
     {"tk.v1.SearchMatch.line",
      "1-based."},
     {"tk.v1.SearchMatch.path",
@@ -568,10 +568,9 @@ const tk_catalog__doc tk_catalog__docs[] = {
     {"tk.v1.SearchStats.matched_lines",
      "Lines with a match in the reply, and the files they are in."},
     {"tk.v1.SearchStats.skipped_records",
-     "Output records that could not be parsed, such as an rg record cut\n"
-     "before the line's number (a line of tens of MiB with many\n"
-     "occurrences); they are not in matches, and a match lost so makes the\n"
-     "reply partial."},
+     "Output records that could not be parsed; they are not in matches,\n"
+     "and a match lost so makes the reply partial. (A line of tens of MiB is\n"
+     "not lost: every tool answers it as a truncated match.)"},
     {"tk.v1.SearchStats.slot_wait_ms",
      "Time spent waiting for a search slot, and running the tool."},
     {"tk.v1.SearchStats.truncated_lines",

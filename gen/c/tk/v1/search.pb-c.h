@@ -129,7 +129,7 @@ struct  Tk__V1__SearchMatch
   uint64_t line;
   /*
    * 1-based byte offset of the first occurrence in the line; 0 when it
-   * lies beyond the text kept (see truncated).
+   * lies beyond the text kept (see truncated), whichever tool ran.
    */
   uint32_t column;
   /*
@@ -187,10 +187,9 @@ struct  Tk__V1__SearchStats
    */
   uint32_t truncated_lines;
   /*
-   * Output records that could not be parsed, such as an rg record cut
-   * before the line's number (a line of tens of MiB with many
-   * occurrences); they are not in matches, and a match lost so makes the
-   * reply partial.
+   * Output records that could not be parsed; they are not in matches,
+   * and a match lost so makes the reply partial. (A line of tens of MiB is
+   * not lost: every tool answers it as a truncated match.)
    */
   uint32_t skipped_records;
   /*

@@ -188,7 +188,7 @@ export type SearchMatch = Message<"tk.v1.SearchMatch"> & {
 
   /**
    * 1-based byte offset of the first occurrence in the line; 0 when it
-   * lies beyond the text kept (see truncated).
+   * lies beyond the text kept (see truncated), whichever tool ran.
    *
    * @generated from field: uint32 column = 3;
    */
@@ -283,10 +283,9 @@ export type SearchStats = Message<"tk.v1.SearchStats"> & {
   truncatedLines: number;
 
   /**
-   * Output records that could not be parsed, such as an rg record cut
-   * before the line's number (a line of tens of MiB with many
-   * occurrences); they are not in matches, and a match lost so makes the
-   * reply partial.
+   * Output records that could not be parsed; they are not in matches,
+   * and a match lost so makes the reply partial. (A line of tens of MiB is
+   * not lost: every tool answers it as a truncated match.)
    *
    * @generated from field: uint32 skipped_records = 5;
    */
