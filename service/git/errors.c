@@ -6,9 +6,10 @@
  * a row none of its cases produces (tkgit__test_reasons). Two rows' words
  * of git are never met there, only their reasons: BAD_CONFIG_KEY's
  * (ConfigSet's allowlist leaves git no key it would call invalid:
- * tkgit__config_key_ok answers first, with this reason) and TOO_MANY_OPEN_FILES' (git out of
- * descriptors while tkd is not cannot be arranged; libgit2 out of them
- * can, and tests/security/test_limits.py runs a whole tkd out of them). */
+ * tkgit__config_key_ok answers first, with this reason) and
+ * TOO_MANY_OPEN_FILES' (git out of descriptors while tkd is not cannot be
+ * arranged; libgit2 out of them can, and tests/security/test_limits.py runs a
+ * whole tkd out of them). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
