@@ -642,15 +642,19 @@ static void test_line_longer_than_rg_record(void **state)
     size_t len = (size_t)40 << 20;
     char *big = malloc(len + 32);
     assert_non_null(big);
+    /* Bytes, not strings: no NUL goes into the file. */
+    static const char odd[4] = { '"', '\xc3', '\xa9', '\\' };
+    static const char needle[6] = { 'n', 'e', 'e', 'd', 'l', 'e' };
+    static const char after[] = "\nshort needle\n";
     memset(big, 'x', len);
-    memcpy(big + 100, "\"\xc3\xa9\\", 4);
+    memcpy(big + 100, odd, sizeof odd);
+    memcpy(big + len, after, sizeof after); /* its NUL is not written */
     static const char *const files[] = { "start.txt", "mid.txt" };
     static const size_t at[] = { 0, (size_t)20 << 20 };
     for (size_t i = 0; i < 2; i++) {
-        memcpy(big + at[i], "needle", 6);
-        memcpy(big + len, "\nshort needle\n", 14);
-        tree_write(dir, files[i], big, len + 14);
-        memset(big + at[i], 'x', 6);
+        memcpy(big + at[i], needle, sizeof needle);
+        tree_write(dir, files[i], big, len + sizeof after - 1);
+        memset(big + at[i], 'x', sizeof needle);
     }
     free(big);
     const char *init[] = { "init", "-q", NULL };
@@ -665,7 +669,7 @@ static void test_line_longer_than_rg_record(void **state)
             assert_non_null(m);
             assert_true(m->truncated);
             assert_int_equal(m->text_len, SEARCH_LINE_MAX);
-            assert_memory_equal(m->text + 100, "\"\xc3\xa9\\", 4);
+            assert_memory_equal(m->text + 100, odd, sizeof odd);
             assert_int_equal(m->column, i == 0 ? 1 : 0);
             assert_int_equal(m->n_spans, i == 0 ? 1 : 0);
             m = find(p, files[i], strlen(files[i]), 2);
