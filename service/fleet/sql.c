@@ -30,8 +30,9 @@ static const char create_sql[] =
     "  heartbeat_at timestamptz NOT NULL DEFAULT now());"
     "COMMIT";
 
-/* The row is this instance's, or its holder's heartbeat is stale: only
- * then is it taken. started_at stays while the instance does. */
+/* The row is this instance's, or its holder's heartbeat is not live
+ * (stale, or in the future: see read_sql): only then is it taken.
+ * started_at stays while the instance does. */
 static const char claim_sql[] =
     "INSERT INTO tk_nodes AS n (node_id, address, roots, version, draining,"
     "  instance, started_at, heartbeat_at)"
@@ -44,6 +45,7 @@ static const char claim_sql[] =
     "  heartbeat_at = now()"
     " WHERE n.instance = excluded.instance"
     "  OR n.heartbeat_at <= now() - $7::bigint * interval '1 millisecond'"
+    "  OR n.heartbeat_at > clock_timestamp()"
     " RETURNING 1";
 
 static const char holder_sql[] =
@@ -51,7 +53,12 @@ static const char holder_sql[] =
     "  * 1000)::bigint) FROM tk_nodes WHERE node_id = $1";
 
 /* One row per (node, root), nodes by id and their roots in order; a node
- * without roots has one row whose root is NULL. */
+ * without roots has one row whose root is NULL. A live heartbeat is
+ * younger than the TTL and not in the future: every node writes its own
+ * with now(), which is before it commits and so before any reader's
+ * clock_timestamp(), and a row written with a later time (heartbeat_at
+ * now() + 1 hour) is someone's forgery that would otherwise stay live
+ * for as long as it says. */
 static const char read_sql[] =
     "SELECT n.node_id, n.address, n.version, n.draining,"
     "  greatest(0, (extract(epoch FROM now() - n.heartbeat_at) * 1000)"
@@ -59,6 +66,7 @@ static const char read_sql[] =
     " FROM tk_nodes n LEFT JOIN LATERAL unnest(n.roots) WITH ORDINALITY"
     "  AS u(root, ord) ON true"
     " WHERE n.heartbeat_at > now() - $1::bigint * interval '1 millisecond'"
+    "  AND n.heartbeat_at <= clock_timestamp()"
     " ORDER BY n.node_id, u.ord";
 
 /* libpq's messages span lines; the log's are one. */
