@@ -39,6 +39,8 @@ struct fleet {
     fleet_reading shown; /* the thread's: the last reading it logged */
     bool failing;        /* the thread's: the last beat failed */
     char logged[512];    /* the thread's: the failure it logged last */
+    bool held;           /* the thread's: a claim of the row succeeded */
+    int64_t held_ns;     /* the thread's: when the last one did */
 
     pthread_mutex_t mu; /* guards what follows */
     pthread_cond_t cv;
@@ -53,6 +55,10 @@ struct fleet {
     int64_t start_ns; /* fleet_new, monotonic and wall */
     time_t start_wall;
     char error[512]; /* why the last beat failed; "" when it did not */
+    /* The row was taken from this running node (beat): it no longer
+     * advertises, and ListNodes answers MEMBERSHIP_STALE saying so. */
+    bool taken;
+    time_t taken_wall;
 };
 
 int fleet_check_node_id(const char *id, char *err, size_t errlen)
@@ -288,6 +294,8 @@ static void beat_failed(fleet *f, const char *why)
 static void beat_ok(fleet *f, fleet_reading *r)
 {
     int64_t now = port_mono_ns();
+    f->held = true;
+    f->held_ns = now;
     pthread_mutex_lock(&f->mu);
     int64_t since = f->have_reading ? f->read_ns : f->start_ns;
     fleet__reading_free(&f->reading);
@@ -340,6 +348,34 @@ static void held_message(const fleet *f, const fleet_holder *h, char *out,
              f->node_id, h->address, h->age_ms, f->ttl_ms);
 }
 
+/* The row this node held was taken by another instance: whoever did it
+ * could write the database, and the row now names another process for
+ * this node's id. Fighting back (a claim a beat) would only flap the
+ * address between the two; so the node stops advertising, says why once,
+ * at error, and ListNodes answers MEMBERSHIP_STALE from now on. */
+static void taken(fleet *f, const fleet_holder *h)
+{
+    int64_t quiet_ms = (port_mono_ns() - f->held_ns) / FLEET_MS;
+    fleet__pg_close(&f->pg); /* the database is not touched again */
+    pthread_mutex_lock(&f->mu);
+    f->taken = true;
+    f->taken_wall = time(NULL);
+    pthread_mutex_unlock(&f->mu);
+    rpc_log(RPC_LOG_ERROR,
+            "fleet: node %s: its row in tk_nodes was taken over while it "
+            "ran: instance %s, address %s (this process is instance %s; its "
+            "last heartbeat was %" PRId64 " ms ago, --node-ttl-ms %u)%s; this "
+            "node stops advertising and ListNodes answers MEMBERSHIP_STALE "
+            "until tkd restarts",
+            f->node_id, h->instance, h->address, f->instance, quiet_ms,
+            f->ttl_ms,
+            quiet_ms < (int64_t)f->ttl_ms
+                ? ": no tkd claims a live row, so someone who can write the "
+                  "database rewrote it"
+                : ": another tkd with this id may have started while this "
+                  "node could not reach the database");
+}
+
 /* One heartbeat: 0 or -1 (logged). */
 static int beat(fleet *f, bool draining)
 {
@@ -351,6 +387,10 @@ static int beat(fleet *f, bool draining)
     if (rv == 1) {
         beat_ok(f, &r);
         return 0;
+    }
+    if (rv == 0 && f->held) {
+        taken(f, &holder);
+        return -1;
     }
     char why[512];
     if (rv == 0)
@@ -380,9 +420,17 @@ int fleet_join(fleet *f, char *err, size_t errlen)
 
 /* ---- the heartbeat thread ------------------------------------------------ */
 
-/* Deletes the row, within FLEET_STOP_MS. */
+/* Deletes the row, within FLEET_STOP_MS; not one that was taken, which
+ * is no longer this node's. */
 static void leave(fleet *f)
 {
+    pthread_mutex_lock(&f->mu);
+    bool gone = f->taken;
+    pthread_mutex_unlock(&f->mu);
+    if (gone) {
+        fleet__pg_close(&f->pg);
+        return;
+    }
     int64_t until = port_mono_ns() + (int64_t)FLEET_STOP_MS * FLEET_MS;
     f->pg.abort_fd = -1;
     if (fleet__pg_delete(&f->pg, f->node_id, f->instance, until) == 0)
@@ -406,9 +454,10 @@ static void *run(void *arg)
         if (f->stop)
             break;
         bool draining = f->draining, drain = f->drain_pending;
+        bool gone = f->taken;
         pthread_mutex_unlock(&f->mu);
         int64_t t0 = port_mono_ns();
-        int rv = beat(f, draining);
+        int rv = gone ? -1 : beat(f, draining);
         next = t0 + (int64_t)f->heartbeat_ms * FLEET_MS;
         pthread_mutex_lock(&f->mu);
         if (drain) {
@@ -449,9 +498,13 @@ static void drain(void *arg)
     pthread_cond_broadcast(&f->cv);
     while (f->drain_pending && port_mono_ns() < until)
         port_cond_wait_until(&f->cv, &f->mu, until);
-    bool pending = f->drain_pending, ok = f->drain_ok;
+    bool pending = f->drain_pending, ok = f->drain_ok, gone = f->taken;
     pthread_mutex_unlock(&f->mu);
-    if (!pending && ok)
+    if (gone)
+        rpc_log(RPC_LOG_INFO,
+                "fleet: node %s: not marked draining: its row was taken over",
+                f->node_id);
+    else if (!pending && ok)
         rpc_log(RPC_LOG_INFO, "fleet: node %s marked draining", f->node_id);
     else
         rpc_log(RPC_LOG_WARN,
@@ -462,21 +515,39 @@ static void drain(void *arg)
 
 /* ---- ListNodes ----------------------------------------------------------- */
 
+/* t as 2006-01-02T15:04:05Z, or "?". */
+static void utc_text(time_t t, char *out, size_t len)
+{
+    struct tm tm;
+    if (gmtime_r(&t, &tm) == NULL ||
+        strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(out, len, "?");
+}
+
+/* When the reading is old, or the row was taken, the answer is no table
+ * rather than one nobody can vouch for. */
 static void fail_stale(const fleet *f, rpc_call *call, int64_t now)
 {
     bool read = f->have_reading;
-    time_t since = read ? f->read_wall : f->start_wall;
     int64_t ago = (now - (read ? f->read_ns : f->start_ns)) / FLEET_MS;
-    struct tm tm;
     char when[32];
-    if (gmtime_r(&since, &tm) == NULL ||
-        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        snprintf(when, sizeof when, "?");
-    rpc_call_fail(call, RPC_UNAVAILABLE, "MEMBERSHIP_STALE",
-                  "node %s has not read the membership from PostgreSQL "
-                  "since %s%s (%" PRId64 " ms ago; --node-ttl-ms %u)%s%s",
-                  f->node_id, read ? "" : "tkd started at ", when, ago,
-                  f->ttl_ms, f->error[0] != '\0' ? ": " : "", f->error);
+    utc_text(f->taken ? f->taken_wall
+             : read   ? f->read_wall
+                      : f->start_wall,
+             when, sizeof when);
+    if (f->taken)
+        rpc_call_fail(call, RPC_UNAVAILABLE, "MEMBERSHIP_STALE",
+                      "node %s stopped advertising at %s: its row in "
+                      "tk_nodes was taken over by another process (tkd's "
+                      "log says which); it serves the calls sent to it, but "
+                      "vouches for no table until it restarts",
+                      f->node_id, when);
+    else
+        rpc_call_fail(call, RPC_UNAVAILABLE, "MEMBERSHIP_STALE",
+                      "node %s has not read the membership from PostgreSQL "
+                      "since %s%s (%" PRId64 " ms ago; --node-ttl-ms %u)%s%s",
+                      f->node_id, read ? "" : "tkd started at ", when, ago,
+                      f->ttl_ms, f->error[0] != '\0' ? ": " : "", f->error);
 }
 
 static Tk__V1__NodeInfo *node_info(rpc_call *call, const fleet_node *n,
@@ -505,7 +576,7 @@ static void list_nodes(void *arg, rpc_call *call, ProtobufCMessage *reply)
     int64_t now = port_mono_ns();
     pthread_mutex_lock(&f->mu);
     int64_t elapsed = (now - f->read_ns) / FLEET_MS;
-    if (!f->have_reading || elapsed > (int64_t)f->ttl_ms) {
+    if (f->taken || !f->have_reading || elapsed > (int64_t)f->ttl_ms) {
         fail_stale(f, call, now);
         pthread_mutex_unlock(&f->mu);
         return;

@@ -13,9 +13,10 @@
  * Must never: block a call (ListNodes copies the last reading under a
  * mutex; the database is touched by the heartbeat thread alone), let
  * libpq be seen outside this folder (this header names no libpq type),
- * take over an id whose row another live tkd holds, or hold up shutdown
- * by more than its bounds (FLEET_STOP_MS for draining, again for the
- * row's delete).
+ * take over an id whose row another live tkd holds, fight over its own
+ * row once another instance has taken it (it stops advertising, and
+ * ListNodes says so), or hold up shutdown by more than its bounds
+ * (FLEET_STOP_MS for draining, again for the row's delete).
  */
 #ifndef TK_SERVICE_FLEET_H
 #define TK_SERVICE_FLEET_H

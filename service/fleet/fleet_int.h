@@ -59,6 +59,7 @@ typedef struct fleet_row {
 /* Who holds an id that could not be claimed. */
 typedef struct fleet_holder {
     char address[256];
+    char instance[64];
     int64_t age_ms;
 } fleet_holder;
 

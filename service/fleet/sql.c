@@ -50,7 +50,7 @@ static const char claim_sql[] =
 
 static const char holder_sql[] =
     "SELECT address, greatest(0, (extract(epoch FROM now() - heartbeat_at)"
-    "  * 1000)::bigint) FROM tk_nodes WHERE node_id = $1";
+    "  * 1000)::bigint), instance FROM tk_nodes WHERE node_id = $1";
 
 /* One row per (node, root), nodes by id and their roots in order; a node
  * without roots has one row whose root is NULL. A live heartbeat is
@@ -285,6 +285,7 @@ static void find_holder(fleet_pg *pg, const char *node_id, fleet_holder *holder,
     const char *const params[] = { node_id };
     PGresult *r = NULL;
     snprintf(holder->address, sizeof holder->address, "(unknown)");
+    snprintf(holder->instance, sizeof holder->instance, "(unknown)");
     holder->age_ms = -1;
     if (exec(pg, "reading the holder", &r, holder_sql, 1, params, until_ns) !=
         0)
@@ -293,6 +294,8 @@ static void find_holder(fleet_pg *pg, const char *node_id, fleet_holder *holder,
         snprintf(holder->address, sizeof holder->address, "%s",
                  PQgetvalue(r, 0, 0));
         holder->age_ms = int_value(r, 0, 1);
+        snprintf(holder->instance, sizeof holder->instance, "%s",
+                 PQgetvalue(r, 0, 2));
     }
     PQclear(r);
 }
