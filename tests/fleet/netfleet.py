@@ -12,7 +12,9 @@ SIGTERM the watchdog forwards):
   the block picked from the pid and checked against `ip route`): the
   root's end is .1, the node's .2;
 - a CA, a certificate per node (its address as a DNS and an IP name:
-  mbedTLS matches the host against the DNS names), a client certificate,
+  mbedTLS matches the host against the DNS names; and its id's name,
+  ID.tk-node.invalid, which the clients check against the row of the
+  table they route by), a client certificate,
   and a client certificate another CA signed, with the openssl CLI
   (tests/support/certs.py);
 - one private PostgreSQL (tools/pg-cluster start DIR --fast): it listens
@@ -336,9 +338,11 @@ class Fleet:
         os.mkdir(d)
         self.ca = certs.make_ca(d, "ca")
         for n in self.nodes:
-            ext = ("subjectAltName=DNS:%s,IP:%s\n"
-                   "extendedKeyUsage=serverAuth\n" % (n.ip, n.ip))
-            n.cert = certs.make_cert(d, "node-" + n.name, self.ca, ext)
+            # Its address (the host clients dial) and its id (the name they
+            # check a row of the table against).
+            n.cert = certs.make_cert(d, "node-" + n.name, self.ca,
+                                     certs.node_ext(n.node_id, "DNS:%s,IP:%s"
+                                                    % (n.ip, n.ip)))
         self.client_cert = certs.make_cert(d, "client", self.ca,
                                            certs.CLIENT_EXT)
         self.other_ca = certs.make_ca(d, "other-ca")

@@ -326,7 +326,6 @@ class TkdFleet(FleetBase):
         import certs  # tests/support/certs.py
         base = cls.dir.name  # main made it, and started PostgreSQL there
         ca = certs.make_ca(base, "ca")
-        srv = certs.make_cert(base, "server", ca, certs.SERVER_EXT)
         cli = certs.make_cert(base, "client", ca, certs.CLIENT_EXT)
         cls.env = dict(os.environ, TK_TLS_CA=ca[0], TK_TLS_CERT=cli[0],
                        TK_TLS_KEY=cli[1], HOME=base, GIT_CONFIG_NOSYSTEM="1")
@@ -343,6 +342,8 @@ class TkdFleet(FleetBase):
         for i in ("n1", "n2", "n3"):
             addr = "tls+tcp://127.0.0.1:%d" % free_port()
             cls.addrs[i] = addr
+            # Each node's certificate names its id, which clients check.
+            srv = certs.make_cert(base, "node-" + i, ca, certs.node_ext(i))
             roots = ["--root", cls.roots[i]]
             if i != "n1":
                 roots += ["--root", cls.shared]

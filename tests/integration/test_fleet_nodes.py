@@ -29,12 +29,12 @@ import subprocess
 import sys
 import time
 import unittest
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
 import tkproc  # noqa: E402
-from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert  # noqa: E402
+from certs import CLIENT_EXT, make_ca, make_cert, node_ext  # noqa: E402
 from fleetfx import (Cluster, free_port, need_programs, need_tls,  # noqa: E402
                      start_tkd)
 
@@ -106,8 +106,8 @@ class Fleet(unittest.TestCase):
         self.tmp = tkproc.tempdir("fleet")
         d = self.tmp.name
         self.ca = make_ca(d, "ca")
-        self.server = make_cert(d, "tkd", self.ca, SERVER_EXT)
         self.alice = make_cert(d, "alice", self.ca, CLIENT_EXT)
+        self.certs: Dict[str, Tuple[str, str]] = {}
         # A database of its own per test: no row of another test's nodes.
         Fleet.db_serial += 1
         self.db = "fleet%d" % Fleet.db_serial
@@ -136,14 +136,22 @@ class Fleet(unittest.TestCase):
              extra: Optional[List[str]] = None,
              ttl: Optional[int] = TTL_MS) -> List[str]:
         addr = "tls+tcp://127.0.0.1:%d" % port
+        cert = self.cert(node_id)
         return [tkproc.program("TKD"), "--listen", addr,
-                "--tls-cert", self.server[0], "--tls-key", self.server[1],
+                "--tls-cert", cert[0], "--tls-key", cert[1],
                 "--tls-ca", self.ca[0], "--node-id", node_id,
                 "--advertise", addr, "--pg", self.dsn, "--root", root,
                 "--heartbeat-ms", str(HEARTBEAT_MS), "--log-level", "info",
                 "--shutdown-grace-ms", "20000"] + (
                     ["--node-ttl-ms", str(ttl)] if ttl is not None else []
                 ) + (extra or [])
+
+    def cert(self, node_id: str) -> Tuple[str, str]:
+        """Node node_id's certificate, which names its id."""
+        if node_id not in self.certs:
+            self.certs[node_id] = make_cert(self.tmp.name, "node-" + node_id,
+                                            self.ca, node_ext(node_id))
+        return self.certs[node_id]
 
     def env(self) -> Dict[str, str]:
         # git (a Commit's) reads no ~/.gitconfig of the developer's.

@@ -35,7 +35,7 @@ from typing import Dict, List, Optional, Tuple
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
 import tkproc  # noqa: E402
-from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert  # noqa: E402
+from certs import CLIENT_EXT, make_ca, make_cert, node_ext  # noqa: E402
 from fleetfx import (Cluster, free_port, need_programs, need_tls,  # noqa: E402
                      start_tkd)
 
@@ -90,7 +90,6 @@ class FleetCase(unittest.TestCase):
         self.tmp = tkproc.tempdir("flpy")
         d = self.tmp.name
         self.ca = make_ca(d, "ca")
-        self.server = make_cert(d, "tkd", self.ca, SERVER_EXT)
         self.alice = make_cert(d, "alice", self.ca, CLIENT_EXT)
         # A database of its own per test: no row of another test's nodes.
         FleetCase.serial += 1
@@ -135,11 +134,15 @@ class FleetCase(unittest.TestCase):
     def start(self, node_id: str, root: str) -> Node:
         """A tkd that has joined the fleet; a port another process took
         between free_port and tkd's bind is tried again."""
+        # Its certificate names its id, which the client checks.
+        cert = make_cert(self.tmp.name, "node-" + node_id, self.ca,
+                         node_ext(node_id))
+
         def argv(port: int) -> List[str]:
             addr = "tls+tcp://127.0.0.1:%d" % port
             return [
                 tkproc.program("TKD"), "--listen", addr,
-                "--tls-cert", self.server[0], "--tls-key", self.server[1],
+                "--tls-cert", cert[0], "--tls-key", cert[1],
                 "--tls-ca", self.ca[0], "--node-id", node_id,
                 "--advertise", addr, "--pg", self.dsn, "--root", root,
                 "--heartbeat-ms", str(HEARTBEAT_MS), "--node-ttl-ms",

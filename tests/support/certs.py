@@ -1,6 +1,6 @@
 """Test support for the Python tests that speak tls+tcp://: a CA and
 certificates made with the openssl CLI, as README.md shows (tests/security,
-the fleet tests).
+the fleet tests, whose nodes' certificates name their ids: node_ext).
 """
 
 from __future__ import annotations
@@ -14,6 +14,18 @@ from typing import Tuple
 SERVER_EXT = ("subjectAltName=DNS:localhost,DNS:127.0.0.1,IP:127.0.0.1\n"
               "extendedKeyUsage=serverAuth\n")
 CLIENT_EXT = "extendedKeyUsage=clientAuth\n"
+# The DNS name a fleet's node's certificate carries for its id, which the
+# clients check against the row of tk_nodes they route by (DESIGN.md,
+# "Scaling out"): node "a" is a.tk-node.invalid.
+NODE_NAME_SUFFIX = ".tk-node.invalid"
+
+
+def node_ext(node_id: str, hosts: str = "DNS:localhost,DNS:127.0.0.1,"
+             "IP:127.0.0.1") -> str:
+    """The extensions of the certificate of a fleet's node node_id: its
+    hosts' names (SERVER_EXT's by default) and its id's."""
+    return ("subjectAltName=%s,DNS:%s%s\nextendedKeyUsage=serverAuth\n"
+            % (hosts, node_id, NODE_NAME_SUFFIX))
 
 
 def openssl(*args: str) -> None:
