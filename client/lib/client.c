@@ -77,6 +77,10 @@ typedef struct node {
 
 struct tk_client {
     char *url; /* as given (a comma-separated list, perhaps) */
+    /* The scheme a fleet's nodes are dialed over: that of the address the
+     * client came in on ("tls+tcp://" after any tls+, "tcp://" after
+     * tcp://); NULL: none (node_refused). */
+    const char *link;
     bool fleet;
     _Atomic uint64_t next_id;
     /* The TLS files, kept for the nodes of a fleet, dialed later. */
@@ -387,6 +391,25 @@ static int dial_within(nng_dialer d, int bound_ms)
     return rv;
 }
 
+/* The DNS name a node's certificate carries for its id: "a" is
+ * "a.tk-node.invalid". A certificate signed by the fleet's CA proves a
+ * host name, not which node a tkd is; the id as a name of its own says
+ * that, and under .invalid (RFC 6761: never a host) it is no host's. */
+#define NODE_NAME_SUFFIX ".tk-node.invalid"
+
+/* The name n's certificate must carry: for a node of the table, its id's
+ * (NODE_NAME_SUFFIX), checked against the row the call was routed by,
+ * whatever the address; for the address the caller gave, o's
+ * tls_server_name, else (NULL) the URL's host. */
+static const char *tls_name(const node *n, const tk_client_opts *o, char *buf,
+                            size_t len)
+{
+    if (n->id[0] == '\0')
+        return o->tls_server_name;
+    snprintf(buf, len, "%s" NODE_NAME_SUFFIX, n->id);
+    return buf;
+}
+
 /* Dials n->addr (a TLS dialer set up first where the URL asks for one),
  * with one dialer: the one before, if any, is closed first. bound_ms: see
  * dial_within. */
@@ -394,6 +417,9 @@ static int dial(node *n, const tk_client_opts *o, int bound_ms, char *errbuf,
                 size_t errlen)
 {
     nng_dialer d;
+    char name[128];
+    tk_client_opts named = *o;
+    named.tls_server_name = tls_name(n, o, name, sizeof name);
     if (n->dialed) {
         nng_dialer_close(n->dialer);
         n->dialed = false;
@@ -407,7 +433,7 @@ static int dial(node *n, const tk_client_opts *o, int bound_ms, char *errbuf,
                                                          : TK_ERR_CONNECT;
     }
     if (strncmp(n->addr, "tls+", 4) == 0) {
-        int t = tls_setup(d, n->addr, o, errbuf, errlen);
+        int t = tls_setup(d, n->addr, &named, errbuf, errlen);
         if (t != TK_OK) {
             nng_dialer_close(d);
             return t;
@@ -420,17 +446,23 @@ static int dial(node *n, const tk_client_opts *o, int bound_ms, char *errbuf,
         return TK_OK;
     }
     nng_dialer_close(d); /* NNG_ECLOSED when dial_within closed it */
-    const char *hint = "";
+    char hint[320] = "";
     if (rv == NNG_ECONNREFUSED || rv == NNG_ENOENT)
-        hint = " (is tkd running there?)";
+        snprintf(hint, sizeof hint, " (is tkd running there?)");
     else if (rv == NNG_ETIMEDOUT)
-        hint = " (no connection within the bound: the host or its tkd is "
-               "down, stopped, or unreachable)";
+        snprintf(hint, sizeof hint,
+                 " (no connection within the bound: the host or its tkd is "
+                 "down, stopped, or unreachable)");
     else if (strncmp(n->addr, "tls+", 4) == 0)
-        hint = " (the TLS handshake failed: tkd refuses a client without a "
-               "certificate its CA signed, and this client refuses a tkd "
-               "whose certificate TK_TLS_CA did not sign or that does not "
-               "name the host)";
+        snprintf(hint, sizeof hint,
+                 " (the TLS handshake failed: tkd refuses a client without a "
+                 "certificate its CA signed, and this client refuses a tkd "
+                 "whose certificate TK_TLS_CA did not sign or that does not "
+                 "name %s%s%s%s)",
+                 n->id[0] != '\0' ? "node " : "", n->id,
+                 n->id[0] != '\0' ? ", DNS:" : "",
+                 named.tls_server_name != NULL ? named.tls_server_name
+                                               : "the host");
     set_errbuf(errbuf, errlen, "cannot connect to %s: %s%s", n->addr,
                nng_strerror(rv), hint);
     return rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? TK_ERR_ARG
@@ -445,14 +477,64 @@ static tk_client_opts client_tls(const tk_client *c)
                              .tls_server_name = c->tls_server_name };
 }
 
+/* Whether id is one a tkd could have (tkd's --node-id rule): the name
+ * its certificate carries is made of it. */
+static bool node_id_ok(const char *id)
+{
+    size_t n = strlen(id);
+    if (n == 0 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((id[i] >= 'a' && id[i] <= 'z') ||
+              (id[i] >= 'A' && id[i] <= 'Z') ||
+              (id[i] >= '0' && id[i] <= '9') || strchr("._-", id[i]) != NULL))
+            return false;
+    return true;
+}
+
+/* node_connect's answer for a node this client does not dial
+ * (node_refused): the call goes nowhere, NODE_REFUSED. */
+#define CONNECT_REFUSED (-64)
+
+/* Whether n is a node of the table this client does not dial (errbuf
+ * then says why): one whose id no tkd could have, or whose address is not
+ * over the link the client came in on. A row of tk_nodes is anyone's who
+ * can write the database: a client that came in over tls+tcp:// sends
+ * nothing to a row's tcp:// or ipc:// (nor anything else), where no
+ * certificate proves who answers. The address the caller gave is the
+ * caller's own choice, and never refused. */
+static bool node_refused(const tk_client *c, const node *n, char *errbuf,
+                         size_t errlen)
+{
+    if (n->id[0] == '\0')
+        return false;
+    if (!node_id_ok(n->id)) {
+        set_errbuf(errbuf, errlen,
+                   "the table names a node \"%.80s\", an id no tkd has (1 to "
+                   "64 of A-Z a-z 0-9 . _ -)",
+                   n->id);
+        return true;
+    }
+    if (c->link != NULL && strncmp(n->addr, c->link, strlen(c->link)) == 0)
+        return false;
+    set_errbuf(errbuf, errlen,
+               "the table gives node %s the address %s, and this client came "
+               "in over %s: it dials a fleet's nodes over that alone (a row "
+               "of tk_nodes is trusted no more than the link it came by)",
+               n->id, n->addr, c->link != NULL ? c->link : "another transport");
+    return true;
+}
+
 /* Opens n's socket on first use and dials it when it has no connection:
  * the first time, and in a fleet after its connection dropped (NNG would
  * redial on its own, but a call must learn at once that a node is gone,
- * to go to the next). bound_ms: see dial_within. TK_OK, or an error with
- * errbuf set. */
+ * to go to the next). bound_ms: see dial_within. TK_OK, CONNECT_REFUSED,
+ * or an error, with errbuf set. */
 static int node_connect(tk_client *c, node *n, int bound_ms, char *errbuf,
                         size_t errlen)
 {
+    if (node_refused(c, n, errbuf, errlen))
+        return CONNECT_REFUSED;
     pthread_mutex_lock(&n->dial_mu);
     int rv = TK_OK;
     if (!n->sock_open) {
@@ -534,6 +616,9 @@ static int dial_first(tk_client *c, const char *url, char *errbuf,
         if (rv == TK_OK) {
             c->nodes[0] = n;
             c->n_nodes = 1;
+            c->link = strncmp(at, "tls+", 4) == 0  ? "tls+tcp://"
+                      : strncmp(at, "tcp", 3) == 0 ? "tcp://"
+                                                   : NULL;
             return TK_OK;
         }
         node_unref(n);
@@ -2023,12 +2108,14 @@ static int try_node(tk_client *c, const fleet_call *fc, node *n,
     o.timeout_ms = timeout_ms;
     char err[512];
     call_end end = { .unsent = true };
-    int code;
-    if (node_connect(c, n, NODE_CONNECT_MS, err, sizeof err) != TK_OK) {
+    int code, rv = node_connect(c, n, NODE_CONNECT_MS, err, sizeof err);
+    if (rv != TK_OK) {
         code = local_status(status, TK_CODE_UNAVAILABLE, TK_CAUSE_NONE,
                             "could not connect to node %s: %s (the call was "
                             "not sent)",
                             n->id, err);
+        if (rv == CONNECT_REFUSED)
+            set_reason(status, "NODE_REFUSED");
         end.node_failed = true;
     } else {
         code = call_payload(c, n, fc->method, fc->payload, fc->plen, fc->sink,

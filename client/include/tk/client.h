@@ -160,7 +160,8 @@ typedef struct tk_client_opts {
     const char *tls_ca;   /* PEM: the CA that signed tkd's certificate */
     const char *tls_cert; /* PEM: this client's certificate (chain) */
     const char *tls_key;  /* PEM: its private key */
-    /* The name tkd's certificate must carry; NULL: the URL's host. */
+    /* The name the certificate of the tkd at the URL must carry; NULL:
+     * the URL's host. (A fleet's other nodes: their ids', see below.) */
     const char *tls_server_name;
 } tk_client_opts;
 
@@ -176,9 +177,13 @@ typedef struct tk_client_opts {
  * fleet's nodes (tk.v1.Control/ListNodes, 5 s at most). None (a tkd that
  * is no member, or an older one, or no answer): the client calls that tkd
  * alone, as over ipc://. Otherwise it keeps a socket per node, dialed on
- * first use with the same TLS files (the name checked is each node's host
- * unless tls_server_name says one), reads the table again when it is older
- * than its TTL, and routes each call (DESIGN.md "Scaling out"). */
+ * first use with the same TLS files, reads the table again when it is
+ * older than its TTL, and routes each call (DESIGN.md "Scaling out"). A
+ * node of the table is dialed only over the transport url came in on
+ * (tls+tcp:// after tls+, tcp:// after tcp://; any other is UNAVAILABLE,
+ * reason NODE_REFUSED, the call not sent), and over TLS its certificate
+ * must name its id, "ID.tk-node.invalid", whatever its address
+ * (tls_server_name is for url alone). */
 int tk_client_open_opts(tk_client **out, const char *url,
                         const tk_client_opts *opts, char *errbuf,
                         size_t errlen);
