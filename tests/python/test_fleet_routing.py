@@ -2,9 +2,11 @@
 tk.Client's table, DESIGN.md "Scaling out"), with no tkd: first the
 decisions on a table alone, then a client against fake nodes, bare NNG
 REP sockets that answer ListNodes with a table naming one another and
-record every request they get. The fakes serve plain tcp:// and ipc://
-(the routing is the same over tls+tcp://, which test_fleet_py.py runs on
-real tkd). Waits are on what the fakes receive, never sleeps.
+record every request they get. The fakes serve plain tcp:// (the routing
+is the same over tls+tcp://, which test_fleet_py.py runs on real tkd;
+which rows a client dials at all, and the names their certificates must
+carry: tests/security/test_fleet_trust.py). Waits are on what the fakes
+receive, never sleeps.
 """
 
 from __future__ import annotations
@@ -171,6 +173,28 @@ class TestDecisions(unittest.TestCase):
         self.assertEqual((st.code, st.reason), (tk.Code.NOT_FOUND, "UNKNOWN_NODE"))
         self.assertIn('"zz"', st.message)
 
+    def test_which_rows_are_dialed(self) -> None:
+        """A row is dialed over the transport the client came in on, and
+        only with an id a tkd could have; its certificate must name the id
+        (tests/security/test_fleet_trust.py runs these on real tkd)."""
+        tls, tcp = (_fleet.link_of("tls+tcp://h:1"), _fleet.link_of("tcp://h:1"))
+        self.assertEqual((tls, tcp), ("tls+tcp://", "tcp://"))
+        self.assertEqual(_fleet.link_of("tls+tcp6://[::1]:1"), "tls+tcp://")
+        self.assertIsNone(_fleet.link_of("ws://h:1/x"))
+        self.assertIsNone(_fleet.refusal(tls, "a", "tls+tcp://h:1"))
+        self.assertIsNone(_fleet.refusal(tcp, "a", "tcp://h:1"))
+        for link, addr in ((tls, "tcp://h:1"), (tls, "ipc:///tmp/x.sock"),
+                           (tls, "tls+tcp6://[::1]:1"), (tls, "ws://h:1/"),
+                           (tcp, "tls+tcp://h:1"), (tcp, "ipc:///tmp/x.sock"),
+                           (None, "tls+tcp://h:1")):
+            why = _fleet.refusal(link, "a", addr)
+            assert why is not None, (link, addr)
+            self.assertIn(addr, why)
+        for bad in ("", "a b", "a/b", "*", "x" * 65, "é"):
+            self.assertIsNotNone(_fleet.refusal(tls, bad, "tls+tcp://h:1"), bad)
+        self.assertEqual(_fleet.node_name("web-1.eu"),
+                         "web-1.eu.tk-node.invalid")
+
 
 # ---- a client against fake nodes ----
 
@@ -264,7 +288,8 @@ class FakeNode:
 
 
 class FleetCase(unittest.TestCase):
-    """Fakes a (tcp://, the address the client opens with), b and c (ipc://)
+    """Fakes a (the address the client opens with), b and c, on tcp://
+    (the client dials a fleet's nodes over the transport it came in on),
     with roots, and every one of them answering ListNodes with the table."""
 
     roots = {"a": ["/srv/a"], "b": ["/srv/b", "/srv/dup"],
@@ -274,9 +299,7 @@ class FleetCase(unittest.TestCase):
         self.dir = tkproc.tempdir("fr")
         self.fakes: typing.Dict[str, FakeNode] = {}
         for nid in sorted(self.roots):
-            url = (free_tcp_url() if nid == "a"
-                   else "ipc://%s/%s.sock" % (self.dir.name, nid))
-            self.fakes[nid] = FakeNode(nid, url)
+            self.fakes[nid] = FakeNode(nid, free_tcp_url())
         self.set_table()
         self.client = tk.Client(self.fakes["a"].url)
 
@@ -390,8 +413,8 @@ class TestFleetClient(FleetCase):
 
     def test_a_node_that_does_not_connect_is_skipped(self) -> None:
         # d is in the table, but nothing listens at its address.
-        dead = control_pb2.NodeInfo(node_id="d", address="ipc://%s/d.sock"
-                                    % self.dir.name, roots=["/srv/d"])
+        dead = control_pb2.NodeInfo(node_id="d", address=free_tcp_url(),
+                                    roots=["/srv/d"])
         self.set_table([dead])
         self.client._read_at = None  # as if the TTL had passed
         self.client.control.ping()  # reads the table

@@ -20,11 +20,19 @@ A node that failed (did not connect, lost its connection, stopped
 answering) is down until a reading of the table shows a heartbeat since;
 a draining node takes no new calls. When every node that could take the
 call is down, draining or tried already: UNAVAILABLE NO_LIVE_NODE.
+
+A row of the table is anyone's who can write the fleet's database, so it
+is trusted no more than the link it came by (refusal): a node is dialed
+only over the transport the client came in on (tls+tcp:// after tls+,
+tcp:// after tcp://), and over TLS its certificate must name its id
+(node_name), whatever its address; a node refused is UNAVAILABLE
+NODE_REFUSED, the call not sent.
 """
 
 from __future__ import annotations
 
 import enum
+import re
 from typing import List, Optional, Sequence, Tuple, Union
 
 from google.protobuf import descriptor_pool
@@ -37,6 +45,52 @@ NO_NODE_FOR_PATH = "NO_NODE_FOR_PATH"
 NODE_REQUIRED = "NODE_REQUIRED"
 UNKNOWN_NODE = "UNKNOWN_NODE"
 NO_LIVE_NODE = "NO_LIVE_NODE"
+NODE_REFUSED = "NODE_REFUSED"
+
+#: The DNS name a node's certificate carries for its id: "a" is
+#: "a.tk-node.invalid" (libtkclient's NODE_NAME_SUFFIX). A certificate the
+#: fleet's CA signed proves a host name, not which node a tkd is; the id as
+#: a name of its own says that, and under .invalid (RFC 6761: never a host)
+#: it is no host's.
+NODE_NAME_SUFFIX = ".tk-node.invalid"
+
+_NODE_ID = re.compile(r"[A-Za-z0-9._-]{1,64}\Z")
+
+
+def node_name(node_id: str) -> str:
+    """The name the certificate of node node_id must carry."""
+    return node_id + NODE_NAME_SUFFIX
+
+
+def link_of(address: str) -> Optional[str]:
+    """The scheme a fleet's nodes are dialed over, by the address the
+    client came in on: "tls+tcp://" after any tls+, "tcp://" after tcp;
+    None after anything else (every node is then refused)."""
+    if address.startswith("tls+"):
+        return "tls+tcp://"
+    if address.startswith("tcp"):
+        return "tcp://"
+    return None
+
+
+def refusal(link: Optional[str], node_id: str, address: str) -> Optional[str]:
+    """Why a node of the table is not dialed, or None: an id no tkd has, or
+    an address not over the link the client came in on (a client that
+    came in over tls+tcp:// sends nothing to a row's tcp:// or ipc://,
+    where no certificate proves who answers)."""
+    if not _NODE_ID.match(node_id):
+        return ('the table names a node "%s", an id no tkd has (1 to 64 of '
+                "A-Z a-z 0-9 . _ -)" % node_id[:80])
+    if link is not None and address.startswith(link):
+        return None
+    return ("the table gives node %s the address %s, and this client came in "
+            "over %s: it dials a fleet's nodes over that alone (a row of "
+            "tk_nodes is trusted no more than the link it came by)"
+            % (node_id, address, link or "another transport"))
+
+
+class NodeRefused(ValueError):
+    """A node of the table this client does not dial (refusal)."""
 
 
 class Route(enum.Enum):

@@ -147,9 +147,11 @@ class _Node:
     it failed (down) are the client's, under its lock."""
 
     def __init__(self, node_id: str, address: str, tls: _nng.TlsFiles,
-                 sock: Optional[_nng.Socket] = None) -> None:
+                 sock: Optional[_nng.Socket] = None,
+                 refused: Optional[str] = None) -> None:
         self.id = node_id
         self.address = address
+        self.refused = refused  # why it is never dialed (_fleet.refusal)
         self.roots: Tuple[str, ...] = ()
         self.draining = False
         self.down = False  # failed: skipped until the table shows it alive
@@ -168,8 +170,11 @@ class _Node:
 
     def connect(self) -> None:
         """Opens the socket on first use and dials it when it has no
-        connection. Raises NngError (it did not connect), ValueError or
-        OSError (TLS files)."""
+        connection. Raises NngError (it did not connect), NodeRefused (a
+        node this client does not dial), ValueError or OSError (TLS
+        files)."""
+        if self.refused is not None:
+            raise _fleet.NodeRefused(self.refused)
         failed = self._failed
         with self._lock:
             if self._closed:
@@ -211,6 +216,18 @@ class _Node:
             _nng.close(sock)
         if key is not None:
             _nng.uncount_pipes(key)
+
+
+def _tls_hint(node: _Node, e: Exception) -> str:
+    """What a failed TLS dial of a fleet's node may mean (libtkclient's
+    words)."""
+    if (not isinstance(e, _nng.NngError) or not node.address.startswith("tls+")
+            or e.errno in (_nng.ECONNREFUSED, _nng.ENOENT, _nng.ETIMEDOUT)):
+        return ""
+    return (" (the TLS handshake failed: tkd refuses a client without a "
+            "certificate its CA signed, and this client refuses a tkd whose "
+            "certificate tls_ca did not sign or that does not name node %s, "
+            "DNS:%s)" % (node.id, _fleet.node_name(node.id)))
 
 
 class _Plan:
@@ -595,7 +612,11 @@ class Client(Services):
     routes each call (DESIGN.md "Scaling out"): Git and Search to the node
     whose roots hold the request's path, Services to the node named
     (node=), Orders and Control to any live node, round robin. Otherwise
-    it works on that one connection as with any tkd.
+    it works on that one connection as with any tkd. A node of the table
+    is dialed only over the transport addr came in on, and over TLS its
+    certificate must name its id, "ID.tk-node.invalid", whatever its
+    address (tls_server_name is for addr alone); any other row is
+    UNAVAILABLE NODE_REFUSED, the call not sent.
 
     Every method of proto/ is a typed method on an attribute per service,
     generated from the service descriptors (gen/python/tk/*/*_tk.py):
@@ -618,9 +639,9 @@ class Client(Services):
         files = (tls_ca or env("TK_TLS_CA"), tls_cert or env("TK_TLS_CERT"),
                  tls_key or env("TK_TLS_KEY"))
         tls = _nng.TlsFiles(*files, tls_server_name)
-        # The nodes of a fleet: each node's name is its address's host,
-        # unless tls_server_name says one (for every node, as libtkclient).
-        self._fleet_tls = _nng.TlsFiles(*files, tls_server_name)
+        # The nodes of a fleet: the same files, and each node's certificate
+        # must name its id (_fleet.node_name), whatever its address.
+        self._tls_files = files
         sock: Optional[_nng.Socket] = None
         for i, address in enumerate(addrs):
             self.address = address
@@ -652,6 +673,8 @@ class Client(Services):
                             "not sign or that does not name the host)")
                 raise TkError(Status.local(Code.UNAVAILABLE, str(e) + hint)) from None
         assert sock is not None
+        # A fleet's nodes are dialed over the transport this came in on.
+        self._link = _fleet.link_of(self.address)
         # Without a fleet: the one tkd, on this one socket.
         self._single = _Node("", self.address, tls, sock)
         # The table (under _lock): its nodes, when it was read (None: read
@@ -864,7 +887,11 @@ class Client(Services):
                 node = next((x for x in self._nodes if x.id == info.node_id
                              and x.address == info.address), None)
                 if node is None:
-                    node = _Node(info.node_id, info.address, self._fleet_tls)
+                    node = _Node(info.node_id, info.address,
+                                 _nng.TlsFiles(*self._tls_files,
+                                               _fleet.node_name(info.node_id)),
+                                 refused=_fleet.refusal(self._link, info.node_id,
+                                                        info.address))
                 node.roots = tuple(info.roots)
                 node.draining = info.draining
                 # Down until its heartbeat shows it alive since.
@@ -952,8 +979,10 @@ class Client(Services):
                     call._node = node
                 call._node_failed, call._unsent = True, True
                 call._finish(Status.local(
-                    Code.UNAVAILABLE, "could not connect to node %s: %s (the "
-                    "call was not sent)" % (node.id, e)))
+                    Code.UNAVAILABLE, "could not connect to node %s: %s%s "
+                    "(the call was not sent)" % (node.id, e, _tls_hint(node, e)),
+                    reason=(_fleet.NODE_REFUSED
+                            if isinstance(e, _fleet.NodeRefused) else "")))
             else:
                 call._attempt(node, timeout_ms)
                 if not call._unsent:
