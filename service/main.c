@@ -55,8 +55,18 @@ static const char usage_text[] =
     "                          is refused in the handshake (logged)\n"
     "  --insecure-plain-tcp    allow tcp:// listeners, which authenticate\n"
     "                          no one (a lab only; warned at every start)\n"
-    "  --max-connections N     connections at once (default 128); more are\n"
-    "                          closed as they come (logged)\n"
+    "  --max-connections N     connections at once on each listener, those\n"
+    "                          in their handshake included; more are\n"
+    "                          closed as they come (logged). Default: 128,\n"
+    "                          or the listener's part of the file\n"
+    "                          descriptors when that is less (below); N is\n"
+    "                          taken as given, warned where it is more\n"
+    "  --handshake-timeout-ms N\n"
+    "                          how long a connection may take over its\n"
+    "                          handshake (TLS's, then NNG's) before it is\n"
+    "                          closed and counted (logged at most once a\n"
+    "                          second a listener; default 5000, 1 to\n"
+    "                          600000)\n"
     "  --root DIR              a directory that repository and search paths\n"
     "                          must resolve into (repeatable)\n"
     "  --workers N             threads running calls at most, started as\n"
@@ -65,8 +75,8 @@ static const char usage_text[] =
     "                          RESOURCE_EXHAUSTED (default 64)\n"
     "  --max-request-bytes N   largest request frame (default 1048576); a\n"
     "                          larger one closes that connection. Frames\n"
-    "                          still arriving hold at most N times\n"
-    "                          --max-connections bytes\n"
+    "                          still arriving hold at most N times a\n"
+    "                          listener's connections bytes\n"
     "  --shutdown-grace-ms N   how long SIGTERM waits for running writes\n"
     "                          (default 60000)\n"
     "  --search-slots N        searches running at once; more wait\n"
@@ -121,9 +131,15 @@ static const char usage_text[] =
     "peer whose uid differs from tkd's gets PERMISSION_DENIED. tcp:// is\n"
     "refused (it authenticates no one): use tls+tcp:// with client\n"
     "certificates (README: Calling tkd over the network).\n"
-    "At start tkd raises its soft file-descriptor limit to the hard limit\n"
-    "and logs the capacity; a call that finds none left ends\n"
-    "RESOURCE_EXHAUSTED TOO_MANY_OPEN_FILES, with retry_after_ms.\n"
+    "At start tkd raises its soft file-descriptor limit to the hard limit.\n"
+    "Of the descriptors free after start-up, half are kept for the calls'\n"
+    "work (git, the search tools, libgit2, PostgreSQL); the listeners share\n"
+    "the rest, the ipc ones half and the network ones (and\n"
+    "--metrics-listen) half, or a kind alone all, in equal parts: so a\n"
+    "flood on one listener, read-only or not, leaves the others and the\n"
+    "work their own. The log says the split, and each listener's limit. A\n"
+    "call that finds no descriptor left ends RESOURCE_EXHAUSTED\n"
+    "TOO_MANY_OPEN_FILES, with retry_after_ms.\n"
     "SIGTERM or SIGINT: stop accepting, cancel reads, let started writes\n"
     "finish (up to --shutdown-grace-ms), exit 0. Writes still running when\n"
     "the grace runs out are logged (method, call, pid) and stopped: their\n"
@@ -231,6 +247,7 @@ enum {
     OPT_TLS_CA,
     OPT_PLAIN_TCP,
     OPT_MAXCONN,
+    OPT_HANDSHAKE,
     OPT_ROOT,
     OPT_WORKERS,
     OPT_QUEUE,
@@ -276,6 +293,12 @@ static int apply_option(options *o, int c, const char *arg)
         if (parse_uint(o, "--max-connections", arg, 1, 65536, &v) != 0)
             return -1;
         o->rpc.max_connections = (unsigned)v;
+        return 0;
+    case OPT_HANDSHAKE:
+        if (parse_uint(o, "--handshake-timeout-ms", arg, 1,
+                       RPC_MAX_HANDSHAKE_TIMEOUT_MS, &v) != 0)
+            return -1;
+        o->rpc.handshake_timeout_ms = (uint32_t)v;
         return 0;
     case OPT_ROOT:
         return add_root(o, arg);
@@ -370,6 +393,7 @@ static int parse_args(options *o, int argc, char **argv)
         { "tls-ca", required_argument, NULL, OPT_TLS_CA },
         { "insecure-plain-tcp", no_argument, NULL, OPT_PLAIN_TCP },
         { "max-connections", required_argument, NULL, OPT_MAXCONN },
+        { "handshake-timeout-ms", required_argument, NULL, OPT_HANDSHAKE },
         { "root", required_argument, NULL, OPT_ROOT },
         { "workers", required_argument, NULL, OPT_WORKERS },
         { "queue-depth", required_argument, NULL, OPT_QUEUE },
@@ -618,15 +642,17 @@ static void daemon_free(tkd_daemon *d)
 static void log_serving(const tkd_daemon *d, const options *o)
 {
     for (size_t i = 0; rpc_server_bound_url(d->srv, i) != NULL; i++)
-        rpc_log(RPC_LOG_INFO, "tkd %s listening on %s%s", TK_VERSION,
+        rpc_log(RPC_LOG_INFO,
+                "tkd %s listening on %s%s (%u connections at most)", TK_VERSION,
                 rpc_server_bound_url(d->srv, i),
-                i >= o->n_listen ? " (reads only)" : "");
+                i >= o->n_listen ? " (reads only)" : "",
+                rpc_server_listener_limit(d->srv, i));
     if (rpc_server_metrics_url(d->srv) != NULL)
         rpc_log(RPC_LOG_INFO, "metrics for Prometheus at %s",
                 rpc_server_metrics_url(d->srv));
     for (size_t i = 0; i < roots_count(o->roots); i++)
         rpc_log(RPC_LOG_INFO, "root %s", roots_get(o->roots, i));
-    rpc_fd_log_capacity();
+    rpc_fd_log_capacity(d->srv);
 }
 
 int main(int argc, char **argv)

@@ -1,8 +1,10 @@
 /* File descriptors: the soft RLIMIT_NOFILE raised to the hard limit at
- * start and the capacity logged; a call that runs out of descriptors ends
- * RESOURCE_EXHAUSTED TOO_MANY_OPEN_FILES with a retry_after_ms, and the log
- * says so at most once a second, counting the failures it did not log (when
- * thousands of calls fail, one line each would bury the log). */
+ * start; those free after start-up split between the calls' work and the
+ * listeners, each listener's limit its part, and the split logged; a call
+ * that runs out of descriptors ends RESOURCE_EXHAUSTED TOO_MANY_OPEN_FILES
+ * with a retry_after_ms, and the log says so at most once a second,
+ * counting the failures it did not log (when thousands of calls fail, one
+ * line each would bury the log). */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -20,11 +22,12 @@
 /* At most one warning line this often. */
 #define FDS_LOG_EVERY_NS 1000000000LL
 
-/* What a connection and a running tool hold (for the capacity line): a
- * connection its socket; a git or search tool its stdout and stderr pipes
- * and a pidfd (proc.h). */
-#define FDS_PER_CONNECTION 1
+/* What a running tool holds (for the capacity line): its stdout and
+ * stderr pipes and a pidfd (proc.h). A connection holds one, its socket. */
 #define FDS_PER_TOOL 3
+/* Beyond the listeners' own sockets, what starting them may open (the
+ * metrics listener's, NNG's resolver): not part of what is shared. */
+#define FDS_START_MARGIN 8
 
 static struct {
     pthread_mutex_t mu;
@@ -75,9 +78,89 @@ uint64_t rpc_fd_limit_raise(void)
     return (uint64_t)want.rlim_cur;
 }
 
-void rpc_fd_log_capacity(void)
+/* ---- the split ------------------------------------------------------------
+ *
+ * A connection holds a descriptor from its accept, its handshake included,
+ * and with no limit a flood on one listener took them all: no listener
+ * accepted, the local ipc socket included, and no call could start git.
+ * So of the descriptors free once tkd has started, half are kept for the
+ * calls' work (a running tool holds three, libgit2 a few a repository,
+ * the database pool one a connection), which no listener may take; the
+ * listeners share the other half, the local ones (ipc://) one half of it
+ * and the network ones (with the metrics listener) the other, or a kind
+ * alone all of it, in equal parts. A listener's limit is the smaller of
+ * its part and RPC_DEFAULT_MAX_CONNECTIONS, or --max-connections as
+ * given. So no listener, read-only or not, can take another's part or
+ * the work's. */
+
+static unsigned part_of(uint64_t count, size_t n)
 {
+    uint64_t part = n != 0 ? count / n : 0;
+    return part > UINT_MAX ? UINT_MAX : (unsigned)part;
+}
+
+void rpc__share_fds(rpc_server *srv)
+{
+    const rpc_config *c = &srv->cfg;
+    size_t n_local = 0, n_net = c->metrics_listen != NULL ? 1 : 0;
+    for (size_t i = 0; i < srv->n_listeners; i++)
+        *(srv->listeners[i].local ? &n_local : &n_net) += 1;
     rlim_t limit = soft_limit();
+    long used = port_fds_open();
+    srv->fds_limit = (uint64_t)limit;
+    srv->fds_used = limit == RLIM_INFINITY ? -1 : used;
+    uint64_t free = 0;
+    if (srv->fds_used >= 0) {
+        uint64_t taken = (uint64_t)used + srv->n_listeners + FDS_START_MARGIN;
+        free = (uint64_t)limit > taken ? (uint64_t)limit - taken : 0;
+    }
+    uint64_t listeners = free / 2;
+    srv->fds_work = free - listeners;
+    uint64_t local = n_net == 0 ? listeners : n_local == 0 ? 0 : listeners / 2;
+    unsigned local_part = part_of(local, n_local);
+    unsigned net_part = part_of(listeners - local, n_net);
+    if (srv->fds_used < 0) /* no count to split: the default alone */
+        local_part = net_part = UINT_MAX;
+    srv->metrics_part = net_part;
+    for (size_t i = 0; i < srv->n_listeners; i++) {
+        rpc_listener *L = &srv->listeners[i];
+        unsigned part = L->local ? local_part : net_part;
+        if (c->max_connections != 0)
+            L->limit = c->max_connections;
+        else if (part < RPC_DEFAULT_MAX_CONNECTIONS)
+            L->limit = part > 0 ? part : 1;
+        else
+            L->limit = RPC_DEFAULT_MAX_CONNECTIONS;
+        L->part = part;
+    }
+}
+
+/* A warning for each listener whose limit passes its part: given so, or
+ * a part of none at all. */
+static void warn_over_parts(const rpc_server *srv)
+{
+    for (size_t i = 0; i < srv->n_listeners; i++) {
+        const rpc_listener *L = &srv->listeners[i];
+        if (L->limit <= L->part)
+            continue;
+        if (srv->cfg.max_connections != 0)
+            rpc_log(RPC_LOG_WARN,
+                    "%s: --max-connections %u is more than its part of the "
+                    "file descriptors (%u): a flood there can take those the "
+                    "calls' work and the other listeners need",
+                    L->bound, L->limit, L->part);
+        else
+            rpc_log(RPC_LOG_WARN,
+                    "%s: no file descriptors to spare for it, so it takes "
+                    "one connection at a time: raise the limit (ulimit -n) "
+                    "or lower --workers and --queue-depth, which hold some "
+                    "each",
+                    L->bound);
+    }
+}
+
+void rpc_fd_log_capacity(const rpc_server *srv)
+{
     pthread_mutex_lock(&fds.mu);
     rlim_t from = fds.raised_from;
     pthread_mutex_unlock(&fds.mu);
@@ -85,22 +168,19 @@ void rpc_fd_log_capacity(void)
     if (from != 0)
         snprintf(raised, sizeof raised, " (raised from %llu to the hard limit)",
                  (unsigned long long)from);
-    long used = port_fds_open();
-    if (limit == RLIM_INFINITY || used < 0) {
+    if (srv->fds_used < 0) {
         rpc_log(RPC_LOG_INFO, "file descriptors: limit %llu%s",
-                (unsigned long long)limit, raised);
+                (unsigned long long)srv->fds_limit, raised);
         return;
     }
-    unsigned long long left =
-        (unsigned long long)limit > (unsigned long long)used
-            ? (unsigned long long)limit - (unsigned long long)used
-            : 0;
     rpc_log(RPC_LOG_INFO,
-            "file descriptors: limit %llu%s, %ld in use after start-up: room "
-            "for about %llu connections (%d each) or %llu git or search "
-            "tools running at once (%d each)",
-            (unsigned long long)limit, raised, used, left / FDS_PER_CONNECTION,
-            FDS_PER_CONNECTION, left / FDS_PER_TOOL, FDS_PER_TOOL);
+            "file descriptors: limit %llu%s, %ld in use after start-up: "
+            "%llu kept for the calls' work (git, search tools, libgit2, "
+            "PostgreSQL; a running tool holds %d), the rest shared by the "
+            "listeners (each listening line says its limit)",
+            (unsigned long long)srv->fds_limit, raised, srv->fds_used,
+            (unsigned long long)srv->fds_work, FDS_PER_TOOL);
+    warn_over_parts(srv);
 }
 
 static uint32_t fds_retry_after(const rpc_call *call)

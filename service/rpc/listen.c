@@ -1,7 +1,9 @@
-/* Listeners and connections: binding each --listen address, the
- * credentials of each connection (read once, when it is added), and the
- * connections' comings and goings. What a connection's calls become when
- * it closes is the registry's (registry.c). */
+/* Listeners and connections: binding each --listen address with its
+ * limits (its connections, those in their handshake included, and how
+ * long a handshake may take), the credentials of each connection (read
+ * once, when it is added), and the connections' comings and goings. What
+ * a connection's calls become when it closes is the registry's
+ * (registry.c). */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -98,6 +100,7 @@ int rpc__check_listeners(rpc_server *srv, char *err, size_t errlen)
         bool ro = i >= c->n_listen;
         L->url = ro ? c->listen_read_only[i - c->n_listen] : c->listen[i];
         L->read_only = ro;
+        L->local = scheme_of(L->url) == SCHEME_IPC;
         snprintf(L->bound, sizeof L->bound, "%s", L->url);
         if (!url_allowed(c, L->url, err, errlen))
             return -EINVAL;
@@ -200,6 +203,36 @@ static void set_bound(rpc_listener *L)
              L->url, port);
 }
 
+#ifndef NNG_OPT_CONN_MAX /* tk's NNG has them (tools/nng/06, 07) */
+#define NNG_OPT_CONN_MAX "conn-max"
+#endif
+#ifndef NNG_OPT_HANDSHAKE_TIMEOUT
+#define NNG_OPT_HANDSHAKE_TIMEOUT "handshake-timeout"
+#endif
+
+/* The listener's limits: its connections, counted from their accept, and
+ * how long a handshake may take. An NNG without them (not tk's own) is
+ * said once, at start: its listeners count connections once their
+ * handshake is done (rpc__pipe_event), and its handshakes run to NNG's own
+ * 10 s, a TLS handshake without end (tools/nng/05). */
+static int set_limits(rpc_server *srv, rpc_listener *L)
+{
+    int rv = nng_listener_set_int(L->l, NNG_OPT_CONN_MAX, (int)L->limit);
+    if (rv == 0)
+        rv = nng_listener_set_ms(L->l, NNG_OPT_HANDSHAKE_TIMEOUT,
+                                 (nng_duration)srv->cfg.handshake_timeout_ms);
+    if (rv != NNG_ENOTSUP)
+        return rv;
+    if (!srv->nng_lacks_limits)
+        rpc_log(RPC_LOG_WARN,
+                "the NNG tkd is linked with cannot limit connections in "
+                "their handshake nor bound a handshake's time (tk's own, "
+                "tools/nng/build, can): a peer that never finishes one "
+                "holds a descriptor");
+    srv->nng_lacks_limits = true;
+    return 0;
+}
+
 static int start_listener(rpc_server *srv, rpc_listener *L, char *err,
                           size_t errlen)
 {
@@ -218,6 +251,8 @@ static int start_listener(rpc_server *srv, rpc_listener *L, char *err,
         rv = nng_listener_set_int(L->l, NNG_OPT_IPC_PERMISSIONS, 0600);
     if (rv == 0 && sc == SCHEME_TLS)
         rv = nng_listener_set_ptr(L->l, NNG_OPT_TLS_CONFIG, srv->tls);
+    if (rv == 0)
+        rv = set_limits(srv, L);
     if (rv != 0) {
         snprintf(err, errlen, "cannot configure %s: %s", L->url,
                  nng_strerror(rv));
@@ -247,6 +282,8 @@ int rpc__start_listeners(rpc_server *srv, char *err, size_t errlen)
     for (size_t i = 0; i < srv->n_listeners; i++)
         tls = tls || scheme_of(srv->listeners[i].url) == SCHEME_TLS;
     int rv = tls ? load_tls(srv, err, errlen) : 0;
+    if (rv == 0)
+        rpc__share_fds(srv);
     for (size_t i = 0; rv == 0 && i < srv->n_listeners; i++)
         rv = start_listener(srv, &srv->listeners[i], err, errlen);
     if (rv != 0)
@@ -262,15 +299,22 @@ const char *rpc_server_bound_url(const rpc_server *srv, size_t i)
     return i < srv->n_listeners ? srv->listeners[i].bound : NULL;
 }
 
+unsigned rpc_server_listener_limit(const rpc_server *srv, size_t i)
+{
+    return i < srv->n_listeners ? srv->listeners[i].limit : 0;
+}
+
 /* ---- the watch: refusals that NNG only counts ----------------------------
  */
 
-/* NNG's names of the counters of each kind, and what a count means. */
+/* NNG's names of the counters of each kind, and what a count means (the
+ * limit's and the handshake's are said with their numbers: say()). */
 static const struct {
     const char *stats[2];
     const char *meaning;
 } kinds[RPC_REFUSED_KINDS] = {
-    [RPC_REFUSED_LIMIT] = { { NULL, NULL }, NULL }, /* tkd's own counter */
+    [RPC_REFUSED_LIMIT] = { { "conn_refused", NULL }, NULL },
+    [RPC_REFUSED_HANDSHAKE] = { { "timeout", NULL }, NULL },
     [RPC_REFUSED_AUTH] = { { "auth", NULL },
                            "failed the TLS handshake: a client with no "
                            "certificate or one the clients' CA did not "
@@ -283,9 +327,8 @@ static const struct {
                             "closed by the client or ended in an error (a "
                             "frame larger than the request limit, a broken "
                             "handshake, ...)" },
-    [RPC_REFUSED_ACCEPT] = { { "oom", "timeout" },
-                             "could not be accepted (out of memory, or timed "
-                             "out)" },
+    [RPC_REFUSED_ACCEPT] = { { "oom", NULL },
+                             "could not be accepted (out of memory)" },
 };
 
 /* The statistics of listener id. Not nng_stat_find_listener: in NNG 1.5.2
@@ -317,19 +360,29 @@ static uint64_t stat_sum(nng_stat *listener, const char *const names[2])
     return v;
 }
 
+/* The line for n more connections of kind k on L. */
+static void say(const rpc_server *srv, const rpc_listener *L, int k,
+                unsigned long long n)
+{
+    if (k == RPC_REFUSED_LIMIT)
+        rpc_log(RPC_LOG_WARN,
+                "%s: refused %llu connection(s): %u were open, its limit "
+                "(handshakes included)",
+                L->bound, n, L->limit);
+    else if (k == RPC_REFUSED_HANDSHAKE)
+        rpc_log(RPC_LOG_WARN,
+                "%s: %llu connection(s) did not finish the handshake within "
+                "%u ms (--handshake-timeout-ms), closed",
+                L->bound, n, srv->cfg.handshake_timeout_ms);
+    else
+        rpc_log(k == RPC_REFUSED_OTHER ? RPC_LOG_INFO : RPC_LOG_WARN,
+                "%s: %llu connection(s) %s", L->bound, n, kinds[k].meaning);
+}
+
 /* Logs what grew since the last look: at most one line a kind a listener
  * a second, however many connections a flood brings. */
 static void look(rpc_server *srv)
 {
-    uint64_t limit = atomic_load(&srv->refused_limit);
-    if (limit > srv->logged_limit) {
-        rpc_log(RPC_LOG_WARN,
-                "refused %llu connection(s): %u were open, the most tkd "
-                "takes (its connection limit)",
-                (unsigned long long)(limit - srv->logged_limit),
-                srv->cfg.max_connections);
-        srv->logged_limit = limit;
-    }
     nng_stat *all;
     if (nng_stats_get(&all) != 0)
         return;
@@ -338,17 +391,15 @@ static void look(rpc_server *srv)
         nng_stat *ls =
             L->started ? listener_stats(all, nng_listener_id(L->l)) : NULL;
         for (int k = 0; ls != NULL && k < RPC_REFUSED_KINDS; k++) {
-            if (kinds[k].meaning == NULL)
-                continue;
             uint64_t v = stat_sum(ls, kinds[k].stats);
+            if (k == RPC_REFUSED_LIMIT)
+                v += atomic_load(&L->refused_here);
             if (v <= L->logged[k])
                 continue;
             /* Counted before it is logged: a line read means the count
              * is there to read too. */
             atomic_fetch_add(&srv->refused[k], v - L->logged[k]);
-            rpc_log(k == RPC_REFUSED_OTHER ? RPC_LOG_INFO : RPC_LOG_WARN,
-                    "%s: %llu connection(s) %s", L->bound,
-                    (unsigned long long)(v - L->logged[k]), kinds[k].meaning);
+            say(srv, L, k, (unsigned long long)(v - L->logged[k]));
             L->logged[k] = v;
         }
     }
@@ -482,15 +533,15 @@ void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
     rpc_server *srv = arg;
     if (ev == NNG_PIPE_EV_ADD_PRE) {
         /* Counted here, and uncounted at REM_POST, which NNG sends for
-         * every pipe that had ADD_PRE, closed here or not. */
-        unsigned open = atomic_fetch_add(&srv->connections, 1);
+         * every pipe that had ADD_PRE, closed here or not. tk's NNG has
+         * refused those over the limit already, counting handshakes too
+         * (NNG_OPT_CONN_MAX); another counts them here. */
         rpc_listener *L = listener_of(srv, pipe);
-        if (L != NULL)
-            atomic_fetch_add(&L->open, 1);
+        unsigned open = L != NULL ? atomic_fetch_add(&L->open, 1) : 0;
         if (atomic_load(&srv->stopping)) {
             nng_pipe_close(pipe);
-        } else if (open >= srv->cfg.max_connections) {
-            atomic_fetch_add(&srv->refused_limit, 1);
+        } else if (L != NULL && open >= L->limit) {
+            atomic_fetch_add(&L->refused_here, 1);
             nng_pipe_close(pipe);
         }
         return;
@@ -505,7 +556,6 @@ void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
     if (ev != NNG_PIPE_EV_REM_POST)
         return;
     uint32_t conn = (uint32_t)nng_pipe_id(pipe);
-    atomic_fetch_sub(&srv->connections, 1);
     rpc_listener *L = listener_of(srv, pipe);
     if (L != NULL)
         atomic_fetch_sub(&L->open, 1);

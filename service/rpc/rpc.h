@@ -225,9 +225,6 @@ void rpc_call_fail_fds(rpc_call *call, int err, const char *fmt, ...)
  * the server starts); logs a warning when it cannot. Returns the soft
  * limit in force. */
 uint64_t rpc_fd_limit_raise(void);
-/* One info line: the descriptor limit, how many are in use, and roughly
- * what the rest allows (connections hold one each, running tools three). */
-void rpc_fd_log_capacity(void);
 
 /* ---- the method table --------------------------------------------------- */
 
@@ -285,11 +282,20 @@ typedef struct rpc_config {
     unsigned workers;     /* threads running handlers */
     unsigned queue_depth; /* calls waiting for a worker */
     size_t max_request_bytes; /* NNG_OPT_RECVMAXSZ of every listener */
-    /* Connections at once, all listeners together; one more is closed as
-     * it comes (logged). With max_request_bytes, the bound of the memory
-     * that unfinished frames can hold: NNG allocates a frame whole when
-     * its length arrives, so at most max_connections x max_request_bytes. */
+    /* Connections at once on each listener, those still in their
+     * handshake included; one more is closed as it comes (logged). 0:
+     * RPC_DEFAULT_MAX_CONNECTIONS, or fewer where the listener's part of
+     * the descriptors is smaller (limits.c: half of those free after
+     * start-up are kept for the calls' work, the rest shared by the
+     * listeners, the local ones apart from the network ones); a number
+     * given is taken as it is. With max_request_bytes, the bound of the
+     * memory that unfinished frames can hold: NNG allocates a frame whole
+     * when its length arrives, so at most each listener's limit x
+     * max_request_bytes. */
     unsigned max_connections;
+    /* How long a connection may take over its handshake (TLS's, then
+     * NNG's SP header) before it is closed and counted. */
+    uint32_t handshake_timeout_ms;
     int64_t allowed_uid;        /* ipc peers must have this uid; -1: euid */
     uint32_t shutdown_grace_ms; /* how long shutdown waits for WRITEs */
     uint32_t shutdown_stop_ms;  /* then, how long for the WRITEs it stops */
@@ -303,6 +309,10 @@ typedef struct rpc_config {
 #define RPC_DEFAULT_QUEUE_DEPTH 64u
 #define RPC_DEFAULT_MAX_REQUEST_BYTES ((size_t)1024 * 1024)
 #define RPC_DEFAULT_MAX_CONNECTIONS 128u
+/* A few round trips of a TLS 1.2 handshake on a slow link, with room to
+ * spare; NNG's own is 10 s (and none at all for TLS in 1.5.2). */
+#define RPC_DEFAULT_HANDSHAKE_TIMEOUT_MS 5000u
+#define RPC_MAX_HANDSHAKE_TIMEOUT_MS 600000u
 #define RPC_DEFAULT_SHUTDOWN_GRACE_MS 60000u
 /* What a stopped WRITE takes to answer: proc's SIGTERM grace and drain
  * bound (2 s each, PROC_DEFAULT_TERM_GRACE_MS and PROC_DEFAULT_DRAIN_MS),
@@ -341,6 +351,14 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen);
  * the port the system chose for a tcp or tls+tcp port 0; NULL past the
  * last. Valid until rpc_server_free. */
 const char *rpc_server_bound_url(const rpc_server *srv, size_t i);
+/* The connections listener i takes at once (its handshakes included), or
+ * 0 past the last. */
+unsigned rpc_server_listener_limit(const rpc_server *srv, size_t i);
+/* One info line after start: the descriptor limit, how many are in use,
+ * and how many are kept for the calls' work (rpc_config.max_connections
+ * says how the rest are split); a warning for each listener whose limit
+ * passes its part. */
+void rpc_fd_log_capacity(const rpc_server *srv);
 /* The URL the Prometheus listener serves the metrics at, with the port the
  * system chose for port 0; NULL without one. Valid until rpc_server_free. */
 const char *rpc_server_metrics_url(const rpc_server *srv);

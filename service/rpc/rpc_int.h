@@ -143,23 +143,36 @@ typedef struct rpc_slot {
 /* Listener counters of NNG (its per-listener statistics) that say a
  * connection was refused or dropped for an error; logged as they grow. */
 enum {
-    RPC_REFUSED_LIMIT,  /* "reject": closed as it came (connection limit) */
-    RPC_REFUSED_AUTH,   /* "auth": the TLS handshake failed */
-    RPC_REFUSED_PROTO,  /* "proto": not NNG's SP protocol, or not REQ */
-    RPC_REFUSED_OTHER,  /* "other": a frame over max_request_bytes among them */
-    RPC_REFUSED_ACCEPT, /* "oom", "timeout": the accept itself failed */
+    RPC_REFUSED_LIMIT,     /* "conn_refused": closed as it came (the
+                              listener's limit; tk's NNG) */
+    RPC_REFUSED_AUTH,      /* "auth": the TLS handshake failed */
+    RPC_REFUSED_PROTO,     /* "proto": not NNG's SP protocol, or not REQ */
+    RPC_REFUSED_OTHER,     /* "other": a frame over max_request_bytes among
+                              them */
+    RPC_REFUSED_ACCEPT,    /* "oom": the accept itself failed */
+    RPC_REFUSED_HANDSHAKE, /* "timeout": the handshake did not finish
+                              within cfg.handshake_timeout_ms */
     RPC_REFUSED_KINDS,
 };
 
-/* A listener: what it is, and what has been logged of its counters. */
+/* A listener: what it is, its limit, and what has been logged of its
+ * counters. */
 typedef struct rpc_listener {
     const char *url; /* as configured */
     char bound[320]; /* with the port the system chose */
     nng_listener l;
     bool started;
     bool read_only;
+    bool local; /* ipc://: this machine's, with a part of its own */
+    /* Connections at once, those in their handshake included (NNG counts
+     * those: tk's NNG, NNG_OPT_CONN_MAX); set by rpc__share_fds. */
+    unsigned limit;
+    unsigned part; /* its part of the descriptors (UINT_MAX: unknown) */
     uint64_t logged[RPC_REFUSED_KINDS]; /* watch_mu */
     _Atomic unsigned open;              /* its connections now */
+    /* Closed at ADD_PRE over the limit: only an NNG without conn-max,
+     * which counts connections once their handshake is done. */
+    _Atomic uint64_t refused_here;
 } rpc_listener;
 
 struct rpc_server {
@@ -169,12 +182,19 @@ struct rpc_server {
     size_t n_listeners;
     void *tls;     /* nng_tls_config *, for the tls+tcp:// listeners */
     char *kept[4]; /* copies of tls_cert, tls_key, tls_ca, metrics_listen */
-    _Atomic unsigned connections;
-    _Atomic uint64_t refused_limit; /* closed as they came: the limit */
     /* Of every listener by kind, as the watch last read NNG's counters
-     * (the limit's: refused_limit). */
+     * (and the listeners' refused_here). */
     _Atomic uint64_t refused[RPC_REFUSED_KINDS];
-    uint64_t logged_limit; /* watch_mu */
+    /* The descriptors as rpc__share_fds split them: the soft limit, those
+     * in use when the listeners were about to bind (-1: unknown) and
+     * those kept for the calls' work; the metrics listener's part. */
+    uint64_t fds_limit;
+    long fds_used;
+    uint64_t fds_work;
+    unsigned metrics_part;
+    /* The NNG tkd is linked with lacks NNG_OPT_CONN_MAX or
+     * NNG_OPT_HANDSHAKE_TIMEOUT (one not built by tools/nng/build). */
+    bool nng_lacks_limits;
     /* The listener watch: wakes every second, logs refusals. */
     pthread_mutex_t watch_mu;
     pthread_cond_t watch_cv; /* CLOCK_MONOTONIC */
@@ -293,6 +313,11 @@ int rpc__listener_transport(const rpc_listener *L);
 void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg);
 /* The credentials of the connection a frame came on. */
 void rpc__peer_of(rpc_server *srv, nng_pipe pipe, rpc_peer *peer);
+
+/* limits.c: the descriptors split between the calls' work and the
+ * listeners; each listener's limit (rpc__start_listeners, before they
+ * bind). */
+void rpc__share_fds(rpc_server *srv);
 
 /* utf8.c: the length of the valid UTF-8 sequence at s (at most n
  * bytes), or 0. */

@@ -49,7 +49,8 @@ void rpc_config_init(rpc_config *cfg)
     cfg->workers = RPC_DEFAULT_WORKERS;
     cfg->queue_depth = RPC_DEFAULT_QUEUE_DEPTH;
     cfg->max_request_bytes = RPC_DEFAULT_MAX_REQUEST_BYTES;
-    cfg->max_connections = RPC_DEFAULT_MAX_CONNECTIONS;
+    cfg->max_connections = 0; /* each listener's part, at most the default */
+    cfg->handshake_timeout_ms = RPC_DEFAULT_HANDSHAKE_TIMEOUT_MS;
     cfg->allowed_uid = -1;
     cfg->shutdown_grace_ms = RPC_DEFAULT_SHUTDOWN_GRACE_MS;
     cfg->shutdown_stop_ms = RPC_DEFAULT_SHUTDOWN_STOP_MS;
@@ -75,8 +76,10 @@ static int check_config(const rpc_config *cfg, char *err, size_t errlen)
         set_err(err, errlen, "max request bytes must be at least 64");
         return -EINVAL;
     }
-    if (cfg->max_connections == 0) {
-        set_err(err, errlen, "max connections must be at least 1");
+    if (cfg->handshake_timeout_ms == 0 ||
+        cfg->handshake_timeout_ms > RPC_MAX_HANDSHAKE_TIMEOUT_MS) {
+        set_err(err, errlen, "handshake timeout must be 1..%u ms, not %u",
+                RPC_MAX_HANDSHAKE_TIMEOUT_MS, cfg->handshake_timeout_ms);
         return -EINVAL;
     }
     return 0;
@@ -141,8 +144,6 @@ static void init_sync(rpc_server *srv)
     pthread_mutex_init(&srv->peers_mu, NULL);
     atomic_init(&srv->stopping, false);
     atomic_init(&srv->avg_service_us, 0);
-    atomic_init(&srv->connections, 0);
-    atomic_init(&srv->refused_limit, 0);
 }
 
 int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,

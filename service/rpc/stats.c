@@ -233,25 +233,28 @@ static void connections(builder *b, rpc_server *srv)
     }
     Tk__V1__MetricFamily *r = family(
         b, "tk_connections_refused_total",
-        "Connections closed as they came or as they began: limit (tkd "
-        "--max-connections were open), tls (the TLS handshake failed), "
+        "Connections closed as they came or as they began: limit (their "
+        "listener's limit were open, handshakes included), "
+        "handshake_timeout (the handshake did not finish within tkd "
+        "--handshake-timeout-ms), tls (the TLS handshake failed), "
         "protocol (not NNG's REQ), accept (the accept itself failed). Read "
         "from NNG's counters once a second. A frame over "
         "--max-request-bytes is not among them: NNG counts it with the "
         "connections their clients closed (tkd logs both at info).",
         TK__V1__METRIC_FAMILY__TYPE__COUNTER, RPC_REFUSED_KINDS);
     static const char *const reasons[RPC_REFUSED_KINDS] = {
-        [RPC_REFUSED_LIMIT] = "limit",    [RPC_REFUSED_AUTH] = "tls",
-        [RPC_REFUSED_PROTO] = "protocol", [RPC_REFUSED_OTHER] = NULL,
+        [RPC_REFUSED_LIMIT] = "limit",
+        [RPC_REFUSED_HANDSHAKE] = "handshake_timeout",
+        [RPC_REFUSED_AUTH] = "tls",
+        [RPC_REFUSED_PROTO] = "protocol",
+        [RPC_REFUSED_OTHER] = NULL,
         [RPC_REFUSED_ACCEPT] = "accept",
     };
     for (int k = 0; k < RPC_REFUSED_KINDS; k++) {
         if (reasons[k] == NULL)
             continue;
         const char *labels[] = { "reason", reasons[k] };
-        value(b, r, 1, labels,
-              k == RPC_REFUSED_LIMIT ? load(&srv->refused_limit)
-                                     : load(&srv->refused[k]));
+        value(b, r, 1, labels, load(&srv->refused[k]));
     }
     value(b,
           family(b, "tk_received_bytes_total",

@@ -15,7 +15,11 @@ and nothing was logged):
 tkd runs under `prlimit --nofile=64:64` (the hard limit too, so its raise
 cannot undo the test), and the descriptors are used up deterministically:
 raw connections, each completing NNG's SP handshake (tkd's answer says it
-accepted it), are opened until /proc/PID/fd counts the limit. Where there
+accepted it), are opened until /proc/PID/fd counts the limit. By default
+a listener takes no more connections than its part of the descriptors,
+so that a flood of them leaves the calls' work its own
+(test_floods.py); here --max-connections, which is taken as given, lets
+the connections take them all, the case this test is about. Where there
 is no /proc or no prlimit (macOS), lsof(8) counts tkd's descriptors and
 Python's setrlimit, then exec, sets the limits. The calls
 travel on a connection made before. The negative controls: the same calls
@@ -110,6 +114,7 @@ class Descriptors(unittest.TestCase):
             # Orders on a database that is not there: each call tries to
             # connect, which takes a socket first.
             options=["--workers", "2", "--queue-depth", "4",
+                     "--max-connections", str(4 * LIMIT),
                      "--search-slots", "1", "--pg",
                      "host=%s dbname=tk" % os.path.join(self.dir.name, "nopg")],
             wrapper=nofile_wrapper(nofile))
