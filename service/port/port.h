@@ -18,7 +18,10 @@
  *    or the realtime clock, re-aimed at every wait);
  *  - wiping a secret the compiler must not optimise away (explicit_bzero,
  *    memset_s, or a memset through a volatile pointer);
- *  - the descriptors open in this process (/proc/self/fd, or /dev/fd).
+ *  - the descriptors open in this process (/proc/self/fd, or /dev/fd);
+ *  - the heap given back to the system (malloc_trim, or nothing where the
+ *    allocator gives free pages back itself, as macOS's does), and the
+ *    resident memory (/proc/self/statm, or unknown).
  * May call: libc only (and pthreads).
  * Must never: know of calls, NNG, protobuf or any other module; choose a
  * path by `__GLIBC__` or `__linux__` (the C library's or the kernel's
@@ -117,6 +120,20 @@ int port_cond_init(pthread_cond_t *cv);
  * when that time has come. */
 int port_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
                          int64_t until_ns);
+
+/* ---- the heap ------------------------------------------------------------ */
+
+/* Bytes the allocator holds free, which port_heap_trim can give back; -1
+ * where it cannot tell. */
+int64_t port_heap_idle_bytes(void);
+
+/* Gives the free pages of every arena of the heap back to the system
+ * (malloc_trim(0): whole free pages inside the heap too, not only its
+ * top). Nothing where the allocator has no such call. */
+void port_heap_trim(void);
+
+/* The process's resident memory in bytes, or -1 when it cannot tell. */
+int64_t port_rss_bytes(void);
 
 /* ---- secrets ----------------------------------------------------------------
  */

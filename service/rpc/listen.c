@@ -289,6 +289,7 @@ int rpc__start_listeners(rpc_server *srv, char *err, size_t errlen)
     if (rv != 0)
         return rv;
     pthread_mutex_lock(&srv->watch_mu);
+    rpc__heap_start(srv);
     srv->watching = pthread_create(&srv->watcher, NULL, watch_main, srv) == 0;
     pthread_mutex_unlock(&srv->watch_mu);
     return 0;
@@ -304,7 +305,7 @@ unsigned rpc_server_listener_limit(const rpc_server *srv, size_t i)
     return i < srv->n_listeners ? srv->listeners[i].limit : 0;
 }
 
-/* ---- the watch: refusals that NNG only counts ----------------------------
+/* ---- the watch: refusals that NNG only counts, and the heap --------------
  */
 
 /* NNG's names of the counters of each kind, and what a count means (the
@@ -413,8 +414,10 @@ static void *watch_main(void *arg)
     while (!srv->watch_stop) {
         port_cond_wait_until(&srv->watch_cv, &srv->watch_mu,
                              rpc_now_ns() + 1000000000);
-        if (!srv->watch_stop)
+        if (!srv->watch_stop) {
             look(srv);
+            rpc__heap_look(srv);
+        }
     }
     pthread_mutex_unlock(&srv->watch_mu);
     return NULL;

@@ -195,7 +195,10 @@ struct rpc_server {
     /* The NNG tkd is linked with lacks NNG_OPT_CONN_MAX or
      * NNG_OPT_HANDSHAKE_TIMEOUT (one not built by tools/nng/build). */
     bool nng_lacks_limits;
-    /* The listener watch: wakes every second, logs refusals. */
+    /* heap.c: the least the heap held free since the last trim; watch_mu. */
+    int64_t heap_floor;
+    /* The watch: wakes every second, logs refusals, gives back the heap a
+     * burst left. */
     pthread_mutex_t watch_mu;
     pthread_cond_t watch_cv; /* CLOCK_MONOTONIC */
     bool watch_stop, watching;
@@ -313,6 +316,12 @@ int rpc__listener_transport(const rpc_listener *L);
 void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg);
 /* The credentials of the connection a frame came on. */
 void rpc__peer_of(rpc_server *srv, nng_pipe pipe, rpc_peer *peer);
+
+/* heap.c: gives the heap back to the system when a burst has left it
+ * holding free memory (the watch, once a second; watch_mu held), a burst
+ * counted from what the heap held free when the watch started. */
+void rpc__heap_start(rpc_server *srv);
+void rpc__heap_look(rpc_server *srv);
 
 /* limits.c: the descriptors split between the calls' work and the
  * listeners; each listener's limit (rpc__start_listeners, before they

@@ -22,6 +22,9 @@ quick and ends where it must:
   handshake on a read-only listener locked out the read-write ipc
   socket (one limit, 128, for all). Now the read-only one refuses past
   its own, and the read-write one accepts and serves a WRITE.
+- Memory held for a burst is given back: resident memory before, during
+  and after 128 stalled 1 MiB frames (157 MB stayed after them), "after"
+  within MARGIN of "before" once tkd says it gave the burst back.
 
 Run by meson under /usr/bin/python3.
 """
@@ -34,6 +37,7 @@ import re
 import signal
 import socket
 import ssl
+import struct
 import subprocess
 import sys
 import time
@@ -46,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tkproc  # noqa: E402
 from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert  # noqa: E402
 from test_limits import fd_count, nofile_wrapper  # noqa: E402
-from test_listeners import nng_has_tls, stat  # noqa: E402
+from test_listeners import nng_has_tls, rss_kib, stat  # noqa: E402
 
 import tk  # noqa: E402
 from tk.v1 import control_pb2  # noqa: E402
@@ -65,6 +69,11 @@ HOLD_MS = 600000
 # A slow peer's pace, a byte at a time: less than the bound each, more in
 # all.
 PACE_S = 0.25
+# What "after" may exceed "before" by: what a burst's first use leaves
+# (NNG's and the log's structures grown for it, glibc's arenas' own
+# pages), measured at 0.5 MiB here; the burst itself is 128 MiB, and
+# without the trim 48-119 MiB of it stayed.
+MARGIN_KIB = 8 * 1024
 
 
 def git(repo: str, *args: str) -> None:
@@ -371,6 +380,74 @@ class Floods(unittest.TestCase):
             c.git.config_set(repo=self.repo, key="user.name", value="rw",
                              timeout=30)
         self.assertNotIn(rw_url + ": refused", self.last.output("stderr"))
+
+    # ---- 3. memory held for a burst is given back -------------------------
+
+    def stall(self, path: str, n: int) -> None:
+        """n connections, each with a 1 MiB frame but its last byte sent:
+        NNG allocates a frame whole when its length arrives."""
+        size = 1024 * 1024
+        for _ in range(n):
+            s = sp_connect(socket.AF_UNIX, path)
+            assert s is not None
+            s.sendall(b"\x01" + struct.pack(">Q", size) +
+                      struct.pack(">I", 0x80000001) + b"p" * (size - 5))
+            self.held.append(s)
+
+    def closed(self, n: int) -> None:
+        """Until tkd has logged n connections closed in all."""
+        self.last.wait_until(lambda err: len(re.findall(
+            r"connection \d+ closed", err)) >= n, "%d closed" % n,
+            timeout=WAIT_S)
+
+    def test_burst_memory_given_back(self) -> None:
+        url, path = self.ipc("mem.sock")
+        # glibc maps a block as large as a frame on its own, and unmaps it
+        # when it is freed, until frees raise its threshold past the size
+        # (the dynamic mmap threshold: a tkd that has run a while; the
+        # attack repeated three times kept 71 MB of the third here). The
+        # threshold set there from the start, so that the frames come from
+        # the heap, as they do then.
+        self.tkd(512, "--listen", url, "--max-connections", "128",
+                 "--handshake-timeout-ms", str(HOLD_MS),
+                 env={"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=4194304"},
+                 nng_limits=False)
+        pid = self.last.proc.pid
+        with tk.Client(url) as c:
+            c.control.ping(data=b"x")
+        self.closed(1)
+        before = rss_kib(pid)
+        self.stall(path, 128)
+        # It has them all when it has read them (the socket buffers empty).
+        self.last.wait_until(lambda _: rss_kib(pid) > before + 100 * 1024,
+                             "tkd holding the frames", timeout=WAIT_S)
+        during = rss_kib(pid)
+        mark = self.last.mark("stderr")
+        self.release()
+        self.closed(1 + 128)
+        sanitized = bool(os.environ.get("TK_SANITIZE", "")) and \
+            os.environ.get("TK_SANITIZE") != "none"
+        if sanitized or os.environ.get("TK_HEAP_TRIM") != "1":
+            self.skipTest("resident memory %d -> %d KiB; not given back "
+                          "here: %s" % (before, during, "a sanitizer's "
+                          "allocator replaces glibc's malloc" if sanitized
+                          else "this build has no malloc_trim"))
+        try:
+            self.last.wait_output("given back to the system", "stderr",
+                                  timeout=WAIT_S, start=mark)
+        except AssertionError:
+            self.fail("resident memory before %d KiB, during %d KiB, "
+                      "after %d KiB: not given back"
+                      % (before, during, rss_kib(pid)))
+        after = rss_kib(pid)
+        sys.stderr.write("resident memory: before %d KiB, during %d KiB, "
+                         "after %d KiB\n" % (before, during, after))
+        self.assertLessEqual(after, before + MARGIN_KIB,
+                             "before %d KiB, during %d KiB, after %d KiB"
+                             % (before, during, after))
+        # Served after the burst.
+        with tk.Client(url) as c:
+            self.assertEqual(c.control.ping(data=b"y").data, b"y")
 
 
 if __name__ == "__main__":
