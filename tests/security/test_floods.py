@@ -82,10 +82,11 @@ def git(repo: str, *args: str) -> None:
 
 
 def limits(log: str) -> dict:
-    """Each listener's limit, by URL, from its "listening on" line."""
-    return {m.group(1): int(m.group(2)) for m in re.finditer(
-        r"listening on (\S+)(?: \(reads only\))? \((\d+) connections at "
-        r"most\)", log)}
+    """Each listener's limit, by URL, from its "listening on" line (0 where
+    the line names none)."""
+    return {m.group(1): int(m.group(2) or 0) for m in re.finditer(
+        r"listening on (\S+)(?: \(reads only\))?(?: \((\d+) connections "
+        r"at most\))?", log)}
 
 
 def logged(log: str, url: str, what: str) -> int:
@@ -121,7 +122,7 @@ def sp_connect(family: int, addr: object) -> Optional[socket.socket]:
     try:
         s.sendall(REQ_HEADER)
         got = s.recv(8, socket.MSG_WAITALL)
-    except (ConnectionResetError, BrokenPipeError):
+    except (ConnectionResetError, BrokenPipeError, socket.timeout):
         got = b""
     if got != REP_HEADER:
         s.close()
@@ -316,16 +317,17 @@ class Floods(unittest.TestCase):
 
     def test_tls_flood_leaves_ipc_and_the_work_their_share(self) -> None:
         ipc_url, limit, before = self.flood_tls([])
-        self.assertLess(limit, 222)
         tls_url = [u for u in limits(self.last.output("stderr"))
                    if u.startswith("tls+tcp://")][0]
-        # The listener holds its limit and refuses the rest as they come.
+        pid = self.last.proc.pid
+        # tkd has taken the flood in when the listener has refused all but
+        # its limit, or (the attack as it was) when its descriptors are
+        # gone.
         refused = 222 - limit
         self.last.wait_until(
             lambda err: logged(err, tls_url, ": %d were open" % limit) >=
-            refused, "%d refusals logged" % refused, timeout=WAIT_S)
-        pid = self.last.proc.pid
-        self.assertLessEqual(fd_count(pid), before + limit + 2)
+            refused or fd_count(pid) >= 200, "the flood taken in",
+            timeout=WAIT_S)
         # While the flood is held: ipc accepts, Ping, git Status (git run
         # through proc/: pipes and a pidfd) and RevParse (libgit2) work.
         probe = sp_connect(socket.AF_UNIX, ipc_url[len("ipc://"):])
@@ -337,6 +339,10 @@ class Floods(unittest.TestCase):
             self.assertEqual(len(c.git.rev_parse(repo=self.repo, rev="HEAD",
                                                  timeout=30).oid), 40)
             st = c.call("tk.v1.Control/Stats", control_pb2.StatsRequest())
+        # The listener held its limit, refused the rest as they came, and
+        # left the descriptors it did not take.
+        self.assertLess(limit, 222)
+        self.assertLessEqual(fd_count(pid), before + limit + 2)
         self.assertGreaterEqual(stat(st, "tk_connections_refused_total",
                                      reason="limit"), refused)
 
@@ -368,10 +374,6 @@ class Floods(unittest.TestCase):
             if s is not None:
                 self.held.append(s)
                 accepted += 1
-        self.assertEqual(accepted, lim[ro_url])
-        self.last.wait_until(
-            lambda err: logged(err, ro_url, ": %d were open" % lim[ro_url])
-            >= n - accepted, "the read-only refusals logged", timeout=WAIT_S)
         # The read-write listener accepts, and serves a WRITE.
         probe = sp_connect(socket.AF_UNIX, rw_path)
         self.assertIsNotNone(probe, "the read-write listener refused")
@@ -380,6 +382,11 @@ class Floods(unittest.TestCase):
             c.git.config_set(repo=self.repo, key="user.name", value="rw",
                              timeout=30)
         self.assertNotIn(rw_url + ": refused", self.last.output("stderr"))
+        # The read-only one held its own limit, and refused the rest.
+        self.assertEqual(accepted, lim[ro_url])
+        self.last.wait_until(
+            lambda err: logged(err, ro_url, ": %d were open" % lim[ro_url])
+            >= n - accepted, "the read-only refusals logged", timeout=WAIT_S)
 
     # ---- 3. memory held for a burst is given back -------------------------
 
