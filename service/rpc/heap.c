@@ -1,5 +1,5 @@
 /* The heap given back after a burst. glibc's malloc keeps what a burst
- * freed: a flood of TLS handshakes (each connection some 70 KiB of NNG's
+ * freed: a flood of TLS handshakes (each connection some 34 KiB of NNG's
  * and mbedTLS's buffers), or stalled frames (NNG allocates each whole
  * when its length arrives), are freed in the middle of the arenas of the
  * threads that took them, where nothing gives them back. Measured before:
