@@ -1,6 +1,8 @@
 /* The heap: what the allocator holds free, giving it back to the system,
  * and the process's resident memory. */
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "port_config.h"
@@ -33,14 +35,20 @@ void port_heap_trim(void)
 int64_t port_rss_bytes(void)
 {
 #if TK_HAVE_PROC_SELF_FD /* /proc is there */
+    /* "size resident shared ...", in pages */
     FILE *f = fopen("/proc/self/statm", "re");
     if (f == NULL)
         return -1;
-    long long size = 0, resident = -1;
-    int got = fscanf(f, "%lld %lld", &size, &resident);
+    char line[128];
+    bool got = fgets(line, sizeof line, f) != NULL;
     (void)fclose(f); /* read only */
+    char *end = line;
+    if (got)
+        (void)strtoll(line, &end, 10);
+    char *field = end;
+    long long resident = got ? strtoll(field, &end, 10) : -1;
     long page = sysconf(_SC_PAGESIZE);
-    if (got != 2 || resident < 0 || page <= 0)
+    if (!got || end == field || resident < 0 || page <= 0)
         return -1;
     return (int64_t)resident * page;
 #else
