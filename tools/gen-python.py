@@ -269,16 +269,23 @@ def gen_catalog(files, specs, outdir):
                'its kind and\nits timeouts, as its option (tk.v1.method) '
                'declares them: the data of\ntk.catalog."""\n')
     out.append("\n# (name, request type, reply type, kind, default timeout "
-               "ms, ceiling ms)\nMETHODS = (\n")
+               "ms, ceiling ms,\n#  the reply's list: None or (field, limit "
+               "field, default items, max items,\n#  max bytes))\n"
+               "METHODS = (\n")
     for f in files:
         for svc in f.service:
             for rpc in svc.method:
                 name = "%s.%s/%s" % (f.package, svc.name, rpc.name)
                 spec = specs[name]
-                out.append("    (%r, %r, %r,\n     %r, %d, %d),\n" % (
+                lst = None
+                if spec.list is not None:
+                    lst = (spec.list.field, spec.list.limit_field,
+                           spec.list.default_items, spec.list.max_items,
+                           spec.list.max_bytes)
+                out.append("    (%r, %r, %r,\n     %r, %d, %d,\n     %r),\n" % (
                     name, rpc.input_type.lstrip("."),
                     rpc.output_type.lstrip("."), spec.kind,
-                    spec.default_timeout_ms, spec.ceiling_ms))
+                    spec.default_timeout_ms, spec.ceiling_ms, lst))
     out.append(")\n")
     write(os.path.join(outdir, "tk", "_catalog.py"), "".join(out))
 

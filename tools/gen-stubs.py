@@ -7,7 +7,8 @@ Output, under OUTDIR (gen/c):
   tk/<pkg path>/<file>.tk.h / .tk.c  one typed function per RPC, calling tk_call
   tk/<pkg path>/<file>.methods.h     tkd's method table of each service of the
                                       file (rpc_method: name, messages, kind,
-                                      timeouts, flags), for the one module of
+                                      timeouts, flags, the ceiling of the
+                                      reply's list), for the one module of
                                       tkd that serves it
   tk/catalog.c                        every method (with its kind and
                                       timeouts), message and enum, for
@@ -17,8 +18,9 @@ Output, under OUTDIR (gen/c):
                                       protobuf-c does not keep of a field:
                                       its oneof, that it is a map, and its
                                       option (tk.v1.path)
-Each method's kind, timeouts and flags come from its option (tk.v1.method)
-(proto/tk/v1/options.proto), which every method of a tk service must carry.
+Each method's kind, timeouts, flags and list ceiling come from its option
+(tk.v1.method) (proto/tk/v1/options.proto), which every method of a tk
+service must carry.
 Names follow protoc-c 1.4.1 (FullNameToC / FullNameToLower), so the stubs
 refer to the types protoc-c generated. Output is byte-for-byte deterministic.
 
@@ -55,19 +57,70 @@ C_KEYWORDS = frozenset(
     "volatile while".split())
 
 
+class ListSpec:
+    """What a method's option declares of its reply's list (list: {...})."""
+
+    def __init__(self, field, limit_field, default_items, max_items,
+                 max_bytes):
+        self.field = field  # "commits"
+        self.limit_field = limit_field  # "max_count", or ""
+        self.default_items = default_items
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+
+    def problem(self, request, reply):
+        """None, or what makes the declaration wrong: request and reply
+        are the method's messages (DescriptorProto)."""
+        if not self.field or self.max_items == 0:
+            return "list needs field and max_items (> 0)"
+        fields = {f.name: f for f in reply.field}
+        f = fields.get(self.field)
+        if f is None or f.label != f.LABEL_REPEATED:
+            return "list: %s has no repeated field %s" % (reply.name,
+                                                           self.field)
+        if not self.limit_field:
+            if self.default_items != 0:
+                return ("list: default_items is for a list the caller "
+                        "limits (limit_field)")
+            return None
+        fields = {f.name: f for f in request.field}
+        f = fields.get(self.limit_field)
+        if f is None or f.type != f.TYPE_UINT32 or \
+                f.label == f.LABEL_REPEATED:
+            return "list: %s has no uint32 field %s" % (request.name,
+                                                         self.limit_field)
+        if self.default_items == 0 or self.default_items > self.max_items:
+            return ("list: default_items %d must be given and at most "
+                    "max_items %d" % (self.default_items, self.max_items))
+        return None
+
+    def summary(self):
+        """commits: 10000 by default (max_count 0), 10000 at most, 16 MiB
+        at most."""
+        text = "%s: " % self.field
+        if self.limit_field:
+            text += "%d by default (%s 0), " % (self.default_items,
+                                               self.limit_field)
+        text += "%d at most" % self.max_items
+        if self.max_bytes:
+            text += ", %s of paths and text at most" % size(self.max_bytes)
+        return text
+
+
 class Spec:
     """What a method's option (tk.v1.method) declares."""
 
     def __init__(self, method, kind, default_timeout_ms, ceiling_ms,
-                 inline, writes):
+                 inline, writes, list_spec=None):
         self.method = method  # "tk.v1.Git/Status"
         self.kind = kind  # "READ" or "WRITE"
         self.default_timeout_ms = default_timeout_ms
         self.ceiling_ms = ceiling_ms
         self.inline = inline
         self.writes = writes
+        self.list = list_spec  # ListSpec, or None
 
-    def problem(self):
+    def problem(self, request=None, reply=None):
         """None, or what makes the declaration one tkd would refuse
         (rpc_server_add_service's checks) or one that says nothing."""
         if self.kind not in ("READ", "WRITE"):
@@ -79,6 +132,8 @@ class Spec:
                 self.default_timeout_ms, self.ceiling_ms)
         if self.writes and self.kind != "READ":
             return "writes is for a READ with a commit point (a WRITE writes)"
+        if self.list is not None:
+            return self.list.problem(request, reply)
         return None
 
     def summary(self):
@@ -92,6 +147,14 @@ class Spec:
 
 def duration(ms):
     return "%d s" % (ms // 1000) if ms % 1000 == 0 else "%d ms" % ms
+
+
+def size(n):
+    """16777216 -> "16 MiB"; as bytes when not whole KiB or MiB."""
+    for unit, shift in (("MiB", 20), ("KiB", 10)):
+        if n % (1 << shift) == 0:
+            return "%d %s" % (n >> shift, unit)
+    return "%d bytes" % n
 
 
 def load_option(fds, option, options_type):
@@ -112,12 +175,27 @@ def load_option(fds, option, options_type):
     return ext, classes[options_type]
 
 
+def message_index(fds):
+    """{message full name: DescriptorProto} of every message of fds."""
+    out = {}
+
+    def walk(prefix, messages):
+        for m in messages:
+            out[prefix + "." + m.name] = m
+            walk(prefix + "." + m.name, m.nested_type)
+
+    for f in fds.file:
+        walk(f.package, f.message_type)
+    return out
+
+
 def method_specs(fds):
     """{method full name: Spec} for every method of every tk service;
     exits naming the first method whose option is missing or wrong."""
     ext, options = load_option(fds, METHOD_OPTION,
                                "google.protobuf.MethodOptions")
     kinds = ext.message_type.enum_types_by_name["Kind"]
+    messages = message_index(fds)
     specs = {}
     for fdesc in fds.file:
         if not fdesc.package.startswith("tk."):
@@ -132,10 +210,16 @@ def method_specs(fds):
                              "(proto/tk/v1/options.proto)"
                              % (name, fdesc.name, METHOD_OPTION))
                 o = opts.Extensions[ext]
+                lst = None
+                if o.HasField("list"):
+                    lst = ListSpec(o.list.field, o.list.limit_field,
+                                   o.list.default_items, o.list.max_items,
+                                   o.list.max_bytes)
                 spec = Spec(name, kinds.values_by_number[o.kind].name,
                             o.default_timeout_ms, o.ceiling_ms, o.inline,
-                            o.writes)
-                why = spec.problem()
+                            o.writes, lst)
+                why = spec.problem(messages[rpc.input_type.lstrip(".")],
+                                   messages[rpc.output_type.lstrip(".")])
                 if why:
                     sys.exit("gen-stubs: %s (%s): option (%s): %s"
                              % (name, fdesc.name, METHOD_OPTION, why))
@@ -255,6 +339,12 @@ def gen_methods(fdesc, specs, outdir):
             out.append("#define %s__DEFAULT_TIMEOUT_MS %du\n" %
                        (m, spec.default_timeout_ms))
             out.append("#define %s__CEILING_MS %du\n" % (m, spec.ceiling_ms))
+            if spec.list is not None:
+                out.append("/* %s */\n" % spec.list.summary())
+                for macro, value in (("DEFAULT_ITEMS", spec.list.default_items),
+                                     ("MAX_ITEMS", spec.list.max_items),
+                                     ("MAX_BYTES", spec.list.max_bytes)):
+                    out.append("#define %s__%s %du\n" % (m, macro, value))
         out.append("\n#define %s__METHODS(prefix) \\\n    { \\\n" % mac)
         for rpc in svc.method:
             name = "%s.%s/%s" % (fdesc.package, svc.name, rpc.name)
@@ -275,6 +365,18 @@ def gen_methods(fdesc, specs, outdir):
                     ".handler = prefix##%s," % handler_name(rpc),
                     ".flags = %s," % (" | ".join(flags) or "0")):
                 out.append("            %s \\\n" % line)
+            if spec.list is not None:
+                lst = spec.list
+                out.append("            .list = { .field = \"%s\", \\\n"
+                           "                      .limit_field = %s, \\\n"
+                           "                      .default_items = "
+                           "%s__DEFAULT_ITEMS, \\\n"
+                           "                      .max_items = %s__MAX_ITEMS, "
+                           "\\\n"
+                           "                      .max_bytes = %s__MAX_BYTES "
+                           "}, \\\n"
+                           % (lst.field, '"%s"' % lst.limit_field
+                              if lst.limit_field else "NULL", m, m, m))
             out.append("        }, \\\n")
         out.append("    }\n")
     out.append("\n#endif\n")
@@ -340,13 +442,22 @@ def gen_catalog(files, specs, paths, outdir):
     for hdr in sorted(headers):
         out.append("#include \"%s\"\n" % hdr)
     out.append("\n#include \"catalog.h\"\n")
-    out.append("\n/* name, request, reply, kind, default timeout, ceiling (ms): as\n"
-               " * each method's option (tk.v1.method) declares them. */\n")
+    out.append("\n/* name, request, reply, kind, default timeout, ceiling (ms), and\n"
+               " * the reply's list (field, limit field, default items, max\n"
+               " * items, max bytes) where there is one: as each method's option\n"
+               " * (tk.v1.method) declares them. */\n")
     out.append("const tk_method_desc tk_catalog__methods[] = {\n")
     for name, req, rep, spec in methods:
-        out.append("    {\"%s\", &%s, &%s,\n     TK_METHOD_%s, %d, %d},\n" %
+        lst = ",\n     NULL, NULL, 0, 0, 0"
+        if spec.list is not None:
+            lst = ",\n     \"%s\", %s, %d, %d, %d" % (
+                spec.list.field, '"%s"' % spec.list.limit_field
+                if spec.list.limit_field else "NULL",
+                spec.list.default_items, spec.list.max_items,
+                spec.list.max_bytes)
+        out.append("    {\"%s\", &%s, &%s,\n     TK_METHOD_%s, %d, %d%s},\n" %
                    (name, req, rep, spec.kind, spec.default_timeout_ms,
-                    spec.ceiling_ms))
+                    spec.ceiling_ms, lst))
     out.append("};\nconst size_t tk_catalog__n_methods = %d;\n" % len(methods))
     out.append("\nconst ProtobufCMessageDescriptor *const tk_catalog__messages[] = {\n")
     for m in msgs:

@@ -179,6 +179,21 @@ def gen_catalog(files, specs, outdir):
                "  readonly defaultTimeoutMs: number;\n"
                "  /** READ: no call runs longer; WRITE: its own timeout. */\n"
                "  readonly ceilingMs: number;\n"
+               "  /** The reply's list and its ceiling (tk.v1.ListSpec), or null. */\n"
+               "  readonly list: ListBound | null;\n"
+               "}\n\n"
+               "/** What bounds a reply's list (tk.v1.ListSpec, options.proto). */\n"
+               "export interface ListBound {\n"
+               "  /** The reply's repeated field, as in the .proto: \"commits\". */\n"
+               "  readonly field: string;\n"
+               "  /** The request's field that lowers it, \"\" when none. */\n"
+               "  readonly limitField: string;\n"
+               "  /** Items when the request names no limit (0 without limitField). */\n"
+               "  readonly defaultItems: number;\n"
+               "  /** The ceiling: no reply holds more; a larger limit is served as it. */\n"
+               "  readonly maxItems: number;\n"
+               "  /** Bytes of the items' paths and text at most; 0: none but maxItems. */\n"
+               "  readonly maxBytes: number;\n"
                "}\n\n")
     out.append("/** Every method, in the order of proto/ (files by name, then "
                "as declared). */\n")
@@ -188,14 +203,24 @@ def gen_catalog(files, specs, outdir):
             for rpc in svc.method:
                 name = "%s.%s/%s" % (f.package, svc.name, rpc.name)
                 spec = specs[name]
+                lst = "null"
+                if spec.list is not None:
+                    lst = ("{\n      field: %s,\n      limitField: %s,\n"
+                           "      defaultItems: %d,\n      maxItems: %d,\n"
+                           "      maxBytes: %d,\n    }" % (
+                               json.dumps(spec.list.field),
+                               json.dumps(spec.list.limit_field),
+                               spec.list.default_items, spec.list.max_items,
+                               spec.list.max_bytes))
                 out.append(
                     "  {\n    name: %s,\n    requestType: %s,\n"
                     "    replyType: %s,\n    kind: %s,\n"
-                    "    defaultTimeoutMs: %d,\n    ceilingMs: %d,\n  },\n" % (
+                    "    defaultTimeoutMs: %d,\n    ceilingMs: %d,\n"
+                    "    list: %s,\n  },\n" % (
                         json.dumps(name), json.dumps(rpc.input_type.lstrip(".")),
                         json.dumps(rpc.output_type.lstrip(".")),
                         json.dumps(spec.kind), spec.default_timeout_ms,
-                        spec.ceiling_ms))
+                        spec.ceiling_ms, lst))
     out.append("];\n")
     write(os.path.join(outdir, "tk", "catalog.ts"), "".join(out))
 

@@ -181,7 +181,15 @@ void tkcall_note_partial(const char *method, const ProtobufCMessage *reply,
         fputs(" this reply holds", stderr);
     fputs(st->cause == TK_CAUSE_LIMIT ? " (tkd stopped at a limit)" : "",
           stderr);
-    if (limit != NULL)
+    /* At the method's ceiling (tk.v1.ListSpec) a larger limit would be
+     * served as the same: say so rather than ask for one. */
+    const tk_method_desc *md = tk_catalog_find_method(method);
+    if (md != NULL && md->list_field != NULL && n >= (long)md->max_items)
+        fprintf(stderr,
+                "; %u is tkd's ceiling for %s: narrow the request for "
+                "the rest",
+                (unsigned)md->max_items, method);
+    else if (limit != NULL)
         fprintf(stderr, "; raise \"%s\" for more", limit);
     fputs("\n", stderr);
 }

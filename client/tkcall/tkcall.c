@@ -776,6 +776,40 @@ static int cmd_list(tkcall *t)
 /* ---- describe --------------------------------------------------------------
  */
 
+/* "16 MiB": max_bytes as people read it. */
+static void format_bytes(char *buf, size_t len, uint32_t n)
+{
+    if (n % (1u << 20) == 0)
+        snprintf(buf, len, "%u MiB", (unsigned)(n >> 20));
+    else if (n % (1u << 10) == 0)
+        snprintf(buf, len, "%u KiB", (unsigned)(n >> 10));
+    else
+        snprintf(buf, len, "%u bytes", (unsigned)n);
+}
+
+/* The ceiling of the reply's list, as tkd serves it, with the limit's
+ * name as JSON spells it (what a tkcall user types). */
+static void print_list(const Tk__V1__ListSpec *l)
+{
+    printf("list      %s: ", l->field);
+    if (l->limit_field[0] != '\0') {
+        char name[64];
+        tk_json_field_name(name, sizeof name, l->limit_field);
+        printf("%u by default (%s 0), %u at most (a larger %s is served "
+               "as %u)",
+               (unsigned)l->default_items, name, (unsigned)l->max_items, name,
+               (unsigned)l->max_items);
+    } else {
+        printf("%u at most", (unsigned)l->max_items);
+    }
+    if (l->max_bytes != 0) {
+        char bytes[32];
+        format_bytes(bytes, sizeof bytes, l->max_bytes);
+        printf(", and %s of their paths and text", bytes);
+    }
+    printf("; a reply cut there is partial\n");
+}
+
 static void print_method_info(const Tk__V1__MethodInfo *info)
 {
     char dflt[32], ceiling[32];
@@ -789,6 +823,8 @@ static void print_method_info(const Tk__V1__MethodInfo *info)
            info->kind == TK__V1__METHOD_INFO__KIND__WRITE
                ? " (a write's own timeout)"
                : "");
+    if (info->list != NULL)
+        print_list(info->list);
 }
 
 static void print_schema(const char *type, int json_flags)

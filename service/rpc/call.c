@@ -32,6 +32,11 @@ rpc_kind rpc_call_kind(const rpc_call *call)
     return call->reg->method->kind;
 }
 
+const rpc_list *rpc_call_list(const rpc_call *call)
+{
+    return &call->reg->method->list;
+}
+
 uint64_t rpc_call_id(const rpc_call *call)
 {
     return call->id;

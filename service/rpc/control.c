@@ -48,6 +48,22 @@ static bool in_service(const char *method, const char *service)
     return n == 0 || (strncmp(method, service, n) == 0 && method[n] == '/');
 }
 
+/* A method's list bounds as ListMethods reports them; NULL for none. */
+static Tk__V1__ListSpec *list_spec(rpc_call *call, const rpc_list *l)
+{
+    if (l->field == NULL)
+        return NULL;
+    Tk__V1__ListSpec *out = rpc_call_alloc(call, sizeof *out);
+    tk__v1__list_spec__init(out);
+    out->field = (char *)l->field;
+    if (l->limit_field != NULL)
+        out->limit_field = (char *)l->limit_field;
+    out->default_items = l->default_items;
+    out->max_items = l->max_items;
+    out->max_bytes = l->max_bytes;
+    return out;
+}
+
 static void list_methods(void *svc, rpc_call *call,
                          const ProtobufCMessage *request,
                          ProtobufCMessage *reply)
@@ -71,6 +87,7 @@ static void list_methods(void *svc, rpc_call *call,
                                         : TK__V1__METHOD_INFO__KIND__READ;
         mi->default_timeout_ms = m->default_timeout_ms;
         mi->ceiling_ms = m->ceiling_ms;
+        mi->list = list_spec(call, &m->list);
         out->methods[out->n_methods++] = mi;
     }
     if (out->n_methods == 0 && in->service[0] != '\0')

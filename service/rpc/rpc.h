@@ -60,6 +60,23 @@ typedef enum rpc_kind {
     RPC_WRITE = 2, /* once started, runs to completion under its own timeout */
 } rpc_kind;
 
+/* The ceiling of a reply's list (the option's tk.v1.ListSpec, which says
+ * what each field means): the handler serves it, ListMethods reports it.
+ * All zero: the reply has no list that grows with what the method reads. */
+typedef struct rpc_list {
+    const char *field;       /* the reply's repeated field: "commits" */
+    const char *limit_field; /* the request's uint32 that lowers it; NULL:
+                                the caller cannot */
+    uint32_t default_items;  /* for a limit of 0 (with limit_field) */
+    uint32_t max_items;      /* no reply holds more */
+    uint32_t max_bytes;      /* of the items' paths and text; 0: none */
+} rpc_list;
+
+/* Items a reply may hold for a caller's limit (0: the default): the limit
+ * held to the ceiling, never above it. A method without a list (all zero)
+ * bounds nothing here: the limit itself, or UINT32_MAX for 0. */
+uint32_t rpc_list_items(const rpc_list *list, uint32_t limit);
+
 const char *rpc_code_name(rpc_code code);
 
 /* Whether text[0..len) is UTF-8 (RFC 3629: no overlong forms, surrogates,
@@ -86,6 +103,9 @@ int64_t rpc_call_deadline(const rpc_call *call);
  * the timeout in force, the caller's capped by the method's ceiling. */
 int64_t rpc_call_received(const rpc_call *call);
 rpc_kind rpc_call_kind(const rpc_call *call);
+/* The ceiling of the call's reply list, from its method's table (what
+ * ListMethods reports): all zero for a method without one. */
+const rpc_list *rpc_call_list(const rpc_call *call);
 uint64_t rpc_call_id(const rpc_call *call);
 const char *rpc_call_method(const rpc_call *call);
 
@@ -246,7 +266,7 @@ enum {
 
 /* A tk service's table is generated from its .proto (each method's option
  * (tk.v1.method)) into gen/c/tk/v1/NAME.methods.h: the module that serves
- * it gives the handlers, not the kind, timeouts or flags. */
+ * it gives the handlers, not the kind, timeouts, flags or list bounds. */
 typedef struct rpc_method {
     const char *name; /* "tk.v1.Git/RevParse" */
     const ProtobufCMessageDescriptor *request;
@@ -257,6 +277,7 @@ typedef struct rpc_method {
                                     WRITE: its own timeout */
     rpc_handler handler;
     unsigned flags;
+    rpc_list list;
 } rpc_method;
 
 /* ---- the server --------------------------------------------------------- */

@@ -180,6 +180,28 @@ int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,
     return 0;
 }
 
+uint32_t rpc_list_items(const rpc_list *list, uint32_t limit)
+{
+    if (list->max_items == 0) /* no list declared: nothing to hold to */
+        return limit != 0 ? limit : UINT32_MAX;
+    if (limit == 0)
+        limit =
+            list->default_items != 0 ? list->default_items : list->max_items;
+    return limit < list->max_items ? limit : list->max_items;
+}
+
+/* What tools/gen-stubs.py refuses of a declared list, refused again for a
+ * table built by hand (a test's). */
+static bool list_malformed(const rpc_list *l)
+{
+    if (l->field == NULL)
+        return l->limit_field != NULL || l->default_items != 0 ||
+               l->max_items != 0 || l->max_bytes != 0;
+    if (l->max_items == 0 || l->default_items > l->max_items)
+        return true;
+    return (l->limit_field != NULL) != (l->default_items != 0);
+}
+
 int rpc_server_add_service(rpc_server *srv, void *svc,
                            const rpc_method *methods, size_t n_methods,
                            char *err, size_t errlen)
@@ -194,7 +216,7 @@ int rpc_server_add_service(rpc_server *srv, void *svc,
             m->request == NULL || m->reply == NULL || m->handler == NULL ||
             (m->kind != RPC_READ && m->kind != RPC_WRITE) ||
             m->ceiling_ms == 0 || m->default_timeout_ms == 0 ||
-            m->default_timeout_ms > m->ceiling_ms) {
+            m->default_timeout_ms > m->ceiling_ms || list_malformed(&m->list)) {
             set_err(err, errlen, "method %s is malformed",
                     m->name ? m->name : "(null)");
             return -EINVAL;

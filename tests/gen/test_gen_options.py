@@ -138,7 +138,8 @@ class GenOptions(unittest.TestCase):
                 ("Take", "READ", 100, 200)):
             self.assertIn('{"tk.v1.Thing/%s", &tk__v1__req__descriptor, '
                           '&tk__v1__rep__descriptor,\n'
-                          '     TK_METHOD_%s, %d, %d},'
+                          '     TK_METHOD_%s, %d, %d,\n'
+                          '     NULL, NULL, 0, 0, 0},'
                           % (method, kind, default, ceiling), rows)
 
     def test_the_option_makes_the_python_catalog(self) -> None:
@@ -149,10 +150,11 @@ class GenOptions(unittest.TestCase):
                    and n.targets[0].id == "METHODS"]  # type: ignore
         self.assertEqual(ast.literal_eval(methods[0]), (
             ("tk.v1.Thing/Look", "tk.v1.Req", "tk.v1.Rep", "READ", 5000,
-             60000),
+             60000, None),
             ("tk.v1.Thing/Register", "tk.v1.Req", "tk.v1.Rep", "WRITE", 9000,
-             9000),
-            ("tk.v1.Thing/Take", "tk.v1.Req", "tk.v1.Rep", "READ", 100, 200),
+             9000, None),
+            ("tk.v1.Thing/Take", "tk.v1.Req", "tk.v1.Rep", "READ", 100, 200,
+             None),
         ))
 
     def test_a_method_without_the_option_is_refused(self) -> None:
@@ -181,6 +183,85 @@ class GenOptions(unittest.TestCase):
                     self.assertIn("tk.v1.Thing/Look (tk/v1/thing.proto): "
                                   "option (tk.v1.method): " + why, p.stderr)
 
+
+    # A method whose reply holds a list declares its ceiling: the request's
+    # limit, the reply's repeated field, the numbers.
+    LISTED = """syntax = "proto3";
+package tk.v1;
+import "tk/v1/options.proto";
+message Req {
+  uint32 max_n = 1;
+  string name = 2;
+}
+message Rep {
+  repeated string items = 1;
+  string one = 2;
+}
+service Thing {
+"""
+    LIST = ("kind: READ, default_timeout_ms: 5, ceiling_ms: 5, list: { "
+            "field: \"items\", limit_field: \"max_n\", default_items: 10, "
+            "max_items: 100, max_bytes: 4096 }")
+
+    def test_the_list_reaches_the_table_and_the_catalogs(self) -> None:
+        body = rpc("Many", self.LIST) + rpc(
+            "Fixed", "kind: READ, default_timeout_ms: 5, ceiling_ms: 5, "
+            "list: { field: \"items\", max_items: 7 }")
+        p = self.gen(body, head=self.LISTED)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        h = self.read("tk/v1/thing.methods.h")
+        for method, items, most, size in (("MANY", 10, 100, 4096),
+                                          ("FIXED", 0, 7, 0)):
+            self.assertIn("#define TK_V1_THING__%s__DEFAULT_ITEMS %du\n"
+                          "#define TK_V1_THING__%s__MAX_ITEMS %du\n"
+                          "#define TK_V1_THING__%s__MAX_BYTES %du\n"
+                          % (method, items, method, most, method, size), h)
+        table = entries(h)
+        self.assertIn('.list = { .field = "items",',
+                      table["tk.v1.Thing/Many"])
+        self.assertIn('.limit_field = "max_n",', table["tk.v1.Thing/Many"])
+        self.assertIn(".limit_field = NULL,", table["tk.v1.Thing/Fixed"])
+        cat = self.read("tk/catalog.c")
+        self.assertIn('TK_METHOD_READ, 5, 5,\n     "items", "max_n", 10, 100, '
+                      '4096},', cat)
+        self.assertIn('TK_METHOD_READ, 5, 5,\n     "items", NULL, 0, 7, 0},',
+                      cat)
+        p = self.gen(body, GEN_PY, head=self.LISTED)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        tree = ast.parse(self.read("tk/_catalog.py"))
+        methods = [n.value for n in tree.body if isinstance(n, ast.Assign)
+                   and n.targets[0].id == "METHODS"]  # type: ignore
+        self.assertEqual([m[6] for m in ast.literal_eval(methods[0])],
+                         [("items", "max_n", 10, 100, 4096),
+                          ("items", "", 0, 7, 0)])
+
+    def test_a_wrong_list_is_refused(self) -> None:
+        for option, why in (
+                ('list: { max_items: 1 }', "list needs field and max_items"),
+                ('list: { field: "items" }', "list needs field and max_items"),
+                ('list: { field: "one", max_items: 1 }',
+                 "list: Rep has no repeated field one"),
+                ('list: { field: "items", limit_field: "name", '
+                 'default_items: 1, max_items: 1 }',
+                 "list: Req has no uint32 field name"),
+                ('list: { field: "items", limit_field: "max_n", '
+                 'max_items: 1 }',
+                 "list: default_items 0 must be given and at most "
+                 "max_items 1"),
+                ('list: { field: "items", limit_field: "max_n", '
+                 'default_items: 2, max_items: 1 }',
+                 "list: default_items 2 must be given and at most "
+                 "max_items 1"),
+                ('list: { field: "items", default_items: 1, max_items: 1 }',
+                 "list: default_items is for a list the caller limits")):
+            for gen in (GEN_C, GEN_PY):
+                with self.subTest(option=option, gen=os.path.basename(gen)):
+                    p = self.gen(rpc("Look", "kind: READ, default_timeout_ms: "
+                                     "5, ceiling_ms: 5, " + option), gen,
+                                 head=self.LISTED)
+                    self.assertEqual(p.returncode, 1, p.stderr)
+                    self.assertIn("tk.v1.Thing/Look (tk/v1/thing.proto): "
+                                  "option (tk.v1.method): " + why, p.stderr)
 
     # What the catalog keeps of a .proto beyond protobuf-c: comments (the
     # one below holds what a C string must escape), oneof names, maps, and

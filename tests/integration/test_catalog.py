@@ -1,22 +1,26 @@
 """The clients know each method as tkd serves it: tkd's
 tk.v1.Control/ListMethods (name, request and reply types, kind, default
-timeout, ceiling) against the C client's catalog (tk_catalog_*, printed by
-catalog_dump) and the Python client's (tk.catalog), method by method and
-both ways: a method one side has and the other lacks fails, as does any
-field that differs. All three come from each method's option
-(tk.v1.method) in proto/ (tools/regen): this is the check that they did,
-and that tkd registers every method its .proto files declare, as declared.
+timeout, ceiling, and the reply's list with its ceiling) against the C
+client's catalog (tk_catalog_*, printed by catalog_dump), the Python
+client's (tk.catalog) and the TypeScript client's (gen/ts/tk/catalog.ts,
+read as the data it is), method by method and both ways: a method one side
+has and the other lacks fails, as does any field that differs. All four
+come from each method's option (tk.v1.method) in proto/ (tools/regen):
+this is the check that they did, and that tkd registers every method its
+.proto files declare, as declared.
 """
 
 from __future__ import annotations
 
 import faulthandler
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import unittest
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
@@ -30,9 +34,13 @@ from tk.v1 import control_pb2  # noqa: E402
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 FIELDS = ("request_type", "reply_type", "kind", "default_timeout_ms",
-          "ceiling_ms")
-# name -> (request type, reply type, kind name, default ms, ceiling ms)
-Table = Dict[str, Tuple[str, str, str, int, int]]
+          "ceiling_ms", "list")
+# The reply's list: (field, limit field or "", default items, max items,
+# max bytes), or None.
+ListRow = Optional[Tuple[str, str, int, int, int]]
+# name -> (request type, reply type, kind name, default ms, ceiling ms,
+# list)
+Table = Dict[str, Tuple[str, str, str, int, int, ListRow]]
 
 
 def kind_name(number: int) -> str:
@@ -61,7 +69,11 @@ def served() -> Table:
         finally:
             daemon.stop()
     return unique(((m.name, (m.request_type, m.reply_type, kind_name(m.kind),
-                             m.default_timeout_ms, m.ceiling_ms))
+                             m.default_timeout_ms, m.ceiling_ms,
+                             (m.list.field, m.list.limit_field,
+                              m.list.default_items, m.list.max_items,
+                              m.list.max_bytes)
+                             if m.HasField("list") else None))
                    for m in reply.methods), "ListMethods")
 
 
@@ -70,17 +82,45 @@ def c_catalog() -> Table:
                          capture_output=True, text=True, timeout=30).stdout
     rows = []
     for line in out.splitlines():
-        name, req, rep, kind, default, ceiling = line.split(" ")
+        (name, req, rep, kind, default, ceiling, field, limit, items,
+         max_items, max_bytes) = line.split(" ")
+        lst: ListRow = None
+        if field != "-":
+            lst = (field, "" if limit == "-" else limit, int(items),
+                   int(max_items), int(max_bytes))
         rows.append((name, (req, rep, kind_name(int(kind)), int(default),
-                            int(ceiling))))
+                            int(ceiling), lst)))
     return unique(rows, "the C catalog")
 
 
 def python_catalog() -> Table:
     return unique(((m.name, (m.request_type, m.reply_type,
                              kind_name(int(m.kind)), m.default_timeout_ms,
-                             m.ceiling_ms))
+                             m.ceiling_ms,
+                             tuple(m.list) if m.list is not None else None))
                    for m in tk.catalog.METHODS), "tk.catalog")
+
+
+def ts_catalog() -> Table:
+    """gen/ts/tk/catalog.ts's METHODS, an array literal of plain data (keys
+    unquoted, trailing commas), read as JSON once the keys are quoted and
+    the trailing commas gone."""
+    path = os.path.join(tkproc.SOURCE_ROOT, "gen", "ts", "tk", "catalog.ts")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("=", text.index("export const METHODS")) + 1
+    literal = text[start:text.index("];", start) + 1]
+    literal = re.sub(r"^(\s*)(\w+):", r'\1"\2":', literal, flags=re.M)
+    literal = re.sub(r",(\s*[}\]])", r"\1", literal)
+    rows = []
+    for m in json.loads(literal):
+        lst = m["list"]
+        rows.append((m["name"], (
+            m["requestType"], m["replyType"], m["kind"],
+            m["defaultTimeoutMs"], m["ceilingMs"],
+            (lst["field"], lst["limitField"], lst["defaultItems"],
+             lst["maxItems"], lst["maxBytes"]) if lst is not None else None)))
+    return unique(rows, "gen/ts/tk/catalog.ts")
 
 
 def differences(server: Table, client: Table, who: str) -> list:
@@ -119,6 +159,10 @@ class Catalogs(unittest.TestCase):
         diff = differences(self.server, python_catalog(), "tk.catalog")
         self.assertEqual(diff, [], "\n" + "\n".join(diff))
 
+    def test_ts_catalog_is_what_tkd_serves(self) -> None:
+        diff = differences(self.server, ts_catalog(), "the TypeScript catalog")
+        self.assertEqual(diff, [], "\n" + "\n".join(diff))
+
     def test_a_difference_is_seen(self) -> None:
         # The comparison itself, on a table with one method missing, one
         # too many and one changed.
@@ -126,10 +170,10 @@ class Catalogs(unittest.TestCase):
         client = dict(server)
         gone = sorted(client)[0]
         del client[gone]
-        client["tk.v1.Nope/Nothing"] = ("a", "b", "READ", 1, 1)
+        client["tk.v1.Nope/Nothing"] = ("a", "b", "READ", 1, 1, None)
         changed = sorted(client)[1]
         row = client[changed]
-        client[changed] = row[:4] + (row[4] + 1,)
+        client[changed] = row[:4] + (row[4] + 1,) + row[5:]
         self.assertEqual(differences(server, client, "x"), sorted([
             "%s: tkd serves it, x lacks it" % gone,
             "tk.v1.Nope/Nothing: x has it, tkd does not serve it",

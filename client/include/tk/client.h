@@ -327,6 +327,16 @@ typedef struct tk_method_desc {
     tk_method_kind kind;
     uint32_t default_timeout_ms; /* what a call with timeout_ms 0 gets */
     uint32_t ceiling_ms; /* READ: no call runs longer; WRITE: its own timeout */
+    /* The reply's list and its ceiling (tk.v1.ListSpec, options.proto);
+     * list_field NULL when the reply has none. No reply holds more than
+     * max_items (a larger limit is served as max_items) nor, when it is not
+     * 0, more than max_bytes of the items' paths and text: a reply cut
+     * there is partial. */
+    const char *list_field;  /* the reply's repeated field: "commits" */
+    const char *limit_field; /* the request's limit: "max_count"; NULL: none */
+    uint32_t default_items;  /* for a limit of 0 */
+    uint32_t max_items;
+    uint32_t max_bytes;
 } tk_method_desc;
 
 size_t tk_catalog_method_count(void);

@@ -11,59 +11,86 @@
 
 #include "catalog.h"
 
-/* name, request, reply, kind, default timeout, ceiling (ms): as
- * each method's option (tk.v1.method) declares them. */
+/* name, request, reply, kind, default timeout, ceiling (ms), and
+ * the reply's list (field, limit field, default items, max
+ * items, max bytes) where there is one: as each method's option
+ * (tk.v1.method) declares them. */
 const tk_method_desc tk_catalog__methods[] = {
     {"tk.v1.Control/Ping", &tk__v1__ping_request__descriptor, &tk__v1__ping_reply__descriptor,
-     TK_METHOD_READ, 5000, 60000},
+     TK_METHOD_READ, 5000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Control/Cancel", &tk__v1__cancel_request__descriptor, &tk__v1__cancel_reply__descriptor,
-     TK_METHOD_READ, 5000, 60000},
+     TK_METHOD_READ, 5000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Control/CallState", &tk__v1__call_state_request__descriptor, &tk__v1__call_state_reply__descriptor,
-     TK_METHOD_READ, 5000, 60000},
+     TK_METHOD_READ, 5000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Control/ListMethods", &tk__v1__list_methods_request__descriptor, &tk__v1__list_methods_reply__descriptor,
-     TK_METHOD_READ, 5000, 60000},
+     TK_METHOD_READ, 5000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Control/ListNodes", &tk__v1__list_nodes_request__descriptor, &tk__v1__list_nodes_reply__descriptor,
-     TK_METHOD_READ, 5000, 60000},
+     TK_METHOD_READ, 5000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Control/Stats", &tk__v1__stats_request__descriptor, &tk__v1__stats_reply__descriptor,
-     TK_METHOD_READ, 5000, 60000},
+     TK_METHOD_READ, 5000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Git/Status", &tk__v1__git_status_request__descriptor, &tk__v1__git_status_reply__descriptor,
-     TK_METHOD_READ, 30000, 30000},
+     TK_METHOD_READ, 30000, 30000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Git/Log", &tk__v1__git_log_request__descriptor, &tk__v1__git_log_reply__descriptor,
-     TK_METHOD_READ, 30000, 30000},
+     TK_METHOD_READ, 30000, 30000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Git/Diff", &tk__v1__git_diff_request__descriptor, &tk__v1__git_diff_reply__descriptor,
-     TK_METHOD_READ, 30000, 30000},
+     TK_METHOD_READ, 30000, 30000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Git/RevParse", &tk__v1__git_rev_parse_request__descriptor, &tk__v1__git_rev_parse_reply__descriptor,
-     TK_METHOD_READ, 30000, 30000},
+     TK_METHOD_READ, 30000, 30000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Git/Grep", &tk__v1__git_grep_request__descriptor, &tk__v1__git_grep_reply__descriptor,
-     TK_METHOD_READ, 30000, 30000},
+     TK_METHOD_READ, 30000, 30000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Git/Commit", &tk__v1__git_commit_request__descriptor, &tk__v1__git_commit_reply__descriptor,
-     TK_METHOD_WRITE, 60000, 60000},
+     TK_METHOD_WRITE, 60000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Git/Checkout", &tk__v1__git_checkout_request__descriptor, &tk__v1__git_checkout_reply__descriptor,
-     TK_METHOD_WRITE, 60000, 60000},
+     TK_METHOD_WRITE, 60000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Git/WorktreeAdd", &tk__v1__git_worktree_add_request__descriptor, &tk__v1__git_worktree_add_reply__descriptor,
-     TK_METHOD_WRITE, 60000, 60000},
+     TK_METHOD_WRITE, 60000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Git/ConfigSet", &tk__v1__git_config_set_request__descriptor, &tk__v1__git_config_set_reply__descriptor,
-     TK_METHOD_WRITE, 60000, 60000},
+     TK_METHOD_WRITE, 60000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Orders/CreateOrder", &tk__v1__create_order_request__descriptor, &tk__v1__create_order_reply__descriptor,
-     TK_METHOD_READ, 5000, 60000},
+     TK_METHOD_READ, 5000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Orders/AddItem", &tk__v1__add_item_request__descriptor, &tk__v1__add_item_reply__descriptor,
-     TK_METHOD_READ, 5000, 60000},
+     TK_METHOD_READ, 5000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Orders/CloseOrder", &tk__v1__close_order_request__descriptor, &tk__v1__close_order_reply__descriptor,
-     TK_METHOD_READ, 5000, 60000},
+     TK_METHOD_READ, 5000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Orders/ReopenOrder", &tk__v1__reopen_order_request__descriptor, &tk__v1__reopen_order_reply__descriptor,
-     TK_METHOD_READ, 5000, 60000},
+     TK_METHOD_READ, 5000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Orders/GetOrder", &tk__v1__get_order_request__descriptor, &tk__v1__get_order_reply__descriptor,
-     TK_METHOD_READ, 5000, 60000},
+     TK_METHOD_READ, 5000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Search/Search", &tk__v1__search_request__descriptor, &tk__v1__search_reply__descriptor,
-     TK_METHOD_READ, 30000, 30000},
+     TK_METHOD_READ, 30000, 30000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Services/Render", &tk__v1__service_render_request__descriptor, &tk__v1__service_render_reply__descriptor,
-     TK_METHOD_READ, 5000, 30000},
+     TK_METHOD_READ, 5000, 30000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Services/Register", &tk__v1__service_register_request__descriptor, &tk__v1__service_register_reply__descriptor,
-     TK_METHOD_WRITE, 120000, 120000},
+     TK_METHOD_WRITE, 120000, 120000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Services/Unregister", &tk__v1__service_unregister_request__descriptor, &tk__v1__service_unregister_reply__descriptor,
-     TK_METHOD_WRITE, 120000, 120000},
+     TK_METHOD_WRITE, 120000, 120000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Services/Status", &tk__v1__service_status_request__descriptor, &tk__v1__service_status_reply__descriptor,
-     TK_METHOD_READ, 10000, 60000},
+     TK_METHOD_READ, 10000, 60000,
+     NULL, NULL, 0, 0, 0},
 };
 const size_t tk_catalog__n_methods = 25;
 
@@ -112,6 +139,7 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__git_config_set_request__descriptor,
     &tk__v1__git_config_set_reply__descriptor,
     &tk__v1__method_spec__descriptor,
+    &tk__v1__list_spec__descriptor,
     &tk__v1__create_order_request__descriptor,
     &tk__v1__create_order_reply__descriptor,
     &tk__v1__add_item_request__descriptor,
@@ -144,7 +172,7 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__service_exit__descriptor,
     &tk__v1__service_status_reply__descriptor,
 };
-const size_t tk_catalog__n_messages = 75;
+const size_t tk_catalog__n_messages = 76;
 
 const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__cancel_reply__outcome__descriptor,
@@ -224,7 +252,8 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "Cancels a call of the same connection. Calls of other connections are\n"
      "never found: a client can cancel only its own calls."},
     {"tk.v1.Control/ListMethods",
-     "Every method tkd serves, with its kind and timeouts."},
+     "Every method tkd serves, with its kind, timeouts and the ceiling of\n"
+     "its reply's list."},
     {"tk.v1.Control/ListNodes",
      "The live nodes of the fleet this tkd is a member of (tkd --node-id):\n"
      "the membership table in PostgreSQL as this node last read it, nodes\n"
@@ -395,6 +424,28 @@ const tk_catalog__doc tk_catalog__docs[] = {
     {"tk.v1.ListNodesReply.ttl_ms",
      "A node whose heartbeat is older than this is left out; clients read\n"
      "the list again at least this often."},
+    {"tk.v1.ListSpec",
+     "What bounds a reply's list. No reply holds more than max_items items\n"
+     "(nor, with max_bytes, more than max_bytes of their paths and text): a\n"
+     "reply cut at a bound is a success with partial results (Status.partial,\n"
+     "cause LIMIT), never an error. A caller may lower the bound with the\n"
+     "request's limit_field, never raise it: a limit above max_items is served\n"
+     "as max_items (and the reply is partial when more exist). tkd's memory\n"
+     "for one call follows from these numbers (DESIGN.md, \"Bounds\")."},
+    {"tk.v1.ListSpec.default_items",
+     "The items of a reply whose request names no limit: required with\n"
+     "limit_field (at most max_items), 0 without it."},
+    {"tk.v1.ListSpec.field",
+     "The reply's repeated field: \"commits\". Required."},
+    {"tk.v1.ListSpec.limit_field",
+     "The request's uint32 field that lowers it (\"max_count\"), 0 meaning\n"
+     "default_items; empty when the caller cannot lower it."},
+    {"tk.v1.ListSpec.max_bytes",
+     "The most bytes of the items' paths and text (file contents, commit\n"
+     "messages, names); 0 when max_items alone bounds them (the method's\n"
+     "comment says how)."},
+    {"tk.v1.ListSpec.max_items",
+     "The ceiling: no reply holds more items. Required."},
     {"tk.v1.MethodInfo.Kind.READ",
      "Follows its caller: cancel and deadline end it."},
     {"tk.v1.MethodInfo.Kind.WRITE",
@@ -403,6 +454,9 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "No call of this method runs longer; for a WRITE, its own timeout."},
     {"tk.v1.MethodInfo.default_timeout_ms",
      "Used when a request says timeout_ms 0."},
+    {"tk.v1.MethodInfo.list",
+     "The reply's list that grows with what the method reads, and its\n"
+     "ceiling (ListSpec, options.proto); unset when the reply has none."},
     {"tk.v1.MethodInfo.name",
      "\"tk.v1.Control/Ping\""},
     {"tk.v1.MethodInfo.request_type",
@@ -427,6 +481,11 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "(RPC_METHOD_INLINE)."},
     {"tk.v1.MethodSpec.kind",
      "Required."},
+    {"tk.v1.MethodSpec.list",
+     "The reply's list that grows with what the repository, the tree or\n"
+     "the table holds, and its ceiling. Unset: the reply has no such list\n"
+     "(its lists are bounded by what tkd itself holds, such as its method\n"
+     "table; the method's comment says how)."},
     {"tk.v1.MethodSpec.writes",
      "A READ whose last step writes (it has a commit point): a listener that\n"
      "serves READs only refuses it as it refuses a WRITE\n"
@@ -717,7 +776,7 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "request refused before any ran, tk.v1.Control). For people (tkcall\n"
      "-v), not to compare."},
 };
-const size_t tk_catalog__n_docs = 201;
+const size_t tk_catalog__n_docs = 209;
 
 /* Fields with what protobuf-c does not keep: message, field, oneof,
  * map, option (tk.v1.path). */

@@ -15,6 +15,22 @@ export interface MethodEntry {
   readonly defaultTimeoutMs: number;
   /** READ: no call runs longer; WRITE: its own timeout. */
   readonly ceilingMs: number;
+  /** The reply's list and its ceiling (tk.v1.ListSpec), or null. */
+  readonly list: ListBound | null;
+}
+
+/** What bounds a reply's list (tk.v1.ListSpec, options.proto). */
+export interface ListBound {
+  /** The reply's repeated field, as in the .proto: "commits". */
+  readonly field: string;
+  /** The request's field that lowers it, "" when none. */
+  readonly limitField: string;
+  /** Items when the request names no limit (0 without limitField). */
+  readonly defaultItems: number;
+  /** The ceiling: no reply holds more; a larger limit is served as it. */
+  readonly maxItems: number;
+  /** Bytes of the items' paths and text at most; 0: none but maxItems. */
+  readonly maxBytes: number;
 }
 
 /** Every method, in the order of proto/ (files by name, then as declared). */
@@ -26,6 +42,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 5000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Control/Cancel",
@@ -34,6 +51,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 5000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Control/CallState",
@@ -42,6 +60,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 5000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Control/ListMethods",
@@ -50,6 +69,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 5000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Control/ListNodes",
@@ -58,6 +78,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 5000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Control/Stats",
@@ -66,6 +87,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 5000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Git/Status",
@@ -74,6 +96,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 30000,
     ceilingMs: 30000,
+    list: null,
   },
   {
     name: "tk.v1.Git/Log",
@@ -82,6 +105,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 30000,
     ceilingMs: 30000,
+    list: null,
   },
   {
     name: "tk.v1.Git/Diff",
@@ -90,6 +114,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 30000,
     ceilingMs: 30000,
+    list: null,
   },
   {
     name: "tk.v1.Git/RevParse",
@@ -98,6 +123,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 30000,
     ceilingMs: 30000,
+    list: null,
   },
   {
     name: "tk.v1.Git/Grep",
@@ -106,6 +132,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 30000,
     ceilingMs: 30000,
+    list: null,
   },
   {
     name: "tk.v1.Git/Commit",
@@ -114,6 +141,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "WRITE",
     defaultTimeoutMs: 60000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Git/Checkout",
@@ -122,6 +150,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "WRITE",
     defaultTimeoutMs: 60000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Git/WorktreeAdd",
@@ -130,6 +159,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "WRITE",
     defaultTimeoutMs: 60000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Git/ConfigSet",
@@ -138,6 +168,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "WRITE",
     defaultTimeoutMs: 60000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Orders/CreateOrder",
@@ -146,6 +177,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 5000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Orders/AddItem",
@@ -154,6 +186,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 5000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Orders/CloseOrder",
@@ -162,6 +195,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 5000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Orders/ReopenOrder",
@@ -170,6 +204,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 5000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Orders/GetOrder",
@@ -178,6 +213,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 5000,
     ceilingMs: 60000,
+    list: null,
   },
   {
     name: "tk.v1.Search/Search",
@@ -186,6 +222,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 30000,
     ceilingMs: 30000,
+    list: null,
   },
   {
     name: "tk.v1.Services/Render",
@@ -194,6 +231,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 5000,
     ceilingMs: 30000,
+    list: null,
   },
   {
     name: "tk.v1.Services/Register",
@@ -202,6 +240,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "WRITE",
     defaultTimeoutMs: 120000,
     ceilingMs: 120000,
+    list: null,
   },
   {
     name: "tk.v1.Services/Unregister",
@@ -210,6 +249,7 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "WRITE",
     defaultTimeoutMs: 120000,
     ceilingMs: 120000,
+    list: null,
   },
   {
     name: "tk.v1.Services/Status",
@@ -218,5 +258,6 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 10000,
     ceilingMs: 60000,
+    list: null,
   },
 ];

@@ -113,7 +113,8 @@ export const services = {
     },
     /**
      * tk.v1.Control/ListMethods: READ (timeout 5 s by default, 60 s at most).
-     * Every method tkd serves, with its kind and timeouts.
+     * Every method tkd serves, with its kind, timeouts and the ceiling of its
+     * reply's list.
      */
     listMethods: {
       method: "tk.v1.Control/ListMethods",

@@ -1252,7 +1252,7 @@ const ProtobufCEnumDescriptor tk__v1__method_info__kind__descriptor =
   tk__v1__method_info__kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCFieldDescriptor tk__v1__method_info__field_descriptors[6] =
+static const ProtobufCFieldDescriptor tk__v1__method_info__field_descriptors[7] =
 {
   {
     "name",
@@ -1326,11 +1326,24 @@ static const ProtobufCFieldDescriptor tk__v1__method_info__field_descriptors[6] 
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "list",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__MethodInfo, list),
+    &tk__v1__list_spec__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned tk__v1__method_info__field_indices_by_name[] = {
   5,   /* field[5] = ceiling_ms */
   4,   /* field[4] = default_timeout_ms */
   3,   /* field[3] = kind */
+  6,   /* field[6] = list */
   0,   /* field[0] = name */
   2,   /* field[2] = reply_type */
   1,   /* field[1] = request_type */
@@ -1338,7 +1351,7 @@ static const unsigned tk__v1__method_info__field_indices_by_name[] = {
 static const ProtobufCIntRange tk__v1__method_info__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor tk__v1__method_info__descriptor =
 {
@@ -1348,7 +1361,7 @@ const ProtobufCMessageDescriptor tk__v1__method_info__descriptor =
   "Tk__V1__MethodInfo",
   "tk.v1",
   sizeof(Tk__V1__MethodInfo),
-  6,
+  7,
   tk__v1__method_info__field_descriptors,
   tk__v1__method_info__field_indices_by_name,
   1,  tk__v1__method_info__number_ranges,

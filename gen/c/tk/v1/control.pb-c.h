@@ -211,10 +211,15 @@ struct  Tk__V1__MethodInfo
    * No call of this method runs longer; for a WRITE, its own timeout.
    */
   uint32_t ceiling_ms;
+  /*
+   * The reply's list that grows with what the method reads, and its
+   * ceiling (ListSpec, options.proto); unset when the reply has none.
+   */
+  Tk__V1__ListSpec *list;
 };
 #define TK__V1__METHOD_INFO__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&tk__v1__method_info__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, TK__V1__METHOD_INFO__KIND__KIND_UNSPECIFIED, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, TK__V1__METHOD_INFO__KIND__KIND_UNSPECIFIED, 0, 0, NULL }
 
 
 struct  Tk__V1__ListMethodsReply

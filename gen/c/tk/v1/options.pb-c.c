@@ -52,6 +52,51 @@ void   tk__v1__method_spec__free_unpacked
   assert(message->base.descriptor == &tk__v1__method_spec__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   tk__v1__list_spec__init
+                     (Tk__V1__ListSpec         *message)
+{
+  static const Tk__V1__ListSpec init_value = TK__V1__LIST_SPEC__INIT;
+  *message = init_value;
+}
+size_t tk__v1__list_spec__get_packed_size
+                     (const Tk__V1__ListSpec *message)
+{
+  assert(message->base.descriptor == &tk__v1__list_spec__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__list_spec__pack
+                     (const Tk__V1__ListSpec *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__list_spec__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__list_spec__pack_to_buffer
+                     (const Tk__V1__ListSpec *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__list_spec__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__ListSpec *
+       tk__v1__list_spec__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__ListSpec *)
+     protobuf_c_message_unpack (&tk__v1__list_spec__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__list_spec__free_unpacked
+                     (Tk__V1__ListSpec *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__list_spec__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCEnumValue tk__v1__method_spec__kind__enum_values_by_number[3] =
 {
   { "KIND_UNSPECIFIED", "TK__V1__METHOD_SPEC__KIND__KIND_UNSPECIFIED", 0 },
@@ -82,7 +127,7 @@ const ProtobufCEnumDescriptor tk__v1__method_spec__kind__descriptor =
   tk__v1__method_spec__kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCFieldDescriptor tk__v1__method_spec__field_descriptors[5] =
+static const ProtobufCFieldDescriptor tk__v1__method_spec__field_descriptors[6] =
 {
   {
     "kind",
@@ -144,18 +189,31 @@ static const ProtobufCFieldDescriptor tk__v1__method_spec__field_descriptors[5] 
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "list",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__MethodSpec, list),
+    &tk__v1__list_spec__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned tk__v1__method_spec__field_indices_by_name[] = {
   2,   /* field[2] = ceiling_ms */
   1,   /* field[1] = default_timeout_ms */
   3,   /* field[3] = inline */
   0,   /* field[0] = kind */
+  5,   /* field[5] = list */
   4,   /* field[4] = writes */
 };
 static const ProtobufCIntRange tk__v1__method_spec__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor tk__v1__method_spec__descriptor =
 {
@@ -165,11 +223,101 @@ const ProtobufCMessageDescriptor tk__v1__method_spec__descriptor =
   "Tk__V1__MethodSpec",
   "tk.v1",
   sizeof(Tk__V1__MethodSpec),
-  5,
+  6,
   tk__v1__method_spec__field_descriptors,
   tk__v1__method_spec__field_indices_by_name,
   1,  tk__v1__method_spec__number_ranges,
   (ProtobufCMessageInit) tk__v1__method_spec__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor tk__v1__list_spec__field_descriptors[5] =
+{
+  {
+    "field",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__ListSpec, field),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "limit_field",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__ListSpec, limit_field),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "default_items",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__ListSpec, default_items),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "max_items",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__ListSpec, max_items),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "max_bytes",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__ListSpec, max_bytes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tk__v1__list_spec__field_indices_by_name[] = {
+  2,   /* field[2] = default_items */
+  0,   /* field[0] = field */
+  1,   /* field[1] = limit_field */
+  4,   /* field[4] = max_bytes */
+  3,   /* field[3] = max_items */
+};
+static const ProtobufCIntRange tk__v1__list_spec__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor tk__v1__list_spec__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.ListSpec",
+  "ListSpec",
+  "Tk__V1__ListSpec",
+  "tk.v1",
+  sizeof(Tk__V1__ListSpec),
+  5,
+  tk__v1__list_spec__field_descriptors,
+  tk__v1__list_spec__field_indices_by_name,
+  1,  tk__v1__list_spec__number_ranges,
+  (ProtobufCMessageInit) tk__v1__list_spec__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCEnumValue tk__v1__path_kind__enum_values_by_number[3] =

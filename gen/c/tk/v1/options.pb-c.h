@@ -16,6 +16,7 @@ PROTOBUF_C__BEGIN_DECLS
 
 
 typedef struct Tk__V1__MethodSpec Tk__V1__MethodSpec;
+typedef struct Tk__V1__ListSpec Tk__V1__ListSpec;
 
 
 /* --- enums --- */
@@ -89,10 +90,59 @@ struct  Tk__V1__MethodSpec
    * (RPC_METHOD_WRITES). Only on a READ.
    */
   protobuf_c_boolean writes;
+  /*
+   * The reply's list that grows with what the repository, the tree or
+   * the table holds, and its ceiling. Unset: the reply has no such list
+   * (its lists are bounded by what tkd itself holds, such as its method
+   * table; the method's comment says how).
+   */
+  Tk__V1__ListSpec *list;
 };
 #define TK__V1__METHOD_SPEC__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&tk__v1__method_spec__descriptor) \
-    , TK__V1__METHOD_SPEC__KIND__KIND_UNSPECIFIED, 0, 0, 0, 0 }
+    , TK__V1__METHOD_SPEC__KIND__KIND_UNSPECIFIED, 0, 0, 0, 0, NULL }
+
+
+/*
+ * What bounds a reply's list. No reply holds more than max_items items
+ * (nor, with max_bytes, more than max_bytes of their paths and text): a
+ * reply cut at a bound is a success with partial results (Status.partial,
+ * cause LIMIT), never an error. A caller may lower the bound with the
+ * request's limit_field, never raise it: a limit above max_items is served
+ * as max_items (and the reply is partial when more exist). tkd's memory
+ * for one call follows from these numbers (DESIGN.md, "Bounds").
+ */
+struct  Tk__V1__ListSpec
+{
+  ProtobufCMessage base;
+  /*
+   * The reply's repeated field: "commits". Required.
+   */
+  char *field;
+  /*
+   * The request's uint32 field that lowers it ("max_count"), 0 meaning
+   * default_items; empty when the caller cannot lower it.
+   */
+  char *limit_field;
+  /*
+   * The items of a reply whose request names no limit: required with
+   * limit_field (at most max_items), 0 without it.
+   */
+  uint32_t default_items;
+  /*
+   * The ceiling: no reply holds more items. Required.
+   */
+  uint32_t max_items;
+  /*
+   * The most bytes of the items' paths and text (file contents, commit
+   * messages, names); 0 when max_items alone bounds them (the method's
+   * comment says how).
+   */
+  uint32_t max_bytes;
+};
+#define TK__V1__LIST_SPEC__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__list_spec__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0 }
 
 
 /* Tk__V1__MethodSpec methods */
@@ -114,10 +164,32 @@ Tk__V1__MethodSpec *
 void   tk__v1__method_spec__free_unpacked
                      (Tk__V1__MethodSpec *message,
                       ProtobufCAllocator *allocator);
+/* Tk__V1__ListSpec methods */
+void   tk__v1__list_spec__init
+                     (Tk__V1__ListSpec         *message);
+size_t tk__v1__list_spec__get_packed_size
+                     (const Tk__V1__ListSpec   *message);
+size_t tk__v1__list_spec__pack
+                     (const Tk__V1__ListSpec   *message,
+                      uint8_t             *out);
+size_t tk__v1__list_spec__pack_to_buffer
+                     (const Tk__V1__ListSpec   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__ListSpec *
+       tk__v1__list_spec__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__list_spec__free_unpacked
+                     (Tk__V1__ListSpec *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Tk__V1__MethodSpec_Closure)
                  (const Tk__V1__MethodSpec *message,
+                  void *closure_data);
+typedef void (*Tk__V1__ListSpec_Closure)
+                 (const Tk__V1__ListSpec *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -128,6 +200,7 @@ typedef void (*Tk__V1__MethodSpec_Closure)
 extern const ProtobufCEnumDescriptor    tk__v1__path_kind__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__method_spec__descriptor;
 extern const ProtobufCEnumDescriptor    tk__v1__method_spec__kind__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__list_spec__descriptor;
 
 PROTOBUF_C__END_DECLS
 

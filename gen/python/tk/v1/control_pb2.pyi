@@ -98,13 +98,14 @@ class ListNodesRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class MethodInfo(_message.Message):
-    __slots__ = ["ceiling_ms", "default_timeout_ms", "kind", "name", "reply_type", "request_type"]
+    __slots__ = ["ceiling_ms", "default_timeout_ms", "kind", "list", "name", "reply_type", "request_type"]
     class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = []
     CEILING_MS_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     KIND_UNSPECIFIED: MethodInfo.Kind
+    LIST_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     READ: MethodInfo.Kind
     REPLY_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -113,10 +114,11 @@ class MethodInfo(_message.Message):
     ceiling_ms: int
     default_timeout_ms: int
     kind: MethodInfo.Kind
+    list: _options_pb2.ListSpec
     name: str
     reply_type: str
     request_type: str
-    def __init__(self, name: _Optional[str] = ..., request_type: _Optional[str] = ..., reply_type: _Optional[str] = ..., kind: _Optional[_Union[MethodInfo.Kind, str]] = ..., default_timeout_ms: _Optional[int] = ..., ceiling_ms: _Optional[int] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., request_type: _Optional[str] = ..., reply_type: _Optional[str] = ..., kind: _Optional[_Union[MethodInfo.Kind, str]] = ..., default_timeout_ms: _Optional[int] = ..., ceiling_ms: _Optional[int] = ..., list: _Optional[_Union[_options_pb2.ListSpec, _Mapping]] = ...) -> None: ...
 
 class Metric(_message.Message):
     __slots__ = ["histogram", "labels", "value"]

@@ -185,7 +185,8 @@ class Control:
         service: str | None = None,
     ) -> _tk_v1_control_pb2.ListMethodsReply:
         """tk.v1.Control/ListMethods: READ (timeout 5 s by default, 60 s at
-        most). Every method tkd serves, with its kind and timeouts.
+        most). Every method tkd serves, with its kind, timeouts and the
+        ceiling of its reply's list.
         """
         return self._client.call(
             'tk.v1.Control/ListMethods',

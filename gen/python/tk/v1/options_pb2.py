@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import descriptor_pb2 as google_dot_protobuf_dot_descriptor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13tk/v1/options.proto\x12\x05tk.v1\x1a google/protobuf/descriptor.proto\"\xb5\x01\n\nMethodSpec\x12$\n\x04kind\x18\x01 \x01(\x0e\x32\x16.tk.v1.MethodSpec.Kind\x12\x1a\n\x12\x64\x65\x66\x61ult_timeout_ms\x18\x02 \x01(\r\x12\x12\n\nceiling_ms\x18\x03 \x01(\r\x12\x0e\n\x06inline\x18\x04 \x01(\x08\x12\x0e\n\x06writes\x18\x05 \x01(\x08\"1\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x08\n\x04READ\x10\x01\x12\t\n\x05WRITE\x10\x02*K\n\x08PathKind\x12\x19\n\x15PATH_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rPATH_IN_ROOTS\x10\x01\x12\x11\n\rPATH_ABSOLUTE\x10\x02:C\n\x06method\x12\x1e.google.protobuf.MethodOptions\x18\xf4\x93\x03 \x01(\x0b\x32\x11.tk.v1.MethodSpec:>\n\x04path\x12\x1d.google.protobuf.FieldOptions\x18\xf5\x93\x03 \x01(\x0e\x32\x0f.tk.v1.PathKindb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13tk/v1/options.proto\x12\x05tk.v1\x1a google/protobuf/descriptor.proto\"\xd4\x01\n\nMethodSpec\x12$\n\x04kind\x18\x01 \x01(\x0e\x32\x16.tk.v1.MethodSpec.Kind\x12\x1a\n\x12\x64\x65\x66\x61ult_timeout_ms\x18\x02 \x01(\r\x12\x12\n\nceiling_ms\x18\x03 \x01(\r\x12\x0e\n\x06inline\x18\x04 \x01(\x08\x12\x0e\n\x06writes\x18\x05 \x01(\x08\x12\x1d\n\x04list\x18\x06 \x01(\x0b\x32\x0f.tk.v1.ListSpec\"1\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x08\n\x04READ\x10\x01\x12\t\n\x05WRITE\x10\x02\"k\n\x08ListSpec\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x13\n\x0blimit_field\x18\x02 \x01(\t\x12\x15\n\rdefault_items\x18\x03 \x01(\r\x12\x11\n\tmax_items\x18\x04 \x01(\r\x12\x11\n\tmax_bytes\x18\x05 \x01(\r*K\n\x08PathKind\x12\x19\n\x15PATH_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rPATH_IN_ROOTS\x10\x01\x12\x11\n\rPATH_ABSOLUTE\x10\x02:C\n\x06method\x12\x1e.google.protobuf.MethodOptions\x18\xf4\x93\x03 \x01(\x0b\x32\x11.tk.v1.MethodSpec:>\n\x04path\x12\x1d.google.protobuf.FieldOptions\x18\xf5\x93\x03 \x01(\x0e\x32\x0f.tk.v1.PathKindb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tk.v1.options_pb2', globals())
@@ -23,10 +23,12 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   google_dot_protobuf_dot_descriptor__pb2.FieldOptions.RegisterExtension(path)
 
   DESCRIPTOR._options = None
-  _PATHKIND._serialized_start=248
-  _PATHKIND._serialized_end=323
+  _PATHKIND._serialized_start=388
+  _PATHKIND._serialized_end=463
   _METHODSPEC._serialized_start=65
-  _METHODSPEC._serialized_end=246
-  _METHODSPEC_KIND._serialized_start=197
-  _METHODSPEC_KIND._serialized_end=246
+  _METHODSPEC._serialized_end=277
+  _METHODSPEC_KIND._serialized_start=228
+  _METHODSPEC_KIND._serialized_end=277
+  _LISTSPEC._serialized_start=279
+  _LISTSPEC._serialized_end=386
 # @@protoc_insertion_point(module_scope)

@@ -18,6 +18,18 @@
 // them where its config says so (tkgit_config: the git methods' timeouts),
 // and ListMethods reports what is in force.
 //
+// A method whose reply holds a list that grows with what it reads declares
+// the list's ceiling too, the way ceiling_ms bounds its time:
+//
+//   option (tk.v1.method) = {
+//     kind: READ, default_timeout_ms: 30000, ceiling_ms: 30000,
+//     list: { field: "commits", limit_field: "max_count",
+//             default_items: 10000, max_items: 10000, max_bytes: 16777216 }
+//   };
+//
+// The method serves it, ListMethods reports it and `tkcall describe` shows
+// it.
+//
 // A field that names a file or directory on tkd's machine says so, once,
 // beside the field:
 //
@@ -28,7 +40,8 @@
 // own working directory. The test `path-fields` holds the declarations to
 // what tkd checks.
 //
-// Nothing travels on the wire: this file only annotates the others. (It
+// Nothing travels on the wire but ListSpec, which ListMethods reports
+// (MethodInfo.list): this file annotates the others. (It
 // imports descriptor.proto, which protoc finds in its own include
 // directory; tools/regen drops the include of it that protoc-c 1.4.1
 // writes into options.pb-c.h, as nothing generated in C uses it.)
@@ -47,7 +60,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tk/v1/options.proto.
  */
 export const file_tk_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChN0ay92MS9vcHRpb25zLnByb3RvEgV0ay52MSK1AQoKTWV0aG9kU3BlYxIkCgRraW5kGAEgASgOMhYudGsudjEuTWV0aG9kU3BlYy5LaW5kEhoKEmRlZmF1bHRfdGltZW91dF9tcxgCIAEoDRISCgpjZWlsaW5nX21zGAMgASgNEg4KBmlubGluZRgEIAEoCBIOCgZ3cml0ZXMYBSABKAgiMQoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASCAoEUkVBRBABEgkKBVdSSVRFEAIqSwoIUGF0aEtpbmQSGQoVUEFUSF9LSU5EX1VOU1BFQ0lGSUVEEAASEQoNUEFUSF9JTl9ST09UUxABEhEKDVBBVEhfQUJTT0xVVEUQAjpLCgZtZXRob2QSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxj0kwMgASgLMhEudGsudjEuTWV0aG9kU3BlY1IGbWV0aG9kOkQKBHBhdGgSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGPWTAyABKA4yDy50ay52MS5QYXRoS2luZFIEcGF0aGIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChN0ay92MS9vcHRpb25zLnByb3RvEgV0ay52MSLUAQoKTWV0aG9kU3BlYxIkCgRraW5kGAEgASgOMhYudGsudjEuTWV0aG9kU3BlYy5LaW5kEhoKEmRlZmF1bHRfdGltZW91dF9tcxgCIAEoDRISCgpjZWlsaW5nX21zGAMgASgNEg4KBmlubGluZRgEIAEoCBIOCgZ3cml0ZXMYBSABKAgSHQoEbGlzdBgGIAEoCzIPLnRrLnYxLkxpc3RTcGVjIjEKBEtpbmQSFAoQS0lORF9VTlNQRUNJRklFRBAAEggKBFJFQUQQARIJCgVXUklURRACImsKCExpc3RTcGVjEg0KBWZpZWxkGAEgASgJEhMKC2xpbWl0X2ZpZWxkGAIgASgJEhUKDWRlZmF1bHRfaXRlbXMYAyABKA0SEQoJbWF4X2l0ZW1zGAQgASgNEhEKCW1heF9ieXRlcxgFIAEoDSpLCghQYXRoS2luZBIZChVQQVRIX0tJTkRfVU5TUEVDSUZJRUQQABIRCg1QQVRIX0lOX1JPT1RTEAESEQoNUEFUSF9BQlNPTFVURRACOksKBm1ldGhvZBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGPSTAyABKAsyES50ay52MS5NZXRob2RTcGVjUgZtZXRob2Q6RAoEcGF0aBIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY9ZMDIAEoDjIPLnRrLnYxLlBhdGhLaW5kUgRwYXRoYgZwcm90bzM", [file_google_protobuf_descriptor]);
 
 /**
  * @generated from message tk.v1.MethodSpec
@@ -93,6 +106,16 @@ export type MethodSpec = Message<"tk.v1.MethodSpec"> & {
    * @generated from field: bool writes = 5;
    */
   writes: boolean;
+
+  /**
+   * The reply's list that grows with what the repository, the tree or
+   * the table holds, and its ceiling. Unset: the reply has no such list
+   * (its lists are bounded by what tkd itself holds, such as its method
+   * table; the method's comment says how).
+   *
+   * @generated from field: tk.v1.ListSpec list = 6;
+   */
+  list?: ListSpec;
 };
 
 /**
@@ -135,6 +158,65 @@ export enum MethodSpec_Kind {
  */
 export const MethodSpec_KindSchema: GenEnum<MethodSpec_Kind> = /*@__PURE__*/
   enumDesc(file_tk_v1_options, 0, 0);
+
+/**
+ * What bounds a reply's list. No reply holds more than max_items items
+ * (nor, with max_bytes, more than max_bytes of their paths and text): a
+ * reply cut at a bound is a success with partial results (Status.partial,
+ * cause LIMIT), never an error. A caller may lower the bound with the
+ * request's limit_field, never raise it: a limit above max_items is served
+ * as max_items (and the reply is partial when more exist). tkd's memory
+ * for one call follows from these numbers (DESIGN.md, "Bounds").
+ *
+ * @generated from message tk.v1.ListSpec
+ */
+export type ListSpec = Message<"tk.v1.ListSpec"> & {
+  /**
+   * The reply's repeated field: "commits". Required.
+   *
+   * @generated from field: string field = 1;
+   */
+  field: string;
+
+  /**
+   * The request's uint32 field that lowers it ("max_count"), 0 meaning
+   * default_items; empty when the caller cannot lower it.
+   *
+   * @generated from field: string limit_field = 2;
+   */
+  limitField: string;
+
+  /**
+   * The items of a reply whose request names no limit: required with
+   * limit_field (at most max_items), 0 without it.
+   *
+   * @generated from field: uint32 default_items = 3;
+   */
+  defaultItems: number;
+
+  /**
+   * The ceiling: no reply holds more items. Required.
+   *
+   * @generated from field: uint32 max_items = 4;
+   */
+  maxItems: number;
+
+  /**
+   * The most bytes of the items' paths and text (file contents, commit
+   * messages, names); 0 when max_items alone bounds them (the method's
+   * comment says how).
+   *
+   * @generated from field: uint32 max_bytes = 5;
+   */
+  maxBytes: number;
+};
+
+/**
+ * Describes the message tk.v1.ListSpec.
+ * Use `create(ListSpecSchema)` to create a new message.
+ */
+export const ListSpecSchema: GenMessage<ListSpec> = /*@__PURE__*/
+  messageDesc(file_tk_v1_options, 1);
 
 /**
  * What a string field that names a file or directory holds.
