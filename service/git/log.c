@@ -78,8 +78,11 @@ static void oidset_free(oidset *s)
     free(s->slots);
 }
 
+/* A commit waits as its id and date (40 bytes), not as the parsed commit
+ * (some 600): a wide frontier, an octopus merge's parents, costs little.
+ * It is looked up again when its turn comes, from libgit2's cache. */
 typedef struct queued {
-    git_commit *commit;
+    git_oid id;
     int64_t time;
     uint64_t seq;
 } queued;
@@ -103,14 +106,14 @@ static void swap(queued *a, queued *b)
     *b = t;
 }
 
-static int queue_push(queue *q, git_commit *c)
+static int queue_push(queue *q, const git_commit *c)
 {
     queued *items = rpc_grow(q->items, &q->cap, q->n + 1, sizeof *items, 64);
     if (items == NULL)
         return -1;
     q->items = items;
     size_t i = q->n++;
-    q->items[i] = (queued){ c, git_commit_time(c), q->seq++ };
+    q->items[i] = (queued){ *git_commit_id(c), git_commit_time(c), q->seq++ };
     while (i > 0 && before(&q->items[i], &q->items[(i - 1) / 2])) {
         swap(&q->items[i], &q->items[(i - 1) / 2]);
         i = (i - 1) / 2;
@@ -118,11 +121,12 @@ static int queue_push(queue *q, git_commit *c)
     return 0;
 }
 
-static git_commit *queue_pop(queue *q)
+/* The id of the commit whose turn it is into *out; false when none waits. */
+static bool queue_pop(queue *q, git_oid *out)
 {
     if (q->n == 0)
-        return NULL;
-    git_commit *top = q->items[0].commit;
+        return false;
+    *out = q->items[0].id;
     q->items[0] = q->items[--q->n];
     for (size_t i = 0;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
@@ -135,13 +139,11 @@ static git_commit *queue_pop(queue *q)
         swap(&q->items[i], &q->items[m]);
         i = m;
     }
-    return top;
+    return true;
 }
 
 static void queue_free(queue *q)
 {
-    for (size_t i = 0; i < q->n; i++)
-        git_commit_free(q->items[i].commit);
     free(q->items);
 }
 
@@ -171,11 +173,9 @@ static int enqueue(walk *w, const git_oid *id)
     int rv = git_commit_lookup(&c, w->repo, id);
     if (rv < 0)
         return rv;
-    if (queue_push(&w->q, c) != 0) {
-        git_commit_free(c);
-        return GIT_ERROR;
-    }
-    return 0;
+    rv = queue_push(&w->q, c) != 0 ? GIT_ERROR : 0;
+    git_commit_free(c);
+    return rv;
 }
 
 /* Whether path has the same entry (id and mode, or absence) in trees a
@@ -365,16 +365,16 @@ static int step(walk *w, git_commit *c)
  * Returns 0 or a libgit2 error; sets the call's status when stopped. */
 static int run_walk(walk *w)
 {
-    git_commit *c;
+    git_oid id;
     int rv = 0;
-    while (rv == 0 && w->out->n_commits < w->limit &&
-           (c = queue_pop(&w->q)) != NULL) {
+    while (rv == 0 && w->out->n_commits < w->limit && queue_pop(&w->q, &id)) {
         if (rpc_call_cause(w->call) != RPC_CAUSE_NONE) {
-            git_commit_free(c);
             rpc_call_fail_stopped(w->call);
             return 0;
         }
-        rv = step(w, c);
+        git_commit *c = NULL;
+        if ((rv = git_commit_lookup(&c, w->repo, &id)) == 0)
+            rv = step(w, c);
         git_commit_free(c);
     }
     if (rv == 0 && w->in->max_count == 0 && w->out->n_commits == w->limit &&
