@@ -550,6 +550,15 @@ static void fail_stale(const fleet *f, rpc_call *call, int64_t now)
                       f->ttl_ms, f->error[0] != '\0' ? ": " : "", f->error);
 }
 
+/* What n takes of ListNodes' byte budget: its strings. */
+static size_t node_bytes(const fleet_node *n)
+{
+    size_t bytes = strlen(n->node_id) + strlen(n->address) + strlen(n->version);
+    for (size_t j = 0; j < n->n_roots; j++)
+        bytes += strlen(n->roots[j]);
+    return bytes;
+}
+
 static Tk__V1__NodeInfo *node_info(rpc_call *call, const fleet_node *n,
                                    int64_t age_ms)
 {
@@ -583,13 +592,26 @@ static void list_nodes(void *arg, rpc_call *call, ProtobufCMessage *reply)
     }
     out->self_id = rpc_call_strdup(call, f->node_id);
     out->ttl_ms = f->ttl_ms;
-    out->nodes =
-        rpc_call_alloc(call, (f->reading.n + 1) * sizeof(Tk__V1__NodeInfo *));
+    /* The table is what the database's writers put there: the reply holds
+     * at most the method's list ceiling of nodes and bytes
+     * (tk/v1/control.proto), partial beyond. */
+    const rpc_list *list = rpc_call_list(call);
+    uint32_t most = rpc_list_items(list, 0);
+    size_t n_max = f->reading.n < most ? f->reading.n : most, bytes = 0;
+    out->nodes = rpc_call_alloc(call, (n_max + 1) * sizeof(Tk__V1__NodeInfo *));
     for (size_t i = 0; i < f->reading.n; i++) {
         const fleet_node *n = &f->reading.nodes[i];
         int64_t age = n->age_ms + elapsed;
-        if (age <= (int64_t)f->ttl_ms)
-            out->nodes[out->n_nodes++] = node_info(call, n, age);
+        if (age > (int64_t)f->ttl_ms)
+            continue;
+        size_t cost = node_bytes(n);
+        if (out->n_nodes == n_max ||
+            (list->max_bytes != 0 && bytes + cost > list->max_bytes)) {
+            rpc_call_set_partial(call, RPC_CAUSE_LIMIT);
+            break;
+        }
+        bytes += cost;
+        out->nodes[out->n_nodes++] = node_info(call, n, age);
     }
     pthread_mutex_unlock(&f->mu);
 }

@@ -95,4 +95,9 @@ size_t tkgit__test_reasons(const char **out, size_t max);
  * repository, then 1, however many calls arrived together. */
 unsigned tkgit__test_libgit2_inits(const tkgit *g);
 
+/* Makes the commits one Log may walk max instead of two million (0: two
+ * million again), so that a test reaches the bound with a history of a
+ * few dozen commits. Before the server starts. */
+void tkgit__test_set_log_walk_max(tkgit *g, uint32_t max);
+
 #endif /* TK_SERVICE_GIT_H */

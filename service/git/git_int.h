@@ -22,10 +22,6 @@
 #include "tk/v1/git.pb-c.h"
 
 #define TKGIT_N_METHODS TK_V1_GIT__N_METHODS
-/* Matches a Grep or a Log returns when the caller names no limit: beyond
- * it the reply is partial. */
-#define TKGIT_DEFAULT_MAX_MATCHES 10000u
-#define TKGIT_DEFAULT_MAX_COMMITS 10000u
 /* libgit2's cache of parsed objects, for all open repositories. */
 #define TKGIT_OBJECT_CACHE_BYTES (64u * 1024 * 1024)
 
@@ -46,6 +42,9 @@ struct tkgit {
     /* git_libgit2_init calls that succeeded: 0, then 1 (raised under
      * libgit2_mu, read without it). */
     atomic_uint libgit2_inits;
+    /* Commits one Log may walk; 0: LOG_WALK_MAX (log.c). Set only by
+     * tkgit__test_set_log_walk_max, before the server starts. */
+    uint32_t log_walk_max;
 };
 
 /* ---- repo.c: the repository a call names -------------------------------- */
@@ -234,14 +233,16 @@ void tkgit__config_set(void *svc, rpc_call *call,
                        const ProtobufCMessage *request,
                        ProtobufCMessage *reply);
 
-/* ---- parse.c: git's -z output (pure functions, no call) ----------------- */
+/* ---- parse.c: git's -z output ------------------------------------------ */
 
 /* Fills reply from `git status --porcelain=v2 -z --branch` output. Returns
- * 0, or -1 on output it cannot read. Allocates through call. */
+ * 0, or -1 on output it cannot read. Allocates through call; keeps at most
+ * the call's list ceiling of entries, and sets the call partial beyond. */
 int tkgit__parse_status(rpc_call *call, const char *out, size_t len,
                         Tk__V1__GitStatusReply *reply);
-/* The numstat block of `git diff --numstat -z -p`: fills reply->files and
- * returns the offset where the patch starts, or -1. */
+/* The numstat block of `git diff --numstat -z -p`: fills reply->files (at
+ * most the call's list ceiling of them; partial beyond) and returns the
+ * offset where the patch starts, or -1. */
 long tkgit__parse_numstat(rpc_call *call, const char *out, size_t len,
                           Tk__V1__GitDiffReply *reply);
 

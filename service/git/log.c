@@ -5,11 +5,28 @@
  * compares them). With paths, git's default history simplification: a
  * commit that is TREESAME to a parent for those paths is not shown, and a
  * merge TREESAME to one of its parents is followed through that parent
- * alone. The call's cancel and deadline are checked at every commit. */
+ * alone. The call's cancel and deadline are checked at every commit.
+ *
+ * What one Log may hold (DESIGN.md, "Bounds"): the reply, at most the
+ * method's list ceiling of commits and bytes (tk/v1/git.proto), and the
+ * walk's bookkeeping, for at most LOG_WALK_MAX commits. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "git_int.h"
+
+/* Commits one Log may visit: shown, skipped, left out by paths, and the
+ * ancestors of A hidden for "A..B", together. Each costs a slot of a set
+ * (20 bytes at a load of 3/8 to 3/4: at most 54) and, while it waits, a
+ * place in the queue (40) or on the hidden walk's stack (20): at most 100
+ * bytes, 200 MB for a walk of them all. Beyond every history of note
+ * (Linux: 1.3 million commits); a main walk that reaches it answers what
+ * it found, partial, and an "A..B" whose A alone has more ancestors has
+ * no right answer to give (RESOURCE_EXHAUSTED LOG_WALK_LIMIT). */
+#define LOG_WALK_MAX 2000000u
+/* What a commit in the reply costs of the list's byte budget beside its
+ * message, names and emails: its id and each parent's, in hex. */
+#define LOG_OID_BYTES (GIT_OID_HEXSZ + 1)
 
 /* ---- a set of object ids (open addressing) and a queue by date ---------- */
 
@@ -158,14 +175,44 @@ typedef struct walk {
     Tk__V1__GitLogReply *out;
     size_t out_cap;
     uint32_t limit, skipped;
+    /* The list's byte budget (0: none), and what the reply's commits have
+     * taken of it. */
+    size_t max_bytes, bytes;
+    /* A bound stopped the walk before the end of history: the reply is
+     * the newest commits, and partial. */
+    bool cut;
     queue q;
     oidset seen, hidden;
     char **paths; /* NUL-terminated copies of in->paths */
 } walk;
 
-/* Queues id unless seen before. 0, or a libgit2 error (< 0). */
+/* The commits one Log may walk: LOG_WALK_MAX, or a test's number. */
+static uint32_t walk_max(const tkgit *g)
+{
+    return g->log_walk_max != 0 ? g->log_walk_max : LOG_WALK_MAX;
+}
+
+void tkgit__test_set_log_walk_max(tkgit *g, uint32_t max)
+{
+    g->log_walk_max = max;
+}
+
+/* Whether the walk has visited all the commits it may. */
+static bool walk_full(const walk *w)
+{
+    return w->seen.n + w->hidden.n >= walk_max(w->g);
+}
+
+/* Queues id unless seen before. 0, or a libgit2 error (< 0). A walk that
+ * may visit no more is cut instead. */
 static int enqueue(walk *w, const git_oid *id)
 {
+    if (oidset_has(&w->seen, id))
+        return 0;
+    if (walk_full(w)) {
+        w->cut = true;
+        return 0;
+    }
     int added = oidset_add(&w->seen, id);
     if (added <= 0)
         return added < 0 ? GIT_ERROR : 0;
@@ -315,9 +362,29 @@ void tkgit__test_message(rpc_call *call, const char *message,
     subject_body(call, message, out);
 }
 
+/* What c takes of the list's byte budget: its text, names and ids (the
+ * message bounds its subject and body). */
+static size_t commit_bytes(git_commit *c)
+{
+    const git_signature *a = git_commit_author(c);
+    const git_signature *m = git_commit_committer(c);
+    const char *raw = git_commit_message_raw(c);
+    return (raw != NULL ? strlen(raw) : 0) + strlen(a->name) +
+           strlen(a->email) + strlen(m->name) + strlen(m->email) +
+           LOG_OID_BYTES * ((size_t)git_commit_parentcount(c) + 1);
+}
+
+/* Adds c to the reply, unless it would take the reply past the list's
+ * byte budget: the walk is then cut (a commit is never cut itself). */
 static void add_commit(walk *w, git_commit *c)
 {
     rpc_call *call = w->call;
+    size_t bytes = commit_bytes(c);
+    if (w->max_bytes != 0 && w->bytes + bytes > w->max_bytes) {
+        w->cut = true;
+        return;
+    }
+    w->bytes += bytes;
     Tk__V1__GitCommit *out = rpc_call_alloc(call, sizeof *out);
     tk__v1__git_commit__init(out);
     char hex[GIT_OID_HEXSZ + 1];
@@ -361,13 +428,17 @@ static int step(walk *w, git_commit *c)
     return rv;
 }
 
-/* Walks until the limit, the end of history, or the call must stop.
- * Returns 0 or a libgit2 error; sets the call's status when stopped. */
+/* Walks until the limit, a bound, the end of history, or the call must
+ * stop. Returns 0 or a libgit2 error; sets the call's status when
+ * stopped. A reply cut short while history goes on is partial, whoever's
+ * limit it was: by the limit (with commits still waiting), the byte
+ * budget or the walk's bound. */
 static int run_walk(walk *w)
 {
     git_oid id;
     int rv = 0;
-    while (rv == 0 && w->out->n_commits < w->limit && queue_pop(&w->q, &id)) {
+    while (rv == 0 && !w->cut && w->out->n_commits < w->limit &&
+           queue_pop(&w->q, &id)) {
         if (rpc_call_cause(w->call) != RPC_CAUSE_NONE) {
             rpc_call_fail_stopped(w->call);
             return 0;
@@ -377,19 +448,26 @@ static int run_walk(walk *w)
             rv = step(w, c);
         git_commit_free(c);
     }
-    if (rv == 0 && w->in->max_count == 0 && w->out->n_commits == w->limit &&
-        w->q.n > 0)
+    if (rv == 0 && (w->cut || (w->out->n_commits == w->limit && w->q.n > 0)))
         rpc_call_set_partial(w->call, RPC_CAUSE_LIMIT);
     return rv;
 }
 
 /* Hides id, and stacks it for its parents, unless hidden before. 0, or a
- * libgit2 error. */
+ * libgit2 error; TKGIT_EREPORTED with the call failed when the walk may
+ * visit no more. */
 static int hide(walk *w, const git_oid *id, git_oid **stack, size_t *n,
                 size_t *cap)
 {
     if (oidset_has(&w->hidden, id))
         return 0;
+    if (walk_full(w)) {
+        rpc_call_fail(w->call, RPC_RESOURCE_EXHAUSTED, "LOG_WALK_LIMIT",
+                      "the start of the range has more than %u ancestors "
+                      "for one Log to walk; name a nearer one",
+                      walk_max(w->g));
+        return TKGIT_EREPORTED;
+    }
     git_oid *grown = rpc_grow(*stack, cap, *n + 1, sizeof **stack, 256);
     if (grown == NULL || oidset_add(&w->hidden, id) < 0) {
         if (grown != NULL)
@@ -484,8 +562,10 @@ static bool prepare(walk *w)
             n--; /* "dir/" is "dir" */
         w->paths[i] = rpc_call_strndup(w->call, (const char *)p->data, n);
     }
-    w->limit =
-        w->in->max_count != 0 ? w->in->max_count : TKGIT_DEFAULT_MAX_COMMITS;
+    /* The caller's limit, held to the method's ceiling (git.proto). */
+    const rpc_list *list = rpc_call_list(w->call);
+    w->limit = rpc_list_items(list, w->in->max_count);
+    w->max_bytes = list->max_bytes;
     return true;
 }
 

@@ -1,6 +1,11 @@
 /* Parsers of git's -z output: `git status --porcelain=v2 -z --branch` and
  * the numstat block of `git diff --numstat -z -p`. Paths are taken as the
- * bytes git printed (after NUL-splitting nothing is unquoted). */
+ * bytes git printed (after NUL-splitting nothing is unquoted). Each keeps
+ * at most the call's list ceiling of entries (the method's option in
+ * tk/v1/git.proto) and says partial beyond it: git's output is read up to
+ * proc's 16 MiB, and an entry of a few bytes there ("? a") is a message of
+ * a few hundred here, so the output's cap alone would let one Status hold
+ * some 40 times its size. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,12 +137,17 @@ int tkgit__parse_status(rpc_call *call, const char *out, size_t len,
     Tk__V1__GitStatusBranch *b = rpc_call_alloc(call, sizeof *b);
     tk__v1__git_status_branch__init(b);
     reply->branch = b;
+    uint32_t most = rpc_list_items(rpc_call_list(call), 0);
     size_t pos = 0, rlen, cap = 0;
     const char *r;
     while ((r = record(out, len, &pos, &rlen)) != NULL) {
         if (rlen > 0 && r[0] == '#') {
             branch_header(call, r, rlen, b);
             continue;
+        }
+        if (reply->n_entries == most) { /* the headers come first */
+            rpc_call_set_partial(call, RPC_CAUSE_LIMIT);
+            break;
         }
         const entry_shape *s = rlen > 2 ? shape_of(r[0]) : NULL;
         char *f[10] = { 0 };
@@ -196,13 +206,40 @@ static int numstat_entry(rpc_call *call, const char *r, size_t rlen,
     return 0;
 }
 
+/* Passes over an entry beyond the ceiling: its record, and the two of a
+ * rename's paths. 0, or -1 on output that is no entry. */
+static int numstat_skip(const char *r, size_t rlen, const char *out, size_t len,
+                        size_t *pos)
+{
+    const char *tab1 = memchr(r, '\t', rlen);
+    const char *tab2 =
+        tab1 != NULL ? memchr(tab1 + 1, '\t', (size_t)(r + rlen - tab1 - 1))
+                     : NULL;
+    if (tab2 == NULL)
+        return -1;
+    size_t olen, nlen;
+    if (tab2 + 1 < r + rlen)
+        return 0;
+    return record(out, len, pos, &olen) != NULL &&
+                   record(out, len, pos, &nlen) != NULL
+               ? 0
+               : -1;
+}
+
 long tkgit__parse_numstat(rpc_call *call, const char *out, size_t len,
                           Tk__V1__GitDiffReply *reply)
 {
+    uint32_t most = rpc_list_items(rpc_call_list(call), 0);
     size_t pos = 0, rlen, cap = 0;
     const char *r;
     /* The block ends with an empty record; then comes the patch. */
     while ((r = record(out, len, &pos, &rlen)) != NULL && rlen > 0) {
+        if (reply->n_files == most) {
+            if (numstat_skip(r, rlen, out, len, &pos) != 0)
+                return -1;
+            rpc_call_set_partial(call, RPC_CAUSE_LIMIT);
+            continue;
+        }
         Tk__V1__GitFileStat *fs = rpc_call_alloc(call, sizeof *fs);
         tk__v1__git_file_stat__init(fs);
         if (numstat_entry(call, r, rlen, out, len, &pos, fs) != 0)

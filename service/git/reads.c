@@ -121,6 +121,9 @@ typedef struct grep_state {
     Tk__V1__GitGrepReply *out;
     size_t cap;
     uint32_t limit;
+    /* The list's byte budget of paths and text (0: none), and what the
+     * matches kept have taken of it. */
+    size_t max_bytes, bytes;
     bool limited;
     char *pending;
     size_t pending_len;
@@ -134,11 +137,17 @@ static int nuls(const char *s, size_t n)
     return k;
 }
 
-static void grep_match(grep_state *st, const char *s, size_t n)
+/* Keeps the match, unless its path and text would take the reply past
+ * the list's byte budget: false then (a match is never cut itself). */
+static bool grep_match(grep_state *st, const char *s, size_t n)
 {
     const char *nul1 = memchr(s, '\0', n);
     const char *nul2 = memchr(nul1 + 1, '\0', (size_t)(s + n - nul1 - 1));
     const char *nul3 = memchr(nul2 + 1, '\0', (size_t)(s + n - nul2 - 1));
+    size_t bytes = (size_t)(nul1 - s) + (size_t)(s + n - nul3 - 1);
+    if (st->max_bytes != 0 && st->bytes + bytes > st->max_bytes)
+        return false;
+    st->bytes += bytes;
     Tk__V1__GitGrepMatch *m = rpc_call_alloc(st->call, sizeof *m);
     tk__v1__git_grep_match__init(m);
     m->path = rpc_call_bytes(st->call, s, (size_t)(nul1 - s));
@@ -149,6 +158,7 @@ static void grep_match(grep_state *st, const char *s, size_t n)
         tkgit__grow(st->call, st->out->matches, st->out->n_matches, &st->cap,
                     sizeof(Tk__V1__GitGrepMatch *));
     st->out->matches[st->out->n_matches++] = m;
+    return true;
 }
 
 static proc_verdict grep_line(void *arg, const char *data, size_t len,
@@ -181,11 +191,9 @@ static proc_verdict grep_line(void *arg, const char *data, size_t len,
         }
         return PROC_CONTINUE;
     }
-    /* A match beyond the limit is not kept: it says that more exist
-     * (partial), which the limit's own last match cannot. */
-    st->limited = st->out->n_matches == st->limit;
-    if (!st->limited)
-        grep_match(st, s, n);
+    /* A match beyond the limit (or the byte budget) is not kept: it says
+     * that more exist (partial), which the limit's own last match cannot. */
+    st->limited = st->out->n_matches == st->limit || !grep_match(st, s, n);
     free(st->pending);
     st->pending = NULL;
     return st->limited ? PROC_STOP : PROC_CONTINUE;
@@ -217,8 +225,10 @@ void tkgit__grep(void *svc, rpc_call *call, const ProtobufCMessage *request,
     if (tkgit__open(&repo, svc, call, in->repo) != 0)
         return;
     grep_state st = { .call = call, .out = (Tk__V1__GitGrepReply *)reply };
-    st.limit =
-        in->max_matches != 0 ? in->max_matches : TKGIT_DEFAULT_MAX_MATCHES;
+    /* The caller's limit, held to the method's ceiling (git.proto). */
+    const rpc_list *list = rpc_call_list(call);
+    st.limit = rpc_list_items(list, in->max_matches);
+    st.max_bytes = list->max_bytes;
     tkgit_argv a;
     tkgit__argv_init(&a, call, "grep");
     grep_argv(&a, in);

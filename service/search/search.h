@@ -41,6 +41,10 @@
  * and far below the kernel's limit on a command line (a query of 200 KiB
  * would fail exec with E2BIG). */
 #define SEARCH_QUERY_MAX 4096u
+/* The result limit: its default, and the ceiling a larger limit is
+ * served as (the reply is then partial when more exist). The method's
+ * list bounds in tk/v1/search.proto, which the handler reads from its
+ * method table; search_int.h holds these equal to them. */
 #define SEARCH_DEFAULT_LIMIT 1000u
 #define SEARCH_MAX_LIMIT 100000u
 /* Lines longer than this are cut to it and flagged. */

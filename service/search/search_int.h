@@ -15,6 +15,15 @@
 #include "port/port.h"
 #include "tk/v1/search.methods.h"
 
+/* search.h's numbers are the method's list bounds (its option in
+ * tk/v1/search.proto), which the handler serves: these keep the two equal. */
+_Static_assert(SEARCH_DEFAULT_LIMIT == TK_V1_SEARCH__SEARCH__DEFAULT_ITEMS,
+               "search.h's default limit is search.proto's");
+_Static_assert(SEARCH_MAX_LIMIT == TK_V1_SEARCH__SEARCH__MAX_ITEMS,
+               "search.h's ceiling is search.proto's");
+_Static_assert(SEARCH_REPLY_BYTES == TK_V1_SEARCH__SEARCH__MAX_BYTES,
+               "search.h's byte budget is search.proto's");
+
 /* The method's ceiling (tk/v1/search.proto): no search runs longer,
  * whatever its caller asks. */
 #define SEARCH_CEILING_MS TK_V1_SEARCH__SEARCH__CEILING_MS

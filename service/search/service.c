@@ -74,12 +74,6 @@ static int check_request(rpc_call *call, const Tk__V1__SearchRequest *in)
                       "the query holds a newline; matches are lines");
         return -1;
     }
-    if (in->limit > SEARCH_MAX_LIMIT) {
-        rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_LIMIT",
-                      "limit is at most %u, not %u", SEARCH_MAX_LIMIT,
-                      in->limit);
-        return -1;
-    }
     if ((int)in->tool < SEARCH_TOOL_AUTO || (int)in->tool > SEARCH_TOOL_GREP) {
         rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_TOOL",
                       "no tool numbered %d", (int)in->tool);
@@ -111,7 +105,11 @@ static int prepare(search_job *j, const search *s, rpc_call *call,
             in->hidden_case != TK__V1__SEARCH_REQUEST__HIDDEN_INCLUDE_HIDDEN ||
             in->include_hidden,
     };
-    j->lim.max_matches = in->limit != 0 ? in->limit : SEARCH_DEFAULT_LIMIT;
+    /* The caller's limit, held to the method's ceiling (search.proto): a
+     * larger one is served as the ceiling, never refused. */
+    const rpc_list *list = rpc_call_list(call);
+    j->lim.max_matches = rpc_list_items(list, in->limit);
+    j->lim.max_bytes = list->max_bytes;
     j->forced = (search_tool)in->tool;
     j->allow_unreadable = in->allow_unreadable;
     return 0;

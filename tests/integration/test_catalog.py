@@ -163,6 +163,16 @@ class Catalogs(unittest.TestCase):
         diff = differences(self.server, ts_catalog(), "the TypeScript catalog")
         self.assertEqual(diff, [], "\n" + "\n".join(diff))
 
+    def test_lists_are_served(self) -> None:
+        # Not vacuous: the methods whose replies grow with what they read
+        # carry their ceilings (proto/: the option's list).
+        lists = {name: row[5] for name, row in self.server.items()
+                 if row[5] is not None}
+        self.assertEqual(lists["tk.v1.Git/Log"][:2], ("commits", "max_count"))
+        self.assertEqual(lists["tk.v1.Search/Search"][:2], ("matches", "limit"))
+        self.assertIn("tk.v1.Git/Grep", lists)
+        self.assertIn("tk.v1.Git/Status", lists)
+
     def test_a_difference_is_seen(self) -> None:
         # The comparison itself, on a table with one method missing, one
         # too many and one changed.
@@ -180,6 +190,21 @@ class Catalogs(unittest.TestCase):
             "%s: ceiling_ms is %d in tkd, %d in x" % (changed, row[4],
                                                       row[4] + 1),
         ], key=lambda s: s.split(":")[0]))
+
+    def test_a_list_difference_is_seen(self) -> None:
+        # A list's ceiling that differs, and one a side lacks.
+        client = dict(self.server)
+        log, status = "tk.v1.Git/Log", "tk.v1.Git/Status"
+        lst = client[log][5]
+        assert lst is not None
+        client[log] = client[log][:5] + (lst[:3] + (lst[3] + 1, lst[4]),)
+        client[status] = client[status][:5] + (None,)
+        self.assertEqual(differences(self.server, client, "x"), [
+            "%s: list is %r in tkd, %r in x" % (
+                log, lst, lst[:3] + (lst[3] + 1, lst[4])),
+            "%s: list is %r in tkd, None in x" % (status,
+                                                  self.server[status][5]),
+        ])
 
 
 if __name__ == "__main__":

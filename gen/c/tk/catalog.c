@@ -30,25 +30,25 @@ const tk_method_desc tk_catalog__methods[] = {
      NULL, NULL, 0, 0, 0},
     {"tk.v1.Control/ListNodes", &tk__v1__list_nodes_request__descriptor, &tk__v1__list_nodes_reply__descriptor,
      TK_METHOD_READ, 5000, 60000,
-     NULL, NULL, 0, 0, 0},
+     "nodes", NULL, 0, 1024, 1048576},
     {"tk.v1.Control/Stats", &tk__v1__stats_request__descriptor, &tk__v1__stats_reply__descriptor,
      TK_METHOD_READ, 5000, 60000,
      NULL, NULL, 0, 0, 0},
     {"tk.v1.Git/Status", &tk__v1__git_status_request__descriptor, &tk__v1__git_status_reply__descriptor,
      TK_METHOD_READ, 30000, 30000,
-     NULL, NULL, 0, 0, 0},
+     "entries", NULL, 0, 100000, 0},
     {"tk.v1.Git/Log", &tk__v1__git_log_request__descriptor, &tk__v1__git_log_reply__descriptor,
      TK_METHOD_READ, 30000, 30000,
-     NULL, NULL, 0, 0, 0},
+     "commits", "max_count", 10000, 10000, 16777216},
     {"tk.v1.Git/Diff", &tk__v1__git_diff_request__descriptor, &tk__v1__git_diff_reply__descriptor,
      TK_METHOD_READ, 30000, 30000,
-     NULL, NULL, 0, 0, 0},
+     "files", NULL, 0, 100000, 0},
     {"tk.v1.Git/RevParse", &tk__v1__git_rev_parse_request__descriptor, &tk__v1__git_rev_parse_reply__descriptor,
      TK_METHOD_READ, 30000, 30000,
      NULL, NULL, 0, 0, 0},
     {"tk.v1.Git/Grep", &tk__v1__git_grep_request__descriptor, &tk__v1__git_grep_reply__descriptor,
      TK_METHOD_READ, 30000, 30000,
-     NULL, NULL, 0, 0, 0},
+     "matches", "max_matches", 10000, 100000, 33554432},
     {"tk.v1.Git/Commit", &tk__v1__git_commit_request__descriptor, &tk__v1__git_commit_reply__descriptor,
      TK_METHOD_WRITE, 60000, 60000,
      NULL, NULL, 0, 0, 0},
@@ -78,7 +78,7 @@ const tk_method_desc tk_catalog__methods[] = {
      NULL, NULL, 0, 0, 0},
     {"tk.v1.Search/Search", &tk__v1__search_request__descriptor, &tk__v1__search_reply__descriptor,
      TK_METHOD_READ, 30000, 30000,
-     NULL, NULL, 0, 0, 0},
+     "matches", "limit", 1000, 100000, 33554432},
     {"tk.v1.Services/Render", &tk__v1__service_render_request__descriptor, &tk__v1__service_render_reply__descriptor,
      TK_METHOD_READ, 5000, 30000,
      NULL, NULL, 0, 0, 0},
@@ -259,7 +259,10 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "the membership table in PostgreSQL as this node last read it, nodes\n"
      "whose heartbeat is older than ttl_ms left out. A tkd that is no\n"
      "member answers with no nodes and self_id \"\": its clients use the\n"
-     "address they dialed, as with one tkd. Answered from memory, inline."},
+     "address they dialed, as with one tkd. Answered from memory, inline.\n"
+     "The table is what the database's writers put there: at most 1024\n"
+     "nodes and 1 MiB of their ids, addresses, versions and roots (partial\n"
+     "beyond)."},
     {"tk.v1.Control/Ping",
      "Echoes `data`; says which tkd answered and for how long it has run.\n"
      "Answered on receipt, even when every worker is busy: it tells \"tkd\n"
@@ -285,17 +288,28 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "CONFIG_KEY_NOT_ALLOWED before git runs."},
     {"tk.v1.Git/Diff",
      "A patch and per-file line counts (`git diff --no-ext-diff\n"
-     "--no-textconv`)."},
+     "--no-textconv`). At most 100000 files (partial beyond; the patch\n"
+     "stays whole); git's output, the patch included, is read up to\n"
+     "16 MiB, and a longer one is RESOURCE_EXHAUSTED OUTPUT_TOO_LARGE."},
     {"tk.v1.Git/Grep",
      "Lines of tracked files that contain a literal string (`git grep\n"
-     "-F`)."},
+     "-F`). At most 100000 matches (10000 by default) and 32 MiB of their\n"
+     "paths and text (a line is cut at 64 KiB); partial beyond."},
     {"tk.v1.Git/Log",
-     "Commits reachable from `rev`, newest first (libgit2, in process)."},
+     "Commits reachable from `rev`, newest first (libgit2, in process). At\n"
+     "most 10000 commits and 16 MiB of their text (names, emails,\n"
+     "subjects, bodies), and at most 2000000 commits walked to find them\n"
+     "(shown, skipped, left out by `paths`, or hidden by \"A..B\"): a reply\n"
+     "cut at any of these is partial, save an \"A..B\" whose A has more\n"
+     "ancestors than the walk may visit (RESOURCE_EXHAUSTED\n"
+     "LOG_WALK_LIMIT: no answer would be right)."},
     {"tk.v1.Git/RevParse",
      "A revision to an object id (libgit2, in process)."},
     {"tk.v1.Git/Status",
      "The working tree's state: `git status --porcelain=v2 -z\n"
-     "--branch`, parsed."},
+     "--branch`, parsed. At most 100000 entries (partial beyond); git's\n"
+     "output is read up to 16 MiB, and a longer one is RESOURCE_EXHAUSTED\n"
+     "OUTPUT_TOO_LARGE."},
     {"tk.v1.Git/WorktreeAdd",
      "Adds a linked working tree (`git worktree add`)."},
     {"tk.v1.GitCheckoutReply.oid",
@@ -335,15 +349,19 @@ const tk_catalog__doc tk_catalog__docs[] = {
     {"tk.v1.GitGrepMatch.line",
      "1-based line and byte column of the first match in the line."},
     {"tk.v1.GitGrepRequest.max_matches",
-     "At most this many matches; 0 means the server's limit. When more\n"
-     "exist, the reply holds this many, a success with Status.partial set."},
+     "At most this many matches; 0 means the server's default, 10000. No\n"
+     "reply holds more than 100000 (the method's ceiling): a larger value is\n"
+     "served as 100000. When more exist, the reply holds this many, a\n"
+     "success with Status.partial set (cause LIMIT)."},
     {"tk.v1.GitGrepRequest.pattern",
      "A literal string (never a regular expression or an option)."},
     {"tk.v1.GitGrepRequest.untracked",
      "Also search untracked files that are not ignored."},
     {"tk.v1.GitLogRequest.max_count",
-     "At most this many commits; 0 means no limit but the server's (see\n"
-     "Status.partial)."},
+     "At most this many commits; 0 means the server's default, 10000. No\n"
+     "reply holds more than 10000 (the method's ceiling): a larger value is\n"
+     "served as 10000. When more commits exist than the reply holds, it is\n"
+     "a success with Status.partial set (cause LIMIT)."},
     {"tk.v1.GitLogRequest.paths",
      "Only commits that change one of these paths (literal; a directory\n"
      "means everything below it), with git log's default history\n"
@@ -612,8 +630,10 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "ASCII case folding with git grep and grep (they run in the C locale so\n"
      "that any byte is text), Unicode case folding with rg."},
     {"tk.v1.SearchRequest.limit",
-     "Most matches (lines) in the reply; 0 means 1000, at most 100000. When\n"
-     "more exist the reply is partial."},
+     "Most matches (lines) in the reply; 0 means 1000. No reply holds more\n"
+     "than 100000 (the method's ceiling): a larger value is served as\n"
+     "100000. When more exist the reply is partial; so is one whose paths\n"
+     "and text reached 32 MiB."},
     {"tk.v1.SearchRequest.query",
      "Matched literally (never a pattern or a flag): not empty, at most 4096\n"
      "bytes (QUERY_TOO_LONG), no NUL, no newline. Any bytes otherwise; but rg takes no pattern that is not\n"

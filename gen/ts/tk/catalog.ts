@@ -78,7 +78,13 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 5000,
     ceilingMs: 60000,
-    list: null,
+    list: {
+      field: "nodes",
+      limitField: "",
+      defaultItems: 0,
+      maxItems: 1024,
+      maxBytes: 1048576,
+    },
   },
   {
     name: "tk.v1.Control/Stats",
@@ -96,7 +102,13 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 30000,
     ceilingMs: 30000,
-    list: null,
+    list: {
+      field: "entries",
+      limitField: "",
+      defaultItems: 0,
+      maxItems: 100000,
+      maxBytes: 0,
+    },
   },
   {
     name: "tk.v1.Git/Log",
@@ -105,7 +117,13 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 30000,
     ceilingMs: 30000,
-    list: null,
+    list: {
+      field: "commits",
+      limitField: "max_count",
+      defaultItems: 10000,
+      maxItems: 10000,
+      maxBytes: 16777216,
+    },
   },
   {
     name: "tk.v1.Git/Diff",
@@ -114,7 +132,13 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 30000,
     ceilingMs: 30000,
-    list: null,
+    list: {
+      field: "files",
+      limitField: "",
+      defaultItems: 0,
+      maxItems: 100000,
+      maxBytes: 0,
+    },
   },
   {
     name: "tk.v1.Git/RevParse",
@@ -132,7 +156,13 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 30000,
     ceilingMs: 30000,
-    list: null,
+    list: {
+      field: "matches",
+      limitField: "max_matches",
+      defaultItems: 10000,
+      maxItems: 100000,
+      maxBytes: 33554432,
+    },
   },
   {
     name: "tk.v1.Git/Commit",
@@ -222,7 +252,13 @@ export const METHODS: readonly MethodEntry[] = [
     kind: "READ",
     defaultTimeoutMs: 30000,
     ceilingMs: 30000,
-    list: null,
+    list: {
+      field: "matches",
+      limitField: "limit",
+      defaultItems: 1000,
+      maxItems: 100000,
+      maxBytes: 33554432,
+    },
   },
   {
     name: "tk.v1.Services/Render",

@@ -127,7 +127,9 @@ export const services = {
      * membership table in PostgreSQL as this node last read it, nodes whose
      * heartbeat is older than ttl_ms left out. A tkd that is no member answers
      * with no nodes and self_id "": its clients use the address they dialed,
-     * as with one tkd. Answered from memory, inline.
+     * as with one tkd. Answered from memory, inline. The table is what the
+     * database's writers put there: at most 1024 nodes and 1 MiB of their ids,
+     * addresses, versions and roots (partial beyond).
      */
     listNodes: {
       method: "tk.v1.Control/ListNodes",
@@ -156,6 +158,8 @@ export const services = {
     /**
      * tk.v1.Git/Status: READ (timeout 30 s by default, 30 s at most). The
      * working tree's state: `git status --porcelain=v2 -z --branch`, parsed.
+     * At most 100000 entries (partial beyond); git's output is read up to 16
+     * MiB, and a longer one is RESOURCE_EXHAUSTED OUTPUT_TOO_LARGE.
      */
     status: {
       method: "tk.v1.Git/Status",
@@ -164,7 +168,12 @@ export const services = {
     },
     /**
      * tk.v1.Git/Log: READ (timeout 30 s by default, 30 s at most). Commits
-     * reachable from `rev`, newest first (libgit2, in process).
+     * reachable from `rev`, newest first (libgit2, in process). At most 10000
+     * commits and 16 MiB of their text (names, emails, subjects, bodies), and
+     * at most 2000000 commits walked to find them (shown, skipped, left out by
+     * `paths`, or hidden by "A..B"): a reply cut at any of these is partial,
+     * save an "A..B" whose A has more ancestors than the walk may visit
+     * (RESOURCE_EXHAUSTED LOG_WALK_LIMIT: no answer would be right).
      */
     log: {
       method: "tk.v1.Git/Log",
@@ -173,7 +182,10 @@ export const services = {
     },
     /**
      * tk.v1.Git/Diff: READ (timeout 30 s by default, 30 s at most). A patch
-     * and per-file line counts (`git diff --no-ext-diff --no-textconv`).
+     * and per-file line counts (`git diff --no-ext-diff --no-textconv`). At
+     * most 100000 files (partial beyond; the patch stays whole); git's output,
+     * the patch included, is read up to 16 MiB, and a longer one is
+     * RESOURCE_EXHAUSTED OUTPUT_TOO_LARGE.
      */
     diff: {
       method: "tk.v1.Git/Diff",
@@ -191,7 +203,9 @@ export const services = {
     },
     /**
      * tk.v1.Git/Grep: READ (timeout 30 s by default, 30 s at most). Lines of
-     * tracked files that contain a literal string (`git grep -F`).
+     * tracked files that contain a literal string (`git grep -F`). At most
+     * 100000 matches (10000 by default) and 32 MiB of their paths and text (a
+     * line is cut at 64 KiB); partial beyond.
      */
     grep: {
       method: "tk.v1.Git/Grep",

@@ -43,6 +43,10 @@
 /* tk.v1.Control/ListNodes: READ (timeout 5 s by default, 60 s at most) */
 #define TK_V1_CONTROL__LIST_NODES__DEFAULT_TIMEOUT_MS 5000u
 #define TK_V1_CONTROL__LIST_NODES__CEILING_MS 60000u
+/* nodes: 1024 at most, 1 MiB of paths and text at most */
+#define TK_V1_CONTROL__LIST_NODES__DEFAULT_ITEMS 0u
+#define TK_V1_CONTROL__LIST_NODES__MAX_ITEMS 1024u
+#define TK_V1_CONTROL__LIST_NODES__MAX_BYTES 1048576u
 
 /* tk.v1.Control/Stats: READ (timeout 5 s by default, 60 s at most) */
 #define TK_V1_CONTROL__STATS__DEFAULT_TIMEOUT_MS 5000u
@@ -99,6 +103,11 @@
             .ceiling_ms = TK_V1_CONTROL__LIST_NODES__CEILING_MS, \
             .handler = prefix##list_nodes, \
             .flags = RPC_METHOD_INLINE, \
+            .list = { .field = "nodes", \
+                      .limit_field = NULL, \
+                      .default_items = TK_V1_CONTROL__LIST_NODES__DEFAULT_ITEMS, \
+                      .max_items = TK_V1_CONTROL__LIST_NODES__MAX_ITEMS, \
+                      .max_bytes = TK_V1_CONTROL__LIST_NODES__MAX_BYTES }, \
         }, \
         { \
             .name = "tk.v1.Control/Stats", \

@@ -27,14 +27,26 @@
 /* tk.v1.Git/Status: READ (timeout 30 s by default, 30 s at most) */
 #define TK_V1_GIT__STATUS__DEFAULT_TIMEOUT_MS 30000u
 #define TK_V1_GIT__STATUS__CEILING_MS 30000u
+/* entries: 100000 at most */
+#define TK_V1_GIT__STATUS__DEFAULT_ITEMS 0u
+#define TK_V1_GIT__STATUS__MAX_ITEMS 100000u
+#define TK_V1_GIT__STATUS__MAX_BYTES 0u
 
 /* tk.v1.Git/Log: READ (timeout 30 s by default, 30 s at most) */
 #define TK_V1_GIT__LOG__DEFAULT_TIMEOUT_MS 30000u
 #define TK_V1_GIT__LOG__CEILING_MS 30000u
+/* commits: 10000 by default (max_count 0), 10000 at most, 16 MiB of paths and text at most */
+#define TK_V1_GIT__LOG__DEFAULT_ITEMS 10000u
+#define TK_V1_GIT__LOG__MAX_ITEMS 10000u
+#define TK_V1_GIT__LOG__MAX_BYTES 16777216u
 
 /* tk.v1.Git/Diff: READ (timeout 30 s by default, 30 s at most) */
 #define TK_V1_GIT__DIFF__DEFAULT_TIMEOUT_MS 30000u
 #define TK_V1_GIT__DIFF__CEILING_MS 30000u
+/* files: 100000 at most */
+#define TK_V1_GIT__DIFF__DEFAULT_ITEMS 0u
+#define TK_V1_GIT__DIFF__MAX_ITEMS 100000u
+#define TK_V1_GIT__DIFF__MAX_BYTES 0u
 
 /* tk.v1.Git/RevParse: READ (timeout 30 s by default, 30 s at most) */
 #define TK_V1_GIT__REV_PARSE__DEFAULT_TIMEOUT_MS 30000u
@@ -43,6 +55,10 @@
 /* tk.v1.Git/Grep: READ (timeout 30 s by default, 30 s at most) */
 #define TK_V1_GIT__GREP__DEFAULT_TIMEOUT_MS 30000u
 #define TK_V1_GIT__GREP__CEILING_MS 30000u
+/* matches: 10000 by default (max_matches 0), 100000 at most, 32 MiB of paths and text at most */
+#define TK_V1_GIT__GREP__DEFAULT_ITEMS 10000u
+#define TK_V1_GIT__GREP__MAX_ITEMS 100000u
+#define TK_V1_GIT__GREP__MAX_BYTES 33554432u
 
 /* tk.v1.Git/Commit: WRITE (its own timeout: 60 s) */
 #define TK_V1_GIT__COMMIT__DEFAULT_TIMEOUT_MS 60000u
@@ -71,6 +87,11 @@
             .ceiling_ms = TK_V1_GIT__STATUS__CEILING_MS, \
             .handler = prefix##status, \
             .flags = 0, \
+            .list = { .field = "entries", \
+                      .limit_field = NULL, \
+                      .default_items = TK_V1_GIT__STATUS__DEFAULT_ITEMS, \
+                      .max_items = TK_V1_GIT__STATUS__MAX_ITEMS, \
+                      .max_bytes = TK_V1_GIT__STATUS__MAX_BYTES }, \
         }, \
         { \
             .name = "tk.v1.Git/Log", \
@@ -81,6 +102,11 @@
             .ceiling_ms = TK_V1_GIT__LOG__CEILING_MS, \
             .handler = prefix##log, \
             .flags = 0, \
+            .list = { .field = "commits", \
+                      .limit_field = "max_count", \
+                      .default_items = TK_V1_GIT__LOG__DEFAULT_ITEMS, \
+                      .max_items = TK_V1_GIT__LOG__MAX_ITEMS, \
+                      .max_bytes = TK_V1_GIT__LOG__MAX_BYTES }, \
         }, \
         { \
             .name = "tk.v1.Git/Diff", \
@@ -91,6 +117,11 @@
             .ceiling_ms = TK_V1_GIT__DIFF__CEILING_MS, \
             .handler = prefix##diff, \
             .flags = 0, \
+            .list = { .field = "files", \
+                      .limit_field = NULL, \
+                      .default_items = TK_V1_GIT__DIFF__DEFAULT_ITEMS, \
+                      .max_items = TK_V1_GIT__DIFF__MAX_ITEMS, \
+                      .max_bytes = TK_V1_GIT__DIFF__MAX_BYTES }, \
         }, \
         { \
             .name = "tk.v1.Git/RevParse", \
@@ -111,6 +142,11 @@
             .ceiling_ms = TK_V1_GIT__GREP__CEILING_MS, \
             .handler = prefix##grep, \
             .flags = 0, \
+            .list = { .field = "matches", \
+                      .limit_field = "max_matches", \
+                      .default_items = TK_V1_GIT__GREP__DEFAULT_ITEMS, \
+                      .max_items = TK_V1_GIT__GREP__MAX_ITEMS, \
+                      .max_bytes = TK_V1_GIT__GREP__MAX_BYTES }, \
         }, \
         { \
             .name = "tk.v1.Git/Commit", \

@@ -186,8 +186,10 @@ struct  Tk__V1__GitLogRequest
    */
   char *rev;
   /*
-   * At most this many commits; 0 means no limit but the server's (see
-   * Status.partial).
+   * At most this many commits; 0 means the server's default, 10000. No
+   * reply holds more than 10000 (the method's ceiling): a larger value is
+   * served as 10000. When more commits exist than the reply holds, it is
+   * a success with Status.partial set (cause LIMIT).
    */
   uint32_t max_count;
   /*
@@ -364,8 +366,10 @@ struct  Tk__V1__GitGrepRequest
    */
   protobuf_c_boolean untracked;
   /*
-   * At most this many matches; 0 means the server's limit. When more
-   * exist, the reply holds this many, a success with Status.partial set.
+   * At most this many matches; 0 means the server's default, 10000. No
+   * reply holds more than 100000 (the method's ceiling): a larger value is
+   * served as 100000. When more exist, the reply holds this many, a
+   * success with Status.partial set (cause LIMIT).
    */
   uint32_t max_matches;
 };

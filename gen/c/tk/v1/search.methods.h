@@ -27,6 +27,10 @@
 /* tk.v1.Search/Search: READ (timeout 30 s by default, 30 s at most) */
 #define TK_V1_SEARCH__SEARCH__DEFAULT_TIMEOUT_MS 30000u
 #define TK_V1_SEARCH__SEARCH__CEILING_MS 30000u
+/* matches: 1000 by default (limit 0), 100000 at most, 32 MiB of paths and text at most */
+#define TK_V1_SEARCH__SEARCH__DEFAULT_ITEMS 1000u
+#define TK_V1_SEARCH__SEARCH__MAX_ITEMS 100000u
+#define TK_V1_SEARCH__SEARCH__MAX_BYTES 33554432u
 
 #define TK_V1_SEARCH__METHODS(prefix) \
     { \
@@ -39,6 +43,11 @@
             .ceiling_ms = TK_V1_SEARCH__SEARCH__CEILING_MS, \
             .handler = prefix##search, \
             .flags = 0, \
+            .list = { .field = "matches", \
+                      .limit_field = "limit", \
+                      .default_items = TK_V1_SEARCH__SEARCH__DEFAULT_ITEMS, \
+                      .max_items = TK_V1_SEARCH__SEARCH__MAX_ITEMS, \
+                      .max_bytes = TK_V1_SEARCH__SEARCH__MAX_BYTES }, \
         }, \
     }
 

@@ -61,8 +61,10 @@ struct  Tk__V1__SearchRequest
    */
   char *query;
   /*
-   * Most matches (lines) in the reply; 0 means 1000, at most 100000. When
-   * more exist the reply is partial.
+   * Most matches (lines) in the reply; 0 means 1000. No reply holds more
+   * than 100000 (the method's ceiling): a larger value is served as
+   * 100000. When more exist the reply is partial; so is one whose paths
+   * and text reached 32 MiB.
    */
   uint32_t limit;
   /*

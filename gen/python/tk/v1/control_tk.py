@@ -240,7 +240,9 @@ class Control:
         read it, nodes whose heartbeat is older than ttl_ms left out. A tkd
         that is no member answers with no nodes and self_id "": its clients
         use the address they dialed, as with one tkd. Answered from memory,
-        inline.
+        inline. The table is what the database's writers put there: at most
+        1024 nodes and 1 MiB of their ids, addresses, versions and roots
+        (partial beyond).
         """
         return self._client.call(
             'tk.v1.Control/ListNodes',

@@ -32,7 +32,9 @@ class Git:
     ) -> _tk_v1_git_pb2.GitStatusReply:
         """tk.v1.Git/Status: READ (timeout 30 s by default, 30 s at most). The
         working tree's state: `git status --porcelain=v2 -z --branch`,
-        parsed.
+        parsed. At most 100000 entries (partial beyond); git's output is
+        read up to 16 MiB, and a longer one is RESOURCE_EXHAUSTED
+        OUTPUT_TOO_LARGE.
         """
         return self._client.call(
             'tk.v1.Git/Status',
@@ -88,7 +90,13 @@ class Git:
         paths: Iterable[bytes] | None = None,
     ) -> _tk_v1_git_pb2.GitLogReply:
         """tk.v1.Git/Log: READ (timeout 30 s by default, 30 s at most). Commits
-        reachable from `rev`, newest first (libgit2, in process).
+        reachable from `rev`, newest first (libgit2, in process). At most
+        10000 commits and 16 MiB of their text (names, emails, subjects,
+        bodies), and at most 2000000 commits walked to find them (shown,
+        skipped, left out by `paths`, or hidden by "A..B"): a reply cut at
+        any of these is partial, save an "A..B" whose A has more ancestors
+        than the walk may visit (RESOURCE_EXHAUSTED LOG_WALK_LIMIT: no
+        answer would be right).
         """
         return self._client.call(
             'tk.v1.Git/Log',
@@ -148,7 +156,9 @@ class Git:
     ) -> _tk_v1_git_pb2.GitDiffReply:
         """tk.v1.Git/Diff: READ (timeout 30 s by default, 30 s at most). A
         patch and per-file line counts (`git diff --no-ext-diff --no-
-        textconv`).
+        textconv`). At most 100000 files (partial beyond; the patch stays
+        whole); git's output, the patch included, is read up to 16 MiB, and
+        a longer one is RESOURCE_EXHAUSTED OUTPUT_TOO_LARGE.
         """
         return self._client.call(
             'tk.v1.Git/Diff',
@@ -260,7 +270,9 @@ class Git:
         max_matches: int | None = None,
     ) -> _tk_v1_git_pb2.GitGrepReply:
         """tk.v1.Git/Grep: READ (timeout 30 s by default, 30 s at most). Lines
-        of tracked files that contain a literal string (`git grep -F`).
+        of tracked files that contain a literal string (`git grep -F`). At
+        most 100000 matches (10000 by default) and 32 MiB of their paths and
+        text (a line is cut at 64 KiB); partial beyond.
         """
         return self._client.call(
             'tk.v1.Git/Grep',

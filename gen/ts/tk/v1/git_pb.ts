@@ -38,7 +38,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tk/v1/git.proto.
  */
 export const file_tk_v1_git: GenFile = /*@__PURE__*/
-  fileDesc("Cg90ay92MS9naXQucHJvdG8SBXRrLnYxIrQBChBHaXRTdGF0dXNSZXF1ZXN0EhIKBHJlcG8YASABKAlCBKifGQESNAoJdW50cmFja2VkGAIgASgOMiEudGsudjEuR2l0U3RhdHVzUmVxdWVzdC5VbnRyYWNrZWQSDQoFcGF0aHMYAyADKAwiRwoJVW50cmFja2VkEhUKEVVOVFJBQ0tFRF9ERUZBVUxUEAASEAoMVU5UUkFDS0VEX05PEAESEQoNVU5UUkFDS0VEX0FMTBACIokBCg9HaXRTdGF0dXNCcmFuY2gSCwoDb2lkGAEgASgJEgwKBGhlYWQYAiABKAwSEAoIZGV0YWNoZWQYAyABKAgSEAoIdXBzdHJlYW0YBCABKAwSGAoQaGFzX2FoZWFkX2JlaGluZBgFIAEoCBINCgVhaGVhZBgGIAEoBRIOCgZiZWhpbmQYByABKAUiqwIKDkdpdFN0YXR1c0VudHJ5EigKBGtpbmQYASABKA4yGi50ay52MS5HaXRTdGF0dXNFbnRyeS5LaW5kEgwKBHBhdGgYAiABKAwSEQoJb3JpZ19wYXRoGAMgASgMEhQKDGluZGV4X3N0YXR1cxgEIAEoCRIXCg93b3JrdHJlZV9zdGF0dXMYBSABKAkSEQoJc3VibW9kdWxlGAYgASgJEg0KBW1vZGVzGAcgAygJEgwKBG9pZHMYCCADKAkSDQoFc2NvcmUYCSABKAkiYAoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASCwoHQ0hBTkdFRBABEgsKB1JFTkFNRUQQAhIMCghVTk1FUkdFRBADEg0KCVVOVFJBQ0tFRBAEEgsKB0lHTk9SRUQQBSJgCg5HaXRTdGF0dXNSZXBseRImCgZicmFuY2gYASABKAsyFi50ay52MS5HaXRTdGF0dXNCcmFuY2gSJgoHZW50cmllcxgCIAMoCzIVLnRrLnYxLkdpdFN0YXR1c0VudHJ5ImAKDUdpdExvZ1JlcXVlc3QSEgoEcmVwbxgBIAEoCUIEqJ8ZARILCgNyZXYYAiABKAkSEQoJbWF4X2NvdW50GAMgASgNEgwKBHNraXAYBCABKA0SDQoFcGF0aHMYBSADKAwiUQoMR2l0U2lnbmF0dXJlEgwKBG5hbWUYASABKAwSDQoFZW1haWwYAiABKAwSDAoEdGltZRgDIAEoAxIWCg5vZmZzZXRfbWludXRlcxgEIAEoBSKVAQoJR2l0Q29tbWl0EgsKA29pZBgBIAEoCRIPCgdwYXJlbnRzGAIgAygJEiMKBmF1dGhvchgDIAEoCzITLnRrLnYxLkdpdFNpZ25hdHVyZRImCgljb21taXR0ZXIYBCABKAsyEy50ay52MS5HaXRTaWduYXR1cmUSDwoHc3ViamVjdBgFIAEoDBIMCgRib2R5GAYgASgMIjAKC0dpdExvZ1JlcGx5EiEKB2NvbW1pdHMYASADKAsyEC50ay52MS5HaXRDb21taXQidAoOR2l0RGlmZlJlcXVlc3QSEgoEcmVwbxgBIAEoCUIEqJ8ZARIMCgRmcm9tGAIgASgJEgoKAnRvGAMgASgJEg4KBmNhY2hlZBgEIAEoCBINCgVwYXRocxgFIAMoDBIVCg1jb250ZXh0X2xpbmVzGAYgASgNIl0KC0dpdEZpbGVTdGF0EgwKBHBhdGgYASABKAwSEAoIb2xkX3BhdGgYAiABKAwSDQoFYWRkZWQYAyABKAQSDwoHZGVsZXRlZBgEIAEoBBIOCgZiaW5hcnkYBSABKAgiQAoMR2l0RGlmZlJlcGx5Eg0KBXBhdGNoGAEgASgMEiEKBWZpbGVzGAIgAygLMhIudGsudjEuR2l0RmlsZVN0YXQiNQoSR2l0UmV2UGFyc2VSZXF1ZXN0EhIKBHJlcG8YASABKAlCBKifGQESCwoDcmV2GAIgASgJIh8KEEdpdFJldlBhcnNlUmVwbHkSCwoDb2lkGAEgASgJIoEBCg5HaXRHcmVwUmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEg8KB3BhdHRlcm4YAiABKAkSEwoLaWdub3JlX2Nhc2UYAyABKAgSDQoFcGF0aHMYBCADKAwSEQoJdW50cmFja2VkGAUgASgIEhMKC21heF9tYXRjaGVzGAYgASgNIkgKDEdpdEdyZXBNYXRjaBIMCgRwYXRoGAEgASgMEgwKBGxpbmUYAiABKA0SDgoGY29sdW1uGAMgASgNEgwKBHRleHQYBCABKAwiNAoMR2l0R3JlcFJlcGx5EiQKB21hdGNoZXMYASADKAsyEy50ay52MS5HaXRHcmVwTWF0Y2gikwEKEEdpdENvbW1pdFJlcXVlc3QSEgoEcmVwbxgBIAEoCUIEqJ8ZARIPCgdtZXNzYWdlGAIgASgJEg0KBXBhdGhzGAMgAygMEgsKA2FsbBgEIAEoCBITCgthbGxvd19lbXB0eRgFIAEoCBITCgthdXRob3JfbmFtZRgGIAEoCRIUCgxhdXRob3JfZW1haWwYByABKAkiHQoOR2l0Q29tbWl0UmVwbHkSCwoDb2lkGAEgASgJIkwKEkdpdENoZWNrb3V0UmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEgsKA3JldhgCIAEoCRIVCg1jcmVhdGVfYnJhbmNoGAMgASgJIh8KEEdpdENoZWNrb3V0UmVwbHkSCwoDb2lkGAEgASgJInAKFUdpdFdvcmt0cmVlQWRkUmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEhIKBHBhdGgYAiABKAlCBKifGQESCwoDcmV2GAMgASgJEhIKCm5ld19icmFuY2gYBCABKAkSDgoGZGV0YWNoGAUgASgIIjAKE0dpdFdvcmt0cmVlQWRkUmVwbHkSDAoEcGF0aBgBIAEoCRILCgNvaWQYAiABKAkiRQoTR2l0Q29uZmlnU2V0UmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEgsKA2tleRgCIAEoCRINCgV2YWx1ZRgDIAEoCSITChFHaXRDb25maWdTZXRSZXBseTKuBQoDR2l0EkgKBlN0YXR1cxIXLnRrLnYxLkdpdFN0YXR1c1JlcXVlc3QaFS50ay52MS5HaXRTdGF0dXNSZXBseSIOop8ZCggBELDqARiw6gESPwoDTG9nEhQudGsudjEuR2l0TG9nUmVxdWVzdBoSLnRrLnYxLkdpdExvZ1JlcGx5Ig6inxkKCAEQsOoBGLDqARJCCgREaWZmEhUudGsudjEuR2l0RGlmZlJlcXVlc3QaEy50ay52MS5HaXREaWZmUmVwbHkiDqKfGQoIARCw6gEYsOoBEk4KCFJldlBhcnNlEhkudGsudjEuR2l0UmV2UGFyc2VSZXF1ZXN0GhcudGsudjEuR2l0UmV2UGFyc2VSZXBseSIOop8ZCggBELDqARiw6gESQgoER3JlcBIVLnRrLnYxLkdpdEdyZXBSZXF1ZXN0GhMudGsudjEuR2l0R3JlcFJlcGx5Ig6inxkKCAEQsOoBGLDqARJICgZDb21taXQSFy50ay52MS5HaXRDb21taXRSZXF1ZXN0GhUudGsudjEuR2l0Q29tbWl0UmVwbHkiDqKfGQoIAhDg1AMY4NQDEk4KCENoZWNrb3V0EhkudGsudjEuR2l0Q2hlY2tvdXRSZXF1ZXN0GhcudGsudjEuR2l0Q2hlY2tvdXRSZXBseSIOop8ZCggCEODUAxjg1AMSVwoLV29ya3RyZWVBZGQSHC50ay52MS5HaXRXb3JrdHJlZUFkZFJlcXVlc3QaGi50ay52MS5HaXRXb3JrdHJlZUFkZFJlcGx5Ig6inxkKCAIQ4NQDGODUAxJRCglDb25maWdTZXQSGi50ay52MS5HaXRDb25maWdTZXRSZXF1ZXN0GhgudGsudjEuR2l0Q29uZmlnU2V0UmVwbHkiDqKfGQoIAhDg1AMY4NQDYgZwcm90bzM", [file_tk_v1_options]);
+  fileDesc("Cg90ay92MS9naXQucHJvdG8SBXRrLnYxIrQBChBHaXRTdGF0dXNSZXF1ZXN0EhIKBHJlcG8YASABKAlCBKifGQESNAoJdW50cmFja2VkGAIgASgOMiEudGsudjEuR2l0U3RhdHVzUmVxdWVzdC5VbnRyYWNrZWQSDQoFcGF0aHMYAyADKAwiRwoJVW50cmFja2VkEhUKEVVOVFJBQ0tFRF9ERUZBVUxUEAASEAoMVU5UUkFDS0VEX05PEAESEQoNVU5UUkFDS0VEX0FMTBACIokBCg9HaXRTdGF0dXNCcmFuY2gSCwoDb2lkGAEgASgJEgwKBGhlYWQYAiABKAwSEAoIZGV0YWNoZWQYAyABKAgSEAoIdXBzdHJlYW0YBCABKAwSGAoQaGFzX2FoZWFkX2JlaGluZBgFIAEoCBINCgVhaGVhZBgGIAEoBRIOCgZiZWhpbmQYByABKAUiqwIKDkdpdFN0YXR1c0VudHJ5EigKBGtpbmQYASABKA4yGi50ay52MS5HaXRTdGF0dXNFbnRyeS5LaW5kEgwKBHBhdGgYAiABKAwSEQoJb3JpZ19wYXRoGAMgASgMEhQKDGluZGV4X3N0YXR1cxgEIAEoCRIXCg93b3JrdHJlZV9zdGF0dXMYBSABKAkSEQoJc3VibW9kdWxlGAYgASgJEg0KBW1vZGVzGAcgAygJEgwKBG9pZHMYCCADKAkSDQoFc2NvcmUYCSABKAkiYAoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASCwoHQ0hBTkdFRBABEgsKB1JFTkFNRUQQAhIMCghVTk1FUkdFRBADEg0KCVVOVFJBQ0tFRBAEEgsKB0lHTk9SRUQQBSJgCg5HaXRTdGF0dXNSZXBseRImCgZicmFuY2gYASABKAsyFi50ay52MS5HaXRTdGF0dXNCcmFuY2gSJgoHZW50cmllcxgCIAMoCzIVLnRrLnYxLkdpdFN0YXR1c0VudHJ5ImAKDUdpdExvZ1JlcXVlc3QSEgoEcmVwbxgBIAEoCUIEqJ8ZARILCgNyZXYYAiABKAkSEQoJbWF4X2NvdW50GAMgASgNEgwKBHNraXAYBCABKA0SDQoFcGF0aHMYBSADKAwiUQoMR2l0U2lnbmF0dXJlEgwKBG5hbWUYASABKAwSDQoFZW1haWwYAiABKAwSDAoEdGltZRgDIAEoAxIWCg5vZmZzZXRfbWludXRlcxgEIAEoBSKVAQoJR2l0Q29tbWl0EgsKA29pZBgBIAEoCRIPCgdwYXJlbnRzGAIgAygJEiMKBmF1dGhvchgDIAEoCzITLnRrLnYxLkdpdFNpZ25hdHVyZRImCgljb21taXR0ZXIYBCABKAsyEy50ay52MS5HaXRTaWduYXR1cmUSDwoHc3ViamVjdBgFIAEoDBIMCgRib2R5GAYgASgMIjAKC0dpdExvZ1JlcGx5EiEKB2NvbW1pdHMYASADKAsyEC50ay52MS5HaXRDb21taXQidAoOR2l0RGlmZlJlcXVlc3QSEgoEcmVwbxgBIAEoCUIEqJ8ZARIMCgRmcm9tGAIgASgJEgoKAnRvGAMgASgJEg4KBmNhY2hlZBgEIAEoCBINCgVwYXRocxgFIAMoDBIVCg1jb250ZXh0X2xpbmVzGAYgASgNIl0KC0dpdEZpbGVTdGF0EgwKBHBhdGgYASABKAwSEAoIb2xkX3BhdGgYAiABKAwSDQoFYWRkZWQYAyABKAQSDwoHZGVsZXRlZBgEIAEoBBIOCgZiaW5hcnkYBSABKAgiQAoMR2l0RGlmZlJlcGx5Eg0KBXBhdGNoGAEgASgMEiEKBWZpbGVzGAIgAygLMhIudGsudjEuR2l0RmlsZVN0YXQiNQoSR2l0UmV2UGFyc2VSZXF1ZXN0EhIKBHJlcG8YASABKAlCBKifGQESCwoDcmV2GAIgASgJIh8KEEdpdFJldlBhcnNlUmVwbHkSCwoDb2lkGAEgASgJIoEBCg5HaXRHcmVwUmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEg8KB3BhdHRlcm4YAiABKAkSEwoLaWdub3JlX2Nhc2UYAyABKAgSDQoFcGF0aHMYBCADKAwSEQoJdW50cmFja2VkGAUgASgIEhMKC21heF9tYXRjaGVzGAYgASgNIkgKDEdpdEdyZXBNYXRjaBIMCgRwYXRoGAEgASgMEgwKBGxpbmUYAiABKA0SDgoGY29sdW1uGAMgASgNEgwKBHRleHQYBCABKAwiNAoMR2l0R3JlcFJlcGx5EiQKB21hdGNoZXMYASADKAsyEy50ay52MS5HaXRHcmVwTWF0Y2gikwEKEEdpdENvbW1pdFJlcXVlc3QSEgoEcmVwbxgBIAEoCUIEqJ8ZARIPCgdtZXNzYWdlGAIgASgJEg0KBXBhdGhzGAMgAygMEgsKA2FsbBgEIAEoCBITCgthbGxvd19lbXB0eRgFIAEoCBITCgthdXRob3JfbmFtZRgGIAEoCRIUCgxhdXRob3JfZW1haWwYByABKAkiHQoOR2l0Q29tbWl0UmVwbHkSCwoDb2lkGAEgASgJIkwKEkdpdENoZWNrb3V0UmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEgsKA3JldhgCIAEoCRIVCg1jcmVhdGVfYnJhbmNoGAMgASgJIh8KEEdpdENoZWNrb3V0UmVwbHkSCwoDb2lkGAEgASgJInAKFUdpdFdvcmt0cmVlQWRkUmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEhIKBHBhdGgYAiABKAlCBKifGQESCwoDcmV2GAMgASgJEhIKCm5ld19icmFuY2gYBCABKAkSDgoGZGV0YWNoGAUgASgIIjAKE0dpdFdvcmt0cmVlQWRkUmVwbHkSDAoEcGF0aBgBIAEoCRILCgNvaWQYAiABKAkiRQoTR2l0Q29uZmlnU2V0UmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEgsKA2tleRgCIAEoCRINCgV2YWx1ZRgDIAEoCSITChFHaXRDb25maWdTZXRSZXBseTKPBgoDR2l0ElcKBlN0YXR1cxIXLnRrLnYxLkdpdFN0YXR1c1JlcXVlc3QaFS50ay52MS5HaXRTdGF0dXNSZXBseSIdop8ZGQgBELDqARiw6gEyDQoHZW50cmllcyCgjQYSYAoDTG9nEhQudGsudjEuR2l0TG9nUmVxdWVzdBoSLnRrLnYxLkdpdExvZ1JlcGx5Ii+inxkrCAEQsOoBGLDqATIfCgdjb21taXRzEgltYXhfY291bnQYkE4gkE4ogICACBJPCgREaWZmEhUudGsudjEuR2l0RGlmZlJlcXVlc3QaEy50ay52MS5HaXREaWZmUmVwbHkiG6KfGRcIARCw6gEYsOoBMgsKBWZpbGVzIKCNBhJOCghSZXZQYXJzZRIZLnRrLnYxLkdpdFJldlBhcnNlUmVxdWVzdBoXLnRrLnYxLkdpdFJldlBhcnNlUmVwbHkiDqKfGQoIARCw6gEYsOoBEmYKBEdyZXASFS50ay52MS5HaXRHcmVwUmVxdWVzdBoTLnRrLnYxLkdpdEdyZXBSZXBseSIyop8ZLggBELDqARiw6gEyIgoHbWF0Y2hlcxILbWF4X21hdGNoZXMYkE4goI0GKICAgBASSAoGQ29tbWl0EhcudGsudjEuR2l0Q29tbWl0UmVxdWVzdBoVLnRrLnYxLkdpdENvbW1pdFJlcGx5Ig6inxkKCAIQ4NQDGODUAxJOCghDaGVja291dBIZLnRrLnYxLkdpdENoZWNrb3V0UmVxdWVzdBoXLnRrLnYxLkdpdENoZWNrb3V0UmVwbHkiDqKfGQoIAhDg1AMY4NQDElcKC1dvcmt0cmVlQWRkEhwudGsudjEuR2l0V29ya3RyZWVBZGRSZXF1ZXN0GhoudGsudjEuR2l0V29ya3RyZWVBZGRSZXBseSIOop8ZCggCEODUAxjg1AMSUQoJQ29uZmlnU2V0EhoudGsudjEuR2l0Q29uZmlnU2V0UmVxdWVzdBoYLnRrLnYxLkdpdENvbmZpZ1NldFJlcGx5Ig6inxkKCAIQ4NQDGODUA2IGcHJvdG8z", [file_tk_v1_options]);
 
 /**
  * @generated from message tk.v1.GitStatusRequest
@@ -314,8 +314,10 @@ export type GitLogRequest = Message<"tk.v1.GitLogRequest"> & {
   rev: string;
 
   /**
-   * At most this many commits; 0 means no limit but the server's (see
-   * Status.partial).
+   * At most this many commits; 0 means the server's default, 10000. No
+   * reply holds more than 10000 (the method's ceiling): a larger value is
+   * served as 10000. When more commits exist than the reply holds, it is
+   * a success with Status.partial set (cause LIMIT).
    *
    * @generated from field: uint32 max_count = 3;
    */
@@ -638,8 +640,10 @@ export type GitGrepRequest = Message<"tk.v1.GitGrepRequest"> & {
   untracked: boolean;
 
   /**
-   * At most this many matches; 0 means the server's limit. When more
-   * exist, the reply holds this many, a success with Status.partial set.
+   * At most this many matches; 0 means the server's default, 10000. No
+   * reply holds more than 100000 (the method's ceiling): a larger value is
+   * served as 100000. When more exist, the reply holds this many, a
+   * success with Status.partial set (cause LIMIT).
    *
    * @generated from field: uint32 max_matches = 6;
    */
@@ -946,7 +950,9 @@ export const GitConfigSetReplySchema: GenMessage<GitConfigSetReply> = /*@__PURE_
 export const Git: GenService<{
   /**
    * The working tree's state: `git status --porcelain=v2 -z
-   * --branch`, parsed.
+   * --branch`, parsed. At most 100000 entries (partial beyond); git's
+   * output is read up to 16 MiB, and a longer one is RESOURCE_EXHAUSTED
+   * OUTPUT_TOO_LARGE.
    *
    * @generated from rpc tk.v1.Git.Status
    */
@@ -956,7 +962,13 @@ export const Git: GenService<{
     output: typeof GitStatusReplySchema;
   },
   /**
-   * Commits reachable from `rev`, newest first (libgit2, in process).
+   * Commits reachable from `rev`, newest first (libgit2, in process). At
+   * most 10000 commits and 16 MiB of their text (names, emails,
+   * subjects, bodies), and at most 2000000 commits walked to find them
+   * (shown, skipped, left out by `paths`, or hidden by "A..B"): a reply
+   * cut at any of these is partial, save an "A..B" whose A has more
+   * ancestors than the walk may visit (RESOURCE_EXHAUSTED
+   * LOG_WALK_LIMIT: no answer would be right).
    *
    * @generated from rpc tk.v1.Git.Log
    */
@@ -967,7 +979,9 @@ export const Git: GenService<{
   },
   /**
    * A patch and per-file line counts (`git diff --no-ext-diff
-   * --no-textconv`).
+   * --no-textconv`). At most 100000 files (partial beyond; the patch
+   * stays whole); git's output, the patch included, is read up to
+   * 16 MiB, and a longer one is RESOURCE_EXHAUSTED OUTPUT_TOO_LARGE.
    *
    * @generated from rpc tk.v1.Git.Diff
    */
@@ -988,7 +1002,8 @@ export const Git: GenService<{
   },
   /**
    * Lines of tracked files that contain a literal string (`git grep
-   * -F`).
+   * -F`). At most 100000 matches (10000 by default) and 32 MiB of their
+   * paths and text (a line is cut at 64 KiB); partial beyond.
    *
    * @generated from rpc tk.v1.Git.Grep
    */
