@@ -29,7 +29,7 @@ from typing import Any, Optional
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "support"))
 import tkproc  # noqa: E402
-from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert  # noqa: E402
+from certs import CLIENT_EXT, make_ca, make_cert, node_ext  # noqa: E402
 from fleetfx import Cluster, need_programs, need_tls, start_tkd  # noqa: E402
 
 import tk  # noqa: E402
@@ -70,7 +70,7 @@ class NodesBound(unittest.TestCase):
         self.tmp = tkproc.tempdir("nodes")
         d = self.tmp.name
         ca = make_ca(d, "ca")
-        server = make_cert(d, "tkd", ca, SERVER_EXT)
+        server = make_cert(d, "tkd", ca, node_ext("self"))
         alice = make_cert(d, "alice", ca, CLIENT_EXT)
         NodesBound.db_serial += 1
         self.db = "nodes%d" % NodesBound.db_serial
