@@ -1,7 +1,13 @@
 /* git through tool/: the argv every run starts with, the environment that
  * makes git non-interactive and parseable, and what git's exit status
  * means (tool/ answers every other end of a run: the call's cancel and
- * deadline first, a git that could not start, its own bounds). */
+ * deadline first, a git that could not start, its own bounds).
+ *
+ * git is told the repository tk opened (repo.c) and checked:
+ * --git-dir and --work-tree, so it discovers none of its own, and
+ * safe.bareRepository=explicit, which the git processes it starts inherit
+ * (a hook's git, a submodule's). */
+#include <stdio.h>
 #include <string.h>
 
 #include "git_int.h"
@@ -57,6 +63,31 @@ static const char *const write_env[] = {
     NULL,
 };
 
+/* "git", what every run gets before its subcommand, then the rest of
+ * argv: in the call's arena. */
+static const char *const *full_argv(const tkgit_run *run,
+                                    const tkgit_argv *argv)
+{
+    tkgit_argv a = { .call = run->call };
+    tkgit__argv_add(&a, argv->v[0]);
+    tkgit__argv_add(&a, "--no-pager");
+    size_t len = strlen(run->repo->gitdir) + 16;
+    char *opt = rpc_call_alloc(run->call, len);
+    snprintf(opt, len, "--git-dir=%s", run->repo->gitdir);
+    tkgit__argv_add(&a, opt);
+    if (run->repo->workdir != NULL) {
+        len = strlen(run->repo->workdir) + 16;
+        opt = rpc_call_alloc(run->call, len);
+        snprintf(opt, len, "--work-tree=%s", run->repo->workdir);
+        tkgit__argv_add(&a, opt);
+    }
+    tkgit__argv_add(&a, "-c");
+    tkgit__argv_add(&a, "safe.bareRepository=explicit");
+    for (size_t i = 1; i < argv->n; i++)
+        tkgit__argv_add(&a, argv->v[i]);
+    return a.v;
+}
+
 void tkgit__run_init(tkgit_run *run, const tkgit *g, rpc_call *call,
                      const tkgit_repo *repo, const char *what)
 {
@@ -75,7 +106,7 @@ int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
 {
     bool write = rpc_call_kind(run->call) == RPC_WRITE;
     tool_opts o;
-    tool_opts_init(&o, run->what, run->g->git, argv->v);
+    tool_opts_init(&o, run->what, run->g->git, full_argv(run, argv));
     o.proc.env = write ? write_env : read_env;
     o.proc.cwd = run->repo->cwd;
     o.proc.on_stdout = run->on_out;

@@ -3,13 +3,15 @@
  * it. Callers compare reasons; nothing else in tk looks at git's words.
  * tests/integration/test_git.c (test_reasons) produces every row's reason
  * by meeting the situation with real git, libgit2 or roots, and fails on
- * a row none of its cases produces (tkgit__test_reasons). Two rows' words
- * of git are never met there, only their reasons: BAD_CONFIG_KEY's
+ * a row none of its cases produces (tkgit__test_reasons). Three rows'
+ * words of git are never met there, only their reasons: BAD_CONFIG_KEY's
  * (ConfigSet's allowlist leaves git no key it would call invalid:
- * tkgit__config_key_ok answers first, with this reason) and
+ * tkgit__config_key_ok answers first, with this reason),
  * TOO_MANY_OPEN_FILES' (git out of descriptors while tkd is not cannot be
- * arranged; libgit2 out of them can, and tests/security/test_limits.py runs a
- * whole tkd out of them). */
+ * arranged; libgit2 out of them can, and tests/security/test_limits.py runs
+ * a whole tkd out of them) and UNSAFE_REPOSITORY's (git is handed the git
+ * dir tkd opened, and judges the ownership of none it is handed: libgit2's
+ * check at the open is the one). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -51,6 +51,11 @@ struct tkgit {
 
 typedef struct tkgit_repo {
     git_repository *repo;
+    /* What git is told (--git-dir, --work-tree: it discovers nothing of
+     * its own): the git dir, and the working tree (NULL: bare); no
+     * trailing '/'. */
+    const char *gitdir;
+    const char *workdir;
     /* Where git commands run: the top of the working tree, or the git dir
      * of a bare one; no trailing '/'. */
     const char *cwd;

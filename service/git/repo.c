@@ -1,5 +1,7 @@
 /* The repository a call names: resolved inside the roots, then discovered
- * by libgit2 without leaving the root it resolved into. */
+ * by libgit2 without leaving the root it resolved into; its git dir, common
+ * dir and working tree inside the roots too, and no git dir that discovery
+ * found inside another repository's tree (git's safe.bareRepository). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,18 +22,78 @@ static void ceiling_of(char *out, size_t len, const char *root)
         *slash = '\0';
 }
 
-/* A path libgit2 reports (workdir, common dir) must also lie inside the
- * roots: core.worktree or a .git file could point anywhere. */
-static int check_inside(const tkgit *g, rpc_call *call, const char *path)
+/* A path libgit2 reports (git dir, common dir, working tree) must also lie
+ * inside the roots: core.worktree, a .git file or a commondir file could
+ * point anywhere, and git writes in all three (a commit: COMMIT_EDITMSG,
+ * the index and logs/HEAD in the git dir). resolved gets its realpath. */
+static int check_inside(const tkgit *g, rpc_call *call, const char *what,
+                        const char *path, char resolved[PATH_MAX])
 {
-    char resolved[PATH_MAX], msg[PATH_MAX + 128];
-    int rv = roots_resolve(g->roots, path, resolved, sizeof resolved, msg,
-                           sizeof msg);
+    char msg[PATH_MAX + 128], named[PATH_MAX + 160];
+    int rv = roots_resolve(g->roots, path, resolved, PATH_MAX, msg, sizeof msg);
     if (rv != 0) {
-        tkgit__fail_path(call, rv == -ENOENT ? -EACCES : rv, msg);
+        snprintf(named, sizeof named, "repo: its %s: %s", what, msg);
+        tkgit__fail_path(call, rv == -ENOENT ? -EACCES : rv, named);
         return -1;
     }
     return 0;
+}
+
+/* path's last component. */
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
+
+/* Whether path is dir or lies below it (both resolved). */
+static bool is_within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Whether discovery from dir, not above ceiling, finds a repository: dir
+ * or a directory above it is a git dir or holds a .git. */
+static bool in_a_repository(const char *dir, const char *ceiling)
+{
+    int rv = git_repository_open_ext(NULL, dir, 0,
+                                     ceiling[0] != '\0' ? ceiling : NULL);
+    git_error_clear(); /* not found is the answer, not an error */
+    return rv == 0;
+}
+
+/* git 2.39's safe.bareRepository=explicit refuses a git dir that
+ * discovery finds as the directory itself rather than through a ".git"
+ * below it, as a bare repository is found: a commit can hold such files
+ * (HEAD, config, objects/, refs/), and their config names programs. tk
+ * decides the repository itself and hands git its git dir (cli.c), so it
+ * keeps such a git dir only where no repository holds it: a bare
+ * repository at the top of a root's tree, never one inside another
+ * repository's working tree or git dir. gitdir and resolved (the caller's
+ * path) are realpaths inside the roots. */
+static int refuse_nested_bare(const tkgit *g, rpc_call *call,
+                              const char *gitdir, const char *resolved)
+{
+    if (strcmp(base_name(gitdir), ".git") == 0 || !is_within(resolved, gitdir))
+        return 0; /* found through a .git, as a working tree's is */
+    const char *root = roots_root_of(g->roots, gitdir);
+    if (strcmp(gitdir, root) == 0)
+        return 0; /* the root itself: nothing of the root holds it */
+    char parent[PATH_MAX], ceiling[PATH_MAX];
+    snprintf(parent, sizeof parent, "%s", gitdir);
+    char *slash = strrchr(parent, '/'); /* below the root: not the first */
+    *slash = '\0';
+    ceiling_of(ceiling, sizeof ceiling, root);
+    if (!in_a_repository(parent, ceiling))
+        return 0;
+    rpc_call_fail(call, RPC_PERMISSION_DENIED, "UNSAFE_REPOSITORY",
+                  "repo: %.200s is a git directory inside another "
+                  "repository's tree (files a commit can hold), not a "
+                  "repository tk opens (as git's "
+                  "safe.bareRepository=explicit)",
+                  gitdir);
+    return -1;
 }
 
 /* path without its trailing '/', in the call's arena. */
@@ -43,13 +105,31 @@ static const char *trimmed(rpc_call *call, const char *path)
     return rpc_call_strndup(call, path, n);
 }
 
-/* Where git commands run for out->repo: its working tree, or the git dir
- * of a bare one. */
+/* What git is told of out->repo (its git dir and working tree), and where
+ * git commands run: the working tree, or the git dir of a bare one. */
 static void describe(tkgit_repo *out, rpc_call *call)
 {
     const char *workdir = git_repository_workdir(out->repo);
-    out->cwd = trimmed(call, workdir != NULL ? workdir
-                                             : git_repository_path(out->repo));
+    out->gitdir = trimmed(call, git_repository_path(out->repo));
+    out->workdir = workdir != NULL ? trimmed(call, workdir) : NULL;
+    out->cwd = out->workdir != NULL ? out->workdir : out->gitdir;
+}
+
+/* The checks of a repository just opened: where its paths lie, and how it
+ * was found. */
+static int check_opened(const tkgit *g, rpc_call *call, git_repository *repo,
+                        const char *resolved)
+{
+    char gitdir[PATH_MAX], other[PATH_MAX];
+    const char *workdir = git_repository_workdir(repo);
+    if (check_inside(g, call, "git dir", git_repository_path(repo), gitdir) !=
+            0 ||
+        check_inside(g, call, "common dir", git_repository_commondir(repo),
+                     other) != 0 ||
+        (workdir != NULL &&
+         check_inside(g, call, "working tree", workdir, other) != 0))
+        return -1;
+    return refuse_nested_bare(g, call, gitdir, resolved);
 }
 
 static int open_in_root(tkgit_repo *out, const tkgit *g, rpc_call *call,
@@ -65,9 +145,7 @@ static int open_in_root(tkgit_repo *out, const tkgit *g, rpc_call *call,
         tkgit__fail_libgit2(call, NULL, TKGIT_STEP_OPEN, rv, NULL);
         return -1;
     }
-    const char *workdir = git_repository_workdir(out->repo);
-    if (check_inside(g, call, git_repository_commondir(out->repo)) != 0 ||
-        (workdir != NULL && check_inside(g, call, workdir) != 0))
+    if (check_opened(g, call, out->repo, resolved) != 0)
         return -1;
     describe(out, call);
     return 0;
@@ -195,6 +273,7 @@ static int resolve_missing(const tkgit *g, rpc_call *call, const char *path,
     *resolved = full;
     return 0;
 }
+
 
 int tkgit__resolve_new_path(const tkgit *g, rpc_call *call, const char *path,
                             const char **resolved)

@@ -50,8 +50,10 @@ static void search_opts(tool_opts *o, const search_job *j, const char *name,
  * reason to fall back to grep). */
 static int inside_work_tree(const search_job *j, const char *git)
 {
-    static const char *const argv[] = { "git", "rev-parse",
-                                        "--is-inside-work-tree", NULL };
+    static const char *const argv[] = {
+        "git", "-c", SEARCH_GIT_SAFE_BARE, "rev-parse", "--is-inside-work-tree",
+        NULL
+    };
     char name[PATH_MAX + 64];
     snprintf(name, sizeof name, "git rev-parse (is %s in a work tree?)",
              j->root);

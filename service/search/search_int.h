@@ -123,6 +123,10 @@ int search__base64_decode(rpc_buf *out, const char *in, size_t len);
 const char *search__tool_path(search_tool tool);
 /* The environment git runs with (also for rev-parse). */
 extern const char *const search__git_env[];
+/* What every git of a search gets (-c): git discovers no bare repository
+ * from the root, so a bare repository's files that a commit holds (with a
+ * config naming programs) are never a repository to it (git 2.38+). */
+#define SEARCH_GIT_SAFE_BARE "safe.bareRepository=explicit"
 
 /* ---- slots.c ------------------------------------------------------------ */
 

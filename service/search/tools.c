@@ -139,11 +139,14 @@ static void rg_command(argv_builder *b, const search_query *q)
  * untracked files that are not ignored, no binary files. The -c settings
  * keep a user's configuration from changing the output: paths relative to
  * the working directory (the root), no colour, no submodule recursion
- * (which --untracked refuses). */
+ * (which --untracked refuses); and git discovers no implicit bare
+ * repository (SEARCH_GIT_SAFE_BARE). */
 static void git_command(argv_builder *b, const search_query *q)
 {
     static const char *const head[] = {
         "git",
+        "-c",
+        SEARCH_GIT_SAFE_BARE,
         "-c",
         "core.quotepath=off",
         "-c",
