@@ -6,7 +6,10 @@
  * git is told the repository tk opened (repo.c) and checked:
  * --git-dir and --work-tree, so it discovers none of its own, and
  * safe.bareRepository=explicit, which the git processes it starts inherit
- * (a hook's git, a submodule's). */
+ * (a hook's git, a submodule's). A READ's git runs no program but git:
+ * no pager, no hook, no network (so no lazy fetch of a partial clone, no
+ * ssh command, no credential helper), and what the repository's own
+ * config names is overridden (guard.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -63,10 +66,23 @@ static const char *const write_env[] = {
     NULL,
 };
 
+/* A READ's settings on git's command line. core.hooksPath: no read of
+ * tk's runs a hook (GIT_OPTIONAL_LOCKS=0 leaves the index, so no
+ * post-index-change), and none may. An empty credential.helper empties
+ * the list of helpers. protocol.allow=never: a partial clone's READ
+ * would fetch what it lacks, over ssh or https, from the remote the
+ * repository's config names. */
+static const char *const read_config[] = {
+    "core.hooksPath=/dev/null",
+    "credential.helper=",
+    "protocol.allow=never",
+    NULL,
+};
+
 /* "git", what every run gets before its subcommand, then the rest of
  * argv: in the call's arena. */
 static const char *const *full_argv(const tkgit_run *run,
-                                    const tkgit_argv *argv)
+                                    const tkgit_argv *argv, bool write)
 {
     tkgit_argv a = { .call = run->call };
     tkgit__argv_add(&a, argv->v[0]);
@@ -83,6 +99,10 @@ static const char *const *full_argv(const tkgit_run *run,
     }
     tkgit__argv_add(&a, "-c");
     tkgit__argv_add(&a, "safe.bareRepository=explicit");
+    for (size_t i = 0; !write && read_config[i] != NULL; i++) {
+        tkgit__argv_add(&a, "-c");
+        tkgit__argv_add(&a, read_config[i]);
+    }
     for (size_t i = 1; i < argv->n; i++)
         tkgit__argv_add(&a, argv->v[i]);
     return a.v;
@@ -105,9 +125,16 @@ int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
                bool ok_exit1)
 {
     bool write = rpc_call_kind(run->call) == RPC_WRITE;
+    const char *const *env =
+        write ? write_env
+              : tkgit__read_env(run->call, run->repo->repo, read_env);
+    if (env == NULL) {
+        memset(r, 0, sizeof *r); /* freed by the caller all the same */
+        return -1;
+    }
     tool_opts o;
-    tool_opts_init(&o, run->what, run->g->git, full_argv(run, argv));
-    o.proc.env = write ? write_env : read_env;
+    tool_opts_init(&o, run->what, run->g->git, full_argv(run, argv, write));
+    o.proc.env = env;
     o.proc.cwd = run->repo->cwd;
     o.proc.on_stdout = run->on_out;
     o.proc.on_stdout_arg = run->on_out_arg;

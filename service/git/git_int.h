@@ -163,6 +163,17 @@ void tkgit__run_init(tkgit_run *run, const tkgit *g, rpc_call *call,
 int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
                bool ok_exit1);
 
+/* ---- guard.c: what a READ's git may take from the repository ---------- */
+
+/* base (a NULL-ended environment) and the settings a READ's git gets over
+ * repo's own configuration: each program it names (core.fsmonitor, a
+ * filter driver's) set to what tkd's user's global or system config says,
+ * or off. In the call's arena; NULL with the call failed (its config
+ * includes a file on a condition libgit2 does not evaluate:
+ * PERMISSION_DENIED UNSAFE_REPOSITORY). */
+const char **tkgit__read_env(rpc_call *call, git_repository *repo,
+                             const char *const *base);
+
 /* ---- fields.c: a request's fields checked, a reply's arrays grown ------- */
 
 /* Whether a caller's path list is usable (no NUL bytes, not empty); fails

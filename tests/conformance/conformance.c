@@ -230,7 +230,9 @@ static void git(run *r, const char *const args[])
 
 /* fixture.hook "block": a core.fsmonitor hook (git runs it at the start
  * of a status) that writes a line to a fifo in the case's directory, then
- * blocks until it is killed. Outside ${ROOT}, so no search finds it. */
+ * blocks until it is killed. Outside ${ROOT}, so no search finds it; in
+ * the global config of tkd's user (its HOME is the case's directory): a
+ * READ runs the owner's fsmonitor, never the repository's own. */
 /* fixture.hook "pre-commit": a pre-commit hook that writes its line to
  * the fifo, then waits for a line on a second one (release_hook). */
 static void make_pre_commit(run *r)
@@ -278,7 +280,8 @@ static void make_hook(run *r, json_object *fx)
     write_file(r->dir, "fsmonitor-hook", body);
     if (chmod(path, 0700) != 0)
         fail_msg("chmod %s: errno %d", path, errno);
-    git(r, (const char *const[]){ "config", "core.fsmonitor", path, NULL });
+    git(r, (const char *const[]){ "config", "--global", "core.fsmonitor", path,
+                                  NULL });
 }
 
 /* Waits (bounded) for the hook's line on its fifo: git has reached the

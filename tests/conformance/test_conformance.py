@@ -82,7 +82,8 @@ def make_hook(fixture: Dict[str, Any], root: str, home: str) -> Optional[str]:
     """fixture.hook "block": a core.fsmonitor hook (git runs it at the
     start of a status) that writes a line to a fifo in the case's
     directory, then blocks until it is killed. Outside root, so no search
-    finds it. "pre-commit": a pre-commit hook that writes its line, then
+    finds it; in the global config of tkd's user (HOME is home): a READ
+    runs the owner's fsmonitor, never the repository's own. "pre-commit": a pre-commit hook that writes its line, then
     waits for one on release.fifo (release_hook). The fifo's path, or None
     without a hook."""
     hook = fixture.get("hook")
@@ -110,7 +111,7 @@ def make_hook(fixture: Dict[str, Any], root: str, home: str) -> Optional[str]:
                 "echo \"hook $$\" > '%s'\n"
                 "exec sleep 1000\n" % fifo)
     os.chmod(path, 0o700)
-    git(root, home, "config", "core.fsmonitor", path)
+    git(root, home, "config", "--global", "core.fsmonitor", path)
     return fifo
 
 

@@ -45,6 +45,7 @@ from typing import List, Optional, Set, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import netfleet  # noqa: E402
+import tkproc  # noqa: E402  (netfleet put tests/support on the path)
 from netfleet import Hook, git, wait_for  # noqa: E402
 
 import tk  # noqa: E402  (netfleet's tkproc put client/python on the path)
@@ -209,10 +210,11 @@ class FleetCase(unittest.TestCase):
         return h
 
     def fsmonitor(self, repo: str, h: Hook) -> None:
-        """git status in repo runs h (core.fsmonitor) until the test ends."""
-        git(repo, "config", "core.fsmonitor", h.path)
-        self.undo.append(lambda: git(repo, "config", "--unset",
-                                     "core.fsmonitor"))
+        """git status in repo runs h (core.fsmonitor, in the owner's
+        configuration: each node's HOME) until the test ends."""
+        for node in self.f.nodes:
+            self.undo.append(tkproc.owner_config(node.dir, repo,
+                                                 "core.fsmonitor", h.path))
 
     def pre_commit(self, repo: str, h: Hook) -> None:
         hook = os.path.join(repo, ".git", "hooks", "pre-commit")

@@ -201,6 +201,22 @@ static const char *scratch(const char *name)
     return path;
 }
 
+/* core.fsmonitor of repo in its owner's configuration: tkd's user's global
+ * config (main() gives the test a HOME of its own), scoped to repo by an
+ * includeIf. A READ runs the owner's fsmonitor, never the one the
+ * repository's own config names (service/git/guard.c). */
+static void owner_fsmonitor(const char *repo, const char *hook)
+{
+    char real[PATH_MAX], inc[PATH_MAX + 16], key[PATH_MAX + 32],
+        global[PATH_MAX + 16];
+    assert_non_null(realpath(repo, real));
+    snprintf(inc, sizeof inc, "%s.owner", real);
+    snprintf(key, sizeof key, "includeIf.gitdir:%s/.git.path", real);
+    snprintf(global, sizeof global, "%s/.gitconfig", getenv("HOME"));
+    GIT(dir, "config", "--file", inc, "core.fsmonitor", hook);
+    GIT(dir, "config", "--file", global, key, inc);
+}
+
 /* ---- calls --------------------------------------------------------------- */
 
 static ProtobufCBinaryData bin(const char *s)
@@ -1434,7 +1450,7 @@ static void test_read_cancel_kills_the_tree(void **state)
     const char *repo = scratch("lt-cancel");
     const char *fifo = at("lt-cancel.fifo");
     make_fifo(fifo);
-    GIT(repo, "config", "core.fsmonitor", tree_hook("hook-tree", fifo));
+    owner_fsmonitor(repo, tree_hook("hook-tree", fifo));
     async a;
     async_start(&a, fx.client, repo, false, 60000);
     char line[64];
@@ -1531,7 +1547,7 @@ static void test_read_ceiling(void **state)
              "exec sleep 1000\n",
              pgfile);
     write_file(at("hook-never"), body, 0755);
-    GIT(repo, "config", "core.fsmonitor", at("hook-never"));
+    owner_fsmonitor(repo, at("hook-never"));
     async a;
     async_start(&a, f.client, repo, false, 0); /* no deadline */
     async_finish(&a);

@@ -338,8 +338,9 @@ class TestTkd(unittest.TestCase):
         self.assertEqual(e.cancellation, tk.Cancellation())
 
     def test_cancel_kills_git(self) -> None:
-        # A Status blocked in a core.fsmonitor hook that announces itself
-        # on a fifo: the cancellation fields of a real kill.
+        # A Status blocked in a core.fsmonitor hook (the owner's: tkd's
+        # user's global config) that announces itself on a fifo: the
+        # cancellation fields of a real kill.
         repo = os.path.join(self.root, "blocked")
         os.mkdir(repo)
         git(repo, "init", "-q")
@@ -350,7 +351,7 @@ class TestTkd(unittest.TestCase):
         with open(hook, "w", encoding="utf-8") as f:
             f.write("#!/bin/sh\necho hook > '%s'\nexec sleep 1000\n" % fifo)
         os.chmod(hook, 0o700)
-        git(repo, "config", "core.fsmonitor", hook)
+        tkproc.owner_config(self.dir.name, repo, "core.fsmonitor", hook)
         call = self.client.git.start_status(repo=repo, timeout=30)
         fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
         try:

@@ -168,8 +168,9 @@ class FleetCase(unittest.TestCase):
 
     def hold_status(self, repo: str) -> Tuple[str, str]:
         """Makes the next Git/Status of repo block in a core.fsmonitor hook
-        that writes its pid to a fifo and sleeps; later ones run at once
-        (the hook fails, git scans). (fifo, marker)."""
+        (the owner's, in tkd's HOME) that writes its pid to a fifo and
+        sleeps; later ones run at once (the hook fails, git scans).
+        (fifo, marker)."""
         fifo = os.path.join(self.tmp.name, "hook.fifo")
         marker = os.path.join(self.tmp.name, "hook.ran")
         hook = os.path.join(self.tmp.name, "hook")
@@ -178,7 +179,7 @@ class FleetCase(unittest.TestCase):
             f.write("#!/bin/sh\n[ -e '%s' ] && exit 1\n: > '%s'\n"
                     "echo $$ > '%s'\nexec sleep 120\n" % (marker, marker, fifo))
         os.chmod(hook, 0o700)
-        git(repo, "config", "core.fsmonitor", hook)
+        tkproc.owner_config(self.tmp.name, repo, "core.fsmonitor", hook)
         return fifo, marker
 
     def wait_hook(self, fifo: str) -> None:

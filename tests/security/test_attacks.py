@@ -137,14 +137,18 @@ class Attacks(unittest.TestCase):
         self.refused("core.worktree", self.outside)
 
     def test_control_the_owner_may(self) -> None:
-        # Negative controls: the repository's owner sets core.fsmonitor or
-        # core.hooksPath (as they may, for git itself), and the next Status
-        # or Commit runs the program: the checks above would see it run.
-        git(self.repo, "config", "core.fsmonitor", self.planted_program())
+        # Negative controls: the repository's owner sets core.fsmonitor in
+        # their own configuration (tkd's user's global config; a READ runs
+        # no program the repository's own config names:
+        # tests/security/test_repo_content.py) or core.hooksPath (as they
+        # may, for git itself), and the next Status or Commit runs the
+        # program: the checks above would see it run.
+        undo = tkproc.owner_config(self.dir.name, self.repo, "core.fsmonitor",
+                                   self.planted_program())
         self.status()
         self.assertTrue(os.path.exists(self.pwned))
         os.remove(self.pwned)
-        git(self.repo, "config", "--unset", "core.fsmonitor")
+        undo()
         git(self.repo, "config", "core.hooksPath", self.planted_hooks())
         with self.assertRaises(tk.TkError):  # the hook fails the commit
             self.commit()

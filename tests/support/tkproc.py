@@ -141,6 +141,26 @@ def start_tkd(sockdir: str, roots: Optional[List[str]] = None,
     return d, addr
 
 
+def owner_config(home: str, repo: str, key: str, value: str) -> Callable[[], None]:
+    """key = value in the owner's configuration of repo, as git and libgit2
+    in a tkd whose HOME is home read it (start_tkd: its sockdir): a file
+    that home/.gitconfig includes for repo alone (includeIf "gitdir:").
+    A READ runs the owner's core.fsmonitor, never one the repository's
+    own config names (service/git/guard.c): this is how a test makes a
+    Status block in a hook. Returns what undoes it."""
+    real = os.path.realpath(repo)
+    inc = os.path.join(home, "owner-" + real.strip("/").replace("/", "_"))
+    cond = "includeIf.gitdir:%s/.git.path" % real
+    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1")
+    subprocess.run(["git", "config", "--file", inc, key, value], env=env,
+                   check=True)
+    subprocess.run(["git", "config", "--file",
+                    os.path.join(home, ".gitconfig"), cond, inc], env=env,
+                   check=True)
+    return lambda: subprocess.run(["git", "config", "--file", inc, "--unset",
+                                   key], env=env, check=True)
+
+
 def start_testd(sockdir: str, held_writes: bool = False) -> tuple:
     """A testd (tk.test.Test/Wait and SlowWrite) in sockdir; (daemon,
     address). It prints "ENTERED <method>" when a handler starts. With
