@@ -69,11 +69,15 @@ typedef struct tkgit_repo {
 /* Initialises libgit2 for g first, unless a call has. */
 int tkgit__open(tkgit_repo *out, tkgit *g, rpc_call *call, const char *path);
 void tkgit__close(tkgit_repo *r);
-/* Checks that a further path a caller names (WorktreeAdd's) resolves
+/* Checks that a further path a caller names (ConfigSet's) resolves
  * inside a root; its parent must exist. Fails the call and returns -1
  * otherwise. The resolved path is in the call's arena. */
 int tkgit__resolve_new_path(const tkgit *g, rpc_call *call, const char *path,
                             const char **resolved);
+/* The same for a new working tree (WorktreeAdd's path), which must also
+ * lie outside every repository's git dir (INVALID_ARGUMENT BAD_PATH). */
+int tkgit__resolve_worktree_path(const tkgit *g, rpc_call *call,
+                                 const char *path, const char **resolved);
 
 /* ---- cache.c: open repositories kept per worker thread ------------------ */
 

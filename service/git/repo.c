@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "git_int.h"
 
@@ -274,6 +275,42 @@ static int resolve_missing(const tkgit *g, rpc_call *call, const char *path,
     return 0;
 }
 
+/* Whether dir is a git dir itself (a bare repository's, a linked
+ * worktree's, a submodule's), by libgit2's test without a search. */
+static bool is_git_dir(const char *dir)
+{
+    int rv = git_repository_open_ext(
+        NULL, dir,
+        GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_NO_DOTGIT, NULL);
+    git_error_clear();
+    return rv == 0;
+}
+
+/* A new path (resolved, inside a root) must not lie in any repository's
+ * git dir: a worktree at .git/index.lock locks the index for good, one at
+ * .git/hooks/pre-commit breaks every commit. Every directory from it up to
+ * its root is checked: none may be named .git or be a git dir. */
+static int outside_git_dirs(const tkgit *g, rpc_call *call,
+                            const char *resolved)
+{
+    const char *root = roots_root_of(g->roots, resolved);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", resolved);
+    for (;;) {
+        if (strcasecmp(base_name(dir), ".git") == 0 || is_git_dir(dir)) {
+            rpc_call_fail(call, RPC_INVALID_ARGUMENT, "BAD_PATH",
+                          "path: %.200s lies in the git directory %.200s: a "
+                          "working tree there would overwrite the "
+                          "repository's own files",
+                          resolved, dir);
+            return -1;
+        }
+        char *slash = strrchr(dir, '/');
+        if (strcmp(dir, root) == 0 || slash == NULL || slash == dir)
+            return 0;
+        *slash = '\0';
+    }
+}
 
 int tkgit__resolve_new_path(const tkgit *g, rpc_call *call, const char *path,
                             const char **resolved)
@@ -293,4 +330,12 @@ int tkgit__resolve_new_path(const tkgit *g, rpc_call *call, const char *path,
     }
     *resolved = rpc_call_strdup(call, out); /* exists: git judges it */
     return 0;
+}
+
+int tkgit__resolve_worktree_path(const tkgit *g, rpc_call *call,
+                                 const char *path, const char **resolved)
+{
+    if (tkgit__resolve_new_path(g, call, path, resolved) != 0)
+        return -1;
+    return outside_git_dirs(g, call, *resolved);
 }

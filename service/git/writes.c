@@ -166,7 +166,7 @@ void tkgit__worktree_add(void *svc, rpc_call *call,
         return;
     if ((in->new_branch[0] != '\0' &&
          !tkgit__branch_ok(call, in->new_branch, "new_branch")) ||
-        tkgit__resolve_new_path(svc, call, in->path, &path) != 0)
+        tkgit__resolve_worktree_path(svc, call, in->path, &path) != 0)
         goto done;
     tkgit_argv a;
     tkgit__argv_init(&a, call, "worktree");
