@@ -399,7 +399,8 @@ static void render_worktree(const tkcall_text *t, const ProtobufCMessage *req,
             r->oid != NULL ? r->oid : "");
 }
 
-/* git config prints nothing when it sets a key. */
+/* git config prints nothing when it sets a key, nor git worktree remove
+ * when it removes one. */
 static void render_nothing(const tkcall_text *t, const ProtobufCMessage *req,
                            const ProtobufCMessage *rep)
 {
@@ -615,6 +616,8 @@ static const struct {
       render_checkout, NULL },
     { "tk.v1.Git/WorktreeAdd", &tk__v1__git_worktree_add_reply__descriptor,
       render_worktree, NULL },
+    { "tk.v1.Git/WorktreeRemove",
+      &tk__v1__git_worktree_remove_reply__descriptor, render_nothing, NULL },
     { "tk.v1.Git/ConfigSet", &tk__v1__git_config_set_reply__descriptor,
       render_nothing, NULL },
     { "tk.v1.Orders/CreateOrder", &tk__v1__create_order_reply__descriptor,

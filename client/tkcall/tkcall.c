@@ -104,7 +104,7 @@ static const char usage_text[] =
     "  Git/Status               git status --short --branch\n"
     "  Git/Diff                 the patch\n"
     "  Git/RevParse, Commit, Checkout  the object id; WorktreeAdd: PATH OID;\n"
-    "                           ConfigSet: nothing\n"
+    "                           WorktreeRemove, ConfigSet: nothing\n"
     "  Orders/*                 a line an order: order ID STATE ...\n"
     "Every other method prints JSON under -o text too. Scripts should say\n"
     "-o json (or compact): the text forms are for people and may change.\n"

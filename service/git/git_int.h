@@ -230,7 +230,7 @@ int tkgit__rev_parse_cli(git_oid *out, const tkgit *g, rpc_call *call,
 /* ---- the handlers ------------------------------------------------------ */
 
 /* reads.c: Status, Diff, Grep; log.c: Log; revparse.c: RevParse; writes.c:
- * Commit, Checkout, WorktreeAdd, ConfigSet. */
+ * Commit, Checkout, WorktreeAdd, ConfigSet; worktree.c: WorktreeRemove. */
 
 void tkgit__status(void *svc, rpc_call *call, const ProtobufCMessage *request,
                    ProtobufCMessage *reply);
@@ -249,6 +249,9 @@ void tkgit__checkout(void *svc, rpc_call *call, const ProtobufCMessage *request,
 void tkgit__worktree_add(void *svc, rpc_call *call,
                          const ProtobufCMessage *request,
                          ProtobufCMessage *reply);
+void tkgit__worktree_remove(void *svc, rpc_call *call,
+                            const ProtobufCMessage *request,
+                            ProtobufCMessage *reply);
 void tkgit__config_set(void *svc, rpc_call *call,
                        const ProtobufCMessage *request,
                        ProtobufCMessage *reply);

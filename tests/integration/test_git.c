@@ -191,6 +191,56 @@ static bool exists(const char *path)
     return lstat(path, &st) == 0;
 }
 
+/* This process's children, from /proc: up to max of their pids, and each
+ * one's state ('Z': a zombie); how many there are. */
+static size_t children(pid_t *pids, char *states, size_t max)
+{
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char path[300], buf[512];
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (f == NULL)
+            continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        (void)fclose(f);
+        buf[len] = '\0';
+        char *rp = strrchr(buf, ')');
+        if (rp == NULL || rp[1] != ' ' ||
+            strtol(rp + 4, NULL, 10) != (long)getpid())
+            continue;
+        if (n < max) {
+            pids[n] = (pid_t)strtol(e->d_name, NULL, 10);
+            states[n] = rp[2];
+        }
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Reaps the processes this subreaper adopted: git 2.39's `worktree
+ * remove` of a working tree with changes dies without waiting for the
+ * `git status` it ran, which then comes back to this process. What a test
+ * runs through the server is over (and reaped by proc/) when its call
+ * returns, so every child left is such an orphan. */
+static void reap_adopted(void)
+{
+    if (!subreaper || !have_proc)
+        return;
+    pid_t pids[16];
+    char states[16];
+    size_t n = children(pids, states, 16);
+    assert_true(n <= 16);
+    for (size_t i = 0; i < n; i++)
+        assert_true(ts_reap_orphan(pids[i], 5000) != -1);
+}
+
 /* A fresh clone of main under name, for tests that change a repository. */
 static const char *scratch(const char *name)
 {
@@ -660,6 +710,20 @@ static void call_worktree(const char *repo, const char *path, const char *rev,
         protobuf_c_message_free_unpacked(&rep->base, NULL);
 }
 
+static void call_worktree_remove(const char *repo, const char *path, bool force,
+                                 tk_status *st)
+{
+    Tk__V1__GitWorktreeRemoveRequest req =
+        TK__V1__GIT_WORKTREE_REMOVE_REQUEST__INIT;
+    req.repo = (char *)repo;
+    req.path = (char *)path;
+    req.force = force;
+    Tk__V1__GitWorktreeRemoveReply *rep = NULL;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    if (tk_git_worktree_remove(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
 static void call_config_value(const char *repo, const char *key,
                               const char *value, tk_status *st)
 {
@@ -676,6 +740,54 @@ static void call_config_value(const char *repo, const char *key,
 static void call_config(const char *repo, const char *key, tk_status *st)
 {
     call_config_value(repo, key, "v", st);
+}
+
+/* WorktreeRemove removes a linked working tree of the repository named,
+ * and nothing else: not the main one, not another repository's, not a
+ * directory that is none; one with untracked files only with force. */
+static void test_worktree_remove(void **state)
+{
+    (void)state;
+    char repo[PATH_MAX], wt[PATH_MAX]; /* at() reuses its buffers */
+    snprintf(repo, sizeof repo, "%s", scratch("wtrm"));
+    snprintf(wt, sizeof wt, "%s", at("wtrm-wt"));
+    GIT(repo, "worktree", "add", "-q", "--detach", wt, "HEAD");
+    tk_status st;
+    /* Its main working tree, another repository's linked one, none. */
+    static const char *const refused[] = { "wtrm", "clone-detached", "plain" };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        call_worktree_remove(repo, at(refused[i]), true, &st);
+        if (st.code != TK_CODE_INVALID_ARGUMENT ||
+            strcmp(st.reason, "NOT_A_LINKED_WORKTREE") != 0)
+            fail_msg("%s: %s/%s (%s)", refused[i], tk_code_name(st.code),
+                     st.reason, st.message);
+        assert_true(exists(at(refused[i])));
+        tk_status_clear(&st);
+    }
+    call_worktree_remove(repo, "", false, &st);
+    assert_int_equal(st.code, TK_CODE_INVALID_ARGUMENT);
+    assert_string_equal(st.reason, "MISSING_FIELD");
+    tk_status_clear(&st);
+
+    char untracked[PATH_MAX + 16];
+    snprintf(untracked, sizeof untracked, "%s/untracked", wt);
+    write_file(untracked, "u\n", 0644);
+    call_worktree_remove(repo, wt, false, &st);
+    reap_adopted();
+    assert_int_equal(st.code, TK_CODE_FAILED_PRECONDITION);
+    assert_string_equal(st.reason, "WORKTREE_DIRTY");
+    assert_true(exists(untracked));
+    tk_status_clear(&st);
+    call_worktree_remove(repo, wt, true, &st);
+    assert_int_equal(st.code, TK_CODE_OK);
+    assert_true(st.write_completed);
+    tk_status_clear(&st);
+    assert_false(exists(wt));
+    const char *args[] = { "worktree", "list", "--porcelain", NULL };
+    int status;
+    char *out = git_cli(repo, &status, NULL, args);
+    assert_null(strstr(out, "wtrm-wt"));
+    free(out);
 }
 
 static void r_outside_root(tk_status *st)
@@ -935,6 +1047,36 @@ static void r_nested_bare(tk_status *st)
     call_status(inner, st);
 }
 
+/* WorktreeRemove of a linked working tree (name-wt, of a scratch
+ * repository name) with an untracked file, or a locked one. */
+static void remove_linked(const char *name, bool lock, tk_status *st)
+{
+    const char *repo = scratch(name);
+    char wt[PATH_MAX + 8];
+    snprintf(wt, sizeof wt, "%s-wt", repo);
+    GIT(repo, "worktree", "add", "-q", "--detach", wt, "HEAD");
+    if (lock) {
+        GIT(repo, "worktree", "lock", wt);
+    } else {
+        char untracked[PATH_MAX + 24];
+        snprintf(untracked, sizeof untracked, "%s/untracked", wt);
+        write_file(untracked, "u\n", 0644);
+    }
+    call_worktree_remove(repo, wt, lock, st);
+    reap_adopted();
+    assert_true(exists(wt));
+}
+
+static void r_worktree_dirty(tk_status *st)
+{
+    remove_linked("wt-dirty", false, st);
+}
+
+static void r_worktree_locked(tk_status *st)
+{
+    remove_linked("wt-locked", true, st);
+}
+
 /* With the descriptors used up (the soft RLIMIT_NOFILE lowered to the
  * lowest free descriptor while the call runs, as in test_proc.c), libgit2
  * cannot open a repository no worker has open. The call travels on the
@@ -986,6 +1128,10 @@ static const reason_case reason_cases[] = {
       r_worktree_exists },
     { "checked out", TK_CODE_FAILED_PRECONDITION, "BRANCH_CHECKED_OUT",
       r_checked_out },
+    { "worktree dirty", TK_CODE_FAILED_PRECONDITION, "WORKTREE_DIRTY",
+      r_worktree_dirty },
+    { "worktree locked", TK_CODE_FAILED_PRECONDITION, "WORKTREE_LOCKED",
+      r_worktree_locked },
     { "would overwrite", TK_CODE_FAILED_PRECONDITION, "WOULD_OVERWRITE",
       r_would_overwrite },
     { "identity", TK_CODE_FAILED_PRECONDITION, "IDENTITY_UNKNOWN", r_identity },
@@ -1250,28 +1396,14 @@ static char proc_state(pid_t pid)
 static int count_zombies(void)
 {
     NEED_PROC("to count this process's zombies");
-    DIR *d = opendir("/proc");
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        char path[300], buf[512];
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        FILE *f = fopen(path, "re");
-        if (f == NULL)
-            continue;
-        size_t len = fread(buf, 1, sizeof buf - 1, f);
-        (void)fclose(f);
-        buf[len] = '\0';
-        char *rp = strrchr(buf, ')');
-        if (rp != NULL && rp[1] == ' ' && rp[2] == 'Z' &&
-            strtol(rp + 4, NULL, 10) == (long)getpid())
-            n++;
-    }
-    closedir(d);
-    return n;
+    pid_t pids[64];
+    char states[64];
+    size_t n = children(pids, states, 64);
+    assert_true(n <= 64);
+    int zombies = 0;
+    for (size_t i = 0; i < n; i++)
+        zombies += states[i] == 'Z';
+    return zombies;
 }
 
 /* ---- hooks and fifos ------------------------------------------------------
@@ -2369,6 +2501,7 @@ int main(void)
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_grep),
         cmocka_unit_test(test_writes),
+        cmocka_unit_test(test_worktree_remove),
         cmocka_unit_test(test_config_allowlist),
         cmocka_unit_test(test_reasons),
         cmocka_unit_test(test_libgit2_judges_ownership),

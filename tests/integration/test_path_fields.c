@@ -198,8 +198,9 @@ static void test_declared_fields_are_checked(void **state)
         if (callable(md))
             n += check_declared(w, md, md->request);
     }
-    /* 9 Git repos, WorktreeAdd's path, Search's root, 4 of ServiceSpec. */
-    assert_int_equal(n, 15);
+    /* 10 Git repos, WorktreeAdd's and WorktreeRemove's paths, Search's
+     * root, 4 of ServiceSpec. */
+    assert_int_equal(n, 17);
 }
 
 static void test_other_fields_are_not_root_checked(void **state)

@@ -58,6 +58,9 @@ const tk_method_desc tk_catalog__methods[] = {
     {"tk.v1.Git/WorktreeAdd", &tk__v1__git_worktree_add_request__descriptor, &tk__v1__git_worktree_add_reply__descriptor,
      TK_METHOD_WRITE, 60000, 60000,
      NULL, NULL, 0, 0, 0},
+    {"tk.v1.Git/WorktreeRemove", &tk__v1__git_worktree_remove_request__descriptor, &tk__v1__git_worktree_remove_reply__descriptor,
+     TK_METHOD_WRITE, 60000, 60000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Git/ConfigSet", &tk__v1__git_config_set_request__descriptor, &tk__v1__git_config_set_reply__descriptor,
      TK_METHOD_WRITE, 60000, 60000,
      NULL, NULL, 0, 0, 0},
@@ -92,7 +95,7 @@ const tk_method_desc tk_catalog__methods[] = {
      TK_METHOD_READ, 10000, 60000,
      NULL, NULL, 0, 0, 0},
 };
-const size_t tk_catalog__n_methods = 25;
+const size_t tk_catalog__n_methods = 26;
 
 const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__ping_request__descriptor,
@@ -136,6 +139,8 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__git_checkout_reply__descriptor,
     &tk__v1__git_worktree_add_request__descriptor,
     &tk__v1__git_worktree_add_reply__descriptor,
+    &tk__v1__git_worktree_remove_request__descriptor,
+    &tk__v1__git_worktree_remove_reply__descriptor,
     &tk__v1__git_config_set_request__descriptor,
     &tk__v1__git_config_set_reply__descriptor,
     &tk__v1__method_spec__descriptor,
@@ -172,7 +177,7 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__service_exit__descriptor,
     &tk__v1__service_status_reply__descriptor,
 };
-const size_t tk_catalog__n_messages = 76;
+const size_t tk_catalog__n_messages = 78;
 
 const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__cancel_reply__outcome__descriptor,
@@ -312,6 +317,13 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "OUTPUT_TOO_LARGE."},
     {"tk.v1.Git/WorktreeAdd",
      "Adds a linked working tree (`git worktree add`)."},
+    {"tk.v1.Git/WorktreeRemove",
+     "Removes a linked working tree of `repo` (`git worktree remove`):\n"
+     "never the main one, nor a path that is no worktree of that\n"
+     "repository (INVALID_ARGUMENT NOT_A_LINKED_WORKTREE, before git\n"
+     "runs). One with changes or untracked files is FAILED_PRECONDITION\n"
+     "WORKTREE_DIRTY unless `force`; a locked one is WORKTREE_LOCKED\n"
+     "(its lock is its owner's to lift)."},
     {"tk.v1.GitCheckoutReply.oid",
      "The commit HEAD names afterwards."},
     {"tk.v1.GitCheckoutRequest.create_branch",
@@ -427,9 +439,14 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "Checkout's create_branch."},
     {"tk.v1.GitWorktreeAddRequest.path",
      "The new working tree: an absolute path inside tkd's roots that does\n"
-     "not exist yet (or is an empty directory)."},
+     "not exist yet (or is an empty directory), in no repository's git dir\n"
+     "(INVALID_ARGUMENT BAD_PATH)."},
     {"tk.v1.GitWorktreeAddRequest.rev",
      "What it checks out (HEAD when empty)."},
+    {"tk.v1.GitWorktreeRemoveRequest.force",
+     "Removes it with its changes and untracked files (`--force`)."},
+    {"tk.v1.GitWorktreeRemoveRequest.path",
+     "The linked working tree: its path, inside tkd's roots."},
     {"tk.v1.Histogram.buckets",
      "Ascending upper bounds; each count includes those of the buckets\n"
      "before it. The last bound is +Inf, and its count is sample_count."},
@@ -796,7 +813,7 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "request refused before any ran, tk.v1.Control). For people (tkcall\n"
      "-v), not to compare."},
 };
-const size_t tk_catalog__n_docs = 209;
+const size_t tk_catalog__n_docs = 212;
 
 /* Fields with what protobuf-c does not keep: message, field, oneof,
  * map, option (tk.v1.path). */
@@ -810,6 +827,8 @@ const tk_field_note tk_catalog__fields[] = {
     {"tk.v1.GitCheckoutRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
     {"tk.v1.GitWorktreeAddRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
     {"tk.v1.GitWorktreeAddRequest", "path", NULL, false, TK_PATH_IN_ROOTS},
+    {"tk.v1.GitWorktreeRemoveRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
+    {"tk.v1.GitWorktreeRemoveRequest", "path", NULL, false, TK_PATH_IN_ROOTS},
     {"tk.v1.GitConfigSetRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
     {"tk.v1.SearchRequest", "root", NULL, false, TK_PATH_IN_ROOTS},
     {"tk.v1.SearchRequest", "include_hidden", "hidden", false, TK_PATH_NONE},
@@ -819,4 +838,4 @@ const tk_field_note tk_catalog__fields[] = {
     {"tk.v1.ServiceSpec", "stdout_path", NULL, false, TK_PATH_ABSOLUTE},
     {"tk.v1.ServiceSpec", "stderr_path", NULL, false, TK_PATH_ABSOLUTE},
 };
-const size_t tk_catalog__n_fields = 17;
+const size_t tk_catalog__n_fields = 19;

@@ -192,6 +192,15 @@ export const METHODS: readonly MethodEntry[] = [
     list: null,
   },
   {
+    name: "tk.v1.Git/WorktreeRemove",
+    requestType: "tk.v1.GitWorktreeRemoveRequest",
+    replyType: "tk.v1.GitWorktreeRemoveReply",
+    kind: "WRITE",
+    defaultTimeoutMs: 60000,
+    ceilingMs: 60000,
+    list: null,
+  },
+  {
     name: "tk.v1.Git/ConfigSet",
     requestType: "tk.v1.GitConfigSetRequest",
     replyType: "tk.v1.GitConfigSetReply",

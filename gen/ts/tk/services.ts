@@ -36,6 +36,8 @@ import {
   GitStatusRequestSchema,
   GitWorktreeAddReplySchema,
   GitWorktreeAddRequestSchema,
+  GitWorktreeRemoveReplySchema,
+  GitWorktreeRemoveRequestSchema,
   file_tk_v1_git,
 } from "./v1/git_pb.js";
 import {
@@ -238,6 +240,19 @@ export const services = {
       method: "tk.v1.Git/WorktreeAdd",
       input: GitWorktreeAddRequestSchema,
       output: GitWorktreeAddReplySchema,
+    },
+    /**
+     * tk.v1.Git/WorktreeRemove: WRITE (its own timeout: 60 s). Removes a
+     * linked working tree of `repo` (`git worktree remove`): never the main
+     * one, nor a path that is no worktree of that repository (INVALID_ARGUMENT
+     * NOT_A_LINKED_WORKTREE, before git runs). One with changes or untracked
+     * files is FAILED_PRECONDITION WORKTREE_DIRTY unless `force`; a locked one
+     * is WORKTREE_LOCKED (its lock is its owner's to lift).
+     */
+    worktreeRemove: {
+      method: "tk.v1.Git/WorktreeRemove",
+      input: GitWorktreeRemoveRequestSchema,
+      output: GitWorktreeRemoveReplySchema,
     },
     /**
      * tk.v1.Git/ConfigSet: WRITE (its own timeout: 60 s). Sets a key in the

@@ -22,7 +22,7 @@
 
 /* ---- tk.v1.Git ---- */
 
-#define TK_V1_GIT__N_METHODS 9
+#define TK_V1_GIT__N_METHODS 10
 
 /* tk.v1.Git/Status: READ (timeout 30 s by default, 30 s at most) */
 #define TK_V1_GIT__STATUS__DEFAULT_TIMEOUT_MS 30000u
@@ -71,6 +71,10 @@
 /* tk.v1.Git/WorktreeAdd: WRITE (its own timeout: 60 s) */
 #define TK_V1_GIT__WORKTREE_ADD__DEFAULT_TIMEOUT_MS 60000u
 #define TK_V1_GIT__WORKTREE_ADD__CEILING_MS 60000u
+
+/* tk.v1.Git/WorktreeRemove: WRITE (its own timeout: 60 s) */
+#define TK_V1_GIT__WORKTREE_REMOVE__DEFAULT_TIMEOUT_MS 60000u
+#define TK_V1_GIT__WORKTREE_REMOVE__CEILING_MS 60000u
 
 /* tk.v1.Git/ConfigSet: WRITE (its own timeout: 60 s) */
 #define TK_V1_GIT__CONFIG_SET__DEFAULT_TIMEOUT_MS 60000u
@@ -176,6 +180,16 @@
             .default_timeout_ms = TK_V1_GIT__WORKTREE_ADD__DEFAULT_TIMEOUT_MS, \
             .ceiling_ms = TK_V1_GIT__WORKTREE_ADD__CEILING_MS, \
             .handler = prefix##worktree_add, \
+            .flags = 0, \
+        }, \
+        { \
+            .name = "tk.v1.Git/WorktreeRemove", \
+            .request = &tk__v1__git_worktree_remove_request__descriptor, \
+            .reply = &tk__v1__git_worktree_remove_reply__descriptor, \
+            .kind = RPC_WRITE, \
+            .default_timeout_ms = TK_V1_GIT__WORKTREE_REMOVE__DEFAULT_TIMEOUT_MS, \
+            .ceiling_ms = TK_V1_GIT__WORKTREE_REMOVE__CEILING_MS, \
+            .handler = prefix##worktree_remove, \
             .flags = 0, \
         }, \
         { \

@@ -997,6 +997,96 @@ void   tk__v1__git_worktree_add_reply__free_unpacked
   assert(message->base.descriptor == &tk__v1__git_worktree_add_reply__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   tk__v1__git_worktree_remove_request__init
+                     (Tk__V1__GitWorktreeRemoveRequest         *message)
+{
+  static const Tk__V1__GitWorktreeRemoveRequest init_value = TK__V1__GIT_WORKTREE_REMOVE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t tk__v1__git_worktree_remove_request__get_packed_size
+                     (const Tk__V1__GitWorktreeRemoveRequest *message)
+{
+  assert(message->base.descriptor == &tk__v1__git_worktree_remove_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__git_worktree_remove_request__pack
+                     (const Tk__V1__GitWorktreeRemoveRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__git_worktree_remove_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__git_worktree_remove_request__pack_to_buffer
+                     (const Tk__V1__GitWorktreeRemoveRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__git_worktree_remove_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__GitWorktreeRemoveRequest *
+       tk__v1__git_worktree_remove_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__GitWorktreeRemoveRequest *)
+     protobuf_c_message_unpack (&tk__v1__git_worktree_remove_request__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__git_worktree_remove_request__free_unpacked
+                     (Tk__V1__GitWorktreeRemoveRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__git_worktree_remove_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   tk__v1__git_worktree_remove_reply__init
+                     (Tk__V1__GitWorktreeRemoveReply         *message)
+{
+  static const Tk__V1__GitWorktreeRemoveReply init_value = TK__V1__GIT_WORKTREE_REMOVE_REPLY__INIT;
+  *message = init_value;
+}
+size_t tk__v1__git_worktree_remove_reply__get_packed_size
+                     (const Tk__V1__GitWorktreeRemoveReply *message)
+{
+  assert(message->base.descriptor == &tk__v1__git_worktree_remove_reply__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__git_worktree_remove_reply__pack
+                     (const Tk__V1__GitWorktreeRemoveReply *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__git_worktree_remove_reply__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__git_worktree_remove_reply__pack_to_buffer
+                     (const Tk__V1__GitWorktreeRemoveReply *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__git_worktree_remove_reply__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__GitWorktreeRemoveReply *
+       tk__v1__git_worktree_remove_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__GitWorktreeRemoveReply *)
+     protobuf_c_message_unpack (&tk__v1__git_worktree_remove_reply__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__git_worktree_remove_reply__free_unpacked
+                     (Tk__V1__GitWorktreeRemoveReply *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__git_worktree_remove_reply__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   tk__v1__git_config_set_request__init
                      (Tk__V1__GitConfigSetRequest         *message)
 {
@@ -2782,6 +2872,88 @@ const ProtobufCMessageDescriptor tk__v1__git_worktree_add_reply__descriptor =
   (ProtobufCMessageInit) tk__v1__git_worktree_add_reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor tk__v1__git_worktree_remove_request__field_descriptors[3] =
+{
+  {
+    "repo",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__GitWorktreeRemoveRequest, repo),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "path",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__GitWorktreeRemoveRequest, path),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "force",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__GitWorktreeRemoveRequest, force),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tk__v1__git_worktree_remove_request__field_indices_by_name[] = {
+  2,   /* field[2] = force */
+  1,   /* field[1] = path */
+  0,   /* field[0] = repo */
+};
+static const ProtobufCIntRange tk__v1__git_worktree_remove_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor tk__v1__git_worktree_remove_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.GitWorktreeRemoveRequest",
+  "GitWorktreeRemoveRequest",
+  "Tk__V1__GitWorktreeRemoveRequest",
+  "tk.v1",
+  sizeof(Tk__V1__GitWorktreeRemoveRequest),
+  3,
+  tk__v1__git_worktree_remove_request__field_descriptors,
+  tk__v1__git_worktree_remove_request__field_indices_by_name,
+  1,  tk__v1__git_worktree_remove_request__number_ranges,
+  (ProtobufCMessageInit) tk__v1__git_worktree_remove_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define tk__v1__git_worktree_remove_reply__field_descriptors NULL
+#define tk__v1__git_worktree_remove_reply__field_indices_by_name NULL
+#define tk__v1__git_worktree_remove_reply__number_ranges NULL
+const ProtobufCMessageDescriptor tk__v1__git_worktree_remove_reply__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.GitWorktreeRemoveReply",
+  "GitWorktreeRemoveReply",
+  "Tk__V1__GitWorktreeRemoveReply",
+  "tk.v1",
+  sizeof(Tk__V1__GitWorktreeRemoveReply),
+  0,
+  tk__v1__git_worktree_remove_reply__field_descriptors,
+  tk__v1__git_worktree_remove_reply__field_indices_by_name,
+  0,  tk__v1__git_worktree_remove_reply__number_ranges,
+  (ProtobufCMessageInit) tk__v1__git_worktree_remove_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor tk__v1__git_config_set_request__field_descriptors[3] =
 {
   {
@@ -2864,7 +3036,7 @@ const ProtobufCMessageDescriptor tk__v1__git_config_set_reply__descriptor =
   (ProtobufCMessageInit) tk__v1__git_config_set_reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCMethodDescriptor tk__v1__git__method_descriptors[9] =
+static const ProtobufCMethodDescriptor tk__v1__git__method_descriptors[10] =
 {
   { "Status", &tk__v1__git_status_request__descriptor, &tk__v1__git_status_reply__descriptor },
   { "Log", &tk__v1__git_log_request__descriptor, &tk__v1__git_log_reply__descriptor },
@@ -2874,18 +3046,20 @@ static const ProtobufCMethodDescriptor tk__v1__git__method_descriptors[9] =
   { "Commit", &tk__v1__git_commit_request__descriptor, &tk__v1__git_commit_reply__descriptor },
   { "Checkout", &tk__v1__git_checkout_request__descriptor, &tk__v1__git_checkout_reply__descriptor },
   { "WorktreeAdd", &tk__v1__git_worktree_add_request__descriptor, &tk__v1__git_worktree_add_reply__descriptor },
+  { "WorktreeRemove", &tk__v1__git_worktree_remove_request__descriptor, &tk__v1__git_worktree_remove_reply__descriptor },
   { "ConfigSet", &tk__v1__git_config_set_request__descriptor, &tk__v1__git_config_set_reply__descriptor },
 };
 const unsigned tk__v1__git__method_indices_by_name[] = {
   6,        /* Checkout */
   5,        /* Commit */
-  8,        /* ConfigSet */
+  9,        /* ConfigSet */
   2,        /* Diff */
   4,        /* Grep */
   1,        /* Log */
   3,        /* RevParse */
   0,        /* Status */
-  7         /* WorktreeAdd */
+  7,        /* WorktreeAdd */
+  8         /* WorktreeRemove */
 };
 const ProtobufCServiceDescriptor tk__v1__git__descriptor =
 {
@@ -2894,7 +3068,7 @@ const ProtobufCServiceDescriptor tk__v1__git__descriptor =
   "Git",
   "Tk__V1__Git",
   "tk.v1",
-  9,
+  10,
   tk__v1__git__method_descriptors,
   tk__v1__git__method_indices_by_name
 };
@@ -2962,13 +3136,21 @@ void tk__v1__git__worktree_add(ProtobufCService *service,
   assert(service->descriptor == &tk__v1__git__descriptor);
   service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void tk__v1__git__worktree_remove(ProtobufCService *service,
+                                  const Tk__V1__GitWorktreeRemoveRequest *input,
+                                  Tk__V1__GitWorktreeRemoveReply_Closure closure,
+                                  void *closure_data)
+{
+  assert(service->descriptor == &tk__v1__git__descriptor);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void tk__v1__git__config_set(ProtobufCService *service,
                              const Tk__V1__GitConfigSetRequest *input,
                              Tk__V1__GitConfigSetReply_Closure closure,
                              void *closure_data)
 {
   assert(service->descriptor == &tk__v1__git__descriptor);
-  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void tk__v1__git__init (Tk__V1__Git_Service *service,
                         Tk__V1__Git_ServiceDestroy destroy)

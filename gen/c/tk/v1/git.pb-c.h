@@ -38,6 +38,8 @@ typedef struct Tk__V1__GitCheckoutRequest Tk__V1__GitCheckoutRequest;
 typedef struct Tk__V1__GitCheckoutReply Tk__V1__GitCheckoutReply;
 typedef struct Tk__V1__GitWorktreeAddRequest Tk__V1__GitWorktreeAddRequest;
 typedef struct Tk__V1__GitWorktreeAddReply Tk__V1__GitWorktreeAddReply;
+typedef struct Tk__V1__GitWorktreeRemoveRequest Tk__V1__GitWorktreeRemoveRequest;
+typedef struct Tk__V1__GitWorktreeRemoveReply Tk__V1__GitWorktreeRemoveReply;
 typedef struct Tk__V1__GitConfigSetRequest Tk__V1__GitConfigSetRequest;
 typedef struct Tk__V1__GitConfigSetReply Tk__V1__GitConfigSetReply;
 
@@ -480,7 +482,8 @@ struct  Tk__V1__GitWorktreeAddRequest
   char *repo;
   /*
    * The new working tree: an absolute path inside tkd's roots that does
-   * not exist yet (or is an empty directory).
+   * not exist yet (or is an empty directory), in no repository's git dir
+   * (INVALID_ARGUMENT BAD_PATH).
    */
   char *path;
   /*
@@ -514,6 +517,33 @@ struct  Tk__V1__GitWorktreeAddReply
 #define TK__V1__GIT_WORKTREE_ADD_REPLY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&tk__v1__git_worktree_add_reply__descriptor) \
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Tk__V1__GitWorktreeRemoveRequest
+{
+  ProtobufCMessage base;
+  char *repo;
+  /*
+   * The linked working tree: its path, inside tkd's roots.
+   */
+  char *path;
+  /*
+   * Removes it with its changes and untracked files (`--force`).
+   */
+  protobuf_c_boolean force;
+};
+#define TK__V1__GIT_WORKTREE_REMOVE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__git_worktree_remove_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Tk__V1__GitWorktreeRemoveReply
+{
+  ProtobufCMessage base;
+};
+#define TK__V1__GIT_WORKTREE_REMOVE_REPLY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__git_worktree_remove_reply__descriptor) \
+     }
 
 
 struct  Tk__V1__GitConfigSetRequest
@@ -958,6 +988,44 @@ Tk__V1__GitWorktreeAddReply *
 void   tk__v1__git_worktree_add_reply__free_unpacked
                      (Tk__V1__GitWorktreeAddReply *message,
                       ProtobufCAllocator *allocator);
+/* Tk__V1__GitWorktreeRemoveRequest methods */
+void   tk__v1__git_worktree_remove_request__init
+                     (Tk__V1__GitWorktreeRemoveRequest         *message);
+size_t tk__v1__git_worktree_remove_request__get_packed_size
+                     (const Tk__V1__GitWorktreeRemoveRequest   *message);
+size_t tk__v1__git_worktree_remove_request__pack
+                     (const Tk__V1__GitWorktreeRemoveRequest   *message,
+                      uint8_t             *out);
+size_t tk__v1__git_worktree_remove_request__pack_to_buffer
+                     (const Tk__V1__GitWorktreeRemoveRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__GitWorktreeRemoveRequest *
+       tk__v1__git_worktree_remove_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__git_worktree_remove_request__free_unpacked
+                     (Tk__V1__GitWorktreeRemoveRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Tk__V1__GitWorktreeRemoveReply methods */
+void   tk__v1__git_worktree_remove_reply__init
+                     (Tk__V1__GitWorktreeRemoveReply         *message);
+size_t tk__v1__git_worktree_remove_reply__get_packed_size
+                     (const Tk__V1__GitWorktreeRemoveReply   *message);
+size_t tk__v1__git_worktree_remove_reply__pack
+                     (const Tk__V1__GitWorktreeRemoveReply   *message,
+                      uint8_t             *out);
+size_t tk__v1__git_worktree_remove_reply__pack_to_buffer
+                     (const Tk__V1__GitWorktreeRemoveReply   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__GitWorktreeRemoveReply *
+       tk__v1__git_worktree_remove_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__git_worktree_remove_reply__free_unpacked
+                     (Tk__V1__GitWorktreeRemoveReply *message,
+                      ProtobufCAllocator *allocator);
 /* Tk__V1__GitConfigSetRequest methods */
 void   tk__v1__git_config_set_request__init
                      (Tk__V1__GitConfigSetRequest         *message);
@@ -1064,6 +1132,12 @@ typedef void (*Tk__V1__GitWorktreeAddRequest_Closure)
 typedef void (*Tk__V1__GitWorktreeAddReply_Closure)
                  (const Tk__V1__GitWorktreeAddReply *message,
                   void *closure_data);
+typedef void (*Tk__V1__GitWorktreeRemoveRequest_Closure)
+                 (const Tk__V1__GitWorktreeRemoveRequest *message,
+                  void *closure_data);
+typedef void (*Tk__V1__GitWorktreeRemoveReply_Closure)
+                 (const Tk__V1__GitWorktreeRemoveReply *message,
+                  void *closure_data);
 typedef void (*Tk__V1__GitConfigSetRequest_Closure)
                  (const Tk__V1__GitConfigSetRequest *message,
                   void *closure_data);
@@ -1109,6 +1183,10 @@ struct Tk__V1__Git_Service
                        const Tk__V1__GitWorktreeAddRequest *input,
                        Tk__V1__GitWorktreeAddReply_Closure closure,
                        void *closure_data);
+  void (*worktree_remove)(Tk__V1__Git_Service *service,
+                          const Tk__V1__GitWorktreeRemoveRequest *input,
+                          Tk__V1__GitWorktreeRemoveReply_Closure closure,
+                          void *closure_data);
   void (*config_set)(Tk__V1__Git_Service *service,
                      const Tk__V1__GitConfigSetRequest *input,
                      Tk__V1__GitConfigSetReply_Closure closure,
@@ -1129,6 +1207,7 @@ void tk__v1__git__init (Tk__V1__Git_Service *service,
       function_prefix__ ## commit,\
       function_prefix__ ## checkout,\
       function_prefix__ ## worktree_add,\
+      function_prefix__ ## worktree_remove,\
       function_prefix__ ## config_set  }
 void tk__v1__git__status(ProtobufCService *service,
                          const Tk__V1__GitStatusRequest *input,
@@ -1162,6 +1241,10 @@ void tk__v1__git__worktree_add(ProtobufCService *service,
                                const Tk__V1__GitWorktreeAddRequest *input,
                                Tk__V1__GitWorktreeAddReply_Closure closure,
                                void *closure_data);
+void tk__v1__git__worktree_remove(ProtobufCService *service,
+                                  const Tk__V1__GitWorktreeRemoveRequest *input,
+                                  Tk__V1__GitWorktreeRemoveReply_Closure closure,
+                                  void *closure_data);
 void tk__v1__git__config_set(ProtobufCService *service,
                              const Tk__V1__GitConfigSetRequest *input,
                              Tk__V1__GitConfigSetReply_Closure closure,
@@ -1193,6 +1276,8 @@ extern const ProtobufCMessageDescriptor tk__v1__git_checkout_request__descriptor
 extern const ProtobufCMessageDescriptor tk__v1__git_checkout_reply__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__git_worktree_add_request__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__git_worktree_add_reply__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__git_worktree_remove_request__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__git_worktree_remove_reply__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__git_config_set_request__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__git_config_set_reply__descriptor;
 extern const ProtobufCServiceDescriptor tk__v1__git__descriptor;

@@ -81,6 +81,16 @@ int tk_git_worktree_add(tk_client *client, const Tk__V1__GitWorktreeAddRequest *
                    (ProtobufCMessage **)reply, opts, status);
 }
 
+int tk_git_worktree_remove(tk_client *client, const Tk__V1__GitWorktreeRemoveRequest *request,
+        Tk__V1__GitWorktreeRemoveReply **reply, const tk_call_opts *opts,
+        tk_status *status)
+{
+    return tk_call(client, "tk.v1.Git/WorktreeRemove",
+                   (const ProtobufCMessage *)request,
+                   &tk__v1__git_worktree_remove_reply__descriptor,
+                   (ProtobufCMessage **)reply, opts, status);
+}
+
 int tk_git_config_set(tk_client *client, const Tk__V1__GitConfigSetRequest *request,
         Tk__V1__GitConfigSetReply **reply, const tk_call_opts *opts,
         tk_status *status)

@@ -74,6 +74,14 @@ int tk_git_worktree_add(tk_client *client, const Tk__V1__GitWorktreeAddRequest *
         Tk__V1__GitWorktreeAddReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
+/* tk.v1.Git/WorktreeRemove: WRITE (its own timeout: 60 s).
+ * Returns status->code; on TK_CODE_OK *reply is freed with
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
+int tk_git_worktree_remove(tk_client *client, const Tk__V1__GitWorktreeRemoveRequest *request,
+        Tk__V1__GitWorktreeRemoveReply **reply, const tk_call_opts *opts,
+        tk_status *status);
+
 /* tk.v1.Git/ConfigSet: WRITE (its own timeout: 60 s).
  * Returns status->code; on TK_CODE_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through

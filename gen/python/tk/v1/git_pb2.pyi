@@ -286,3 +286,17 @@ class GitWorktreeAddRequest(_message.Message):
     repo: str
     rev: str
     def __init__(self, repo: _Optional[str] = ..., path: _Optional[str] = ..., rev: _Optional[str] = ..., new_branch: _Optional[str] = ..., detach: bool = ...) -> None: ...
+
+class GitWorktreeRemoveReply(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class GitWorktreeRemoveRequest(_message.Message):
+    __slots__ = ["force", "path", "repo"]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    REPO_FIELD_NUMBER: _ClassVar[int]
+    force: bool
+    path: str
+    repo: str
+    def __init__(self, repo: _Optional[str] = ..., path: _Optional[str] = ..., force: bool = ...) -> None: ...

@@ -490,6 +490,65 @@ class Git:
             retry_reads=retry_reads,
         )
 
+    def worktree_remove(
+        self,
+        request: _tk_v1_git_pb2.GitWorktreeRemoveRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
+        repo: str | None = None,
+        path: str | None = None,
+        force: bool | None = None,
+    ) -> _tk_v1_git_pb2.GitWorktreeRemoveReply:
+        """tk.v1.Git/WorktreeRemove: WRITE (its own timeout: 60 s). Removes a
+        linked working tree of `repo` (`git worktree remove`): never the
+        main one, nor a path that is no worktree of that repository
+        (INVALID_ARGUMENT NOT_A_LINKED_WORKTREE, before git runs). One with
+        changes or untracked files is FAILED_PRECONDITION WORKTREE_DIRTY
+        unless `force`; a locked one is WORKTREE_LOCKED (its lock is its
+        owner's to lift).
+        """
+        return self._client.call(
+            'tk.v1.Git/WorktreeRemove',
+            build_request(
+                _tk_v1_git_pb2.GitWorktreeRemoveRequest,
+                request,
+                {'repo': repo, 'path': path, 'force': force},
+            ),
+            timeout=timeout,
+            reply_type=_tk_v1_git_pb2.GitWorktreeRemoveReply,
+            node=node,
+            retry_reads=retry_reads,
+        )
+
+    def start_worktree_remove(
+        self,
+        request: _tk_v1_git_pb2.GitWorktreeRemoveRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
+        repo: str | None = None,
+        path: str | None = None,
+        force: bool | None = None,
+    ) -> Call[_tk_v1_git_pb2.GitWorktreeRemoveReply]:
+        """Starts tk.v1.Git/WorktreeRemove; see worktree_remove."""
+        return self._client.start(
+            'tk.v1.Git/WorktreeRemove',
+            build_request(
+                _tk_v1_git_pb2.GitWorktreeRemoveRequest,
+                request,
+                {'repo': repo, 'path': path, 'force': force},
+            ),
+            timeout=timeout,
+            reply_type=_tk_v1_git_pb2.GitWorktreeRemoveReply,
+            node=node,
+            retry_reads=retry_reads,
+        )
+
     def config_set(
         self,
         request: _tk_v1_git_pb2.GitConfigSetRequest | None = None,

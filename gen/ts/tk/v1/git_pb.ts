@@ -5,7 +5,10 @@
 // inside one of tkd's roots, else PERMISSION_DENIED, reason
 // PATH_OUTSIDE_ROOT. It may name the top of a working tree, a directory
 // inside one, or a bare repository; the search for the repository never
-// leaves the root.
+// leaves the root. A git dir found inside another repository's tree (the
+// files of a bare repository that a commit holds) is no repository:
+// PERMISSION_DENIED, reason UNSAFE_REPOSITORY. READs run no program the
+// repository's own config names (DESIGN.md, "Trust model").
 //
 // READ methods (each method's option (tk.v1.method) says which) follow
 // their caller: cancel and deadline end them, and the reply is CANCELLED or
@@ -38,7 +41,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tk/v1/git.proto.
  */
 export const file_tk_v1_git: GenFile = /*@__PURE__*/
-  fileDesc("Cg90ay92MS9naXQucHJvdG8SBXRrLnYxIrQBChBHaXRTdGF0dXNSZXF1ZXN0EhIKBHJlcG8YASABKAlCBKifGQESNAoJdW50cmFja2VkGAIgASgOMiEudGsudjEuR2l0U3RhdHVzUmVxdWVzdC5VbnRyYWNrZWQSDQoFcGF0aHMYAyADKAwiRwoJVW50cmFja2VkEhUKEVVOVFJBQ0tFRF9ERUZBVUxUEAASEAoMVU5UUkFDS0VEX05PEAESEQoNVU5UUkFDS0VEX0FMTBACIokBCg9HaXRTdGF0dXNCcmFuY2gSCwoDb2lkGAEgASgJEgwKBGhlYWQYAiABKAwSEAoIZGV0YWNoZWQYAyABKAgSEAoIdXBzdHJlYW0YBCABKAwSGAoQaGFzX2FoZWFkX2JlaGluZBgFIAEoCBINCgVhaGVhZBgGIAEoBRIOCgZiZWhpbmQYByABKAUiqwIKDkdpdFN0YXR1c0VudHJ5EigKBGtpbmQYASABKA4yGi50ay52MS5HaXRTdGF0dXNFbnRyeS5LaW5kEgwKBHBhdGgYAiABKAwSEQoJb3JpZ19wYXRoGAMgASgMEhQKDGluZGV4X3N0YXR1cxgEIAEoCRIXCg93b3JrdHJlZV9zdGF0dXMYBSABKAkSEQoJc3VibW9kdWxlGAYgASgJEg0KBW1vZGVzGAcgAygJEgwKBG9pZHMYCCADKAkSDQoFc2NvcmUYCSABKAkiYAoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASCwoHQ0hBTkdFRBABEgsKB1JFTkFNRUQQAhIMCghVTk1FUkdFRBADEg0KCVVOVFJBQ0tFRBAEEgsKB0lHTk9SRUQQBSJgCg5HaXRTdGF0dXNSZXBseRImCgZicmFuY2gYASABKAsyFi50ay52MS5HaXRTdGF0dXNCcmFuY2gSJgoHZW50cmllcxgCIAMoCzIVLnRrLnYxLkdpdFN0YXR1c0VudHJ5ImAKDUdpdExvZ1JlcXVlc3QSEgoEcmVwbxgBIAEoCUIEqJ8ZARILCgNyZXYYAiABKAkSEQoJbWF4X2NvdW50GAMgASgNEgwKBHNraXAYBCABKA0SDQoFcGF0aHMYBSADKAwiUQoMR2l0U2lnbmF0dXJlEgwKBG5hbWUYASABKAwSDQoFZW1haWwYAiABKAwSDAoEdGltZRgDIAEoAxIWCg5vZmZzZXRfbWludXRlcxgEIAEoBSKVAQoJR2l0Q29tbWl0EgsKA29pZBgBIAEoCRIPCgdwYXJlbnRzGAIgAygJEiMKBmF1dGhvchgDIAEoCzITLnRrLnYxLkdpdFNpZ25hdHVyZRImCgljb21taXR0ZXIYBCABKAsyEy50ay52MS5HaXRTaWduYXR1cmUSDwoHc3ViamVjdBgFIAEoDBIMCgRib2R5GAYgASgMIjAKC0dpdExvZ1JlcGx5EiEKB2NvbW1pdHMYASADKAsyEC50ay52MS5HaXRDb21taXQidAoOR2l0RGlmZlJlcXVlc3QSEgoEcmVwbxgBIAEoCUIEqJ8ZARIMCgRmcm9tGAIgASgJEgoKAnRvGAMgASgJEg4KBmNhY2hlZBgEIAEoCBINCgVwYXRocxgFIAMoDBIVCg1jb250ZXh0X2xpbmVzGAYgASgNIl0KC0dpdEZpbGVTdGF0EgwKBHBhdGgYASABKAwSEAoIb2xkX3BhdGgYAiABKAwSDQoFYWRkZWQYAyABKAQSDwoHZGVsZXRlZBgEIAEoBBIOCgZiaW5hcnkYBSABKAgiQAoMR2l0RGlmZlJlcGx5Eg0KBXBhdGNoGAEgASgMEiEKBWZpbGVzGAIgAygLMhIudGsudjEuR2l0RmlsZVN0YXQiNQoSR2l0UmV2UGFyc2VSZXF1ZXN0EhIKBHJlcG8YASABKAlCBKifGQESCwoDcmV2GAIgASgJIh8KEEdpdFJldlBhcnNlUmVwbHkSCwoDb2lkGAEgASgJIoEBCg5HaXRHcmVwUmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEg8KB3BhdHRlcm4YAiABKAkSEwoLaWdub3JlX2Nhc2UYAyABKAgSDQoFcGF0aHMYBCADKAwSEQoJdW50cmFja2VkGAUgASgIEhMKC21heF9tYXRjaGVzGAYgASgNIkgKDEdpdEdyZXBNYXRjaBIMCgRwYXRoGAEgASgMEgwKBGxpbmUYAiABKA0SDgoGY29sdW1uGAMgASgNEgwKBHRleHQYBCABKAwiNAoMR2l0R3JlcFJlcGx5EiQKB21hdGNoZXMYASADKAsyEy50ay52MS5HaXRHcmVwTWF0Y2gikwEKEEdpdENvbW1pdFJlcXVlc3QSEgoEcmVwbxgBIAEoCUIEqJ8ZARIPCgdtZXNzYWdlGAIgASgJEg0KBXBhdGhzGAMgAygMEgsKA2FsbBgEIAEoCBITCgthbGxvd19lbXB0eRgFIAEoCBITCgthdXRob3JfbmFtZRgGIAEoCRIUCgxhdXRob3JfZW1haWwYByABKAkiHQoOR2l0Q29tbWl0UmVwbHkSCwoDb2lkGAEgASgJIkwKEkdpdENoZWNrb3V0UmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEgsKA3JldhgCIAEoCRIVCg1jcmVhdGVfYnJhbmNoGAMgASgJIh8KEEdpdENoZWNrb3V0UmVwbHkSCwoDb2lkGAEgASgJInAKFUdpdFdvcmt0cmVlQWRkUmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEhIKBHBhdGgYAiABKAlCBKifGQESCwoDcmV2GAMgASgJEhIKCm5ld19icmFuY2gYBCABKAkSDgoGZGV0YWNoGAUgASgIIjAKE0dpdFdvcmt0cmVlQWRkUmVwbHkSDAoEcGF0aBgBIAEoCRILCgNvaWQYAiABKAkiRQoTR2l0Q29uZmlnU2V0UmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEgsKA2tleRgCIAEoCRINCgV2YWx1ZRgDIAEoCSITChFHaXRDb25maWdTZXRSZXBseTKPBgoDR2l0ElcKBlN0YXR1cxIXLnRrLnYxLkdpdFN0YXR1c1JlcXVlc3QaFS50ay52MS5HaXRTdGF0dXNSZXBseSIdop8ZGQgBELDqARiw6gEyDQoHZW50cmllcyCgjQYSYAoDTG9nEhQudGsudjEuR2l0TG9nUmVxdWVzdBoSLnRrLnYxLkdpdExvZ1JlcGx5Ii+inxkrCAEQsOoBGLDqATIfCgdjb21taXRzEgltYXhfY291bnQYkE4gkE4ogICACBJPCgREaWZmEhUudGsudjEuR2l0RGlmZlJlcXVlc3QaEy50ay52MS5HaXREaWZmUmVwbHkiG6KfGRcIARCw6gEYsOoBMgsKBWZpbGVzIKCNBhJOCghSZXZQYXJzZRIZLnRrLnYxLkdpdFJldlBhcnNlUmVxdWVzdBoXLnRrLnYxLkdpdFJldlBhcnNlUmVwbHkiDqKfGQoIARCw6gEYsOoBEmYKBEdyZXASFS50ay52MS5HaXRHcmVwUmVxdWVzdBoTLnRrLnYxLkdpdEdyZXBSZXBseSIyop8ZLggBELDqARiw6gEyIgoHbWF0Y2hlcxILbWF4X21hdGNoZXMYkE4goI0GKICAgBASSAoGQ29tbWl0EhcudGsudjEuR2l0Q29tbWl0UmVxdWVzdBoVLnRrLnYxLkdpdENvbW1pdFJlcGx5Ig6inxkKCAIQ4NQDGODUAxJOCghDaGVja291dBIZLnRrLnYxLkdpdENoZWNrb3V0UmVxdWVzdBoXLnRrLnYxLkdpdENoZWNrb3V0UmVwbHkiDqKfGQoIAhDg1AMY4NQDElcKC1dvcmt0cmVlQWRkEhwudGsudjEuR2l0V29ya3RyZWVBZGRSZXF1ZXN0GhoudGsudjEuR2l0V29ya3RyZWVBZGRSZXBseSIOop8ZCggCEODUAxjg1AMSUQoJQ29uZmlnU2V0EhoudGsudjEuR2l0Q29uZmlnU2V0UmVxdWVzdBoYLnRrLnYxLkdpdENvbmZpZ1NldFJlcGx5Ig6inxkKCAIQ4NQDGODUA2IGcHJvdG8z", [file_tk_v1_options]);
+  fileDesc("Cg90ay92MS9naXQucHJvdG8SBXRrLnYxIrQBChBHaXRTdGF0dXNSZXF1ZXN0EhIKBHJlcG8YASABKAlCBKifGQESNAoJdW50cmFja2VkGAIgASgOMiEudGsudjEuR2l0U3RhdHVzUmVxdWVzdC5VbnRyYWNrZWQSDQoFcGF0aHMYAyADKAwiRwoJVW50cmFja2VkEhUKEVVOVFJBQ0tFRF9ERUZBVUxUEAASEAoMVU5UUkFDS0VEX05PEAESEQoNVU5UUkFDS0VEX0FMTBACIokBCg9HaXRTdGF0dXNCcmFuY2gSCwoDb2lkGAEgASgJEgwKBGhlYWQYAiABKAwSEAoIZGV0YWNoZWQYAyABKAgSEAoIdXBzdHJlYW0YBCABKAwSGAoQaGFzX2FoZWFkX2JlaGluZBgFIAEoCBINCgVhaGVhZBgGIAEoBRIOCgZiZWhpbmQYByABKAUiqwIKDkdpdFN0YXR1c0VudHJ5EigKBGtpbmQYASABKA4yGi50ay52MS5HaXRTdGF0dXNFbnRyeS5LaW5kEgwKBHBhdGgYAiABKAwSEQoJb3JpZ19wYXRoGAMgASgMEhQKDGluZGV4X3N0YXR1cxgEIAEoCRIXCg93b3JrdHJlZV9zdGF0dXMYBSABKAkSEQoJc3VibW9kdWxlGAYgASgJEg0KBW1vZGVzGAcgAygJEgwKBG9pZHMYCCADKAkSDQoFc2NvcmUYCSABKAkiYAoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASCwoHQ0hBTkdFRBABEgsKB1JFTkFNRUQQAhIMCghVTk1FUkdFRBADEg0KCVVOVFJBQ0tFRBAEEgsKB0lHTk9SRUQQBSJgCg5HaXRTdGF0dXNSZXBseRImCgZicmFuY2gYASABKAsyFi50ay52MS5HaXRTdGF0dXNCcmFuY2gSJgoHZW50cmllcxgCIAMoCzIVLnRrLnYxLkdpdFN0YXR1c0VudHJ5ImAKDUdpdExvZ1JlcXVlc3QSEgoEcmVwbxgBIAEoCUIEqJ8ZARILCgNyZXYYAiABKAkSEQoJbWF4X2NvdW50GAMgASgNEgwKBHNraXAYBCABKA0SDQoFcGF0aHMYBSADKAwiUQoMR2l0U2lnbmF0dXJlEgwKBG5hbWUYASABKAwSDQoFZW1haWwYAiABKAwSDAoEdGltZRgDIAEoAxIWCg5vZmZzZXRfbWludXRlcxgEIAEoBSKVAQoJR2l0Q29tbWl0EgsKA29pZBgBIAEoCRIPCgdwYXJlbnRzGAIgAygJEiMKBmF1dGhvchgDIAEoCzITLnRrLnYxLkdpdFNpZ25hdHVyZRImCgljb21taXR0ZXIYBCABKAsyEy50ay52MS5HaXRTaWduYXR1cmUSDwoHc3ViamVjdBgFIAEoDBIMCgRib2R5GAYgASgMIjAKC0dpdExvZ1JlcGx5EiEKB2NvbW1pdHMYASADKAsyEC50ay52MS5HaXRDb21taXQidAoOR2l0RGlmZlJlcXVlc3QSEgoEcmVwbxgBIAEoCUIEqJ8ZARIMCgRmcm9tGAIgASgJEgoKAnRvGAMgASgJEg4KBmNhY2hlZBgEIAEoCBINCgVwYXRocxgFIAMoDBIVCg1jb250ZXh0X2xpbmVzGAYgASgNIl0KC0dpdEZpbGVTdGF0EgwKBHBhdGgYASABKAwSEAoIb2xkX3BhdGgYAiABKAwSDQoFYWRkZWQYAyABKAQSDwoHZGVsZXRlZBgEIAEoBBIOCgZiaW5hcnkYBSABKAgiQAoMR2l0RGlmZlJlcGx5Eg0KBXBhdGNoGAEgASgMEiEKBWZpbGVzGAIgAygLMhIudGsudjEuR2l0RmlsZVN0YXQiNQoSR2l0UmV2UGFyc2VSZXF1ZXN0EhIKBHJlcG8YASABKAlCBKifGQESCwoDcmV2GAIgASgJIh8KEEdpdFJldlBhcnNlUmVwbHkSCwoDb2lkGAEgASgJIoEBCg5HaXRHcmVwUmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEg8KB3BhdHRlcm4YAiABKAkSEwoLaWdub3JlX2Nhc2UYAyABKAgSDQoFcGF0aHMYBCADKAwSEQoJdW50cmFja2VkGAUgASgIEhMKC21heF9tYXRjaGVzGAYgASgNIkgKDEdpdEdyZXBNYXRjaBIMCgRwYXRoGAEgASgMEgwKBGxpbmUYAiABKA0SDgoGY29sdW1uGAMgASgNEgwKBHRleHQYBCABKAwiNAoMR2l0R3JlcFJlcGx5EiQKB21hdGNoZXMYASADKAsyEy50ay52MS5HaXRHcmVwTWF0Y2gikwEKEEdpdENvbW1pdFJlcXVlc3QSEgoEcmVwbxgBIAEoCUIEqJ8ZARIPCgdtZXNzYWdlGAIgASgJEg0KBXBhdGhzGAMgAygMEgsKA2FsbBgEIAEoCBITCgthbGxvd19lbXB0eRgFIAEoCBITCgthdXRob3JfbmFtZRgGIAEoCRIUCgxhdXRob3JfZW1haWwYByABKAkiHQoOR2l0Q29tbWl0UmVwbHkSCwoDb2lkGAEgASgJIkwKEkdpdENoZWNrb3V0UmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEgsKA3JldhgCIAEoCRIVCg1jcmVhdGVfYnJhbmNoGAMgASgJIh8KEEdpdENoZWNrb3V0UmVwbHkSCwoDb2lkGAEgASgJInAKFUdpdFdvcmt0cmVlQWRkUmVxdWVzdBISCgRyZXBvGAEgASgJQgSonxkBEhIKBHBhdGgYAiABKAlCBKifGQESCwoDcmV2GAMgASgJEhIKCm5ld19icmFuY2gYBCABKAkSDgoGZGV0YWNoGAUgASgIIjAKE0dpdFdvcmt0cmVlQWRkUmVwbHkSDAoEcGF0aBgBIAEoCRILCgNvaWQYAiABKAkiUQoYR2l0V29ya3RyZWVSZW1vdmVSZXF1ZXN0EhIKBHJlcG8YASABKAlCBKifGQESEgoEcGF0aBgCIAEoCUIEqJ8ZARINCgVmb3JjZRgDIAEoCCIYChZHaXRXb3JrdHJlZVJlbW92ZVJlcGx5IkUKE0dpdENvbmZpZ1NldFJlcXVlc3QSEgoEcmVwbxgBIAEoCUIEqJ8ZARILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAkiEwoRR2l0Q29uZmlnU2V0UmVwbHky8QYKA0dpdBJXCgZTdGF0dXMSFy50ay52MS5HaXRTdGF0dXNSZXF1ZXN0GhUudGsudjEuR2l0U3RhdHVzUmVwbHkiHaKfGRkIARCw6gEYsOoBMg0KB2VudHJpZXMgoI0GEmAKA0xvZxIULnRrLnYxLkdpdExvZ1JlcXVlc3QaEi50ay52MS5HaXRMb2dSZXBseSIvop8ZKwgBELDqARiw6gEyHwoHY29tbWl0cxIJbWF4X2NvdW50GJBOIJBOKICAgAgSTwoERGlmZhIVLnRrLnYxLkdpdERpZmZSZXF1ZXN0GhMudGsudjEuR2l0RGlmZlJlcGx5IhuinxkXCAEQsOoBGLDqATILCgVmaWxlcyCgjQYSTgoIUmV2UGFyc2USGS50ay52MS5HaXRSZXZQYXJzZVJlcXVlc3QaFy50ay52MS5HaXRSZXZQYXJzZVJlcGx5Ig6inxkKCAEQsOoBGLDqARJmCgRHcmVwEhUudGsudjEuR2l0R3JlcFJlcXVlc3QaEy50ay52MS5HaXRHcmVwUmVwbHkiMqKfGS4IARCw6gEYsOoBMiIKB21hdGNoZXMSC21heF9tYXRjaGVzGJBOIKCNBiiAgIAQEkgKBkNvbW1pdBIXLnRrLnYxLkdpdENvbW1pdFJlcXVlc3QaFS50ay52MS5HaXRDb21taXRSZXBseSIOop8ZCggCEODUAxjg1AMSTgoIQ2hlY2tvdXQSGS50ay52MS5HaXRDaGVja291dFJlcXVlc3QaFy50ay52MS5HaXRDaGVja291dFJlcGx5Ig6inxkKCAIQ4NQDGODUAxJXCgtXb3JrdHJlZUFkZBIcLnRrLnYxLkdpdFdvcmt0cmVlQWRkUmVxdWVzdBoaLnRrLnYxLkdpdFdvcmt0cmVlQWRkUmVwbHkiDqKfGQoIAhDg1AMY4NQDEmAKDldvcmt0cmVlUmVtb3ZlEh8udGsudjEuR2l0V29ya3RyZWVSZW1vdmVSZXF1ZXN0Gh0udGsudjEuR2l0V29ya3RyZWVSZW1vdmVSZXBseSIOop8ZCggCEODUAxjg1AMSUQoJQ29uZmlnU2V0EhoudGsudjEuR2l0Q29uZmlnU2V0UmVxdWVzdBoYLnRrLnYxLkdpdENvbmZpZ1NldFJlcGx5Ig6inxkKCAIQ4NQDGODUA2IGcHJvdG8z", [file_tk_v1_options]);
 
 /**
  * @generated from message tk.v1.GitStatusRequest
@@ -842,7 +845,8 @@ export type GitWorktreeAddRequest = Message<"tk.v1.GitWorktreeAddRequest"> & {
 
   /**
    * The new working tree: an absolute path inside tkd's roots that does
-   * not exist yet (or is an empty directory).
+   * not exist yet (or is an empty directory), in no repository's git dir
+   * (INVALID_ARGUMENT BAD_PATH).
    *
    * @generated from field: string path = 2;
    */
@@ -903,6 +907,50 @@ export const GitWorktreeAddReplySchema: GenMessage<GitWorktreeAddReply> = /*@__P
   messageDesc(file_tk_v1_git, 21);
 
 /**
+ * @generated from message tk.v1.GitWorktreeRemoveRequest
+ */
+export type GitWorktreeRemoveRequest = Message<"tk.v1.GitWorktreeRemoveRequest"> & {
+  /**
+   * @generated from field: string repo = 1;
+   */
+  repo: string;
+
+  /**
+   * The linked working tree: its path, inside tkd's roots.
+   *
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * Removes it with its changes and untracked files (`--force`).
+   *
+   * @generated from field: bool force = 3;
+   */
+  force: boolean;
+};
+
+/**
+ * Describes the message tk.v1.GitWorktreeRemoveRequest.
+ * Use `create(GitWorktreeRemoveRequestSchema)` to create a new message.
+ */
+export const GitWorktreeRemoveRequestSchema: GenMessage<GitWorktreeRemoveRequest> = /*@__PURE__*/
+  messageDesc(file_tk_v1_git, 22);
+
+/**
+ * @generated from message tk.v1.GitWorktreeRemoveReply
+ */
+export type GitWorktreeRemoveReply = Message<"tk.v1.GitWorktreeRemoveReply"> & {
+};
+
+/**
+ * Describes the message tk.v1.GitWorktreeRemoveReply.
+ * Use `create(GitWorktreeRemoveReplySchema)` to create a new message.
+ */
+export const GitWorktreeRemoveReplySchema: GenMessage<GitWorktreeRemoveReply> = /*@__PURE__*/
+  messageDesc(file_tk_v1_git, 23);
+
+/**
  * @generated from message tk.v1.GitConfigSetRequest
  */
 export type GitConfigSetRequest = Message<"tk.v1.GitConfigSetRequest"> & {
@@ -929,7 +977,7 @@ export type GitConfigSetRequest = Message<"tk.v1.GitConfigSetRequest"> & {
  * Use `create(GitConfigSetRequestSchema)` to create a new message.
  */
 export const GitConfigSetRequestSchema: GenMessage<GitConfigSetRequest> = /*@__PURE__*/
-  messageDesc(file_tk_v1_git, 22);
+  messageDesc(file_tk_v1_git, 24);
 
 /**
  * @generated from message tk.v1.GitConfigSetReply
@@ -942,7 +990,7 @@ export type GitConfigSetReply = Message<"tk.v1.GitConfigSetReply"> & {
  * Use `create(GitConfigSetReplySchema)` to create a new message.
  */
 export const GitConfigSetReplySchema: GenMessage<GitConfigSetReply> = /*@__PURE__*/
-  messageDesc(file_tk_v1_git, 23);
+  messageDesc(file_tk_v1_git, 25);
 
 /**
  * @generated from service tk.v1.Git
@@ -1041,6 +1089,21 @@ export const Git: GenService<{
     methodKind: "unary";
     input: typeof GitWorktreeAddRequestSchema;
     output: typeof GitWorktreeAddReplySchema;
+  },
+  /**
+   * Removes a linked working tree of `repo` (`git worktree remove`):
+   * never the main one, nor a path that is no worktree of that
+   * repository (INVALID_ARGUMENT NOT_A_LINKED_WORKTREE, before git
+   * runs). One with changes or untracked files is FAILED_PRECONDITION
+   * WORKTREE_DIRTY unless `force`; a locked one is WORKTREE_LOCKED
+   * (its lock is its owner's to lift).
+   *
+   * @generated from rpc tk.v1.Git.WorktreeRemove
+   */
+  worktreeRemove: {
+    methodKind: "unary";
+    input: typeof GitWorktreeRemoveRequestSchema;
+    output: typeof GitWorktreeRemoveReplySchema;
   },
   /**
    * Sets a key in the repository's own config (never global or
