@@ -3,24 +3,30 @@
  * tkd's --root directories.
  *
  * Owns: the tk.v1.Git method table and handlers; repository discovery
- * (libgit2, never leaving the root the path resolved into; each worker
- * keeps the repositories it opened while they are unchanged on disk);
+ * (libgit2, never leaving the root the path resolved into, never taking a
+ * git dir found inside another repository's tree; each worker keeps the
+ * repositories it opened while they are unchanged on disk);
  * RevParse and Log in process through libgit2, checking the call's cancel
  * and deadline between steps of a walk, except the revisions libgit2
  * would resolve with a regular expression, which git rev-parse resolves
  * through tool/ (revparse.c says which); every other method as a git
  * command run through tool/ (READs follow the caller, WRITEs run to
- * completion), with GIT_TERMINAL_PROMPT=0, LC_ALL=C, GIT_OPTIONAL_LOCKS=0
- * on reads, -c core.quotepath=off, literal pathspecs and
- * --end-of-options / -- before anything a caller wrote; the parsers of
+ * completion) in the repository it opened (--git-dir, --work-tree), with
+ * GIT_TERMINAL_PROMPT=0, LC_ALL=C, GIT_OPTIONAL_LOCKS=0 on reads, -c
+ * core.quotepath=off and safe.bareRepository=explicit, literal pathspecs
+ * and --end-of-options / -- before anything a caller wrote; what a READ's
+ * git takes from the repository's own config (guard.c); the parsers of
  * git's -z output; and the one table (errors.c) that maps git's stderr
  * and libgit2's errors to reasons and codes.
  * May call: tool/ (the only way to run git), proc/ (to find git; the
  * types of a run), roots/ (every path a caller names), rpc/ (the call
  * handle), libgit2, libc.
  * Must never: start a process other than through tool/; accept a path that
- * roots_resolve did not; let a caller's rev or path be read as an option;
- * take index.lock on a read; report a kill of ours as git's own failure;
+ * roots_resolve did not (a repository's git dir, common dir and working
+ * tree included); let git discover a repository of its own; let a READ
+ * run a program the repository's own config names; let a caller's rev or
+ * path be read as an option; take index.lock on a read; report a kill of
+ * ours as git's own failure;
  * compare messages where a reason exists; expose libgit2 beyond this
  * folder (the prefix is tkgit_, as git_ is libgit2's).
  */
