@@ -29,11 +29,24 @@
 
 #include "git_int.h"
 
-/* A filter driver's settings: the three commands, and whether its failure
- * fails git. */
-static const char *const driver_keys[] = { "clean", "smudge", "process",
-                                           "required" };
+/* A filter driver's settings and the value of each that runs nothing: the
+ * three commands (an empty one is none), and whether its failure fails
+ * git (with no command, "required" would fail every file). */
+static const struct {
+    const char *key, *off;
+} driver_keys[] = {
+    { "clean", "" },
+    { "smudge", "" },
+    { "process", "" },
+    { "required", "false" },
+};
 #define N_DRIVER_KEYS (sizeof driver_keys / sizeof *driver_keys)
+/* The filter drivers a repository's config may define for a READ to run:
+ * each costs git four settings in its environment, and each setting
+ * seen is looked up among them. A config that defines more (no project
+ * needs more than a handful: git-lfs is one) is refused, so that its
+ * size cannot hold a worker in a scan no cancel reaches. */
+#define MAX_DRIVERS 64
 
 /* The levels of the owner's configuration, the one git reads last first. */
 static const git_config_level_t owner_levels[] = {
@@ -54,13 +67,15 @@ typedef struct settings {
     git_config *cfg; /* the repository's, every level */
     setting *v;
     size_t n, cap;
+    size_t drivers;
 } settings;
 
+/* key and value outlive the call: literals, or in its arena. */
 static void add(settings *s, const char *key, const char *value)
 {
     s->v = tkgit__grow(s->call, s->v, s->n, &s->cap, sizeof *s->v);
-    s->v[s->n].key = rpc_call_strdup(s->call, key);
-    s->v[s->n++].value = rpc_call_strdup(s->call, value);
+    s->v[s->n].key = key;
+    s->v[s->n++].value = value;
 }
 
 /* What the owner's configuration says of key, or NULL. */
@@ -95,40 +110,56 @@ static bool ends_with(const char *s, const char *tail)
     return n >= t && strcmp(s + n - t, tail) == 0;
 }
 
-/* The driver a filter setting names ("filter.<driver>.clean") in the
- * call's arena, or NULL for another key. */
-static const char *driver_of(rpc_call *call, const char *name)
+/* The driver a filter setting names ("filter.<driver>.clean"): its length
+ * (it starts at name + 7), or 0 for another key. */
+static size_t driver_of(const char *name)
 {
     if (strncmp(name, "filter.", 7) != 0)
-        return NULL;
+        return 0;
     const char *dot = strrchr(name + 7, '.');
     if (dot == NULL || dot == name + 7)
-        return NULL;
+        return 0;
     for (size_t i = 0; i < N_DRIVER_KEYS; i++)
-        if (strcmp(dot + 1, driver_keys[i]) == 0)
-            return rpc_call_strndup(call, name + 7, (size_t)(dot - name - 7));
-    return NULL;
+        if (strcmp(dot + 1, driver_keys[i].key) == 0)
+            return (size_t)(dot - name - 7);
+    return 0;
 }
 
-/* Whether key has been added already. */
-static bool added(const settings *s, const char *key)
+/* Whether the driver (len bytes at driver) has its settings already:
+ * each driver's first is "filter.<driver>.clean". Nothing is allocated
+ * for a driver seen before, however often the config names it. */
+static bool added(const settings *s, const char *driver, size_t len)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->v[i].key, key) == 0)
+    for (size_t i = 0; i < s->n; i++) {
+        const char *k = s->v[i].key;
+        if (strncmp(k, "filter.", 7) == 0 && strncmp(k + 7, driver, len) == 0 &&
+            strcmp(k + 7 + len, ".clean") == 0)
             return true;
+    }
     return false;
 }
 
-/* A driver the repository names: its four settings, the owner's or off. */
-static void override_driver(settings *s, const char *driver)
+/* A driver the repository names: its four settings, the owner's or off,
+ * once. 0, or -1 with the call failed (more than MAX_DRIVERS). */
+static int override_driver(settings *s, const char *driver, size_t len)
 {
-    for (size_t i = 0; i < N_DRIVER_KEYS; i++) {
-        size_t len = strlen(driver) + 32;
-        char *key = rpc_call_alloc(s->call, len);
-        snprintf(key, len, "filter.%s.%s", driver, driver_keys[i]);
-        if (!added(s, key))
-            owners_or(s, key, i + 1 == N_DRIVER_KEYS ? "false" : "");
+    if (added(s, driver, len))
+        return 0;
+    if (++s->drivers > MAX_DRIVERS) {
+        rpc_call_fail(s->call, RPC_PERMISSION_DENIED, "UNSAFE_REPOSITORY",
+                      "repo: its config defines more than %d filter "
+                      "drivers",
+                      MAX_DRIVERS);
+        return -1;
     }
+    for (size_t i = 0; i < N_DRIVER_KEYS; i++) {
+        size_t n = len + 32;
+        char *key = rpc_call_alloc(s->call, n);
+        snprintf(key, n, "filter.%.*s.%s", (int)len, driver,
+                 driver_keys[i].key);
+        owners_or(s, key, driver_keys[i].off);
+    }
+    return 0;
 }
 
 /* "includeIf.<condition>.path" whose condition libgit2 1.5 does not
@@ -161,9 +192,11 @@ static int scan(settings *s, git_config *level)
             git_config_iterator_free(it);
             return -1;
         }
-        const char *driver = driver_of(s->call, e->name);
-        if (driver != NULL)
-            override_driver(s, driver);
+        size_t driver = driver_of(e->name);
+        if (driver > 0 && override_driver(s, e->name + 7, driver) != 0) {
+            git_config_iterator_free(it);
+            return -1;
+        }
     }
     git_config_iterator_free(it);
     if (rv == GIT_ITEROVER)

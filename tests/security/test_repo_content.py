@@ -379,6 +379,22 @@ class ReadPrograms(Case):
         git(repo, "status", env={"GIT_OPTIONAL_LOCKS": "0"})
         self.assertTrue(marked("hc-clean"))
 
+    def test_config_of_many_drivers(self) -> None:
+        # A driver named many times is one; more drivers than any project
+        # needs (64) are refused, so a config's size cannot make a READ's
+        # scan long.
+        repo = new_repo("f11")
+        cfg = os.path.join(repo, ".git", "config")
+        with open(cfg, "a", encoding="utf-8") as f:
+            f.write("[filter \"x\"]\n" + "\tclean = cat\n" * 20000)
+        assert RO is not None
+        RO.git.status(repo=repo, timeout=T)
+        with open(cfg, "a", encoding="utf-8") as f:
+            for i in range(64):
+                f.write("[filter \"d%d\"]\n\tclean = cat\n" % i)
+        self.refused(lambda: RO.git.status(repo=repo, timeout=T),
+                     tk.Code.PERMISSION_DENIED, "UNSAFE_REPOSITORY")
+
     def test_diff_programs(self) -> None:
         # textconv and an external diff: Diff says --no-ext-diff
         # --no-textconv, as before.
