@@ -9,7 +9,7 @@
  * (a hook's git, a submodule's). A READ's git runs no program but git:
  * no pager, no hook, no network (so no lazy fetch of a partial clone, no
  * ssh command, no credential helper), and what the repository's own
- * config names is overridden (guard.c). */
+ * config names is overridden (read_env.c). */
 #include <stdio.h>
 #include <string.h>
 

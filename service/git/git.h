@@ -15,7 +15,7 @@
  * GIT_TERMINAL_PROMPT=0, LC_ALL=C, GIT_OPTIONAL_LOCKS=0 on reads, -c
  * core.quotepath=off and safe.bareRepository=explicit, literal pathspecs
  * and --end-of-options / -- before anything a caller wrote; what a READ's
- * git takes from the repository's own config (guard.c); the parsers of
+ * git takes from the repository's own config (read_env.c); the parsers of
  * git's -z output; and the one table (errors.c) that maps git's stderr
  * and libgit2's errors to reasons and codes.
  * May call: tool/ (the only way to run git), proc/ (to find git; the

@@ -167,7 +167,7 @@ void tkgit__run_init(tkgit_run *run, const tkgit *g, rpc_call *call,
 int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
                bool ok_exit1);
 
-/* ---- guard.c: what a READ's git may take from the repository ---------- */
+/* ---- read_env.c: what a READ's git may take from the repository ---------- */
 
 /* base (a NULL-ended environment) and the settings a READ's git gets over
  * repo's own configuration: each program it names (core.fsmonitor, a

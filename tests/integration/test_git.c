@@ -254,7 +254,7 @@ static const char *scratch(const char *name)
 /* core.fsmonitor of repo in its owner's configuration: tkd's user's global
  * config (main() gives the test a HOME of its own), scoped to repo by an
  * includeIf. A READ runs the owner's fsmonitor, never the one the
- * repository's own config names (service/git/guard.c). */
+ * repository's own config names (service/git/read_env.c). */
 static void owner_fsmonitor(const char *repo, const char *hook)
 {
     char real[PATH_MAX], inc[PATH_MAX + 16], key[PATH_MAX + 32],

@@ -146,7 +146,7 @@ def owner_config(home: str, repo: str, key: str, value: str) -> Callable[[], Non
     in a tkd whose HOME is home read it (start_tkd: its sockdir): a file
     that home/.gitconfig includes for repo alone (includeIf "gitdir:").
     A READ runs the owner's core.fsmonitor, never one the repository's
-    own config names (service/git/guard.c): this is how a test makes a
+    own config names (service/git/read_env.c): this is how a test makes a
     Status block in a hook. Returns what undoes it."""
     real = os.path.realpath(repo)
     inc = os.path.join(home, "owner-" + real.strip("/").replace("/", "_"))
