@@ -141,6 +141,10 @@ ROWS: Dict[str, Dict[str, Tuple[str, Optional[Base]]]] = {
         "rev": ("rev", lambda r, w: "feature"),
         "new_branch": ("branch", lambda r, w: "made"),
     },
+    "WorktreeRemove": {
+        "repo": ("path", lambda r, w: r),
+        "path": ("path", lambda r, w: w),
+    },
     "ConfigSet": {
         "repo": ("path", lambda r, w: r),
         "key": ("key", lambda r, w: "user.name"),
@@ -301,7 +305,8 @@ class GitOptions(unittest.TestCase):
             want_config = after["config"]
         if after["config"] != want_config:
             bad.append("config changed:\n%s" % after["config"])
-        writes = {"Commit", "Checkout", "WorktreeAdd", "ConfigSet"}
+        writes = {"Commit", "Checkout", "WorktreeAdd", "WorktreeRemove",
+                  "ConfigSet"}
         if method not in writes or err is not None:
             for k in ("tree", "git", "worktrees", "root", "HEAD"):
                 if after[k] != before[k]:
