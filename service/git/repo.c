@@ -32,9 +32,17 @@ static int check_inside(const tkgit *g, rpc_call *call, const char *what,
 {
     char msg[PATH_MAX + 128], named[PATH_MAX + 160];
     int rv = roots_resolve(g->roots, path, resolved, PATH_MAX, msg, sizeof msg);
+    if (rv == -EACCES || rv == -ENOENT) {
+        /* Where it lies is the repository's word (a .git file, commondir,
+         * core.worktree), not the caller's: not named (roots.h). */
+        snprintf(named, sizeof named,
+                 "repo: its %s is not inside tkd's --root directories", what);
+        tkgit__fail_path(call, -EACCES, named);
+        return -1;
+    }
     if (rv != 0) {
         snprintf(named, sizeof named, "repo: its %s: %s", what, msg);
-        tkgit__fail_path(call, rv == -ENOENT ? -EACCES : rv, named);
+        tkgit__fail_path(call, rv, named);
         return -1;
     }
     return 0;

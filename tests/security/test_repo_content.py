@@ -524,9 +524,13 @@ class GitDirOutside(Case):
               os.path.join(repo, ".git") + "\n")
         before = tree_of(gitdir)
         assert RW is not None and RO is not None
-        self.refused(lambda: RW.git.commit(repo=wt, message="m",
-                                           allow_empty=True, timeout=T),
-                     tk.Code.PERMISSION_DENIED, "PATH_OUTSIDE_ROOT")
+        e = self.refused(lambda: RW.git.commit(repo=wt, message="m",
+                                               allow_empty=True, timeout=T),
+                         tk.Code.PERMISSION_DENIED, "PATH_OUTSIDE_ROOT")
+        # Where the git dir lies is the .git file's word, not the
+        # caller's: not named.
+        self.assertNotIn(outside(), e.message)
+        self.assertIn("git dir", e.message)
         for method, call in READS:
             with self.subTest(method=method):
                 self.refused(lambda: call(RO, wt), tk.Code.PERMISSION_DENIED,
