@@ -67,6 +67,13 @@ typedef struct fleet_holder {
  * closed: the next use connects anew); every wait ends by until_ns
  * (monotonic) or when pg->abort_fd is set. */
 
+/* A reading's bounds (whatever a writer of the database adds): ListNodes'
+ * ceiling of nodes and one (so that its reply can say it was cut), twice
+ * its byte budget, and more roots than a tkd is given. */
+#define FLEET_READ_MAX_NODES 1025u
+#define FLEET_READ_MAX_BYTES ((size_t)2 << 20)
+#define FLEET_READ_MAX_ROOTS 256u
+
 /* Connects when not connected: sets statement_timeout and creates
  * tk_nodes when missing. */
 int fleet__pg_open(fleet_pg *pg, int64_t until_ns);
@@ -75,7 +82,9 @@ void fleet__pg_close(fleet_pg *pg);
  * 1 claimed, 0 held (*holder then says by whom), -1 failed. */
 int fleet__pg_claim(fleet_pg *pg, const fleet_row *row, fleet_holder *holder,
                     int64_t until_ns);
-/* The rows whose heartbeat is younger than ttl_ms, by node_id. */
+/* The rows whose heartbeat is younger than ttl_ms, by node_id: at most
+ * FLEET_READ_MAX_NODES of them, FLEET_READ_MAX_ROOTS roots each, and the
+ * first nodes whose strings fit in FLEET_READ_MAX_BYTES (sql.c). */
 int fleet__pg_read(fleet_pg *pg, uint32_t ttl_ms, fleet_reading *out,
                    int64_t until_ns);
 /* Deletes the row of (node_id, instance). */

@@ -58,16 +58,38 @@ static const char holder_sql[] =
  * with now(), which is before it commits and so before any reader's
  * clock_timestamp(), and a row written with a later time (heartbeat_at
  * now() + 1 hour) is someone's forgery that would otherwise stay live
- * for as long as it says. */
+ * for as long as it says.
+ *
+ * Bounded, since any writer of the database (every node is one) can add
+ * rows: 10,000 rows of one root each cost the heartbeat thread some 800
+ * MB (a roots array as long as the whole reading for each node). At most
+ * $2 nodes (ListNodes' ceiling and one, so that its reply can say it was
+ * cut), $4 roots a node, no id longer than tkd accepts (64) nor an
+ * address or a version longer than any tkd writes, and the nodes whose
+ * strings come to $3 bytes in all, in id order: a reading of a few MiB,
+ * whatever the table holds. Rows past a bound are not live to this node,
+ * nor to its clients. */
 static const char read_sql[] =
-    "SELECT n.node_id, n.address, n.version, n.draining,"
-    "  greatest(0, (extract(epoch FROM now() - n.heartbeat_at) * 1000)"
-    "  ::bigint), u.root"
-    " FROM tk_nodes n LEFT JOIN LATERAL unnest(n.roots) WITH ORDINALITY"
+    "WITH live AS ("
+    "  SELECT node_id, address, version, draining,"
+    "    greatest(0, (extract(epoch FROM now() - heartbeat_at) * 1000)"
+    "    ::bigint) AS age_ms, roots[1:$4::int] AS roots"
+    "  FROM tk_nodes"
+    "  WHERE heartbeat_at > now() - $1::bigint * interval '1 millisecond'"
+    "   AND heartbeat_at <= clock_timestamp()"
+    "   AND octet_length(node_id) <= 64 AND octet_length(address) <= 1024"
+    "   AND octet_length(version) <= 256"
+    "  ORDER BY node_id LIMIT $2::int),"
+    " sized AS ("
+    "  SELECT *, sum(octet_length(node_id) + octet_length(address)"
+    "    + octet_length(version)"
+    "    + coalesce(octet_length(array_to_string(roots, '')), 0))"
+    "    OVER (ORDER BY node_id) AS running FROM live)"
+    " SELECT s.node_id, s.address, s.version, s.draining, s.age_ms, u.root"
+    " FROM sized s LEFT JOIN LATERAL unnest(s.roots) WITH ORDINALITY"
     "  AS u(root, ord) ON true"
-    " WHERE n.heartbeat_at > now() - $1::bigint * interval '1 millisecond'"
-    "  AND n.heartbeat_at <= clock_timestamp()"
-    " ORDER BY n.node_id, u.ord";
+    " WHERE s.running <= $3::bigint"
+    " ORDER BY s.node_id, u.ord";
 
 /* libpq's messages span lines; the log's are one. */
 static void set_message(fleet_pg *pg, const char *what, const char *msg)
@@ -328,6 +350,17 @@ static char *dup_value(const PGresult *r, int row, int col)
     return strdup(PQgetvalue(r, row, col));
 }
 
+/* The rows from i on that are one node's: its roots (read_sql keeps a
+ * node's rows together). */
+static size_t rows_of_node(const PGresult *r, int i)
+{
+    int n = 1;
+    while (i + n < PQntuples(r) &&
+           strcmp(PQgetvalue(r, i + n, 0), PQgetvalue(r, i, 0)) == 0)
+        n++;
+    return (size_t)n;
+}
+
 /* Adds row i of r to out: a new node when its id differs from the last
  * one's, else one more root of it. 0 or -ENOMEM. */
 static int add_row(fleet_reading *out, const PGresult *r, int i)
@@ -342,7 +375,7 @@ static int add_row(fleet_reading *out, const PGresult *r, int i)
         last->version = dup_value(r, i, 2);
         last->draining = strcmp(PQgetvalue(r, i, 3), "t") == 0;
         last->age_ms = int_value(r, i, 4);
-        last->roots = calloc((size_t)PQntuples(r), sizeof *last->roots);
+        last->roots = calloc(rows_of_node(r, i), sizeof *last->roots);
         if (last->node_id == NULL || last->address == NULL ||
             last->version == NULL || last->roots == NULL)
             return -ENOMEM;
@@ -359,12 +392,15 @@ static int add_row(fleet_reading *out, const PGresult *r, int i)
 int fleet__pg_read(fleet_pg *pg, uint32_t ttl_ms, fleet_reading *out,
                    int64_t until_ns)
 {
-    char ttl[16];
+    char ttl[16], nodes[16], bytes[24], per_node[16];
     snprintf(ttl, sizeof ttl, "%u", ttl_ms);
-    const char *const params[] = { ttl };
+    snprintf(nodes, sizeof nodes, "%u", FLEET_READ_MAX_NODES);
+    snprintf(bytes, sizeof bytes, "%zu", FLEET_READ_MAX_BYTES);
+    snprintf(per_node, sizeof per_node, "%u", FLEET_READ_MAX_ROOTS);
+    const char *const params[] = { ttl, nodes, bytes, per_node };
     PGresult *r = NULL;
     memset(out, 0, sizeof *out);
-    if (exec(pg, "reading tk_nodes", &r, read_sql, 1, params, until_ns) != 0)
+    if (exec(pg, "reading tk_nodes", &r, read_sql, 4, params, until_ns) != 0)
         return -1;
     int rows = PQntuples(r);
     out->nodes = calloc(rows > 0 ? (size_t)rows : 1, sizeof *out->nodes);

@@ -157,6 +157,41 @@ class NodesBound(unittest.TestCase):
         self.assertGreater(len(reply.nodes), 40, "as many as fit")
         self.assertLess(len(reply.nodes), 101)
 
+    def memory(self) -> dict:
+        """VmRSS and VmHWM of the node, in bytes."""
+        out = {}
+        with open("/proc/%d/status" % self.tkd.proc.pid) as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key in ("VmRSS", "VmHWM"):
+                    out[key] = int(rest.split()[0]) * 1024
+        return out
+
+    def test_reading_is_bounded(self) -> None:
+        # What the node reads of the table every heartbeat is bounded too:
+        # on 31f2572, 10,000 rows of one root each cost the heartbeat
+        # thread a roots array as long as the whole reading for each node
+        # (some 800 MB), and 20 rows of a 10 MB root 200 MB of libpq's
+        # result. Now the node's peak grows by a few MiB (its reading is
+        # at most 1025 nodes and 2 MiB of strings, sql.c).
+        with open("/proc/%d/clear_refs" % self.tkd.proc.pid, "w") as f:
+            f.write("5")  # VmHWM from here on
+        before = self.memory()["VmRSS"]
+        self.write_rows(10000)
+        self.pg.sql(self.db, (
+            "INSERT INTO tk_nodes (node_id, address, roots, version, "
+            "instance, heartbeat_at) SELECT 'big' || g, "
+            "'tls+tcp://192.0.2.2:' || (1000 + g), "
+            "ARRAY['/' || repeat('r', 10000000)], 'x', 'w', now() "
+            "FROM generate_series(1, 20) AS g"))
+        reply, st = self.listed(10001)
+        self.assertTrue(st.partial)
+        self.assertEqual(len(reply.nodes), self.bound.max_items)
+        peak = self.memory()["VmHWM"]
+        self.assertLess(peak - before, 64 << 20,
+                        "the node's peak grew from %d to %d bytes"
+                        % (before, peak))
+
     def test_control_a_few_rows_are_whole(self) -> None:
         self.write_rows(10)
         reply, st = self.listed(11)
