@@ -1,10 +1,11 @@
-/* Descriptors: close-on-exec pipes, the spawn lock, events and semaphores
- * poll(2) can wait on, and listing what a child would inherit. */
+/* Descriptors: close-on-exec pipes and sockets, the spawn lock, events and
+ * semaphores poll(2) can wait on, and listing what a child would inherit. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "port_config.h"
@@ -27,7 +28,12 @@ void port_spawn_unlock(void)
     pthread_rwlock_unlock(&spawn_lock);
 }
 
-#if !TK_HAVE_PIPE2
+/* Where a descriptor cannot be made with its flags, they are added after,
+ * holding the spawn lock exclusively. */
+#define TK_PORT_ADD_FLAGS                                                      \
+    (!TK_HAVE_PIPE2 || !TK_HAVE_SOCK_CLOEXEC || !TK_HAVE_ACCEPT4)
+
+#if TK_PORT_ADD_FLAGS
 static int add_flags(int fd, bool nonblock)
 {
     int fdfl = fcntl(fd, F_GETFD);
@@ -62,6 +68,43 @@ int port_pipe(int p[2], bool nonblock)
     }
     pthread_rwlock_unlock(&spawn_lock);
     return rv;
+#endif
+}
+
+#if TK_PORT_ADD_FLAGS
+/* fd (or -errno) with its flags added, under the spawn lock the caller
+ * took exclusively; closed when they cannot be. */
+static int flagged(int fd)
+{
+    int rv = fd < 0 ? -errno : add_flags(fd, true);
+    pthread_rwlock_unlock(&spawn_lock);
+    if (fd >= 0 && rv != 0)
+        close(fd);
+    return rv != 0 ? rv : fd;
+}
+#endif
+
+int port_socket(int domain, int type, int protocol)
+{
+#if TK_HAVE_SOCK_CLOEXEC
+    int fd = socket(domain, type | SOCK_CLOEXEC | SOCK_NONBLOCK, protocol);
+    return fd >= 0 ? fd : -errno;
+#else
+    pthread_rwlock_wrlock(&spawn_lock);
+    return flagged(socket(domain, type, protocol));
+#endif
+}
+
+int port_accept(int fd)
+{
+#if TK_HAVE_ACCEPT4
+    int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    return c >= 0 ? c : -errno;
+#else
+    /* Not inherited from the listening socket where accept4 is missing
+     * (macOS): O_NONBLOCK is per open file, and this is a new one. */
+    pthread_rwlock_wrlock(&spawn_lock);
+    return flagged(accept(fd, NULL, NULL));
 #endif
 }
 

@@ -6,9 +6,10 @@
  * (port_config.h, TK_HAVE_*), with a fallback that keeps the guarantee the
  * callers rely on; `-Dportable=true` forces every fallback on Linux, so
  * that the whole suite runs them there too (DESIGN.md, "Platforms"):
- *  - descriptors made close-on-exec at birth (pipe2), or, where a system
- *    cannot, made and flagged while holding the spawn lock exclusively, so
- *    that no child is spawned in between (proc/ spawns holding it shared);
+ *  - descriptors made close-on-exec at birth (pipe2, SOCK_CLOEXEC,
+ *    accept4), or, where a system cannot, made and flagged while holding
+ *    the spawn lock exclusively, so that no child is spawned in between
+ *    (proc/ spawns holding it shared);
  *  - an event and a semaphore that poll(2) can wait on (eventfd, or a
  *    pipe: one byte per count);
  *  - signal names (sigabbrev_np, or a table of the POSIX ones);
@@ -48,6 +49,16 @@ void port_spawn_unlock(void);
 /* A pipe whose two ends are close-on-exec; with nonblock, both ends are
  * non-blocking. 0 or -errno. */
 int port_pipe(int p[2], bool nonblock);
+
+/* A socket(2), close-on-exec and non-blocking: the descriptor, or
+ * -errno. */
+int port_socket(int domain, int type, int protocol);
+
+/* accept(2) on a non-blocking listening socket (port_socket's: where the
+ * flags are added after, it runs under the spawn lock): the connection's
+ * descriptor, close-on-exec and non-blocking, or -errno (-EAGAIN: none
+ * waiting). */
+int port_accept(int fd);
 
 /* The descriptors open in this process now, or -1 when it cannot tell. */
 long port_fds_open(void);

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -71,6 +73,38 @@ static void test_pipe(void **state)
         close(p[0]);
         close(p[1]);
     }
+}
+
+/* A listening socket and a connection it accepts: both close-on-exec and
+ * non-blocking, and accept says -EAGAIN when none waits. */
+static void test_socket_accept(void **state)
+{
+    (void)state;
+    int l = port_socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(l >= 0);
+    assert_true(cloexec(l) && nonblocking(l));
+    struct sockaddr_in a = { .sin_family = AF_INET,
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(l, 4), 0);
+    assert_int_equal(getsockname(l, (struct sockaddr *)&a, &len), 0);
+    assert_int_equal(port_accept(l), -EAGAIN);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    assert_int_equal(connect(c, (struct sockaddr *)&a, sizeof a), 0);
+    struct pollfd p = { .fd = l, .events = POLLIN };
+    assert_int_equal(poll(&p, 1, 10000), 1);
+    int s = port_accept(l);
+    assert_true(s >= 0);
+    assert_true(cloexec(s) && nonblocking(s));
+    assert_int_equal(write(c, "x", 1), 1);
+    char x;
+    p = (struct pollfd){ .fd = s, .events = POLLIN };
+    assert_int_equal(poll(&p, 1, 10000), 1);
+    assert_int_equal(read(s, &x, 1), 1);
+    close(s);
+    close(c);
+    close(l);
 }
 
 static void test_event(void **state)
@@ -288,6 +322,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_build_choice),
         cmocka_unit_test(test_pipe),
+        cmocka_unit_test(test_socket_accept),
         cmocka_unit_test(test_event),
         cmocka_unit_test(test_sem),
         cmocka_unit_test(test_fds_inheritable),

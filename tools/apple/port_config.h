@@ -21,12 +21,14 @@
 #define TK_HAVE_EXPLICIT_BZERO 0
 #define TK_HAVE_MEMSET_S 1 /* memset_s(3), C11 Annex K */
 #define TK_HAVE_PROC_SELF_FD 0
-#define TK_HAVE_MALLOC_TRIM 0 /* glibc's; macOS's gives pages back itself */
+#define TK_HAVE_MALLOC_TRIM 0  /* glibc's; macOS's gives pages back itself */
+#define TK_HAVE_SOCK_CLOEXEC 0 /* socket(2) takes no type flags */
+#define TK_HAVE_ACCEPT4 0
 #define TK_PORT_DESCRIPTION                                                    \
     "no-pipe2 no-eventfd no-pidfd_open no-sigabbrev_np no-o_path "             \
     "no-spawn_closefrom spawn_cloexec_default no-condattr_setclock "           \
     "cond_timedwait_relative_np no-explicit_bzero memset_s no-proc_self_fd "   \
-    "no-malloc_trim"
+    "no-malloc_trim no-sock_cloexec no-accept4"
 #define TK_PORTABLE 0
 
 #endif
