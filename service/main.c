@@ -96,6 +96,14 @@ static const char usage_text[] =
     "                          who reaches the port, so keep it on\n"
     "                          127.0.0.1 or a network only the scraper\n"
     "                          reaches\n"
+    "  --metrics-max-connections N\n"
+    "                          connections to it at once (default 8); more\n"
+    "                          are closed as they come (counted, logged)\n"
+    "  --metrics-header-timeout-ms N\n"
+    "                          a connection to it that has not sent its\n"
+    "                          request headers within N ms, or not taken\n"
+    "                          its answer within N ms more, is closed\n"
+    "                          (counted, logged; default 5000)\n"
     "  --pg DSN                the PostgreSQL database of tk.v1.Orders (a\n"
     "                          libpq connection string or URI); TK_PG_DSN\n"
     "                          when not given (better for a password: a\n"
@@ -259,6 +267,8 @@ enum {
     OPT_LOGLEVEL,
     OPT_LOGFORMAT,
     OPT_METRICS,
+    OPT_METRICS_MAXCONN,
+    OPT_METRICS_HEADER_TIMEOUT,
     OPT_PG,
     OPT_PG_POOL,
     OPT_NODE_ID,
@@ -268,6 +278,27 @@ enum {
     OPT_HELP,
     OPT_VERSION,
 };
+
+/* The metrics listener's bounds: 0, or -1 on a usage error. */
+static int apply_metrics_option(options *o, int c, const char *arg)
+{
+    unsigned long long v;
+    switch (c) {
+    case OPT_METRICS_MAXCONN:
+        if (parse_uint(o, "--metrics-max-connections", arg, 1,
+                       RPC_MAX_METRICS_CONNECTIONS, &v) != 0)
+            return -1;
+        o->rpc.metrics_max_connections = (unsigned)v;
+        return 0;
+    default:
+        if (parse_uint(o, "--metrics-header-timeout-ms", arg,
+                       RPC_MIN_METRICS_HEADER_TIMEOUT_MS,
+                       RPC_MAX_METRICS_HEADER_TIMEOUT_MS, &v) != 0)
+            return -1;
+        o->rpc.metrics_header_timeout_ms = (uint32_t)v;
+        return 0;
+    }
+}
 
 /* One option c with its argument arg (NULL for a flag). Returns 0 to go
  * on, 1 to exit 0 (help/version), -1 on a usage error. */
@@ -331,6 +362,9 @@ static int apply_option(options *o, int c, const char *arg)
     case OPT_METRICS:
         o->rpc.metrics_listen = arg;
         return 0;
+    case OPT_METRICS_MAXCONN:
+    case OPT_METRICS_HEADER_TIMEOUT:
+        return apply_metrics_option(o, c, arg);
     case OPT_PG:
         o->orders.dsn = arg;
         return 0;
@@ -405,6 +439,10 @@ static int parse_args(options *o, int argc, char **argv)
         { "log-level", required_argument, NULL, OPT_LOGLEVEL },
         { "log-format", required_argument, NULL, OPT_LOGFORMAT },
         { "metrics-listen", required_argument, NULL, OPT_METRICS },
+        { "metrics-max-connections", required_argument, NULL,
+          OPT_METRICS_MAXCONN },
+        { "metrics-header-timeout-ms", required_argument, NULL,
+          OPT_METRICS_HEADER_TIMEOUT },
         { "pg", required_argument, NULL, OPT_PG },
         { "pg-pool", required_argument, NULL, OPT_PG_POOL },
         { "node-id", required_argument, NULL, OPT_NODE_ID },

@@ -322,8 +322,14 @@ typedef struct rpc_config {
     uint32_t shutdown_stop_ms;  /* then, how long for the WRITEs it stops */
     const char *version;        /* for Ping */
     /* http://HOST:PORT: serves the metrics in Prometheus' text format
-     * at /metrics (NNG's HTTP server); NULL: no such listener. */
+     * at /metrics (a small HTTP/1.1 server of rpc's own, metrics_http.c);
+     * NULL: no such listener. */
     const char *metrics_listen;
+    /* Its connections at once; one more is closed as it comes. */
+    unsigned metrics_max_connections;
+    /* How long a connection has for its request's headers from its
+     * accept, and then for taking the answer: closed after. */
+    uint32_t metrics_header_timeout_ms;
 } rpc_config;
 
 #define RPC_DEFAULT_WORKERS 16u
@@ -334,6 +340,14 @@ typedef struct rpc_config {
  * spare; NNG's own is 10 s (and none at all for TLS in 1.5.2). */
 #define RPC_DEFAULT_HANDSHAKE_TIMEOUT_MS 5000u
 #define RPC_MAX_HANDSHAKE_TIMEOUT_MS 600000u
+/* A Prometheus server scrapes over one connection at a time; 8 leave room
+ * for a pair of them, a federation and a person's curl. */
+#define RPC_DEFAULT_METRICS_MAX_CONNECTIONS 8u
+#define RPC_MAX_METRICS_CONNECTIONS 1024u
+/* A scraper sends its request at once: seconds are generous. */
+#define RPC_DEFAULT_METRICS_HEADER_TIMEOUT_MS 5000u
+#define RPC_MIN_METRICS_HEADER_TIMEOUT_MS 100u
+#define RPC_MAX_METRICS_HEADER_TIMEOUT_MS 600000u
 #define RPC_DEFAULT_SHUTDOWN_GRACE_MS 60000u
 /* What a stopped WRITE takes to answer: proc's SIGTERM grace and drain
  * bound (2 s each, PROC_DEFAULT_TERM_GRACE_MS and PROC_DEFAULT_DRAIN_MS),

@@ -155,6 +155,15 @@ enum {
     RPC_REFUSED_KINDS,
 };
 
+/* Why the Prometheus listener closed a connection before its answer was
+ * taken (tk_metrics_http_closed_total's reasons). */
+typedef enum rpc_mh_closed {
+    RPC_MH_LIMIT,          /* metrics_max_connections were open */
+    RPC_MH_HEADER_TIMEOUT, /* no request headers within the timeout */
+    RPC_MH_SEND_TIMEOUT,   /* its answer not taken within the timeout */
+    RPC_MH_CLOSED_KINDS,
+} rpc_mh_closed;
+
 /* A listener: what it is, its limit, and what has been logged of its
  * counters. */
 typedef struct rpc_listener {
@@ -261,8 +270,13 @@ struct rpc_server {
     _Atomic uint64_t ended_by_cause[RPC_N_CAUSES];
     _Atomic uint64_t expired_in_queue, queue_full;
     _Atomic uint64_t bytes_in, bytes_out;
-    void *metrics_http; /* nng_http_server *, when metrics_listen is set */
+    /* The Prometheus listener, when metrics_listen is set, and what it
+     * counts (metrics_http.c writes them, stats.c reads them). */
+    struct rpc_mhttp *metrics_http;
     char metrics_bound[320];
+    _Atomic unsigned mh_open; /* its connections now */
+    _Atomic uint64_t mh_closed[RPC_MH_CLOSED_KINDS];
+    _Atomic uint64_t mh_scrapes;
 
     /* Credentials of each connection, read once when it is added (an
      * NNG pipe option lookup takes NNG's global locks), sorted by conn. */
@@ -466,6 +480,45 @@ int rpc__stats_text(const Tk__V1__StatsReply *st, rpc_buf *out);
 /* metrics_http.c: the Prometheus listener (cfg.metrics_listen). */
 int rpc__metrics_http_start(rpc_server *srv, char *err, size_t errlen);
 void rpc__metrics_http_stop(rpc_server *srv);
+
+/* metrics_conn.c: one connection of the Prometheus listener, as HTTP/1.1
+ * (its thread alone touches it). */
+/* A request's line and headers: Prometheus sends about 300 bytes. */
+#define RPC_MH_REQUEST_MAX 4096
+/* The metrics as rendered once, shared by the answers sending them. */
+typedef struct rpc_mh_body {
+    unsigned refs;
+    rpc_buf text;
+} rpc_mh_body;
+void rpc__mh_body_drop(rpc_mh_body *b);
+typedef enum rpc_mh_state {
+    RPC_MH_READ, /* its request line and headers, until its deadline */
+    RPC_MH_WAIT, /* a scrape: for the next rendering */
+    RPC_MH_SEND, /* its answer, taken until its deadline */
+} rpc_mh_state;
+typedef struct rpc_mh_conn {
+    int fd;
+    rpc_mh_state state;
+    int64_t deadline; /* RPC_MH_READ, RPC_MH_SEND: the listener's */
+    bool head;        /* HEAD: the answer without its body */
+    char head_buf[256];
+    size_t head_len;
+    rpc_mh_body *body; /* NULL: the answer is head_buf alone */
+    size_t sent;       /* of head_buf, then of the body */
+    size_t got;
+    char req[RPC_MH_REQUEST_MAX];
+} rpc_mh_conn;
+/* Reads what came (RPC_MH_READ); a request complete is judged against
+ * path: a scrape of it goes to RPC_MH_WAIT, anything else is answered
+ * (RPC_MH_SEND: 400, 404, 405, 431, 505). false: the peer closed. */
+bool rpc__mh_read(rpc_mh_conn *c, const char *path);
+/* c's answer (RPC_MH_SEND): status, extra header lines, and the text of
+ * body (which it holds a reference of) or text. */
+void rpc__mh_answer(rpc_mh_conn *c, const char *status, const char *extra,
+                    rpc_mh_body *body, const char *text);
+/* Sends what the socket takes; false when the answer is all sent, or the
+ * peer is gone. */
+bool rpc__mh_send(rpc_mh_conn *c);
 
 /* log.c: the one line per call. */
 void rpc_log__call(const rpc_call *call, int64_t elapsed_us);

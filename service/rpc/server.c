@@ -51,10 +51,32 @@ void rpc_config_init(rpc_config *cfg)
     cfg->max_request_bytes = RPC_DEFAULT_MAX_REQUEST_BYTES;
     cfg->max_connections = 0; /* each listener's part, at most the default */
     cfg->handshake_timeout_ms = RPC_DEFAULT_HANDSHAKE_TIMEOUT_MS;
+    cfg->metrics_max_connections = RPC_DEFAULT_METRICS_MAX_CONNECTIONS;
+    cfg->metrics_header_timeout_ms = RPC_DEFAULT_METRICS_HEADER_TIMEOUT_MS;
     cfg->allowed_uid = -1;
     cfg->shutdown_grace_ms = RPC_DEFAULT_SHUTDOWN_GRACE_MS;
     cfg->shutdown_stop_ms = RPC_DEFAULT_SHUTDOWN_STOP_MS;
     cfg->version = "unknown";
+}
+
+/* The Prometheus listener's bounds (main.c checks its flags the same). */
+static int check_metrics_config(const rpc_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->metrics_max_connections == 0 ||
+        cfg->metrics_max_connections > RPC_MAX_METRICS_CONNECTIONS) {
+        set_err(err, errlen, "metrics max connections must be 1..%u, not %u",
+                RPC_MAX_METRICS_CONNECTIONS, cfg->metrics_max_connections);
+        return -EINVAL;
+    }
+    if (cfg->metrics_header_timeout_ms < RPC_MIN_METRICS_HEADER_TIMEOUT_MS ||
+        cfg->metrics_header_timeout_ms > RPC_MAX_METRICS_HEADER_TIMEOUT_MS) {
+        set_err(err, errlen, "metrics header timeout must be %u..%u ms, not %u",
+                RPC_MIN_METRICS_HEADER_TIMEOUT_MS,
+                RPC_MAX_METRICS_HEADER_TIMEOUT_MS,
+                cfg->metrics_header_timeout_ms);
+        return -EINVAL;
+    }
+    return 0;
 }
 
 static int check_config(const rpc_config *cfg, char *err, size_t errlen)
@@ -82,7 +104,7 @@ static int check_config(const rpc_config *cfg, char *err, size_t errlen)
                 RPC_MAX_HANDSHAKE_TIMEOUT_MS, cfg->handshake_timeout_ms);
         return -EINVAL;
     }
-    return 0;
+    return check_metrics_config(cfg, err, errlen);
 }
 
 /* strdup, NULL staying NULL; false when out of memory. */

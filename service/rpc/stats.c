@@ -267,6 +267,41 @@ static void connections(builder *b, rpc_server *srv)
           0, NULL, load(&srv->bytes_out));
 }
 
+/* The Prometheus listener's own (metrics_http.c), when there is one. */
+static void metrics_listener(builder *b, rpc_server *srv)
+{
+    if (srv->cfg.metrics_listen == NULL)
+        return;
+    value(b,
+          family(b, "tk_metrics_http_connections",
+                 "Connections open now to the metrics listener (tkd "
+                 "--metrics-listen), at most --metrics-max-connections.",
+                 TK__V1__METRIC_FAMILY__TYPE__GAUGE, 1),
+          0, NULL, (double)atomic_load(&srv->mh_open));
+    Tk__V1__MetricFamily *f = family(
+        b, "tk_metrics_http_closed_total",
+        "Connections the metrics listener closed before their answer was "
+        "taken: limit (--metrics-max-connections were open: closed as they "
+        "came), header_timeout (no request headers within "
+        "--metrics-header-timeout-ms of the accept), send_timeout (the "
+        "answer not taken within as long again).",
+        TK__V1__METRIC_FAMILY__TYPE__COUNTER, RPC_MH_CLOSED_KINDS);
+    static const char *const reasons[RPC_MH_CLOSED_KINDS] = {
+        [RPC_MH_LIMIT] = "limit",
+        [RPC_MH_HEADER_TIMEOUT] = "header_timeout",
+        [RPC_MH_SEND_TIMEOUT] = "send_timeout",
+    };
+    for (int k = 0; k < RPC_MH_CLOSED_KINDS; k++) {
+        const char *labels[] = { "reason", reasons[k] };
+        value(b, f, 1, labels, load(&srv->mh_closed[k]));
+    }
+    value(b,
+          family(b, "tk_metrics_http_scrapes_total",
+                 "Requests for the metrics the metrics listener received.",
+                 TK__V1__METRIC_FAMILY__TYPE__COUNTER, 1),
+          0, NULL, load(&srv->mh_scrapes));
+}
+
 /* The families other modules count (rpc_metric_add, rpc_metric_observe). */
 static void modules(builder *b)
 {
@@ -304,6 +339,7 @@ void rpc__stats_fill(rpc_server *srv, rpc_call *call, Tk__V1__StatsReply *out)
     calls(&b, srv);
     queue_and_workers(&b, srv);
     connections(&b, srv);
+    metrics_listener(&b, srv);
     modules(&b);
     qsort(out->families, out->n_families, sizeof(Tk__V1__MetricFamily *),
           by_name);

@@ -1,6 +1,7 @@
 """tkd's metrics (issue 19): tkd --metrics-listen serves them in
-Prometheus' text format with NNG's HTTP server, tk.v1.Control/Stats
-answers the same families, and tkcall shows them as text.
+Prometheus' text format (a small HTTP server of tkd's own),
+tk.v1.Control/Stats answers the same families, and tkcall shows them as
+text.
 
 A real tkd on a private socket, a real git repository and rg: the test
 makes calls whose counts it knows (Pings, an unknown method, a path

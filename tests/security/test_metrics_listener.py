@@ -1,0 +1,331 @@
+"""The metrics listener (tkd --metrics-listen), attacked as issue 31 did:
+
+- 120 connections that never finish their request headers held tkd's
+  descriptors for good (NNG's HTTP server times nothing out), and RPC
+  Pings over ipc failed. Now a connection whose headers have not come
+  within --metrics-header-timeout-ms is closed and counted, and beyond
+  --metrics-max-connections one is closed as it comes and counted: the
+  flood, under a low RLIMIT_NOFILE, leaves Pings over ipc served, and
+  every one of its connections closed.
+- The header timeout is a deadline from the accept, not an idle timeout:
+  a peer that trickles a byte at a time is closed all the same. A request
+  sent in time is answered (the negative control).
+- The listener's cap is its own: the RPC listeners serve their own
+  --max-connections while it is full, and refuse none.
+
+Nothing waits by sleeping: tkd's log says when it serves, a closed
+connection is read as EOF (or a reset), /proc counts tkd's descriptors.
+Run by meson under /usr/bin/python3.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import re
+import select
+import signal
+import socket
+import sys
+import time
+import unittest
+from typing import Dict, List, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+import tkproc  # noqa: E402
+from test_limits import fd_count, nofile_wrapper  # noqa: E402
+from test_metrics import Family, parse_exposition, value  # noqa: E402
+
+import tk  # noqa: E402
+from tk.v1 import control_pb2  # noqa: E402
+
+faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+WAIT_S = 20.0
+LIMIT = 64  # tkd's RLIMIT_NOFILE in the flood
+FLOOD = 120  # as the issue measured
+PARTIAL = b"GET /metrics HTTP/1.1\r\nHost: tkd\r\n"  # no empty line: unfinished
+# The log's lines of closed connections (at most one a second a reason).
+LIMIT_LOGGED = r"(\d+) connection\(s\) closed as they came: " \
+    r"--metrics-max-connections were open"
+HEADERS_LOGGED = r"(\d+) connection\(s\) closed: their request headers " \
+    r"had not come within --metrics-header-timeout-ms"
+
+
+def closed_by_peer(s: socket.socket, timeout: float = WAIT_S) -> bool:
+    """Whether tkd closes s within timeout: EOF, or a reset (tkd closed it
+    with the request unread). Bytes tkd sends first are read past."""
+    until = time.monotonic() + timeout
+    while True:
+        left = until - time.monotonic()
+        if left <= 0 or not select.select([s], [], [], left)[0]:
+            return False
+        try:
+            if s.recv(65536) == b"":
+                return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+
+
+def exchange(port: int, request: bytes) -> Tuple[int, bytes, str]:
+    """request sent on a connection of its own: (status, headers, body),
+    the body as long as its Content-Length says (a server may keep the
+    connection open)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=WAIT_S) as s:
+        s.sendall(request)
+        data = b""
+        while b"\r\n\r\n" not in data or len(data) < want(data):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    return status, head, body.decode("utf-8")
+
+
+def http_get(port: int, path: str = "/metrics") -> Tuple[int, str]:
+    """One GET on its own connection: (status, body)."""
+    status, _, body = exchange(
+        port, ("GET %s HTTP/1.1\r\nHost: tkd\r\n\r\n" % path).encode())
+    return status, body
+
+
+def want(data: bytes) -> int:
+    """The length of an answer whose headers are in data."""
+    head, _, _ = data.partition(b"\r\n\r\n")
+    m = re.search(rb"(?im)^content-length:\s*(\d+)\s*$", head)
+    return len(head) + 4 + (int(m.group(1)) if m else 1 << 30)
+
+
+def scrape(port: int) -> Dict[str, Family]:
+    status, body = http_get(port)
+    assert status == 200, (status, body)
+    return parse_exposition(body)
+
+
+class Listener(unittest.TestCase):
+    """A tkd with a metrics listener on loopback."""
+
+    def start(self, options: List[str], wrapper: Optional[List[str]] = None,
+              url: str = "http://127.0.0.1:0") -> None:
+        self.tkd, self.addr = tkproc.start_tkd(
+            self.dir.name, options=["--metrics-listen", url] + options,
+            wrapper=wrapper)
+        self.tkd.wait_output("metrics for Prometheus at", "stderr")
+        m = re.search(r"metrics for Prometheus at http://\S+:(\d+)/",
+                      self.tkd.output("stderr"))
+        assert m is not None, self.tkd.output("stderr")
+        self.port = int(m.group(1))
+        self.client = tk.Client(self.addr)
+
+    def setUp(self) -> None:
+        self.dir = tkproc.tempdir("mh")
+        self.tkd: Optional[tkproc.Daemon] = None
+        self.client: Optional[tk.Client] = None
+        self.held: List[socket.socket] = []
+
+    def tearDown(self) -> None:
+        for s in self.held:
+            s.close()
+        if self.client is not None:
+            self.client.close()
+        if self.tkd is not None:
+            self.assertEqual(self.tkd.stop(), 0)
+        self.dir.cleanup()
+
+    def connect(self, send: bytes = b"") -> socket.socket:
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=WAIT_S)
+        self.held.append(s)
+        if send:
+            s.sendall(send)
+        return s
+
+    def stats(self) -> Dict[str, Dict[Tuple[Tuple[str, str], ...], float]]:
+        """Control/Stats over ipc: family -> labels -> value (it reads the
+        same atomics the scrape does, without the listener)."""
+        reply = self.client.call("tk.v1.Control/Stats",
+                                 control_pb2.StatsRequest(), timeout=WAIT_S)
+        return {f.name: {tuple(sorted((lp.name, lp.value) for lp in m.labels)):
+                         m.value for m in f.metrics}
+                for f in reply.families}
+
+    def closed(self, reason: str) -> float:
+        return self.stats()["tk_metrics_http_closed_total"][
+            (("reason", reason),)]
+
+    def open_now(self) -> float:
+        return self.stats()["tk_metrics_http_connections"][()]
+
+    def wait_open(self, n: int) -> None:
+        """Until tkd holds n connections of the listener (it accepts them
+        on its own thread), bounded."""
+        until = time.monotonic() + WAIT_S
+        while self.open_now() != n:
+            if time.monotonic() > until:
+                self.fail("tkd holds %d metrics connections, not %d"
+                          % (self.open_now(), n))
+            time.sleep(0.01)
+
+    def wait_logged(self, pattern: str, n: int) -> None:
+        """Until the log's lines matching pattern count n connections."""
+        self.tkd.wait_until(
+            lambda log: sum(int(x) for x in re.findall(pattern, log)) == n,
+            "%d connection(s) logged as %r" % (n, pattern))
+
+    def ping(self, client: Optional[tk.Client] = None) -> None:
+        (client or self.client).call("tk.v1.Control/Ping",
+                                     control_pb2.PingRequest(), timeout=5)
+
+
+class Flood(Listener):
+    """Issue 31's reproduction: 120 connections that never finish their
+    headers, under RLIMIT_NOFILE 64, while Pings come over ipc."""
+
+    def wait_fds(self, at_most: int) -> None:
+        pid = self.tkd.proc.pid
+        until = time.monotonic() + WAIT_S
+        while fd_count(pid) > at_most:
+            if time.monotonic() > until:
+                self.fail("tkd still holds %d descriptors, not %d"
+                          % (fd_count(pid), at_most))
+            time.sleep(0.01)
+
+    def test_flood_of_unfinished_headers(self) -> None:
+        self.start(["--workers", "2", "--queue-depth", "4"],
+                   wrapper=nofile_wrapper("%d:%d" % (LIMIT, LIMIT)))
+        self.ping()
+        # The descriptors tkd holds with one ipc client and no other.
+        base = fd_count(self.tkd.proc.pid)
+        flood = [self.connect(PARTIAL) for _ in range(FLOOD)]
+        # During the flood: a new ipc connection is accepted and served.
+        with tk.Client(self.addr) as fresh:
+            self.ping(fresh)
+        self.ping()
+        # Every connection of the flood is closed by tkd: at once beyond
+        # the cap, the others at the header timeout; all counted.
+        still = [s for s in flood if not closed_by_peer(s)]
+        self.assertEqual(still, [], "%d of %d flood connections still open"
+                         % (len(still), FLOOD))
+        self.wait_fds(base)
+        limit, timed_out = self.closed("limit"), self.closed("header_timeout")
+        self.assertEqual(limit + timed_out, FLOOD)
+        self.assertGreaterEqual(timed_out, 8)  # the default cap's worth
+        self.assertEqual(self.open_now(), 0)
+        self.wait_logged(LIMIT_LOGGED, int(limit))
+        self.wait_logged(HEADERS_LOGGED, int(timed_out))
+        self.ping()
+
+
+class HeaderTimeout(Listener):
+    """--metrics-header-timeout-ms: a deadline from the accept."""
+
+    def test_unfinished_headers_closed_and_counted(self) -> None:
+        self.start(["--metrics-header-timeout-ms", "300"])
+        silent = self.connect()
+        partial = self.connect(PARTIAL)
+        slow = self.connect(b"GET /metrics HTTP/1.1\r\nX-Slow: ")
+        # A byte every 50 ms, for as long as tkd keeps the connection: an
+        # idle timeout would never end it.
+        slow.setblocking(False)
+        until = time.monotonic() + WAIT_S
+        while not select.select([slow], [], [], 0.05)[0]:
+            if time.monotonic() > until:
+                self.fail("tkd kept a connection that trickles its headers")
+            try:
+                slow.send(b"a")
+            except (BrokenPipeError, ConnectionResetError):
+                break
+        self.assertTrue(closed_by_peer(slow))
+        self.assertTrue(closed_by_peer(silent))
+        self.assertTrue(closed_by_peer(partial))
+        self.assertEqual(self.closed("header_timeout"), 3)
+        self.assertEqual(self.closed("limit"), 0)
+        self.wait_logged(HEADERS_LOGGED, 3)
+
+    def test_a_request_in_time_is_answered(self) -> None:
+        # The negative control: the same tkd answers a whole request.
+        self.start(["--metrics-header-timeout-ms", "300"])
+        fams = scrape(self.port)
+        self.assertEqual(value(fams, "tk_metrics_http_closed_total",
+                               reason="header_timeout"), 0)
+        self.assertEqual(http_get(self.port, "/other")[0], 404)
+        self.assertEqual(self.closed("header_timeout"), 0)
+
+
+class Requests(Listener):
+    """What tk's own HTTP makes of requests it does not serve: a status
+    each, never a crash; tkd serves on after them."""
+
+    def test_each_request_gets_its_status(self) -> None:
+        self.start([])
+        head = b"GET /metrics HTTP/1.1\r\nX-Pad: "
+        cases = [
+            (b"\x00\n\n", 400),  # a NUL ends the line early
+            (b"GET\r\n\r\n", 400),
+            (b"GET /metrics HTTP/1.1 x\r\n\r\n", 400),
+            (bytes(range(1, 10)) + b"\xff\xfe\r\n\r\n", 400),
+            (b"GET /metrics HTTP/2.0\r\n\r\n", 505),
+            (b"POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 405),
+            (b"GET /other HTTP/1.1\r\n\r\n", 404),
+            (b"GET /metricsx HTTP/1.1\r\n\r\n", 404),
+            # headers that fill the buffer (4096 bytes) without ending
+            (head + b"a" * (4096 - len(head)), 431),
+            (b"GET /metrics?x=1 HTTP/1.0\n\n", 200),  # LF alone, a query
+        ]
+        for request, want_status in cases:
+            status, headers, body = exchange(self.port, request)
+            self.assertEqual(status, want_status, request[:40])
+            self.assertIn(b"\r\nConnection: close", headers)
+            if status == 405:
+                self.assertIn(b"\r\nAllow: GET, HEAD", headers)
+        status, headers, body = exchange(
+            self.port, b"HEAD /metrics HTTP/1.1\r\n\r\n")
+        self.assertEqual((status, body), (200, ""))
+        self.assertRegex(headers.decode(), r"\r\nContent-Length: [1-9]\d*")
+        fams = scrape(self.port)
+        self.assertEqual(value(fams, "tk_metrics_http_scrapes_total"), 3)
+        self.ping()
+
+
+class Cap(Listener):
+    """--metrics-max-connections is the listener's own."""
+
+    CAP = 4
+
+    def test_connections_beyond_the_cap_are_closed(self) -> None:
+        # A header timeout far beyond the test: only the cap closes.
+        self.start(["--metrics-max-connections", str(self.CAP),
+                    "--metrics-header-timeout-ms", "600000",
+                    "--max-connections", "2"])
+        held = [self.connect() for _ in range(self.CAP)]
+        self.wait_open(self.CAP)
+        extra = [self.connect(), self.connect(PARTIAL)]
+        for s in extra:
+            self.assertTrue(closed_by_peer(s), "a connection beyond the cap "
+                            "was kept")
+        self.assertEqual(self.closed("limit"), 2)
+        self.assertEqual(self.closed("header_timeout"), 0)
+        for s in held:  # kept: no EOF
+            self.assertFalse(select.select([s], [], [], 0)[0])
+        # The RPC listener is not touched: its own two connections (this
+        # test's client and another) are served, and it refused none.
+        with tk.Client(self.addr) as other:
+            self.ping(other)
+            self.ping()
+            stats = self.stats()
+        self.assertEqual(stats["tk_connections_refused_total"][
+            (("reason", "limit"),)], 0)
+        self.assertEqual(stats["tk_metrics_http_connections"][()], self.CAP)
+        self.wait_logged(LIMIT_LOGGED, 2)
+        # Once they go, it serves again.
+        for s in held:
+            s.close()
+        self.wait_open(0)
+        self.assertEqual(http_get(self.port)[0], 200)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
