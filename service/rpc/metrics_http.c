@@ -325,6 +325,20 @@ static void mh_free(struct rpc_mhttp *m)
     free(m);
 }
 
+/* 127.0.0.0/8, ::1, or ::ffff:127.0.0.0/104. */
+static bool loopback(const struct sockaddr_storage *sa)
+{
+    if (sa->ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        return ntohl(in->sin_addr.s_addr) >> 24 == 127;
+    }
+    if (sa->ss_family != AF_INET6)
+        return false;
+    const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(a) ||
+           (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+}
+
 /* A listening socket on host:port: the first address it resolves to that
  * binds. 0, or -errno with why (a resolver's error: -EINVAL). */
 static int bind_first(const char *host, const char *port, int *out, char *why,
@@ -367,7 +381,8 @@ static int bind_first(const char *host, const char *port, int *out, char *why,
     return rv;
 }
 
-/* srv->metrics_bound: the URL as given, with the port bound. */
+/* srv->metrics_bound: the URL as given, with the port bound; and the
+ * warning when the address is not loopback. */
 static void name_bound(struct rpc_mhttp *m, const nng_url *u)
 {
     struct sockaddr_storage sa;
@@ -381,6 +396,13 @@ static void name_bound(struct rpc_mhttp *m, const nng_url *u)
     snprintf(m->srv->metrics_bound, sizeof m->srv->metrics_bound,
              "http://%s%s%s:%u%s", v6 ? "[" : "", u->u_hostname, v6 ? "]" : "",
              port, m->path);
+    if (!loopback(&sa))
+        rpc_log(RPC_LOG_WARN,
+                "metrics listener %s is not on loopback: it answers anyone "
+                "who can reach the port, without authentication (bind it to "
+                "127.0.0.1 or [::1], or keep the port on a network only the "
+                "scraper reaches)",
+                m->srv->metrics_bound);
 }
 
 static int mh_new(struct rpc_mhttp **out, rpc_server *srv, const nng_url *u,

@@ -12,6 +12,8 @@
   sent in time is answered (the negative control).
 - The listener's cap is its own: the RPC listeners serve their own
   --max-connections while it is full, and refuse none.
+- A listener bound to anything but loopback is warned of at start;
+  loopback is not (the negative controls).
 
 Nothing waits by sleeping: tkd's log says when it serves, a closed
 connection is read as EOF (or a reset), /proc counts tkd's descriptors.
@@ -47,6 +49,7 @@ WAIT_S = 20.0
 LIMIT = 64  # tkd's RLIMIT_NOFILE in the flood
 FLOOD = 120  # as the issue measured
 PARTIAL = b"GET /metrics HTTP/1.1\r\nHost: tkd\r\n"  # no empty line: unfinished
+WARNING = "is not on loopback"
 # The log's lines of closed connections (at most one a second a reason).
 LIMIT_LOGGED = r"(\d+) connection\(s\) closed as they came: " \
     r"--metrics-max-connections were open"
@@ -325,6 +328,72 @@ class Cap(Listener):
             s.close()
         self.wait_open(0)
         self.assertEqual(http_get(self.port)[0], 200)
+
+
+def own_address() -> Optional[str]:
+    """An IPv4 address of this machine that is not loopback (the one a
+    route out would use), or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # TEST-NET-1: nothing is sent
+        except OSError:
+            return None
+        addr = s.getsockname()[0]
+    return None if addr.startswith("127.") or addr == "0.0.0.0" else addr
+
+
+def have_ipv6() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+class NotLoopback(unittest.TestCase):
+    """Warned at start: any address but loopback."""
+
+    def started(self, url: str) -> str:
+        """tkd's log up to its serving, with the metrics listener on url."""
+        with tkproc.tempdir("mhw") as base:
+            d, _ = tkproc.start_tkd(base, options=["--metrics-listen", url])
+            try:
+                d.wait_output("metrics for Prometheus at", "stderr")
+                return d.output("stderr")
+            finally:
+                self.assertEqual(d.stop(), 0)
+
+    def warned(self, url: str) -> None:
+        log = self.started(url)
+        line = [x for x in log.splitlines() if WARNING in x]
+        self.assertEqual(len(line), 1, log)
+        self.assertIn(" warn: metrics listener http://", line[0])
+        self.assertIn("answers anyone who can reach the port", line[0])
+
+    def not_warned(self, url: str) -> None:
+        log = self.started(url)
+        self.assertNotIn(WARNING, log)
+
+    def test_any_ipv4_address(self) -> None:
+        self.warned("http://0.0.0.0:0")
+
+    def test_any_ipv6_address(self) -> None:
+        if not have_ipv6():
+            self.skipTest("no IPv6 here")
+        self.warned("http://[::]:0")
+
+    def test_a_non_loopback_address(self) -> None:
+        addr = own_address()
+        if addr is None:
+            self.skipTest("this machine has no IPv4 address but loopback")
+        self.warned("http://%s:0" % addr)
+
+    def test_loopback_is_not_warned(self) -> None:
+        self.not_warned("http://127.0.0.1:0")
+        self.not_warned("http://localhost:0")
+        if have_ipv6():
+            self.not_warned("http://[::1]:0")
 
 
 if __name__ == "__main__":
