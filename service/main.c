@@ -105,6 +105,11 @@ static const char usage_text[] =
     "                          request headers within N ms, or not taken\n"
     "                          its answer within N ms more, is closed\n"
     "                          (counted, logged; default 5000)\n"
+    "  --metrics-min-interval-ms N\n"
+    "                          render the metrics at most once in N ms\n"
+    "                          (default 1000): a scrape that comes sooner\n"
+    "                          waits for the next rendering, which answers\n"
+    "                          every scrape waiting\n"
     "  --pg DSN                the PostgreSQL database of tk.v1.Orders (a\n"
     "                          libpq connection string or URI); TK_PG_DSN\n"
     "                          when not given (better for a password: a\n"
@@ -270,6 +275,7 @@ enum {
     OPT_METRICS,
     OPT_METRICS_MAXCONN,
     OPT_METRICS_HEADER_TIMEOUT,
+    OPT_METRICS_INTERVAL,
     OPT_PG,
     OPT_PG_POOL,
     OPT_NODE_ID,
@@ -291,12 +297,19 @@ static int apply_metrics_option(options *o, int c, const char *arg)
             return -1;
         o->rpc.metrics_max_connections = (unsigned)v;
         return 0;
-    default:
+    case OPT_METRICS_HEADER_TIMEOUT:
         if (parse_uint(o, "--metrics-header-timeout-ms", arg,
                        RPC_MIN_METRICS_HEADER_TIMEOUT_MS,
                        RPC_MAX_METRICS_HEADER_TIMEOUT_MS, &v) != 0)
             return -1;
         o->rpc.metrics_header_timeout_ms = (uint32_t)v;
+        return 0;
+    default:
+        if (parse_uint(o, "--metrics-min-interval-ms", arg,
+                       RPC_MIN_METRICS_MIN_INTERVAL_MS,
+                       RPC_MAX_METRICS_MIN_INTERVAL_MS, &v) != 0)
+            return -1;
+        o->rpc.metrics_min_interval_ms = (uint32_t)v;
         return 0;
     }
 }
@@ -365,6 +378,7 @@ static int apply_option(options *o, int c, const char *arg)
         return 0;
     case OPT_METRICS_MAXCONN:
     case OPT_METRICS_HEADER_TIMEOUT:
+    case OPT_METRICS_INTERVAL:
         return apply_metrics_option(o, c, arg);
     case OPT_PG:
         o->orders.dsn = arg;
@@ -444,6 +458,8 @@ static int parse_args(options *o, int argc, char **argv)
           OPT_METRICS_MAXCONN },
         { "metrics-header-timeout-ms", required_argument, NULL,
           OPT_METRICS_HEADER_TIMEOUT },
+        { "metrics-min-interval-ms", required_argument, NULL,
+          OPT_METRICS_INTERVAL },
         { "pg", required_argument, NULL, OPT_PG },
         { "pg-pool", required_argument, NULL, OPT_PG_POOL },
         { "node-id", required_argument, NULL, OPT_NODE_ID },

@@ -16,7 +16,11 @@
  *    answer says "Connection: close", so none stays open idle;
  *  - memory: a request's line and headers fit RPC_MH_REQUEST_MAX bytes,
  *    or are answered 431; a body is never read (metrics_conn.c);
- *  - CPU: a rendering answers every scrape waiting for one.
+ *  - CPU: the metrics are rendered at most once per
+ *    cfg.metrics_min_interval_ms. A scrape waits for the next rendering
+ *    after its request came (so it never reads counts older than its
+ *    request), and that rendering answers every scrape waiting: a tight
+ *    loop of scrapers costs tkd one rendering an interval.
  * The thread touches the connections alone; what it counts, it counts in
  * the server's atomics (stats.c reads them). Closing is logged at most a
  * line a second a reason. */
@@ -58,7 +62,7 @@ struct rpc_mhttp {
     rpc_mh_conn **conns;
     size_t n_conns, cap;
     struct pollfd *pfd; /* wake, the listener, then conns */
-    int64_t accept_after;
+    int64_t next_render, accept_after;
     int64_t logged_at[RPC_MH_CLOSED_KINDS + 1]; /* + accept errors */
     uint64_t logged[RPC_MH_CLOSED_KINDS];
 };
@@ -108,6 +112,8 @@ static rpc_mh_body *render(rpc_server *srv)
     rpc_mh_body *b = calloc(1, sizeof *b);
     if (b == NULL)
         return NULL;
+    /* Before the reading: a scrape's text counts its own rendering. */
+    atomic_fetch_add(&srv->mh_renders, 1);
     /* The text's memory: an rpc_call that holds only its arena. */
     rpc_call scratch;
     memset(&scratch, 0, sizeof scratch);
@@ -123,14 +129,15 @@ static rpc_mh_body *render(rpc_server *srv)
     return b;
 }
 
-/* One rendering for every scrape waiting. */
+/* One rendering for every scrape waiting, once the interval allows it. */
 static void answer_scrapes(struct rpc_mhttp *m, int64_t now)
 {
     bool waiting = false;
     for (size_t i = 0; i < m->n_conns && !waiting; i++)
         waiting = m->conns[i]->state == RPC_MH_WAIT;
-    if (!waiting)
+    if (!waiting || now < m->next_render)
         return;
+    m->next_render = now + (int64_t)m->srv->cfg.metrics_min_interval_ms * MS_NS;
     rpc_mh_body *b = render(m->srv);
     if (b != NULL)
         b->refs = 1; /* this function's, until every answer has its own */
@@ -229,15 +236,15 @@ static void expire(struct rpc_mhttp *m, int64_t now)
     }
 }
 
-/* How long poll may wait: until the next deadline, accept or log line
- * due, in ms rounded up; -1: until something happens. */
+/* How long poll may wait: until the next deadline, rendering, accept or
+ * log line due, in ms rounded up; -1: until something happens. */
 static int wait_ms(const struct rpc_mhttp *m, int64_t now)
 {
     int64_t until = INT64_MAX;
     for (size_t i = 0; i < m->n_conns; i++) {
         const rpc_mh_conn *c = m->conns[i];
-        if (c->state != RPC_MH_WAIT && c->deadline < until)
-            until = c->deadline;
+        int64_t t = c->state == RPC_MH_WAIT ? m->next_render : c->deadline;
+        until = t < until ? t : until;
     }
     if (m->accept_after > now && m->accept_after < until)
         until = m->accept_after;
@@ -415,6 +422,7 @@ static int mh_new(struct rpc_mhttp **out, rpc_server *srv, const nng_url *u,
     m->lfd = -1;
     m->wake = PORT_EVENT_NONE;
     m->cap = srv->cfg.metrics_max_connections;
+    m->next_render = INT64_MIN;
     for (int k = 0; k <= RPC_MH_CLOSED_KINDS; k++)
         m->logged_at[k] = INT64_MIN / 2;
     const char *path = u->u_path[0] != '\0' && strcmp(u->u_path, "/") != 0

@@ -276,7 +276,7 @@ struct rpc_server {
     char metrics_bound[320];
     _Atomic unsigned mh_open; /* its connections now */
     _Atomic uint64_t mh_closed[RPC_MH_CLOSED_KINDS];
-    _Atomic uint64_t mh_scrapes;
+    _Atomic uint64_t mh_scrapes, mh_renders;
 
     /* Credentials of each connection, read once when it is added (an
      * NNG pipe option lookup takes NNG's global locks), sorted by conn. */

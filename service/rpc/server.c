@@ -53,6 +53,7 @@ void rpc_config_init(rpc_config *cfg)
     cfg->handshake_timeout_ms = RPC_DEFAULT_HANDSHAKE_TIMEOUT_MS;
     cfg->metrics_max_connections = RPC_DEFAULT_METRICS_MAX_CONNECTIONS;
     cfg->metrics_header_timeout_ms = RPC_DEFAULT_METRICS_HEADER_TIMEOUT_MS;
+    cfg->metrics_min_interval_ms = RPC_DEFAULT_METRICS_MIN_INTERVAL_MS;
     cfg->allowed_uid = -1;
     cfg->shutdown_grace_ms = RPC_DEFAULT_SHUTDOWN_GRACE_MS;
     cfg->shutdown_stop_ms = RPC_DEFAULT_SHUTDOWN_STOP_MS;
@@ -74,6 +75,13 @@ static int check_metrics_config(const rpc_config *cfg, char *err, size_t errlen)
                 RPC_MIN_METRICS_HEADER_TIMEOUT_MS,
                 RPC_MAX_METRICS_HEADER_TIMEOUT_MS,
                 cfg->metrics_header_timeout_ms);
+        return -EINVAL;
+    }
+    if (cfg->metrics_min_interval_ms < RPC_MIN_METRICS_MIN_INTERVAL_MS ||
+        cfg->metrics_min_interval_ms > RPC_MAX_METRICS_MIN_INTERVAL_MS) {
+        set_err(err, errlen, "metrics min interval must be %u..%u ms, not %u",
+                RPC_MIN_METRICS_MIN_INTERVAL_MS,
+                RPC_MAX_METRICS_MIN_INTERVAL_MS, cfg->metrics_min_interval_ms);
         return -EINVAL;
     }
     return 0;

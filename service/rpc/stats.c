@@ -297,9 +297,18 @@ static void metrics_listener(builder *b, rpc_server *srv)
     }
     value(b,
           family(b, "tk_metrics_http_scrapes_total",
-                 "Requests for the metrics the metrics listener received.",
+                 "Requests for the metrics the metrics listener received; "
+                 "each is answered by the first rendering after it.",
                  TK__V1__METRIC_FAMILY__TYPE__COUNTER, 1),
           0, NULL, load(&srv->mh_scrapes));
+    value(b,
+          family(b, "tk_metrics_http_renders_total",
+                 "Renderings of the metrics for the metrics listener (a "
+                 "scrape's text counts its own): at most one each "
+                 "--metrics-min-interval-ms, however many scrapes wait for "
+                 "it.",
+                 TK__V1__METRIC_FAMILY__TYPE__COUNTER, 1),
+          0, NULL, load(&srv->mh_renders));
 }
 
 /* The families other modules count (rpc_metric_add, rpc_metric_observe). */

@@ -14,6 +14,12 @@
   --max-connections while it is full, and refuse none.
 - A listener bound to anything but loopback is warned of at start;
   loopback is not (the negative controls).
+- A tight loop of scrapers costs one rendering per --metrics-min-interval-ms
+  (the renderings are counted by tk_metrics_http_renders_total, and at
+  most 1 + elapsed / interval of them can fit in the time the loop took),
+  and every scrape still reads counts from after its request.
+  BENCHMARKS.md ("The metrics listener under a scrape loop") measures
+  what that does to Pings.
 
 Nothing waits by sleeping: tkd's log says when it serves, a closed
 connection is read as EOF (or a reset), /proc counts tkd's descriptors.
@@ -29,6 +35,7 @@ import select
 import signal
 import socket
 import sys
+import threading
 import time
 import unittest
 from typing import Dict, List, Optional, Tuple
@@ -394,6 +401,59 @@ class NotLoopback(unittest.TestCase):
         self.not_warned("http://localhost:0")
         if have_ipv6():
             self.not_warned("http://[::1]:0")
+
+
+class ScrapeLoop(Listener):
+    """Eight scrapers in a tight loop, at the default interval (1 s): a
+    rendering an interval, and each scrape fresh."""
+
+    SCRAPERS = 8
+    ROUNDS = 3
+    INTERVAL_S = 1.0  # --metrics-min-interval-ms's default
+
+    def test_one_rendering_an_interval(self) -> None:
+        self.start([])
+        before = scrape(self.port)
+        errors: List[BaseException] = []
+
+        def loop() -> None:
+            try:
+                for _ in range(self.ROUNDS):
+                    # Fresh: the scrape reads counts from after its
+                    # request, never a rendering older than it.
+                    with tk.Client(self.addr) as c:
+                        self.ping(c)
+                    pings = self.stats()["tk_calls_total"][
+                        (("code", "OK"), ("method", "tk.v1.Control/Ping"))]
+                    fams = scrape(self.port)
+                    self.assertGreaterEqual(
+                        value(fams, "tk_calls_total", code="OK",
+                              method="tk.v1.Control/Ping"), pings)
+            except BaseException as e:  # noqa: B902: reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=loop) for _ in range(self.SCRAPERS)]
+        t0 = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - t0
+        self.assertEqual(errors, [])
+        after = scrape(self.port)
+        n = self.SCRAPERS * self.ROUNDS
+        scrapes = (value(after, "tk_metrics_http_scrapes_total")
+                   - value(before, "tk_metrics_http_scrapes_total"))
+        self.assertEqual(scrapes, n + 1)  # and the one after
+        # The loop's renderings (after's text counts its own) are an
+        # interval apart at least, so no more than this fit in the time
+        # the loop took; one a scrape would be n of them, in about
+        # ROUNDS x the time a Ping and two round trips take.
+        renders = (value(after, "tk_metrics_http_renders_total")
+                   - value(before, "tk_metrics_http_renders_total") - 1)
+        bound = 1 + int(elapsed / self.INTERVAL_S)
+        self.assertLessEqual(renders, bound, "%d renderings for %d scrapes "
+                             "in %.2f s" % (renders, n, elapsed))
 
 
 if __name__ == "__main__":
