@@ -74,16 +74,18 @@ static int64_t timeout_ns(const rpc_server *srv)
 
 /* ---- connections ---- */
 
+/* Closes connection i, counted first as why (-1: not counted): a peer
+ * that sees the close may ask for the count at once. */
 static void conn_close(struct rpc_mhttp *m, size_t i, int why)
 {
     rpc_mh_conn *c = m->conns[i];
     if (why >= 0)
         atomic_fetch_add(&m->srv->mh_closed[why], 1);
+    atomic_fetch_sub(&m->srv->mh_open, 1);
     close(c->fd);
     rpc__mh_body_drop(c->body);
     free(c);
     m->conns[i] = m->conns[--m->n_conns];
-    atomic_fetch_sub(&m->srv->mh_open, 1);
 }
 
 /* Reads or writes what poll found c ready for; false: it is over. A
@@ -208,9 +210,10 @@ static void accept_some(struct rpc_mhttp *m, int64_t now)
         bool room = m->n_conns < m->cap;
         rpc_mh_conn *c = room ? malloc(sizeof *c) : NULL;
         if (c == NULL) {
-            close(fd);
+            /* Counted first: a peer that sees the close may ask at once. */
             if (!room)
                 atomic_fetch_add(&m->srv->mh_closed[RPC_MH_LIMIT], 1);
+            close(fd);
             continue;
         }
         c->fd = fd;
