@@ -98,8 +98,10 @@ static const char usage_text[] =
     "                          reaches (any other address is warned of at\n"
     "                          start)\n"
     "  --metrics-max-connections N\n"
-    "                          connections to it at once (default 8); more\n"
-    "                          are closed as they come (counted, logged)\n"
+    "                          connections to it at once (default 8, or its\n"
+    "                          part of the descriptors if smaller: below);\n"
+    "                          more are closed as they come (counted,\n"
+    "                          logged)\n"
     "  --metrics-header-timeout-ms N\n"
     "                          a connection to it that has not sent its\n"
     "                          request headers within N ms, or not taken\n"
@@ -705,8 +707,10 @@ static void log_serving(const tkd_daemon *d, const options *o)
                 i >= o->n_listen ? " (reads only)" : "",
                 rpc_server_listener_limit(d->srv, i));
     if (rpc_server_metrics_url(d->srv) != NULL)
-        rpc_log(RPC_LOG_INFO, "metrics for Prometheus at %s",
-                rpc_server_metrics_url(d->srv));
+        rpc_log(RPC_LOG_INFO,
+                "metrics for Prometheus at %s (%u connections at most)",
+                rpc_server_metrics_url(d->srv),
+                rpc_server_metrics_limit(d->srv));
     for (size_t i = 0; i < roots_count(o->roots); i++)
         rpc_log(RPC_LOG_INFO, "root %s", roots_get(o->roots, i));
     rpc_fd_log_capacity(d->srv);

@@ -8,8 +8,9 @@
  * a request, keep-alive connections kept for good; 120 connections that
  * never sent their headers held tkd's descriptors until ipc accepted no
  * more). Here each is bounded (DESIGN.md, "Metrics"):
- *  - connections at once (cfg.metrics_max_connections): one more is
- *    closed as it comes, and counted;
+ *  - connections at once: cfg.metrics_max_connections, or its part of
+ *    tkd's descriptors (srv->metrics_part, limits.c's split) if that is
+ *    smaller; one more is closed as it comes, and counted;
  *  - time: a connection has cfg.metrics_header_timeout_ms from its accept
  *    for its request's headers, and as long again to take its answer;
  *    then it is closed and counted. One request a connection: every
@@ -160,7 +161,7 @@ static void answer_scrapes(struct rpc_mhttp *m, int64_t now)
 /* ---- the loop ---- */
 
 static const char *const closed_meaning[RPC_MH_CLOSED_KINDS] = {
-    [RPC_MH_LIMIT] = "closed as they came: --metrics-max-connections were "
+    [RPC_MH_LIMIT] = "closed as they came: its limit of connections were "
                      "open",
     [RPC_MH_HEADER_TIMEOUT] = "closed: their request headers had not come "
                               "within --metrics-header-timeout-ms",
@@ -424,7 +425,12 @@ static int mh_new(struct rpc_mhttp **out, rpc_server *srv, const nng_url *u,
     m->srv = srv;
     m->lfd = -1;
     m->wake = PORT_EVENT_NONE;
-    m->cap = srv->cfg.metrics_max_connections;
+    /* Its part of the descriptors (limits.c), never none: one at a time. */
+    unsigned part = srv->metrics_part > 0 ? srv->metrics_part : 1;
+    m->cap = srv->cfg.metrics_max_connections < part
+                 ? srv->cfg.metrics_max_connections
+                 : part;
+    srv->metrics_limit = (unsigned)m->cap;
     m->next_render = INT64_MIN;
     for (int k = 0; k <= RPC_MH_CLOSED_KINDS; k++)
         m->logged_at[k] = INT64_MIN / 2;

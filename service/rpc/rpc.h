@@ -405,6 +405,9 @@ void rpc_fd_log_capacity(const rpc_server *srv);
 /* The URL the Prometheus listener serves the metrics at, with the port the
  * system chose for port 0; NULL without one. Valid until rpc_server_free. */
 const char *rpc_server_metrics_url(const rpc_server *srv);
+/* The connections it takes at once: --metrics-max-connections, or its part
+ * of the descriptors if that is smaller (limits.c); 0 without one. */
+unsigned rpc_server_metrics_limit(const rpc_server *srv);
 /* Stops accepting calls, cancels READ calls (cause SHUTDOWN), lets started
  * WRITE calls finish within shutdown_grace_ms, answers what waited in the
  * queue with UNAVAILABLE. Calls still running when the grace runs out are

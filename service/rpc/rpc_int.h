@@ -158,7 +158,7 @@ enum {
 /* Why the Prometheus listener closed a connection before its answer was
  * taken (tk_metrics_http_closed_total's reasons). */
 typedef enum rpc_mh_closed {
-    RPC_MH_LIMIT,          /* metrics_max_connections were open */
+    RPC_MH_LIMIT,          /* its limit of connections were open */
     RPC_MH_HEADER_TIMEOUT, /* no request headers within the timeout */
     RPC_MH_SEND_TIMEOUT,   /* its answer not taken within the timeout */
     RPC_MH_CLOSED_KINDS,
@@ -274,6 +274,7 @@ struct rpc_server {
      * counts (metrics_http.c writes them, stats.c reads them). */
     struct rpc_mhttp *metrics_http;
     char metrics_bound[320];
+    unsigned metrics_limit;   /* its connections at most */
     _Atomic unsigned mh_open; /* its connections now */
     _Atomic uint64_t mh_closed[RPC_MH_CLOSED_KINDS];
     _Atomic uint64_t mh_scrapes, mh_renders;

@@ -279,6 +279,11 @@ const char *rpc_server_metrics_url(const rpc_server *srv)
     return srv->metrics_http != NULL ? srv->metrics_bound : NULL;
 }
 
+unsigned rpc_server_metrics_limit(const rpc_server *srv)
+{
+    return srv->metrics_http != NULL ? srv->metrics_limit : 0;
+}
+
 const rpc_registered *rpc_server__methods(const rpc_server *srv, size_t *n)
 {
     *n = srv->n_methods;

@@ -275,14 +275,15 @@ static void metrics_listener(builder *b, rpc_server *srv)
     value(b,
           family(b, "tk_metrics_http_connections",
                  "Connections open now to the metrics listener (tkd "
-                 "--metrics-listen), at most --metrics-max-connections.",
+                 "--metrics-listen), at most its limit (the log says it).",
                  TK__V1__METRIC_FAMILY__TYPE__GAUGE, 1),
           0, NULL, (double)atomic_load(&srv->mh_open));
     Tk__V1__MetricFamily *f = family(
         b, "tk_metrics_http_closed_total",
         "Connections the metrics listener closed before their answer was "
-        "taken: limit (--metrics-max-connections were open: closed as they "
-        "came), header_timeout (no request headers within "
+        "taken: limit (its limit were open: --metrics-max-connections, or "
+        "its part of tkd's descriptors if smaller; closed as they came), "
+        "header_timeout (no request headers within "
         "--metrics-header-timeout-ms of the accept), send_timeout (the "
         "answer not taken within as long again).",
         TK__V1__METRIC_FAMILY__TYPE__COUNTER, RPC_MH_CLOSED_KINDS);
