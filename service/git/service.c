@@ -13,7 +13,8 @@ void tkgit_config_init(tkgit_config *cfg)
 }
 
 /* As tk/v1/git.proto declares them; the handlers are tkgit__<method>. */
-static const rpc_method declared[TKGIT_N_METHODS] = TK_V1_GIT__METHODS(tkgit__);
+static const rpc_method declared[TKGIT_N_METHODS] = { TK_V1_GIT__METHODS(
+    RPC_METHOD_ROW, tkgit__) };
 
 /* The declared table, with the config's timeouts where it gives one. */
 static void fill_methods(tkgit *g)

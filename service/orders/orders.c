@@ -350,8 +350,9 @@ static void get_order(void *arg, rpc_call *call,
  * transitions, whose COMMIT writes (a listener that serves reads only
  * refuses them). The handlers are the functions above, by method name.
  */
-static const rpc_method methods[TK_V1_ORDERS__N_METHODS] =
-    TK_V1_ORDERS__METHODS();
+static const rpc_method methods[TK_V1_ORDERS__N_METHODS] = {
+    TK_V1_ORDERS__METHODS(RPC_METHOD_ROW, )
+};
 
 /* ---- the service ---------------------------------------------------------
  */

@@ -121,6 +121,7 @@ static void stats(void *svc, rpc_call *call, const ProtobufCMessage *request,
  * behind busy workers; ListMethods reads a table fixed at start;
  * ListNodes, the membership's last reading; Stats, atomics and brief
  * locks. */
-const rpc_method rpc_control__methods[TK_V1_CONTROL__N_METHODS] =
-    TK_V1_CONTROL__METHODS();
+const rpc_method rpc_control__methods[TK_V1_CONTROL__N_METHODS] = {
+    TK_V1_CONTROL__METHODS(RPC_METHOD_ROW, )
+};
 const size_t rpc_control__n_methods = TK_V1_CONTROL__N_METHODS;

@@ -264,9 +264,10 @@ enum {
     RPC_METHOD_WRITES = 1u << 1,
 };
 
-/* A tk service's table is generated from its .proto (each method's option
- * (tk.v1.method)) into gen/c/tk/v1/NAME.methods.h: the module that serves
- * it gives the handlers, not the kind, timeouts, flags or list bounds. */
+/* A tk service's table is made of the rows generated from its .proto
+ * (each method's option (tk.v1.method)) into gen/c/tk/v1/NAME.methods.h,
+ * through RPC_METHOD_ROW: the module that serves it gives the handlers,
+ * not the kind, timeouts, flags or list bounds. */
 typedef struct rpc_method {
     const char *name; /* "tk.v1.Git/RevParse" */
     const ProtobufCMessageDescriptor *request;
@@ -279,6 +280,33 @@ typedef struct rpc_method {
     unsigned flags;
     rpc_list list;
 } rpc_method;
+
+/* One row of a generated table (gen/c/tk/v1/NAME.methods.h: plain data,
+ * which includes nothing of tkd) as an rpc_method; the module that serves
+ * NAME's services makes its table of them:
+ *
+ *   static const rpc_method methods[TK_V1_GIT__N_METHODS] = {
+ *       TK_V1_GIT__METHODS(RPC_METHOD_ROW, tkgit__)};
+ *
+ * The row's kind is a tk.v1.MethodSpec.Kind, whose numbers are rpc_kind's
+ * (server.c asserts it); inline and writes are 0 or 1. */
+#define RPC_METHOD_ROW(name_, request_, reply_, kind_, default_ms_,            \
+                       ceiling_ms_, inline_, writes_, field_, limit_field_,    \
+                       default_items_, max_items_, max_bytes_, handler_)       \
+    {                                                                          \
+        .name = (name_), .request = (request_), .reply = (reply_),             \
+        .kind = (rpc_kind)(kind_), .default_timeout_ms = (default_ms_),        \
+        .ceiling_ms = (ceiling_ms_), .handler = (handler_),                    \
+        .flags = ((inline_) ? (unsigned)RPC_METHOD_INLINE : 0u) |              \
+                 ((writes_) ? (unsigned)RPC_METHOD_WRITES : 0u),               \
+        .list = {                                                              \
+            .field = (field_),                                                 \
+            .limit_field = (limit_field_),                                     \
+            .default_items = (default_items_),                                 \
+            .max_items = (max_items_),                                         \
+            .max_bytes = (max_bytes_),                                         \
+        },                                                                     \
+    }
 
 /* ---- the server --------------------------------------------------------- */
 

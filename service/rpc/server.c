@@ -28,6 +28,13 @@
 #include <nng/protocol/reqrep0/rep.h>
 
 #include "rpc_int.h"
+#include "tk/v1/options.pb-c.h"
+
+/* A generated row's kind (tk.v1.MethodSpec.Kind) becomes an rpc_kind by
+ * its number (RPC_METHOD_ROW). */
+_Static_assert((int)RPC_READ == (int)TK__V1__METHOD_SPEC__KIND__READ &&
+                   (int)RPC_WRITE == (int)TK__V1__METHOD_SPEC__KIND__WRITE,
+               "rpc_kind has the numbers of tk.v1.MethodSpec.Kind");
 
 #define SPARE_SLOTS 16u
 

@@ -143,8 +143,9 @@ static void handle_search(void *svc, rpc_call *call,
 }
 
 /* As tk/v1/search.proto declares it; the handler is handle_search. */
-static const rpc_method methods[TK_V1_SEARCH__N_METHODS] =
-    TK_V1_SEARCH__METHODS(handle_);
+static const rpc_method methods[TK_V1_SEARCH__N_METHODS] = {
+    TK_V1_SEARCH__METHODS(RPC_METHOD_ROW, handle_)
+};
 
 int search_new(search **out, const search_config *cfg, char *err, size_t errlen)
 {

@@ -210,8 +210,9 @@ static void status(void *svc, rpc_call *call, const ProtobufCMessage *request,
  * above, by method name. Register's own timeout covers the worst launchd
  * case with room: 10 s of polling, 4.5 s of backoff and the launchctl
  * runs. */
-static const rpc_method methods[TK_V1_SERVICES__N_METHODS] =
-    TK_V1_SERVICES__METHODS();
+static const rpc_method methods[TK_V1_SERVICES__N_METHODS] = {
+    TK_V1_SERVICES__METHODS(RPC_METHOD_ROW, )
+};
 
 int services_register(services *r, rpc_server *srv, char *err, size_t errlen)
 {

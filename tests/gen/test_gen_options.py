@@ -1,8 +1,8 @@
 """tools/gen-stubs.py and tools/gen-python.py on small protos: each
-method's option (tk.v1.method) becomes that method's entry in tkd's method
-table (.methods.h) and its row in the C and the Python catalogs, and both
-generators refuse a method without the option, or with one tkd would
-refuse. The C catalog also keeps the .proto's comments (escaped as C
+method's option (tk.v1.method) becomes that method's row in tkd's method
+table (.methods.h, plain data that includes nothing of tkd) and in the C
+and the Python catalogs, and both generators refuse a method without the
+option, or with one tkd would refuse. The C catalog also keeps the .proto's comments (escaped as C
 strings), oneof names, maps and the option (tk.v1.path), which only a
 string field may carry.
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import faulthandler
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -50,16 +51,14 @@ def rpc(name: str, option: str = "") -> str:
 
 
 def entries(header: str) -> Dict[str, List[str]]:
-    """The method table's initializer, method by method: {name: its
-    designated initializers, ".kind = RPC_READ," ...}."""
-    table = header[header.index("__METHODS(prefix)"):]
+    """The method table's rows, method by method: {name: the arguments of
+    its ROW(...), as written ("TK__V1__METHOD_SPEC__KIND__READ", ...)}."""
+    table = header[header.index("__METHODS(ROW, prefix)"):]
+    table = re.sub(r"/\*.*?\*/", "", table, flags=re.S)
     out: Dict[str, List[str]] = {}
-    for block in table.split("        { \\\n")[1:]:
-        lines = [ln.strip().rstrip("\\").strip()
-                 for ln in block.splitlines()]
-        lines = [ln for ln in lines if ln.startswith(".")]
-        name = lines[0][len('.name = "'):-len('",')]
-        out[name] = lines
+    for args in re.findall(r"ROW\(([^()]*)\),", table.replace("\\\n", " ")):
+        row = [a.strip() for a in args.split(",")]
+        out[row[0].strip('"')] = row
     return out
 
 
@@ -103,26 +102,30 @@ class GenOptions(unittest.TestCase):
                           "#define TK_V1_THING__%s__CEILING_MS %du\n"
                           % (method, default, method, ceiling), h)
 
+        # Plain data: nothing of tkd (rpc/'s RPC_METHOD_ROW makes the
+        # table of the rows in the module that serves the service).
+        self.assertEqual(re.findall(r'^#include (.*)$', h, re.M),
+                         ['"tk/v1/options.pb-c.h"', '"tk/v1/thing.pb-c.h"'])
+
         def entry(method: str, kind: str, handler: str,
-                  flags: str) -> List[str]:
+                  inline: str, writes: str) -> List[str]:
             macro = "TK_V1_THING__%s__" % method.upper()
-            return ['.name = "tk.v1.Thing/%s",' % method,
-                    ".request = &tk__v1__req__descriptor,",
-                    ".reply = &tk__v1__rep__descriptor,",
-                    ".kind = %s," % kind,
-                    ".default_timeout_ms = %sDEFAULT_TIMEOUT_MS," % macro,
-                    ".ceiling_ms = %sCEILING_MS," % macro,
-                    ".handler = prefix##%s," % handler,
-                    ".flags = %s," % flags]
+            return ['"tk.v1.Thing/%s"' % method,
+                    "&tk__v1__req__descriptor",
+                    "&tk__v1__rep__descriptor",
+                    "TK__V1__METHOD_SPEC__KIND__" + kind,
+                    macro + "DEFAULT_TIMEOUT_MS",
+                    macro + "CEILING_MS",
+                    inline, writes,
+                    "NULL", "NULL", "0u", "0u", "0u",
+                    "prefix##" + handler]
 
         self.assertEqual(entries(h), {
-            "tk.v1.Thing/Look": entry("Look", "RPC_READ", "look",
-                                      "RPC_METHOD_INLINE"),
+            "tk.v1.Thing/Look": entry("Look", "READ", "look", "1", "0"),
             # A C keyword gets a trailing underscore.
-            "tk.v1.Thing/Register": entry("Register", "RPC_WRITE",
-                                          "register_", "0"),
-            "tk.v1.Thing/Take": entry("Take", "RPC_READ", "take",
-                                      "RPC_METHOD_WRITES"),
+            "tk.v1.Thing/Register": entry("Register", "WRITE", "register_",
+                                          "0", "0"),
+            "tk.v1.Thing/Take": entry("Take", "READ", "take", "0", "1"),
         })
 
     def test_the_option_makes_the_c_catalog(self) -> None:
@@ -217,10 +220,12 @@ service Thing {
                           "#define TK_V1_THING__%s__MAX_BYTES %du\n"
                           % (method, items, method, most, method, size), h)
         table = entries(h)
-        self.assertIn('.list = { .field = "items",',
-                      table["tk.v1.Thing/Many"])
-        self.assertIn('.limit_field = "max_n",', table["tk.v1.Thing/Many"])
-        self.assertIn(".limit_field = NULL,", table["tk.v1.Thing/Fixed"])
+        self.assertEqual(table["tk.v1.Thing/Many"][8:13],
+                         ['"items"', '"max_n"',
+                          "TK_V1_THING__MANY__DEFAULT_ITEMS",
+                          "TK_V1_THING__MANY__MAX_ITEMS",
+                          "TK_V1_THING__MANY__MAX_BYTES"])
+        self.assertEqual(table["tk.v1.Thing/Fixed"][8:10], ['"items"', "NULL"])
         cat = self.read("tk/catalog.c")
         self.assertIn('TK_METHOD_READ, 5, 5,\n     "items", "max_n", 10, 100, '
                       '4096},', cat)
