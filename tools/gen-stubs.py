@@ -3,16 +3,8 @@
 from the service descriptors of proto/.
 
 Input: a FileDescriptorSet (protoc --include_imports --descriptor_set_out).
-Output, under OUTDIR (gen/c):
+Output, under C_OUTDIR (gen/c, the C client's, beside protoc-c's messages):
   tk/<pkg path>/<file>.tk.h / .tk.c  one typed function per RPC, calling tk_call
-  tk/<pkg path>/<file>.methods.h     the methods of each service of the
-                                      file as rows of plain data (name,
-                                      messages, kind, timeouts, flags, the
-                                      ceiling of the reply's list, handler),
-                                      which include nothing of tkd: the one
-                                      module of tkd that serves the service
-                                      makes its method table of them
-                                      (rpc/'s RPC_METHOD_ROW)
   tk/catalog.c                        every method (with its kind and
                                       timeouts), message and enum, for
                                       tkcall, the JSON codec and the tests;
@@ -21,6 +13,15 @@ Output, under OUTDIR (gen/c):
                                       protobuf-c does not keep of a field:
                                       its oneof, that it is a map, and its
                                       option (tk.v1.path)
+and under TKD_OUTDIR (gen/tkd, tkd's alone, installed with nothing):
+  tk/<pkg path>/<file>.methods.h     the methods of each service of the
+                                      file as rows of plain data (name,
+                                      messages, kind, timeouts, flags, the
+                                      ceiling of the reply's list, handler),
+                                      which include nothing of tkd: the one
+                                      module of tkd that serves the service
+                                      makes its method table of them
+                                      (rpc/'s RPC_METHOD_ROW)
 Each method's kind, timeouts, flags and list ceiling come from its option
 (tk.v1.method) (proto/tk/v1/options.proto), which every method of a tk
 service must carry.
@@ -668,8 +669,9 @@ def load(path):
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.stderr.write("usage: gen-stubs.py DESCRIPTOR_SET OUTDIR\n")
+    if len(sys.argv) != 4:
+        sys.stderr.write("usage: gen-stubs.py DESCRIPTOR_SET C_OUTDIR "
+                         "TKD_OUTDIR\n")
         return 2
     fds = load(sys.argv[1])
     specs = method_specs(fds)
@@ -677,7 +679,7 @@ def main():
     for fdesc in files:
         if fdesc.package.startswith("tk.") and fdesc.service:
             gen_stubs(fdesc, specs, sys.argv[2])
-            gen_methods(fdesc, specs, sys.argv[2])
+            gen_methods(fdesc, specs, sys.argv[3])
     gen_catalog(files, specs, path_kinds(fds), sys.argv[2])
     return 0
 

@@ -265,7 +265,7 @@ enum {
 };
 
 /* A tk service's table is made of the rows generated from its .proto
- * (each method's option (tk.v1.method)) into gen/c/tk/v1/NAME.methods.h,
+ * (each method's option (tk.v1.method)) into gen/tkd/tk/v1/NAME.methods.h,
  * through RPC_METHOD_ROW: the module that serves it gives the handlers,
  * not the kind, timeouts, flags or list bounds. */
 typedef struct rpc_method {
@@ -281,7 +281,7 @@ typedef struct rpc_method {
     rpc_list list;
 } rpc_method;
 
-/* One row of a generated table (gen/c/tk/v1/NAME.methods.h: plain data,
+/* One row of a generated table (gen/tkd/tk/v1/NAME.methods.h: plain data,
  * which includes nothing of tkd) as an rpc_method; the module that serves
  * NAME's services makes its table of them:
  *

@@ -54,7 +54,7 @@ Rules (the name before the colon is the one the allowlist uses):
   public-header: client/include/tk/*.h declare only tk_/TK_ names, and
     every type they mention is their own, a C standard type, or opaque.
   gen-table: a method table of tkd that tools/regen generates,
-    gen/c/tk/v1/NAME.methods.h (the one of tk/v1/NAME.proto), is included
+    gen/tkd/tk/v1/NAME.methods.h (the one of tk/v1/NAME.proto), is included
     only by files of the module that serves NAME's services: service/NAME/
     (the proto service and its folder share a name), or service/rpc/ for
     control (tk.v1.Control, rpc's own service). Not by another module, not
@@ -127,7 +127,7 @@ PRINT_NAMES = re.compile(r"^(stdout|stderr|STDOUT_FILENO|STDERR_FILENO)$")
 PROCESS_OWNER = "service/proc"
 BRIDGE_OWNER = "service/tool"
 BRIDGE_FUNCS = re.compile(r"^proc_run$")
-GEN_TABLE = re.compile(r"^gen/c/tk/v1/(\w+)\.methods\.h$")
+GEN_TABLE = re.compile(r"^gen/tkd/tk/v1/(\w+)\.methods\.h$")
 # The proto files whose services a module of another name serves.
 GEN_TABLE_OWNERS = {"control": "rpc"}
 HOST = "rpc"  # every service module may use it: it hands them their calls
@@ -289,7 +289,7 @@ class Tree:
                     return directory, clean_args(argv[1:], p) + [
                         "-x", "c-header"]
         args = ["-std=c11", "-D_GNU_SOURCE"]
-        for d in ("service", "client/include", "gen/c",
+        for d in ("service", "client/include", "gen/c", "gen/tkd",
                   os.path.dirname(rel)):
             args += ["-I", os.path.join(self.root, d)]
         if rel.endswith(".h"):
@@ -638,8 +638,8 @@ def rule_gen_table(t):
         for line, name, resolved in t.includes(rel):
             target = t.rel(resolved) if resolved else None
             if target is None and os.path.exists(
-                    os.path.join(t.root, "gen/c", name)):
-                target = os.path.normpath(os.path.join("gen/c", name))
+                    os.path.join(t.root, "gen/tkd", name)):
+                target = os.path.normpath(os.path.join("gen/tkd", name))
             m = GEN_TABLE.match(target or "")
             if not m:
                 continue

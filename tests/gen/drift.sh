@@ -8,9 +8,10 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$top/tools/regen" --out "$out"
 if ! diff -r "$top/gen/c" "$out/c" >"$out/c.diff" ||
+    ! diff -r "$top/gen/tkd" "$out/tkd" >"$out/tkd.diff" ||
     ! diff -r -x __pycache__ "$top/gen/python" "$out/python" >"$out/py.diff" ||
     ! diff -r "$top/gen/ts" "$out/ts" >"$out/ts.diff"; then
-    cat "$out/c.diff" "$out/py.diff" "$out/ts.diff" 2>/dev/null | head -50
+    cat "$out/c.diff" "$out/tkd.diff" "$out/py.diff" "$out/ts.diff" 2>/dev/null | head -50
     echo "gen/ differs from tools/regen output: run tools/regen and commit" >&2
     exit 1
 fi

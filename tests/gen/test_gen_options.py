@@ -76,11 +76,13 @@ class GenOptions(unittest.TestCase):
                         "--descriptor_set_out=set.pb", "-I.",
                         "tk/v1/thing.proto"], cwd=d, check=True)
         self.out = os.path.join(d, "out")
-        return subprocess.run([PY, gen, os.path.join(d, "set.pb"), self.out],
+        self.tkd = os.path.join(d, "tkd")
+        outs = [self.out, self.tkd] if gen == GEN_C else [self.out]
+        return subprocess.run([PY, gen, os.path.join(d, "set.pb")] + outs,
                               capture_output=True, text=True)
 
-    def read(self, rel: str) -> str:
-        with open(os.path.join(self.out, rel)) as f:
+    def read(self, rel: str, tkd: bool = False) -> str:
+        with open(os.path.join(self.tkd if tkd else self.out, rel)) as f:
             return f.read()
 
     BODY = (rpc("Look", "kind: READ, default_timeout_ms: 5000, "
@@ -93,7 +95,7 @@ class GenOptions(unittest.TestCase):
     def test_the_option_makes_the_table(self) -> None:
         p = self.gen(self.BODY)
         self.assertEqual(p.returncode, 0, p.stderr)
-        h = self.read("tk/v1/thing.methods.h")
+        h = self.read("tk/v1/thing.methods.h", tkd=True)
         self.assertIn("#define TK_V1_THING__N_METHODS 3\n", h)
         for method, default, ceiling in (("LOOK", 5000, 60000),
                                          ("REGISTER", 9000, 9000),
@@ -212,7 +214,7 @@ service Thing {
             "list: { field: \"items\", max_items: 7 }")
         p = self.gen(body, head=self.LISTED)
         self.assertEqual(p.returncode, 0, p.stderr)
-        h = self.read("tk/v1/thing.methods.h")
+        h = self.read("tk/v1/thing.methods.h", tkd=True)
         for method, items, most, size in (("MANY", 10, 100, 4096),
                                           ("FIXED", 0, 7, 0)):
             self.assertIn("#define TK_V1_THING__%s__DEFAULT_ITEMS %du\n"

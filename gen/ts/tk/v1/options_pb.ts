@@ -8,7 +8,7 @@
 //
 // Every method of every tk service carries this option; tools/regen fails
 // on one that does not. From it tools/gen-stubs.py makes tkd's method
-// table of each service (gen/c/tk/v1/<file>.methods.h: name, messages,
+// table of each service (gen/tkd/tk/v1/<file>.methods.h: name, messages,
 // kind, timeouts, flags; the module that serves the service supplies the
 // handlers) and the C client's catalog (gen/c/tk/catalog.c), and
 // tools/gen-python.py the Python client's (gen/python/tk/_catalog.py). The
