@@ -60,6 +60,15 @@ Rules (the name before the colon is the one the allowlist uses):
     control (tk.v1.Control, rpc's own service). Not by another module, not
     by main.c, tests or tools: a second includer could register the same
     methods.
+  gen-include: generated code depends only downward. A file of gen/c/
+    (protoc-c's messages, the typed stubs, the C client's catalog)
+    includes nothing of the tree but gen/c/ and the client's public
+    headers (client/include/tk/: the stubs and the catalog are
+    libtkclient's, written against its API); a file of gen/tkd/ (tkd's
+    method tables) nothing but gen/c/; beyond the tree, protobuf-c and
+    libc. Never a file of service/: the module that serves a service
+    makes its table of the generated rows (rpc/'s RPC_METHOD_ROW), not
+    the other way round.
   layout: DESIGN.md's Layout (the block after its "## Layout" heading)
     is true of the tree it sits in: every path it names exists (the paths
     of its first column, and those its descriptions name: tests/'s unit/
@@ -130,6 +139,12 @@ BRIDGE_FUNCS = re.compile(r"^proc_run$")
 GEN_TABLE = re.compile(r"^gen/tkd/tk/v1/(\w+)\.methods\.h$")
 # The proto files whose services a module of another name serves.
 GEN_TABLE_OWNERS = {"control": "rpc"}
+# What each part of gen/ may include of the tree (protobuf-c and libc are
+# not the tree's); a part not named here, nothing.
+GEN_INCLUDES = {
+    "gen/c": ("gen/c/", "client/include/tk/"),
+    "gen/tkd": ("gen/c/",),
+}
 HOST = "rpc"  # every service module may use it: it hands them their calls
 BASE = "port"  # every service module may use it: what differs by system
 CLIENT_PUBLIC = {
@@ -651,6 +666,23 @@ def rule_gen_table(t):
                        "it, includes it")
 
 
+def rule_gen_include(t):
+    for rel in t.c_files("gen"):
+        part = "/".join(rel.split("/")[:2])
+        allowed = GEN_INCLUDES.get(part, ())
+        for line, name, resolved in t.includes(rel):
+            if resolved and t.rel(resolved) is None:
+                continue  # protobuf-c, libc
+            target = resolve_quoted(t, rel, name, resolved)
+            if target is not None and target.startswith(allowed):
+                continue
+            what = target or f"{name} (not found)"
+            t.fail("gen-include", f"{rel}:{line}", f"{rel} {what}",
+                   f"generated code includes {what}: {part}/ includes "
+                   f"nothing of the tree but "
+                   f"{', '.join(allowed) or 'nothing'}")
+
+
 def rule_public_header(t):
     for rel in t.c_files(PUBLIC_DIR):
         if not rel.endswith(".h"):
@@ -980,8 +1012,8 @@ def rule_layout(t):
 
 
 RULES = (rule_boundary, rule_library_and_process, rule_bridge,
-         rule_signature, rule_include, rule_gen_table, rule_public_header,
-         rule_print, rule_seam, rule_circle, rule_layout)
+         rule_signature, rule_include, rule_gen_table, rule_gen_include,
+         rule_public_header, rule_print, rule_seam, rule_circle, rule_layout)
 
 
 def read_allowlist(path):
