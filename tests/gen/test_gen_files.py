@@ -1,6 +1,11 @@
 """What gen/ says of its files is true: every generated file opens with a
 line saying which tool made it from which .proto and that it is not to be
-edited. The negative control: files without the line.
+edited, and gen/README.md's table names every file of gen/ in exactly one
+row, each row naming at least one, with the rows that say meson installs
+them exactly the files of gen/ that meson's install list holds (tkd's
+method tables, gen/tkd/, never among them). Each check has its negative
+control: a file without the line, a table that misses a file or says
+wrongly what is installed.
 
   test_gen_files.py SOURCE_ROOT BUILD_ROOT
 
@@ -11,6 +16,8 @@ what holds of gen/ here holds of the generators' output.
 from __future__ import annotations
 
 import faulthandler
+import fnmatch
+import json
 import os
 import re
 import shutil
@@ -18,7 +25,7 @@ import signal
 import sys
 import tempfile
 import unittest
-from typing import List
+from typing import Dict, List, Set, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.normpath(
@@ -62,6 +69,67 @@ def without_the_line(gen: str) -> List[str]:
     return bad
 
 
+def readme_rows(path: str) -> List[Tuple[List[str], bool]]:
+    """(the globs of its first column, whether its last says meson
+    installs them) of each row of the README's table."""
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not line.startswith("|") or len(cells) < 2 or \
+                    cells[0] in ("files", "") or set(cells[0]) <= set("-"):
+                continue
+            globs = re.findall(r"`([^`]+)`", cells[0])
+            installed = cells[-1].split()[0].rstrip(",").lower()
+            if not globs or installed not in ("yes", "no"):
+                raise AssertionError("gen/README.md: a row wants `files` "
+                                     "first and yes or no last: " + line)
+            rows.append((globs, installed == "yes"))
+    return rows
+
+
+def table_problems(files: List[str], rows: List[Tuple[List[str], bool]],
+                   installed: Set[str]) -> List[str]:
+    """What the table gets wrong of files (relative to gen/) and of the
+    set of them meson installs."""
+    out = []
+    said: Dict[str, bool] = {}
+    for rel in files:
+        hits = [yes for globs, yes in rows for g in globs
+                if fnmatch.fnmatchcase(rel, g)]
+        if len(hits) != 1:
+            out.append("%s is in %d rows, not 1" % (rel, len(hits)))
+        else:
+            said[rel] = hits[0]
+    for globs, _ in rows:
+        for g in globs:
+            if not any(fnmatch.fnmatchcase(rel, g) for rel in files):
+                out.append("the row %s names no file" % g)
+    for rel, yes in sorted(said.items()):
+        if yes and rel not in installed:
+            out.append("%s: the table says meson installs it; it does not"
+                       % rel)
+        if not yes and rel in installed:
+            out.append("%s: meson installs it; the table says no" % rel)
+    for rel in sorted(installed - set(files)):
+        out.append("%s: meson installs it; gen/ has no such file" % rel)
+    return out
+
+
+def meson_installs() -> Set[str]:
+    """The files of gen/ that meson's install list holds (relative to
+    gen/), from the build's introspection data."""
+    path = os.path.join(BUILD or "", "meson-info", "intro-installed.json")
+    with open(path) as f:
+        sources = json.load(f)
+    out = set()
+    for src in sources:
+        src = os.path.realpath(os.path.join(BUILD or "", src))
+        if src.startswith(GEN + os.sep):
+            out.add(os.path.relpath(src, GEN))
+    return out
+
+
 class GenFiles(unittest.TestCase):
     def test_every_generated_file_says_so(self) -> None:
         self.assertGreater(len(generated_files(GEN)), 40)
@@ -88,6 +156,38 @@ class GenFiles(unittest.TestCase):
                 f.write(text)
         self.assertEqual(without_the_line(d), ["ts/tk/v1/late_pb.ts",
                                                "ts/tk/v1/nosource_pb.ts"])
+
+    def test_the_readme_says_what_meson_installs(self) -> None:
+        if BUILD is None:
+            self.skipTest("no build directory (meson passes it)")
+        installed = meson_installs()
+        self.assertTrue(installed, "meson installs nothing of gen/?")
+        self.assertFalse([f for f in installed if f.startswith("tkd/")])
+        rows = readme_rows(os.path.join(GEN, "README.md"))
+        self.assertEqual(table_problems(generated_files(GEN), rows,
+                                        installed), [])
+
+    def test_a_wrong_table_is_found(self) -> None:
+        files = ["c/a.pb-c.h", "c/a.pb-c.c", "tkd/a.methods.h"]
+        rows = [(["c/*.pb-c.h"], True), (["c/*.pb-c.c"], False),
+                (["tkd/*.methods.h"], False)]
+        self.assertEqual(table_problems(files, rows, {"c/a.pb-c.h"}), [])
+        self.assertEqual(table_problems(files, rows[:2], {"c/a.pb-c.h"}),
+                         ["tkd/a.methods.h is in 0 rows, not 1"])
+        self.assertEqual(
+            table_problems(files, rows + [(["c/*.c"], False)],
+                           {"c/a.pb-c.h"}),
+            ["c/a.pb-c.c is in 2 rows, not 1"])
+        self.assertEqual(
+            table_problems(files, rows + [(["c/*.tk.h"], True)],
+                           {"c/a.pb-c.h"}),
+            ["the row c/*.tk.h names no file"])
+        self.assertEqual(
+            table_problems(files, rows, {"c/a.pb-c.h", "tkd/a.methods.h"}),
+            ["tkd/a.methods.h: meson installs it; the table says no"])
+        self.assertEqual(
+            table_problems(files, rows, set()),
+            ["c/a.pb-c.h: the table says meson installs it; it does not"])
 
 
 if __name__ == "__main__":
