@@ -1,11 +1,12 @@
 """What gen/ says of its files is true: every generated file opens with a
 line saying which tool made it from which .proto and that it is not to be
-edited, and gen/README.md's table names every file of gen/ in exactly one
-row, each row naming at least one, with the rows that say meson installs
-them exactly the files of gen/ that meson's install list holds (tkd's
-method tables, gen/tkd/, never among them). Each check has its negative
-control: a file without the line, a table that misses a file or says
-wrongly what is installed.
+edited, .gitattributes marks it generated (and nothing a person writes),
+and gen/README.md's table names every file of gen/ in exactly one row,
+each row naming at least one, with the rows that say meson installs them
+exactly the files of gen/ that meson's install list holds (tkd's method
+tables, gen/tkd/, never among them). Each check has its negative control:
+a file without the line, a file of proto/, a table that misses a file or
+says wrongly what is installed.
 
   test_gen_files.py SOURCE_ROOT BUILD_ROOT
 
@@ -22,6 +23,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -156,6 +158,24 @@ class GenFiles(unittest.TestCase):
                 f.write(text)
         self.assertEqual(without_the_line(d), ["ts/tk/v1/late_pb.ts",
                                                "ts/tk/v1/nosource_pb.ts"])
+
+    def test_git_marks_the_generated_files(self) -> None:
+        """.gitattributes: linguist-generated on every generated file
+        (GitHub folds them in diffs), not on the hand-written ones."""
+        if not os.path.exists(os.path.join(ROOT, ".git")):
+            self.skipTest("not a git checkout")
+        paths = [os.path.join("gen", r) for r in
+                 generated_files(GEN) + list(HAND_WRITTEN)]
+        source = os.path.join("proto", "tk", "v1", "git.proto")
+        p = subprocess.run(["git", "-C", ROOT, "check-attr", "-z",
+                            "linguist-generated", "--"] + paths + [source],
+                           capture_output=True, text=True, check=True)
+        words = p.stdout.split("\0")
+        got = {words[i]: words[i + 2] for i in range(0, len(words) - 2, 3)}
+        want = {p: "true" for p in paths}
+        want.update({os.path.join("gen", r): "unset" for r in HAND_WRITTEN})
+        want[source] = "unspecified"
+        self.assertEqual(got, want)
 
     def test_the_readme_says_what_meson_installs(self) -> None:
         if BUILD is None:
