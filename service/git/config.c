@@ -41,11 +41,11 @@ typedef struct config_rule {
     bool subsection;
     const char *name;
     config_value value;
-    /* VALUE_ENUM, VALUE_BOOL_OR: the words, "|"-separated (README.md) */
+    /* VALUE_ENUM, VALUE_BOOL_OR: the words, "|"-separated (docs/git.md) */
     const char *words;
 } config_rule;
 
-/* README.md lists these; keep the two together. git compares section and
+/* docs/git.md lists these; keep the two together. git compares section and
  * variable names without case ("USER.Name" is user.name). */
 static const config_rule allowed[] = {
     { "user", false, "name", VALUE_NAME, NULL },

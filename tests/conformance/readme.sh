@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The README's client examples that are not C (tests/install/check.sh runs
-# the C block): the Python and TypeScript examples and the "From any other
-# language" shell block, extracted from README.md and run exactly as
-# written, from a directory laid out as a clone (proto/, client/, gen/),
+# the C block): the Python and TypeScript examples of README.md and the
+# "From any other language" shell block of docs/contract.md, extracted and
+# run exactly as written, from a directory laid out as a clone (proto/, client/, gen/),
 # against a real tkd on its default socket under a private XDG_RUNTIME_DIR. The shell block's
-# output must be the one the README shows (elapsed time and uptime aside).
+# output must be the one docs/contract.md shows (elapsed time and uptime
+# aside).
 #   readme.sh SOURCE_ROOT       (TKD: the tkd to start)
 set -euo pipefail
 src=${1:?source root}
@@ -32,30 +33,30 @@ for d in proto client gen; do ln -s "$src/$d" "$work/$d"; done
 export PYTHONDONTWRITEBYTECODE=1
 unset TK_ADDR
 
-# A fenced block of README.md: the first one opening with FENCE after the
-# line that starts with HEADING.
-block() { # block HEADING FENCE
-    awk -v h="$1" -v f="$2" '
+# A fenced block of FILE: the first one opening with FENCE after the line
+# that starts with HEADING.
+block() { # block FILE HEADING FENCE
+    awk -v h="$2" -v f="$3" '
         index($0, h) == 1 { sec = 1 }
         sec && !on && $0 == f { on = 1; next }
         on && /^```$/ { exit }
-        on' "$src/README.md"
+        on' "$src/$1"
 }
-block '## The Python client' '```python' >"$work/app.py"
+block README.md '## The Python client' '```python' >"$work/app.py"
 grep -q 'client.control.ping' "$work/app.py" || fail "README has no Python example"
-block '## The TypeScript client' '```js' >"$work/app.mjs"
+block README.md '## The TypeScript client' '```js' >"$work/app.mjs"
 grep -q 'client.control.ping' "$work/app.mjs" || fail "README has no TypeScript example"
 command -v node >/dev/null || fail "node not found (the TypeScript example): tools/install-deps"
 [ -f "$src/client/ts/dist/src/index.js" ] ||
     fail "client/ts is not built: npm ci --prefix client/ts (tools/install-deps)"
-block '## From any other language' '```sh' >"$work/call.sh"
-grep -q 'nngcat' "$work/call.sh" || fail "README has no shell example"
-# The output the README shows: the block after the shell block.
+block docs/contract.md '## From any other language' '```sh' >"$work/call.sh"
+grep -q 'nngcat' "$work/call.sh" || fail "docs/contract.md has no shell example"
+# The output docs/contract.md shows: the block after the shell block.
 awk 'index($0, "## From any other language") == 1 { sec = 1 }
      sec && /^```/ { n++; if (n == 3) { on = 1; next } }
      on && /^```$/ { exit }
-     on' "$src/README.md" >"$dir/shown.txt"
-grep -q '^call_id: ' "$dir/shown.txt" || fail "README shows no reply of the shell example"
+     on' "$src/docs/contract.md" >"$dir/shown.txt"
+grep -q '^call_id: ' "$dir/shown.txt" || fail "docs/contract.md shows no reply of the shell example"
 # The python example says how to run it (its first line, a comment).
 run_py=$(sed -n '1s/^# //p' "$work/app.py")
 case $run_py in *" app.py") ;; *) fail "the Python example's first line is not how to run it: $run_py" ;; esac
@@ -95,5 +96,5 @@ echo "$out"
 # uptime (field 3, tag \030, left out when 0).
 norm() { sed -e 's/^\(  elapsed_us: \)[0-9]*$/\1N/' -e 's/\\030[^"]*"$/"/'; }
 diff <(norm <"$dir/shown.txt") <(norm <<<"$out") ||
-    fail "the shell example's reply is not the one the README shows (diff above: README, then this tkd)"
+    fail "the shell example's reply is not the one docs/contract.md shows (diff above: docs/contract.md, then this tkd)"
 echo "readme: ok"

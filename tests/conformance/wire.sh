@@ -3,7 +3,7 @@
 # `protoc --encode` (its payload a PingRequest, itself encoded by protoc),
 # sent by `nngcat --req` (nng-utils), the tk.v1.Reply decoded by
 # `protoc --decode` — what a user of any other language does first (the
-# README shows it). Against a real tkd, waited for by its log line.
+# docs/contract.md shows it). Against a real tkd, waited for by its log line.
 #   wire.sh SOURCE_ROOT       (TKD: the tkd to start)
 set -euo pipefail
 top=${1:?source root}

@@ -345,7 +345,7 @@ static bool has(const search_parser *p, const char *path)
     return find(p, path, strlen(path), 1) != NULL;
 }
 
-/* With ignore files, what README.md documents: rg honours .gitignore,
+/* With ignore files, what docs/search.md documents: rg honours .gitignore,
  * .ignore and .rgignore; git grep --untracked honours .gitignore alone,
  * and (unlike git grep without it) skips a tracked file that .gitignore
  * names, as rg does; grep knows no ignore file and skips only .git/ and

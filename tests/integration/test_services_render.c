@@ -375,8 +375,8 @@ static const bad_case bad_cases[] = {
       "spec.stdout_path" },
 };
 
-/* README.md's Render example, as written there: it renders (its program
- * exists), to the path and the ExecStart= line the README shows. */
+/* docs/services.md's Render example, as written there: it renders (its
+ * program exists), to the path and the ExecStart= line the page shows. */
 static void test_readme_example(void **state)
 {
     fx *f = *state;

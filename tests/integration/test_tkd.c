@@ -32,7 +32,7 @@ static void test_help_and_version(void **state)
     assert_non_null(strstr(p.out, "--listen URL"));
     assert_non_null(strstr(p.out, "--max-request-bytes"));
     assert_non_null(strstr(p.out, "--pg DSN"));
-    /* the exit status of a shutdown whose grace ran out (README too) */
+    /* the exit status of a shutdown whose grace ran out (docs/tkd.md too) */
     assert_non_null(strstr(p.out, "3 calls outlived --shutdown-grace-ms"));
     ts_proc_free(&p);
     const char *version[] = { ts_program("TKD"), "--version", NULL };

@@ -10,7 +10,7 @@ Here every key of ConfigSet's allowlist is written with bad values (and
 keys are written that break git's syntax), and after each the next
 Status, Checkout and Commit still work, git itself still reads the
 config, and a good value still goes in. The allowlist's keys are read
-from README.md, which lists them: a key added there without a row here
+from docs/git.md, which lists them: a key added there without a row here
 fails the test. A negative control writes the same bad keys with git
 itself and shows that tkd's Status then fails, so the check can fail.
 
@@ -41,7 +41,7 @@ BOOL_BAD = ["maybe", "", "1x", "true false", "99999999999", "on\n"]
 TEXT_ODD = ["a\nb", "x\"]\n[core]\n\tfsmonitor = touch MARK", "\\", "",
             "-D", "#", ";"]
 
-# Each allowlisted key (as README.md spells it): a good value, and values
+# Each allowlisted key (as docs/git.md spells it): a good value, and values
 # that must not break the repository (refused, or taken as data). A
 # branch key's rows use the branch "main".
 KEYS: Dict[str, Tuple[str, List[str]]] = {
@@ -153,8 +153,8 @@ class ConfigSet(unittest.TestCase):
             bad.append("%s: a program ran" % what)
         return bad
 
-    def readme_keys(self) -> List[str]:
-        with open(os.path.join(tkproc.SOURCE_ROOT, "README.md"),
+    def documented_keys(self) -> List[str]:
+        with open(os.path.join(tkproc.SOURCE_ROOT, "docs", "git.md"),
                   encoding="utf-8") as f:
             text = f.read()
         para = text[text.index("`ConfigSet` writes the repository's own"):]
@@ -164,8 +164,8 @@ class ConfigSet(unittest.TestCase):
         return ["branch.<name>" + k if k.startswith(".") else k
                 for k in keys if not k.startswith("-")]
 
-    def test_rows_are_readmes(self) -> None:
-        self.assertEqual(sorted(self.readme_keys()), sorted(KEYS))
+    def test_rows_are_the_documented_keys(self) -> None:
+        self.assertEqual(sorted(self.documented_keys()), sorted(KEYS))
 
     def test_bad_values_break_nothing(self) -> None:
         bad: List[str] = []

@@ -16,7 +16,7 @@
   leave every listener accepting (NNG 1.5.2 stopped accepting for good
   after one: tools/nng/build).
 
-The CA and certificates are made with the openssl CLI, as README.md shows.
+The CA and certificates are made with the openssl CLI, as docs/tkd.md shows.
 Run by meson under /usr/bin/python3.
 """
 

@@ -1,5 +1,5 @@
 """Test support for the Python tests that speak tls+tcp://: a CA and
-certificates made with the openssl CLI, as README.md shows (tests/security,
+certificates made with the openssl CLI, as docs/tkd.md shows (tests/security,
 the fleet tests, whose nodes' certificates name their ids: node_ext).
 """
 
