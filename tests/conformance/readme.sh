@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # The README's client examples that are not C (tests/install/check.sh runs
-# the C block): the Python and TypeScript examples of README.md and the
-# "From any other language" shell block of docs/contract.md, extracted and
-# run exactly as written, from a directory laid out as a clone (proto/, client/, gen/),
-# against a real tkd on its default socket under a private XDG_RUNTIME_DIR. The shell block's
-# output must be the one docs/contract.md shows (elapsed time and uptime
-# aside).
-#   readme.sh SOURCE_ROOT       (TKD: the tkd to start)
+# the C block): the tkcall, Python and TypeScript examples of README.md and
+# the "From any other language" shell block of docs/contract.md, extracted
+# and run exactly as written, from a directory laid out as a clone (proto/, client/, gen/),
+# against a real tkd on its default socket under a private XDG_RUNTIME_DIR. The tkcall
+# example's and the shell block's output must be the one shown (elapsed
+# time and uptime aside).
+#   readme.sh SOURCE_ROOT       (TKD: the tkd to start, TKCALL: the tkcall)
 set -euo pipefail
 src=${1:?source root}
 tkd=${TKD:?TKD: the tkd to test}
+tkcall=${TKCALL:?TKCALL: the tkcall to test}
 # nngcat is nng's tool (Debian: nng-utils; Homebrew's nng builds it, an
 # NNG that ships no tools does not): without it this test cannot run, and
 # says so as meson's skip (77).
@@ -42,13 +43,19 @@ block() { # block FILE HEADING FENCE
         on && /^```$/ { exit }
         on' "$src/$1"
 }
-block README.md '## The Python client' '```python' >"$work/app.py"
+block README.md '### Python' '```python' >"$work/app.py"
 grep -q 'client.control.ping' "$work/app.py" || fail "README has no Python example"
-block README.md '## The TypeScript client' '```js' >"$work/app.mjs"
+block README.md '### TypeScript' '```js' >"$work/app.mjs"
 grep -q 'client.control.ping' "$work/app.mjs" || fail "README has no TypeScript example"
 command -v node >/dev/null || fail "node not found (the TypeScript example): tools/install-deps"
 [ -f "$src/client/ts/dist/src/index.js" ] ||
     fail "client/ts is not built: npm ci --prefix client/ts (tools/install-deps)"
+# The tkcall example: one command (after "$ "), then what it prints.
+block README.md '### tkcall' '```sh' >"$dir/tkcall.txt"
+[ "$(grep -c '^\$ ' "$dir/tkcall.txt")" = 1 ] || fail "README's tkcall example is not one command"
+grep -q '^\$ tkcall ' "$dir/tkcall.txt" || fail "README has no tkcall example"
+run_tkcall=$(sed -n 's/^\$ //p' "$dir/tkcall.txt")
+sed '/^\$ /d' "$dir/tkcall.txt" >"$dir/tkcall-shown.txt"
 block docs/contract.md '## From any other language' '```sh' >"$work/call.sh"
 grep -q 'nngcat' "$work/call.sh" || fail "docs/contract.md has no shell example"
 # The output docs/contract.md shows: the block after the shell block.
@@ -89,6 +96,16 @@ run_js=$(sed -n '1s|^// app.mjs: ||p' "$work/app.mjs")
 out=$(cd "$work" && node app.mjs)
 echo "$out"
 [[ $out =~ ^tkd\ [^\ ]+,\ up\ [0-9]+\ ms$ ]] || fail "the TypeScript example printed: $out"
+
+# tkcall as tools/run's export line puts it: on PATH.
+mkdir "$dir/bin"
+ln -s "$tkcall" "$dir/bin/tkcall"
+out=$(cd "$work" && PATH="$dir/bin:$PATH" bash -euo pipefail -c "$run_tkcall")
+echo "$out"
+# What varies between runs: tkd's uptime.
+no_uptime() { sed 's/^\(  "uptimeMs": "\)[0-9]*"/\1N"/'; }
+diff <(no_uptime <"$dir/tkcall-shown.txt") <(no_uptime <<<"$out") ||
+    fail "the tkcall example's reply is not the one the README shows (diff above: README, then this tkd)"
 
 out=$(cd "$work" && bash -euo pipefail call.sh)
 echo "$out"
