@@ -146,7 +146,7 @@ static const char usage_text[] =
     "it; the directory of a --listen or TK_ADDR path is used as it is. A\n"
     "peer whose uid differs from tkd's gets PERMISSION_DENIED. tcp:// is\n"
     "refused (it authenticates no one): use tls+tcp:// with client\n"
-    "certificates (README: Calling tkd over the network).\n"
+    "certificates (docs/tkd.md: Calling tkd over the network).\n"
     "At start tkd raises its soft file-descriptor limit to the hard limit.\n"
     "Of the descriptors free after start-up, half are kept for the calls'\n"
     "work (git, the search tools, libgit2, PostgreSQL); the listeners share\n"

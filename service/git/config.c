@@ -239,7 +239,7 @@ bool tkgit__config_allowed(const tkgit *g, rpc_call *call, const char *key,
         rpc_call_fail(
             call, RPC_PERMISSION_DENIED, "CONFIG_KEY_NOT_ALLOWED",
             "ConfigSet may not set %.200s: only the keys of its allowlist "
-            "(identity, branch tracking, line endings; README.md lists "
+            "(identity, branch tracking, line endings; docs/git.md lists "
             "them), since a key that names a program, a hook, a filter, an "
             "include, the work tree, credentials, ssh or an alias would "
             "let a caller choose what tkd runs",
