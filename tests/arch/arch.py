@@ -76,8 +76,11 @@ Rules (the name before the colon is the one the allowlist uses):
     every top-level folder is named (not .git, nor one git ignores); an
     entry whose description names folders in it (tests/: unit/, ...)
     names them all; and the module table names every folder of service/
-    and no other. Checked when DESIGN.md is the tree's own: --design of
-    another file checks a tree against that file's module table only.
+    and no other. The Layout is the one list of the tree: README.md links
+    to it (DESIGN.md#layout) and lists no folders of its own (no fenced
+    line that starts with one of the tree's folders, as a layout's entry
+    does). Checked when DESIGN.md is the tree's own: --design of another
+    file checks a tree against that file's module table only.
   print: library code never prints: no file of client/lib/ or client/json/
     calls printf, fprintf, puts, perror or their kin (the err/warn
     family, dprintf, putchar, ...), or names stdout, stderr,
@@ -1009,6 +1012,30 @@ def rule_layout(t):
         t.fail("layout", f"DESIGN.md:{rows.get(d, 1)}", f"service/{d}/",
                f"the module table names {d}/, which is no folder of "
                "service/")
+    readme_layout(t, named)
+
+
+def readme_layout(t, named):
+    """README.md names the Layout by a link and does not repeat it."""
+    path = os.path.join(t.root, "README.md")
+    if not os.path.exists(path):
+        return
+    with open(path, errors="replace") as f:
+        lines = f.read().splitlines()
+    if not any("](DESIGN.md#layout)" in line for line in lines):
+        t.fail("layout", "README.md:1", "README.md",
+               "README.md does not link to DESIGN.md's Layout "
+               "(DESIGN.md#layout), the one list of the tree")
+    fenced = False
+    for n, line in enumerate(lines, 1):
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        m = re.match(r"^((?:[\w.-]+/)+)\s{2,}\S", line) if fenced else None
+        if m and m[1].split("/")[0] + "/" in named:
+            t.fail("layout", f"README.md:{n}", "README.md",
+                   f"README.md lists {m[1]} as a layout does: link to "
+                   "DESIGN.md#layout instead of repeating it")
 
 
 RULES = (rule_boundary, rule_library_and_process, rule_bridge,
