@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tkd: the tk worker daemon. Parses the command line, prepares the default
  * socket directory, registers the services and serves until SIGTERM/SIGINT.
  */

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Writes a man page from a program's --help, so that the two never say
 different things (meson runs it at build time; meson install installs the
 page).

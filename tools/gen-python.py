@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Generates the typed Python methods of tk.Client from the service
 descriptors of proto/, next to protoc's *_pb2.py (gen/python).
 

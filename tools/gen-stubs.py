@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Generates the typed C client stubs, tkd's method tables and the catalog
 from the service descriptors of proto/.
 

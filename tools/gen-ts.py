@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Generates what the TypeScript client (client/ts) knows of each service
 and method of proto/, next to protoc-gen-es's *_pb.ts (gen/ts).
 

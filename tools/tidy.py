@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What tools/lint, tools/lint-new and tools/check-suppressions share:
 finding the compilation database, choosing the files we own, running
 clang-tidy over them in parallel and reading its findings.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The proto3 JSON mapping over protobuf-c descriptors (tk/json.h).
  *
  * Decoding runs in three passes. A strict RFC 8259 scan of the text comes

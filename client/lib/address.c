@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The default address, shared by tkd and every client (its own file, so
  * that tkd links it without the rest of the client). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libtkclient: tk_arena, a bump allocator that a reply is decoded into
  * (tk_call_opts.reply_allocator) and that is released whole.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Lookups over the generated catalog (gen/c/tk/catalog.c). */
 #include <stdlib.h>
 #include <string.h>

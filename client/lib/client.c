@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libtkclient: calls over one NNG REQ socket, at most once each. */
 #include <errno.h>
 #include <stdarg.h>

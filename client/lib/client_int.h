@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the files of libtkclient share and do not export. */
 #ifndef TK_CLIENT_LIB_INT_H
 #define TK_CLIENT_LIB_INT_H

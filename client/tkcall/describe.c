@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tkcall describe: services, messages and enums printed as a .proto
  * declares them, with its comments (the catalog has them) and what
  * protobuf-c does not keep: oneof names, maps, path fields. */

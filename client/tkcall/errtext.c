@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error texts with the POSIX strerror_r (see client/lib/errtext.c, its
  * twin: tkcall reaches libtkclient only through client.h). */
 #include <stdio.h>

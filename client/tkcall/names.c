@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Names as people type them: "tk.v1.Control/Ping", grpcurl's
  * "tk.v1.Control.Ping", "Control/Ping", "ping", matched against full names
  * (methods, services, messages) without case, '/' and '.' alike; what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tkcall's output: replies on stdout, and the statuses other than OK on
  * stderr as one line of JSON (see tkcall_int.h). */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Paths as people type them: a relative path in a field that names a file
  * or directory (option (tk.v1.path), in the catalog) is made absolute
  * against tkcall's working directory before the request is sent, since

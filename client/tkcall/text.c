@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The text forms of replies (-o text and -o long): one renderer a method,
  * each the form of the command people know for it. Bytes fields (paths,
  * names, text: git's bytes) are written as they are, as git and rg write

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tkcall: a grpcurl-style command line over libtkclient (see tkcall.h).
  * Commands return an exit status of the table in tkcall.h. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tkcall — a grpcurl-style command line over libtkclient.
  *

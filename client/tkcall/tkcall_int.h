@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tkcall's files among themselves: tkcall.c (the command line, calls,
  * list, describe) over output.c (what a call prints) over text.c (the
  * text forms of replies); describe.c prints schemas, names.c reads the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fleet — this tkd's membership of a fleet (DESIGN.md, "Scaling out").
  *

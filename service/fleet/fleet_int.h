@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Inside fleet/: the one header that names libpq; nothing outside this
  * folder includes it. fleet.c (the heartbeat thread, the reading and
  * ListNodes' answer) over sql.c (the connection and the statements on

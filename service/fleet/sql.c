@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The membership's connection and its statements on tk_nodes. Every wait
  * is in poll(2) on the connection's socket with a bound (and the abort
  * descriptor), never a blocking libpq call: the server's statement_timeout

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Open repositories kept by each worker thread between its calls.
  *
  * git_repository_open_ext reads the system, global and repository config

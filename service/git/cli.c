@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* git through tool/: the argv every run starts with, the environment that
  * makes git non-interactive and parseable, and what git's exit status
  * means (tool/ answers every other end of a run: the call's cancel and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The keys ConfigSet may write. git's config is also a list of programs
  * git runs (core.fsmonitor, core.hooksPath, filters, aliases, credential
  * helpers, ssh commands, the pager...) and of files it reads (include.path,

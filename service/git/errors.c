@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one table: what git printed, what libgit2 returned, or what
  * roots_resolve said, mapped to a reason and the canonical code that fits
  * it. Callers compare reasons; nothing else in tk looks at git's words.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every handler shares, beneath them all: a request's paths,
  * revisions and branch names checked, a reply's repeated fields grown in
  * the call's memory.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * git — the tk.v1.Git service: reads and writes on repositories under
  * tkd's --root directories.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Internal to service/git: what its files share. Only files of this folder
  * include it.

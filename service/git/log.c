@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Log, in process: libgit2 reads the objects and this file walks them the
  * way `git log` does without ordering options — newest committer date
  * first from a queue of the commits seen so far, ties in the order they

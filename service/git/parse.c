@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Parsers of git's -z output: `git status --porcelain=v2 -z --branch` and
  * the numstat block of `git diff --numstat -z -p`. Paths are taken as the
  * bytes git printed (after NUL-splitting nothing is unquoted). Each keeps

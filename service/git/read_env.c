@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a READ's git may take from the repository it reads: no program.
  *
  * git runs programs that configuration names: core.fsmonitor at the start

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The READ methods served by the git CLI: Status, Diff and Grep. Each
  * builds its argv (the caller's input after -e, --end-of-options or --),
  * runs git through proc/ bound to its caller, and parses the -z output. */

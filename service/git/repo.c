@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The repository a call names: resolved inside the roots, then discovered
  * by libgit2 without leaving the root it resolved into; its git dir, common
  * dir and working tree inside the roots too, and no git dir that discovery

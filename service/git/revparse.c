@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RevParse: git_revparse_single in process, except for the revisions that
  * libgit2 would answer with a regular expression. libgit2 1.5.1 reaches
  * PCRE2 for ":/text" and "rev^{/text}" (a search of commit messages),

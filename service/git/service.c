@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tk.v1.Git: the method table (tk/v1/git.proto's, with the config's
  * timeouts) and the service's life. */
 #include <errno.h>

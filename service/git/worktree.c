@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* WorktreeRemove, a WRITE: `git worktree remove` of a linked working tree
  * of the repository the call names, and of nothing else. tk decides that
  * with libgit2 before git runs (the repository's list of linked working

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The WRITE methods: Commit, Checkout, WorktreeAdd, ConfigSet. Each runs
  * git through proc/ as a WRITE: the caller's cancel and deadline do not
  * stop it; only the method's own timeout does (then SIGTERM, SIGKILL and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The schema, as numbered migrations applied in order and recorded in
  * tk_schema_migrations. Run on every new connection (at start, on first
  * use, after a reconnect): when the schema is current that is one short

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tk.v1.Orders: the handlers, their SQL, the method table and the
  * service's life cycle. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * orders — the tk.v1.Orders service: serialized state transitions on a hot
  * parent row in PostgreSQL, with the weakest row lock that still serializes

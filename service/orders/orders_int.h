@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Inside orders/: the pool, transactions on a pooled connection, the
  * migrations. The only header that names libpq; nothing outside this
  * folder includes it. Each file calls only the ones beneath it:

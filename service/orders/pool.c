@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The connection pool: a fixed set of slots, a free stack, and a semaphore
  * (port_sem) so a call waits for a connection in poll(2), together with its
  * cancel fd and deadline. Connections are made lazily, asynchronously, by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Transactions on a pooled connection under a call's deadline and
  * cancellation: every statement is sent with PQsendQuery[Params] and
  * waited for in poll(2) on PQsocket together with the call's cancel fd;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Descriptors: close-on-exec pipes and sockets, the spawn lock, events and
  * semaphores poll(2) can wait on, and listing what a child would inherit. */
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The heap: what the allocator holds free, giving it back to the system,
  * and the process's resident memory. */
 #include <stdbool.h>

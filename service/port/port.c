@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Signal names, the monotonic clock and condition variables timed on it,
  * wiping, and what this build chose. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * port — what differs between the systems tkd runs on (Linux, macOS), one
  * function per difference.

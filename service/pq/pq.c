@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libpq's functions that tkd calls, each a call through a pointer that
  * pq_load fills once with dlsym from libpq (TK_LIBPQ, the library meson
  * found). Each is defined with libpq-fe.h's prototype, so a pointer of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pq — libpq, loaded by the first use, not at start. tkd links no libpq:
  * libpq and what it needs (OpenLDAP, and through it GnuTLS, whose

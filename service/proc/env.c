@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The environment of children: a snapshot of tkd's own, scrubbed to an
  * allowlist once, plus what each run adds; and resolving a program name on
  * a PATH. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The guard: a READ's processes die with tkd, even when tkd is killed
  * outright (kill -9, the OOM killer), when no code of tkd's runs to kill
  * them. Measured on 31f2572: after kill -9 of tkd a read's git (and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a run's output becomes: stdout captured up to its cap or passed on
  * (as chunks or records) to the caller's callback; stderr kept as a head
  * and a tail with the count of what lies between. */

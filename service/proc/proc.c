@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proc_run's front: options, a caller that is already gone, the result and
  * its description. */
 #include <errno.h>

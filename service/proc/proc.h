@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * proc — every subprocess tkd starts.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Internal to service/proc: what its files share. Nothing outside
  * service/proc includes this (the architecture test checks it).

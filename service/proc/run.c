@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One run from spawn to reap: the poll loop over stdout, stderr, the
  * leader's exit (a pidfd), the caller's cancel fd and the clocks; the
  * decision of why it ends; the group kill; the bounded drain; the reap. */

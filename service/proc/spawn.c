@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Starting a child: posix_spawn (glibc's runs the child on its own stack
  * with CLONE_VFORK, so nothing async-signal-unsafe of ours runs between
  * fork and exec in a multi-threaded tkd), as the leader of a new process

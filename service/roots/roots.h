@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * roots — the directories tkd may touch on a caller's behalf.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The call handle: deadline, cancellation, call-scoped memory, outcome. */
 #include <errno.h>
 #include <stdio.h>

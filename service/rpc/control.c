@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tk.v1.Control: Ping, Cancel, CallState, ListMethods, ListNodes, Stats.
  * Registered by rpc_server_new on every server, through the same method table
  * as every other service: the one tk/v1/control.proto declares

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The heap given back after a burst. glibc's malloc keeps what a burst
  * freed: a flood of TLS handshakes (each connection some 34 KiB of NNG's
  * and mbedTLS's buffers), or stalled frames (NNG allocates each whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The registry's indexes (rpc_index): the slots by the call they hold and
  * the ring of recently answered calls, by (connection, call id), in

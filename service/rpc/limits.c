@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* File descriptors: the soft RLIMIT_NOFILE raised to the hard limit at
  * start; those free after start-up split between the calls' work and the
  * listeners, each listener's limit its part, and the split logged; a call

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Listeners and connections: binding each --listen address with its
  * limits (its connections, those in their handshake included, and how
  * long a handshake may take), the credentials of each connection (read

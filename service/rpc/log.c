@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The process-wide log: one line per event on stderr, as text or as a JSON
  * object. The level and the format are published atomically, so tests
  * that start several servers never race on them.

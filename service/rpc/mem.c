@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Growing memory every module shares: an array that doubles, and a byte
  * buffer. malloc'd, not the call's (rpc_call_alloc): for what outlives a
  * call, or is too large to keep in its arena. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Metrics: what tkd counts as it works. Every update is one relaxed atomic
  * operation on memory of its own (a counter, a gauge, a histogram's
  * bucket) and takes no lock: a call pays a few of them. What reads them is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One connection of the Prometheus listener, as HTTP/1.1: its request line
  * and headers read into a buffer of their own and judged, its answer
  * written. One request a connection, and every answer says "Connection:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Prometheus listener (tkd --metrics-listen http://HOST:PORT): a small
  * HTTP/1.1 server of rpc's own, one thread over poll(2), that answers
  * GET (and HEAD) of one path with the metrics of stats.c in Prometheus'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checks of a request's wire bytes that protobuf-c's unpacking does not
  * make. protobuf-c hands a string field to C as a NUL-terminated char *,
  * so a string holding a NUL byte (valid protobuf, and valid UTF-8) would

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Receiving: a frame, from its slot's aio (an NNG thread) or from
  * rpc__test_serve_frame, through the envelope, the peer's check, the

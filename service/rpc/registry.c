@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The call registry: where each call of each connection stands (queued,
  * running, its reply being sent, recently answered), the Cancels that came

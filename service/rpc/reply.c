@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Replies: a call's outcome encoded as its tk.v1.Reply and handed to NNG,
  * and the slot made idle, receiving its next request.

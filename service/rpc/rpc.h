@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rpc — the transport side of tkd.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Internal to service/rpc: the structures its files share. Nothing outside
  * service/rpc includes this (the architecture test checks it).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The server's life cycle: its configuration, its method table, the REP
  * socket and its contexts, and start.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Shutdown: READs cancelled, WRITEs given the grace and then stopped, the
  * threads and the socket closed (within a bound), and the server freed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SIGINT/SIGTERM: orderly shutdown on the first, immediate exit on the
  * second. The signals are blocked in every thread and taken with sigwait,
  * so no handler runs in an arbitrary thread's context. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The metrics read: every family tkd keeps, as one tk.v1.StatsReply
  * (tk.v1.Control/Stats answers it; the Prometheus listener writes it out
  * as text). Counters and histograms are read from their atomics; the

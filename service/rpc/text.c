@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Text that tkd sends: proto3 requires every string field to be valid
  * UTF-8, and strict decoders (Python's protobuf among them) refuse a whole
  * reply over one bad byte. What tkd puts in a string comes partly from

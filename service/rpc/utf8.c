@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UTF-8, as RFC 3629 has it: what tkd checks of the text it sends
  * (text.c) and writes into a JSON log line (log.c). */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The little of protobuf's wire format that tkd reads and writes by hand:
  * base-128 varints (rpc/payload.c's walk of a request, a reply's prefix,
  * search/encode.c). Everything else is protobuf-c's. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Running: the worker pool, which takes calls from the queue and runs
  * them, and the reaper, which answers a queued call that can no longer

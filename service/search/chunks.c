@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where a parser keeps its matches: blocks carved from 256 KiB chunks, and
  * the chunks handed back to the service's pool when the search is over,
  * for the next search to fill without faulting their pages in again.

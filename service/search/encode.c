@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SearchReply.matches written in protobuf's wire format from the parser's
  * storage. Building 34 000 SearchMatch messages (each with its path and
  * text copied into call memory), then packing them with protobuf-c's

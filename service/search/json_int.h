@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Inside search/: the JSON reader of rg --json records (parse_rg.c, its
  * one includer). A cursor over one record; strings decoded fully (every
  * escape, surrogate pairs to UTF-8, \u0000 to a NUL byte); objects and

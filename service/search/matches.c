@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the tools' parsers share, beneath them: keeping a match within the
  * limit and the byte budget, locating the query within a line the tool
  * reported (grep and git grep give no offsets of their own), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The parser object: made for one tool and query, fed record by record
  * (the tool's own parser, parse_rg.c or parse_grep.c, reads each), and
  * asked for what it kept. */

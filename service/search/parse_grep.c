@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* grep --null -n and git grep -z -n --column: one line of output per
  * matching line, split here at '\n' (proc's record mode):
  *

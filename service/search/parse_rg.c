@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rg --json: one JSON object per line, {"type": T, "data": {...}} with T
  * begin, match, context, end or summary. A path or a line is {"text": s}
  * when it is valid UTF-8, else {"bytes": base64}. A match is one line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One search with its slot held: which tool, the run through tool/, and
  * the judgement of how it ended — the caller first (tool/: a cancelled or
  * expired call is never answered with matches, least of all with none;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * search — the tk.v1.Search service: literal full-text search of a tree
  * under one of tkd's --root directories, delegated to the tools that are

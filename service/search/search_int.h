@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Internal to service/search: what its files share. Nothing outside
  * service/search includes this.

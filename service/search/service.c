@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tk.v1.Search/Search: the request checked (query, limit, tool, root), a
  * slot taken (waiting as long as the caller does), the search run. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The search slots: a semaphore (port_sem) holds the number of free slots.
  * Taking one fails at once when none is free; it polls readable while a
  * slot is free. So a waiter sleeps in

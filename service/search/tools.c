@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tools: where they are (looked up once per process, in the PATH tkd
  * started with) and the command line each runs with. Every command line
  * matches literally (-F), passes the query after -e and ends its options

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Small helpers of the Services module: a growable string, the error record and
  * the warnings of a result. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `tkd install` and `tkd uninstall`: tkd registers itself through the same
  * code as tk.v1.Services/Register, so installing a new tkd over an old one
  * repairs the old definition (a wrong restart policy, an old path). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Services module and its operations, shared by the tk.v1.Services handlers
  * and by `tkd install`: render, lock the label, let the backend compare
  * and act. */

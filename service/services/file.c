@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Definition files: read whole, and replaced atomically — a temporary file
  * in the same directory, written and synced, 0644, renamed over the old
  * one, and the directory synced — so a crash leaves the old definition or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The per-label lock table: operations that change one label run one after
  * the other (two interleaved bootout/bootstrap sequences would fail each
  * other), operations on different labels in parallel. An entry lives while

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The launchd backend: a LaunchAgent in ~/Library/LaunchAgents, loaded
  * into the user's GUI domain (gui/<uid>), or into user/<uid> where there
  * is no GUI session (ssh, a build machine).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A spec as a launchd.plist(5): XML, keys in sorted order, one layout, so
  * the same spec always gives the same bytes. */
 #include <string.h>

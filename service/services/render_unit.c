@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A spec as a systemd user unit (systemd.unit(5), systemd.service(5)),
  * quoted as systemd.syntax(7) says, so every argument and value arrives
  * as it was given. One layout: the same spec always gives the same bytes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tk.v1.Services on the method table: requests to specs, the operations of
  * core.c, results to replies, errors to statuses (built here, in one
  * place). */

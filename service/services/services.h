@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * services — tk.v1.Services: programs registered as launchd agents
  * (macOS) or systemd user units (Linux), tkd itself included.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal to service/services: the spec, rendering, files, tool runs, the
  * label locks and the two backends. */
 #ifndef TK_SERVICE_SERVICES_INT_H

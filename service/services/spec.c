@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A ServiceSpec checked field by field. Everything a backend writes comes
  * from here, so a rule that keeps one backend's file well formed is a rule
  * for both: the same spec is valid everywhere or nowhere. */

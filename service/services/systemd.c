@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The systemd backend: a user unit in $XDG_CONFIG_HOME/systemd/user,
  * managed with `systemctl --user`.
  *

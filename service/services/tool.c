@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* launchctl, plutil, systemctl and loginctl, run through tool/ and only
  * there: a READ's runs follow its caller, a WRITE's ignore it and end at
  * its own deadline (tool/ says how); each run is bound by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bridge: a call's bounds into proc_opts, the run, and the one
  * answer for how it ended (tool.h has the table). */
 #include <errno.h>

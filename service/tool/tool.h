@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tool — every program a call runs: the one bridge from rpc/ to proc/.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """The architecture rules of DESIGN.md, checked on the parsed source.
 
   tests/arch/arch.py [--root DIR] [--build DIR] [--allowlist FILE]
@@ -416,6 +417,9 @@ BOUNDARY_WORDS = (("owns", r"\bowns?\b"),
 
 
 def leading_comment(text):
+    """The comment a file opens with, after its SPDX line (its licence,
+    tests/arch/test_license.py)."""
+    text = re.sub(r"^\s*/\* SPDX-License-Identifier: [^*]*\*/", "", text)
     text = text.lstrip()
     if text.startswith("/*"):
         end = text.find("*/")

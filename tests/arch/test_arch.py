@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """The architecture rules hold on the tree, and each fails on the fixture
 that breaks it.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The conformance table (tests/conformance/cases.json) run through
  * libtkclient: requests decoded from JSON with tk_json_decode and sent with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The README's client examples that are not C (tests/install/check.sh runs
 # the C block): the tkcall, Python and TypeScript examples of README.md and
 # the "From any other language" shell block of docs/contract.md, extracted

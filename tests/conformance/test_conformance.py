@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The conformance table (tests/conformance/cases.json) run through the
 Python client (client/python/tk): each case a test, against a fresh real
 tkd or testd. The C client runs the same table (conformance.c); both

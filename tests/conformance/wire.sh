@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The wire protocol without any tk client: a tk.v1.Request encoded by
 # `protoc --encode` (its payload a PingRequest, itself encoded by protoc),
 # sent by `nngcat --req` (nng-utils), the tk.v1.Reply decoded by

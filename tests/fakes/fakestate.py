@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """State shared by the fakes of launchctl, systemctl, loginctl and plutil.
 
 launchd and systemd cannot run here, so the tests put these models first on

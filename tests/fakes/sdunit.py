@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """A model of how systemd reads a unit file, as documented in
 systemd.syntax(7) ("Quoting"), systemd.unit(5) ("Specifiers"),
 systemd.service(5) ("Command lines") and systemd.exec(5) (Environment=).

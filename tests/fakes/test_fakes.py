@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """The models of launchctl, systemctl, loginctl and plutil, tested against
 the behaviour their documentation describes and they are seen to have, so
 that the Services module's tests stand on a faithful ground. Time is the fakes'

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A fleet of tkd on one machine, each in a network namespace of its own:
 the harness of the multi-node tests (issue 15, DESIGN.md "Scaling out").
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Issue 15's tests on one machine: three tkd, each in a network namespace
 of its own, joined by veth pairs, with mutual TLS from certificates the
 openssl CLI made and one private PostgreSQL (tests/fleet/netfleet.py).

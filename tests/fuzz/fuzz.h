@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What every harness of tests/fuzz shares. A harness defines
  * LLVMFuzzerTestOneInput (and sets itself up at its first input); it is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * git_log: a commit message, any bytes up to the first NUL (as libgit2
  * hands it to Log), through Log's reading of it into subject and body

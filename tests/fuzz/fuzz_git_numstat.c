@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * git_numstat: `git diff --numstat -z -p` output, any bytes, through the
  * parser tk.v1.Git/Diff runs on it (service/git/parse.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * git_status: `git status --porcelain=v2 -z --branch` output, any bytes,
  * through the parser tk.v1.Git/Status runs on it (service/git/parse.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * json_decode: tk_json_decode (client/json, the codec of tkcall and of
  * every JSON request) on any text, into any message type (json_types.h:

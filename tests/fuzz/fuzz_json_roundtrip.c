@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * json_roundtrip: any protobuf message (the input's first line names its
  * type, json_types.h; the rest is its wire bytes, as protobuf-c unpacks

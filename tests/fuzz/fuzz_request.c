@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * request: one frame through tkd's receive path (rpc__test_serve_frame),
  * as it arrives from a connection: the envelope's decode and its string

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rg_reader: rg --json output, a record a line, into two search parsers
  * at once: tkd's, which reads match records in rg's own layout by a fast

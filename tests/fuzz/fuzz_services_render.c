@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * services_render: a ServiceSpec made from the input, rendered by
  * tk.v1.Services/Render for launchd and for systemd, through the receive

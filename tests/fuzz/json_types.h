@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The message types the JSON harnesses decode into: every message of the
  * catalog (proto/) and the codec's fixtures (tests/unit/json_fixture*.proto:

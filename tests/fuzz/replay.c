@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The main of a harness outside the fuzz build: runs LLVMFuzzerTestOneInput
  * once on every file named, or on every file of each directory named (not
  * recursively, in name order), as libFuzzer does with -runs=0. What the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Fails when gen/ is not exactly what tools/regen makes of proto/: a .proto
 # edited without regenerating, or a hand edit in generated code. (Python
 # leaves __pycache__ in gen/python when the client runs from a checkout.)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tools/gen-stubs.py and tools/gen-python.py on small protos: each
 method's option (tk.v1.method) becomes that method's row in tkd's method
 table (.methods.h, plain data that includes nothing of tkd) and in the C

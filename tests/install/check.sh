@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # meson install works for another C project: install into a temporary
 # DESTDIR, build the README's C example with pkg-config against it (shared
 # and static), run it against the installed tkd, and check tkcall runs.

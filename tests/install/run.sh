@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tools/run's command line, without building or starting anything: an
 # unknown option or a bad --root is refused before any step runs (exit 2,
 # saying what to do), --help says the options, and --dry-run shows the

@@ -1,4 +1,5 @@
 #!/usr/bin/env zsh
+# SPDX-License-Identifier: MIT
 # What zsh's completion of tkcall does for a command line, as a person at
 # an interactive zsh would see it: tests/install/check.sh runs
 #   zsh -f zsh-complete.zsh FPATH_DIR 'tkcall -o '

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The C client's catalog (tk_catalog_*), one method a line: name, request
  * type, reply type, kind (tk_method_kind's number), default timeout and
  * ceiling in ms, and the reply's list: its field, limit field, default

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Builds the repositories tests/integration/test_git.c works on, in DIR:
 #   main/      history with a merge, an annotated and a light tag, commits of
 #              equal dates (ties), a multi-paragraph message, paths with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fixture of the tk.v1.Services tests (test_services_*.c): the shared
  * in-process server (tests/support/fixture.h) with the Services module; the
  * models of launchctl, systemctl, loginctl and plutil (tests/fakes/) first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fixture of the tk.v1.Services tests: see services_fx.c. */
 #ifndef TK_TESTS_SERVICES_FX_H
 #define TK_TESTS_SERVICES_FX_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The clients know each method as tkd serves it: tkd's
 tk.v1.Control/ListMethods (name, request and reply types, kind, default
 timeout, ceiling, and the reply's list with its ceiling) against the C

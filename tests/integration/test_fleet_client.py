@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The client side of a fleet (DESIGN.md "Scaling out"), through tkcall -v
 (libtkclient): which node carries each call, and what fails how.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A fleet's membership, tkd's side (service/fleet, DESIGN.md "Scaling
 out"): several real tkd on 127.0.0.1 tls+tcp:// ports, each with
 --node-id, its own --root and --heartbeat-ms 200, against one private

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tk.v1.Git with real git and real repositories (git_fixture.sh builds
  * them), through an in-process server and libtkclient's typed stubs:

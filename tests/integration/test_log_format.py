@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tkd's log for machines (issue 19's first part): --log-format json writes
 one JSON object a line, every line, and a call's line has the call's
 fields apart (method, call_id, peer, code, reason, elapsed_us, cause);

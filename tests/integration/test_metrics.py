@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tkd's metrics (issue 19): tkd --metrics-listen serves them in
 Prometheus' text format (a small HTTP server of tkd's own),
 tk.v1.Control/Stats answers the same families, and tkcall shows them as

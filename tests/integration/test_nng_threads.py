@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The NNG tk links runs its callbacks on one completion thread per CPU, at
 least two (tools/nng/04-tk-taskq-one-thread-per-cpu.patch), where NNG
 1.5.2 as released starts two per CPU: with more threads than CPUs, a

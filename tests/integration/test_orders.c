@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tk.v1.Orders against a real PostgreSQL 15 (one private cluster for this
  * binary, tests/support/pg.h; a database per test), through an in-process

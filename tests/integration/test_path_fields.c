@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fields the .proto files declare as paths (option (tk.v1.path), in the
  * catalog: what tkcall makes absolute and describe marks) are the fields
  * tkd checks as paths, against a real tkd with --root:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* service/proc with real processes: /bin/sh scripts written to a temporary
  * directory play the tools. Every safety property has its negative
  * control: a spawn without proc's precautions (or proc with a test hook

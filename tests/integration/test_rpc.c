@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The rpc core and libtkclient together, over real ipc sockets: envelope
  * errors, deadlines, cancellation scope, the queue, shutdown, peer checks,

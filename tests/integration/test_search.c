@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tk.v1.Search end to end: a real tkd whose PATH is a directory the test
  * fills with the tools it wants (symlinks to the real rg, git and grep, or
  * /bin/sh wrappers around them), real tools on fixture trees, the C

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The three parsers of service/search on the output of the real tools (rg,
  * git grep, grep), run with exactly tkd's command lines (search_command_
  * build) through proc's record mode on fixture trees: paths with colons,

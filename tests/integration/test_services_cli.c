@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `tkd install` / `tkd uninstall`: the real tkd registers itself through
  * the Register code, on a temporary HOME, with the models of launchctl and
  * systemctl first on its PATH. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tk.v1.Services on the launchd backend, against the launchctl model
  * (tests/fakes/launchctl): bootout returns before the job leaves the
  * domain, and a bootstrap meanwhile fails with "Input/output error". Each

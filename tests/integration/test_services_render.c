@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tk.v1.Services/Render and the spec checks: the definitions byte for byte
  * against checked-in golden files (tests/golden/services/; TK_UPDATE_GOLDEN=1
  * rewrites them), read back by real parsers — python's plistlib for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tk.v1.Services on the systemd backend, against the systemctl model
  * (tests/fakes/systemctl): the manager keeps the definition it loaded
  * until daemon-reload, and records which definition "runs" (the argv its

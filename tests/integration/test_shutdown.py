@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shutdown that tells the truth, as it was measured: with
 --shutdown-grace-ms 1000 and a commit whose hook takes 6 s, SIGTERM made
 tkd exit 0 after 2.3 s while git ran on under PID 1 holding index.lock;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tkcall end to end: the real tkcall against a real tkd (one for the whole
  * group, its root the group's directory, where the output tests make a real
  * git repository and search it with the real rg) and, for the tests that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tkd as a program: its command line, the default socket directory and
  * mode, the per-call log line. */
 #include <errno.h>

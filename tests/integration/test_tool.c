@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * service/tool, the one bridge from a call to a process: each event of
  * tool.h's table gets its one answer, on real calls (an in-process rpc

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* testd: the rpc core with tk.test.Test registered, as a process, for the
  * tests that need one (signals, tkcall's Ctrl-C). Prints "READY" on stdout
  * once listening, and "ENTERED <method>" when a test handler starts. Each

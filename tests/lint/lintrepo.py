@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Small git repositories for the tests of tools/lint-new and
 tools/check-suppressions: C files, the project's .clang-tidy, and a
 compile_commands.json in build/ (no meson needed)."""

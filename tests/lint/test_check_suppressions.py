@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """tools/check-suppressions, one fixture per rule: the first line of each
 file under fixtures/suppressions says what the tool must report of it,
 `/* expect: clean -- why */` or `/* expect: LINE: TEXT[; LINE: TEXT] -- why */`:

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """tools/format --check fails on a C file .clang-format would change,
 naming it, passes a formatted one, and cannot run without clang-format."""
 

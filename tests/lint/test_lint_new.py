@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """tools/lint-new reports what a branch added since its merge-base, and
 nothing else; it refuses a shallow clone."""
 

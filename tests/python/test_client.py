@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The Python client (client/python/tk) against a real testd, against a
 real tkd (typed methods of Git and Search on a fixture repository, and
 the TkError of a failed git), and against bare NNG REP sockets for what no

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The Python client on a real fleet (DESIGN.md "Scaling out"): two or
 three tkd on 127.0.0.1 tls+tcp:// ports, each with --node-id, its own
 --root holding a real git repository, and one private PostgreSQL

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The Python client's routing in a fleet (client/python/tk/_fleet.py and
 tk.Client's table, DESIGN.md "Scaling out"), with no tkd: first the
 decisions on a table alone, then a client against fake nodes, bare NNG

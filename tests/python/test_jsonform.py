@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tk.jsonform (client/python/tk/jsonform.py): messages to and from JSON as
 tkcall prints and reads them, bytes as text or {"base64": ...}, and the
 proto3 mapping with proto_json. No server: the codec alone, on tk's

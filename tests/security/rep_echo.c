@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A bare NNG REP socket that echoes every request: what the handshake
  * hang-up test (tests/security/test_listeners.py) runs twice, linked with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The attacks on tk's trust boundary, reproduced as they were made against
 a real tkd, each of which succeeded on main at b4c409f:
 

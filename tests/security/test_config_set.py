@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ConfigSet cannot break a repository (issue 31, point 6).
 
 On main at 31f2572, ConfigSet of `branch..remote = x` answered OK, and

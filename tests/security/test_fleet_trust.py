@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A fleet's clients trust a row of tk_nodes no more than the link they
 came in on (issue 31, part 5; DESIGN.md "Scaling out", "What a writer of
 the database can do"). Anyone who can write the fleet's PostgreSQL can

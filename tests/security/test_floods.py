@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A peer without a certificate costs little, and not for long (issue 31,
 part 3), tried as the attack was made, against a real tkd under a low
 RLIMIT_NOFILE (prlimit, as test_limits.py), so that every flood is small,

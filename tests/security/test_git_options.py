@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """No caller string reaches git as an option (issue 31, point 1).
 
 Two attacks succeeded on main at 31f2572:

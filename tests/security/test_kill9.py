@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """After kill -9 of tkd, a READ's processes die with it; a WRITE finishes
 and leaves no lock (issue 31, point 7).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A peer that holds connections open until tkd runs out of file
 descriptors, as it was measured (under `ulimit -n 256` Git answered
 UNKNOWN LIBGIT2_ERROR "Too many open files", Search INTERNAL TOOL_FAILED,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Who can reach tkd, tried as an attacker would, against a real tkd:
 
 - tcp:// authenticates no one (another local user ran a program as root

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Git/Log's walk has a bound (issue 31, part 4; DESIGN.md, "Bounds"): the
  * commits one Log may visit to find its reply (shown, skipped, left out by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """One answer whichever tool runs, for a file of one line of tens of MiB
 (issue 31, point 7).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The metrics listener (tkd --metrics-listen), attacked as issue 31 did:
 
 - 120 connections that never finish their request headers held tkd's

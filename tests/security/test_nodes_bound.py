@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Control/ListNodes has a server-side bound (issue 31, part 4): its nodes
 are the live rows of tk_nodes, and any writer of the fleet's database
 (every node is one) can add rows. At 31f2572 a node answered every live

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every reply has a server-side bound (issue 31, part 4), as it was
 measured at 31f2572: Git/Log with maxCount 4294967295 on a 300,000-commit
 repository returned all 300,000 commits (74 MB of JSON) and took tkd's RSS

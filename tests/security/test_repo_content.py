@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Repository content is data: what the repositories under a root hold can
 make tkd run no program, write nowhere outside the roots, and break no
 repository (issue 31, part 2). Each attack as it was made against a real

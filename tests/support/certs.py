@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Test support for the Python tests that speak tls+tcp://: a CA and
 certificates made with the openssl CLI, as docs/tkd.md shows (tests/security,
 the fleet tests, whose nodes' certificates name their ids: node_ext).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Test support: the one "server + client" fixture of the tests, in two
  * parts.

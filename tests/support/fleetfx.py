@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Test support for the fleet tests on one machine (fleet-nodes,
 fleet-client, fleet-python): a private PostgreSQL that outlives no test
 process, the check that tkd's NNG has TLS, a free port, and the skip

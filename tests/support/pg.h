@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Test support: a private PostgreSQL 15 cluster for one test binary
  * (tools/pg-cluster: initdb, a unix socket in the cluster's own directory,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A bare NNG REP socket through the Python client's libnng (ctypes): a
 server that is not tkd, for the Python client's tests (test_client.py,
 test_fleet_routing.py). lib is that libnng with the prototypes the tests

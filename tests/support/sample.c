@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Messages with every field set, by reflection (see sample.h). */
 #include <float.h>
 #include <stdbool.h>

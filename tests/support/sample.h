@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Test support: messages with every field set, built by reflection over a
  * protobuf-c descriptor, for round-trip tests of every message type

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A REQ peer written by hand: NNG's SP protocol over an ipc (AF_UNIX
  * stream) socket, for tests that need frames an NNG socket will not send

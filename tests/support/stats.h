@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Test support: a server's own report of its metrics (tk.v1.Control/Stats),
  * read by the tests that check what tkd counts.

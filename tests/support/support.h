@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Test support: temporary directories, child processes with captured
  * output, and waiting on them by their output (never by sleeping).

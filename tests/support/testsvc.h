@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tk.test.Test: methods that exist only in tests, registered through the
  * same method-table API as every service (tkd ships none of them).

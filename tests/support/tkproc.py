@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Test support for the Python tests: tkd and testd as child processes on
 private sockets, waited for by their output (never by sleeping), and the
 import path of the client in this checkout. The Python twin of support.h's

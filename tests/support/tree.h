@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Test support: fixture trees on disk (files with any bytes in their names
  * and contents, FIFOs, executable scripts), programs found in PATH, git run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A counting semaphore for tests, on every system: a mutex, a condition
  * variable on the monotonic clock (port_cond_init) and a count. POSIX's

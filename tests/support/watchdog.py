@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Runs a test and, when it is still running shortly before meson's timeout
 would kill it without a word, shows where it hangs: every thread's stack
 of the test and of each of its descendant processes, then kills them all.

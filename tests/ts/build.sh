@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds client/ts (tsc into client/ts/dist) for the meson tests that run
 # it, and touches the stamp meson asks for. Without node or without
 # client/ts/node_modules it builds nothing and says so: the tests

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # client/ts's own tests (node --test): fails, saying what to run, when node
 # or the installed package is missing; never passes without running them.
 set -euo pipefail

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hang: a program that hangs on purpose, for the watchdog's own test
  * (tests/unit/test_watchdog.py). Its main thread sleeps for ever in
  * hang_main_sleeps (nanosleep), a second thread waits for ever in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tk_arena and tk_call_opts.reply_allocator (client/lib/arena.c and
  * client.c): a reply decoded into an arena is the reply decoded with
  * malloc, byte for byte, on every path a reply takes (one tkd, a fleet, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The envelope: every message of the catalog, filled by reflection, goes
  * into a Request and a Reply payload and comes back byte for byte; and the
  * Status of a Reply keeps every field. */

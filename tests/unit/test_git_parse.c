@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The parsers of git's output (service/git/parse.c, log.c) on text given
  * here, without a repository (tkgit__test_*, the entry points of
  * tests/fuzz's git harnesses), and the inputs the fuzzing turned up (each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The JSON codec (client/json, tk/json.h): a generic round trip of every
  * message of the catalog and of the fixture protos (every field set by
  * reflection), then the mapping's rules one by one. */

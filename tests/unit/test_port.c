@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* service/port: each difference between the systems, in the build's own
  * choice (the Linux call, or with -Dportable every fallback; the log line
  * says which). The suite as a whole runs over these; this checks each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The receive path on one thread, without NNG (rpc__test_serve_frame, the
  * seam tests/fuzz/fuzz_request drives): what a frame is answered, and the
  * inputs the fuzzer found (each test says which corpus file it is). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* roots: a path is judged by where it resolves, not by how it is spelled. */
 #include <errno.h>
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rpc_utf8_valid and rpc_utf8_prefix (service/rpc/text.c): what proto3
  * calls UTF-8, as strict decoders check it, and prefixes that never end
  * inside a character. */

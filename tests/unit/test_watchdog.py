@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """tests/support/watchdog.py, which runs every test: on a program that
 hangs (tests/unit/hang.c: a thread in pthread_cond_wait, one in
 nanosleep, a child in pause) it prints every thread's stack of both

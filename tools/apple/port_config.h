@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What meson finds on macOS 12 and later, for tools/apple/check: the
  * port_config.h that meson.build generates (service/port/), as a Mac's
  * meson would write it. The check puts this file first on the include

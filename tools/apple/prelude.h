@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Force-included (-include) by tools/apple/check in every file it
  * compiles for macOS: this machine has glibc's headers only, so this file
  * makes them say what macOS's say, for what tk could plausibly use:

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """tools/apple/check can fail, and says why: the negative control.
 
   test_check.py     (meson: suite arch; needs clang and glibc's headers,

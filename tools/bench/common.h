@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the benchmarks share: starting tkd and waiting until it answers,
  * and running a peer tool the way a daemon that shells out would.

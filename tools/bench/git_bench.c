@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/bench/git: tk.v1.Git through tkd against what a daemon that shells
  * out per read does — spawn git, read its stdout, reap it — on the same

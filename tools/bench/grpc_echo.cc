@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The gRPC peer of tools/bench/rpc: a unary Echo(bytes) -> bytes server
  * (tools/bench/echo.proto) and the load client that calls it, both gRPC

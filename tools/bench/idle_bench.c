@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/bench/idle: what a tkd holds when it does nothing — its resident
  * memory (all of it, anonymous, file-backed), threads and descriptors — at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/bench/locks: the lock convoy that FOR UPDATE makes on a hot order,
  * and what tkd costs per call.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every benchmark measures with: the clock, and the ordering and
  * median of what it measured. Header only: not every benchmark links the
  * rest of common.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/bench/metrics: what a tight loop of scrapers costs tkd's calls.
  * One caller's Pings (libtkclient, one connection, one after another)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/bench/nodes: tk on several nodes against one PostgreSQL, in one
  * run (DESIGN.md "Scaling out"):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/bench/rg-reader: the CPU tkd's rg --json reader spends on a saved
  * rg output, without rg, proc or the wire.

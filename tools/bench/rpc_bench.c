@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/bench/rpc: Control/Ping round trips through tkd against a plain NNG
  * REQ/REP echo server with the same frame size, same run, same machine.

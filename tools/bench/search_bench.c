@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/bench/search: tk.v1.Search through tkd against running the tools
  * directly, same query, same corpus, same run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The JSON codec of libtkclient: any protobuf-c message to and from the
  * proto3 JSON mapping, by reflection over the descriptors (no generated

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tk: the Python client of tkd.
 
     import tk

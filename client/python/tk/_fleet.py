@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Routing a call in a fleet (DESIGN.md "Scaling out"): which node of the
 table a call goes to, decided on the table alone, no sockets. Internal to
 tk.client; libtkclient's twin is route() in client/lib/client.c, and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A ctypes binding to the few calls of the system NNG (libnng.so.1, Debian's
 libnng1 1.5.2) that a REQ client needs. Internal to tk.client.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the generated typed methods (gen/python/tk/*/*_tk.py) share."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the client knows of each method of proto/ without asking tkd: its
 request and reply types, its kind, its timeouts and the ceiling of its
 reply's list, as the method's option (tk.v1.method) declares them

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tk.Client: calls to tkd over one NNG REQ socket, at most once each.
 
 Mirrors libtkclient (client/lib/client.c): call ids unique per connection,

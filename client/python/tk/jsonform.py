@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Messages to and from JSON as tkcall prints and reads them.
 
 The proto3 JSON mapping (protobuf's json_format) writes `bytes` fields as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The outcome of a call: Status (code, reason, message, stderr excerpt,
 cancellation, ...) and TkError, which carries the Status of a call that did
 not end OK. Mirrors tk_status of libtkclient (client/include/tk/client.h).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bash completion of tkcall (installed as .../bash-completion/completions/tkcall).
 # It asks tkcall itself, so that it never says other than tkcall does:
 #   flags      from `tkcall --help`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tk.v1.Control/Ping through the TypeScript client, for tools/bench/rpc:
 //   node client/ts/bench/ping.mjs URL CALLS CONCURRENCY SIZE
 // CONCURRENCY calls at once on one connection (one Client); prints one line,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the client knows of each method of proto/ without asking tkd: its
 // request and reply types, its kind and its timeouts, as the method's option
 // (tk.v1.method) declares them (tools/regen generates the table into

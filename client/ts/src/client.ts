@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tk's Client: calls to tkd on one connection, at most once each.
 //
 // Mirrors libtkclient (client/lib/client.c) and the Python client

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One connection to tkd speaking NNG's REQ protocol (version 0) over
 // node:net (ipc://, tcp://) or node:tls (tls+tcp://): the SP handshake,
 // the frames, and many requests at once, each under its own request id,

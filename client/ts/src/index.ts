@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tk: the TypeScript client of tkd, NNG's REQ protocol on node:net and
 // node:tls, no native code.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Messages to and from JSON as tkcall prints and reads them, the rule of
 // tk.jsonform (Python) and TK_JSON_BYTES_TEXT (C): bytes that are UTF-8 are
 // a JSON string of their text, bytes that are not {"base64": "..."}; on

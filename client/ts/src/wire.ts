@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // NNG's wire protocol, as NNG 1.5.2 speaks it (src/sp/transport/{ipc,tcp,
 // tls}/ and src/sp/protocol/reqrep0/): the SP handshake, the frames of each
 // transport and the REQ/REP header. Pure functions and a decoder of a byte

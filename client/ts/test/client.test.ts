@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The client against a fake REP peer written here (what it sends, byte by
 // byte; a peer that hangs up, that speaks another protocol) and against the
 // real tkd and testd (TKD, TESTD from meson): ipc, tcp, tls+tcp with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The TypeScript client driven by tests/conformance/test_conformance.py
 // (TK_CONFORMANCE_CLIENT=ts): one process per case, one JSON command a line
 // on stdin, one JSON event a line on stdout. The runner keeps the table's

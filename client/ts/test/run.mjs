@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runs client/ts's own tests with node --test (Node >= 18): the compiled
 // dist/test/*.test.js, named one by one (node 18 and 20 read a directory
 // argument differently).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // NNG's framing as client/ts speaks it, on canned byte streams: the
 // handshake, frames split anywhere or several in one chunk, and what is
 // refused. Each test that pins a byte of the protocol is a negative

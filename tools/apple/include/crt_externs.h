@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* macOS's <crt_externs.h>, the part tk may use: a shared library (as
  * libtkclient is) cannot name `environ` directly on macOS and asks
  * _NSGetEnviron() (environ(7): "Shared libraries and bundles don't have

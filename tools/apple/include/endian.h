@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Linux only: glibc's <endian.h> (htobe64, ...); macOS has <machine/endian.h>
  * and <libkern/OSByteOrder.h>. glibc's own headers include it (<sys/types.h>
  * includes <endian.h>), so no #error: clang refuses it where tk's code includes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Linux only: glibc's malloc extensions (malloc_usable_size, mallinfo,
  * malloc_trim); macOS has <malloc/malloc.h>. For tools/apple/check only. */
 #error                                                                         \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Linux only: getmntent(3); macOS has getmntinfo(3). For tools/apple/check
  * only. */
 #error                                                                         \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* glibc's <spawn.h> and what macOS's adds, as Apple declares it
  * (<spawn.h> and <sys/spawn.h>; posix_spawnattr_setflags(3),
  * posix_spawn_file_actions_addclose(3)). glibc's own extensions that macOS

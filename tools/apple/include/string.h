@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* glibc's <string.h>, and what macOS's declares besides under
  * __STDC_WANT_LIB_EXT1__ (C11 Annex K, memset_s(3):
  * "errno_t memset_s(void *s, rsize_t smax, int c, rsize_t n);",

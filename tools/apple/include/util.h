@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* macOS's <util.h>, the part tk may use: the pseudo-terminal functions
  * (openpty(3): "int openpty(int *amaster, int *aslave, char *name, struct
  * termios *termp, struct winsize *winp); pid_t forkpty(int *amaster, char

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The part of macOS's <mach-o/dyld.h> that tk uses, declared as Apple
  * does: dyld(3) ("_NSGetExecutablePath() copies the path of the main
  * executable into the buffer buf. The bufsize parameter should initially

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* macOS's <sys/event.h>, the part tk uses: kqueue(2) and kevent(2), the
  * struct kevent, EV_SET, the filters, the actions and flags, and the
  * EVFILT_PROC notes (tests/support/support.c waits for a process's exit on

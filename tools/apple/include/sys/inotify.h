@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Linux only: inotify(7); on macOS kqueue EVFILT_VNODE or FSEvents. For
  * tools/apple/check only. */
 #error                                                                         \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Linux only: Linux's sendfile(2); macOS's sendfile(2) is in <sys/socket.h>
  * with another signature. For tools/apple/check only. */
 #error                                                                         \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* macOS has a <sys/syscall.h>, with Darwin's own numbers: none of Linux's
  * (SYS_pidfd_open, SYS_gettid, SYS_close_range, ...), and syscall(2) is
  * deprecated there since 10.12. Empty here, so that a SYS_ name is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Linux only: major()/minor() are in <sys/types.h> on macOS. For
  * tools/apple/check only. */
 #error                                                                         \

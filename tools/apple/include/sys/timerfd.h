@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Linux only: timerfd_create(2); on macOS a kqueue EVFILT_TIMER. For
  * tools/apple/check only. */
 #error                                                                         \

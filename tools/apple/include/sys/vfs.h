@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Linux only: statfs(2) is in <sys/mount.h> on macOS. For tools/apple/check
  * only. */
 #error                                                                         \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Named by the `#pragma clang include_instead` of the headers that macOS
  * lacks but glibc's own headers include (<endian.h>, <linux/...>): clang
  * then refuses them in tk's code only, with "header '<endian.h>' is an
