@@ -289,7 +289,7 @@ const tk_catalog__doc tk_catalog__docs[] = {
     {"tk.v1.Git/ConfigSet",
      "Sets a key in the repository's own config (never global or\n"
      "system); only keys of an allowlist (identity, branch tracking, line\n"
-     "endings: README.md), others are PERMISSION_DENIED\n"
+     "endings: docs/git.md), others are PERMISSION_DENIED\n"
      "CONFIG_KEY_NOT_ALLOWED before git runs."},
     {"tk.v1.Git/Diff",
      "A patch and per-file line counts (`git diff --no-ext-diff\n"

@@ -257,7 +257,7 @@ export const services = {
     /**
      * tk.v1.Git/ConfigSet: WRITE (its own timeout: 60 s). Sets a key in the
      * repository's own config (never global or system); only keys of an
-     * allowlist (identity, branch tracking, line endings: README.md), others
+     * allowlist (identity, branch tracking, line endings: docs/git.md), others
      * are PERMISSION_DENIED CONFIG_KEY_NOT_ALLOWED before git runs.
      */
     configSet: {

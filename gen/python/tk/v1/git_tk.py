@@ -563,7 +563,7 @@ class Git:
     ) -> _tk_v1_git_pb2.GitConfigSetReply:
         """tk.v1.Git/ConfigSet: WRITE (its own timeout: 60 s). Sets a key in
         the repository's own config (never global or system); only keys of
-        an allowlist (identity, branch tracking, line endings: README.md),
+        an allowlist (identity, branch tracking, line endings: docs/git.md),
         others are PERMISSION_DENIED CONFIG_KEY_NOT_ALLOWED before git runs.
         """
         return self._client.call(

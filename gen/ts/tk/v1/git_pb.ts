@@ -25,7 +25,7 @@
 // magic), relative to the top of the working tree.
 //
 // Failures carry a machine reason (Status.reason); the table is in
-// service/git/errors.c and README.md: NOT_A_REPOSITORY, UNBORN_HEAD,
+// service/git/errors.c and docs/git.md: NOT_A_REPOSITORY, UNBORN_HEAD,
 // BAD_REVISION, INDEX_LOCKED, NOTHING_TO_COMMIT, ALREADY_EXISTS,
 // WOULD_OVERWRITE, PATH_OUTSIDE_ROOT, ...
 
@@ -1109,7 +1109,7 @@ export const Git: GenService<{
   /**
    * Sets a key in the repository's own config (never global or
    * system); only keys of an allowlist (identity, branch tracking, line
-   * endings: README.md), others are PERMISSION_DENIED
+   * endings: docs/git.md), others are PERMISSION_DENIED
    * CONFIG_KEY_NOT_ALLOWED before git runs.
    *
    * @generated from rpc tk.v1.Git.ConfigSet
