@@ -102,13 +102,16 @@ def python_catalog() -> Table:
                    for m in tk.catalog.METHODS), "tk.catalog")
 
 
-def ts_catalog() -> Table:
-    """gen/ts/tk/catalog.ts's METHODS, an array literal of plain data (keys
-    unquoted, trailing commas), read as JSON once the keys are quoted and
-    the trailing commas gone."""
-    path = os.path.join(tkproc.SOURCE_ROOT, "gen", "ts", "tk", "catalog.ts")
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+TS_CATALOG = os.path.join(tkproc.SOURCE_ROOT, "gen", "ts", "tk", "catalog.ts")
+
+
+def ts_catalog(text: Optional[str] = None) -> Table:
+    """gen/ts/tk/catalog.ts's METHODS (or those of text, a catalog.ts), an
+    array literal of plain data (keys unquoted, trailing commas), read as
+    JSON once the keys are quoted and the trailing commas gone."""
+    if text is None:
+        with open(TS_CATALOG, encoding="utf-8") as f:
+            text = f.read()
     start = text.index("=", text.index("export const METHODS")) + 1
     literal = text[start:text.index("];", start) + 1]
     literal = re.sub(r"^(\s*)(\w+):", r'\1"\2":', literal, flags=re.M)
@@ -205,6 +208,40 @@ class Catalogs(unittest.TestCase):
                 log, lst, lst[:3] + (lst[3] + 1, lst[4])),
             "%s: list is %r in tkd, None in x" % (status,
                                                   self.server[status][5]),
+        ])
+
+    def test_a_ts_catalog_difference_is_seen(self) -> None:
+        # The TypeScript catalog as read from its file, not only the
+        # comparison: catalog.ts with one method gone, one ceiling and one
+        # list's ceiling changed.
+        with open(TS_CATALOG, encoding="utf-8") as f:
+            text = f.read()
+
+        def entry(text: str, name: str) -> "re.Match[str]":
+            m = re.search(r"  \{\n    name: \"%s\",\n.*?\n  \},\n"
+                          % re.escape(name), text, re.S)
+            assert m is not None, "%s: no entry in catalog.ts" % name
+            return m
+
+        def edit(text: str, name: str, key: str, value: int) -> str:
+            m = entry(text, name)
+            body = re.sub(r"(\n\s*%s: )\d+," % key,
+                          lambda k: "%s%d," % (k[1], value), m[0], count=1)
+            return text[:m.start()] + body + text[m.end():]
+
+        gone = entry(text, "tk.v1.Git/WorktreeRemove")
+        text = text[:gone.start()] + text[gone.end():]
+        ceiling = self.server["tk.v1.Git/ConfigSet"][4]
+        text = edit(text, "tk.v1.Git/ConfigSet", "ceilingMs", ceiling + 1)
+        log = self.server["tk.v1.Git/Log"][5]
+        assert log is not None
+        text = edit(text, "tk.v1.Git/Log", "maxItems", log[3] + 1)
+        self.assertEqual(differences(self.server, ts_catalog(text), "ts"), [
+            "tk.v1.Git/ConfigSet: ceiling_ms is %d in tkd, %d in ts"
+            % (ceiling, ceiling + 1),
+            "tk.v1.Git/Log: list is %r in tkd, %r in ts"
+            % (log, log[:3] + (log[3] + 1, log[4])),
+            "tk.v1.Git/WorktreeRemove: tkd serves it, ts lacks it",
         ])
 
 
