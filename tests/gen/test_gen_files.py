@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What gen/ says of its files is true: every generated file opens with a
 line saying which tool made it from which .proto and that it is not to be
 edited, .gitattributes marks it generated (and nothing a person writes),
