@@ -32,9 +32,9 @@ import sys
 import tempfile
 import unittest
 
+import arch
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import arch  # noqa: E402
 
 # The watchdog (tests/support/watchdog.py) asks a hanging test for its
 # threads' Python stacks with SIGUSR1.

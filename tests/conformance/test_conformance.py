@@ -25,14 +25,12 @@ import time
 import unittest
 from typing import Any, Dict, List, Optional, Tuple
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import tkproc  # noqa: E402
+import tkproc
 
-import tk  # noqa: E402
-from google.protobuf.message import Message  # noqa: E402
-from tk import jsonform  # noqa: E402
-from tk.v1 import control_pb2  # noqa: E402
+import tk
+from google.protobuf.message import Message
+from tk import jsonform
+from tk.v1 import control_pb2
 
 # The watchdog (tests/support/watchdog.py) asks a hanging test for its
 # threads' Python stacks with SIGUSR1.

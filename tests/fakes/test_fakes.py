@@ -22,8 +22,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the checkout
-sys.path.insert(0, HERE)
-import sdunit  # noqa: E402
+import sdunit  # noqa: E402 (after dont_write_bytecode)
 
 # The watchdog (tests/support/watchdog.py) asks a hanging test for its
 # threads' Python stacks with SIGUSR1.

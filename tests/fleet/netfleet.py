@@ -46,10 +46,8 @@ import tempfile
 import time
 from typing import Callable, List, Optional, Tuple
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "support"))
-import certs  # noqa: E402
-import tkproc  # noqa: E402
+import certs
+import tkproc
 
 PORT = 7443
 HEARTBEAT_MS = 200

@@ -44,13 +44,12 @@ import time
 import unittest
 from typing import List, Optional, Set, Tuple
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import netfleet  # noqa: E402
-import tkproc  # noqa: E402  (netfleet put tests/support on the path)
-from netfleet import Hook, git, wait_for  # noqa: E402
+import netfleet
+import tkproc
+from netfleet import Hook, git, wait_for
 
-import tk  # noqa: E402  (netfleet's tkproc put client/python on the path)
-from tk.v1 import control_pb2  # noqa: E402
+import tk
+from tk.v1 import control_pb2
 
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 

@@ -38,10 +38,8 @@ import time
 import unittest
 from typing import Dict, List, Optional, Tuple
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import tkproc  # noqa: E402
-from fleetfx import Cluster, free_port, need_programs, need_tls  # noqa: E402
+import tkproc
+from fleetfx import Cluster, free_port, need_programs, need_tls
 
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 

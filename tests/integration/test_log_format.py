@@ -19,16 +19,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import unittest
 from typing import Dict, List, Optional, Tuple
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import tkproc  # noqa: E402
+import tkproc
 
-import tk  # noqa: E402
-from tk.v1 import control_pb2, git_pb2  # noqa: E402
+import tk
+from tk.v1 import control_pb2, git_pb2
 
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 

@@ -24,14 +24,11 @@ Run by meson under /usr/bin/python3.
 from __future__ import annotations
 
 import os
-import sys
 import time
 import unittest
 from typing import Dict, List
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import tkproc  # noqa: E402
+import tkproc
 
 # NNG 1.5.2's upper bound on the completion threads (NNG_MAX_TASKQ_THREADS,
 # which neither tk's build nor Debian's changes).

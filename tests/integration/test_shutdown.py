@@ -25,17 +25,14 @@ import faulthandler
 import os
 import signal
 import subprocess
-import sys
 import time
 import unittest
 from typing import Optional, Set
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import tkproc  # noqa: E402
+import tkproc
 
-import tk  # noqa: E402
-from tk.v1 import control_pb2  # noqa: E402
+import tk
+from tk.v1 import control_pb2
 
 # The watchdog (tests/support/watchdog.py) asks a hanging test for its
 # threads' Python stacks with SIGUSR1.

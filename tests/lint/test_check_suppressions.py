@@ -13,11 +13,9 @@ import glob
 import os
 import re
 import signal
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lintrepo import Repo  # noqa: E402
+from lintrepo import Repo
 
 # The watchdog (tests/support/watchdog.py) asks a hanging test for its
 # threads' Python stacks with SIGUSR1.

@@ -7,12 +7,10 @@ import faulthandler
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lintrepo import Repo  # noqa: E402
+from lintrepo import Repo
 
 # The watchdog (tests/support/watchdog.py) asks a hanging test for its
 # threads' Python stacks with SIGUSR1.

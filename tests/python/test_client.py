@@ -18,7 +18,6 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -27,14 +26,12 @@ import unittest
 from ctypes import byref, c_void_p
 from unittest import mock
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import repsock  # noqa: E402
-import tkproc  # noqa: E402
+import repsock
+import tkproc
 
-import tk  # noqa: E402
-from tk import _nng  # noqa: E402
-from tk.v1 import control_pb2, git_pb2, rpc_pb2, search_pb2  # noqa: E402
+import tk
+from tk import _nng
+from tk.v1 import control_pb2, git_pb2, rpc_pb2, search_pb2
 
 # The watchdog (tests/support/watchdog.py) asks a hanging test for its
 # threads' Python stacks with SIGUSR1.

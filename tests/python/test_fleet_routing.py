@@ -14,24 +14,20 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
-import os
 import signal
 import socket
-import sys
 import threading
 import time
 import typing
 import unittest
 from ctypes import byref, c_void_p
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import repsock  # noqa: E402
-import tkproc  # noqa: E402
+import repsock
+import tkproc
 
-import tk  # noqa: E402
-from tk import _fleet, _nng  # noqa: E402
-from tk.v1 import control_pb2, git_pb2, rpc_pb2, search_pb2  # noqa: E402
+import tk
+from tk import _fleet, _nng
+from tk.v1 import control_pb2, git_pb2, rpc_pb2, search_pb2
 
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 

@@ -8,19 +8,13 @@ none) and a nested one.
 
 from __future__ import annotations
 
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import tkproc  # noqa: E402,F401  (puts client/python on sys.path)
+from google.protobuf import descriptor_pb2, descriptor_pool
+from google.protobuf import json_format, message_factory
 
-from google.protobuf import descriptor_pb2, descriptor_pool  # noqa: E402
-from google.protobuf import json_format, message_factory  # noqa: E402
-
-from tk import jsonform  # noqa: E402
-from tk.v1 import control_pb2, git_pb2, rpc_pb2  # noqa: E402
+from tk import jsonform
+from tk.v1 import control_pb2, git_pb2, rpc_pb2
 
 
 def _bag_class() -> type:

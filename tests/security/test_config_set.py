@@ -26,15 +26,12 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import unittest
 from typing import Dict, List, Tuple
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import tkproc  # noqa: E402
+import tkproc
 
-import tk  # noqa: E402
+import tk
 
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 

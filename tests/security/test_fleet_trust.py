@@ -43,24 +43,21 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 import unittest
 from ctypes import byref, c_void_p
 from typing import Callable, Dict, List, Optional, Tuple
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import repsock  # noqa: E402
-import tkproc  # noqa: E402
-from certs import CLIENT_EXT, make_ca, make_cert, node_ext  # noqa: E402
-from fleetfx import (Cluster, free_port, need_programs, need_tls,  # noqa: E402
+import repsock
+import tkproc
+from certs import CLIENT_EXT, make_ca, make_cert, node_ext
+from fleetfx import (Cluster, free_port, need_programs, need_tls,
                      start_tkd)
 
-import tk  # noqa: E402
-from tk import _nng  # noqa: E402
-from tk.v1 import git_pb2, rpc_pb2  # noqa: E402
+import tk
+from tk import _nng
+from tk.v1 import git_pb2, rpc_pb2
 
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 

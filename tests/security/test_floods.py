@@ -45,16 +45,13 @@ import time
 import unittest
 from typing import List, Optional, Tuple
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tkproc  # noqa: E402
-from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert  # noqa: E402
-from test_limits import fd_count, nofile_wrapper  # noqa: E402
-from test_listeners import nng_has_tls, rss_kib, stat  # noqa: E402
+import tkproc
+from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert
+from test_limits import fd_count, nofile_wrapper
+from test_listeners import nng_has_tls, rss_kib, stat
 
-import tk  # noqa: E402
-from tk.v1 import control_pb2  # noqa: E402
+import tk
+from tk.v1 import control_pb2
 
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 

@@ -37,17 +37,14 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import unittest
 from typing import Callable, Dict, List, Optional, Tuple
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import tkproc  # noqa: E402
+import tkproc
 
-import tk  # noqa: E402
-from google.protobuf.descriptor import FieldDescriptor  # noqa: E402
-from tk.v1 import git_pb2  # noqa: E402
+import tk
+from google.protobuf.descriptor import FieldDescriptor
+from tk.v1 import git_pb2
 
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 

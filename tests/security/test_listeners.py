@@ -35,15 +35,12 @@ import time
 import unittest
 from typing import List, Optional, Tuple
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import tkproc  # noqa: E402
-from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert  # noqa: E402
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_limits import fd_count  # noqa: E402
+import tkproc
+from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert
+from test_limits import fd_count
 
-import tk  # noqa: E402
-from tk.v1 import control_pb2  # noqa: E402
+import tk
+from tk.v1 import control_pb2
 
 # The watchdog (tests/support/watchdog.py) asks a hanging test for its
 # threads' Python stacks with SIGUSR1.

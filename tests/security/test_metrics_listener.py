@@ -32,26 +32,21 @@ Run by meson under /usr/bin/python3.
 from __future__ import annotations
 
 import faulthandler
-import os
 import re
 import select
 import signal
 import socket
-import sys
 import threading
 import time
 import unittest
 from typing import Dict, List, Optional, Tuple
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "support"))
-sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-import tkproc  # noqa: E402
-from test_limits import fd_count, nofile_wrapper  # noqa: E402
-from test_metrics import Family, parse_exposition, value  # noqa: E402
+import tkproc
+from exposition import Family, parse_exposition, value
+from test_limits import fd_count, nofile_wrapper
 
-import tk  # noqa: E402
-from tk.v1 import control_pb2  # noqa: E402
+import tk
+from tk.v1 import control_pb2
 
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 

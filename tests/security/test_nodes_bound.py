@@ -22,18 +22,15 @@ from __future__ import annotations
 import faulthandler
 import os
 import signal
-import sys
 import time
 import unittest
 from typing import Any, Optional
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import tkproc  # noqa: E402
-from certs import CLIENT_EXT, make_ca, make_cert, node_ext  # noqa: E402
-from fleetfx import Cluster, need_programs, need_tls, start_tkd  # noqa: E402
+import tkproc
+from certs import CLIENT_EXT, make_ca, make_cert, node_ext
+from fleetfx import Cluster, need_programs, need_tls, start_tkd
 
-import tk  # noqa: E402
+import tk
 
 # The watchdog (tests/support/watchdog.py) asks a hanging test for its
 # threads' Python stacks with SIGUSR1.

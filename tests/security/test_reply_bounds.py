@@ -48,11 +48,9 @@ import time
 import unittest
 from typing import Dict, List, Tuple
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import tkproc  # noqa: E402
+import tkproc
 
-import tk  # noqa: E402
+import tk
 
 # The watchdog (tests/support/watchdog.py) asks a hanging test for its
 # threads' Python stacks with SIGUSR1.

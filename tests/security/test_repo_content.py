@@ -35,18 +35,15 @@ import pty
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import unittest
 from typing import Callable, Dict, List, Optional, Tuple
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "support"))
-import tkproc  # noqa: E402
+import tkproc
 
-import tk  # noqa: E402
-from tk.v1 import search_pb2  # noqa: E402
+import tk
+from tk.v1 import search_pb2
 
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 

@@ -9,10 +9,7 @@ from __future__ import annotations
 import ctypes
 from ctypes import POINTER, byref, c_char_p, c_int, c_uint32, c_void_p
 
-import tkproc
-
-assert tkproc.SOURCE_ROOT  # imported first: it puts client/python on the path
-from tk import _nng  # noqa: E402
+from tk import _nng
 
 
 class Pipe(ctypes.Structure):

@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: MIT
 """Test support for the Python tests: tkd and testd as child processes on
-private sockets, waited for by their output (never by sleeping), and the
-import path of the client in this checkout. The Python twin of support.h's
-ts_spawn / ts_wait_output.
+private sockets, waited for by their output (never by sleeping). The
+Python twin of support.h's ts_spawn / ts_wait_output.
+
+The tests import it, and the client (tk), from the PYTHONPATH that meson
+gives them (tests/meson.build: tests/support and client/python); by hand,
+CONTRIBUTING.md says how.
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -19,8 +21,6 @@ from typing import Callable, Dict, List, Optional
 
 SOURCE_ROOT = os.environ.get("TK_SOURCE_ROOT") or os.path.normpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-# The client finds gen/python itself.
-sys.path.insert(0, os.path.join(SOURCE_ROOT, "client", "python"))
 
 START_S = 20.0
 
