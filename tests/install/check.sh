@@ -94,7 +94,7 @@ done
 # Completion: bash's lists what the installed tkd serves.
 bash_comp=$(find "$root" -path '*/bash-completion/completions/tkcall' | head -1)
 zsh_comp=$(find "$root" -path '*/zsh/site-functions/_tkcall' | head -1)
-[ -n "$bash_comp" ] && [ -n "$zsh_comp" ] || { echo "install: no bash or zsh completion of tkcall" >&2; exit 1; }
+if [ -z "$bash_comp" ] || [ -z "$zsh_comp" ]; then echo "install: no bash or zsh completion of tkcall" >&2; exit 1; fi
 head -1 "$zsh_comp" | grep -qx '#compdef tkcall' || { echo "install: $zsh_comp is not a zsh completion of tkcall" >&2; exit 1; }
 command -v zsh >/dev/null || { echo "install: no zsh (tools/install-deps installs it)" >&2; exit 1; }
 zsh -n "$zsh_comp"
@@ -110,8 +110,9 @@ served=$(TK_ADDR="ipc://$run/tkd.sock" "$root/bin/tkcall" list)
 while IFS= read -r m; do
     grep -qxF "$m" <<<"$offered" || { echo "install: the completion does not offer $m" >&2; exit 1; }
 done <<<"$served"
-grep -qx list <<<"$offered" && grep -qx describe <<<"$offered" ||
-    { echo "install: the completion does not offer list and describe" >&2; exit 1; }
+if ! grep -qx list <<<"$offered" || ! grep -qx describe <<<"$offered"; then
+    echo "install: the completion does not offer list and describe" >&2; exit 1
+fi
 flags=$(complete_words tkcall --)
 for opt in --addr --timeout --data --help; do
     grep -qx -- "$opt" <<<"$flags" || { echo "install: the completion does not offer $opt" >&2; exit 1; }
@@ -137,8 +138,9 @@ offered=$(zsh_offered 'tkcall ')
 while IFS= read -r m; do
     grep -qxF "$m" <<<"$offered" || { echo "install: zsh's completion does not offer $m; it offers: $offered" >&2; exit 1; }
 done <<<"$served"
-grep -qx list <<<"$offered" && grep -qx describe <<<"$offered" ||
-    { echo "install: zsh's completion does not offer list and describe; it offers: $offered" >&2; exit 1; }
+if ! grep -qx list <<<"$offered" || ! grep -qx describe <<<"$offered"; then
+    echo "install: zsh's completion does not offer list and describe; it offers: $offered" >&2; exit 1
+fi
 completed=$(zsh_complete 'tkcall --ti')
 [ "$completed" = $'tkcall --timeout \n--timeout' ] ||
     { echo "install: zsh's completion of 'tkcall --ti' gives: $completed" >&2; exit 1; }

@@ -49,6 +49,7 @@ grep -qF -- "--root $top --root $abs/a --root $abs/b"$'\n' <(sed -n 2p "$tmp/out
     fail "--dry-run does not start tkd with the roots given: $(cat "$tmp/out")"
 line=$(tail -1 "$tmp/out")
 case $line in export\ TK_ADDR=ipc://*) ;; *) fail "the last line is not the export: $line" ;; esac
+# shellcheck disable=SC2016 # $TK_ADDR is the inner shell's, after the export
 addr=$(env -i HOME="$tmp" PATH=/usr/bin:/bin bash -c "$line"'; echo "$TK_ADDR"')
 case $addr in ipc:///*/tkd.sock) ;; *) fail "the export sets TK_ADDR=$addr" ;; esac
 tkcall_dir=$(printf '%s' "$line" | sed -E 's/.* PATH=([^:]*):.*/\1/')

@@ -78,7 +78,7 @@ mkdir -p "$dir/hooks"
 cd "$dir/main"
 i=0
 while [ $i -lt 600 ]; do echo "blob $i" >"$dir/home/b$i"; i=$((i + 1)); done
-ls "$dir"/home/b* | git hash-object -w --stdin-paths | cut -c1-4 | sort |
+printf '%s\n' "$dir"/home/b* | git hash-object -w --stdin-paths | cut -c1-4 | sort |
     uniq -d | head -1 >"$dir/ambiguous-prefix"
 rm -f "$dir"/home/b*
 [ -s "$dir/ambiguous-prefix" ]
