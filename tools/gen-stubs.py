@@ -83,8 +83,8 @@ class ListSpec:
         fields = {f.name: f for f in reply.field}
         f = fields.get(self.field)
         if f is None or f.label != f.LABEL_REPEATED:
-            return "list: %s has no repeated field %s" % (reply.name,
-                                                           self.field)
+            return ("list: %s has no repeated field %s"
+                    % (reply.name, self.field))
         if not self.limit_field:
             if self.default_items != 0:
                 return ("list: default_items is for a list the caller "
@@ -94,8 +94,8 @@ class ListSpec:
         f = fields.get(self.limit_field)
         if f is None or f.type != f.TYPE_UINT32 or \
                 f.label == f.LABEL_REPEATED:
-            return "list: %s has no uint32 field %s" % (request.name,
-                                                         self.limit_field)
+            return ("list: %s has no uint32 field %s"
+                    % (request.name, self.limit_field))
         if self.default_items == 0 or self.default_items > self.max_items:
             return ("list: default_items %d must be given and at most "
                     "max_items %d" % (self.default_items, self.max_items))
@@ -106,8 +106,8 @@ class ListSpec:
         at most."""
         text = "%s: " % self.field
         if self.limit_field:
-            text += "%d by default (%s 0), " % (self.default_items,
-                                               self.limit_field)
+            text += ("%d by default (%s 0), "
+                     % (self.default_items, self.limit_field))
         text += "%d at most" % self.max_items
         if self.max_bytes:
             text += ", %s of paths and text at most" % size(self.max_bytes)
@@ -423,7 +423,8 @@ def gen_stubs(fdesc, specs, outdir):
             c.append("    return tk_call(client, \"%s\",\n" % method)
             c.append("                   (const ProtobufCMessage *)request,\n")
             c.append("                   &%s,\n" % rep_d)
-            c.append("                   (ProtobufCMessage **)reply, opts, status);\n}\n")
+            c.append("                   (ProtobufCMessage **)reply, opts, "
+                     "status);\n}\n")
     h.append("#ifdef __cplusplus\n}\n#endif\n\n#endif\n")
     path = os.path.join(outdir, base + ".tk")
     write(path + ".h", "".join(h))
@@ -486,7 +487,8 @@ def gen_catalog(files, specs, paths, outdir):
                " * functions of tk/client.h. */\n")
     hdr.append("extern const tk_method_desc tk_catalog__methods[];\n")
     hdr.append("extern const size_t tk_catalog__n_methods;\n")
-    hdr.append("extern const ProtobufCMessageDescriptor *const tk_catalog__messages[];\n")
+    hdr.append("extern const ProtobufCMessageDescriptor "
+               "*const tk_catalog__messages[];\n")
     hdr.append("extern const size_t tk_catalog__n_messages;\n")
     hdr.append("extern const ProtobufCEnumDescriptor *const tk_catalog__enums[];\n")
     hdr.append("extern const size_t tk_catalog__n_enums;\n\n")

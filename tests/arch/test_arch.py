@@ -125,5 +125,6 @@ class Architecture(unittest.TestCase):
         self.assertEqual([str(v) for v in left], [], "not expected")
         self.assertEqual(left_stale, [], "not expected")
 
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

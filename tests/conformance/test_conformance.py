@@ -82,9 +82,9 @@ def make_hook(fixture: Dict[str, Any], root: str, home: str) -> Optional[str]:
     start of a status) that writes a line to a fifo in the case's
     directory, then blocks until it is killed. Outside root, so no search
     finds it; in the global config of tkd's user (HOME is home): a READ
-    runs the owner's fsmonitor, never the repository's own. "pre-commit": a pre-commit hook that writes its line, then
-    waits for one on release.fifo (release_hook). The fifo's path, or None
-    without a hook."""
+    runs the owner's fsmonitor, never the repository's own. "pre-commit":
+    a pre-commit hook that writes its line, then waits for one on
+    release.fifo (release_hook). The fifo's path, or None without a hook."""
     hook = fixture.get("hook")
     if hook is None:
         return None

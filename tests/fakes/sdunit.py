@@ -95,8 +95,9 @@ def words(line, warnings):
     """extract_first_word(EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE) over a whole
     line: words split at unquoted whitespace, '...' and "..." quote (also
     inside a word, as the code does: systemd's test-extract-word.c has
-    yay'foo'bar → yayfoobar), C escapes inside and outside quotes. Returns [(word, raw)] where raw is
-    the text as written (an unquoted lone ';' separates commands)."""
+    yay'foo'bar → yayfoobar), C escapes inside and outside quotes.
+    Returns [(word, raw)] where raw is the text as written (an unquoted
+    lone ';' separates commands)."""
     out = []
     i = 0
     n = len(line)

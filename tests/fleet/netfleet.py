@@ -412,12 +412,12 @@ class Hook:
                 "echo \"entered $(readlink /proc/self/ns/net) $PPID\" > '%s'\n"
                 "read -r x <&3\n" % (self.release_fifo, self.enter))
         if once:
-            body = "if mkdir '%s' 2>/dev/null; then\n%sfi\n" % (self.marker,
-                                                                  body)
+            body = ("if mkdir '%s' 2>/dev/null; then\n%sfi\n"
+                    % (self.marker, body))
         # every run, held or not, says where it ran
         self.runs_file = os.path.join(dir_, name + ".runs")
-        body = "readlink /proc/self/ns/net >> '%s'\n%s" % (self.runs_file,
-                                                          body)
+        body = ("readlink /proc/self/ns/net >> '%s'\n%s"
+                % (self.runs_file, body))
         with open(self.path, "w", encoding="utf-8") as f:
             f.write("#!/bin/sh\n" + body + "exit 0\n")
         os.chmod(self.path, 0o700)
@@ -481,4 +481,3 @@ def pid_gone(pid: int) -> bool:
 def node_of(fleet: Fleet, ns_id: str) -> Node:
     """The node whose namespace a hook reported."""
     return next(n for n in fleet.nodes if n.netns_id == ns_id)
-

@@ -312,7 +312,6 @@ class CancelOnB(FleetCase):
         self.assertEqual(st.cancellation.cause, tk.Cause.CALLER)
         self.assertTrue(st.cancellation.process_killed)
 
-
     def test_tkcall_ctrl_c_answered_by_b(self) -> None:
         # tkcall's Ctrl-C is its Cancel, on the call's connection.
         h = self.hook("cancel")
@@ -481,7 +480,7 @@ class HeartbeatStops(FleetCase):
             self.assertNotIn("nc", node_named(r.stderr))
 
 
-# ---- 5. a certificate another CA signed ------------------------------------------------
+# ---- 5. a certificate another CA signed ------------------------------------
 
 class OtherCA(FleetCase):
     def test_refused_by_every_node(self) -> None:
@@ -551,8 +550,8 @@ class LinkDown(FleetCase):
             self.others_serve(c)
             st = call.status(timeout=CALL_S + 10)
             took = time.monotonic() - t0
-            say("link down: %s after %.1f s: %s" % (st.code_name, took,
-                                                     st.message))
+            say("link down: %s after %.1f s: %s"
+                % (st.code_name, took, st.message))
             self.assertEqual(st.code, tk.Code.UNAVAILABLE, st)
             self.assertFalse(st.from_server)
             self.assertIn("stopped answering", st.message)

@@ -189,7 +189,6 @@ class GenOptions(unittest.TestCase):
                     self.assertIn("tk.v1.Thing/Look (tk/v1/thing.proto): "
                                   "option (tk.v1.method): " + why, p.stderr)
 
-
     # A method whose reply holds a list declares its ceiling: the request's
     # limit, the reply's repeated field, the numbers.
     LISTED = """syntax = "proto3";

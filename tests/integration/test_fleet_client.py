@@ -20,8 +20,9 @@ Two fleets, one a run (the first argument):
          (UNAVAILABLE, not sent) and on (the other owner answers), and
          Orders/Control calls going elsewhere.
 Skips (77), saying why, where there is no PostgreSQL or openssl, or
-tkd's NNG has no TLS (Homebrew's on a Mac; anywhere else that fails). Nothing waits by sleeping: processes
-are waited for by their output, a held call by its git in /proc.
+tkd's NNG has no TLS (Homebrew's on a Mac; anywhere else that fails).
+Nothing waits by sleeping: processes are waited for by their output, a
+held call by its git in /proc.
 """
 
 from __future__ import annotations
@@ -415,8 +416,8 @@ class TkdFleet(FleetBase):
         self.assert_node(r, "n2")
         self.assertTrue(r.status.get("fromServer", True), r)
 
-    def held_call(self, args: List[str]) -> Tuple[subprocess.Popen, float,
-                                                   Held]:
+    def held_call(self, args: List[str]
+                  ) -> Tuple[subprocess.Popen, float, Held]:
         repo = os.path.join(self.roots["n2"], "hold")
         held = Held(repo)
         t0 = time.monotonic()

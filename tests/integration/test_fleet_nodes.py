@@ -306,8 +306,8 @@ class Fleet(unittest.TestCase):
         os.chmod(hook, 0o755)
         with open(os.path.join(repo, "a.txt"), "w", encoding="utf-8") as f:
             f.write("a\n")
-        call = self.client(b).git.start_commit(repo=repo, message="held",
-                                                paths=[b"a.txt"], timeout=60)
+        call = self.client(b).git.start_commit(
+            repo=repo, message="held", paths=[b"a.txt"], timeout=60)
         self.assertEqual(tkproc.read_line(entered), "in")
         ca = self.client(a)
         mark = b.d.mark("stderr")

@@ -113,8 +113,7 @@ class LogFormat(unittest.TestCase):
             ping = c.start("tk.v1.Control/Ping", control_pb2.PingRequest())
             ping.result()
             bad = c.start("tk.v1.Git/RevParse",
-                          git_pb2.GitRevParseRequest(repo="/",
-                                                  rev="HEAD"))
+                          git_pb2.GitRevParseRequest(repo="/", rev="HEAD"))
             with self.assertRaises(tk.TkError):
                 bad.result()
             return ping.call_id, bad.call_id

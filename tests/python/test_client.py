@@ -306,7 +306,8 @@ class TestTkd(unittest.TestCase):
         reply = self.client.search.search(root=root, query="needle", timeout=30)
         self.assertIsInstance(reply, search_pb2.SearchReply)
         self.assertEqual([(m.path, m.line, m.text) for m in reply.matches],
-                         [(b"a.txt", 1, b"alpha needle"), (b"a.txt", 3, b"needle gamma")])
+                         [(b"a.txt", 1, b"alpha needle"),
+                          (b"a.txt", 3, b"needle gamma")])
         self.assertEqual([(s.start, s.end) for s in reply.matches[0].submatches],
                          [(6, 12)])
         self.assertFalse(reply.partial)
@@ -462,7 +463,8 @@ class TestWithoutTkd(unittest.TestCase):
 
     def test_gives_up_on_what_tkd_says(self) -> None:
         S = control_pb2.CallStateReply
-        cases = [([S.NOT_FOUND] * 3, tk.Code.DEADLINE_EXCEEDED, "has no record of call"),
+        cases = [([S.NOT_FOUND] * 3, tk.Code.DEADLINE_EXCEEDED,
+                  "has no record of call"),
                  ([S.ANSWERED] * 3, tk.Code.UNAVAILABLE, "says it answered call"),
                  ([-2], tk.Code.DEADLINE_EXCEEDED, "cannot be asked"),
                  # Still running, then no longer known: only the end counts.
@@ -543,7 +545,8 @@ class TestWithoutTkd(unittest.TestCase):
     def test_at_most_once(self) -> None:
         self.assertEqual(self.dropped_calls("ipc://%s/a.sock" % self.dir.name, True), 1)
         # Negative control: NNG's default REQ delivers the request twice.
-        self.assertEqual(self.dropped_calls("ipc://%s/b.sock" % self.dir.name, False), 2)
+        self.assertEqual(
+            self.dropped_calls("ipc://%s/b.sock" % self.dir.name, False), 2)
 
 
 class TestSurface(unittest.TestCase):

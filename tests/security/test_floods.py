@@ -453,10 +453,10 @@ class Floods(unittest.TestCase):
         sanitized = bool(os.environ.get("TK_SANITIZE", "")) and \
             os.environ.get("TK_SANITIZE") != "none"
         if sanitized or os.environ.get("TK_HEAP_TRIM") != "1":
+            why = ("a sanitizer's allocator replaces glibc's malloc"
+                   if sanitized else "this build has no malloc_trim")
             self.skipTest("resident memory %d -> %d KiB; not given back "
-                          "here: %s" % (before, during, "a sanitizer's "
-                          "allocator replaces glibc's malloc" if sanitized
-                          else "this build has no malloc_trim"))
+                          "here: %s" % (before, during, why))
         try:
             self.last.wait_output("given back to the system", "stderr",
                                   timeout=WAIT_S, start=mark)

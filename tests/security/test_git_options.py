@@ -455,5 +455,6 @@ class GitOptions(unittest.TestCase):
                            stderr=subprocess.STDOUT, text=True)
         self.assertIn("usage: git diff --no-index", r.stdout)
 
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -311,7 +311,9 @@ class Listeners(unittest.TestCase):
         s.sendall(b"\x01" + struct.pack(">Q", 4097))
         self.assertEqual(s.recv(1), b"")  # closed by tkd
         s.close()
-        self.last.wait_output("1 connection(s) closed by the client or ended in an error", "stderr")
+        self.last.wait_output(
+            "1 connection(s) closed by the client or ended in an error",
+            "stderr")
         # Negative control: a frame within the limit is served.
         with tk.Client("ipc://" + path) as c:
             self.assertEqual(c.control.ping(data=b"x").data, b"x")
@@ -378,9 +380,11 @@ class Listeners(unittest.TestCase):
                     err) is not None,
                 "%s: the hang-ups logged" % url)
         with tk.Client("ipc://" + path) as c:
-            self.assertEqual(c.control.ping(data=b"x", timeout=tkproc.START_S).data, b"x")
+            self.assertEqual(
+                c.control.ping(data=b"x", timeout=tkproc.START_S).data, b"x")
         with self.client(urls[1], self.alice) as c:
-            self.assertEqual(c.control.ping(data=b"x", timeout=tkproc.START_S).data, b"x")
+            self.assertEqual(
+                c.control.ping(data=b"x", timeout=tkproc.START_S).data, b"x")
 
     def test_handshake_hangups_control(self) -> None:
         # The same hang-ups against a bare NNG REP echo server, built with

@@ -351,8 +351,8 @@ class ReadPrograms(Case):
         repo = new_repo("f5", {".gitattributes": "*.txt filter=x\n"})
         git(repo, "config", "extensions.worktreeConfig", "true")
         write(os.path.join(repo, ".git", "config.worktree"),
-              "[filter \"x\"]\n\tclean = %s\n" % planted("wt-clean",
-                                                        "exec cat"))
+              "[filter \"x\"]\n\tclean = %s\n"
+              % planted("wt-clean", "exec cat"))
         stat_dirty(os.path.join(repo, "a.txt"))
         self.statuses(repo)
         self.assertFalse(marked("wt-clean"))

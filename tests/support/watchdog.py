@@ -344,16 +344,16 @@ def dump(test_pid, cmd, started, deadline):
     for pid in pids:
         st = proc_stat(pid)
         if st is not None:
-            say("  %7d  parent %7d  %s  %s" % (pid, st[2], st[1],
-                                             cmdline(pid)))
+            say("  %7d  parent %7d  %s  %s"
+                % (pid, st[2], st[1], cmdline(pid)))
     where_they_are = []
     for pid in pids:
         st = proc_stat(pid)
         if st is None:
             continue
         say("")
-        say("---- pid %d (parent %d, %s): %s" % (pid, st[2], st[0],
-                                                  cmdline(pid)))
+        say("---- pid %d (parent %d, %s): %s"
+            % (pid, st[2], st[0], cmdline(pid)))
         left = deadline - KILL_RESERVE_S - time.monotonic()
         stacks = gdb_stacks(pid, min(GDB_MAX_S, left)) if left >= 2 else None
         if stacks is not None:

@@ -473,8 +473,8 @@ class Call(Generic[R]):
         why = None
         if not self._ask or time.monotonic() >= self._last:
             why = ("no reply from tkd at %s within the deadline and %d ms of "
-                   "grace: the server did not answer" % (self._address,
-                                                        GRACE_MS))
+                   "grace: the server did not answer"
+                   % (self._address, GRACE_MS))
         else:
             assert self._node is not None
             state = self._client._call_state(self._node, self.call_id)
