@@ -35,6 +35,7 @@ def _c_generator():
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "gen-stubs.py")
     spec = importlib.util.spec_from_file_location("gen_stubs", path)
+    assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -157,6 +158,7 @@ def message_fields(type_name, index, files_by_name):
     for part in path.split("."):
         msg = next(m for m in msgs if m.name == part)
         msgs = msg.nested_type
+    assert msg is not None, type_name
     return msg.field
 
 
@@ -236,7 +238,8 @@ def gen_services(files, outdir):
     out.append("from typing import TYPE_CHECKING\n\n")
     for f in files:
         out.append("import %s  # noqa: F401\n" % module_of(f.name))
-    attrs, seen = [], {}
+    attrs = []
+    seen: dict[str, str] = {}  # attribute -> its service
     for f in files:
         if f.service:
             mod = module_of(f.name)[: -len("_pb2")] + "_tk"

@@ -432,7 +432,8 @@ def gen_stubs(fdesc, specs, outdir):
 
 
 def gen_catalog(files, specs, paths, outdir):
-    methods, msgs, enums, headers = [], [], [], []
+    methods, enums, headers = [], [], []
+    msgs: list[str] = []
     for fdesc in files:
         if not fdesc.package.startswith("tk."):
             continue

@@ -29,6 +29,7 @@ def _c_generator():
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "gen-stubs.py")
     spec = importlib.util.spec_from_file_location("gen_stubs", path)
+    assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -106,9 +107,9 @@ def jsdoc(text, indent):
 
 
 def gen_services(files, specs, where, outdir):
-    imports = {}  # module -> set of names
+    imports: dict[str, set[str]] = {}  # module -> set of names
     body = []
-    attrs = {}
+    attrs: dict[str, str] = {}
     for f in files:
         notes = comments(f)
         for si, svc in enumerate(f.service):

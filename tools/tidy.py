@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from typing import Optional, Set
 
 # The exit statuses of the three gates.
 CLEAN, FINDINGS, CANNOT_RUN = 0, 1, 2
@@ -112,7 +113,7 @@ def load_units(root, bdir):
     with open(os.path.join(bdir, "compile_commands.json")) as f:
         entries = json.load(f)
     tracked = set(git(root, "ls-files", "-z").stdout.split("\0"))
-    units = {}
+    units: dict[str, Unit] = {}
     for e in entries:
         absf = os.path.normpath(os.path.join(e["directory"], e["file"]))
         rel = os.path.relpath(absf, root)
@@ -172,9 +173,9 @@ class Tidy:
     root: str
     bdir: str
     binary: str = field(default_factory=clang_tidy_binary)
-    checks: str = None  # overrides .clang-tidy's Checks when set
-    vfsoverlay: str = None
-    _tracked: set = None
+    checks: Optional[str] = None  # overrides .clang-tidy's Checks when set
+    vfsoverlay: Optional[str] = None
+    _tracked: Set[str] = field(default_factory=set)
 
     def __post_init__(self):
         self._tracked = set(git(self.root, "ls-files", "-z").stdout.split("\0"))

@@ -531,7 +531,7 @@ def rule_bridge(t):
 
 def type_libraries(t, ty, depth=0):
     """The libraries whose declarations a type mentions."""
-    found = set()
+    found: set[str] = set()
     if depth > 20:
         return found
     k = ty.kind
@@ -734,7 +734,7 @@ def rule_public_header(t):
 def foreign_types(t, ty, header, depth=0):
     """Names of the non-opaque types declared outside the header and the C
     standard headers that a type shows."""
-    out = set()
+    out: set[str] = set()
     if depth > 20:
         return out
     k = ty.kind
@@ -828,7 +828,11 @@ def rule_seam(t):
 
 def circles(edges):
     """The strongly connected components of more than one node (Tarjan)."""
-    index, low, stack, on, out = {}, {}, [], set(), []
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
 
     def visit(v):
         index[v] = low[v] = len(index)
@@ -867,7 +871,8 @@ def rule_circle(t):
                         c.is_definition() and
                         c.linkage == ci.LinkageKind.EXTERNAL):
                     defined[c.spelling] = rel
-        edges, names = {}, {}
+        edges: dict[str, set[str]] = {}
+        names: dict[tuple[str, str], set[str]] = {}
         for rel in files:
             for c in t.own_cursors(rel):
                 if c.kind != ci.CursorKind.DECL_REF_EXPR:
@@ -903,7 +908,7 @@ def layout_block(path):
                   if lines[i].startswith("```")), None)
     if fence is None:
         return None
-    out = []
+    out: list[tuple[int, str]] = []
     for i in range(fence + 1, len(lines)):
         if lines[i].startswith("```"):
             return out
@@ -920,11 +925,11 @@ def layout_entries(block):
     for n, line in block:
         if not line.strip():
             continue
+        paths: list[str] = []
         if line[0].isspace():
-            fields, paths = [line.strip()], []
+            fields = [line.strip()]
         else:
             fields = re.split(r"\s{2,}", line.strip())
-            paths = []
             while fields and " " not in fields[0]:
                 paths.append(fields.pop(0))
             entries += [[n, p, []] for p in paths]
@@ -974,7 +979,8 @@ def rule_layout(t):
                'no "## Layout" heading followed by a ``` block of the tree')
         return
     named = set()  # every path the block names, and the folders above
-    listing = {}  # entry folder -> its line, where it names folders in it
+    listing: dict[str, int] = {}  # entry folder -> its line, where it
+    # names folders in it
     for n, entry, described in layout_entries(block):
         paths = [(n, entry)]
         for dn, x in described:
@@ -1048,7 +1054,7 @@ RULES = (rule_boundary, rule_library_and_process, rule_bridge,
 
 
 def read_allowlist(path):
-    entries = []
+    entries: list[tuple[str, str, str, str]] = []
     if not path or not os.path.exists(path):
         return entries
     with open(path) as f:
@@ -1075,7 +1081,8 @@ def check(root, build=None, allowlist=None, design=None, unresolved=None):
         rule(t)
     if unresolved is not None:
         unresolved += t.unresolved
-    used, left = set(), []
+    used: set[str] = set()
+    left = []
     for v in t.violations:
         hit = [e for e in entries if e[0] == v.rule and e[1] == v.subject]
         if hit:
@@ -1096,7 +1103,7 @@ def main():
     ap.add_argument("--allowlist", default=os.path.join(here, "allowlist"))
     ap.add_argument("--design")
     args = ap.parse_args()
-    unresolved = []
+    unresolved: list[str] = []
     try:
         violations, unused = check(args.root, args.build, args.allowlist,
                                    args.design, unresolved)
@@ -1105,9 +1112,9 @@ def main():
         return 2
     for v in violations:
         print(v)
-    for e in unused:
-        print(f"{e[3]}: allowlist entry no longer needed: {e[0]} {e[1]} "
-              "(delete it: the list only shrinks)")
+    for entry in unused:
+        print(f"{entry[3]}: allowlist entry no longer needed: {entry[0]} "
+              f"{entry[1]} (delete it: the list only shrinks)")
     if unresolved:
         print(f"arch: {len(unresolved)} include(s) not resolved, so not "
               "checked, in files without a compile command (--build DIR "

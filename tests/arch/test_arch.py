@@ -47,7 +47,7 @@ FIXTURES = os.path.join(HERE, "fixtures")
 
 class Architecture(unittest.TestCase):
     def test_the_tree_follows_the_rules(self):
-        unresolved = []
+        unresolved: list[str] = []
         violations, unused = arch.check(ROOT, BUILD,
                                         os.path.join(HERE, "allowlist"),
                                         unresolved=unresolved)
@@ -115,7 +115,7 @@ class Architecture(unittest.TestCase):
                 left_stale.remove(hit[0])
                 continue
             m = re.match(r"^(\S+): ([a-z-]+): (.+)$", line)
-            self.assertTrue(m, f"bad expect line {line!r}")
+            assert m is not None, f"bad expect line {line!r}"
             where, rule, text = m.groups()
             hit = [v for v in left if v.where == where and v.rule == rule
                    and text in v.text]

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 import unittest
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Type
 
 import tkproc
 
@@ -186,7 +186,7 @@ def head_commits(root: str, home: str) -> int:
 
 
 def method_types(method: str, served: Dict[str, control_pb2.MethodInfo]
-                 ) -> Tuple[type, type]:
+                 ) -> Tuple[Type[Message], Type[Message]]:
     """The request and reply classes: from gen/python's descriptors, else
     by the names the server gives in ListMethods (test methods have no
     .proto)."""
@@ -506,7 +506,7 @@ class Case:
         call = TkcallCall(self.addr, self.case["method"], request, timeout_ms,
                           self.proto_json())
         status, reply, _ = self.finish(call, occupier)
-        self.check(status, reply, None)  # type: ignore[arg-type]
+        self.check(status, reply, None)
 
     def run_ts(self, client: tk.Client,
                served: Dict[str, control_pb2.MethodInfo]) -> None:
@@ -531,7 +531,7 @@ class Case:
             status, reply, outcome = self.finish(driver.start(cmd), occupier)
         finally:
             driver.close()
-        self.check(status, reply, outcome)  # type: ignore[arg-type]
+        self.check(status, reply, outcome)
 
     def finish(self, call: Any, occupier: Any) -> Tuple[Any, Any, Any]:
         """(status, reply, cancel outcome) of a call of a program (tkcall,

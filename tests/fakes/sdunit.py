@@ -27,7 +27,7 @@ def parse(text):
     """Sections of a unit file: {section: [(key, value, line)]}. Comments
     start with '#' or ';'; a trailing backslash joins the next line (with a
     space); whitespace around keys and values is dropped."""
-    sections = {}
+    sections: dict[str, list] = {}
     current = None
     pending = ""
     for n, raw in enumerate(text.split("\n"), 1):
@@ -98,7 +98,7 @@ def words(line, warnings):
     yay'foo'bar → yayfoobar), C escapes inside and outside quotes.
     Returns [(word, raw)] where raw is the text as written (an unquoted
     lone ';' separates commands)."""
-    out = []
+    out: list[tuple[str, str]] = []
     i = 0
     n = len(line)
     while True:
@@ -133,7 +133,7 @@ def environment(sections, unit_name="", warnings=None):
     """Environment= of [Service]: each value unquoted into assignments; "$"
     has no special meaning; specifiers are expanded; later wins."""
     warnings = [] if warnings is None else warnings
-    env = {}
+    env: dict[str, str] = {}
     for key, value, _ in sections.get("Service", []):
         if key != "Environment":
             continue
@@ -202,7 +202,7 @@ def main(argv):
         return 2
     with open(argv[2], encoding="utf-8") as f:
         text = f.read()
-    warnings = []
+    warnings: list[str] = []
     try:
         sections = parse(text)
         result = {"argv": exec_start(sections, warnings=warnings),

@@ -544,7 +544,7 @@ class UnitSyntaxTest(unittest.TestCase):
             self.argv('[Service]\nExecStart="/bin/x" "50%"\n')
 
     def test_unknown_escapes_are_kept_with_a_warning(self):
-        warnings = []
+        warnings: list[str] = []
         argv = sdunit.exec_start(
             sdunit.parse('[Service]\nExecStart=/bin/x "a\\qb"\n'), "", warnings)
         self.assertEqual(argv, ["/bin/x", "a\\qb"])

@@ -44,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import certs
 import tkproc
@@ -238,6 +238,11 @@ class Node:
     def log(self) -> str:
         return self.daemon.output("stderr") if self.daemon else ""
 
+    def running(self) -> tkproc.Daemon:
+        """The tkd this node runs now (start() started it)."""
+        assert self.daemon is not None, "%s runs no tkd" % self.name
+        return self.daemon
+
     def sanitizer_reports(self) -> List[str]:
         """What a sanitizer reported in any tkd this node ran (halt_on_error
         stops tkd at the first: a killed node's calls would fail, but
@@ -266,7 +271,7 @@ class Fleet:
         self.start_s = 60.0
         self.shared_root = os.path.join(self.dir, "shared")
         self.shared_repo = os.path.join(self.shared_root, "repo")
-        self._old_term = None
+        self._old_term: Any = None  # signal.signal's: a handler or a number
 
     @staticmethod
     def _free_block() -> int:

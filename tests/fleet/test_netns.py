@@ -42,7 +42,7 @@ import sys
 import threading
 import time
 import unittest
-from typing import List, Optional, Set, Tuple
+from typing import Any, List, Optional, Set, Tuple
 
 import netfleet
 import tkproc
@@ -183,7 +183,7 @@ def node_named(stderr: str) -> List[str]:
     return re.findall(r"^tkcall: node\s+(\S+)$", stderr, re.M)
 
 
-def ping_node(c: tk.Client, timeout: float = 10, **kw: object) -> str:
+def ping_node(c: tk.Client, timeout: float = 10, **kw: Any) -> str:
     """A Ping; the node that answered it."""
     call = c.control.start_ping(data=b"x", timeout=timeout, **kw)
     call.result()
@@ -490,8 +490,9 @@ class OtherCA(FleetCase):
                 client(n.name, self.f.mallory)
             self.assertEqual(cm.exception.code, tk.Code.UNAVAILABLE)
             self.assertFalse(cm.exception.from_server)
-            n.daemon.wait_until(
-                lambda err, k=before: handshake_failures(err) > k,
+            # (wait_until calls it before the loop moves on)
+            n.running().wait_until(
+                lambda err: handshake_failures(err) > before,
                 "a failed TLS handshake logged")
             r = tkcall("Control/Ping", addrs=n.name, cert=self.f.mallory)
             self.assertEqual(r.returncode, tk.Code.UNAVAILABLE, r.stderr)
@@ -591,12 +592,15 @@ class LinkDown(FleetCase):
         # on its connection) are answered, inline, and the call runs on
         # until its git is released.
         with client() as c:
-            mark = self.c.daemon.mark("stderr")
+            mark = self.c.running().mark("stderr")
             call, h = self.held_status(c)
             done = threading.Event()
-            threading.Thread(target=lambda: (call.status(), done.set()),
-                             daemon=True).start()
-            self.c.daemon.wait_until(
+
+            def wait_status() -> None:
+                call.status()
+                done.set()
+            threading.Thread(target=wait_status, daemon=True).start()
+            self.c.running().wait_until(
                 lambda err: err[mark:].count("tk.v1.Control/Ping") >= 2,
                 "two probes logged on c", timeout=CALL_S)
             self.assertFalse(done.is_set())

@@ -141,6 +141,8 @@ def differences(server: Table, client: Table, who: str) -> list:
 
 
 class Catalogs(unittest.TestCase):
+    server: Table
+
     @classmethod
     def setUpClass(cls) -> None:
         cls.server = served()

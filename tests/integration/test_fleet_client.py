@@ -35,9 +35,10 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import tkproc
 from fleetfx import Cluster, free_port, need_programs, need_tls
@@ -75,7 +76,7 @@ class Result:
         m = re.search(r"^tkcall: node +(\S+)$", calls[-1], re.M)
         self.node = m.group(1) if m else ""
         m = re.search(r"^(\{\"code\".*\})$", err, re.M)
-        self.status: Dict[str, object] = json.loads(m.group(1)) if m else {}
+        self.status: Dict[str, Any] = json.loads(m.group(1)) if m else {}
 
     def __repr__(self) -> str:
         return "rc=%d node=%r out=%r err=%r" % (self.rc, self.node, self.out,
@@ -166,6 +167,9 @@ class FleetBase(unittest.TestCase):
 class TestdFleet(FleetBase):
     """a, b, c on tcp://127.0.0.1; a holds /srv/a, b /srv/b and
     /srv/a/deep, c /home."""
+
+    ports: Dict[str, int]
+    table: List[str]
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -320,6 +324,13 @@ class TestdFleet(FleetBase):
 class TkdFleet(FleetBase):
     """n1, n2, n3 on tls+tcp://127.0.0.1, one PostgreSQL; each root with a
     repository; /shared served by n2 and n3 both."""
+
+    dir: tempfile.TemporaryDirectory[str]  # main's, as is dsn
+    dsn: str
+    heads: Dict[str, str]
+    roots: Dict[str, str]
+    shared: str
+    argv: Dict[str, List[str]]
 
     @classmethod
     def setUpClass(cls) -> None:

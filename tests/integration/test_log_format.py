@@ -20,7 +20,7 @@ import os
 import signal
 import subprocess
 import unittest
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import tkproc
 
@@ -32,7 +32,7 @@ faulthandler.register(signal.SIGUSR1, all_threads=True)
 WAIT_S = 20.0
 
 
-def strict_object(pairs: List[Tuple[str, object]]) -> Dict[str, object]:
+def strict_object(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
     """json's object hook that refuses a member named twice."""
     names = [k for k, _ in pairs]
     if len(names) != len(set(names)):
@@ -40,7 +40,7 @@ def strict_object(pairs: List[Tuple[str, object]]) -> Dict[str, object]:
     return dict(pairs)
 
 
-def parse(line: str) -> Dict[str, object]:
+def parse(line: str) -> Dict[str, Any]:
     """One line as one JSON object, strictly (no control characters in a
     string, no NaN, no member named twice)."""
     def no_constant(name: str) -> object:

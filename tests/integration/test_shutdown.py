@@ -27,7 +27,7 @@ import signal
 import subprocess
 import time
 import unittest
-from typing import Optional, Set
+from typing import Set
 
 import tkproc
 
@@ -89,6 +89,9 @@ class CommitAtShutdown(unittest.TestCase):
     """tkd with a repository whose pre-commit hook says "<pgid>" on a fifo,
     then blocks (until killed, or until released through a second fifo)."""
 
+    tkd: tkproc.Daemon  # start()'s; tearDown stops them if started
+    client: tk.Client
+
     def setUp(self) -> None:
         self.dir = tkproc.tempdir("stop")
         base = self.dir.name
@@ -108,13 +111,11 @@ class CommitAtShutdown(unittest.TestCase):
         self.go = os.path.join(base, "go.fifo")
         os.mkfifo(self.entered, 0o600)
         os.mkfifo(self.go, 0o600)
-        self.tkd: Optional[tkproc.Daemon] = None
-        self.client: Optional[tk.Client] = None
 
     def tearDown(self) -> None:
-        if self.client is not None:
+        if hasattr(self, "client"):
             self.client.close()
-        if self.tkd is not None:
+        if hasattr(self, "tkd"):
             self.tkd.stop()
         self.dir.cleanup()
 
@@ -158,7 +159,6 @@ class CommitAtShutdown(unittest.TestCase):
         return call
 
     def sigterm(self) -> int:
-        assert self.tkd is not None
         self.tkd.proc.send_signal(15)
         return self.tkd.proc.wait(timeout=WAIT_S)
 

@@ -73,7 +73,9 @@ class Format(unittest.TestCase):
         # A PATH with what the script needs, but no clang-format.
         with tempfile.TemporaryDirectory(prefix="tk-format-path-") as bin_:
             for tool in ("bash", "git", "grep", "dirname"):
-                os.symlink(shutil.which(tool), os.path.join(bin_, tool))
+                path = shutil.which(tool)
+                assert path is not None, tool
+                os.symlink(path, os.path.join(bin_, tool))
             rc, out, err = self.check(dict(os.environ, PATH=bin_))
         self.assertEqual(rc, 2, out + err)
         self.assertEqual(out, "")

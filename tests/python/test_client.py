@@ -81,7 +81,7 @@ class TestCalls(TestdCase):
         with self.assertRaises(TypeError):
             self.client.control.ping(req, data=b"x")
         with self.assertRaises(TypeError):
-            self.client.control.ping(control_pb2.CancelRequest())  # type: ignore
+            self.client.control.ping(control_pb2.CancelRequest())
 
     def test_call_by_name(self) -> None:
         reply = self.client.call("tk.v1.Control/Ping",
@@ -106,6 +106,7 @@ class TestCalls(TestdCase):
             self.client.call("tk.v1.Nope/Nothing", b"", reply_type=bytes)
         e = cm.exception
         self.assertEqual(e.code, tk.Code.UNIMPLEMENTED)
+        assert isinstance(e.code, tk.Code), type(e.code)
         self.assertEqual(e.code.name, "UNIMPLEMENTED")
         self.assertEqual(e.reason, "UNKNOWN_METHOD")
         self.assertTrue(e.from_server)
@@ -406,7 +407,7 @@ class TestWithoutTkd(unittest.TestCase):
         # It waited the deadline plus the grace for the server's own answer.
         self.assertGreaterEqual(took, (100 + tk.client.GRACE_MS - 5) / 1000)
 
-    def against_script(self, script: typing.List[int],
+    def against_script(self, script: typing.Sequence[int],
                        method: str = "tk.v1.Control/Ping"
                        ) -> typing.Tuple[tk.TkError, int]:
         """A 0.1 s call of method (a PingRequest) against a fake tkd that
@@ -440,8 +441,9 @@ class TestWithoutTkd(unittest.TestCase):
                 else:
                     reply = rpc_pb2.Reply(
                         call_id=q.call_id, status=rpc_pb2.Status(),
-                        payload=control_pb2.CallStateReply(
-                            state=step).SerializeToString())
+                        payload=control_pb2.CallStateReply(state=typing.cast(
+                            "control_pb2.CallStateReply.State",
+                            step)).SerializeToString())
                 data = reply.SerializeToString()
                 msg = c_void_p()
                 assert _lib.nng_msg_alloc(byref(msg), len(data)) == 0
@@ -463,6 +465,7 @@ class TestWithoutTkd(unittest.TestCase):
 
     def test_gives_up_on_what_tkd_says(self) -> None:
         S = control_pb2.CallStateReply
+        cases: typing.List[typing.Tuple[typing.Sequence[int], tk.Code, str]]
         cases = [([S.NOT_FOUND] * 3, tk.Code.DEADLINE_EXCEEDED,
                   "has no record of call"),
                  ([S.ANSWERED] * 3, tk.Code.UNAVAILABLE, "says it answered call"),
@@ -561,9 +564,10 @@ class TestSurface(unittest.TestCase):
                              "ipc:///tmp/tk-%d/tkd.sock" % os.geteuid())
 
     def test_enums_match_the_proto(self) -> None:
-        for enum_cls, proto_enum in (
-                (tk.Code, rpc_pb2.Status.Code),
-                (tk.Cause, rpc_pb2.Cancellation.Cause)):
+        enums: typing.List[typing.Tuple[typing.Any, typing.Any]] = [
+            (tk.Code, rpc_pb2.Status.Code),
+            (tk.Cause, rpc_pb2.Cancellation.Cause)]
+        for enum_cls, proto_enum in enums:
             self.assertEqual({m.name: m.value for m in enum_cls},
                              dict(proto_enum.items()))
         outcomes = dict(control_pb2.CancelReply.Outcome.items())
@@ -610,8 +614,9 @@ class TestSurface(unittest.TestCase):
         # Every field of the proto has its place: one added to rpc.proto
         # must be added to Status and Cancellation too.
         renamed = {"stderr_excerpt": "stderr"}
-        for msg, cls in ((rpc_pb2.Status, tk.Status),
-                         (rpc_pb2.Cancellation, tk.Cancellation)):
+        pairs: typing.List[typing.Tuple[typing.Any, type]] = [
+            (rpc_pb2.Status, tk.Status), (rpc_pb2.Cancellation, tk.Cancellation)]
+        for msg, cls in pairs:
             ours = {f.name for f in dataclasses.fields(cls)} - {"from_server"}
             self.assertEqual({renamed.get(f.name, f.name)
                               for f in msg.DESCRIPTOR.fields}, ours)
@@ -623,7 +628,8 @@ class TestSurface(unittest.TestCase):
             self.assertNotEqual(getattr(proto.cancellation, f.name), f.default_value)
 
     def test_status_of_unknown_numbers(self) -> None:
-        st = tk.Status.from_proto(rpc_pb2.Status(code=99, reason="R"))
+        code = typing.cast("rpc_pb2.Status.Code", 99)  # in no table
+        st = tk.Status.from_proto(rpc_pb2.Status(code=code, reason="R"))
         self.assertEqual(st.code, 99)
         self.assertEqual(st.code_name, "CODE_99")
         self.assertIn("CODE_99 (99) R", str(tk.TkError(st)))

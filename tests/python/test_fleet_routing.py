@@ -526,7 +526,7 @@ class TestDial(unittest.TestCase):
             listener.listen(8)
             url = "tcp://127.0.0.1:%d" % listener.getsockname()[1]
             node = tk.client._Node("s", url, _nng.TlsFiles(None, None, None, None))
-            errors: typing.List[BaseException] = []
+            errors: typing.List[_nng.NngError] = []
 
             def connect() -> None:
                 try:

@@ -26,8 +26,9 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import unittest
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import tkproc
 
@@ -77,6 +78,14 @@ def git(repo: str, *args: str, check: bool = True) -> subprocess.CompletedProces
 
 class ConfigSet(unittest.TestCase):
 
+    dir: tempfile.TemporaryDirectory[str]
+    root: str
+    outside: str
+    template: str
+    tkd: tkproc.Daemon
+    client: tk.Client
+    n: int
+
     @classmethod
     def setUpClass(cls) -> None:
         cls.dir = tkproc.tempdir("cfg")
@@ -117,7 +126,8 @@ class ConfigSet(unittest.TestCase):
             "%OUT%", self.outside).replace(
             "MARK", os.path.join(self.outside, "mark"))
 
-    def config_set(self, repo: str, key: str, value: str) -> object:
+    def config_set(self, repo: str, key: str,
+                   value: str) -> Optional[tk.TkError]:
         try:
             self.client.git.config_set(repo=repo, key=key, value=value,
                                        timeout=30)

@@ -43,11 +43,12 @@ import os
 import re
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import unittest
 from ctypes import byref, c_void_p
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import repsock
 import tkproc
@@ -186,7 +187,7 @@ class Result:
         m = re.search(r"^tkcall: node +(\S+)$", calls[-1], re.M)
         self.node = m.group(1) if m else ""
         m = re.search(r"^(\{\"code\".*\})$", err, re.M)
-        self.status: Dict[str, object] = json.loads(m.group(1)) if m else {}
+        self.status: Dict[str, Any] = json.loads(m.group(1)) if m else {}
 
     def __repr__(self) -> str:
         return "rc=%d node=%r out=%r err=%r" % (self.rc, self.node, self.out,
@@ -202,6 +203,10 @@ class Node:
 
 class FleetTrust(unittest.TestCase):
     db_serial = 0
+    pki: tempfile.TemporaryDirectory[str]
+    ca: Tuple[str, str]
+    alice: Tuple[str, str]
+    certs: Dict[str, Tuple[str, str]]
 
     @classmethod
     def setUpClass(cls) -> None:

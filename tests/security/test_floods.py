@@ -43,7 +43,7 @@ import subprocess
 import sys
 import time
 import unittest
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import tkproc
 from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert
@@ -119,7 +119,7 @@ def until_closed(s: socket.socket) -> bytes:
         raise AssertionError("still open after %.0f s: %r" % (WAIT_S, got))
 
 
-def sp_connect(family: int, addr: object) -> Optional[socket.socket]:
+def sp_connect(family: int, addr: Any) -> Optional[socket.socket]:
     """A connection that finishes NNG's handshake (its REP header came
     back), or None when tkd closed it instead."""
     s = socket.socket(family, socket.SOCK_STREAM)
@@ -256,7 +256,7 @@ class Floods(unittest.TestCase):
         # Counted and logged, a line a listener.
         what = " did not finish the handshake within %d ms" % BOUND_MS
         for url, n in ((tls_url, 3), (ipc_url, 1), (tcp_url, 1)):
-            self.last.wait_until(lambda err, url=url, n=n: logged(
+            self.last.wait_until(lambda err: logged(
                 err, url, what) >= n, "%s: %d handshake(s) logged" % (url, n),
                 timeout=WAIT_S)
             self.assertEqual(logged(self.last.output("stderr"), url, what), n)
@@ -340,7 +340,7 @@ class Floods(unittest.TestCase):
         # While the flood is held: ipc accepts, Ping, git Status (git run
         # through proc/: pipes and a pidfd) and RevParse (libgit2) work.
         probe = sp_connect(socket.AF_UNIX, ipc_url[len("ipc://"):])
-        self.assertIsNotNone(probe, "ipc refused during the flood")
+        assert probe is not None, "ipc refused during the flood"
         self.held.append(probe)
         with tk.Client(ipc_url) as c:
             self.assertEqual(c.control.ping(data=b"x", timeout=30).data, b"x")
@@ -394,7 +394,7 @@ class Floods(unittest.TestCase):
                 accepted += 1
         # The read-write listener accepts, and serves a WRITE.
         probe = sp_connect(socket.AF_UNIX, rw_path)
-        self.assertIsNotNone(probe, "the read-write listener refused")
+        assert probe is not None, "the read-write listener refused"
         self.held.append(probe)
         with tk.Client(rw_url) as c:
             c.git.config_set(repo=self.repo, key="user.name", value="rw",

@@ -37,8 +37,9 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import unittest
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import tkproc
 
@@ -48,7 +49,7 @@ from tk.v1 import git_pb2
 
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 
-Snapshot = Dict[str, object]
+Snapshot = Dict[str, Any]
 
 
 def git(repo: str, *args: str, check: bool = True) -> str:
@@ -95,7 +96,7 @@ class Case:
 # worktree (wt) and a file outside the root (outside). None: left empty.
 # kind: "rev" (a revision: nothing that begins with '-' names one),
 # "branch" (a branch name: git's rules), "data" (anything, as data).
-Base = Callable[[str, str], object]
+Base = Callable[[str, str], str]
 ROWS: Dict[str, Dict[str, Tuple[str, Optional[Base]]]] = {
     "Status": {
         "repo": ("path", lambda r, w: r),
@@ -155,6 +156,17 @@ class GitOptions(unittest.TestCase):
     """One tkd whose root holds a template repository (main, and feature
     one commit ahead), copied afresh for every case."""
 
+    dir: tempfile.TemporaryDirectory[str]
+    root: str
+    outside: str
+    template: str
+    tkd: tkproc.Daemon
+    client: tk.Client
+    n: int
+    repo: Optional[str]
+    wt: str
+    before: Snapshot
+
     @classmethod
     def setUpClass(cls) -> None:
         cls.dir = tkproc.tempdir("opt")
@@ -186,9 +198,9 @@ class GitOptions(unittest.TestCase):
         cls.tkd, addr = tkproc.start_tkd(base, [cls.root])
         cls.client = tk.Client(addr)
         cls.n = 0
-        cls.repo: Optional[str] = None
+        cls.repo = None
         cls.wt = ""
-        cls.before: Snapshot = {}
+        cls.before = {}
 
     @classmethod
     def tearDownClass(cls) -> None:
@@ -265,8 +277,8 @@ class GitOptions(unittest.TestCase):
         """What changed that the call was not asked for: a list of
         complaints (empty: nothing)."""
         bad: List[str] = []
-        refs_b = dict(before["refs"])  # type: ignore[call-overload]
-        refs_a = dict(after["refs"])  # type: ignore[call-overload]
+        refs_b = dict(before["refs"])
+        refs_a = dict(after["refs"])
         made = "refs/heads/" + value
         if err is None and method == "Commit":
             # The branch HEAD is on moves by one commit, whose message and
@@ -387,8 +399,8 @@ class GitOptions(unittest.TestCase):
         self.assertIn("new_branch", err.message)
         self.assertFalse(err.cancellation.write_completed)
         self.assertEqual(self.snapshot(repo)["refs"], before["refs"])
-        err = self.call("Diff", git_pb2.GitDiffRequest(repo=repo,
-                                                       **{"from": "--no-index"}))
+        from_: Dict[str, Any] = {"from": "--no-index"}  # a keyword in Python
+        err = self.call("Diff", git_pb2.GitDiffRequest(repo=repo, **from_))
         assert err is not None
         self.assertEqual((err.code, err.reason),
                          (tk.Code.NOT_FOUND, "BAD_REVISION"), err.message)
@@ -402,7 +414,7 @@ class GitOptions(unittest.TestCase):
             repo=repo, path=wt, new_branch="fix-1/a-b", rev="feature~1"),
             timeout=30)
         self.assertIn("refs/heads/fix-1/a-b",
-                      self.snapshot(repo)["refs"])  # type: ignore[operator]
+                      self.snapshot(repo)["refs"])
         for rev in ("feature^", "main~0", ":/second", "HEAD@{0}"):
             self.client.call("tk.v1.Git/RevParse", git_pb2.GitRevParseRequest(
                 repo=repo, rev=rev), timeout=30)
@@ -441,7 +453,7 @@ class GitOptions(unittest.TestCase):
                         "-D", "--", wt, "feature"], check=False,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         after = self.snapshot(repo)
-        self.assertNotIn("refs/heads/feature", after["refs"])  # type: ignore
+        self.assertNotIn("refs/heads/feature", after["refs"])
         self.assertNotEqual(
             self.check("WorktreeAdd", "new_branch", "-D", repo, before,
                        after, None), [])

@@ -28,11 +28,12 @@ import select
 import signal
 import subprocess
 import unittest
-from typing import List
+from typing import List, Optional, Tuple
 
 import tkproc
 
 import tk
+from tk.v1 import git_pb2
 
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 
@@ -91,8 +92,8 @@ class Kill9(unittest.TestCase):
         os.mkfifo(self.fifo)
         self.release = os.path.join(base, "release")
         os.mkfifo(self.release)
-        self.tkd = None
-        self.client = None
+        self.tkd: Optional[tkproc.Daemon] = None
+        self.client: Optional[tk.Client] = None
 
     def tearDown(self) -> None:
         if self.client is not None:
@@ -103,19 +104,21 @@ class Kill9(unittest.TestCase):
             self.tkd.stop()  # reaps and joins its readers
         self.dir.cleanup()
 
-    def start(self, path_first: str = "") -> None:
+    def start(self, path_first: str = ""
+              ) -> Tuple[tkproc.Daemon, tk.Client]:
         env_path = os.environ["PATH"]
         if path_first:
             os.environ["PATH"] = path_first + ":" + env_path
         try:
-            self.tkd, addr = tkproc.start_tkd(self.dir.name, [self.root])
+            tkd, addr = tkproc.start_tkd(self.dir.name, [self.root])
         finally:
             os.environ["PATH"] = env_path
-        self.client = tk.Client(addr)
+        self.tkd, self.client = tkd, tk.Client(addr)
+        return tkd, self.client
 
-    def guard_of(self) -> List[int]:
+    def guard_of(self, tkd: tkproc.Daemon) -> List[int]:
         """tkd's children when it is idle: its guard (and nothing else)."""
-        return children(self.tkd.proc.pid)
+        return children(tkd.proc.pid)
 
     def test_read_dies_with_tkd(self) -> None:
         fake = os.path.join(self.dir.name, "bin")
@@ -126,15 +129,15 @@ class Kill9(unittest.TestCase):
             f.write("#!/bin/sh\nsleep 1000 &\necho \"$$ $!\" > '%s'\n"
                     "wait\n" % self.fifo)
         os.chmod(os.path.join(fake, "git"), 0o755)
-        self.start(fake)
-        guard = self.guard_of()
-        call = self.client.start("tk.v1.Git/Status",
-                                 self.status_request(), timeout=60)
+        tkd, client = self.start(fake)
+        guard = self.guard_of(tkd)
+        call = client.start("tk.v1.Git/Status",
+                            self.status_request(), timeout=60)
         pids = [int(p) for p in tkproc.read_line(self.fifo).split()]
         self.addCleanup(self.kill_left, pids)
         self.assertEqual(wait_dead(pids, 0), pids)  # running
-        os.kill(self.tkd.proc.pid, signal.SIGKILL)
-        self.tkd.proc.wait()
+        os.kill(tkd.proc.pid, signal.SIGKILL)
+        tkd.proc.wait()
         self.assertEqual(wait_dead(pids), [],
                          "a READ's processes outlived tkd")
         self.assertEqual(len(guard), 1, "tkd's children: %r" % guard)
@@ -150,8 +153,7 @@ class Kill9(unittest.TestCase):
             except ProcessLookupError:
                 pass
 
-    def status_request(self) -> object:
-        from tk.v1 import git_pb2
+    def status_request(self) -> git_pb2.GitStatusRequest:
         return git_pb2.GitStatusRequest(repo=self.repo)
 
     def test_write_finishes_and_leaves_no_lock(self) -> None:
@@ -162,20 +164,19 @@ class Kill9(unittest.TestCase):
             f.write("#!/bin/sh\necho \"$$ $PPID\" > '%s'\nread x < '%s'\n"
                     "exit 0\n" % (self.fifo, self.release))
         os.chmod(hook, 0o755)
-        self.start()
-        guard = self.guard_of()
-        from tk.v1 import git_pb2
+        tkd, client = self.start()
+        guard = self.guard_of(tkd)
         with open(os.path.join(self.repo, "a.txt"), "w") as f:
             f.write("changed\n")
         # With all, git holds index.lock while the hook runs.
-        call = self.client.start("tk.v1.Git/Commit", git_pb2.GitCommitRequest(
+        call = client.start("tk.v1.Git/Commit", git_pb2.GitCommitRequest(
             repo=self.repo, message="landed", all=True), timeout=60)
         pids = [int(p) for p in tkproc.read_line(self.fifo).split()]
         self.addCleanup(self.kill_left, pids)
         self.assertTrue(os.path.exists(
             os.path.join(self.repo, ".git", "index.lock")))
-        os.kill(self.tkd.proc.pid, signal.SIGKILL)
-        self.tkd.proc.wait()
+        os.kill(tkd.proc.pid, signal.SIGKILL)
+        tkd.proc.wait()
         self.assertEqual(wait_dead(guard), [], "the guard outlived tkd")
         # Negative control of the kill's scope: the write's processes are
         # alive after tkd and the guard are gone (the READ's check above

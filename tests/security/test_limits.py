@@ -107,6 +107,9 @@ def nofile_wrapper(nofile: str) -> List[str]:
 class Descriptors(unittest.TestCase):
     """A tkd with a repository under its root, started under a limit."""
 
+    tkd: tkproc.Daemon  # start()'s; tearDown stops them if started
+    client: tk.Client
+
     def start(self, nofile: str) -> None:
         self.tkd, addr = tkproc.start_tkd(
             self.dir.name, [self.root],
@@ -136,15 +139,13 @@ class Descriptors(unittest.TestCase):
             f.write("needle\n")
         git(self.repo, "add", "a.txt")
         git(self.repo, "commit", "-q", "-m", "first")
-        self.tkd = None
-        self.client = None
         self.held: List[socket.socket] = []
 
     def tearDown(self) -> None:
         self.release()
-        if self.client is not None:
+        if hasattr(self, "client"):
             self.client.close()
-        if self.tkd is not None:
+        if hasattr(self, "tkd"):
             self.tkd.stop()
         self.dir.cleanup()
 
@@ -157,7 +158,7 @@ class Descriptors(unittest.TestCase):
         self.client.git.rev_parse(repo=self.repo, rev="HEAD", timeout=30)
 
     def search(self) -> None:
-        reply = self.client.search.search(root=self.root, query=b"needle",
+        reply = self.client.search.search(root=self.root, query="needle",
                                           timeout=30)
         self.assertEqual(len(reply.matches), 1)
 

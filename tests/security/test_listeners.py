@@ -33,7 +33,7 @@ import subprocess
 import sys
 import time
 import unittest
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import tkproc
 from certs import CLIENT_EXT, SERVER_EXT, make_ca, make_cert
@@ -184,7 +184,7 @@ class Listeners(unittest.TestCase):
                 self.client(url, cert)
             self.assertEqual(cm.exception.code, tk.Code.UNAVAILABLE)
             self.assertIn("TLS handshake", cm.exception.message)
-            self.last.wait_until(lambda err, n=n: handshake_failures(err) >= n,
+            self.last.wait_until(lambda err: handshake_failures(err) >= n,
                                  "%d refused handshake(s) logged" % n)
             self.assertEqual(handshake_failures(self.last.output("stderr")), n)
             # tk_connections_refused_total counts what the log says, and
@@ -319,7 +319,7 @@ class Listeners(unittest.TestCase):
             self.assertEqual(c.control.ping(data=b"x").data, b"x")
 
     def hang_up_in_handshake(self, proc: subprocess.Popen, family: int,
-                             addr: object, n: int) -> None:
+                             addr: Any, n: int) -> None:
         """n connections to addr that are closed before the server, stopped
         meanwhile, has accepted them: its first write, half of the SP
         handshake, meets a peer that is gone (EPIPE on a unix socket), every
@@ -374,7 +374,7 @@ class Listeners(unittest.TestCase):
         # during its back-off after it), and each listener still serves.
         for url in ("ipc://" + path, urls[1]):
             self.last.wait_until(
-                lambda err, url=url: re.search(
+                lambda err: re.search(
                     re.escape(url) + r": \d+ connection\(s\) closed by the client or "
                     r"ended in an error",
                     err) is not None,

@@ -53,7 +53,7 @@ class LongLine(unittest.TestCase):
         self.tkd.stop()
         self.dir.cleanup()
 
-    def answer(self, tool: int) -> tuple:
+    def answer(self, tool: search_pb2.SearchRequest.Tool) -> tuple:
         reply = self.client.call(
             "tk.v1.Search/Search",
             search_pb2.SearchRequest(root=self.root, query="needle",

@@ -120,6 +120,9 @@ def scrape(port: int) -> Dict[str, Family]:
 class Listener(unittest.TestCase):
     """A tkd with a metrics listener on loopback."""
 
+    tkd: tkproc.Daemon  # start()'s; tearDown stops them if started
+    client: tk.Client
+
     def start(self, options: List[str], wrapper: Optional[List[str]] = None,
               url: str = "http://127.0.0.1:0") -> None:
         self.tkd, self.addr = tkproc.start_tkd(
@@ -137,16 +140,14 @@ class Listener(unittest.TestCase):
 
     def setUp(self) -> None:
         self.dir = tkproc.tempdir("mh")
-        self.tkd: Optional[tkproc.Daemon] = None
-        self.client: Optional[tk.Client] = None
         self.held: List[socket.socket] = []
 
     def tearDown(self) -> None:
         for s in self.held:
             s.close()
-        if self.client is not None:
+        if hasattr(self, "client"):
             self.client.close()
-        if self.tkd is not None:
+        if hasattr(self, "tkd"):
             self.assertEqual(self.tkd.stop(), 0)
         self.dir.cleanup()
 
@@ -243,8 +244,9 @@ class Part(Listener):
                     "--metrics-max-connections", "64",
                     "--metrics-header-timeout-ms", "600000"],
                    wrapper=nofile_wrapper("%d:%d" % (LIMIT, LIMIT)))
-        self.assertIsNotNone(self.limit, "tkd logs no limit of the listener")
-        self.assertLess(self.limit, 64)
+        limit = self.limit
+        assert limit is not None, "tkd logs no limit of the listener"
+        self.assertLess(limit, 64)
         pid = self.tkd.proc.pid
         base = fd_count(pid)
         n = 60
@@ -257,12 +259,12 @@ class Part(Listener):
                 self.fail("tkd took %d of %d connections" % (
                     self.open_now() + self.closed("limit"), n))
             time.sleep(0.01)
-        self.assertEqual(self.open_now(), self.limit)
-        self.assertEqual(self.closed("limit"), n - self.limit)
-        self.assertLessEqual(fd_count(pid), base + self.limit)
+        self.assertEqual(self.open_now(), limit)
+        self.assertEqual(self.closed("limit"), n - limit)
+        self.assertLessEqual(fd_count(pid), base + limit)
         with tk.Client(self.addr) as fresh:  # ipc's part is its own
             self.ping(fresh)
-        self.wait_logged(LIMIT_LOGGED, n - self.limit)
+        self.wait_logged(LIMIT_LOGGED, n - limit)
 
 
 class HeaderTimeout(Listener):

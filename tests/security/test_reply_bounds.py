@@ -44,6 +44,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 from typing import Dict, List, Tuple
@@ -192,6 +193,18 @@ def memory(pid: int) -> Dict[str, int]:
 class ReplyBounds(unittest.TestCase):
     """One tkd (--workers 4) over six repositories made once."""
 
+    dir: tempfile.TemporaryDirectory[str]
+    root: str
+    long: str
+    wide: str
+    lines: str
+    short: str
+    big: str
+    wide_lines: str
+    tkd: tkproc.Daemon
+    client: tk.Client
+    lists: Dict[str, tk.catalog.ListBound]
+
     @classmethod
     def setUpClass(cls) -> None:
         cls.dir = tkproc.tempdir("bnd")
@@ -225,7 +238,7 @@ class ReplyBounds(unittest.TestCase):
 
     def ceiling(self, method: str) -> int:
         lst = self.lists.get(method)
-        self.assertIsNotNone(lst, "ListMethods has no list for " + method)
+        assert lst is not None, "ListMethods has no list for " + method
         self.assertGreater(lst.max_items, 0)
         return lst.max_items
 

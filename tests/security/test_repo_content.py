@@ -67,6 +67,19 @@ def outside() -> str:
     return os.path.join(base(), "outside")
 
 
+def rw() -> tk.Client:
+    """setUpModule's client of the read-write listener (for a lambda,
+    where an assert on the global does not hold)."""
+    assert RW is not None
+    return RW
+
+
+def ro() -> tk.Client:
+    """setUpModule's client of the read-only listener."""
+    assert RO is not None
+    return RO
+
+
 def git(repo: str, *args: str, env: Optional[Dict[str, str]] = None,
         check: bool = True) -> subprocess.CompletedProcess:
     """git in repo as its owner would run it (HOME is tkd's: the owner's
@@ -239,7 +252,7 @@ class ImplicitBare(Case):
         self.assertEqual(len(RO.git.log(repo=bare, timeout=T).commits), 2)
         d = RO.git.diff(repo=bare, from_="HEAD~1", to="HEAD", timeout=T)
         self.assertIn(b"+b", d.patch)
-        self.refused(lambda: RO.git.status(repo=bare, timeout=T),
+        self.refused(lambda: ro().git.status(repo=bare, timeout=T),
                      tk.Code.FAILED_PRECONDITION, "BARE_REPOSITORY")
 
     def test_bare_looking_directory_in_no_repository(self) -> None:
@@ -390,7 +403,7 @@ class ReadPrograms(Case):
         with open(cfg, "a", encoding="utf-8") as f:
             for i in range(64):
                 f.write("[filter \"d%d\"]\n\tclean = cat\n" % i)
-        self.refused(lambda: RO.git.status(repo=repo, timeout=T),
+        self.refused(lambda: ro().git.status(repo=repo, timeout=T),
                      tk.Code.PERMISSION_DENIED, "UNSAFE_REPOSITORY")
 
     def test_diff_programs(self) -> None:
@@ -522,8 +535,8 @@ class GitDirOutside(Case):
               os.path.join(repo, ".git") + "\n")
         before = tree_of(gitdir)
         assert RW is not None and RO is not None
-        e = self.refused(lambda: RW.git.commit(repo=wt, message="m",
-                                               allow_empty=True, timeout=T),
+        e = self.refused(lambda: rw().git.commit(repo=wt, message="m",
+                                                 allow_empty=True, timeout=T),
                          tk.Code.PERMISSION_DENIED, "PATH_OUTSIDE_ROOT")
         # Where the git dir lies is the .git file's word, not the
         # caller's: not named.
@@ -531,7 +544,7 @@ class GitDirOutside(Case):
         self.assertIn("git dir", e.message)
         for method, call in READS:
             with self.subTest(method=method):
-                self.refused(lambda: call(RO, wt), tk.Code.PERMISSION_DENIED,
+                self.refused(lambda: call(ro(), wt), tk.Code.PERMISSION_DENIED,
                              "PATH_OUTSIDE_ROOT")
         self.assertEqual(tree_of(gitdir), before)
         # Negative control: git itself commits there, and writes in it.
@@ -597,13 +610,13 @@ class Worktrees(Case):
         # The main worktree, another repository's, a forged one, none.
         for path in (repo, other_wt, forged, plain):
             with self.subTest(path=path):
-                self.refused(lambda: RW.git.worktree_remove(
+                self.refused(lambda: rw().git.worktree_remove(
                     repo=repo, path=path, force=True, timeout=T),
                     tk.Code.INVALID_ARGUMENT, "NOT_A_LINKED_WORKTREE")
-        self.refused(lambda: RW.git.worktree_remove(
+        self.refused(lambda: rw().git.worktree_remove(
             repo=repo, path=outside(), timeout=T),
             tk.Code.PERMISSION_DENIED, "PATH_OUTSIDE_ROOT")
-        self.refused(lambda: RO.git.worktree_remove(
+        self.refused(lambda: ro().git.worktree_remove(
             repo=repo, path=wt, timeout=T),
             tk.Code.PERMISSION_DENIED, "READ_ONLY_LISTENER")
         for path in (repo, other_wt, forged, plain, wt):

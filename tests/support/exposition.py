@@ -135,15 +135,16 @@ def parse_exposition(text: str) -> Dict[str, Family]:
         if len(fields) not in (1, 2):
             raise ValueError("a bad value: %r" % line)
         value = parse_value(fields[0])
-        fam = family_of(sample, families)
-        if fam is None:
+        owner = family_of(sample, families)
+        if owner is None:
             raise ValueError("%s has no TYPE before it" % sample)
-        if fam is not current:
-            raise ValueError("the samples of %s are not together" % fam.name)
+        if owner is not current:
+            raise ValueError("the samples of %s are not together"
+                             % owner.name)
         key = (sample, labels)
-        if key in fam.samples:
+        if key in owner.samples:
             raise ValueError("a series given twice: %r" % line)
-        fam.samples[key] = value
+        owner.samples[key] = value
     for fam in families.values():
         check_family(fam)
     return families

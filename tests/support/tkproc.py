@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 SOURCE_ROOT = os.environ.get("TK_SOURCE_ROOT") or os.path.normpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -122,7 +122,7 @@ class Daemon:
 
 def start_tkd(sockdir: str, roots: Optional[List[str]] = None,
               options: Optional[List[str]] = None,
-              wrapper: Optional[List[str]] = None) -> tuple:
+              wrapper: Optional[List[str]] = None) -> Tuple[Daemon, str]:
     """A tkd listening in sockdir, with options after the usual ones and
     wrapper's argv before it (a program that execs tkd: "prlimit ..."), so
     that the daemon's pid is tkd's; (daemon, address).
@@ -158,11 +158,15 @@ def owner_config(home: str, repo: str, key: str, value: str) -> Callable[[], Non
     subprocess.run(["git", "config", "--file",
                     os.path.join(home, ".gitconfig"), cond, inc], env=env,
                    check=True)
-    return lambda: subprocess.run(["git", "config", "--file", inc, "--unset",
-                                   key], env=env, check=True)
+
+    def undo() -> None:
+        subprocess.run(["git", "config", "--file", inc, "--unset", key],
+                       env=env, check=True)
+    return undo
 
 
-def start_testd(sockdir: str, held_writes: bool = False) -> tuple:
+def start_testd(sockdir: str,
+                held_writes: bool = False) -> Tuple[Daemon, str]:
     """A testd (tk.test.Test/Wait and SlowWrite) in sockdir; (daemon,
     address). It prints "ENTERED <method>" when a handler starts. With
     held_writes, SlowWrite runs until testd gets SIGUSR1 (one write each)."""

@@ -43,6 +43,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import List, Optional, Tuple
 
 EXIT_HUNG = 124
 # Meson's deadline minus the margin is when the dump starts. gdb takes
@@ -154,7 +155,7 @@ def family(test_pid):
     /proc/*/stat), parents before children; and, when we lead our session
     (meson starts every test in a session of its own), the processes of
     that session that were orphaned and handed to init."""
-    children = {}
+    children: dict[int, list[int]] = {}
     orphans = []
     me = os.getpid()
     lead = os.getsid(0) == me
@@ -225,7 +226,7 @@ def gdb_stacks(pid, seconds):
     except subprocess.TimeoutExpired as e:
         out, note = e.stdout or b"", "gdb gave no answer in %.0f s" % seconds
     text = out.decode("utf-8", "replace").splitlines()
-    threads = []
+    threads: List[Tuple[str, List[str]]] = []
     for line in text:
         head = re.match(r'Thread \d+ .*"(.*)"\):$', line) or \
             re.match(r"Thread \d+ ", line)
@@ -233,6 +234,7 @@ def gdb_stacks(pid, seconds):
             threads.append((head.group(1) if head.groups() else "?", []))
         elif threads and re.match(r"#\d+ ", line):
             threads[-1][1].append(where(line))
+    found: Optional[List[Tuple[str, List[str]]]] = threads
     if any(frames for _, frames in threads):
         # gdb's own chatter before the first thread (libthread_db, the
         # current line) and after the last (the detach) says nothing here.
@@ -242,12 +244,12 @@ def gdb_stacks(pid, seconds):
             if not line.startswith("[Inferior "):
                 say("  " + line)
     else:
-        threads = None
+        found = None
         for line in text[-15:]:
             say("  gdb: " + line)
     if note:
         say("  (%s)" % note)
-    return threads
+    return found
 
 
 def where(frame):
@@ -281,7 +283,7 @@ def chain(frames):
     while len(frames) > 1 and RUNTIME_INNER.search(frames[0]) and \
             RUNTIME_INNER.search(frames[1]):
         frames = frames[1:]
-    runs = []  # [name, count]: "?? (libnng.so.1) x4" for four in a row
+    runs: list[list] = []  # [name, count]: "?? (libnng.so.1) x4" for four in a row
     for f in frames:
         if runs and runs[-1][0] == f:
             runs[-1][1] += 1
@@ -321,7 +323,7 @@ def summary(pid, comm, threads, python):
     """One line per group of threads of pid that are in the same place:
     what meson's --print-errorlogs shows of a long dump is its last 100
     lines."""
-    groups = {}
+    groups: dict[str, list[str]] = {}
     for name, line in threads:
         groups.setdefault(line, []).append(name)
     say("  pid %d %s:%s" % (pid, comm, " (its Python stacks: just above)"
@@ -428,7 +430,7 @@ def exit_waiter(pid):
     """What select() finds readable once pid has terminated: its pidfd
     (Linux), else a kqueue watching its exit (macOS); None when it has
     terminated already."""
-    if hasattr(os, "pidfd_open"):
+    if sys.platform == "linux":  # os.pidfd_open: Python 3.9, Linux 5.3
         return os.pidfd_open(pid)
     kq = select.kqueue()
     try:

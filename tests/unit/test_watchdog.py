@@ -94,7 +94,9 @@ class Hang(unittest.TestCase):
         self.assertLess(secs, 20, err)
         self.assertRegex(err, r"==== watchdog: still running after \d+ s")
         self.assertIn(hang_program(), err)
-        child = int(re.search(r"^ready (\d+)$", out, re.M).group(1))
+        ready = re.search(r"^ready (\d+)$", out, re.M)
+        assert ready is not None, out
+        child = int(ready.group(1))
         pids = [int(p) for p in re.findall(r"^---- pid (\d+) ", err, re.M)]
         self.addCleanup(kill_alive, pids + [child])
         self.assertEqual(len(pids), 2, err)
@@ -162,6 +164,7 @@ class PassThrough(unittest.TestCase):
                   "while :; do sleep 0.1; done")
         with subprocess.Popen([WATCHDOG, "30", "sh", "-c", script],
                               stdout=subprocess.PIPE) as p:
+            assert p.stdout is not None
             self.assertEqual(p.stdout.readline(), b"ready\n")
             p.send_signal(signal.SIGTERM)
             self.assertEqual(p.wait(timeout=10), 42)

@@ -57,11 +57,11 @@ class Check(unittest.TestCase):
         self.assertEqual(len(want), len(EXPECT))
         p = run(path)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        got = {}
+        got: dict[int, list[str]] = {}
         for line in p.stdout.splitlines():
             m = re.match(r"^tools/apple/fixtures/bad\.c:(\d+): \[(\w+)\] (.*)$",
                          line)
-            self.assertIsNotNone(m, f"not FILE:LINE: [arch] message: {line}")
+            assert m is not None, f"not FILE:LINE: [arch] message: {line}"
             self.assertEqual(m[2], "both", line)
             got.setdefault(int(m[1]), []).append(m[3])
         self.assertEqual(sorted(got), sorted(want), p.stdout)
@@ -77,7 +77,7 @@ class Check(unittest.TestCase):
         with open(os.path.join(HERE, "..", "..", "meson.build")) as f:
             meson = f.read()
         block = re.search(r"^port_have = \{(.*?)^\}", meson, re.M | re.S)
-        self.assertIsNotNone(block, "no port_have in meson.build")
+        assert block is not None, "no port_have in meson.build"
         want = {"TK_HAVE_" + n
                 for n in re.findall(r"^\s*'([A-Z0-9_]+)' :", block[1], re.M)}
         self.assertGreater(len(want), 5)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import enum
 import re
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Protocol, Sequence, Tuple, Union
 
 from google.protobuf import descriptor_pool
 from google.protobuf.message import DecodeError, Message
@@ -168,14 +168,18 @@ def root_holds(root: str, path: str) -> int:
     return n if len(path) == n or path[n] == "/" else 0
 
 
-class NodeView:
+class NodeView(Protocol):
     """What routing reads of a node: a _Node of tk.client, or a stand-in
-    in the tests."""
+    in the tests (read only: a property each, which an attribute is)."""
 
-    id: str
-    roots: Sequence[str]
-    draining: bool
-    down: bool
+    @property
+    def id(self) -> str: ...
+    @property
+    def roots(self) -> Sequence[str]: ...
+    @property
+    def draining(self) -> bool: ...
+    @property
+    def down(self) -> bool: ...
 
 
 def node_holds(node: NodeView, path: str) -> int:

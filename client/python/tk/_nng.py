@@ -18,7 +18,7 @@ import os
 import threading
 from ctypes import POINTER, byref, c_char_p, c_int, c_int32, c_size_t, c_uint32
 from ctypes import c_void_p
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 # nng.h's error numbers that the client tells apart.
 ETIMEDOUT = 5
@@ -134,7 +134,8 @@ class NngError(Exception):
 
 
 def strerror(errno: int) -> str:
-    return _lib.nng_strerror(errno).decode("utf-8", "replace")
+    text: bytes = _lib.nng_strerror(errno)
+    return text.decode("utf-8", "replace")
 
 
 def _check(rv: int, what: str) -> None:
@@ -214,7 +215,7 @@ def _start_within(dialer: Dialer, bound_ms: int) -> int:
     or for ever. Past the bound the dialer is closed, which ends the dial,
     and the answer is ETIMEDOUT. The dial waits on a thread of its own
     (ctypes lets go of the GIL while it does)."""
-    result = []
+    result: List[int] = []
     t = threading.Thread(
         target=lambda: result.append(_lib.nng_dialer_start(dialer, 0)),
         name="tk-dial", daemon=True)
@@ -346,7 +347,7 @@ class Channel:
     def send(self, data: bytes, timeout_ms: int) -> int:
         """Queues data for sending; returns 0 or NNG's error number."""
         msg = c_void_p()
-        rv = _lib.nng_msg_alloc(byref(msg), len(data))
+        rv: int = _lib.nng_msg_alloc(byref(msg), len(data))
         if rv != 0:
             return rv
         ctypes.memmove(_lib.nng_msg_body(msg), data, len(data))

@@ -16,7 +16,8 @@ def build_request(cls: Type[M], request: Optional[M],
     fields given as keyword arguments (None: not given), not both."""
     given = {k: v for k, v in fields.items() if v is not None}
     if request is None:
-        return cls(**given)
+        made: M = cls(**given)
+        return made
     if given:
         raise TypeError("give a %s or its fields as keyword arguments, not "
                         "both" % cls.DESCRIPTOR.full_name)

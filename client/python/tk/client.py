@@ -101,9 +101,12 @@ def message_class(full_name: str) -> Type[Message]:
     ("tk.v1.PingRequest"); KeyError when gen/python has no such message."""
     desc = descriptor_pool.Default().FindMessageTypeByName(full_name)
     get = getattr(message_factory, "GetMessageClass", None)
+    cls: Type[Message]
     if get is not None:  # protobuf >= 4.22
-        return get(desc)
-    return symbol_database.Default().GetSymbol(full_name)
+        cls = get(desc)
+    else:
+        cls = symbol_database.Default().GetSymbol(full_name)
+    return cls
 
 
 def _method(method: str) -> Optional[MethodDescriptor]:
@@ -470,7 +473,7 @@ class Call(Generic[R]):
     def _ask_once(self) -> None:
         # Under _ask_lock, at the time of the next question: asks it, and
         # either sets the time of the one after or gives up.
-        why = None
+        why: Union[None, str, Tuple[Code, str]] = None
         if not self._ask or time.monotonic() >= self._last:
             why = ("no reply from tkd at %s within the deadline and %d ms of "
                    "grace: the server did not answer"
@@ -873,7 +876,7 @@ class Client(Services):
                               control_pb2.ListNodesRequest(), NODE_PING_TIMEOUT,
                               control_pb2.ListNodesReply, False)
         st = call.status()
-        reply = call._reply
+        reply: Optional[control_pb2.ListNodesReply] = call._reply
         if st.ok and reply is not None and len(reply.nodes) > 0:
             return reply
         return None
@@ -1019,7 +1022,8 @@ class Client(Services):
             raise ValueError(
                 "tk: %s is not in gen/python; pass reply_type (a message "
                 "class, or bytes for the payload undecoded)" % method)
-        return cls.FromString
+        decode: Callable[[bytes], Any] = cls.FromString
+        return decode
 
     def _failure(self, node: Optional[_Node], errno: int) -> Status:
         """The status of a call that got no reply (NNG error errno)."""

@@ -88,13 +88,15 @@ def _jtype(value: Any) -> str:
         return "a number"
     if value is None:
         return "null"
-    return {str: "a string", list: "an array",
-            dict: "another object"}.get(type(value), type(value).__name__)
+    names: Dict[type, str] = {str: "a string", list: "an array",
+                              dict: "another object"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _is_map(f: FieldDescriptor) -> bool:
-    return (f.type == FieldDescriptor.TYPE_MESSAGE and
-            f.message_type.GetOptions().map_entry)
+    is_map: bool = (f.type == FieldDescriptor.TYPE_MESSAGE and
+                    f.message_type.GetOptions().map_entry)
+    return is_map
 
 
 def _walk(d: Dict[str, Any], desc: Descriptor, path: str,
@@ -132,8 +134,8 @@ def to_dict(message: Message, proto_json: bool = False,
             emit_defaults: bool = False) -> Dict[str, Any]:
     """The message as a dict of JSON values (lowerCamelCase names), bytes
     in the text form, or base64 with proto_json."""
-    d = json_format.MessageToDict(message,
-                                  including_default_value_fields=emit_defaults)
+    d: Dict[str, Any] = json_format.MessageToDict(
+        message, including_default_value_fields=emit_defaults)
     if not proto_json:
         _walk(d, message.DESCRIPTOR, "", lambda v, p: _shown(v), False)
     return d
@@ -155,7 +157,8 @@ def from_dict(data: Dict[str, Any], message: M, proto_json: bool = False) -> M:
         if not isinstance(data, dict):
             raise json_format.ParseError("expected a JSON object")
         _walk(data, message.DESCRIPTOR, "", _typed, True)
-    return json_format.ParseDict(data, message)
+    filled: M = json_format.ParseDict(data, message)
+    return filled
 
 
 def from_json(text: str, message: M, proto_json: bool = False) -> M:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Type, Union
 
 if TYPE_CHECKING:
     from tk.v1 import rpc_pb2
@@ -58,7 +58,7 @@ class CancelOutcome(enum.IntEnum):
     WRITE_CONTINUES = 4
 
 
-def _enum_or_int(cls: type, value: int) -> int:
+def _enum_or_int(cls: Type[enum.IntEnum], value: int) -> int:
     # A number this client does not know (a newer server) stays a number.
     try:
         return cls(value)
