@@ -3,9 +3,9 @@
 method's option (tk.v1.method) becomes that method's row in tkd's method
 table (.methods.h, plain data that includes nothing of tkd) and in the C
 and the Python catalogs, and both generators refuse a method without the
-option, or with one tkd would refuse. The C catalog also keeps the .proto's comments (escaped as C
-strings), oneof names, maps and the option (tk.v1.path), which only a
-string field may carry.
+option, or with one tkd would refuse. The C catalog also keeps the
+.proto's comments (escaped as C strings), oneof names, maps and the
+option (tk.v1.path), which only a string field may carry.
 
   test_gen_options.py SOURCE_ROOT
 """
