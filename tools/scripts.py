@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What tools/lint-sh and tools/lint-py share: the tracked files we own in
 each scripting language, found by extension or, for a script without one
 (tools/lint, .ci/run, tests/fakes/launchctl), by its #! line.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """The gates of the scripting languages on small git repositories:
 tools/lint-sh (shellcheck, zsh -n), tools/lint-py (flake8, mypy) and
 tools/lint-ts (tsc). Each fails on a file that breaks its rules, naming

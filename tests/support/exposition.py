@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A strict parser of Prometheus' text format (0.0.4), for the tests that
 scrape tkd's metrics listener (tests/integration/test_metrics.py, whose
 Parser tests are its negative controls, and
