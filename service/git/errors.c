@@ -2,7 +2,7 @@
 /* The one table: what git printed, what libgit2 returned, or what
  * roots_resolve said, mapped to a reason and the canonical code that fits
  * it. Callers compare reasons; nothing else in tk looks at git's words.
- * tests/integration/test_git.c (test_reasons) produces every row's reason
+ * tests/integration/git/test_reasons.c produces every row's reason
  * by meeting the situation with real git, libgit2 or roots, and fails on
  * a row none of its cases produces (tkgit__test_reasons). Three rows'
  * words of git are never met there, only their reasons: BAD_CONFIG_KEY's

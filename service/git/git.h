@@ -77,7 +77,7 @@ void tkgit_free(tkgit *g);
  * tkd never calls these: the parsers of what git prints, as the methods
  * run them, for a test or a fuzzer (tests/fuzz) to feed any bytes without
  * a repository (results are allocated through call: rpc__test_call_new),
- * and the rows of the reasons table, for test_git. */
+ * and the rows of the reasons table, for tests/integration/git/. */
 
 /* `git status --porcelain=v2 -z --branch` output into reply (Status):
  * 0, or -1 on output the method answers UNPARSEABLE_OUTPUT. */
@@ -94,8 +94,8 @@ void tkgit__test_message(rpc_call *call, const char *message,
 
 /* The reasons of the one table (errors.c), a row each, in its order: the
  * number of rows, and the first max of them in out.
- * tests/integration/test_git.c produces each with real git, libgit2 or
- * roots, and fails on a row none of its cases produces. */
+ * tests/integration/git/test_reasons.c produces each with real git,
+ * libgit2 or roots, and fails on a row none of its cases produces. */
 size_t tkgit__test_reasons(const char **out, size_t max);
 
 /* How many times g initialised libgit2: 0 until a call opened a

@@ -2,8 +2,8 @@
 /* The parsers of git's output (service/git/parse.c, log.c) on text given
  * here, without a repository (tkgit__test_*, the entry points of
  * tests/fuzz's git harnesses), and the inputs the fuzzing turned up (each
- * test names its corpus file). tests/integration/test_git.c runs them on
- * real git. */
+ * test names its corpus file). tests/integration/git/ runs them on real
+ * git. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Builds the repositories tests/integration/test_git.c works on, in DIR:
+# Builds the repositories tests/integration/git/ works on, in DIR:
 #   main/      history with a merge, an annotated and a light tag, commits of
 #              equal dates (ties), a multi-paragraph message, paths with
 #              spaces, non-ASCII and non-UTF-8 bytes, and a clone of itself
