@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Every registered test is in a folder whose row of tests/README.md lists
 its suite, and a test in suite unit reaches out to nothing (tests/README.md,
 "What is checked"); each rule fails on a test list made to break it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The fixture of the tk.v1.Git tests (git_fx.h): the repositories, the
  * group's server, git as the CLI side, the calls every topic makes.

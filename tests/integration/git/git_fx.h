@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The fixture the tests of tk.v1.Git share (tests/integration/git/): the
  * repositories git_fixture.sh builds in a directory of the test's own, an

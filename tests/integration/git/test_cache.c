@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tk.v1.Git's repository cache (service/git/cache.c) and libgit2's
  * initialisation, on real repositories (git_fx.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tk.v1.Git's in-process reads through libgit2 (RevParse, Log) against the
  * git CLI on the same fixtures (git_fx.h).

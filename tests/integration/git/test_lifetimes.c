@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tk.v1.Git with real git and real repositories (git_fx.h): the lifetimes
  * (DESIGN.md): a cancelled READ kills git's whole process tree, a READ ends

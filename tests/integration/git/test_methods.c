@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tk.v1.Git with real git and real repositories (git_fx.h): what each
  * method returns, a leading '-' always being data; without git, and with git

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tk.v1.Git with real git and real repositories (git_fx.h): every row of
  * the reasons table (service/git/errors.c), each produced by making git,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the tests of the rpc core and libtkclient together share
  * (rpc_fx.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The rpc core and libtkclient together, over real ipc sockets (rpc_fx.h):
  * Ping, ListMethods, ListNodes without a fleet.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The rpc core and libtkclient together, over real ipc sockets (rpc_fx.h):
  * cancellation (its scope, CallState, a queued call, a running WRITE and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The rpc core and libtkclient together, over real ipc sockets (rpc_fx.h):
  * delivery (a duplicate call id runs once, at most once, many threads on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The rpc core and libtkclient together, over real ipc sockets (rpc_fx.h):
  * peer checks (a peer of another uid is refused, the socket is private).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The rpc core and libtkclient together, over real ipc sockets (rpc_fx.h):
  * the queue and the workers (a call that expires in the queue does not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The rpc core and libtkclient together, over real ipc sockets (rpc_fx.h):
  * shutdown, in process and of testd as a process (SIGTERM, SIGINT, a WRITE
