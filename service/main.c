@@ -17,7 +17,7 @@
 #include "fleet/fleet.h"
 #include "git/git.h"
 #include "orders/orders.h"
-#include "port/port.h"
+#include "common/common.h"
 #include "proc/proc.h"
 #include "services/services.h"
 #include "roots/roots.h"
@@ -597,7 +597,7 @@ static int prepare_socket_dir(const char *url)
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
         char ebuf[128];
         fprintf(stderr, "tkd: cannot create %s: %s\n", dir,
-                port_strerror(errno, ebuf, sizeof ebuf));
+                tkc_strerror(errno, ebuf, sizeof ebuf));
         return -1;
     }
     struct stat st;
@@ -762,7 +762,7 @@ int main(int argc, char **argv)
     if ((rv = proc_guard_start()) != 0) {
         char ebuf[128];
         fprintf(stderr, "tkd: cannot start the guard of READs' processes: %s\n",
-                port_strerror(-rv, ebuf, sizeof ebuf));
+                tkc_strerror(-rv, ebuf, sizeof ebuf));
         goto done;
     }
     /* Before anything opens descriptors: every connection, tool and

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
@@ -19,7 +18,7 @@
 #include <tk/client.h>
 
 #include "client_int.h"
-#include "port_config.h"
+#include "common/common.h"
 
 #include "tk/v1/control.pb-c.h"
 #include "tk/v1/rpc.pb-c.h"
@@ -119,21 +118,6 @@ static void set_errbuf(char *errbuf, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Zeroes a secret (a private key's PEM) in a way the compiler keeps:
- * explicit_bzero, macOS's memset_s, or a memset through a volatile
- * pointer (port_config.h says which this system has). */
-static void wipe(void *p, size_t len)
-{
-#if TK_HAVE_EXPLICIT_BZERO
-    explicit_bzero(p, len);
-#elif TK_HAVE_MEMSET_S
-    memset_s(p, len, 0, len);
-#else
-    static void *(*const volatile set)(void *, int, size_t) = memset;
-    set(p, 0, len);
-#endif
-}
-
 /* A PEM file whole, NUL-terminated (malloc'd); NULL with errbuf set. A
  * certificate chain is a few KiB; 64 KiB is more than any needs. */
 static char *read_pem(const char *what, const char *path, char *errbuf,
@@ -144,7 +128,7 @@ static char *read_pem(const char *what, const char *path, char *errbuf,
     FILE *f = fopen(path, "re");
     if (f == NULL) {
         set_errbuf(errbuf, errlen, "%s %s: %s", what, path,
-                   tk__errtext(errno, ebuf, sizeof ebuf));
+                   tkc_strerror(errno, ebuf, sizeof ebuf));
         return NULL;
     }
     char *buf = malloc(PEM_MAX + 1);
@@ -228,14 +212,12 @@ static int tls_setup(nng_dialer d, const char *url, const tk_client_opts *o,
     rv = TK_OK;
 done:
     if (key != NULL)
-        wipe(key, strlen(key));
+        tkc_wipe(key, strlen(key));
     free(key);
     free(cert);
     nng_tls_config_free(cfg); /* the dialer holds its own reference */
     return rv;
 }
-
-static int64_t mono_ns(void);
 
 static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
@@ -343,10 +325,6 @@ static void *dial_main(void *arg)
     return NULL;
 }
 
-static void cond_init_mono(pthread_cond_t *cv);
-static int cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
-                           int64_t until_ns);
-
 /* nng_dialer_start(d, 0), given bound_ms at most (0: no bound, as NNG
  * waits): past it the dialer is closed, which ends the dial, and the
  * answer is NNG_ETIMEDOUT. */
@@ -358,7 +336,7 @@ static int dial_within(nng_dialer d, int bound_ms)
     if (j == NULL)
         return NNG_ENOMEM;
     pthread_mutex_init(&j->mu, NULL);
-    cond_init_mono(&j->cv);
+    (void)tkc_cond_init(&j->cv);
     j->d = d;
     j->refs = 2;
     pthread_attr_t attr;
@@ -374,9 +352,9 @@ static int dial_within(nng_dialer d, int bound_ms)
         dial_job_unref(j);
         return nng_dialer_start(d, 0);
     }
-    int64_t until = mono_ns() + (int64_t)bound_ms * 1000000;
+    int64_t until = tkc_mono_ns() + (int64_t)bound_ms * 1000000;
     pthread_mutex_lock(&j->mu);
-    while (!j->done && cond_wait_until(&j->cv, &j->mu, until) != ETIMEDOUT)
+    while (!j->done && tkc_cond_wait_until(&j->cv, &j->mu, until) != ETIMEDOUT)
         ;
     bool late = !j->done;
     pthread_mutex_unlock(&j->mu);
@@ -586,7 +564,7 @@ static void client_free(tk_client *c)
     free(c->tls_ca);
     free(c->tls_cert);
     if (c->tls_key != NULL)
-        wipe(c->tls_key, strlen(c->tls_key));
+        tkc_wipe(c->tls_key, strlen(c->tls_key));
     free(c->tls_key);
     free(c->tls_server_name);
     free(c);
@@ -985,62 +963,12 @@ static void chan_free(chan *ch)
     free(ch);
 }
 
-/* A condition variable whose timed waits run to a CLOCK_MONOTONIC time
- * (tkd's twin: service/port/port.c): pthread_condattr_setclock; macOS's
- * pthread_cond_timedwait_relative_np; or the realtime clock, re-aimed at
- * every wait, a timeout judged by the monotonic clock. */
-static void cond_init_mono(pthread_cond_t *cv)
-{
-#if TK_HAVE_CONDATTR_SETCLOCK
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(cv, &ca);
-    pthread_condattr_destroy(&ca);
-#else
-    pthread_cond_init(cv, NULL);
-#endif
-}
-
-static struct timespec ns_timespec(int64_t ns)
-{
-    if (ns < 0)
-        ns = 0;
-    return (struct timespec){ .tv_sec = (time_t)(ns / 1000000000),
-                              .tv_nsec = (long)(ns % 1000000000) };
-}
-
-/* 0 when woken (perhaps spuriously), ETIMEDOUT when until_ns has come. */
-static int cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
-                           int64_t until_ns)
-{
-#if TK_HAVE_CONDATTR_SETCLOCK
-    struct timespec ts = ns_timespec(until_ns);
-    return pthread_cond_timedwait(cv, mu, &ts);
-#else
-    int64_t left = until_ns - mono_ns();
-    if (left <= 0)
-        return ETIMEDOUT;
-#if TK_HAVE_COND_TIMEDWAIT_RELATIVE_NP
-    struct timespec rel = ns_timespec(left);
-    int rv = pthread_cond_timedwait_relative_np(cv, mu, &rel);
-#else
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    struct timespec ts =
-        ns_timespec((int64_t)now.tv_sec * 1000000000 + now.tv_nsec + left);
-    int rv = pthread_cond_timedwait(cv, mu, &ts);
-#endif
-    return rv == ETIMEDOUT && mono_ns() < until_ns ? 0 : rv;
-#endif
-}
-
 static chan *chan_new(node *c)
 {
     chan *ch = calloc(1, sizeof *ch);
     if (ch == NULL)
         return NULL;
-    cond_init_mono(&ch->cv);
+    (void)tkc_cond_init(&ch->cv);
     pthread_mutex_init(&ch->mu, NULL);
     if (nng_ctx_open(&ch->ctx, c->sock) != 0) {
         pthread_cond_destroy(&ch->cv);
@@ -1103,20 +1031,13 @@ static void chan_arm(chan *ch)
     pthread_mutex_unlock(&ch->mu);
 }
 
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Waits until the operation on ch->aio ends (true) or CLOCK_MONOTONIC
  * reaches until_ns (false); the operation goes on either way. */
 static bool chan_wait_until(chan *ch, int64_t until_ns)
 {
     pthread_mutex_lock(&ch->mu);
     while (!ch->done &&
-           cond_wait_until(&ch->cv, &ch->mu, until_ns) != ETIMEDOUT)
+           tkc_cond_wait_until(&ch->cv, &ch->mu, until_ns) != ETIMEDOUT)
         ;
     bool done = ch->done;
     pthread_mutex_unlock(&ch->mu);
@@ -1429,7 +1350,7 @@ static bool probe_node(tk_client *client, node *n, waiting *w,
         w->why = GAVE_UP_NODE;
         return false;
     }
-    *next_probe = mono_ns() + (int64_t)TK_NODE_PROBE_MS * 1000000;
+    *next_probe = tkc_mono_ns() + (int64_t)TK_NODE_PROBE_MS * 1000000;
     return true;
 }
 
@@ -1437,7 +1358,7 @@ static bool probe_node(tk_client *client, node *n, waiting *w,
  * and not past last_ns. */
 static int64_t next_question(int64_t last_ns, int64_t *pause)
 {
-    int64_t at = mono_ns() + *pause;
+    int64_t at = tkc_mono_ns() + *pause;
     if (*pause < (int64_t)PROBE_MAX_INTERVAL_MS * 1000000)
         *pause *= 2;
     return at < last_ns ? at : last_ns;
@@ -1458,13 +1379,14 @@ static bool wait_reply(tk_client *client, node *n, chan *ch, waiting *w)
     const int64_t last_ns = w->last_ns;
     int64_t at = w->first_ns < last_ns ? w->first_ns : last_ns;
     int64_t next_probe =
-        w->probe ? mono_ns() + (int64_t)TK_NODE_PROBE_MS * 1000000 : INT64_MAX;
+        w->probe ? tkc_mono_ns() + (int64_t)TK_NODE_PROBE_MS * 1000000
+                 : INT64_MAX;
     int64_t pause = (int64_t)TK_DEADLINE_GRACE_MS * 1000000;
     int same = 0, last_state = -1;
     for (;;) {
         if (chan_wait_until(ch, at < next_probe ? at : next_probe))
             return true;
-        if (next_probe <= at && mono_ns() >= next_probe) {
+        if (next_probe <= at && tkc_mono_ns() >= next_probe) {
             if (!probe_node(client, n, w, &next_probe))
                 return chan_wait_until(ch, 0);
             continue;
@@ -1585,7 +1507,7 @@ static int call_payload(tk_client *client, node *n, const char *method,
     if (opts == NULL)
         opts = &no_opts;
     *end = (call_end){ 0 };
-    int64_t start = mono_ns();
+    int64_t start = tkc_mono_ns();
     /* In 64 bits, then clamped: timeout_ms may be up to UINT32_MAX, and
      * nng_duration is a signed 32-bit count whose negative values are
      * special (a sum that wrapped, or went past INT32_MAX, would give up
@@ -1884,7 +1806,7 @@ static void mark_down(tk_client *c, node *n)
 {
     pthread_mutex_lock(&c->mu);
     n->down = true;
-    n->down_ns = mono_ns();
+    n->down_ns = tkc_mono_ns();
     c->read_ns = 0;
     pthread_mutex_unlock(&c->mu);
 }
@@ -1968,7 +1890,7 @@ static void free_root_list(char **roots)
 static void swap_table(tk_client *c, node **v, char ***roots,
                        const Tk__V1__ListNodesReply *r)
 {
-    int64_t now = mono_ns();
+    int64_t now = tkc_mono_ns();
     for (size_t i = 0; i < r->n_nodes; i++) {
         node *x = v[i];
         const Tk__V1__NodeInfo *in = r->nodes[i];
@@ -2031,7 +1953,7 @@ static int install_table(tk_client *c, const Tk__V1__ListNodesReply *r)
 static void refresh_table(tk_client *c)
 {
     pthread_mutex_lock(&c->mu);
-    int64_t now = mono_ns();
+    int64_t now = tkc_mono_ns();
     bool due =
         c->fleet && !c->refreshing &&
         (c->read_ns == 0 || now - c->read_ns >= (int64_t)c->ttl_ms * 1000000);
@@ -2066,7 +1988,7 @@ static void refresh_table(tk_client *c)
     free(v);
     pthread_mutex_lock(&c->mu);
     if (!read)
-        c->read_ns = mono_ns();
+        c->read_ns = tkc_mono_ns();
     c->refreshing = false;
     pthread_mutex_unlock(&c->mu);
 }
@@ -2143,7 +2065,7 @@ static bool time_left(const fleet_call *fc, size_t n_tried, uint32_t *out)
     *out = fc->opts->timeout_ms;
     if (n_tried == 0 || fc->budget_ms == 0)
         return true;
-    int64_t spent = (mono_ns() - fc->start) / 1000000;
+    int64_t spent = (tkc_mono_ns() - fc->start) / 1000000;
     if (spent >= (int64_t)fc->budget_ms)
         return false;
     *out = fc->budget_ms - (uint32_t)spent;
@@ -2164,7 +2086,7 @@ static int call_fleet(tk_client *c, fleet_call *fc, tk_status *status)
     fc->budget_ms = fc->opts->timeout_ms != 0 ? fc->opts->timeout_ms
                     : md != NULL              ? md->default_timeout_ms
                                               : 0;
-    fc->start = mono_ns();
+    fc->start = tkc_mono_ns();
     node *tried[MAX_TRIES];
     size_t n_tried = 0;
     int code = TK_CODE_INTERNAL;

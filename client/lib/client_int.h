@@ -6,13 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* No header of protobuf-c or tk here: errtext.c is built without them. */
 struct ProtobufCAllocator;
 struct tk_arena;
-
-/* The C library's text for errno value e, in buf; thread-safe, never
- * NULL (errtext.c: the POSIX strerror_r, which glibc and macOS share). */
-const char *tk__errtext(int e, char *buf, size_t len);
 
 /* arena.c: the tk_arena whose allocator this is, or NULL (another one). */
 struct tk_arena *tk__arena_of(const struct ProtobufCAllocator *allocator);

@@ -19,6 +19,8 @@
 
 #include "tk/v1/control.pb-c.h"
 
+#include "common/common.h"
+
 #include "tkcall.h"
 #include "tkcall_int.h"
 
@@ -608,16 +610,15 @@ static int read_request(const tkcall *t, char **out, size_t *len)
     char ebuf[128];
     if (f == NULL)
         return usage_error("cannot read the request from %s: %s", d + 1,
-                           tkcall_errtext(errno, ebuf, sizeof ebuf));
+                           tkc_strerror(errno, ebuf, sizeof ebuf));
     int rv = read_all(f, out, len);
     if (!is_stdin)
         (void)fclose(f); /* read only: nothing is lost if it fails */
     if (rv != 0)
         return usage_error("cannot read the request from %s: %s",
                            is_stdin ? "standard input" : d + 1,
-                           rv == -EFBIG
-                               ? "larger than 64 MiB"
-                               : tkcall_errtext(-rv, ebuf, sizeof ebuf));
+                           rv == -EFBIG ? "larger than 64 MiB"
+                                        : tkc_strerror(-rv, ebuf, sizeof ebuf));
     return TKCALL_EXIT_OK;
 }
 

@@ -15,10 +15,6 @@
 
 #include "tk/v1/control.pb-c.h"
 
-/* The C library's text for errno value e, in buf; never NULL (errtext.c:
- * the POSIX strerror_r, which glibc and macOS share). */
-const char *tkcall_errtext(int e, char *buf, size_t len);
-
 /* A status tkcall makes itself, like those libtkclient makes: from_server
  * false, reason "". Returns code. */
 int tkcall_make_status(tk_status *st, int code, const char *fmt, ...)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fleet_int.h"
+#include "common/common.h"
 #include "port/port.h"
 #include "tk/v1/control.pb-c.h"
 
@@ -155,7 +156,7 @@ static void make_instance(char out[33])
         close(fd);
     if (got != (ssize_t)sizeof b) {
         uint64_t a = (uint64_t)getpid() ^ ((uint64_t)time(NULL) << 20);
-        uint64_t c = (uint64_t)port_mono_ns();
+        uint64_t c = (uint64_t)tkc_mono_ns();
         memcpy(b, &a, 8);
         memcpy(b + 8, &c, 8);
     }
@@ -205,7 +206,7 @@ int fleet_new(fleet **out, const fleet_config *cfg, char *err, size_t errlen)
     if (rv == 0)
         rv = port_event_open(&f->abort);
     if (rv == 0)
-        rv = -port_cond_init(&f->cv);
+        rv = -tkc_cond_init(&f->cv);
     if (rv != 0) {
         snprintf(err, errlen, "fleet: cannot start: %s",
                  rv == -ENOMEM ? "out of memory" : "no event");
@@ -217,7 +218,7 @@ int fleet_new(fleet **out, const fleet_config *cfg, char *err, size_t errlen)
     f->pg = (fleet_pg){ .dsn = f->dsn,
                         .stmt_ms = stmt_ms(f->heartbeat_ms),
                         .abort_fd = -1 };
-    f->start_ns = port_mono_ns();
+    f->start_ns = tkc_mono_ns();
     f->start_wall = time(NULL);
     *out = f;
     return 0;
@@ -294,7 +295,7 @@ static void beat_failed(fleet *f, const char *why)
 
 static void beat_ok(fleet *f, fleet_reading *r)
 {
-    int64_t now = port_mono_ns();
+    int64_t now = tkc_mono_ns();
     f->held = true;
     f->held_ns = now;
     pthread_mutex_lock(&f->mu);
@@ -356,7 +357,7 @@ static void held_message(const fleet *f, const fleet_holder *h, char *out,
  * at error, and ListNodes answers MEMBERSHIP_STALE from now on. */
 static void taken(fleet *f, const fleet_holder *h)
 {
-    int64_t quiet_ms = (port_mono_ns() - f->held_ns) / FLEET_MS;
+    int64_t quiet_ms = (tkc_mono_ns() - f->held_ns) / FLEET_MS;
     fleet__pg_close(&f->pg); /* the database is not touched again */
     pthread_mutex_lock(&f->mu);
     f->taken = true;
@@ -381,7 +382,7 @@ static void taken(fleet *f, const fleet_holder *h)
 static int beat(fleet *f, bool draining)
 {
     int64_t until =
-        port_mono_ns() + (int64_t)(f->pg.stmt_ms + NO_ANSWER_MS) * 3 * FLEET_MS;
+        tkc_mono_ns() + (int64_t)(f->pg.stmt_ms + NO_ANSWER_MS) * 3 * FLEET_MS;
     fleet_holder holder;
     fleet_reading r;
     int rv = claim_and_read(f, draining, &holder, &r, until);
@@ -402,7 +403,7 @@ static int beat(fleet *f, bool draining)
 
 int fleet_join(fleet *f, char *err, size_t errlen)
 {
-    int64_t until = port_mono_ns() + (int64_t)JOIN_MS * FLEET_MS;
+    int64_t until = tkc_mono_ns() + (int64_t)JOIN_MS * FLEET_MS;
     fleet_holder holder;
     fleet_reading r;
     int rv = claim_and_read(f, false, &holder, &r, until);
@@ -432,7 +433,7 @@ static void leave(fleet *f)
         fleet__pg_close(&f->pg);
         return;
     }
-    int64_t until = port_mono_ns() + (int64_t)FLEET_STOP_MS * FLEET_MS;
+    int64_t until = tkc_mono_ns() + (int64_t)FLEET_STOP_MS * FLEET_MS;
     f->pg.abort_fd = -1;
     if (fleet__pg_delete(&f->pg, f->node_id, f->instance, until) == 0)
         rpc_log(RPC_LOG_INFO, "fleet: node %s left the table", f->node_id);
@@ -447,17 +448,17 @@ static void leave(fleet *f)
 static void *run(void *arg)
 {
     fleet *f = arg;
-    int64_t next = port_mono_ns() + (int64_t)f->heartbeat_ms * FLEET_MS;
+    int64_t next = tkc_mono_ns() + (int64_t)f->heartbeat_ms * FLEET_MS;
     pthread_mutex_lock(&f->mu);
     for (;;) {
-        while (!f->stop && !f->drain_pending && port_mono_ns() < next)
-            port_cond_wait_until(&f->cv, &f->mu, next);
+        while (!f->stop && !f->drain_pending && tkc_mono_ns() < next)
+            tkc_cond_wait_until(&f->cv, &f->mu, next);
         if (f->stop)
             break;
         bool draining = f->draining, drain = f->drain_pending;
         bool gone = f->taken;
         pthread_mutex_unlock(&f->mu);
-        int64_t t0 = port_mono_ns();
+        int64_t t0 = tkc_mono_ns();
         int rv = gone ? -1 : beat(f, draining);
         next = t0 + (int64_t)f->heartbeat_ms * FLEET_MS;
         pthread_mutex_lock(&f->mu);
@@ -479,7 +480,7 @@ int fleet_start(fleet *f, char *err, size_t errlen)
     if (rv != 0) {
         char ebuf[128];
         snprintf(err, errlen, "fleet: no heartbeat thread: %s",
-                 port_strerror(rv, ebuf, sizeof ebuf));
+                 tkc_strerror(rv, ebuf, sizeof ebuf));
         return -rv;
     }
     f->started = true;
@@ -492,13 +493,13 @@ int fleet_start(fleet *f, char *err, size_t errlen)
 static void drain(void *arg)
 {
     fleet *f = arg;
-    int64_t until = port_mono_ns() + (int64_t)FLEET_STOP_MS * FLEET_MS;
+    int64_t until = tkc_mono_ns() + (int64_t)FLEET_STOP_MS * FLEET_MS;
     pthread_mutex_lock(&f->mu);
     f->draining = true;
     f->drain_pending = f->started;
     pthread_cond_broadcast(&f->cv);
-    while (f->drain_pending && port_mono_ns() < until)
-        port_cond_wait_until(&f->cv, &f->mu, until);
+    while (f->drain_pending && tkc_mono_ns() < until)
+        tkc_cond_wait_until(&f->cv, &f->mu, until);
     bool pending = f->drain_pending, ok = f->drain_ok, gone = f->taken;
     pthread_mutex_unlock(&f->mu);
     if (gone)
@@ -583,7 +584,7 @@ static void list_nodes(void *arg, rpc_call *call, ProtobufCMessage *reply)
 {
     fleet *f = arg;
     Tk__V1__ListNodesReply *out = (Tk__V1__ListNodesReply *)reply;
-    int64_t now = port_mono_ns();
+    int64_t now = tkc_mono_ns();
     pthread_mutex_lock(&f->mu);
     int64_t elapsed = (now - f->read_ns) / FLEET_MS;
     if (f->taken || !f->have_reading || elapsed > (int64_t)f->ttl_ms) {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fleet_int.h"
-#include "port/port.h"
+#include "common/common.h"
 
 /* pg_advisory_xact_lock key: "tknodes" in ASCII. */
 #define TABLE_LOCK "32769219357861235"
@@ -142,7 +142,7 @@ static int wait_socket(const fleet_pg *pg, short events, int64_t until_ns)
     if (pfd[0].fd < 0)
         return -EBADF;
     for (;;) {
-        int64_t left = until_ns - port_mono_ns();
+        int64_t left = until_ns - tkc_mono_ns();
         if (left <= 0)
             return 0;
         int64_t ms = (left + FLEET_MS - 1) / FLEET_MS;
@@ -163,7 +163,7 @@ static const char *wait_failure(const fleet_pg *pg, int n, int64_t until_ns)
 {
     if (n < 0)
         return "poll failed";
-    if (pg->abort_fd >= 0 && port_mono_ns() < until_ns)
+    if (pg->abort_fd >= 0 && tkc_mono_ns() < until_ns)
         return "stopped";
     return "PostgreSQL did not answer in time";
 }

@@ -285,9 +285,9 @@ static int fds_errno_of(const git_error *e)
     if (e == NULL || e->klass != GIT_ERROR_OS || e->message == NULL)
         return 0;
     char ebuf[128];
-    if (ends_with(e->message, port_strerror(ENFILE, ebuf, sizeof ebuf)))
+    if (ends_with(e->message, tkc_strerror(ENFILE, ebuf, sizeof ebuf)))
         return ENFILE;
-    if (ends_with(e->message, port_strerror(EMFILE, ebuf, sizeof ebuf)))
+    if (ends_with(e->message, tkc_strerror(EMFILE, ebuf, sizeof ebuf)))
         return EMFILE;
     return 0;
 }
@@ -296,7 +296,7 @@ static int fds_errno_of(const git_error *e)
 static void fail_git_fds(rpc_call *call, const char *what, const char *line)
 {
     char ebuf[128];
-    int err = strstr(line, port_strerror(ENFILE, ebuf, sizeof ebuf)) != NULL
+    int err = strstr(line, tkc_strerror(ENFILE, ebuf, sizeof ebuf)) != NULL
                   ? ENFILE
                   : EMFILE;
     rpc_call_fail_fds(call, err, "%s: %s", what, line);

@@ -15,7 +15,7 @@
 #include <git2.h>
 
 #include "git.h"
-#include "port/port.h"
+#include "common/common.h"
 #include "proc/proc.h"
 #include "roots/roots.h"
 #include "rpc/rpc.h"

@@ -389,7 +389,7 @@ int orders_new(orders **out, const orders_config *cfg, char *err, size_t errlen)
     if (rv != 0) {
         char ebuf[128];
         snprintf(err, errlen, "cannot make a pool of %u connections: %s", n,
-                 port_strerror(-rv, ebuf, sizeof ebuf));
+                 tkc_strerror(-rv, ebuf, sizeof ebuf));
         free(svc->dsn);
         free(svc);
         return rv;

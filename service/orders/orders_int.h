@@ -16,6 +16,7 @@
 #include <libpq-fe.h>
 
 #include "orders.h"
+#include "common/common.h"
 #include "port/port.h"
 #include "pq/pq.h"
 

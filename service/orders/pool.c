@@ -104,7 +104,7 @@ int orders__pool_checkout(orders_tx *tx)
             tx->err = ORDERS_EINTERNAL;
             snprintf(tx->message, sizeof tx->message,
                      "the pool's semaphore: %s",
-                     port_strerror(errno, ebuf, sizeof ebuf));
+                     tkc_strerror(errno, ebuf, sizeof ebuf));
             rv = -1;
             break;
         }
@@ -129,7 +129,7 @@ int orders__pool_checkout(orders_tx *tx)
             char ebuf[128];
             snprintf(tx->message, sizeof tx->message,
                      "waiting for a database connection: %s",
-                     port_strerror(-n, ebuf, sizeof ebuf));
+                     tkc_strerror(-n, ebuf, sizeof ebuf));
             rv = -1;
             break;
         }
@@ -206,7 +206,7 @@ static void conn_failed(orders_tx *tx, PGconn *pg, const char *what)
      * not create socket: Too many open files"), in English: tkd never
      * calls setlocale. */
     char ebuf[128];
-    if (strstr(tx->message, port_strerror(EMFILE, ebuf, sizeof ebuf)) != NULL)
+    if (strstr(tx->message, tkc_strerror(EMFILE, ebuf, sizeof ebuf)) != NULL)
         tx->err = ORDERS_EFDS;
     if (pg != NULL)
         PQfinish(pg);

@@ -403,8 +403,7 @@ void orders__tx_fail(const orders_tx *tx, rpc_call *call)
         char ebuf[128];
         rpc_call_fail_fds(
             call,
-            strstr(tx->message, port_strerror(ENFILE, ebuf, sizeof ebuf)) !=
-                    NULL
+            strstr(tx->message, tkc_strerror(ENFILE, ebuf, sizeof ebuf)) != NULL
                 ? ENFILE
                 : EMFILE,
             "connecting to PostgreSQL (nothing was committed): "

@@ -14,16 +14,12 @@
  *  - an event and a semaphore that poll(2) can wait on (eventfd, or a
  *    pipe: one byte per count);
  *  - signal names (sigabbrev_np, or a table of the POSIX ones);
- *  - error texts, thread-safe (the POSIX strerror_r everywhere);
- *  - condition variables timed on the monotonic clock
- *    (pthread_condattr_setclock; macOS's pthread_cond_timedwait_relative_np;
- *    or the realtime clock, re-aimed at every wait);
- *  - wiping a secret the compiler must not optimise away (explicit_bzero,
- *    memset_s, or a memset through a volatile pointer);
  *  - the descriptors open in this process (/proc/self/fd, or /dev/fd);
  *  - the heap given back to the system (malloc_trim, or nothing where the
  *    allocator gives free pages back itself, as macOS's does), and the
  *    resident memory (/proc/self/statm, or unknown).
+ * The differences tkd shares with the clients (the monotonic clock and
+ * timed waits, wiping, error texts) are common/'s (common/common.h).
  * May call: libc only (and pthreads).
  * Must never: know of calls, NNG, protobuf or any other module; choose a
  * path by `__GLIBC__` or `__linux__` (the C library's or the kernel's
@@ -108,30 +104,10 @@ bool port_sem_trytake(const port_sem *s);
 /* Gives one back. */
 void port_sem_give(const port_sem *s);
 
-/* ---- text ---------------------------------------------------------------- */
-
-/* The C library's text for errno value e ("Too many open files"), in buf
- * (or a constant); thread-safe. Never NULL. */
-const char *port_strerror(int e, char *buf, size_t len);
+/* ---- signals ------------------------------------------------------------- */
 
 /* A signal's name without "SIG" ("KILL"), or NULL when it has none here. */
 const char *port_signal_name(int sig);
-
-/* ---- clocks ----------------------------------------------------------------
- */
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-int64_t port_mono_ns(void);
-
-/* A condition variable whose timed waits run to a CLOCK_MONOTONIC time.
- * 0 or an error number (pthread_cond_init's). */
-int port_cond_init(pthread_cond_t *cv);
-
-/* pthread_cond_timedwait until CLOCK_MONOTONIC reads until_ns: 0 when woken
- * (or spuriously: callers wait in a loop over their condition), ETIMEDOUT
- * when that time has come. */
-int port_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
-                         int64_t until_ns);
 
 /* ---- the heap ------------------------------------------------------------ */
 
@@ -146,12 +122,6 @@ void port_heap_trim(void);
 
 /* The process's resident memory in bytes, or -1 when it cannot tell. */
 int64_t port_rss_bytes(void);
-
-/* ---- secrets ----------------------------------------------------------------
- */
-
-/* Sets len bytes at p to zero in a way the compiler keeps. */
-void port_wipe(void *p, size_t len);
 
 /* For tests only: which fallbacks this build uses, one word each
  * ("pipe2" or "pipe+lock", ...), for the suite to log. */

@@ -143,7 +143,7 @@ static int describe_not_started(char *buf, size_t len, const proc_result *r)
                         : what[PROC_SPAWN_SYSTEM];
     char ebuf[128];
     const char *e = r->spawn_errno != 0
-                        ? port_strerror(r->spawn_errno, ebuf, sizeof ebuf)
+                        ? tkc_strerror(r->spawn_errno, ebuf, sizeof ebuf)
                         : "invalid options";
     return snprintf(buf, len, "%s (%s)", w, e);
 }

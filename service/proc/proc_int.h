@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "proc.h"
+#include "common/common.h"
 #include "port/port.h"
 
 /* ---- env.c: the environment snapshot ----------------------------------- */

@@ -32,7 +32,7 @@ static atomic_int pidfd_support;
 
 int64_t proc_now_ns(void)
 {
-    return port_mono_ns();
+    return tkc_mono_ns();
 }
 
 /* The phases of a run; each only moves forward. */

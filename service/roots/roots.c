@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "roots.h"
-#include "port/port.h"
+#include "common/common.h"
 
 struct roots {
     size_t n;
@@ -45,7 +45,7 @@ int roots_new(roots **out, const char *const *dirs, size_t n, char *err,
             int e = real == NULL ? errno : ENOTDIR;
             char ebuf[128];
             set_err(err, errlen, "--root %s: %s", dirs[i],
-                    port_strerror(e, ebuf, sizeof ebuf));
+                    tkc_strerror(e, ebuf, sizeof ebuf));
             free(real);
             roots_free(r);
             return -e;
@@ -156,7 +156,7 @@ int roots_resolve(const roots *r, const char *path, char *out, size_t outlen,
             return outside(r, path, err, errlen);
         char ebuf[128];
         set_err(err, errlen, "%.200s: %s", path,
-                port_strerror(e, ebuf, sizeof ebuf));
+                tkc_strerror(e, ebuf, sizeof ebuf));
         return -e;
     }
     if (roots_root_of(r, real) == NULL)

@@ -10,7 +10,7 @@
 
 int64_t rpc_now_ns(void)
 {
-    return port_mono_ns();
+    return tkc_mono_ns();
 }
 
 int64_t rpc__ms_to_ns(uint32_t ms)

@@ -70,7 +70,7 @@ uint64_t rpc_fd_limit_raise(void)
                 "hard limit %llu: %s",
                 (unsigned long long)rl.rlim_cur,
                 (unsigned long long)rl.rlim_max,
-                port_strerror(errno, ebuf, sizeof ebuf));
+                tkc_strerror(errno, ebuf, sizeof ebuf));
         return (uint64_t)rl.rlim_cur;
     }
     pthread_mutex_lock(&fds.mu);

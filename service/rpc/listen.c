@@ -119,7 +119,7 @@ static char *read_pem(const char *what, const char *path, char *err,
     FILE *f = fopen(path, "re");
     if (f == NULL) {
         snprintf(err, errlen, "%s %s: %s", what, path,
-                 port_strerror(errno, ebuf, sizeof ebuf));
+                 tkc_strerror(errno, ebuf, sizeof ebuf));
         return NULL;
     }
     char *buf = malloc(PEM_MAX + 1);
@@ -183,7 +183,7 @@ done:
     if (cfg != NULL)
         nng_tls_config_free(cfg);
     if (key != NULL)
-        port_wipe(key, strlen(key));
+        tkc_wipe(key, strlen(key));
     free(key);
     free(cert);
     return rv;
@@ -413,8 +413,8 @@ static void *watch_main(void *arg)
     rpc_server *srv = arg;
     pthread_mutex_lock(&srv->watch_mu);
     while (!srv->watch_stop) {
-        port_cond_wait_until(&srv->watch_cv, &srv->watch_mu,
-                             rpc_now_ns() + 1000000000);
+        tkc_cond_wait_until(&srv->watch_cv, &srv->watch_mu,
+                            rpc_now_ns() + 1000000000);
         if (!srv->watch_stop) {
             look(srv);
             rpc__heap_look(srv);

@@ -43,6 +43,7 @@
 
 #include <nng/nng.h>
 
+#include "common/common.h"
 #include "port/port.h"
 #include "rpc_int.h"
 
@@ -203,7 +204,7 @@ static void accept_some(struct rpc_mhttp *m, int64_t now)
                         "metrics listener %s: cannot accept: %s (trying "
                         "again every %d ms)",
                         m->srv->metrics_bound,
-                        port_strerror(-fd, ebuf, sizeof ebuf),
+                        tkc_strerror(-fd, ebuf, sizeof ebuf),
                         MH_ACCEPT_BACKOFF_MS);
                 *at = now;
             }
@@ -388,7 +389,7 @@ static int bind_first(const char *host, const char *port, int *out, char *why,
     if (rv != 0) {
         char ebuf[128];
         snprintf(why, len, "cannot serve it: %s",
-                 port_strerror(-rv, ebuf, sizeof ebuf));
+                 tkc_strerror(-rv, ebuf, sizeof ebuf));
     }
     return rv;
 }

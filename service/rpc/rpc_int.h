@@ -13,6 +13,7 @@
 #include <nng/nng.h>
 
 #include "rpc.h"
+#include "common/common.h"
 #include "port/port.h"
 #include "tk/v1/control.pb-c.h"
 #include "tk/v1/rpc.pb-c.h"
@@ -296,7 +297,7 @@ struct rpc_server {
 void rpc_call__reset(rpc_call *call);
 void rpc_call__cancel(rpc_call *call, rpc_cause cause);
 void rpc_arena__free(rpc_arena_block **arena);
-/* Milliseconds as nanoseconds (timed waits: port_cond_wait_until). */
+/* Milliseconds as nanoseconds (timed waits: tkc_cond_wait_until). */
 int64_t rpc__ms_to_ns(uint32_t ms);
 
 /* server.c: the life cycle (config, new, add_service, start). What the

@@ -172,12 +172,12 @@ static void init_sync(rpc_server *srv)
 {
     /* Timed waits are on the monotonic clock, like every deadline. */
     pthread_mutex_init(&srv->reg_mu, NULL);
-    port_cond_init(&srv->reg_cv);
+    tkc_cond_init(&srv->reg_cv);
     pthread_mutex_init(&srv->pool_mu, NULL);
     pthread_cond_init(&srv->pool_cv, NULL);
-    port_cond_init(&srv->reaper_cv);
+    tkc_cond_init(&srv->reaper_cv);
     pthread_mutex_init(&srv->watch_mu, NULL);
-    port_cond_init(&srv->watch_cv);
+    tkc_cond_init(&srv->watch_cv);
     pthread_mutex_init(&srv->life_mu, NULL);
     pthread_mutex_init(&srv->peers_mu, NULL);
     atomic_init(&srv->stopping, false);
@@ -351,7 +351,7 @@ static int start_slots(rpc_server *srv, char *err, size_t errlen)
         if (erv != 0) {
             char ebuf[128];
             set_err(err, errlen, "the slots' cancel events: %s",
-                    port_strerror(-erv, ebuf, sizeof ebuf));
+                    tkc_strerror(-erv, ebuf, sizeof ebuf));
             return erv;
         }
         atomic_init(&s->call.cause, RPC_CAUSE_NONE);

@@ -78,7 +78,7 @@ static bool close_bounded(rpc_server *srv)
         return false;
     c->sock = srv->sock;
     pthread_mutex_init(&c->mu, NULL);
-    port_cond_init(&c->cv);
+    tkc_cond_init(&c->cv);
     if (pthread_create(&t, NULL, closer_main, c) != 0) {
         closer_free(c);
         return false;
@@ -86,7 +86,7 @@ static bool close_bounded(rpc_server *srv)
     pthread_detach(t);
     int64_t until = rpc_now_ns() + rpc__ms_to_ns(SOCKET_CLOSE_BOUND_MS);
     pthread_mutex_lock(&c->mu);
-    while (!c->done && port_cond_wait_until(&c->cv, &c->mu, until) != ETIMEDOUT)
+    while (!c->done && tkc_cond_wait_until(&c->cv, &c->mu, until) != ETIMEDOUT)
         ;
     bool done = c->done;
     c->abandoned = !done;
@@ -142,8 +142,7 @@ static bool wait_for_calls(rpc_server *srv, uint32_t ms)
 {
     int64_t until = rpc_now_ns() + rpc__ms_to_ns(ms);
     while (calls_in_flight(srv))
-        if (port_cond_wait_until(&srv->reg_cv, &srv->reg_mu, until) ==
-            ETIMEDOUT)
+        if (tkc_cond_wait_until(&srv->reg_cv, &srv->reg_mu, until) == ETIMEDOUT)
             return !calls_in_flight(srv);
     return true;
 }

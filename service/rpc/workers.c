@@ -165,8 +165,7 @@ void *rpc__reaper_main(void *arg)
         if (next == INT64_MAX) {
             pthread_cond_wait(&srv->reaper_cv, &srv->pool_mu);
         } else {
-            port_cond_wait_until(&srv->reaper_cv, &srv->pool_mu,
-                                 next + 1000000);
+            tkc_cond_wait_until(&srv->reaper_cv, &srv->pool_mu, next + 1000000);
         }
         srv->reaper_until = INT64_MIN;
     }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "search.h"
+#include "common/common.h"
 #include "port/port.h"
 #include "tk/v1/search.methods.h"
 

@@ -134,7 +134,7 @@ static void handle_search(void *svc, rpc_call *call,
         else
             rpc_call_fail(call, RPC_INTERNAL, "SLOT_WAIT_FAILED",
                           "waiting for a search slot: %s",
-                          port_strerror(-rv, ebuf, sizeof ebuf));
+                          tkc_strerror(-rv, ebuf, sizeof ebuf));
         return;
     }
     j.slot_wait_ms = (uint32_t)((rpc_now_ns() - t0) / 1000000);
@@ -169,7 +169,7 @@ int search_new(search **out, const search_config *cfg, char *err, size_t errlen)
     if (rv != 0) {
         char ebuf[128];
         snprintf(err, errlen, "search: slots: %s",
-                 port_strerror(-rv, ebuf, sizeof ebuf));
+                 tkc_strerror(-rv, ebuf, sizeof ebuf));
         free(s);
         return rv;
     }

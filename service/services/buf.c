@@ -94,7 +94,7 @@ int services__atoi(const char *s, int def)
 
 const char *services__strerror(int err, char *buf, size_t len)
 {
-    return port_strerror(err, buf, len);
+    return tkc_strerror(err, buf, len);
 }
 
 int services__stop(services_error *e, const char *what)

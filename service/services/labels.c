@@ -20,7 +20,7 @@ struct services_lock_entry {
 void services__locks_init(services *r)
 {
     pthread_mutex_init(&r->locks_mu, NULL);
-    port_cond_init(&r->locks_cv);
+    tkc_cond_init(&r->locks_cv);
     r->locks = NULL;
 }
 
@@ -77,7 +77,7 @@ int services__label_lock(services *r, const char *label, int64_t deadline_ns,
     x->users++;
     int rc = 0;
     while (x->held && rc != ETIMEDOUT)
-        rc = port_cond_wait_until(&r->locks_cv, &r->locks_mu, deadline_ns);
+        rc = tkc_cond_wait_until(&r->locks_cv, &r->locks_mu, deadline_ns);
     bool got = !x->held;
     if (got)
         x->held = true;

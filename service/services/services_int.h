@@ -13,7 +13,7 @@
 
 #include "proc/proc.h"
 #include "services.h"
-#include "port/port.h"
+#include "common/common.h"
 #include "rpc/rpc.h"
 #include "tk/v1/services.methods.h"
 #include "tk/v1/services.pb-c.h"

@@ -14,13 +14,13 @@
 
 #include <cmocka.h>
 
-#include "port/port.h"
+#include "common/common.h"
 #include "support.h"
 #include "tree.h"
 
 /* errno's text for a failure message, in a buffer that lives as long as
  * the statement that names it (the C library's words on every system). */
-#define ERRNO_TEXT() port_strerror(errno, (char[128]){ 0 }, 128)
+#define ERRNO_TEXT() tkc_strerror(errno, (char[128]){ 0 }, 128)
 
 static void join(char *out, size_t len, const char *dir, const char *rel)
 {

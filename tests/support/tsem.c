@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "port/port.h"
+#include "common/common.h"
 #include "tsem.h"
 
 static void must(int rv, const char *what)
@@ -12,7 +12,7 @@ static void must(int rv, const char *what)
     if (rv != 0) {
         char buf[128];
         fprintf(stderr, "ts_sem: %s: %s\n", what,
-                port_strerror(rv, buf, sizeof buf));
+                tkc_strerror(rv, buf, sizeof buf));
         abort();
     }
 }
@@ -20,7 +20,7 @@ static void must(int rv, const char *what)
 void ts_sem_init(ts_sem *s, unsigned n)
 {
     must(pthread_mutex_init(&s->mu, NULL), "pthread_mutex_init");
-    must(port_cond_init(&s->cv), "port_cond_init");
+    must(tkc_cond_init(&s->cv), "tkc_cond_init");
     s->count = n;
 }
 
@@ -62,13 +62,13 @@ bool ts_sem_trywait(ts_sem *s)
 
 bool ts_sem_wait_ms(ts_sem *s, int timeout_ms)
 {
-    int64_t until = port_mono_ns() + (int64_t)timeout_ms * 1000000;
+    int64_t until = tkc_mono_ns() + (int64_t)timeout_ms * 1000000;
     must(pthread_mutex_lock(&s->mu), "pthread_mutex_lock");
     while (s->count == 0) {
-        int rv = port_cond_wait_until(&s->cv, &s->mu, until);
+        int rv = tkc_cond_wait_until(&s->cv, &s->mu, until);
         if (rv == ETIMEDOUT)
             break;
-        must(rv, "port_cond_wait_until");
+        must(rv, "tkc_cond_wait_until");
     }
     bool got = s->count > 0;
     if (got)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A counting semaphore for tests, on every system: a mutex, a condition
- * variable on the monotonic clock (port_cond_init) and a count. POSIX's
+ * variable on the monotonic clock (tkc_cond_init) and a count. POSIX's
  * unnamed semaphores are no use for this on macOS, where sem_init fails
  * (ENOSYS) and sem_timedwait does not exist; and a wait here is bounded
  * by a relative timeout that a step of the wall clock cannot stretch or

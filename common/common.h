@@ -1,0 +1,61 @@
+/*
+ * common — the base tkd and the C clients share (libtkclient, the JSON
+ * codec, tkcall): helpers each side used to carry its own copy of, one
+ * copy each. curl's lib/curlx, libgit2's src/util and systemd's
+ * src/basic are the models: below everything, knowing nothing above.
+ *
+ * Owns: the monotonic clock and condition variables timed on it, wiping a
+ * secret, error texts, the error-buffer helper, reading a PEM file;
+ * growing arrays and byte buffers; protobuf's base-128 varints; UTF-8
+ * (checking, decoding, encoding), base64, hex; the default address of
+ * tkd. Where one of these differs between systems it holds the fallback
+ * (port_config.h, TK_HAVE_*; DESIGN.md, "Platforms"), as service/port/
+ * does for what tkd alone needs.
+ * May call: libc only (and pthreads).
+ * Must never: include a header of tk's (service/, client/, gen/: the arch
+ * rule `share`), use NNG, protobuf-c, json-c or any other library, print,
+ * or keep state: tkd links it, and so does every program that links
+ * libtkclient.
+ *
+ * Names: tkc_ ("tk common") for all. Not the folder's name as tkd's
+ * modules have it (common_): libtkclient.a carries these functions into
+ * its users' programs, where a name as plain as common_grow could meet
+ * one of theirs. Not tk_ either, which is libtkclient's public API (the
+ * arch rule public-header), nor tk__, its internals. libtkclient.so does
+ * not export them (common/meson.build: hidden visibility).
+ */
+#ifndef TK_COMMON_H
+#define TK_COMMON_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- clocks -------------------------------------------------------------- */
+
+/* CLOCK_MONOTONIC in nanoseconds: the clock of every deadline of tk's. */
+int64_t tkc_mono_ns(void);
+
+/* A condition variable whose timed waits run to a CLOCK_MONOTONIC time.
+ * 0 or an error number (pthread_cond_init's). */
+int tkc_cond_init(pthread_cond_t *cv);
+
+/* pthread_cond_timedwait until CLOCK_MONOTONIC reads until_ns: 0 when woken
+ * (or spuriously: callers wait in a loop over their condition), ETIMEDOUT
+ * when that time has come. */
+int tkc_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
+                        int64_t until_ns);
+
+/* ---- secrets ------------------------------------------------------------- */
+
+/* Sets len bytes at p to zero in a way the compiler keeps (a private key's
+ * PEM). */
+void tkc_wipe(void *p, size_t len);
+
+/* ---- errors -------------------------------------------------------------- */
+
+/* The C library's text for errno value e ("Too many open files"), in buf
+ * (or a constant); thread-safe. Never NULL. */
+const char *tkc_strerror(int e, char *buf, size_t len);
+
+#endif /* TK_COMMON_H */

@@ -1,0 +1,109 @@
+/* common/: what tkd and the clients share, each promise of common.h
+ * checked directly, in the build's own choice where one differs between
+ * systems (with -Dportable, every fallback). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/common.h"
+
+static void test_strerror(void **state)
+{
+    (void)state;
+    char buf[128];
+    /* The C library's own words, as git and libpq print them. */
+    assert_string_equal(tkc_strerror(EMFILE, buf, sizeof buf),
+                        "Too many open files");
+    assert_string_equal(tkc_strerror(ENOENT, buf, sizeof buf),
+                        "No such file or directory");
+    char tiny[4];
+    const char *t = tkc_strerror(EMFILE, tiny, sizeof tiny);
+    assert_true(strlen(t) < sizeof tiny);
+    assert_string_equal(tkc_strerror(EMFILE, tiny, 0), "");
+}
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A timed wait never ends ETIMEDOUT before the monotonic time it was
+ * given, and does end (the test would hang, and the watchdog report it). */
+static void test_cond_timeout(void **state)
+{
+    (void)state;
+    pthread_cond_t cv;
+    assert_int_equal(tkc_cond_init(&cv), 0);
+    int64_t until = tkc_mono_ns() + 20LL * 1000000;
+    pthread_mutex_lock(&mu);
+    int rv;
+    while ((rv = tkc_cond_wait_until(&cv, &mu, until)) == 0)
+        ;
+    pthread_mutex_unlock(&mu);
+    assert_int_equal(rv, ETIMEDOUT);
+    assert_true(tkc_mono_ns() >= until);
+    /* A time already past: at once. */
+    pthread_mutex_lock(&mu);
+    assert_int_equal(tkc_cond_wait_until(&cv, &mu, tkc_mono_ns() - 1),
+                     ETIMEDOUT);
+    pthread_mutex_unlock(&mu);
+    pthread_cond_destroy(&cv);
+}
+
+static struct {
+    pthread_cond_t cv;
+    bool go;
+} wake;
+
+static void *waker(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&mu);
+    wake.go = true;
+    pthread_cond_signal(&wake.cv);
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+/* A signal ends the wait before its time (an hour away). */
+static void test_cond_signal(void **state)
+{
+    (void)state;
+    assert_int_equal(tkc_cond_init(&wake.cv), 0);
+    int64_t until = tkc_mono_ns() + (int64_t)3600 * 1000000000;
+    pthread_mutex_lock(&mu);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, waker, NULL), 0);
+    while (!wake.go)
+        assert_int_equal(tkc_cond_wait_until(&wake.cv, &mu, until), 0);
+    pthread_mutex_unlock(&mu);
+    pthread_join(t, NULL);
+    pthread_cond_destroy(&wake.cv);
+}
+
+static void test_wipe(void **state)
+{
+    (void)state;
+    char secret[32];
+    memset(secret, 'k', sizeof secret);
+    tkc_wipe(secret, sizeof secret);
+    for (size_t i = 0; i < sizeof secret; i++)
+        assert_int_equal(secret[i], 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_cond_timeout),
+        cmocka_unit_test(test_cond_signal),
+        cmocka_unit_test(test_wipe),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
