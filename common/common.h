@@ -58,4 +58,18 @@ void tkc_wipe(void *p, size_t len);
  * (or a constant); thread-safe. Never NULL. */
 const char *tkc_strerror(int e, char *buf, size_t len);
 
+/* The message (printf's fmt) in err, cut to errlen bytes with its NUL:
+ * every "char *err, size_t errlen" of tk's. Nothing when err is NULL or
+ * errlen 0. */
+void tkc_set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- files --------------------------------------------------------------- */
+
+/* A PEM file whole, NUL-terminated (malloc'd), or NULL with err set
+ * ("what path: why"). A certificate chain is a few KiB; a file over 64 KiB
+ * is refused. Wipe a key's (tkc_wipe) before it is freed. */
+char *tkc_read_pem(const char *what, const char *path, char *err,
+                   size_t errlen);
+
 #endif /* TK_COMMON_H */

@@ -106,45 +106,6 @@ struct tk_cancel {
     uint64_t call_id;
 };
 
-static void set_errbuf(char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_errbuf(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, errlen, fmt, ap);
-    va_end(ap);
-}
-
-/* A PEM file whole, NUL-terminated (malloc'd); NULL with errbuf set. A
- * certificate chain is a few KiB; 64 KiB is more than any needs. */
-static char *read_pem(const char *what, const char *path, char *errbuf,
-                      size_t errlen)
-{
-    enum { PEM_MAX = 64 * 1024 };
-    char ebuf[128];
-    FILE *f = fopen(path, "re");
-    if (f == NULL) {
-        set_errbuf(errbuf, errlen, "%s %s: %s", what, path,
-                   tkc_strerror(errno, ebuf, sizeof ebuf));
-        return NULL;
-    }
-    char *buf = malloc(PEM_MAX + 1);
-    size_t len = buf != NULL ? fread(buf, 1, PEM_MAX + 1, f) : 0;
-    bool bad = buf == NULL || ferror(f) || len > PEM_MAX;
-    (void)fclose(f); /* read only: nothing is lost if it fails */
-    if (bad) {
-        set_errbuf(errbuf, errlen, "%s %s: unreadable, or over 64 KiB", what,
-                   path);
-        free(buf);
-        return NULL;
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
 /* The host of a URL ("h" of tls+tcp://h:1, "::1" of tls+tcp://[::1]:1). */
 static void url_host(char *out, size_t len, const char *url)
 {
@@ -168,35 +129,36 @@ static int tls_setup(nng_dialer d, const char *url, const tk_client_opts *o,
     char *cert = NULL, *key = NULL, host[256];
     int rv = TK_ERR_ARG, e = nng_tls_config_alloc(&cfg, NNG_TLS_MODE_CLIENT);
     if (e != 0) {
-        set_errbuf(errbuf, errlen, "TLS: %s", nng_strerror(e));
+        tkc_set_err(errbuf, errlen, "TLS: %s", nng_strerror(e));
         return TK_ERR_NOMEM;
     }
     if (o->tls_ca == NULL) {
-        set_errbuf(errbuf, errlen,
-                   "%s needs the CA that signed tkd's certificate "
-                   "(TK_TLS_CA, tkcall --cacert)",
-                   url);
+        tkc_set_err(errbuf, errlen,
+                    "%s needs the CA that signed tkd's certificate "
+                    "(TK_TLS_CA, tkcall --cacert)",
+                    url);
         goto done;
     }
     if ((e = nng_tls_config_ca_file(cfg, o->tls_ca)) != 0) {
-        set_errbuf(errbuf, errlen, "the CA %s: %s", o->tls_ca, nng_strerror(e));
+        tkc_set_err(errbuf, errlen, "the CA %s: %s", o->tls_ca,
+                    nng_strerror(e));
         goto done;
     }
     if ((o->tls_cert == NULL) != (o->tls_key == NULL)) {
-        set_errbuf(errbuf, errlen,
-                   "a client certificate needs its key, and a key its "
-                   "certificate (TK_TLS_CERT and TK_TLS_KEY)");
+        tkc_set_err(errbuf, errlen,
+                    "a client certificate needs its key, and a key its "
+                    "certificate (TK_TLS_CERT and TK_TLS_KEY)");
         goto done;
     }
     if (o->tls_cert != NULL) {
-        cert = read_pem("the certificate", o->tls_cert, errbuf, errlen);
-        key = cert != NULL ? read_pem("the key", o->tls_key, errbuf, errlen)
+        cert = tkc_read_pem("the certificate", o->tls_cert, errbuf, errlen);
+        key = cert != NULL ? tkc_read_pem("the key", o->tls_key, errbuf, errlen)
                            : NULL;
         if (key == NULL)
             goto done;
         if ((e = nng_tls_config_own_cert(cfg, cert, key, NULL)) != 0) {
-            set_errbuf(errbuf, errlen, "the certificate %s and key %s: %s",
-                       o->tls_cert, o->tls_key, nng_strerror(e));
+            tkc_set_err(errbuf, errlen, "the certificate %s and key %s: %s",
+                        o->tls_cert, o->tls_key, nng_strerror(e));
             goto done;
         }
     }
@@ -206,7 +168,7 @@ static int tls_setup(nng_dialer d, const char *url, const tk_client_opts *o,
     if (e == 0)
         e = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, cfg);
     if (e != 0) {
-        set_errbuf(errbuf, errlen, "TLS: %s", nng_strerror(e));
+        tkc_set_err(errbuf, errlen, "TLS: %s", nng_strerror(e));
         goto done;
     }
     rv = TK_OK;
@@ -405,8 +367,8 @@ static int dial(node *n, const tk_client_opts *o, int bound_ms, char *errbuf,
     }
     int rv = nng_dialer_create(&d, n->sock, n->addr);
     if (rv != 0) {
-        set_errbuf(errbuf, errlen, "cannot connect to %s: %s", n->addr,
-                   nng_strerror(rv));
+        tkc_set_err(errbuf, errlen, "cannot connect to %s: %s", n->addr,
+                    nng_strerror(rv));
         /* A URL NNG cannot parse is the caller's mistake, not a down tkd. */
         return rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? TK_ERR_ARG
                                                          : TK_ERR_CONNECT;
@@ -442,8 +404,8 @@ static int dial(node *n, const tk_client_opts *o, int bound_ms, char *errbuf,
                  n->id[0] != '\0' ? ", DNS:" : "",
                  named.tls_server_name != NULL ? named.tls_server_name
                                                : "the host");
-    set_errbuf(errbuf, errlen, "cannot connect to %s: %s%s", n->addr,
-               nng_strerror(rv), hint);
+    tkc_set_err(errbuf, errlen, "cannot connect to %s: %s%s", n->addr,
+                nng_strerror(rv), hint);
     return rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? TK_ERR_ARG
                                                      : TK_ERR_CONNECT;
 }
@@ -488,19 +450,20 @@ static bool node_refused(const tk_client *c, const node *n, char *errbuf,
     if (n->id[0] == '\0')
         return false;
     if (!node_id_ok(n->id)) {
-        set_errbuf(errbuf, errlen,
-                   "the table names a node \"%.80s\", an id no tkd has (1 to "
-                   "64 of A-Z a-z 0-9 . _ -)",
-                   n->id);
+        tkc_set_err(errbuf, errlen,
+                    "the table names a node \"%.80s\", an id no tkd has (1 to "
+                    "64 of A-Z a-z 0-9 . _ -)",
+                    n->id);
         return true;
     }
     if (c->link != NULL && strncmp(n->addr, c->link, strlen(c->link)) == 0)
         return false;
-    set_errbuf(errbuf, errlen,
-               "the table gives node %s the address %s, and this client came "
-               "in over %s: it dials a fleet's nodes over that alone (a row "
-               "of tk_nodes is trusted no more than the link it came by)",
-               n->id, n->addr, c->link != NULL ? c->link : "another transport");
+    tkc_set_err(errbuf, errlen,
+                "the table gives node %s the address %s, and this client came "
+                "in over %s: it dials a fleet's nodes over that alone (a row "
+                "of tk_nodes is trusted no more than the link it came by)",
+                n->id, n->addr,
+                c->link != NULL ? c->link : "another transport");
     return true;
 }
 
@@ -518,7 +481,7 @@ static int node_connect(tk_client *c, node *n, int bound_ms, char *errbuf,
     int rv = TK_OK;
     if (!n->sock_open) {
         if (nng_req0_open(&n->sock) != 0) {
-            set_errbuf(errbuf, errlen, "out of memory");
+            tkc_set_err(errbuf, errlen, "out of memory");
             rv = TK_ERR_NOMEM;
             goto done;
         }
@@ -530,7 +493,7 @@ static int node_connect(tk_client *c, node *n, int bound_ms, char *errbuf,
                               NNG_DURATION_INFINITE) != 0 ||
             nng_pipe_notify(n->sock, NNG_PIPE_EV_ADD_PRE, pipe_cb, n) != 0 ||
             nng_pipe_notify(n->sock, NNG_PIPE_EV_REM_POST, pipe_cb, n) != 0) {
-            set_errbuf(errbuf, errlen, "out of memory");
+            tkc_set_err(errbuf, errlen, "out of memory");
             rv = TK_ERR_NOMEM;
             goto done;
         }
@@ -583,7 +546,7 @@ static int dial_first(tk_client *c, const char *url, char *errbuf,
         const char *comma = strchr(at, ',');
         size_t len = comma != NULL ? (size_t)(comma - at) : strlen(at);
         if (len == 0) {
-            set_errbuf(errbuf, errlen, "an empty address in \"%s\"", url);
+            tkc_set_err(errbuf, errlen, "an empty address in \"%s\"", url);
             return TK_ERR_ARG;
         }
         node *n = node_new("", at, len);

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,18 +14,6 @@ struct roots {
     size_t n;
     char **dirs;
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 int roots_new(roots **out, const char *const *dirs, size_t n, char *err,
               size_t errlen)
@@ -44,8 +31,8 @@ int roots_new(roots **out, const char *const *dirs, size_t n, char *err,
         if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
             int e = real == NULL ? errno : ENOTDIR;
             char ebuf[128];
-            set_err(err, errlen, "--root %s: %s", dirs[i],
-                    tkc_strerror(e, ebuf, sizeof ebuf));
+            tkc_set_err(err, errlen, "--root %s: %s", dirs[i],
+                        tkc_strerror(e, ebuf, sizeof ebuf));
             free(real);
             roots_free(r);
             return -e;
@@ -102,12 +89,13 @@ const char *roots_root_of(const roots *r, const char *resolved)
 static int outside(const roots *r, const char *path, char *err, size_t errlen)
 {
     if (r->n == 0)
-        set_err(err, errlen,
-                "%.200s: tkd serves no directories (start it with --root DIR)",
-                path);
+        tkc_set_err(
+            err, errlen,
+            "%.200s: tkd serves no directories (start it with --root DIR)",
+            path);
     else
-        set_err(err, errlen, "%.200s is not inside tkd's --root directories",
-                path);
+        tkc_set_err(err, errlen,
+                    "%.200s is not inside tkd's --root directories", path);
     return -EACCES;
 }
 
@@ -138,15 +126,15 @@ int roots_resolve(const roots *r, const char *path, char *out, size_t outlen,
                   char *err, size_t errlen)
 {
     if (path == NULL || path[0] == '\0') {
-        set_err(err, errlen, "the path is empty");
+        tkc_set_err(err, errlen, "the path is empty");
         return -EINVAL;
     }
     if (path[0] != '/') {
-        set_err(err, errlen, "\"%.200s\" is not an absolute path", path);
+        tkc_set_err(err, errlen, "\"%.200s\" is not an absolute path", path);
         return -EINVAL;
     }
     if (strlen(path) >= PATH_MAX) {
-        set_err(err, errlen, "the path is longer than %d bytes", PATH_MAX);
+        tkc_set_err(err, errlen, "the path is longer than %d bytes", PATH_MAX);
         return -EINVAL;
     }
     char real[PATH_MAX];
@@ -155,14 +143,14 @@ int roots_resolve(const roots *r, const char *path, char *out, size_t outlen,
         if (!ancestor_inside(r, path))
             return outside(r, path, err, errlen);
         char ebuf[128];
-        set_err(err, errlen, "%.200s: %s", path,
-                tkc_strerror(e, ebuf, sizeof ebuf));
+        tkc_set_err(err, errlen, "%.200s: %s", path,
+                    tkc_strerror(e, ebuf, sizeof ebuf));
         return -e;
     }
     if (roots_root_of(r, real) == NULL)
         return outside(r, path, err, errlen);
     if (strlen(real) >= outlen) {
-        set_err(err, errlen, "%.200s: resolved path too long", path);
+        tkc_set_err(err, errlen, "%.200s: resolved path too long", path);
         return -EINVAL;
     }
     memcpy(out, real, strlen(real) + 1);

@@ -109,32 +109,6 @@ int rpc__check_listeners(rpc_server *srv, char *err, size_t errlen)
     return 0;
 }
 
-/* A PEM file whole, NUL-terminated (malloc'd), or NULL with err set. A
- * certificate chain is a few KiB; 64 KiB is more than any needs. */
-static char *read_pem(const char *what, const char *path, char *err,
-                      size_t errlen)
-{
-    enum { PEM_MAX = 64 * 1024 };
-    char ebuf[128];
-    FILE *f = fopen(path, "re");
-    if (f == NULL) {
-        snprintf(err, errlen, "%s %s: %s", what, path,
-                 tkc_strerror(errno, ebuf, sizeof ebuf));
-        return NULL;
-    }
-    char *buf = malloc(PEM_MAX + 1);
-    size_t len = buf != NULL ? fread(buf, 1, PEM_MAX + 1, f) : 0;
-    bool bad = buf == NULL || ferror(f) || len > PEM_MAX;
-    (void)fclose(f); /* read only: nothing is lost if it fails */
-    if (bad) {
-        snprintf(err, errlen, "%s %s: unreadable, or over 64 KiB", what, path);
-        free(buf);
-        return NULL;
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
 /* The server side of mutual TLS: tkd's certificate and key, the CA that
  * must have signed each client's certificate, and a certificate required
  * of every client (NNG refuses the handshake otherwise). */
@@ -158,8 +132,9 @@ static int load_tls(rpc_server *srv, char *err, size_t errlen)
         snprintf(err, errlen, "TLS: %s", nng_strerror(e));
         goto done;
     }
-    cert = read_pem("tkd's certificate", c->tls_cert, err, errlen);
-    key = cert != NULL ? read_pem("tkd's key", c->tls_key, err, errlen) : NULL;
+    cert = tkc_read_pem("tkd's certificate", c->tls_cert, err, errlen);
+    key = cert != NULL ? tkc_read_pem("tkd's key", c->tls_key, err, errlen)
+                       : NULL;
     if (key == NULL)
         goto done;
     if ((e = nng_tls_config_own_cert(cfg, cert, key, NULL)) != 0) {

@@ -39,18 +39,6 @@ _Static_assert((int)RPC_READ == (int)TK__V1__METHOD_SPEC__KIND__READ &&
 
 #define SPARE_SLOTS 16u
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 void rpc_config_init(rpc_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -73,23 +61,25 @@ static int check_metrics_config(const rpc_config *cfg, char *err, size_t errlen)
 {
     if (cfg->metrics_max_connections == 0 ||
         cfg->metrics_max_connections > RPC_MAX_METRICS_CONNECTIONS) {
-        set_err(err, errlen, "metrics max connections must be 1..%u, not %u",
-                RPC_MAX_METRICS_CONNECTIONS, cfg->metrics_max_connections);
+        tkc_set_err(err, errlen,
+                    "metrics max connections must be 1..%u, not %u",
+                    RPC_MAX_METRICS_CONNECTIONS, cfg->metrics_max_connections);
         return -EINVAL;
     }
     if (cfg->metrics_header_timeout_ms < RPC_MIN_METRICS_HEADER_TIMEOUT_MS ||
         cfg->metrics_header_timeout_ms > RPC_MAX_METRICS_HEADER_TIMEOUT_MS) {
-        set_err(err, errlen, "metrics header timeout must be %u..%u ms, not %u",
-                RPC_MIN_METRICS_HEADER_TIMEOUT_MS,
-                RPC_MAX_METRICS_HEADER_TIMEOUT_MS,
-                cfg->metrics_header_timeout_ms);
+        tkc_set_err(
+            err, errlen, "metrics header timeout must be %u..%u ms, not %u",
+            RPC_MIN_METRICS_HEADER_TIMEOUT_MS,
+            RPC_MAX_METRICS_HEADER_TIMEOUT_MS, cfg->metrics_header_timeout_ms);
         return -EINVAL;
     }
     if (cfg->metrics_min_interval_ms < RPC_MIN_METRICS_MIN_INTERVAL_MS ||
         cfg->metrics_min_interval_ms > RPC_MAX_METRICS_MIN_INTERVAL_MS) {
-        set_err(err, errlen, "metrics min interval must be %u..%u ms, not %u",
-                RPC_MIN_METRICS_MIN_INTERVAL_MS,
-                RPC_MAX_METRICS_MIN_INTERVAL_MS, cfg->metrics_min_interval_ms);
+        tkc_set_err(
+            err, errlen, "metrics min interval must be %u..%u ms, not %u",
+            RPC_MIN_METRICS_MIN_INTERVAL_MS, RPC_MAX_METRICS_MIN_INTERVAL_MS,
+            cfg->metrics_min_interval_ms);
         return -EINVAL;
     }
     return 0;
@@ -98,26 +88,27 @@ static int check_metrics_config(const rpc_config *cfg, char *err, size_t errlen)
 static int check_config(const rpc_config *cfg, char *err, size_t errlen)
 {
     if (cfg->n_listen + cfg->n_listen_read_only == 0) {
-        set_err(err, errlen, "no listen address");
+        tkc_set_err(err, errlen, "no listen address");
         return -EINVAL;
     }
     if (cfg->workers == 0 || cfg->workers > 1024) {
-        set_err(err, errlen, "workers must be 1..1024, not %u", cfg->workers);
+        tkc_set_err(err, errlen, "workers must be 1..1024, not %u",
+                    cfg->workers);
         return -EINVAL;
     }
     if (cfg->queue_depth == 0 || cfg->queue_depth > 65536) {
-        set_err(err, errlen, "queue depth must be 1..65536, not %u",
-                cfg->queue_depth);
+        tkc_set_err(err, errlen, "queue depth must be 1..65536, not %u",
+                    cfg->queue_depth);
         return -EINVAL;
     }
     if (cfg->max_request_bytes < 64) {
-        set_err(err, errlen, "max request bytes must be at least 64");
+        tkc_set_err(err, errlen, "max request bytes must be at least 64");
         return -EINVAL;
     }
     if (cfg->handshake_timeout_ms == 0 ||
         cfg->handshake_timeout_ms > RPC_MAX_HANDSHAKE_TIMEOUT_MS) {
-        set_err(err, errlen, "handshake timeout must be 1..%u ms, not %u",
-                RPC_MAX_HANDSHAKE_TIMEOUT_MS, cfg->handshake_timeout_ms);
+        tkc_set_err(err, errlen, "handshake timeout must be 1..%u ms, not %u",
+                    RPC_MAX_HANDSHAKE_TIMEOUT_MS, cfg->handshake_timeout_ms);
         return -EINVAL;
     }
     return check_metrics_config(cfg, err, errlen);
@@ -210,7 +201,7 @@ int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,
                                     rpc_control__n_methods, err, errlen);
     if (rv != 0) {
         if (rv == -ENOMEM)
-            set_err(err, errlen, "out of memory");
+            tkc_set_err(err, errlen, "out of memory");
         rpc_server_free(srv);
         return rv;
     }
@@ -245,7 +236,7 @@ int rpc_server_add_service(rpc_server *srv, void *svc,
                            char *err, size_t errlen)
 {
     if (srv->started) {
-        set_err(err, errlen, "services are added before the server starts");
+        tkc_set_err(err, errlen, "services are added before the server starts");
         return -EBUSY;
     }
     for (size_t i = 0; i < n_methods; i++) {
@@ -255,13 +246,13 @@ int rpc_server_add_service(rpc_server *srv, void *svc,
             (m->kind != RPC_READ && m->kind != RPC_WRITE) ||
             m->ceiling_ms == 0 || m->default_timeout_ms == 0 ||
             m->default_timeout_ms > m->ceiling_ms || list_malformed(&m->list)) {
-            set_err(err, errlen, "method %s is malformed",
-                    m->name ? m->name : "(null)");
+            tkc_set_err(err, errlen, "method %s is malformed",
+                        m->name ? m->name : "(null)");
             return -EINVAL;
         }
         for (size_t j = 0; j < srv->n_methods; j++) {
             if (strcmp(srv->methods[j].method->name, m->name) == 0) {
-                set_err(err, errlen, "method %s registered twice", m->name);
+                tkc_set_err(err, errlen, "method %s registered twice", m->name);
                 return -EEXIST;
             }
         }
@@ -350,8 +341,8 @@ static int start_slots(rpc_server *srv, char *err, size_t errlen)
         int erv = port_event_open(&s->call.cancel);
         if (erv != 0) {
             char ebuf[128];
-            set_err(err, errlen, "the slots' cancel events: %s",
-                    tkc_strerror(-erv, ebuf, sizeof ebuf));
+            tkc_set_err(err, errlen, "the slots' cancel events: %s",
+                        tkc_strerror(-erv, ebuf, sizeof ebuf));
             return erv;
         }
         atomic_init(&s->call.cause, RPC_CAUSE_NONE);
@@ -362,7 +353,7 @@ static int start_slots(rpc_server *srv, char *err, size_t errlen)
         if (rv == 0)
             rv = nng_aio_alloc(&s->aio, rpc__slot_cb, s);
         if (rv != 0) {
-            set_err(err, errlen, "nng context: %s", nng_strerror(rv));
+            tkc_set_err(err, errlen, "nng context: %s", nng_strerror(rv));
             return -ENOMEM;
         }
     }
@@ -379,7 +370,7 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen)
     }
     srv->started = true;
     if ((rv = nng_rep0_open(&srv->sock)) != 0) {
-        set_err(err, errlen, "nng_rep0_open: %s", nng_strerror(rv));
+        tkc_set_err(err, errlen, "nng_rep0_open: %s", nng_strerror(rv));
         rv = -ENOMEM;
         goto done;
     }
@@ -402,12 +393,12 @@ int rpc_server_start(rpc_server *srv, char *err, size_t errlen)
         srv->n_threads++;
     pthread_mutex_unlock(&srv->pool_mu);
     if (srv->n_threads == 0) {
-        set_err(err, errlen, "cannot start a worker thread");
+        tkc_set_err(err, errlen, "cannot start a worker thread");
         rv = -EAGAIN;
         goto done;
     }
     if (pthread_create(&srv->reaper, NULL, rpc__reaper_main, srv) != 0) {
-        set_err(err, errlen, "cannot start the queue reaper");
+        tkc_set_err(err, errlen, "cannot start the queue reaper");
         rv = -EAGAIN;
         goto done;
     }

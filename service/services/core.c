@@ -11,12 +11,6 @@
 
 #include "services_int.h"
 
-static void set_err(char *err, size_t errlen, const char *msg)
-{
-    if (err != NULL && errlen > 0)
-        snprintf(err, errlen, "%s", msg);
-}
-
 static const char *env_or(const char *given, const char *var)
 {
     if (given != NULL)
@@ -84,7 +78,7 @@ int services_new(services **out, const services_config *cfg, char *err,
         cfg = &none;
     services *r = calloc(1, sizeof *r);
     if (r == NULL) {
-        set_err(err, errlen, "out of memory");
+        tkc_set_err(err, errlen, "out of memory");
         return -ENOMEM;
     }
     r->uid = getuid();

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -97,13 +98,54 @@ static void test_wipe(void **state)
         assert_int_equal(secret[i], 0);
 }
 
+/* The message cut to the buffer, with its NUL; no buffer, no harm. */
+static void test_set_err(void **state)
+{
+    (void)state;
+    char err[8];
+    tkc_set_err(err, sizeof err, "%s %d", "too long", 42);
+    assert_string_equal(err, "too lon");
+    tkc_set_err(NULL, 64, "nowhere %d", 1);
+    err[0] = 'x';
+    tkc_set_err(err, 0, "nothing");
+    assert_int_equal(err[0], 'x');
+}
+
+/* A file whole; a missing one, and one over 64 KiB, refused with why. */
+static void test_read_pem(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/tk-test-pem-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs("-----BEGIN X-----\n", f);
+    assert_int_equal(fflush(f), 0);
+    char *pem = tkc_read_pem("the key", path, err, sizeof err);
+    assert_non_null(pem);
+    assert_string_equal(pem, "-----BEGIN X-----\n");
+    tkc_wipe(pem, strlen(pem));
+    free(pem);
+    for (int i = 0; i < 64 * 1024; i++)
+        fputc('x', f);
+    assert_int_equal(fclose(f), 0);
+    assert_null(tkc_read_pem("the key", path, err, sizeof err));
+    assert_non_null(strstr(err, "the key /tmp/tk-test-pem-"));
+    assert_non_null(strstr(err, ": unreadable, or over 64 KiB"));
+    assert_int_equal(unlink(path), 0);
+    assert_null(tkc_read_pem("the CA", path, err, sizeof err));
+    char want[300];
+    snprintf(want, sizeof want, "the CA %s: No such file or directory", path);
+    assert_string_equal(err, want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_strerror),
-        cmocka_unit_test(test_cond_timeout),
-        cmocka_unit_test(test_cond_signal),
-        cmocka_unit_test(test_wipe),
+        cmocka_unit_test(test_strerror),    cmocka_unit_test(test_cond_timeout),
+        cmocka_unit_test(test_cond_signal), cmocka_unit_test(test_wipe),
+        cmocka_unit_test(test_set_err),     cmocka_unit_test(test_read_pem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
