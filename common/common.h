@@ -28,6 +28,7 @@
 #define TK_COMMON_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,5 +72,16 @@ void tkc_set_err(char *err, size_t errlen, const char *fmt, ...)
  * is refused. Wipe a key's (tkc_wipe) before it is freed. */
 char *tkc_read_pem(const char *what, const char *path, char *err,
                    size_t errlen);
+
+/* ---- protobuf's varints ---------------------------------------------------
+ */
+
+/* A base-128 varint's size in bytes. */
+size_t tkc_varint_len(uint64_t v);
+/* Writes v at p; returns the byte after it. */
+uint8_t *tkc_put_varint(uint8_t *p, uint64_t v);
+/* Reads a varint at *p (before end), *p moved past it; false when the
+ * bytes end first or it runs past 64 bits (*p unchanged). */
+bool tkc_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out);
 
 #endif /* TK_COMMON_H */

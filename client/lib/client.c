@@ -1062,16 +1062,11 @@ static int sink_payload(const reply_sink *sink, const ProtobufCBinaryData *in,
 static bool get_varint(const uint8_t *buf, size_t len, size_t *at,
                        uint64_t *out)
 {
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64 && *at < len; shift += 7) {
-        uint8_t b = buf[(*at)++];
-        v |= (uint64_t)(b & 0x7F) << shift;
-        if (b < 0x80) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
+    const uint8_t *p = buf + *at;
+    if (!tkc_get_varint(&p, buf + len, out))
+        return false;
+    *at = (size_t)(p - buf);
+    return true;
 }
 
 /* One field at *at: advances past it; sets *payload when it is

@@ -69,11 +69,11 @@ bad_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
         return NULL; /* data may be NULL (an empty payload): no data + 0 */
     cursor c = { data, data + len };
     uint64_t key, v;
-    while (c.p < c.end && rpc__get_varint(&c.p, c.end, &key)) {
+    while (c.p < c.end && tkc_get_varint(&c.p, c.end, &key)) {
         bool ok = false;
         switch (key & 7) {
         case 0:
-            ok = rpc__get_varint(&c.p, c.end, &v);
+            ok = tkc_get_varint(&c.p, c.end, &v);
             break;
         case 1:
             ok = skip(&c, 8);
@@ -82,7 +82,7 @@ bad_in_message(const ProtobufCMessageDescriptor *d, const uint8_t *data,
             ok = skip(&c, 4);
             break;
         case 2:
-            if (rpc__get_varint(&c.p, c.end, &v) &&
+            if (tkc_get_varint(&c.p, c.end, &v) &&
                 (uint64_t)(c.end - c.p) >= v) {
                 const ProtobufCFieldDescriptor *f =
                     bad_in_field(d, key >> 3, c.p, (size_t)v, depth, ck);

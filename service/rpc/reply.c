@@ -95,7 +95,7 @@ static nng_msg *encode_reply(rpc_call *call, const ProtobufCMessage *payload)
         plen = prefix + protobuf_c_message_get_packed_size(payload);
     }
     size_t head = tk__v1__reply__get_packed_size(&rep);
-    size_t size = head + (plen > 0 ? 1 + rpc_varint_len(plen) + plen : 0);
+    size_t size = head + (plen > 0 ? 1 + tkc_varint_len(plen) + plen : 0);
     nng_msg *msg = NULL;
     if (nng_msg_alloc(&msg, size) != 0)
         return NULL;
@@ -103,7 +103,7 @@ static nng_msg *encode_reply(rpc_call *call, const ProtobufCMessage *payload)
     p += tk__v1__reply__pack(&rep, p);
     if (plen > 0) {
         *p++ = REPLY_PAYLOAD_TAG;
-        p = rpc_put_varint(p, plen);
+        p = tkc_put_varint(p, plen);
         if (prefix > 0)
             memcpy(p, call->reply_prefix, prefix);
         protobuf_c_message_pack(payload, p + prefix);

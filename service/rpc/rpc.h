@@ -201,10 +201,7 @@ void rpc_call_set_tool(rpc_call *call, const char *tool);
  * encoded from the parser's storage). data must live until the reply is
  * encoded: call memory (rpc_call_alloc). Sent only with an OK status. */
 void rpc_call_set_reply_prefix(rpc_call *call, const void *data, size_t len);
-/* Protobuf's base-128 varint, for such a prefix: its size, and writing it
- * at p (returns the byte after it). */
-size_t rpc_varint_len(uint64_t v);
-uint8_t *rpc_put_varint(uint8_t *p, uint64_t v);
+/* (Protobuf's varints, for such a prefix: common/common.h.) */
 
 /* ---- growing memory, for every module ----------------------------------- */
 

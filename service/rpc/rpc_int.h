@@ -391,10 +391,6 @@ void rpc__connection_closed(rpc_server *srv, uint32_t conn);
 extern const rpc_method rpc_control__methods[];
 extern const size_t rpc_control__n_methods;
 
-/* wire.c: a varint read at *p (before end), *p moved past it; false when
- * the bytes end first or it runs past 64 bits (*p unchanged). */
-bool rpc__get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out);
-
 /* payload.c: the name of a string field of the message d encoded in data
  * that holds a NUL byte (protobuf-c would cut it there) or, with utf8, is
  * not UTF-8, and which (*why); or NULL. */

@@ -29,12 +29,12 @@ enum {
 /* A varint field, when not 0: its size. */
 static size_t varint_field_len(uint64_t v)
 {
-    return v != 0 ? 1 + rpc_varint_len(v) : 0;
+    return v != 0 ? 1 + tkc_varint_len(v) : 0;
 }
 
 static size_t bytes_field_len(size_t len)
 {
-    return len != 0 ? 1 + rpc_varint_len(len) + len : 0;
+    return len != 0 ? 1 + tkc_varint_len(len) + len : 0;
 }
 
 static size_t submatch_len(const search_span *s)
@@ -50,7 +50,7 @@ static size_t match_len(const search_match *m)
                (m->truncated ? 2 : 0);
     for (size_t k = 0; k < m->n_spans; k++) {
         size_t s = submatch_len(&m->spans[k]);
-        n += 1 + rpc_varint_len(s) + s;
+        n += 1 + tkc_varint_len(s) + s;
     }
     return n;
 }
@@ -60,7 +60,7 @@ static uint8_t *put_varint_field(uint8_t *p, uint8_t key, uint64_t v)
     if (v == 0)
         return p;
     *p++ = key;
-    return rpc_put_varint(p, v);
+    return tkc_put_varint(p, v);
 }
 
 static uint8_t *put_bytes_field(uint8_t *p, uint8_t key, const char *data,
@@ -69,7 +69,7 @@ static uint8_t *put_bytes_field(uint8_t *p, uint8_t key, const char *data,
     if (len == 0)
         return p;
     *p++ = key;
-    p = rpc_put_varint(p, len);
+    p = tkc_put_varint(p, len);
     memcpy(p, data, len);
     return p + len;
 }
@@ -79,7 +79,7 @@ size_t search_parser_encoded_size(const search_parser *p)
     size_t n = 0;
     for (size_t i = 0; i < p->n; i++) {
         size_t m = match_len(&p->matches[i]);
-        n += 1 + rpc_varint_len(m) + m;
+        n += 1 + tkc_varint_len(m) + m;
     }
     return n;
 }
@@ -89,14 +89,14 @@ void search_parser_encode(const search_parser *p, uint8_t *out)
     for (size_t i = 0; i < p->n; i++) {
         const search_match *m = &p->matches[i];
         *out++ = REPLY_MATCHES;
-        out = rpc_put_varint(out, match_len(m));
+        out = tkc_put_varint(out, match_len(m));
         out = put_bytes_field(out, MATCH_PATH, m->path, m->path_len);
         out = put_varint_field(out, MATCH_LINE, m->line);
         out = put_varint_field(out, MATCH_COLUMN, m->column);
         out = put_bytes_field(out, MATCH_TEXT, m->text, m->text_len);
         for (size_t k = 0; k < m->n_spans; k++) {
             *out++ = MATCH_SUBMATCHES;
-            out = rpc_put_varint(out, submatch_len(&m->spans[k]));
+            out = tkc_put_varint(out, submatch_len(&m->spans[k]));
             out = put_varint_field(out, SUB_START, m->spans[k].start);
             out = put_varint_field(out, SUB_END, m->spans[k].end);
         }

@@ -140,12 +140,44 @@ static void test_read_pem(void **state)
     assert_string_equal(err, want);
 }
 
+/* Protobuf's varints: the edges of each length, and a read that the
+ * bytes end in, or that runs past 64 bits, fails leaving *p where it was. */
+static void test_varint(void **state)
+{
+    (void)state;
+    static const uint64_t values[] = { 0,     1,     127,        128,
+                                       16383, 16384, UINT32_MAX, UINT64_MAX };
+    static const size_t lens[] = { 1, 1, 1, 2, 2, 3, 5, 10 };
+    for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+        uint8_t buf[10];
+        assert_int_equal(tkc_varint_len(values[i]), lens[i]);
+        uint8_t *end = tkc_put_varint(buf, values[i]);
+        assert_int_equal(end - buf, lens[i]);
+        const uint8_t *p = buf;
+        uint64_t v = 0;
+        assert_true(tkc_get_varint(&p, end, &v));
+        assert_true(p == end);
+        assert_true(v == values[i]);
+        p = buf;
+        assert_false(tkc_get_varint(&p, end - 1, &v));
+        assert_true(p == buf);
+    }
+    uint8_t eleven[11];
+    memset(eleven, 0x80, sizeof eleven);
+    eleven[10] = 0x01;
+    const uint8_t *p = eleven;
+    uint64_t v;
+    assert_false(tkc_get_varint(&p, eleven + sizeof eleven, &v));
+    assert_true(p == eleven);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strerror),    cmocka_unit_test(test_cond_timeout),
         cmocka_unit_test(test_cond_signal), cmocka_unit_test(test_wipe),
         cmocka_unit_test(test_set_err),     cmocka_unit_test(test_read_pem),
+        cmocka_unit_test(test_varint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

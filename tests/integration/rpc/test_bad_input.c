@@ -16,6 +16,7 @@
 
 #include <tk/client.h>
 
+#include "common/common.h"
 #include "rpc_fx.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/rpc.pb-c.h"
@@ -61,7 +62,7 @@ static nng_msg *frame_with_method(const char *method, size_t len)
     buf[n++] = 0x08; /* call_id = 9 */
     buf[n++] = 9;
     buf[n++] = 0x12; /* method */
-    n = (size_t)(rpc_put_varint(buf + n, len) - buf);
+    n = (size_t)(tkc_put_varint(buf + n, len) - buf);
     memcpy(buf + n, method, len);
     return raw_bytes(buf, n + len);
 }

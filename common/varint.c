@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The little of protobuf's wire format that tkd reads and writes by hand:
- * base-128 varints (rpc/payload.c's walk of a request, a reply's prefix,
- * search/encode.c). Everything else is protobuf-c's. */
-#include "rpc_int.h"
+/* The little of protobuf's wire format that tk reads and writes by hand:
+ * base-128 varints (tkd: rpc/payload.c's walk of a request, a reply's
+ * prefix, search/encode.c; libtkclient: a reply's payload found in its
+ * frame). Everything else is protobuf-c's. */
+#include "common.h"
 
-size_t rpc_varint_len(uint64_t v)
+size_t tkc_varint_len(uint64_t v)
 {
     size_t n = 1;
     while (v >= 0x80) {
@@ -14,7 +15,7 @@ size_t rpc_varint_len(uint64_t v)
     return n;
 }
 
-uint8_t *rpc_put_varint(uint8_t *p, uint64_t v)
+uint8_t *tkc_put_varint(uint8_t *p, uint64_t v)
 {
     while (v >= 0x80) {
         *p++ = (uint8_t)(v | 0x80);
@@ -24,7 +25,7 @@ uint8_t *rpc_put_varint(uint8_t *p, uint64_t v)
     return p;
 }
 
-bool rpc__get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
+bool tkc_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
 {
     uint64_t v = 0;
     const uint8_t *q = *p;
