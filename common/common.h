@@ -73,6 +73,27 @@ void tkc_set_err(char *err, size_t errlen, const char *fmt, ...)
 char *tkc_read_pem(const char *what, const char *path, char *err,
                    size_t errlen);
 
+/* ---- text ---------------------------------------------------------------- */
+
+/* The length of the valid UTF-8 sequence at text (n > 0 bytes there), its
+ * code point in *cp (NULL: not wanted), or 0. RFC 3629: no overlong forms,
+ * no surrogates, nothing past U+10FFFF. */
+size_t tkc_utf8_seq(const char *text, size_t n, uint32_t *cp);
+/* Whether text[0..len) is UTF-8 (as tkc_utf8_seq has it): what proto3
+ * requires of a string. */
+bool tkc_utf8_valid(const char *text, size_t len);
+/* The length of the longest prefix of the NUL-terminated text, at most max
+ * bytes, that does not end inside a UTF-8 sequence: "%.*s" that never cuts
+ * a character in two. */
+int tkc_utf8_prefix(const char *text, size_t max);
+/* Code point cp (at most U+10FFFF) as UTF-8 in out; returns its length,
+ * 1 to 4. */
+size_t tkc_utf8_put(char out[4], uint32_t cp);
+
+/* The value of the four hex digits at s (n bytes there, any case) in *out;
+ * false when there are fewer or one is not a hex digit. */
+bool tkc_hex4(const char *s, size_t n, uint32_t *out);
+
 /* ---- protobuf's varints ---------------------------------------------------
  */
 

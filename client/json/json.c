@@ -37,6 +37,8 @@
 #include <tk/client.h>
 #include <tk/json.h>
 
+#include "common/common.h"
+
 /* Deeper input is refused by the scan; json-c's own limit sits above it. */
 #define MAX_DEPTH 64
 #define PATH_CAP 256
@@ -157,48 +159,8 @@ static bool is_map(const ProtobufCMessageDescriptor *parent,
            camel_eq(f->name, true, short_name, sl - 5);
 }
 
-/* ---- UTF-8 and base64 ------------------------------------------------------
+/* ---- base64 ------------------------------------------------------
  */
-
-/* Length of the valid UTF-8 sequence at s (n > 0 bytes left), or 0. */
-static size_t utf8_len(const char *str, size_t n)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    unsigned c = s[0], cp, min;
-    size_t len;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2, cp = c & 0x1f, min = 0x80;
-    } else if ((c & 0xf0) == 0xe0) {
-        len = 3, cp = c & 0x0f, min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4, cp = c & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
-static bool utf8_valid(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n;) {
-        size_t l = utf8_len(s + i, n - i);
-        if (l == 0)
-            return false;
-        i += l;
-    }
-    return true;
-}
 
 static const char b64_chars[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -482,7 +444,7 @@ static void jb_quote(jbuf *b, const char *s, size_t n)
             jb_put(b, u, sizeof u);
             i++;
         } else {
-            size_t l = utf8_len(s + i, n - i);
+            size_t l = tkc_utf8_seq(s + i, n - i, NULL);
             jb_put(b, l ? s + i : "\xef\xbf\xbd", l ? l : 3);
             i += l ? l : 1;
         }
@@ -666,7 +628,7 @@ static void enc_bytes(enc *e, const ProtobufCBinaryData *bd)
     const char *s = (const char *)bd->data;
     if (!(e->flags & TK_JSON_BYTES_TEXT)) {
         jb_base64(&e->b, bd->data, bd->len);
-    } else if (bd->len == 0 || utf8_valid(s, bd->len)) {
+    } else if (bd->len == 0 || tkc_utf8_valid(s, bd->len)) {
         jb_quote(&e->b, bd->len > 0 ? s : "", bd->len);
     } else {
         jb_puts(&e->b,
@@ -1064,25 +1026,6 @@ static void sc_ws(scan *sc)
         sc->i++;
 }
 
-static int hex4(const char *s, size_t n, unsigned *out)
-{
-    unsigned v = 0;
-    if (n < 4)
-        return -1;
-    for (size_t k = 0; k < 4; k++) {
-        char c = s[k];
-        int h = is_digit(c)              ? c - '0'
-                : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-                : (c >= 'A' && c <= 'F') ? c - 'A' + 10
-                                         : -1;
-        if (h < 0)
-            return -1;
-        v = v << 4 | (unsigned)h;
-    }
-    *out = v;
-    return 0;
-}
-
 /* The escape at s[i] ('\\'); a \u escape must be a whole code point (no
  * lone surrogate: json-c would turn it into U+FFFD without a word). */
 static int sc_escape(scan *sc, bool *nul)
@@ -1097,8 +1040,8 @@ static int sc_escape(scan *sc, bool *nul)
         sc->i++;
         return 0;
     }
-    unsigned cp, lo;
-    if (hex4(s + i + 1, sc->n - i - 1, &cp) != 0)
+    uint32_t cp, lo;
+    if (!tkc_hex4(s + i + 1, sc->n - i - 1, &cp))
         return sc_fail(sc, "\\u needs four hex digits");
     sc->i += 5;
     if (cp >= 0xdc00 && cp <= 0xdfff)
@@ -1106,7 +1049,7 @@ static int sc_escape(scan *sc, bool *nul)
     if (cp >= 0xd800 && cp <= 0xdbff) {
         i = sc->i;
         if (i + 1 >= sc->n || s[i] != '\\' || s[i + 1] != 'u' ||
-            hex4(s + i + 2, sc->n - i - 2, &lo) != 0 || lo < 0xdc00 ||
+            !tkc_hex4(s + i + 2, sc->n - i - 2, &lo) || lo < 0xdc00 ||
             lo > 0xdfff)
             return sc_fail(sc, "unpaired UTF-16 surrogate in a \\u escape");
         sc->i += 6;
@@ -1136,7 +1079,7 @@ static int sc_string(scan *sc, span *out, bool *escaped, bool *nul)
             return sc_fail(sc, "a control character in a string must be "
                                "escaped");
         } else {
-            size_t l = utf8_len(sc->s + sc->i, sc->n - sc->i);
+            size_t l = tkc_utf8_seq(sc->s + sc->i, sc->n - sc->i, NULL);
             if (l == 0)
                 return sc_fail(sc, "invalid UTF-8 in a string");
             sc->i += l;
@@ -1188,29 +1131,15 @@ static char *unescape(const char *s, size_t n, size_t *out_len)
             *o++ = map[1];
             continue;
         }
-        unsigned cp = 0, lo = 0;
-        hex4(s + i + 1, n - i - 1, &cp);
+        uint32_t cp = 0, lo = 0;
+        (void)tkc_hex4(s + i + 1, n - i - 1, &cp);
         i += 4;
         if (cp >= 0xd800 && cp <= 0xdbff) {
-            hex4(s + i + 3, n - i - 3, &lo);
+            (void)tkc_hex4(s + i + 3, n - i - 3, &lo);
             cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
             i += 6;
         }
-        if (cp < 0x80) {
-            *o++ = (char)cp;
-        } else if (cp < 0x800) {
-            *o++ = (char)(0xc0 | cp >> 6);
-            *o++ = (char)(0x80 | (cp & 0x3f));
-        } else if (cp < 0x10000) {
-            *o++ = (char)(0xe0 | cp >> 12);
-            *o++ = (char)(0x80 | (cp >> 6 & 0x3f));
-            *o++ = (char)(0x80 | (cp & 0x3f));
-        } else {
-            *o++ = (char)(0xf0 | cp >> 18);
-            *o++ = (char)(0x80 | (cp >> 12 & 0x3f));
-            *o++ = (char)(0x80 | (cp >> 6 & 0x3f));
-            *o++ = (char)(0x80 | (cp & 0x3f));
-        }
+        o += tkc_utf8_put(o, cp);
     }
     *out_len = (size_t)(o - out);
     return out;
@@ -1659,7 +1588,7 @@ static int dec_string(dec *d, json_object *v, void *dst)
     size_t n = (size_t)json_object_get_string_len(v);
     if (memchr(s, '\0', n) != NULL)
         return dec_fail(d, "a string field cannot hold U+0000");
-    if (!utf8_valid(s, n))
+    if (!tkc_utf8_valid(s, n))
         return dec_fail(d, "the string is not valid UTF-8");
     char *copy = malloc(n + 1);
     if (copy == NULL)

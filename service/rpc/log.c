@@ -260,7 +260,7 @@ static void put_json_string(char *line, size_t size, size_t *n, const char *s)
     while (left > 0) {
         char esc[8];
         const char *piece = esc;
-        size_t len = rpc__utf8_seq_len(p, left), plen;
+        size_t len = tkc_utf8_seq((const char *)p, left, NULL), plen;
         if (len > 1) {
             piece = (const char *)p;
             plen = len;

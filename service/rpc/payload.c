@@ -52,7 +52,7 @@ bad_in_field(const ProtobufCMessageDescriptor *d, uint64_t number,
     if (f->type == PROTOBUF_C_TYPE_STRING) {
         if (memchr(data, 0, len) != NULL)
             ck->why = RPC_STRING_NUL;
-        else if (ck->utf8 && !rpc_utf8_valid((const char *)data, len))
+        else if (ck->utf8 && !tkc_utf8_valid((const char *)data, len))
             ck->why = RPC_STRING_NOT_UTF8;
         return ck->why != RPC_STRING_OK ? f : NULL;
     }

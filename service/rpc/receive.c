@@ -157,7 +157,7 @@ static void dispatch(rpc_slot *s)
         rpc__answer(s, RPC_UNIMPLEMENTED, "UNKNOWN_METHOD", RPC_CAUSE_NONE, 0,
                     "unknown method \"%.*s\" (tk.v1.Control/ListMethods lists "
                     "them)",
-                    rpc_utf8_prefix(call->request->method, 200),
+                    tkc_utf8_prefix(call->request->method, 200),
                     call->request->method);
         return;
     }

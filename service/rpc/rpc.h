@@ -80,13 +80,6 @@ uint32_t rpc_list_items(const rpc_list *list, uint32_t limit);
 
 const char *rpc_code_name(rpc_code code);
 
-/* Whether text[0..len) is UTF-8 (RFC 3629: no overlong forms, surrogates,
- * or code points past U+10FFFF): what proto3 requires of a string. */
-bool rpc_utf8_valid(const char *text, size_t len);
-/* The length of the longest prefix of the NUL-terminated text, at most max
- * bytes, that does not end inside a UTF-8 sequence: "%.*s" that never cuts
- * a character in two. */
-int rpc_utf8_prefix(const char *text, size_t max);
 const char *rpc_cause_name(rpc_cause cause);
 
 /* ---- the call handle: all a handler knows of its caller ---------------- */

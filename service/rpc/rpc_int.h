@@ -345,10 +345,6 @@ void rpc__heap_look(rpc_server *srv);
  * bind). */
 void rpc__share_fds(rpc_server *srv);
 
-/* utf8.c: the length of the valid UTF-8 sequence at s (at most n
- * bytes), or 0. */
-size_t rpc__utf8_seq_len(const unsigned char *s, size_t n);
-
 /* index.c: the registry's indexes; reg_mu held unless said. */
 /* For n_slots slots; 0 or -ENOMEM (rpc_server_new, no lock). */
 int rpc__registry_init(rpc_server *srv, size_t n_slots);

@@ -13,12 +13,12 @@
 const char *rpc__text_escaped(rpc_call *call, const char *text)
 {
     size_t len = strlen(text);
-    if (rpc_utf8_valid(text, len))
+    if (tkc_utf8_valid(text, len))
         return text;
     const unsigned char *s = (const unsigned char *)text;
     char *out = rpc_call_alloc(call, 4 * len + 1), *o = out;
     for (size_t i = 0; i < len;) {
-        size_t n = rpc__utf8_seq_len(s + i, len - i);
+        size_t n = tkc_utf8_seq(text + i, len - i, NULL);
         if (n > 0) {
             memcpy(o, s + i, n);
             o += n;

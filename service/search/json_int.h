@@ -44,49 +44,19 @@ static bool lit(jcur *c, char ch)
 
 /* ---- strings ------------------------------------------------------------ */
 
+/* Four hex digits at the cursor, and past them. */
 static bool hex4(jcur *c, uint32_t *out)
 {
-    if (c->end - c->p < 4)
+    if (!tkc_hex4(c->p, (size_t)(c->end - c->p), out))
         return false;
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++) {
-        char h = *c->p++;
-        int d = h >= '0' && h <= '9'   ? h - '0'
-                : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                       : -1;
-        if (d < 0)
-            return false;
-        v = v << 4 | (uint32_t)d;
-    }
-    *out = v;
+    c->p += 4;
     return true;
 }
 
 static bool put_utf8(rpc_buf *b, uint32_t cp)
 {
     char u[4];
-    size_t n;
-    if (cp < 0x80) {
-        u[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xC0 | cp >> 6);
-        u[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xE0 | cp >> 12);
-        u[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-        u[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        u[0] = (char)(0xF0 | cp >> 18);
-        u[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-        u[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-        u[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    return rpc_buf_append(b, u, n) == 0;
+    return rpc_buf_append(b, u, tkc_utf8_put(u, cp)) == 0;
 }
 
 /* \uXXXX after the backslash and the u: a pair of surrogates is one code

@@ -96,7 +96,7 @@ static int choose(const search_job *j, search_tool *out)
         /* rg takes no pattern that is not UTF-8, not even with -F; git
          * grep and grep take bytes. (check_request refuses it forced.) */
         if (usable && order[i] == SEARCH_TOOL_RG)
-            usable = rpc_utf8_valid(j->q.text, j->q.len);
+            usable = tkc_utf8_valid(j->q.text, j->q.len);
         if (usable && order[i] == SEARCH_TOOL_GIT_GREP)
             usable = inside_work_tree(j, path);
         if (usable < 0)

@@ -81,7 +81,7 @@ static int check_request(rpc_call *call, const Tk__V1__SearchRequest *in)
         return -1;
     }
     if (in->tool == TK__V1__SEARCH_REQUEST__TOOL__RG &&
-        !rpc_utf8_valid(in->query, len)) {
+        !tkc_utf8_valid(in->query, len)) {
         rpc_call_fail(call, RPC_INVALID_ARGUMENT, "QUERY_NOT_UTF8",
                       "rg takes no query that is not UTF-8 (git grep and "
                       "grep do: AUTO picks one of them)");

@@ -210,7 +210,7 @@ int search_command_build(search_command *out, search_tool tool,
     argv_builder b = { out, 0 };
     switch (tool) {
     case SEARCH_TOOL_RG:
-        if (!rpc_utf8_valid(q->text, q->len))
+        if (!tkc_utf8_valid(q->text, q->len))
             return -EINVAL; /* rg would refuse it: exit status 2 */
         rg_command(&b, q);
         return 0;

@@ -10,45 +10,24 @@
 
 #include "services_int.h"
 
-/* The length of the UTF-8 sequence at p (its code point in *cp), or 0
- * when it is not one: overlong forms, surrogates and beyond U+10FFFF
- * are not. */
-static size_t utf8_seq(const unsigned char *p, unsigned *cp)
-{
-    unsigned c = p[0];
-    size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-    if (n == 0 || c > 0xf4)
-        return 0;
-    unsigned v = c & (0x7fu >> n);
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        v = (v << 6) | (p[i] & 0x3fu);
-    }
-    static const unsigned least[] = { 0, 0, 0x80, 0x800, 0x10000 };
-    if (v < least[n] || (v >= 0xd800 && v <= 0xdfff) || v > 0x10ffff)
-        return 0;
-    *cp = v;
-    return n;
-}
-
 /* Valid UTF-8 without control characters (tab allowed when tab_ok), and
  * without U+FFFE/U+FFFF, which XML cannot carry. */
 static bool text_ok(const char *s, bool tab_ok)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p != '\0') {
-        if (*p < 0x80) {
-            if ((*p < 0x20 && !(tab_ok && *p == '\t')) || *p == 0x7f)
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len;) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x80) {
+            if ((c < 0x20 && !(tab_ok && c == '\t')) || c == 0x7f)
                 return false;
-            p++;
+            i++;
             continue;
         }
-        unsigned cp = 0;
-        size_t n = utf8_seq(p, &cp);
+        uint32_t cp = 0;
+        size_t n = tkc_utf8_seq(s + i, len - i, &cp);
         if (n == 0 || cp == 0xfffe || cp == 0xffff)
             return false;
-        p += n;
+        i += n;
     }
     return true;
 }

@@ -25,7 +25,7 @@
 
 #include "fuzz.h"
 #include "json_types.h"
-#include "rpc/rpc.h"
+#include "common/common.h"
 
 /* The decoder refuses deeper input (client/json/json.c, MAX_DEPTH). */
 #define DECODE_DEPTH 64
@@ -56,7 +56,7 @@ static bool value_lossless(const ProtobufCFieldDescriptor *f, const void *v)
         return !isnan(*(const double *)v);
     if (f->type == PROTOBUF_C_TYPE_STRING) {
         const char *s = *(const char *const *)v;
-        return s == NULL || rpc_utf8_valid(s, strlen(s));
+        return s == NULL || tkc_utf8_valid(s, strlen(s));
     }
     if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
         const ProtobufCMessage *sub = *(const ProtobufCMessage *const *)v;

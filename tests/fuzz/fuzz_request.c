@@ -33,6 +33,7 @@
 #include <tk/client.h>
 
 #include "fuzz.h"
+#include "common/common.h"
 #include "rpc/rpc.h"
 #include "tk/v1/rpc.pb-c.h"
 
@@ -210,7 +211,7 @@ static int worst_text(const ProtobufCMessageDescriptor *d, const uint8_t *p,
         if (f != NULL && f->type == PROTOBUF_C_TYPE_STRING) {
             if (memchr(w.p, 0, (size_t)v) != NULL)
                 r = TEXT_NUL;
-            else if (utf8 && !rpc_utf8_valid((const char *)w.p, (size_t)v))
+            else if (utf8 && !tkc_utf8_valid((const char *)w.p, (size_t)v))
                 r = TEXT_NOT_UTF8;
         } else if (f != NULL && f->type == PROTOBUF_C_TYPE_MESSAGE &&
                    depth < 32) {

@@ -32,6 +32,7 @@
 
 #include "fuzz.h"
 #include "services/services.h"
+#include "common/common.h"
 #include "rpc/rpc.h"
 #include "tk/v1/rpc.pb-c.h"
 #include "tk/v1/services.pb-c.h"
@@ -203,7 +204,7 @@ static rendered render(const spec *s, Tk__V1__ServiceManager__Kind backend)
                                                      r.reply->payload.data);
         FUZZ_CHECK(r.out != NULL && r.out->definition != NULL,
                    "an OK Render without a definition");
-        FUZZ_CHECK(rpc_utf8_valid(r.out->definition, strlen(r.out->definition)),
+        FUZZ_CHECK(tkc_utf8_valid(r.out->definition, strlen(r.out->definition)),
                    "a definition that is not UTF-8");
     }
     free(out);

@@ -171,13 +171,115 @@ static void test_varint(void **state)
     assert_true(p == eleven);
 }
 
+static bool valid(const char *s)
+{
+    return tkc_utf8_valid(s, strlen(s));
+}
+
+/* What proto3 calls UTF-8, as strict decoders check it. */
+static void test_utf8_valid(void **state)
+{
+    (void)state;
+    static const char *const good[] = {
+        "",
+        "ascii",
+        "caf\xc3\xa9",      /* U+00E9 */
+        "\xe6\x97\xa5",     /* U+65E5 */
+        "\xf0\x9f\x98\x80", /* U+1F600 */
+        "\xef\xbf\xbf",     /* U+FFFF */
+        "\xf4\x8f\xbf\xbf", /* U+10FFFF, the last */
+        "\xed\x9f\xbf",     /* U+D7FF, below the surrogates */
+    };
+    static const char *const bad[] = {
+        "caf\xe9",          /* Latin-1 */
+        "\xc3",             /* cut short */
+        "\xe6\x97",         /* cut short */
+        "\xc0\xaf",         /* overlong '/' */
+        "\xe0\x80\xaf",     /* overlong '/' */
+        "\xf0\x80\x80\xaf", /* overlong '/' */
+        "\xed\xa0\x80",     /* U+D800, a surrogate */
+        "\xf4\x90\x80\x80", /* past U+10FFFF */
+        "\xf5\x80\x80\x80", /* no such lead byte */
+        "\x80",             /* a continuation alone */
+        "a\xc3(",           /* a lead byte before ASCII */
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        if (!valid(good[i]))
+            fail_msg("good[%zu] refused", i);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (valid(bad[i]))
+            fail_msg("bad[%zu] accepted", i);
+    /* A NUL is a character (a string field may not hold one for another
+     * reason: service/rpc/payload.c). */
+    assert_true(tkc_utf8_valid("a\0b", 3));
+}
+
+/* Prefixes that never end inside a character. */
+static void test_utf8_prefix(void **state)
+{
+    (void)state;
+    assert_int_equal(tkc_utf8_prefix("abc", 2), 2);
+    assert_int_equal(tkc_utf8_prefix("abc", 10), 3);
+    /* "é" is two bytes: a prefix of 3 bytes of "aéé" is "aé". */
+    assert_int_equal(tkc_utf8_prefix("a\xc3\xa9\xc3\xa9", 4), 3);
+    assert_int_equal(tkc_utf8_prefix("a\xc3\xa9\xc3\xa9", 5), 5);
+    assert_int_equal(tkc_utf8_prefix("\xf0\x9f\x98\x80", 3), 0);
+    /* A stray byte counts as one: the text is cut, not refused. */
+    assert_int_equal(tkc_utf8_prefix("a\xffz", 2), 2);
+}
+
+/* Each sequence's code point, and back: the edges of each length. */
+static void test_utf8_code_points(void **state)
+{
+    (void)state;
+    static const uint32_t cps[] = { 0,      0x7F,   0x80,   0x7FF,   0x800,
+                                    0xD7FF, 0xE000, 0xFFFF, 0x10000, 0x10FFFF };
+    for (size_t i = 0; i < sizeof cps / sizeof *cps; i++) {
+        char u[4];
+        size_t n = tkc_utf8_put(u, cps[i]);
+        uint32_t back = UINT32_MAX;
+        assert_int_equal(tkc_utf8_seq(u, n, &back), n);
+        assert_true(back == cps[i]);
+        assert_true(tkc_utf8_valid(u, n));
+        if (n > 1) /* cut short */
+            assert_int_equal(tkc_utf8_seq(u, n - 1, NULL), 0);
+    }
+    uint32_t cp = 7;
+    assert_int_equal(tkc_utf8_seq("\xed\xa0\x80", 3, &cp), 0); /* U+D800 */
+    assert_true(cp == 7);
+}
+
+static void test_hex4(void **state)
+{
+    (void)state;
+    uint32_t v = 0;
+    assert_true(tkc_hex4("00e9", 4, &v));
+    assert_true(v == 0xe9);
+    assert_true(tkc_hex4("D83Dxyz", 7, &v));
+    assert_true(v == 0xd83d);
+    assert_true(tkc_hex4("fFfF", 4, &v));
+    assert_true(v == 0xffff);
+    v = 1;
+    assert_false(tkc_hex4("00e", 3, &v));
+    assert_false(tkc_hex4("00eg", 4, &v));
+    assert_false(tkc_hex4("+0e9", 4, &v));
+    assert_true(v == 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_strerror),    cmocka_unit_test(test_cond_timeout),
-        cmocka_unit_test(test_cond_signal), cmocka_unit_test(test_wipe),
-        cmocka_unit_test(test_set_err),     cmocka_unit_test(test_read_pem),
+        cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_cond_timeout),
+        cmocka_unit_test(test_cond_signal),
+        cmocka_unit_test(test_wipe),
+        cmocka_unit_test(test_set_err),
+        cmocka_unit_test(test_read_pem),
         cmocka_unit_test(test_varint),
+        cmocka_unit_test(test_utf8_valid),
+        cmocka_unit_test(test_utf8_prefix),
+        cmocka_unit_test(test_utf8_code_points),
+        cmocka_unit_test(test_hex4),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,7 +101,7 @@ static void test_strings_in_the_envelope(void **state)
     rep = raw_roundtrip(&r, frame_with_method(longname, strlen(longname)));
     assert_int_equal(rep->status->code, TK_CODE_UNIMPLEMENTED);
     const char *msg = rep->status->message;
-    assert_true(rpc_utf8_valid(msg, strlen(msg)));
+    assert_true(tkc_utf8_valid(msg, strlen(msg)));
     const char *q = strchr(msg, '"'), *end = q ? strchr(q + 1, '"') : NULL;
     assert_non_null(end);
     assert_true(end - q - 1 <= 200 && end - q - 1 >= 199);
