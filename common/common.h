@@ -94,8 +94,25 @@ size_t tkc_utf8_put(char out[4], uint32_t cp);
  * false when there are fewer or one is not a hex digit. */
 bool tkc_hex4(const char *s, size_t n, uint32_t *out);
 
-/* ---- protobuf's varints ---------------------------------------------------
- */
+/* ---- base64 -------------------------------------------------------------- */
+
+/* RFC 4648's standard alphabet, padded, unless flags allow more. */
+#define TKC_B64_URL 1u   /* the URL-safe alphabet's - and _ as well */
+#define TKC_B64_NOPAD 2u /* padding optional ("aGk" for "aGk=") */
+
+/* in[0..n) as base64 in out, which has room for 4 * ((n + 2) / 3) bytes
+ * (no NUL); returns how many it wrote. */
+size_t tkc_base64_encode(char *out, const uint8_t *in, size_t n);
+/* The bytes in[0..n) decodes to, or SIZE_MAX when its length or padding
+ * is not base64's (its characters are tkc_base64_decode's to check). */
+size_t tkc_base64_len(const char *in, size_t n, unsigned flags);
+/* in[0..n) decoded into out, which has room for tkc_base64_len's bytes:
+ * how many it wrote, or SIZE_MAX when in is not base64 (a character
+ * outside the alphabets flags allow, a length or padding out of place). */
+size_t tkc_base64_decode(uint8_t *out, const char *in, size_t n,
+                         unsigned flags);
+
+/* ---- protobuf's varints ------------------------------------------------- */
 
 /* A base-128 varint's size in bytes. */
 size_t tkc_varint_len(uint64_t v);

@@ -159,61 +159,29 @@ static bool is_map(const ProtobufCMessageDescriptor *parent,
            camel_eq(f->name, true, short_name, sl - 5);
 }
 
-/* ---- base64 ------------------------------------------------------
- */
-
-static const char b64_chars[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* Both alphabets: standard (+/) and URL-safe (-_). */
-static int b64_value(char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+' || c == '-')
-        return 62;
-    if (c == '/' || c == '_')
-        return 63;
-    return -1;
-}
+/* ---- base64 -------------------------------------------------------------- */
 
 /* Standard or URL-safe base64, with or without padding. Returns 0,
  * TK_ERR_ARG when malformed, TK_ERR_NOMEM. *out is NULL for no bytes. */
 static int b64_decode(const char *s, size_t n, ProtobufCBinaryData *out)
 {
-    size_t len = n, pad = 0;
-    while (len > 0 && s[len - 1] == '=' && pad < 2)
-        len--, pad++;
-    if ((pad > 0 && n % 4 != 0) || len % 4 == 1)
+    const unsigned flags = TKC_B64_URL | TKC_B64_NOPAD;
+    size_t len = tkc_base64_len(s, n, flags);
+    if (len == SIZE_MAX)
         return TK_ERR_ARG;
     out->data = NULL;
     out->len = 0;
     if (len == 0)
         return 0;
-    uint8_t *buf = malloc(len / 4 * 3 + 2);
+    uint8_t *buf = malloc(len);
     if (buf == NULL)
         return TK_ERR_NOMEM;
-    uint32_t acc = 0;
-    size_t bits = 0, k = 0;
-    for (size_t i = 0; i < len; i++) {
-        int v = b64_value(s[i]);
-        if (v < 0) {
-            free(buf);
-            return TK_ERR_ARG;
-        }
-        acc = (acc << 6 | (uint32_t)v) & 0xffffff;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            buf[k++] = (uint8_t)(acc >> bits);
-        }
+    if (tkc_base64_decode(buf, s, n, flags) == SIZE_MAX) {
+        free(buf);
+        return TK_ERR_ARG;
     }
     out->data = buf;
-    out->len = k;
+    out->len = len;
     return 0;
 }
 
@@ -455,16 +423,9 @@ static void jb_quote(jbuf *b, const char *s, size_t n)
 static void jb_base64(jbuf *b, const uint8_t *d, size_t n)
 {
     jb_put(b, "\"", 1);
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)d[i] << 16;
-        if (i + 1 < n)
-            v |= (uint32_t)d[i + 1] << 8;
-        if (i + 2 < n)
-            v |= d[i + 2];
-        char q[4] = { b64_chars[v >> 18 & 63], b64_chars[v >> 12 & 63],
-                      (char)(i + 1 < n ? b64_chars[v >> 6 & 63] : '='),
-                      (char)(i + 2 < n ? b64_chars[v & 63] : '=') };
-        jb_put(b, q, 4);
+    for (size_t i = 0; i < n; i += 48) { /* whole groups of three */
+        char q[64];
+        jb_put(b, q, tkc_base64_encode(q, d + i, n - i < 48 ? n - i : 48));
     }
     jb_put(b, "\"", 1);
 }

@@ -188,43 +188,14 @@ bool search__add(search_parser *p, const search_found *found)
 
 /* ---- base64 ------------------------------------------------------------- */
 
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
 int search__base64_decode(rpc_buf *out, const char *in, size_t len)
 {
     out->len = 0;
     if (len % 4 != 0 || rpc_buf_reserve(out, len / 4 * 3 + 1) != 0)
         return -EINVAL;
-    size_t pad = 0;
-    if (len > 0 && in[len - 1] == '=')
-        pad = in[len - 2] == '=' ? 2 : 1;
-    for (size_t i = 0; i < len; i += 4) {
-        bool last = i + 4 == len;
-        uint32_t n = 0;
-        for (size_t k = 0; k < 4; k++) {
-            int v =
-                last && k >= 4 - pad ? 0 : b64_value((unsigned char)in[i + k]);
-            if (v < 0)
-                return -EINVAL;
-            n = n << 6 | (uint32_t)v;
-        }
-        size_t take = last ? 3 - pad : 3;
-        const char bytes[3] = { (char)(n >> 16), (char)(n >> 8), (char)n };
-        memcpy(out->data + out->len, bytes, take);
-        out->len += take;
-    }
+    size_t n = tkc_base64_decode((uint8_t *)out->data, in, len, 0);
+    if (n == SIZE_MAX)
+        return -EINVAL;
+    out->len = n;
     return 0;
 }

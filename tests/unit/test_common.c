@@ -266,6 +266,66 @@ static void test_hex4(void **state)
     assert_true(v == 1);
 }
 
+/* RFC 4648's vectors both ways. */
+static void test_base64_vectors(void **state)
+{
+    (void)state;
+    static const char *const plain[] = { "",     "f",     "fo",    "foo",
+                                         "foob", "fooba", "foobar" };
+    static const char *const coded[] = {
+        "", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"
+    };
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++) {
+        size_t n = strlen(plain[i]);
+        char out[16];
+        size_t k = tkc_base64_encode(out, (const uint8_t *)plain[i], n);
+        assert_int_equal(k, strlen(coded[i]));
+        assert_memory_equal(out, coded[i], k);
+        uint8_t back[16];
+        assert_int_equal(tkc_base64_len(coded[i], k, 0), n);
+        assert_int_equal(tkc_base64_decode(back, coded[i], k, 0), n);
+        assert_memory_equal(back, plain[i], n);
+    }
+}
+
+/* What each caller's flags take: search (none) reads rg's padded standard
+ * base64 only; the JSON codec (both) also the URL-safe alphabet and no
+ * padding. Neither takes a lone sixth of a byte, padding out of place, or
+ * a third '='. */
+static void test_base64_flags(void **state)
+{
+    (void)state;
+    const unsigned json = TKC_B64_URL | TKC_B64_NOPAD;
+    static const struct {
+        const char *in;
+        size_t strict, json; /* bytes, or SIZE_MAX: refused */
+    } cases[] = {
+        { "Zm8=", 2, 2 },
+        { "Zm8", SIZE_MAX, 2 },
+        { "Zg", SIZE_MAX, 1 },
+        { "Z", SIZE_MAX, SIZE_MAX },
+        { "Zg=", SIZE_MAX, SIZE_MAX },
+        { "-_8=", SIZE_MAX, 2 },
+        { "+/8=", 2, 2 },
+        { "Z===", SIZE_MAX, SIZE_MAX },
+        { "====", SIZE_MAX, SIZE_MAX },
+        { "Zg==Zg==", SIZE_MAX, SIZE_MAX },
+        { "Zm 8", SIZE_MAX, SIZE_MAX },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *in = cases[i].in;
+        uint8_t out[8];
+        if (tkc_base64_decode(out, in, strlen(in), 0) != cases[i].strict)
+            fail_msg("%s: not %zu bytes strictly", in, cases[i].strict);
+        if (tkc_base64_decode(out, in, strlen(in), json) != cases[i].json)
+            fail_msg("%s: not %zu bytes as JSON has it", in, cases[i].json);
+    }
+    uint8_t out[2];
+    assert_int_equal(tkc_base64_decode(out, "-_8", 3, json), 2);
+    assert_int_equal(out[0], 0xfb);
+    assert_int_equal(out[1], 0xff);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +340,8 @@ int main(void)
         cmocka_unit_test(test_utf8_prefix),
         cmocka_unit_test(test_utf8_code_points),
         cmocka_unit_test(test_hex4),
+        cmocka_unit_test(test_base64_vectors),
+        cmocka_unit_test(test_base64_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
