@@ -73,6 +73,28 @@ void tkc_set_err(char *err, size_t errlen, const char *fmt, ...)
 char *tkc_read_pem(const char *what, const char *path, char *err,
                    size_t errlen);
 
+/* ---- growing memory ------------------------------------------------------ */
+
+/* arr, an array of elem-byte elements with room for *cap of them, with
+ * room for need: arr itself when it has it, else reallocated to twice *cap
+ * (first when *cap is 0) or more, and *cap updated. NULL when out of
+ * memory or past SIZE_MAX (arr then stays valid and *cap unchanged). */
+void *tkc_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first);
+
+/* A growable byte buffer; all zero is empty. data is malloc'd and, once
+ * anything is appended, holds a NUL after its len bytes. */
+typedef struct tkc_buf {
+    char *data;
+    size_t len, cap;
+} tkc_buf;
+#define TKC_BUF_FIRST 256
+/* Room for len bytes and a NUL after them. 0 or -ENOMEM. */
+int tkc_buf_reserve(tkc_buf *b, size_t len);
+/* Appends len bytes (and keeps the NUL after them). 0 or -ENOMEM (b is then
+ * unchanged). */
+int tkc_buf_append(tkc_buf *b, const void *data, size_t len);
+void tkc_buf_free(tkc_buf *b);
+
 /* ---- text ---------------------------------------------------------------- */
 
 /* The length of the valid UTF-8 sequence at text (n > 0 bytes there), its

@@ -308,50 +308,18 @@ static int parse_integer(const char *s, size_t n, bool *neg, uint64_t *mag)
 
 /* ---- output -------------------------------------------------------------- */
 
-/* arr (room for *cap elements of elem bytes) with room for need: arr, or
- * reallocated to twice *cap (first when 0) or more, *cap updated; NULL
- * when out of memory or past SIZE_MAX (arr stays valid). The one growth
- * rule of the codec's arrays and buffer. */
-static void *grow(void *arr, size_t *cap, size_t need, size_t elem,
-                  size_t first)
-{
-    if (need <= *cap)
-        return arr;
-    size_t ncap = *cap != 0 ? *cap : first;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2)
-            return NULL;
-        ncap *= 2;
-    }
-    if (ncap > SIZE_MAX / elem)
-        return NULL;
-    void *bigger = realloc(arr, ncap * elem);
-    if (bigger != NULL)
-        *cap = ncap;
-    return bigger;
-}
-
+/* The codec's output: a byte buffer (common/'s, whose growth rule is also
+ * that of the codec's arrays: tkc_grow) that stops at the first failure to
+ * grow, so that a writer checks once, at its end. */
 typedef struct jbuf {
-    char *p;
-    size_t len, cap;
+    tkc_buf buf;
     bool oom;
 } jbuf;
 
 static void jb_put(jbuf *b, const char *s, size_t n)
 {
-    if (b->oom)
-        return;
-    char *np = n < SIZE_MAX - 1 - b->len
-                   ? grow(b->p, &b->cap, b->len + n + 1, 1, 256)
-                   : NULL;
-    if (np == NULL) {
+    if (!b->oom && tkc_buf_append(&b->buf, s, n) != 0)
         b->oom = true;
-        return;
-    }
-    b->p = np;
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
 }
 
 static void jb_puts(jbuf *b, const char *s)
@@ -723,7 +691,8 @@ static bool map_keys(const ProtobufCFieldDescriptor *kf,
 static bool key_again(const jbuf *keys, size_t i, size_t n)
 {
     for (size_t j = i + 1; j < n; j++)
-        if (keys[j].p != NULL && strcmp(keys[i].p, keys[j].p) == 0)
+        if (keys[j].buf.data != NULL &&
+            strcmp(keys[i].buf.data, keys[j].buf.data) == 0)
             return true;
     return false;
 }
@@ -765,7 +734,7 @@ static void enc_map(enc *e, const ProtobufCFieldDescriptor *f,
     }
     enc_close(e, first, "}");
     for (size_t i = 0; keys != NULL && i < n; i++)
-        free(keys[i].p);
+        free(keys[i].buf.data);
     free(keys);
 }
 
@@ -835,10 +804,10 @@ char *tk_json_encode(const ProtobufCMessage *msg, int flags)
     enc_message(&e, msg);
     c_numeric_leave(&loc);
     if (e.b.oom) {
-        free(e.b.p);
+        free(e.b.buf.data);
         return NULL;
     }
-    return e.b.p;
+    return e.b.buf.data;
 }
 
 char *tk_json_string(const void *data, size_t len)
@@ -846,10 +815,10 @@ char *tk_json_string(const void *data, size_t len)
     jbuf b = { 0 };
     jb_quote(&b, data != NULL ? data : "", data != NULL ? len : 0);
     if (b.oom) {
-        free(b.p);
+        free(b.buf.data);
         return NULL;
     }
-    return b.p;
+    return b.buf.data;
 }
 
 /* ---- decoding: errors and the path --------------------------------------- */
@@ -899,8 +868,9 @@ static const char *quoted(char *buf, size_t cap, const char *s, size_t n)
     jbuf b = { 0 };
     bool cut = n > QUOTE_MAX;
     jb_quote(&b, s, cut ? QUOTE_MAX : n);
-    snprintf(buf, cap, "%s%s", b.p != NULL ? b.p : "\"\"", cut ? "..." : "");
-    free(b.p);
+    snprintf(buf, cap, "%s%s", b.buf.data != NULL ? b.buf.data : "\"\"",
+             cut ? "..." : "");
+    free(b.buf.data);
     return buf;
 }
 
@@ -1057,7 +1027,8 @@ static int sc_number(scan *sc)
                      sc->s[end] != '\0'))
         return sc_fail(sc, "invalid number (JSON has no leading zeros, "
                            "'+' signs or bare points)");
-    span *nn = grow(sc->nums, &sc->cap_nums, sc->n_nums + 1, sizeof *nn, 16);
+    span *nn =
+        tkc_grow(sc->nums, &sc->cap_nums, sc->n_nums + 1, sizeof *nn, 16);
     if (nn == NULL)
         return dec_nomem(sc->d);
     sc->nums = nn;
@@ -1159,7 +1130,7 @@ static int sc_key(scan *sc, key_ref *key)
 /* One member: key, ':', value. Adds the key to *keys. */
 static int sc_member(scan *sc, key_ref **keys, size_t *n, size_t *cap)
 {
-    key_ref *nk = grow(*keys, cap, *n + 1, sizeof *nk, 8);
+    key_ref *nk = tkc_grow(*keys, cap, *n + 1, sizeof *nk, 8);
     if (nk == NULL)
         return dec_nomem(sc->d);
     *keys = nk;

@@ -126,7 +126,7 @@ static void swap(queued *a, queued *b)
 
 static int queue_push(queue *q, const git_commit *c)
 {
-    queued *items = rpc_grow(q->items, &q->cap, q->n + 1, sizeof *items, 64);
+    queued *items = tkc_grow(q->items, &q->cap, q->n + 1, sizeof *items, 64);
     if (items == NULL)
         return -1;
     q->items = items;
@@ -469,7 +469,7 @@ static int hide(walk *w, const git_oid *id, git_oid **stack, size_t *n,
                       walk_max(w->g));
         return TKGIT_EREPORTED;
     }
-    git_oid *grown = rpc_grow(*stack, cap, *n + 1, sizeof **stack, 256);
+    git_oid *grown = tkc_grow(*stack, cap, *n + 1, sizeof **stack, 256);
     if (grown == NULL || oidset_add(&w->hidden, id) < 0) {
         if (grown != NULL)
             *stack = grown;

@@ -460,7 +460,7 @@ static void remember_peer(rpc_server *srv, nng_pipe pipe)
     size_t i = peer_slot(srv, p.conn);
     bool present = i < srv->n_peers && srv->peers[i].conn == p.conn;
     if (!present) {
-        rpc_peer *np = rpc_grow(srv->peers, &srv->cap_peers, srv->n_peers + 1,
+        rpc_peer *np = tkc_grow(srv->peers, &srv->cap_peers, srv->n_peers + 1,
                                 sizeof *np, 64);
         if (np == NULL) {
             /* Not cached: rpc__peer_of reads it for each call instead. */

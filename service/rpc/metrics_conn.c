@@ -19,7 +19,7 @@
 void rpc__mh_body_drop(rpc_mh_body *b)
 {
     if (b != NULL && --b->refs == 0) {
-        rpc_buf_free(&b->text);
+        tkc_buf_free(&b->text);
         free(b);
     }
 }

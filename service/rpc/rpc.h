@@ -196,28 +196,6 @@ void rpc_call_set_tool(rpc_call *call, const char *tool);
 void rpc_call_set_reply_prefix(rpc_call *call, const void *data, size_t len);
 /* (Protobuf's varints, for such a prefix: common/common.h.) */
 
-/* ---- growing memory, for every module ----------------------------------- */
-
-/* arr, an array of elem-byte elements with room for *cap of them, with
- * room for need: arr itself when it has it, else reallocated to twice *cap
- * (first when *cap is 0) or more, and *cap updated. NULL when out of
- * memory or past SIZE_MAX (arr then stays valid and *cap unchanged). */
-void *rpc_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first);
-
-/* A growable byte buffer; all zero is empty. data is malloc'd and, once
- * anything is appended, holds a NUL after its len bytes. */
-typedef struct rpc_buf {
-    char *data;
-    size_t len, cap;
-} rpc_buf;
-#define RPC_BUF_FIRST 256
-/* Room for len bytes and a NUL after them. 0 or -ENOMEM. */
-int rpc_buf_reserve(rpc_buf *b, size_t len);
-/* Appends len bytes (and keeps the NUL after them). 0 or -ENOMEM (b is then
- * unchanged). */
-int rpc_buf_append(rpc_buf *b, const void *data, size_t len);
-void rpc_buf_free(rpc_buf *b);
-
 /* ---- file descriptors --------------------------------------------------- */
 
 #define RPC_R_TOO_MANY_OPEN_FILES "TOO_MANY_OPEN_FILES"

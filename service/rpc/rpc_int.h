@@ -470,7 +470,7 @@ const rpc_hist *rpc__hist_of(rpc_histogram h);
 void rpc__stats_fill(rpc_server *srv, rpc_call *call, Tk__V1__StatsReply *out);
 /* The same in Prometheus' text format (0.0.4), appended to out. 0 or
  * -ENOMEM. */
-int rpc__stats_text(const Tk__V1__StatsReply *st, rpc_buf *out);
+int rpc__stats_text(const Tk__V1__StatsReply *st, tkc_buf *out);
 
 /* metrics_http.c: the Prometheus listener (cfg.metrics_listen). */
 int rpc__metrics_http_start(rpc_server *srv, char *err, size_t errlen);
@@ -483,7 +483,7 @@ void rpc__metrics_http_stop(rpc_server *srv);
 /* The metrics as rendered once, shared by the answers sending them. */
 typedef struct rpc_mh_body {
     unsigned refs;
-    rpc_buf text;
+    tkc_buf text;
 } rpc_mh_body;
 void rpc__mh_body_drop(rpc_mh_body *b);
 typedef enum rpc_mh_state {

@@ -256,7 +256,7 @@ int rpc_server_add_service(rpc_server *srv, void *svc,
                 return -EEXIST;
             }
         }
-        rpc_registered *nm = rpc_grow(srv->methods, &srv->cap_methods,
+        rpc_registered *nm = tkc_grow(srv->methods, &srv->cap_methods,
                                       srv->n_methods + 1, sizeof *nm, 16);
         if (nm == NULL)
             return -ENOMEM;

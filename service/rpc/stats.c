@@ -361,13 +361,13 @@ void rpc__stats_fill(rpc_server *srv, rpc_call *call, Tk__V1__StatsReply *out)
 
 /* ---- Prometheus' text format ------------------------------------------- */
 
-static int put(rpc_buf *out, const char *s)
+static int put(tkc_buf *out, const char *s)
 {
-    return rpc_buf_append(out, s, strlen(s));
+    return tkc_buf_append(out, s, strlen(s));
 }
 
 /* HELP text escapes \ and newline; a label value, " too. */
-static int put_escaped(rpc_buf *out, const char *s, bool quote)
+static int put_escaped(tkc_buf *out, const char *s, bool quote)
 {
     int rv = 0;
     for (; rv == 0 && *s != '\0'; s++) {
@@ -378,7 +378,7 @@ static int put_escaped(rpc_buf *out, const char *s, bool quote)
         else if (*s == '"' && quote)
             rv = put(out, "\\\"");
         else
-            rv = rpc_buf_append(out, s, 1);
+            rv = tkc_buf_append(out, s, 1);
     }
     return rv;
 }
@@ -398,7 +398,7 @@ static void number(char *buf, size_t len, double v)
 }
 
 /* name{labels,extra="extra_value"} value */
-static int sample(rpc_buf *out, const char *name, const char *suffix,
+static int sample(tkc_buf *out, const char *name, const char *suffix,
                   const Tk__V1__Metric *m, const char *extra,
                   const char *extra_value, double v)
 {
@@ -423,7 +423,7 @@ static int sample(rpc_buf *out, const char *name, const char *suffix,
     return rv == 0 ? put(out, "\n") : rv;
 }
 
-static int histogram_text(rpc_buf *out, const char *name,
+static int histogram_text(tkc_buf *out, const char *name,
                           const Tk__V1__Metric *m)
 {
     const Tk__V1__Histogram *h = m->histogram;
@@ -440,7 +440,7 @@ static int histogram_text(rpc_buf *out, const char *name,
                    : rv;
 }
 
-int rpc__stats_text(const Tk__V1__StatsReply *st, rpc_buf *out)
+int rpc__stats_text(const Tk__V1__StatsReply *st, tkc_buf *out)
 {
     static const char *const types[] = {
         [TK__V1__METRIC_FAMILY__TYPE__TYPE_UNSPECIFIED] = "untyped",

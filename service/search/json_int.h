@@ -22,7 +22,7 @@
 typedef struct jcur {
     const char *p, *end;
     int depth;
-    rpc_buf *key; /* the member name being looked at */
+    tkc_buf *key; /* the member name being looked at */
 } jcur;
 
 static void ws(jcur *c)
@@ -53,15 +53,15 @@ static bool hex4(jcur *c, uint32_t *out)
     return true;
 }
 
-static bool put_utf8(rpc_buf *b, uint32_t cp)
+static bool put_utf8(tkc_buf *b, uint32_t cp)
 {
     char u[4];
-    return rpc_buf_append(b, u, tkc_utf8_put(u, cp)) == 0;
+    return tkc_buf_append(b, u, tkc_utf8_put(u, cp)) == 0;
 }
 
 /* \uXXXX after the backslash and the u: a pair of surrogates is one code
  * point; a lone surrogate is no character. */
-static bool unicode(jcur *c, rpc_buf *out)
+static bool unicode(jcur *c, tkc_buf *out)
 {
     uint32_t cp, lo;
     if (!hex4(c, &cp) || (cp >= 0xDC00 && cp <= 0xDFFF))
@@ -78,7 +78,7 @@ static bool unicode(jcur *c, rpc_buf *out)
 }
 
 /* At a backslash. */
-static bool escape(jcur *c, rpc_buf *out)
+static bool escape(jcur *c, tkc_buf *out)
 {
     static const char from[] = "\"\\/bfnrt";
     static const char to[] = "\"\\/\b\f\n\r\t";
@@ -91,7 +91,7 @@ static bool escape(jcur *c, rpc_buf *out)
     const char *k = e != '\0' ? strchr(from, e) : NULL;
     if (k == NULL)
         return false;
-    return out == NULL || rpc_buf_append(out, &to[k - from], 1) == 0;
+    return out == NULL || tkc_buf_append(out, &to[k - from], 1) == 0;
 }
 
 /* special() beyond its first 128 bytes. */
@@ -134,7 +134,7 @@ special(const char *p, const char *end)
  * closing one. Its contents go to *s, *len: borrowed from the record when
  * it holds no escape, else decoded into scratch (NULL: only passed over,
  * its escapes checked all the same). str() is this with a copy. */
-static bool str_rest(jcur *c, rpc_buf *scratch, const char **s, size_t *len)
+static bool str_rest(jcur *c, tkc_buf *scratch, const char **s, size_t *len)
 {
     const char *start = c->p;
     const char *x = special(start, c->end);
@@ -150,7 +150,7 @@ static bool str_rest(jcur *c, rpc_buf *scratch, const char **s, size_t *len)
         if (x == c->end)
             return false;
         if (scratch != NULL && x > c->p &&
-            rpc_buf_append(scratch, c->p, (size_t)(x - c->p)) != 0)
+            tkc_buf_append(scratch, c->p, (size_t)(x - c->p)) != 0)
             return false;
         c->p = x;
         if (*x == '"')
@@ -166,7 +166,7 @@ static bool str_rest(jcur *c, rpc_buf *scratch, const char **s, size_t *len)
 }
 
 /* A string, decoded into out (NULL: only passed over). */
-static bool str(jcur *c, rpc_buf *out)
+static bool str(jcur *c, tkc_buf *out)
 {
     if (!lit(c, '"'))
         return false;
@@ -176,7 +176,7 @@ static bool str(jcur *c, rpc_buf *out)
         return false;
     if (out != NULL && s != out->data) { /* borrowed from the record */
         out->len = 0;
-        return rpc_buf_append(out, s, len) == 0;
+        return tkc_buf_append(out, s, len) == 0;
     }
     return true;
 }

@@ -22,7 +22,7 @@ char search__fold_ascii(char c)
 int search__span_push(search_parser *p, uint32_t start, uint32_t end)
 {
     search_span *spans =
-        rpc_grow(p->spans, &p->spans_cap, p->n_spans + 1, sizeof *spans, 16);
+        tkc_grow(p->spans, &p->spans_cap, p->n_spans + 1, sizeof *spans, 16);
     if (spans == NULL)
         return -ENOMEM;
     p->spans = spans;
@@ -59,7 +59,7 @@ static int locate(search_parser *p, const char *text, size_t len)
 {
     const char *hay = text;
     if (p->ignore_case) {
-        if (rpc_buf_reserve(&p->fold, len) != 0)
+        if (tkc_buf_reserve(&p->fold, len) != 0)
             return -ENOMEM;
         for (size_t i = 0; i < len; i++)
             p->fold.data[i] = search__fold_ascii(text[i]);
@@ -100,7 +100,7 @@ static int store(search_parser *p, const search_found *f, size_t keep,
     size_t span_bytes = p->n_spans * sizeof(search_span);
     size_t path_bytes = new_file ? f->path_len : 0;
     search_match *matches =
-        rpc_grow(p->matches, &p->cap, p->n + 1, sizeof *matches, 16);
+        tkc_grow(p->matches, &p->cap, p->n + 1, sizeof *matches, 16);
     if (matches == NULL)
         return -ENOMEM;
     p->matches = matches;
@@ -188,10 +188,10 @@ bool search__add(search_parser *p, const search_found *found)
 
 /* ---- base64 ------------------------------------------------------------- */
 
-int search__base64_decode(rpc_buf *out, const char *in, size_t len)
+int search__base64_decode(tkc_buf *out, const char *in, size_t len)
 {
     out->len = 0;
-    if (len % 4 != 0 || rpc_buf_reserve(out, len / 4 * 3 + 1) != 0)
+    if (len % 4 != 0 || tkc_buf_reserve(out, len / 4 * 3 + 1) != 0)
         return -EINVAL;
     size_t n = tkc_base64_decode((uint8_t *)out->data, in, len, 0);
     if (n == SIZE_MAX)

@@ -49,13 +49,13 @@ void search_parser_free(search_parser *p)
     free(p->matches);
     free(p->query);
     free(p->spans);
-    rpc_buf_free(&p->pending);
-    rpc_buf_free(&p->fold);
-    rpc_buf_free(&p->path);
-    rpc_buf_free(&p->text);
-    rpc_buf_free(&p->key);
-    rpc_buf_free(&p->type);
-    rpc_buf_free(&p->raw);
+    tkc_buf_free(&p->pending);
+    tkc_buf_free(&p->fold);
+    tkc_buf_free(&p->path);
+    tkc_buf_free(&p->text);
+    tkc_buf_free(&p->key);
+    tkc_buf_free(&p->type);
+    tkc_buf_free(&p->raw);
     free(p);
 }
 

@@ -61,8 +61,8 @@ bool search__grep_record(search_parser *p, const char *data, size_t len,
     const char *nul = memchr(data, '\0', len);
     if (nul == NULL) {
         bool fits = !cut && p->pending.len + len < PENDING_MAX;
-        if (!fits || rpc_buf_append(&p->pending, data, len) != 0 ||
-            rpc_buf_append(&p->pending, "\n", 1) != 0) {
+        if (!fits || tkc_buf_append(&p->pending, data, len) != 0 ||
+            tkc_buf_append(&p->pending, "\n", 1) != 0) {
             p->stats.skipped_records++;
             p->pending.len = 0;
         }
@@ -71,7 +71,7 @@ bool search__grep_record(search_parser *p, const char *data, size_t len,
     size_t head = (size_t)(nul - data);
     search_found f = { .path = data, .path_len = head, .cut = cut };
     if (p->pending.len > 0) {
-        if (rpc_buf_append(&p->pending, data, head) != 0) {
+        if (tkc_buf_append(&p->pending, data, head) != 0) {
             p->stats.skipped_records++;
             p->pending.len = 0;
             return true;

@@ -25,7 +25,7 @@
 
 typedef struct rg_match {
     search_parser *p;
-    rpc_buf *into; /* where the {"text"} or {"bytes"} value goes */
+    tkc_buf *into; /* where the {"text"} or {"bytes"} value goes */
     bool got;
     int64_t line, start, end;
     bool got_path, got_lines;
@@ -48,7 +48,7 @@ static bool data_member(void *ctx, jcur *c)
 }
 
 /* {"text": s} or {"bytes": b64} into into. */
-static bool data_value(rg_match *m, jcur *c, rpc_buf *into)
+static bool data_value(rg_match *m, jcur *c, tkc_buf *into)
 {
     m->into = into;
     m->got = false;
@@ -148,13 +148,13 @@ static bool rg_match_data(search_parser *p, jcur *c)
 /* The start of a JSON string's contents cut at end (no closing quote),
  * decoded into out up to the last whole character (an escape cut in two
  * is left out). */
-static void str_prefix(const char *p, const char *end, rpc_buf *out)
+static void str_prefix(const char *p, const char *end, tkc_buf *out)
 {
     jcur c = { p, end, 0, NULL };
     out->len = 0;
     while (c.p < c.end) {
         const char *x = special(c.p, c.end);
-        if (x > c.p && rpc_buf_append(out, c.p, (size_t)(x - c.p)) != 0)
+        if (x > c.p && tkc_buf_append(out, c.p, (size_t)(x - c.p)) != 0)
             return;
         c.p = x;
         if (c.p == c.end || *c.p == '"')
@@ -312,7 +312,7 @@ __attribute__((always_inline)) static inline bool fixed(jcur *c, const char *s,
  * str_rest. rg escapes a line's terminator: the common line has that \n
  * as its one escape, and is borrowed without it (when the byte before it
  * is not a newline too, rg_keep would have taken only the one off). */
-static bool fast_line(jcur *c, rpc_buf *scratch, search_found *f)
+static bool fast_line(jcur *c, tkc_buf *scratch, search_found *f)
 {
     const char *start = c->p;
     const char *x = special(start, c->end);
@@ -385,7 +385,7 @@ typedef struct rg_record {
     rg_match m;
 } rg_record;
 
-static bool is_match(const rpc_buf *type)
+static bool is_match(const tkc_buf *type)
 {
     return type->len == 5 && memcmp(type->data, "match", 5) == 0;
 }

@@ -80,10 +80,10 @@ struct search_parser {
     bool lost;    /* a match that could not be read (rg: a record cut
                      before its line number): the reply is partial */
     search_stats stats;
-    rpc_buf pending; /* grep, git grep: a path holding newlines so far */
-    rpc_buf fold;    /* a line folded to lower case */
-    rpc_buf path, text;
-    rpc_buf key, type, raw; /* rg: a member's name, the record's type,
+    tkc_buf pending; /* grep, git grep: a path holding newlines so far */
+    tkc_buf fold;    /* a line folded to lower case */
+    tkc_buf path, text;
+    tkc_buf key, type, raw; /* rg: a member's name, the record's type,
                                   a base64 value */
     search_span *spans;     /* the spans of the match being added */
     size_t n_spans, spans_cap;
@@ -116,7 +116,7 @@ bool search__grep_record(search_parser *p, const char *data, size_t len,
                          bool cut);
 /* matches.c: standard base64 with padding, as rg writes {"bytes": ...}. -EINVAL
  * on anything else. */
-int search__base64_decode(rpc_buf *out, const char *in, size_t len);
+int search__base64_decode(tkc_buf *out, const char *in, size_t len);
 
 /* ---- tools.c ------------------------------------------------------------ */
 

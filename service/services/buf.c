@@ -10,18 +10,18 @@
 
 #include "services_int.h"
 
-void services__buf_add(rpc_buf *b, const char *s, size_t n)
+void services__buf_add(tkc_buf *b, const char *s, size_t n)
 {
-    if (rpc_buf_append(b, s, n) != 0)
+    if (tkc_buf_append(b, s, n) != 0)
         abort(); /* as rpc_call_alloc: nothing sensible to answer */
 }
 
-void services__buf_puts(rpc_buf *b, const char *s)
+void services__buf_puts(tkc_buf *b, const char *s)
 {
     services__buf_add(b, s, strlen(s));
 }
 
-void services__buf_printf(rpc_buf *b, const char *fmt, ...)
+void services__buf_printf(tkc_buf *b, const char *fmt, ...)
 {
     char small[512];
     va_list ap;
@@ -44,7 +44,7 @@ void services__buf_printf(rpc_buf *b, const char *fmt, ...)
     free(big);
 }
 
-bool services__buf_equal(const rpc_buf *a, const rpc_buf *b)
+bool services__buf_equal(const tkc_buf *a, const tkc_buf *b)
 {
     return a->len == b->len &&
            (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);

@@ -152,14 +152,14 @@ int services__op_register(const services_ctx *c,
     char path[PATH_MAX];
     if (services__def_path(path, sizeof path, c->r, ops, s->label, e) != 0)
         return -1;
-    rpc_buf def = { 0 };
+    tkc_buf def = { 0 };
     ops->render(&def, s);
     int rv = services__label_lock(c->r, s->label, c->deadline_ns, e);
     if (rv == 0) {
         rv = ops->apply(c, s, path, &def, res, e);
         services__label_unlock(c->r, s->label);
     }
-    rpc_buf_free(&def);
+    tkc_buf_free(&def);
     return rv;
 }
 
@@ -188,17 +188,17 @@ int services__op_status(const services_ctx *c, const services_backend_ops *ops,
     services_loaded ld = { 0 };
     if (ops->status(c, label, st, &ld, e) != 0)
         return -1;
-    rpc_buf cur = { 0 };
+    tkc_buf cur = { 0 };
     st->installed = services__file_read(&cur, path) == 0;
     if (spec != NULL) {
-        rpc_buf def = { 0 };
+        tkc_buf def = { 0 };
         ops->render(&def, spec);
         st->up_to_date =
             st->installed && services__buf_equal(&cur, &def) && ld.in_effect;
-        rpc_buf_free(&def);
+        tkc_buf_free(&def);
     } else {
         st->up_to_date = st->installed && ld.loaded && ld.file_fresh;
     }
-    rpc_buf_free(&cur);
+    tkc_buf_free(&cur);
     return 0;
 }

@@ -13,7 +13,7 @@
 
 #include "services_int.h"
 
-int services__file_read(rpc_buf *out, const char *path)
+int services__file_read(tkc_buf *out, const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -86,7 +86,7 @@ static int sync_dir_of(const char *path, services_error *e)
     return rv;
 }
 
-static int write_all(int fd, const rpc_buf *content)
+static int write_all(int fd, const tkc_buf *content)
 {
     size_t off = 0;
     while (off < content->len) {
@@ -102,7 +102,7 @@ static int write_all(int fd, const rpc_buf *content)
 }
 
 int services__file_stage(services_staged *st, const char *path,
-                         const rpc_buf *content, services_error *e)
+                         const tkc_buf *content, services_error *e)
 {
     memset(st, 0, sizeof *st);
     snprintf(st->path, sizeof st->path, "%s", path);

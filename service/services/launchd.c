@@ -198,7 +198,7 @@ static int ld_bootstrap(const ld_op *op, const char *path, unsigned *attempts,
  * gone; put the file in place; enable; bootstrap. The file replaces the old
  * one only once the old job has left, so a failure before that leaves the
  * old definition and the old job together. */
-static int ld_install(const ld_op *op, const char *path, const rpc_buf *def,
+static int ld_install(const ld_op *op, const char *path, const tkc_buf *def,
                       bool loaded, services_result *res, services_error *e)
 {
     services_staged st;
@@ -218,16 +218,16 @@ static int ld_install(const ld_op *op, const char *path, const rpc_buf *def,
 }
 
 static int ld_apply(const services_ctx *c, const services_spec *s,
-                    const char *path, const rpc_buf *def, services_result *res,
+                    const char *path, const tkc_buf *def, services_result *res,
                     services_error *e)
 {
     ld_op op;
     if (ld_begin(&op, c, s->label, e) != 0)
         return -1;
-    rpc_buf old = { 0 };
+    tkc_buf old = { 0 };
     int rd = services__file_read(&old, path);
     bool same = rd == 0 && services__buf_equal(&old, def);
-    rpc_buf_free(&old);
+    tkc_buf_free(&old);
     bool loaded = false;
     if (ld_print(&op, &loaded, NULL, e) != 0)
         return -1;

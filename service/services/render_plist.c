@@ -7,7 +7,7 @@
 
 /* Text content: &, < and > as entities. The spec has no control
  * characters but tab (spec.c), so everything else is written as it is. */
-static void xml_text(rpc_buf *b, const char *s)
+static void xml_text(tkc_buf *b, const char *s)
 {
     const char *run = s;
     for (; *s != '\0'; s++) {
@@ -24,21 +24,21 @@ static void xml_text(rpc_buf *b, const char *s)
     services__buf_puts(b, run);
 }
 
-static void key(rpc_buf *b, const char *indent, const char *k)
+static void key(tkc_buf *b, const char *indent, const char *k)
 {
     services__buf_printf(b, "%s<key>", indent);
     xml_text(b, k);
     services__buf_puts(b, "</key>\n");
 }
 
-static void string(rpc_buf *b, const char *indent, const char *v)
+static void string(tkc_buf *b, const char *indent, const char *v)
 {
     services__buf_printf(b, "%s<string>", indent);
     xml_text(b, v);
     services__buf_puts(b, "</string>\n");
 }
 
-static void keep_alive(rpc_buf *b, services_restart restart)
+static void keep_alive(tkc_buf *b, services_restart restart)
 {
     key(b, "\t", "KeepAlive");
     switch (restart) {
@@ -59,7 +59,7 @@ static void keep_alive(rpc_buf *b, services_restart restart)
     }
 }
 
-void services__render_plist(rpc_buf *b, const services_spec *s)
+void services__render_plist(tkc_buf *b, const services_spec *s)
 {
     services__buf_puts(
         b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

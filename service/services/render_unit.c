@@ -13,7 +13,7 @@ enum {
 };
 
 /* Specifiers are expanded in every setting written here: '%' → "%%". */
-static void escaped(rpc_buf *b, const char *s, unsigned how)
+static void escaped(tkc_buf *b, const char *s, unsigned how)
 {
     const char *run = s;
     for (; *s != '\0'; s++) {
@@ -37,14 +37,14 @@ static void escaped(rpc_buf *b, const char *s, unsigned how)
     services__buf_puts(b, run);
 }
 
-static void quoted(rpc_buf *b, const char *s, unsigned how)
+static void quoted(tkc_buf *b, const char *s, unsigned how)
 {
     services__buf_puts(b, "\"");
     escaped(b, s, how | Q_QUOTE);
     services__buf_puts(b, "\"");
 }
 
-static void exec_start(rpc_buf *b, const services_spec *s)
+static void exec_start(tkc_buf *b, const services_spec *s)
 {
     /* The program is the executable's path itself, which systemd takes
      * without variable substitution (spec.c refuses a '$' in it). Every
@@ -72,7 +72,7 @@ static const char *restart_value(services_restart r)
     }
 }
 
-void services__render_unit(rpc_buf *b, const services_spec *s)
+void services__render_unit(tkc_buf *b, const services_spec *s)
 {
     services__buf_puts(b,
                        "# Written by tkd (tk.v1.Services/Register). Register "

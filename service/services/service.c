@@ -61,12 +61,12 @@ static void render(void *svc, rpc_call *call, const ProtobufCMessage *request,
         fail_with(call, &e);
         return;
     }
-    rpc_buf def = { 0 };
+    tkc_buf def = { 0 };
     ops->render(&def, &s);
     out->backend = (Tk__V1__ServiceManager__Kind)ops->kind;
     out->path = rpc_call_strdup(call, path);
     out->definition = rpc_call_strndup(call, def.data, def.len);
-    rpc_buf_free(&def);
+    tkc_buf_free(&def);
     services__spec_free(&s);
 }
 

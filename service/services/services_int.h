@@ -80,11 +80,11 @@ const char *services__strerror(int err, char *buf, size_t len);
 /* rpc's byte buffer (NUL-terminated once anything was added); out of
  * memory aborts, as rpc_call_alloc does: nothing sensible to answer. */
 
-void services__buf_add(rpc_buf *b, const char *s, size_t n);
-void services__buf_puts(rpc_buf *b, const char *s);
-void services__buf_printf(rpc_buf *b, const char *fmt, ...)
+void services__buf_add(tkc_buf *b, const char *s, size_t n);
+void services__buf_puts(tkc_buf *b, const char *s);
+void services__buf_printf(tkc_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-bool services__buf_equal(const rpc_buf *a, const rpc_buf *b);
+bool services__buf_equal(const tkc_buf *a, const tkc_buf *b);
 
 /* ---- the spec (spec.c) ------------------------------------------------ */
 
@@ -123,13 +123,13 @@ int services__label_check(const char *label, services_error *e);
 
 /* ---- rendering (render_plist.c, render_unit.c) ------------------------ */
 
-void services__render_plist(rpc_buf *b, const services_spec *s);
-void services__render_unit(rpc_buf *b, const services_spec *s);
+void services__render_plist(tkc_buf *b, const services_spec *s);
+void services__render_unit(tkc_buf *b, const services_spec *s);
 
 /* ---- files (file.c) ---------------------------------------------------- */
 
 /* 0, or -errno (-ENOENT: not installed). */
-int services__file_read(rpc_buf *out, const char *path);
+int services__file_read(tkc_buf *out, const char *path);
 
 /* A definition written next to its destination and synced, not yet in
  * place. */
@@ -140,7 +140,7 @@ typedef struct services_staged {
 } services_staged;
 
 int services__file_stage(services_staged *st, const char *path,
-                         const rpc_buf *content, services_error *e);
+                         const tkc_buf *content, services_error *e);
 /* rename(2) over the destination, then fsync of the directory. */
 int services__file_commit(services_staged *st, services_error *e);
 /* Removes the temporary file if it is still pending. */
@@ -259,11 +259,11 @@ typedef struct services_backend_ops {
     services_backend kind;
     const char *name;   /* "launchd" */
     const char *suffix; /* ".plist" */
-    void (*render)(rpc_buf *out, const services_spec *s);
+    void (*render)(tkc_buf *out, const services_spec *s);
     const char *(*dir)(const services *r);
     /* Register once the definition is rendered and the label locked. */
     int (*apply)(const services_ctx *c, const services_spec *s,
-                 const char *path, const rpc_buf *def, services_result *res,
+                 const char *path, const tkc_buf *def, services_result *res,
                  services_error *e);
     int (*unregister)(const services_ctx *c, const char *label,
                       const char *path, bool *removed, bool *unloaded,

@@ -212,17 +212,17 @@ static void sd_linger_warning(const sd_op *op, services_result *res)
 }
 
 static int sd_apply(const services_ctx *c, const services_spec *s,
-                    const char *path, const rpc_buf *def, services_result *res,
+                    const char *path, const tkc_buf *def, services_result *res,
                     services_error *e)
 {
     sd_op op;
     sd_show sh;
     if (sd_begin(&op, c, s->label, e) != 0 || sd_read_show(&op, &sh, e) != 0)
         return -1;
-    rpc_buf old = { 0 };
+    tkc_buf old = { 0 };
     int rd = services__file_read(&old, path);
     bool same = rd == 0 && services__buf_equal(&old, def);
-    rpc_buf_free(&old);
+    tkc_buf_free(&old);
     bool in_effect = sd_in_effect(&sh);
     if (same && in_effect) {
         res->action = SERVICES_UNCHANGED;

@@ -171,6 +171,62 @@ static void test_varint(void **state)
     assert_true(p == eleven);
 }
 
+/* Growth: first, then doubling; a size past SIZE_MAX refused before
+ * realloc, leaving the array and *cap as they were; and elem 0 (a caller
+ * that grows nothing) is no division by zero. */
+static void test_grow(void **state)
+{
+    (void)state;
+    size_t cap = 0;
+    int *a = tkc_grow(NULL, &cap, 1, sizeof *a, 4);
+    assert_non_null(a);
+    assert_int_equal(cap, 4);
+    assert_ptr_equal(tkc_grow(a, &cap, 4, sizeof *a, 4), a);
+    a = tkc_grow(a, &cap, 5, sizeof *a, 4);
+    assert_non_null(a);
+    assert_int_equal(cap, 8);
+    a = tkc_grow(a, &cap, 17, sizeof *a, 4);
+    assert_non_null(a);
+    assert_int_equal(cap, 32);
+    assert_null(tkc_grow(a, &cap, SIZE_MAX / 2 + 2, 1, 4));
+    assert_null(tkc_grow(a, &cap, SIZE_MAX / sizeof *a + 1, sizeof *a, 4));
+    assert_int_equal(cap, 32);
+    free(a);
+
+    size_t none = 0;
+    void *z = tkc_grow(NULL, &none, 5, 0, 4);
+    assert_int_equal(none, z != NULL ? 8 : 0);
+    free(z);
+}
+
+/* A byte buffer: all zero is empty, appends keep a NUL after len, and an
+ * append that cannot fit leaves the buffer as it was. */
+static void test_buf(void **state)
+{
+    (void)state;
+    tkc_buf b = { 0 };
+    assert_int_equal(tkc_buf_append(&b, "ab", 2), 0);
+    assert_int_equal(b.len, 2);
+    assert_int_equal(b.cap, TKC_BUF_FIRST);
+    assert_string_equal(b.data, "ab");
+    assert_int_equal(tkc_buf_append(&b, NULL, 0), 0);
+    assert_string_equal(b.data, "ab");
+    char big[TKC_BUF_FIRST];
+    memset(big, 'x', sizeof big);
+    assert_int_equal(tkc_buf_append(&b, big, sizeof big), 0);
+    assert_int_equal(b.len, 2 + sizeof big);
+    assert_int_equal(b.cap, 2 * TKC_BUF_FIRST);
+    assert_int_equal(b.data[b.len], '\0');
+    char *before = b.data;
+    assert_int_equal(tkc_buf_append(&b, big, SIZE_MAX - 2), -ENOMEM);
+    assert_ptr_equal(b.data, before);
+    assert_int_equal(b.len, 2 + sizeof big);
+    assert_int_equal(tkc_buf_reserve(&b, SIZE_MAX), -ENOMEM);
+    tkc_buf_free(&b);
+    assert_null(b.data);
+    assert_int_equal(b.len + b.cap, 0);
+}
+
 static bool valid(const char *s)
 {
     return tkc_utf8_valid(s, strlen(s));
@@ -336,6 +392,8 @@ int main(void)
         cmocka_unit_test(test_set_err),
         cmocka_unit_test(test_read_pem),
         cmocka_unit_test(test_varint),
+        cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_buf),
         cmocka_unit_test(test_utf8_valid),
         cmocka_unit_test(test_utf8_prefix),
         cmocka_unit_test(test_utf8_code_points),

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* Growing memory every module shares: an array that doubles, and a byte
- * buffer. malloc'd, not the call's (rpc_call_alloc): for what outlives a
- * call, or is too large to keep in its arena. */
+/* Growing memory: an array that doubles, and a byte buffer. malloc'd: in
+ * tkd, for what outlives a call or is too large to keep in its arena
+ * (rpc_call_alloc is the call's). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rpc.h"
+#include "common.h"
 
-void *rpc_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first)
+void *tkc_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first)
 {
     if (need <= *cap)
         return arr;
@@ -27,20 +27,20 @@ void *rpc_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first)
     return bigger;
 }
 
-int rpc_buf_reserve(rpc_buf *b, size_t len)
+int tkc_buf_reserve(tkc_buf *b, size_t len)
 {
     if (len == SIZE_MAX)
         return -ENOMEM;
-    char *data = rpc_grow(b->data, &b->cap, len + 1, 1, RPC_BUF_FIRST);
+    char *data = tkc_grow(b->data, &b->cap, len + 1, 1, TKC_BUF_FIRST);
     if (data == NULL)
         return -ENOMEM;
     b->data = data;
     return 0;
 }
 
-int rpc_buf_append(rpc_buf *b, const void *data, size_t len)
+int tkc_buf_append(tkc_buf *b, const void *data, size_t len)
 {
-    if (len > SIZE_MAX - 1 - b->len || rpc_buf_reserve(b, b->len + len) != 0)
+    if (len > SIZE_MAX - 1 - b->len || tkc_buf_reserve(b, b->len + len) != 0)
         return -ENOMEM;
     if (len > 0)
         memcpy(b->data + b->len, data, len);
@@ -49,7 +49,7 @@ int rpc_buf_append(rpc_buf *b, const void *data, size_t len)
     return 0;
 }
 
-void rpc_buf_free(rpc_buf *b)
+void tkc_buf_free(tkc_buf *b)
 {
     free(b->data);
     b->data = NULL;
