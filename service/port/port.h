@@ -19,7 +19,10 @@
  *    allocator gives free pages back itself, as macOS's does), and the
  *    resident memory (/proc/self/statm, or unknown).
  * The differences tkd shares with the clients (the monotonic clock and
- * timed waits, wiping, error texts) are common/'s (common/common.h).
+ * timed waits, wiping, error texts) are common/'s (common/common.h). The
+ * descriptors stay here: making one takes the spawn lock where a system
+ * cannot flag it at birth, state that common/ may not keep, and no client
+ * makes descriptors of its own (NNG makes theirs).
  * May call: libc only (and pthreads).
  * Must never: know of calls, NNG, protobuf or any other module; choose a
  * path by `__GLIBC__` or `__linux__` (the C library's or the kernel's

@@ -92,11 +92,6 @@ int services__atoi(const char *s, int def)
     return (int)v;
 }
 
-const char *services__strerror(int err, char *buf, size_t len)
-{
-    return tkc_strerror(err, buf, len);
-}
-
 int services__stop(services_error *e, const char *what)
 {
     services__fail(e, RPC_DEADLINE_EXCEEDED, "WRITE_TIMEOUT",

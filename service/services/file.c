@@ -41,11 +41,11 @@ static int fail_errno(services_error *e, int err, const char *what,
     char ebuf[128];
     if (rpc_fds_exhausted(err))
         return services__fail_fds(e, err, "%s %.1024s: %s", what, path,
-                                  services__strerror(err, ebuf, sizeof ebuf));
+                                  tkc_strerror(err, ebuf, sizeof ebuf));
     return services__fail(
         e, err == EACCES || err == EPERM ? RPC_PERMISSION_DENIED : RPC_INTERNAL,
         "INSTALL_FAILED", "%s %.1024s: %s", what, path,
-        services__strerror(err, ebuf, sizeof ebuf));
+        tkc_strerror(err, ebuf, sizeof ebuf));
 }
 
 /* mkdir -p of path's directory (0755 for what it creates). */

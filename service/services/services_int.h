@@ -72,8 +72,6 @@ int services__stop(services_error *e, const char *what);
 int services__fail_run(services_error *e, const tool_answer *a);
 /* The whole of s as a decimal int; def when it is not one. */
 int services__atoi(const char *s, int def);
-/* strerror, thread-safe (strerror_r into buf). */
-const char *services__strerror(int err, char *buf, size_t len);
 
 /* ---- a growable string ------------------------------------------------ */
 

@@ -102,7 +102,7 @@ static int check_program(const char *program, services_error *e)
     if (stat(program, &st) != 0)
         return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
                               "spec.program %.1024s: %s", program,
-                              services__strerror(errno, ebuf, sizeof ebuf));
+                              tkc_strerror(errno, ebuf, sizeof ebuf));
     if (!S_ISREG(st.st_mode) || access(program, X_OK) != 0)
         return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_PROGRAM",
                               "spec.program %.1024s is not an executable file",
