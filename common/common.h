@@ -73,6 +73,14 @@ void tkc_set_err(char *err, size_t errlen, const char *fmt, ...)
 char *tkc_read_pem(const char *what, const char *path, char *err,
                    size_t errlen);
 
+/* ---- the default address ----------------------------------------------- */
+
+/* The address tkd listens on by default and the clients dial: TK_ADDR if
+ * set, else ipc://$XDG_RUNTIME_DIR/tk/tkd.sock, else
+ * ipc:///tmp/tk-<uid>/tkd.sock, in buf. 0, or -ENAMETOOLONG when it does
+ * not fit in len bytes with its NUL. */
+int tkc_default_address(char *buf, size_t len);
+
 /* ---- growing memory ------------------------------------------------------ */
 
 /* arr, an array of elem-byte elements with room for *cap of them, with

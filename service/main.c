@@ -12,8 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <tk/client.h>
-
 #include "fleet/fleet.h"
 #include "git/git.h"
 #include "orders/orders.h"
@@ -619,7 +617,7 @@ static int prepare_socket_dir(const char *url)
 static int set_listen(options *o)
 {
     if (o->n_listen == 0) {
-        if (tk_default_address(o->default_addr, sizeof o->default_addr) != 0) {
+        if (tkc_default_address(o->default_addr, sizeof o->default_addr) != 0) {
             fprintf(stderr, "tkd: the default socket path is too long; "
                             "pass --listen\n");
             return -1;

@@ -171,6 +171,32 @@ static void test_varint(void **state)
     assert_true(p == eleven);
 }
 
+/* The default address: TK_ADDR, else under $XDG_RUNTIME_DIR (when it is
+ * absolute), else under /tmp by uid; one that does not fit is refused. */
+static void test_default_address(void **state)
+{
+    (void)state;
+    char buf[256], want[64];
+    setenv("TK_ADDR", "tcp://127.0.0.1:7000", 1);
+    assert_int_equal(tkc_default_address(buf, sizeof buf), 0);
+    assert_string_equal(buf, "tcp://127.0.0.1:7000");
+    assert_int_equal(tkc_default_address(buf, 5), -ENAMETOOLONG);
+    setenv("TK_ADDR", "", 1);
+    setenv("XDG_RUNTIME_DIR", "/run/user/1000", 1);
+    assert_int_equal(tkc_default_address(buf, sizeof buf), 0);
+    assert_string_equal(buf, "ipc:///run/user/1000/tk/tkd.sock");
+    setenv("XDG_RUNTIME_DIR", "relative", 1);
+    assert_int_equal(tkc_default_address(buf, sizeof buf), 0);
+    snprintf(want, sizeof want, "ipc:///tmp/tk-%u/tkd.sock",
+             (unsigned)geteuid());
+    assert_string_equal(buf, want);
+    unsetenv("TK_ADDR");
+    unsetenv("XDG_RUNTIME_DIR");
+    assert_int_equal(tkc_default_address(buf, sizeof buf), 0);
+    assert_string_equal(buf, want);
+    assert_int_equal(tkc_default_address(buf, strlen(want)), -ENAMETOOLONG);
+}
+
 /* Growth: first, then doubling; a size past SIZE_MAX refused before
  * realloc, leaving the array and *cap as they were; and elem 0 (a caller
  * that grows nothing) is no division by zero. */
@@ -392,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_set_err),
         cmocka_unit_test(test_read_pem),
         cmocka_unit_test(test_varint),
+        cmocka_unit_test(test_default_address),
         cmocka_unit_test(test_grow),
         cmocka_unit_test(test_buf),
         cmocka_unit_test(test_utf8_valid),
