@@ -21,6 +21,8 @@ Modules. A module is a folder:
     header is client/include/tk/json.h. Any other client/NAME/ with C files
     (client/tkcall/) has client/NAME/NAME.h. client/include/ holds public
     headers and is no module; client/python/ has no C.
+  - common/ is no module but the base under both sides (the rule share):
+    libtkcommon, whose one header is common/common.h.
   - tests/ and tools/ are no modules: they may use any library and spawn
     processes, but they too reach a module only through its public header.
 Any other header in a module folder is internal: its name ends in _int.h
@@ -30,7 +32,8 @@ Rules (the name before the colon is the one the allowlist uses):
   boundary: every module has its public header, and it opens with a comment
     saying what the module owns, what it may call and what it must never
     do ("Owns"/"owns", "May call"/"may use", "Must never"); a module folder
-    has no second public header.
+    has no second public header. common/common.h opens with that comment
+    too, and is common/'s one header.
   library: only service/rpc/ and client/lib/ use NNG, only service/git/
     libgit2, only service/orders/ and service/fleet/ libpq, and
     service/pq/, which loads it for them (by include or by reference to
@@ -46,12 +49,24 @@ Rules (the name before the colon is the one the allowlist uses):
   include: a file reaches another module only through its public header;
     a service module includes another's only where DESIGN.md's table says
     it may use it (every module may use port/, the calls that differ by
-    system, and rpc/, the host that hands it its
-    calls); service and client modules do not include each other. Included
-    files are resolved as the compiler does, with the build's flags, against
+    system, and rpc/, the host that hands it its calls). Included files
+    are resolved as the compiler does, with the build's flags, against
     the directory of the compile command; an include those flags cannot
     resolve fails, and one of a file without a compile command is counted
     and listed, never skipped silently.
+  share: tkd and the clients share common/ and nothing else: no file of
+    service/ (main.c too) includes a file of client/, none of client/ one
+    of service/; and no program or library built in either links or
+    compiles what the other side's folder holds (read from the build's
+    build.ninja: each link's objects, by the source they are compiled
+    from, and its libraries, by the folder that builds them). gen/, the
+    contract's generated code, is both sides'. common/ is at the bottom
+    of the include graph, arrows only into it: its files include only
+    their own folder's, the system's and the build's configuration
+    (port_config.h), no other file of the tree (service/, client/, gen/)
+    and no library of tk's build (NNG, libgit2, libpq, protobuf-c,
+    json-c, mbed TLS, cmocka); its library is built from its own files
+    alone.
   public-header: client/include/tk/*.h declare only tk_/TK_ names, and
     every type they mention is their own, a C standard type, or opaque.
   gen-table: a method table of tkd that tools/regen generates,
@@ -82,8 +97,8 @@ Rules (the name before the colon is the one the allowlist uses):
     line that starts with one of the tree's folders, as a layout's entry
     does). Checked when DESIGN.md is the tree's own: --design of another
     file checks a tree against that file's module table only.
-  print: library code never prints: no file of client/lib/ or client/json/
-    calls printf, fprintf, puts, perror or their kin (the err/warn
+  print: library code never prints: no file of client/lib/, client/json/
+    or common/ calls printf, fprintf, puts, perror or their kin (the err/warn
     family, dprintf, putchar, ...), or names stdout, stderr,
     STDOUT_FILENO or STDERR_FILENO; what a caller should see goes in a
     status, an error buffer or a returned string (snprintf into a buffer
@@ -132,7 +147,7 @@ LIBRARY_USERS = {
 PROCESS_FUNCS = re.compile(r"^(fork|vfork|clone|clone3|system|popen|"
                            r"posix_spawnp?|f?exec(l|lp|le|v|vp|vpe|ve|veat))$")
 PROCESS_HEADER = re.compile(r"(^|/)spawn\.h$")
-PRINTING_MODULES = ("client/lib", "client/json")
+PRINTING_MODULES = ("client/lib", "client/json", "common")
 PRINT_FUNCS = re.compile(r"^(v?f?printf|v?dprintf|puts|putchar|perror|"
                          r"psignal|psiginfo|v?(err|errx|warn|warnx)|"
                          r"error|error_at_line)$")
@@ -157,6 +172,15 @@ CLIENT_PUBLIC = {
 }
 NOT_CLIENT_MODULES = ("client/include", "client/python")
 PUBLIC_DIR = "client/include/tk"
+# The share rule: what each side's programs and libraries may be built of
+# (folders of the tree), and the libraries common/ may not use.
+SIDES = {"service": {"service", "common", "gen"},
+         "client": {"client", "common", "gen"},
+         "common": {"common"}}
+COMMON_PUBLIC = "common/common.h"
+COMMON_NOT = re.compile(r"(^|/)(nng/|git2\.h$|git2/|libpq-fe\.h$|libpq/|"
+                        r"postgresql/|protobuf-c/|json-c/|"
+                        r"mbedtls/|psa/|cmocka\.h$)")
 C_STANDARD = re.compile(r"/(stddef|stdint|stdbool|stdarg|stdio|time|"
                         r"sys/types|bits/[a-z0-9_-]+|"
                         r"bits/types/[a-z0-9_]+)\.h$")
@@ -308,7 +332,7 @@ class Tree:
                     return directory, clean_args(argv[1:], p) + [
                         "-x", "c-header"]
         args = ["-std=c11", "-D_GNU_SOURCE"]
-        for d in ("service", "client/include", "gen/c", "gen/tkd",
+        for d in ("", "service", "client/include", "gen/c", "gen/tkd",
                   os.path.dirname(rel)):
             args += ["-I", os.path.join(self.root, d)]
         if rel.endswith(".h"):
@@ -432,29 +456,40 @@ def leading_comment(text):
     return "\n".join(lines)
 
 
+def boundary_header(t, folder, public):
+    """Whether folder has its header public, and it opens with the
+    boundary comment; no second header beside it but *_int.h ones."""
+    path = os.path.join(t.root, public)
+    if not os.path.exists(path):
+        return False
+    with open(path, errors="replace") as f:
+        comment = leading_comment(f.read())
+    missing = [w for w, pat in BOUNDARY_WORDS
+               if not re.search(pat, comment, re.I)]
+    if missing:
+        t.fail("boundary", f"{public}:1", public,
+               "the header must open with a comment stating the "
+               "module's boundary; it does not say: " + ", ".join(missing))
+    for rel in t.c_files(folder):
+        if (rel.endswith(".h") and rel != public and
+                not rel.endswith("_int.h")):
+            t.fail("boundary", f"{rel}:1", rel,
+                   f"a second public header in {folder}/: the "
+                   f"module's one header is {public}; an internal "
+                   "one is named *_int.h")
+    return True
+
+
 def rule_boundary(t):
     for m in t.modules:
-        path = os.path.join(t.root, m.public)
-        if not os.path.exists(path):
+        if not boundary_header(t, m.folder, m.public):
             t.fail("boundary", m.folder + "/", m.folder,
                    f"module {m.name} has no public header {m.public}")
-            continue
-        with open(path, errors="replace") as f:
-            comment = leading_comment(f.read())
-        missing = [w for w, pat in BOUNDARY_WORDS
-                   if not re.search(pat, comment, re.I)]
-        if missing:
-            t.fail("boundary", f"{m.public}:1", m.public,
-                   "the header must open with a comment stating the "
-                   "module's boundary; it does not say: "
-                   + ", ".join(missing))
-        for rel in t.c_files(m.folder):
-            if (rel.endswith(".h") and rel != m.public and
-                    not rel.endswith("_int.h")):
-                t.fail("boundary", f"{rel}:1", rel,
-                       f"a second public header in {m.folder}/: the "
-                       f"module's one header is {m.public}; an internal "
-                       "one is named *_int.h")
+    common = os.path.dirname(COMMON_PUBLIC)
+    if os.path.isdir(os.path.join(t.root, common)) and \
+            not boundary_header(t, common, COMMON_PUBLIC):
+        t.fail("boundary", common + "/", common,
+               f"common/ has no header {COMMON_PUBLIC}")
     for rel in t.c_files(PUBLIC_DIR):
         if t.module_of(rel) is None:
             t.fail("boundary", f"{rel}:1", rel,
@@ -602,8 +637,7 @@ def allowed_include(t, src_mod, dst_mod, rel, target):
     if src_mod is None:  # tkd's main.c, tests/, tools/
         return None
     if src_mod.side != dst_mod.side:
-        return (f"{src_mod.side} module {src_mod.folder}/ includes "
-                f"{dst_mod.side} module {dst_mod.folder}/")
+        return None  # from one side to the other: the rule share's
     if src_mod.side == "service" and dst_mod.name not in (HOST, BASE) and \
             dst_mod.name not in t.deps.get(src_mod.name, set()):
         allowed = sorted(t.deps.get(src_mod.name, set()) | {HOST, BASE})
@@ -616,11 +650,24 @@ def allowed_include(t, src_mod, dst_mod, rel, target):
 def resolve_quoted(t, rel, name, resolved):
     if resolved:
         return t.rel(resolved)
-    for base in (os.path.dirname(rel), "service", "client/include"):
+    for base in (os.path.dirname(rel), "", "service", "client/include"):
         p = os.path.normpath(os.path.join(t.root, base, name))
         if os.path.exists(p):
             return t.rel(p)
     return None
+
+
+def cannot_resolve(t, rule, rel, line, name):
+    """Never skip silently what cannot be checked. With the build's flags
+    the compiler finds every include, so one not found is a broken flag
+    and fails; with guessed flags (no --build, or no command for the file)
+    it is counted."""
+    if t.has_command(rel):
+        t.fail(rule, f"{rel}:{line}", f"{rel} {name}",
+               f"cannot resolve #include {name} with the build's flags, so "
+               "the rule cannot check it")
+    else:
+        t.unresolved.append(f"{rel}:{line}: {name}")
 
 
 def rule_include(t):
@@ -633,16 +680,7 @@ def rule_include(t):
                 continue  # a system or library header: not the tree's
             target = resolve_quoted(t, rel, name, resolved)
             if target is None:
-                # Never skip silently what cannot be checked. With the
-                # build's flags the compiler finds every include, so one
-                # not found is a broken flag and fails; with guessed flags
-                # (no --build, or no command for the file) it is counted.
-                if t.has_command(rel):
-                    t.fail("include", f"{rel}:{line}", f"{rel} {name}",
-                           f"cannot resolve #include {name} with the "
-                           "build's flags, so the rule cannot check it")
-                else:
-                    t.unresolved.append(f"{rel}:{line}: {name}")
+                cannot_resolve(t, "include", rel, line, name)
                 continue
             dst_mod = t.module_of(target)
             if dst_mod is None:
@@ -650,6 +688,121 @@ def rule_include(t):
             why = allowed_include(t, src_mod, dst_mod, rel, target)
             if why:
                 t.fail("include", f"{rel}:{line}", f"{rel} {target}", why)
+
+
+def top(rel):
+    return rel.split("/", 1)[0] if rel else None
+
+
+def in_build(t, path):
+    """Whether path lies in the build directory (port_config.h, what the
+    build generates), which may sit inside the tree."""
+    b = os.path.abspath(t.build) if t.build else None
+    return b is not None and os.path.normpath(path).startswith(b + os.sep)
+
+
+def rule_share(t):
+    share_sides(t)
+    share_common(t)
+    share_links(t)
+
+
+def share_sides(t):
+    """No file of service/ includes one of client/, nor the reverse."""
+    for rel in t.c_files("service") + t.c_files("client"):
+        here = top(rel)
+        for line, name, resolved in t.includes(rel):
+            if resolved and (t.rel(resolved) is None or
+                             in_build(t, resolved)):
+                continue  # the system's, a library's, the build's
+            target = resolve_quoted(t, rel, name, resolved)
+            if top(target) in ("service", "client") and top(target) != here:
+                t.fail("share", f"{rel}:{line}", f"{rel} {target}",
+                       f"{here}/ includes {target}: tkd and the clients "
+                       "share common/ and nothing else")
+
+
+def share_common(t):
+    """common/ is at the bottom of the include graph: its files include
+    their own folder's, the system's and the build's, nothing above."""
+    for rel in t.c_files("common"):
+        for line, name, resolved in t.includes(rel):
+            if COMMON_NOT.search(name) or (resolved and
+                                           COMMON_NOT.search(resolved)):
+                t.fail("share", f"{rel}:{line}", f"{rel} {name}",
+                       f"includes <{name}>, a library's: common/ uses "
+                       "libc only")
+                continue
+            if resolved and (t.rel(resolved) is None or
+                             in_build(t, resolved)):
+                continue  # the system's, the build's (port_config.h)
+            target = resolve_quoted(t, rel, name, resolved)
+            if target is None:
+                cannot_resolve(t, "share", rel, line, name)
+            elif top(target) != "common":
+                t.fail("share", f"{rel}:{line}", f"{rel} {target}",
+                       f"includes {target}: common/ is at the bottom, "
+                       "arrows only into it; it includes nothing of tk's "
+                       "but its own")
+
+
+def ninja_builds(build):
+    """(outputs, rule, inputs) of each build statement of build.ninja (the
+    explicit and implicit inputs, relative to the build directory as
+    written), or [] without one."""
+    path = os.path.join(build or "", "build.ninja")
+    if not build or not os.path.exists(path):
+        return []
+    out = []
+    with open(path) as f:
+        text = f.read().replace("$\n", " ")
+    for line in text.splitlines():
+        if not line.startswith("build "):
+            continue
+        line = line[6:].replace("$ ", "\0").replace("$:", "\1")
+        head, _, rest = line.partition(":")
+        words = [w.replace("\0", " ").replace("\1", ":")
+                 for w in rest.split()]
+        if not words:
+            continue
+        ins = words[1:]
+        if "||" in ins:
+            ins = ins[:ins.index("||")]
+        out.append(([w for w in head.split() if w != "|"], words[0],
+                    [w for w in ins if w != "|"]))
+    return out
+
+
+def share_links(t):
+    """What each program and library of service/, client/ and common/ is
+    built of (build.ninja): the sources its objects are compiled from and
+    the libraries of the build it links stay on its side."""
+    builds = ninja_builds(t.build)
+    source = {}  # object -> the tree's file it is compiled from
+    for outs, rule, ins in builds:
+        if rule.endswith("_COMPILER") and outs and ins:
+            source[outs[0]] = t.rel(os.path.join(t.build, ins[0]))
+    for outs, rule, ins in builds:
+        if not rule.endswith("LINKER") or not outs:
+            continue
+        side = top(outs[0])
+        if side not in SIDES:
+            continue
+        for i in ins:
+            if i in source:
+                what = source[i]
+            elif os.path.isabs(i) or not i.endswith((".a", ".so")) and \
+                    ".so." not in i:
+                continue  # the system's libraries; what is not code
+            else:
+                what = i  # a library of this build: the folder building it
+            if what is None or top(what) in SIDES[side]:
+                continue
+            allowed = ", ".join(sorted(x + "/" for x in SIDES[side]))
+            t.fail("share", outs[0], f"{outs[0]} {what}",
+                   f"{outs[0]} is built of {what}: what {side}/ builds "
+                   f"uses only {allowed} (tkd and the clients share "
+                   "common/ and nothing else)")
 
 
 def rule_gen_table(t):
@@ -1049,8 +1202,9 @@ def readme_layout(t, named):
 
 
 RULES = (rule_boundary, rule_library_and_process, rule_bridge,
-         rule_signature, rule_include, rule_gen_table, rule_gen_include,
-         rule_public_header, rule_print, rule_seam, rule_circle, rule_layout)
+         rule_signature, rule_include, rule_share, rule_gen_table,
+         rule_gen_include, rule_public_header, rule_print, rule_seam,
+         rule_circle, rule_layout)
 
 
 def read_allowlist(path):

@@ -20,7 +20,9 @@ layout the tree must follow, so the layout rule checks only those fixtures.
 A fixture with a `compile_commands.in` is checked as the real tree is, with
 a build's compilation database: the test writes it to a build directory
 outside the fixture, @BUILD@ replaced by that directory and @ROOT@ by the
-fixture's path relative to it, as meson writes its flags (-I../../src)."""
+fixture's path relative to it, as meson writes its flags (-I../../src).
+A `build.ninja.in` becomes that directory's build.ninja the same way (what
+the rule share reads of what each program and library is built of)."""
 
 import faulthandler
 import os
@@ -81,17 +83,22 @@ class Architecture(unittest.TestCase):
                               p.stderr)
 
     def build_dir(self, root):
-        """None, or a build directory with the fixture's compile commands."""
-        template = os.path.join(root, "compile_commands.in")
-        if not os.path.exists(template):
+        """None, or a build directory with the fixture's compile commands
+        and build.ninja."""
+        made = {t: os.path.join(root, name) for t, name in (
+            ("compile_commands.json", "compile_commands.in"),
+            ("build.ninja", "build.ninja.in"))}
+        made = {t: p for t, p in made.items() if os.path.exists(p)}
+        if not made:
             return None
         build = tempfile.mkdtemp(prefix="tk-arch-build-")
         self.addCleanup(shutil.rmtree, build, ignore_errors=True)
-        with open(template) as f:
-            text = f.read().replace("@BUILD@", build).replace(
-                "@ROOT@", os.path.relpath(root, build))
-        with open(os.path.join(build, "compile_commands.json"), "w") as f:
-            f.write(text)
+        for target, template in made.items():
+            with open(template) as f:
+                text = f.read().replace("@BUILD@", build).replace(
+                    "@ROOT@", os.path.relpath(root, build))
+            with open(os.path.join(build, target), "w") as f:
+                f.write(text)
         return build
 
     def check_fixture(self, root):
