@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #endif
 
+#include "common/common.h"
 #include "port.h"
 
 static pthread_rwlock_t spawn_lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -159,16 +160,12 @@ int port_fds_inheritable(int (*each)(int fd, void *arg), void *arg)
         int fl = fcntl((int)fd, F_GETFD);
         if (fl < 0 || (fl & FD_CLOEXEC))
             continue;
-        if (n == cap) {
-            size_t ncap = cap != 0 ? cap * 2 : 16;
-            int *grown = realloc(fds, ncap * sizeof *fds);
-            if (grown == NULL) {
-                rv = -ENOMEM;
-                break;
-            }
-            fds = grown;
-            cap = ncap;
+        int *grown = tkc_grow(fds, &cap, n + 1, sizeof *fds, 16);
+        if (grown == NULL) {
+            rv = -ENOMEM;
+            break;
         }
+        fds = grown;
         fds[n++] = (int)fd;
     }
     closedir(d);

@@ -23,7 +23,8 @@
  * descriptors stay here: making one takes the spawn lock where a system
  * cannot flag it at birth, state that common/ may not keep, and no client
  * makes descriptors of its own (NNG makes theirs).
- * May call: libc only (and pthreads).
+ * May call: libc only (and pthreads), and common/, beneath tkd and the
+ * clients alike (tkc_grow).
  * Must never: know of calls, NNG, protobuf or any other module; choose a
  * path by `__GLIBC__` or `__linux__` (the C library's or the kernel's
  * name) where a TK_HAVE_ check can decide; keep state but the spawn lock.

@@ -169,6 +169,31 @@ static int stop_at_first(int fd, void *arg)
     return 7;
 }
 
+static int count_fd(int fd, void *arg)
+{
+    (void)fd;
+    (*(int *)arg)++;
+    return 0;
+}
+
+/* More inheritable fds than the list's first room (16) and its first
+ * doubling: every one is listed. */
+static void test_fds_inheritable_many(void **state)
+{
+    (void)state;
+    enum { MANY = 40 };
+    int fds[MANY], before = 0, after = 0;
+    port_spawn_lock();
+    assert_int_equal(port_fds_inheritable(count_fd, &before), 0);
+    for (int i = 0; i < MANY; i++)
+        assert_true((fds[i] = open("/dev/null", O_RDONLY)) > 2);
+    assert_int_equal(port_fds_inheritable(count_fd, &after), 0);
+    port_spawn_unlock();
+    for (int i = 0; i < MANY; i++)
+        close(fds[i]);
+    assert_int_equal(after, before + MANY);
+}
+
 /* What a child would inherit: the fd without close-on-exec, not the one
  * with it. */
 static void test_fds_inheritable(void **state)
@@ -251,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_event),
         cmocka_unit_test(test_sem),
         cmocka_unit_test(test_fds_inheritable),
+        cmocka_unit_test(test_fds_inheritable_many),
         cmocka_unit_test(test_signal_names),
         cmocka_unit_test(test_heap),
     };
