@@ -12,10 +12,12 @@
  * (port_config.h, TK_HAVE_*; DESIGN.md, "Platforms"), as service/port/
  * does for what tkd alone needs.
  * May call: libc only (and pthreads).
- * Must never: include a header of tk's (service/, client/, gen/: the arch
- * rule `share`), use NNG, protobuf-c, json-c or any other library, print,
+ * Must never: include a header of tk's (service/, client/, gen/: it is
+ * at the bottom, arrows only into it; the arch rule `share`), use NNG,
+ * protobuf-c, json-c or any other library, print (the arch rule `print`),
  * or keep state: tkd links it, and so does every program that links
- * libtkclient.
+ * libtkclient. tkd and the clients share this folder and nothing else
+ * (DESIGN.md, "The shared base").
  *
  * Names: tkc_ ("tk common") for all. Not the folder's name as tkd's
  * modules have it (common_): libtkclient.a carries these functions into
