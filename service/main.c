@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "control/control.h"
 #include "fleet/fleet.h"
 #include "git/git.h"
 #include "orders/orders.h"
@@ -652,6 +653,8 @@ static int daemon_start(tkd_daemon *d, options *o, char *err, size_t errlen)
 {
     search_config scfg = { .roots = o->roots, .slots = o->search_slots };
     int rv = rpc_server_new(&d->srv, &o->rpc, err, errlen);
+    if (rv == 0)
+        rv = control_register(d->srv, err, errlen);
     if (rv == 0)
         rv = orders_new(&d->ord, &o->orders, err, errlen);
     if (rv == 0)

@@ -90,8 +90,7 @@ bool rpc__take_tombstone(rpc_server *srv, uint32_t conn, uint64_t id)
     return found;
 }
 
-Tk__V1__CancelReply__Outcome rpc_server__cancel(rpc_server *srv, uint32_t conn,
-                                                uint64_t id)
+int rpc_server_cancel(rpc_server *srv, uint32_t conn, uint64_t id)
 {
     Tk__V1__CancelReply__Outcome out = TK__V1__CANCEL_REPLY__OUTCOME__NOT_FOUND;
     if (id == 0)
@@ -123,8 +122,7 @@ Tk__V1__CancelReply__Outcome rpc_server__cancel(rpc_server *srv, uint32_t conn,
 }
 
 /* Unlike Cancel, leaves no tombstone: asking is not acting. */
-Tk__V1__CallStateReply__State rpc_server__call_state(rpc_server *srv,
-                                                     uint32_t conn, uint64_t id)
+int rpc_server_call_state(rpc_server *srv, uint32_t conn, uint64_t id)
 {
     Tk__V1__CallStateReply__State out =
         TK__V1__CALL_STATE_REPLY__STATE__NOT_FOUND;

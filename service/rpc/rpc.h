@@ -6,8 +6,9 @@
  * Request/Reply envelope, the method table (the only way from the transport
  * to a service), the call registry (deadline, cancellation and its cause,
  * per connection), the bounded worker pool, request limits, shutdown, the
- * process-wide log and metrics (and their Prometheus listener), and the
- * tk.v1.Control service.
+ * process-wide log and metrics (and their Prometheus listener). What
+ * tk.v1.Control (service/control/) answers it reads here, through the
+ * functions under "what the server tells tk.v1.Control".
  * May call: NNG, protobuf-c, libc.
  * Must never: let a service see NNG (handlers get an rpc_call and decoded
  * messages only), block in an NNG callback, run a handler whose caller's
@@ -434,6 +435,34 @@ int rpc_block_stop_signals(void);
  * (rpc_server_shutdown) after one that was not, -errno when it could not
  * wait for a signal. */
 int rpc_serve_until_signal(rpc_server *srv);
+
+/* ---- what the server tells tk.v1.Control ----------------------------------
+ * service/control/ serves tk.v1.Control with the server as its svc; these
+ * are what its handlers read. All run inline (on the receive path): none
+ * blocks but on brief locks. */
+
+/* The methods served, sorted by name once the server has started: the
+ * i-th of n. */
+size_t rpc_server_n_methods(const rpc_server *srv);
+const rpc_method *rpc_server_method(const rpc_server *srv, size_t i);
+/* Since rpc_server_new, in milliseconds; the version tkd reports
+ * (rpc_config.version). */
+int64_t rpc_server_uptime_ms(const rpc_server *srv);
+const char *rpc_server_version(const rpc_server *srv);
+/* Cancels call id of connection conn (only a caller's own calls: conn is
+ * its connection), or leaves a tombstone for a Cancel that came before its
+ * call: a tk.v1.CancelReply.Outcome. */
+int rpc_server_cancel(rpc_server *srv, uint32_t conn, uint64_t id);
+/* Where call id of connection conn is, leaving nothing behind: a
+ * tk.v1.CallStateReply.State. */
+int rpc_server_call_state(rpc_server *srv, uint32_t conn, uint64_t id);
+/* Fills a ListNodes reply (a Tk__V1__ListNodesReply): the fleet's hook
+ * (rpc_server_set_nodes), or no nodes. */
+void rpc_server_list_nodes(const rpc_server *srv, rpc_call *call,
+                           ProtobufCMessage *reply);
+/* Fills a Stats reply (a Tk__V1__StatsReply) with every metric, in the
+ * call's memory. */
+void rpc_server_stats(rpc_server *srv, rpc_call *call, ProtobufCMessage *reply);
 
 /* ---- for tests and fuzzing only ------------------------------------------
  * tkd never calls these. They reach the receive path and the call handle

@@ -300,16 +300,9 @@ void rpc_arena__free(rpc_arena_block **arena);
 /* Milliseconds as nanoseconds (timed waits: tkc_cond_wait_until). */
 int64_t rpc__ms_to_ns(uint32_t ms);
 
-/* server.c: the life cycle (config, new, add_service, start). What the
- * Control handlers report of the server: its methods, uptime and version. */
-const rpc_registered *rpc_server__methods(const rpc_server *srv, size_t *n);
-int64_t rpc_server__uptime_ms(const rpc_server *srv);
-const char *rpc_server__version(const rpc_server *srv);
-/* Calls the stop hook, if one is set. */
+/* server.c: the life cycle (config, new, add_service, start). Calls the
+ * stop hook, if one is set. */
 void rpc_server__on_stop(const rpc_server *srv);
-/* Fills a ListNodes reply: the fleet's hook, or no nodes. */
-void rpc_server__list_nodes(const rpc_server *srv, rpc_call *call,
-                            ProtobufCMessage *reply);
 
 /* receive.c: a frame, from its slot to a call. */
 /* The aio callback of every slot: a request arrived, or a reply was sent. */
@@ -374,18 +367,8 @@ rpc_where rpc__locate(rpc_server *srv, uint32_t conn, uint64_t id,
 bool rpc__cancellable(const rpc_slot *s);
 /* Takes the Cancel that came before its call (conn, id), if one did. */
 bool rpc__take_tombstone(rpc_server *srv, uint32_t conn, uint64_t id);
-/* The Cancel and CallState handlers' access to the registry (reg_mu not
- * held). */
-Tk__V1__CancelReply__Outcome rpc_server__cancel(rpc_server *srv, uint32_t conn,
-                                                uint64_t id);
-Tk__V1__CallStateReply__State
-rpc_server__call_state(rpc_server *srv, uint32_t conn, uint64_t id);
 /* A connection closed; its READ calls are cancelled (reg_mu not held). */
 void rpc__connection_closed(rpc_server *srv, uint32_t conn);
-
-/* control.c */
-extern const rpc_method rpc_control__methods[];
-extern const size_t rpc_control__n_methods;
 
 /* payload.c: the name of a string field of the message d encoded in data
  * that holds a NUL byte (protobuf-c would cut it there) or, with utf8, is

@@ -196,9 +196,6 @@ int rpc_server_new(rpc_server **out, const rpc_config *cfg, char *err,
         rv = rpc__registry_init(srv, slot_count(cfg));
     if (rv == 0)
         rv = rpc__check_listeners(srv, err, errlen);
-    if (rv == 0)
-        rv = rpc_server_add_service(srv, srv, rpc_control__methods,
-                                    rpc_control__n_methods, err, errlen);
     if (rv != 0) {
         if (rv == -ENOMEM)
             tkc_set_err(err, errlen, "out of memory");
@@ -283,18 +280,22 @@ unsigned rpc_server_metrics_limit(const rpc_server *srv)
     return srv->metrics_http != NULL ? srv->metrics_limit : 0;
 }
 
-const rpc_registered *rpc_server__methods(const rpc_server *srv, size_t *n)
+size_t rpc_server_n_methods(const rpc_server *srv)
 {
-    *n = srv->n_methods;
-    return srv->methods;
+    return srv->n_methods;
 }
 
-int64_t rpc_server__uptime_ms(const rpc_server *srv)
+const rpc_method *rpc_server_method(const rpc_server *srv, size_t i)
+{
+    return srv->methods[i].method;
+}
+
+int64_t rpc_server_uptime_ms(const rpc_server *srv)
 {
     return (rpc_now_ns() - srv->t_start) / 1000000;
 }
 
-const char *rpc_server__version(const rpc_server *srv)
+const char *rpc_server_version(const rpc_server *srv)
 {
     return srv->version;
 }
@@ -321,8 +322,8 @@ void rpc_server__on_stop(const rpc_server *srv)
         srv->on_stop(srv->on_stop_arg);
 }
 
-void rpc_server__list_nodes(const rpc_server *srv, rpc_call *call,
-                            ProtobufCMessage *reply)
+void rpc_server_list_nodes(const rpc_server *srv, rpc_call *call,
+                           ProtobufCMessage *reply)
 {
     if (srv->nodes != NULL)
         srv->nodes(srv->nodes_arg, call, reply);

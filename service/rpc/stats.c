@@ -342,6 +342,11 @@ static int by_name(const void *a, const void *b)
     return strcmp((*x)->name, (*y)->name);
 }
 
+void rpc_server_stats(rpc_server *srv, rpc_call *call, ProtobufCMessage *reply)
+{
+    rpc__stats_fill(srv, call, (Tk__V1__StatsReply *)reply);
+}
+
 void rpc__stats_fill(rpc_server *srv, rpc_call *call, Tk__V1__StatsReply *out)
 {
     builder b = { .call = call, .out = out, .cap = MAX_FAMILIES };

@@ -72,10 +72,9 @@ Rules (the name before the colon is the one the allowlist uses):
   gen-table: a method table of tkd that tools/regen generates,
     gen/tkd/tk/v1/NAME.methods.h (the one of tk/v1/NAME.proto), is included
     only by files of the module that serves NAME's services: service/NAME/
-    (the proto service and its folder share a name), or service/rpc/ for
-    control (tk.v1.Control, rpc's own service). Not by another module, not
-    by main.c, tests or tools: a second includer could register the same
-    methods.
+    (the proto service and its folder share a name: tk.v1.Control is
+    service/control/'s). Not by another module, not by main.c, tests or
+    tools: a second includer could register the same methods.
   gen-include: generated code depends only downward. A file of gen/c/
     (protoc-c's messages, the typed stubs, the C client's catalog)
     includes nothing of the tree but gen/c/ and the client's public
@@ -156,8 +155,6 @@ PROCESS_OWNER = "service/proc"
 BRIDGE_OWNER = "service/tool"
 BRIDGE_FUNCS = re.compile(r"^proc_run$")
 GEN_TABLE = re.compile(r"^gen/tkd/tk/v1/(\w+)\.methods\.h$")
-# The proto files whose services a module of another name serves.
-GEN_TABLE_OWNERS = {"control": "rpc"}
 # What each part of gen/ may include of the tree (protobuf-c and libc are
 # not the tree's); a part not named here, nothing.
 GEN_INCLUDES = {
@@ -818,7 +815,7 @@ def rule_gen_table(t):
             m = GEN_TABLE.match(target or "")
             if not m:
                 continue
-            owner = "service/" + GEN_TABLE_OWNERS.get(m[1], m[1])
+            owner = "service/" + m[1]
             if mod is None or mod.folder != owner:
                 t.fail("gen-table", f"{rel}:{line}", f"{rel} {target}",
                        f"includes {target}, tkd's method table of "

@@ -34,6 +34,7 @@
 
 #include "fuzz.h"
 #include "common/common.h"
+#include "control/control.h"
 #include "rpc/rpc.h"
 #include "tk/v1/rpc.pb-c.h"
 
@@ -330,7 +331,8 @@ static void setup(void)
     cfg.n_listen = 1;
     cfg.version = "fuzz";
     char err[256];
-    if (rpc_server_new(&srv, &cfg, err, sizeof err) != 0) {
+    if (rpc_server_new(&srv, &cfg, err, sizeof err) != 0 ||
+        control_register(srv, err, sizeof err) != 0) {
         fprintf(stderr, "fuzz_request: %s\n", err);
         abort();
     }
@@ -340,7 +342,7 @@ static void setup(void)
     for (size_t i = 0; i < n; i++) {
         const tk_method_desc *m = tk_catalog_method(i);
         if (strncmp(m->name, "tk.v1.Control/", 14) == 0)
-            continue; /* the server's own */
+            continue; /* control_register's */
         methods[k] = (rpc_method){
             .name = m->name,
             .request = m->request,

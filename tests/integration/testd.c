@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/control.h"
 #include "rpc/rpc.h"
 #include "testsvc.h"
 #include "tk/v1/control.pb-c.h"
@@ -184,6 +185,7 @@ int main(int argc, char **argv)
     char err[256];
     rpc_server *srv = NULL;
     bool made = rpc_server_new(&srv, &cfg, err, sizeof err) == 0 &&
+                control_register(srv, err, sizeof err) == 0 &&
                 testsvc_register(&t, srv) == 0;
     if (made && fleet.n > 0)
         rpc_server_set_nodes(srv, list_nodes, NULL);

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "control/control.h"
 
 /* ---- in process ---------------------------------------------------------- */
 
@@ -71,7 +72,8 @@ void ts_fx_start(ts_fx *fx, const ts_fx_opts *o)
     rpc_config cfg;
     const char *listen, *listen_ro;
     fx_config(fx, o, &cfg, &listen, &listen_ro);
-    if (rpc_server_new(&fx->srv, &cfg, err, sizeof err) != 0)
+    if (rpc_server_new(&fx->srv, &cfg, err, sizeof err) != 0 ||
+        control_register(fx->srv, err, sizeof err) != 0)
         fail_msg("server: %s", err);
     fx_services(fx, o);
     if (rpc_server_start(fx->srv, err, sizeof err) != 0)

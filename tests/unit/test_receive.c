@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "control/control.h"
 #include "rpc/rpc.h"
 #include "tk/v1/control.pb-c.h"
 #include "tk/v1/rpc.pb-c.h"
@@ -29,6 +30,7 @@ static rpc_server *new_server(void)
     rpc_server *srv = NULL;
     char err[256];
     assert_int_equal(rpc_server_new(&srv, &cfg, err, sizeof err), 0);
+    assert_int_equal(control_register(srv, err, sizeof err), 0);
     return srv;
 }
 
@@ -231,6 +233,7 @@ static void test_started_refused(void **state)
     rpc_server *srv = NULL;
     char err[256];
     assert_int_equal(rpc_server_new(&srv, &cfg, err, sizeof err), 0);
+    assert_int_equal(control_register(srv, err, sizeof err), 0);
     assert_int_equal(rpc_server_start(srv, err, sizeof err), 0);
     rpc_peer peer = { .conn = 1, .uid = -1, .pid = -1 };
     uint8_t *out = (uint8_t *)"not set";

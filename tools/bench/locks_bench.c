@@ -46,6 +46,7 @@
 
 #include "common.h"
 #include "measure.h"
+#include "control/control.h"
 #include "orders/orders.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/orders.tk.h"
@@ -126,6 +127,7 @@ static void server_start(bench *b, unsigned callers)
     cfg.workers = callers + 2;
     cfg.version = "bench";
     if (rpc_server_new(&b->srv, &cfg, err, sizeof err) != 0 ||
+        control_register(b->srv, err, sizeof err) != 0 ||
         orders_register(b->locks, b->srv, err, sizeof err) != 0 ||
         rpc_server_start(b->srv, err, sizeof err) != 0)
         die("", err);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* tk.v1.Control: Ping, Cancel, CallState, ListMethods, ListNodes, Stats.
- * Registered by rpc_server_new on every server, through the same method table
- * as every other service: the one tk/v1/control.proto declares
+ * Registered by control_register, through the same method table as every
+ * other service: the one tk/v1/control.proto declares
  * (tk/v1/control.methods.h). */
 #include <string.h>
 
-#include "rpc_int.h"
+#include "control.h"
 #include "tk/v1/control.methods.h"
 
 static void ping(void *svc, rpc_call *call, const ProtobufCMessage *request,
@@ -16,8 +16,8 @@ static void ping(void *svc, rpc_call *call, const ProtobufCMessage *request,
     Tk__V1__PingReply *out = (Tk__V1__PingReply *)reply;
     (void)call;
     out->data = in->data;
-    out->server_version = (char *)rpc_server__version(srv);
-    out->uptime_ms = (uint64_t)rpc_server__uptime_ms(srv);
+    out->server_version = (char *)rpc_server_version(srv);
+    out->uptime_ms = (uint64_t)rpc_server_uptime_ms(srv);
 }
 
 /* Inline: runs on the receive path, so it reaches a call even when every
@@ -27,8 +27,8 @@ static void cancel(void *svc, rpc_call *call, const ProtobufCMessage *request,
 {
     const Tk__V1__CancelRequest *in = (const Tk__V1__CancelRequest *)request;
     Tk__V1__CancelReply *out = (Tk__V1__CancelReply *)reply;
-    out->outcome =
-        rpc_server__cancel(svc, rpc_call_peer(call).conn, in->call_id);
+    out->outcome = (Tk__V1__CancelReply__Outcome)rpc_server_cancel(
+        svc, rpc_call_peer(call).conn, in->call_id);
 }
 
 /* Inline as Cancel is: a client asks it when its own deadline has passed
@@ -39,8 +39,8 @@ static void call_state(void *svc, rpc_call *call,
     const Tk__V1__CallStateRequest *in =
         (const Tk__V1__CallStateRequest *)request;
     Tk__V1__CallStateReply *out = (Tk__V1__CallStateReply *)reply;
-    out->state =
-        rpc_server__call_state(svc, rpc_call_peer(call).conn, in->call_id);
+    out->state = (Tk__V1__CallStateReply__State)rpc_server_call_state(
+        svc, rpc_call_peer(call).conn, in->call_id);
 }
 
 static bool in_service(const char *method, const char *service)
@@ -72,11 +72,10 @@ static void list_methods(void *svc, rpc_call *call,
     const Tk__V1__ListMethodsRequest *in =
         (const Tk__V1__ListMethodsRequest *)request;
     Tk__V1__ListMethodsReply *out = (Tk__V1__ListMethodsReply *)reply;
-    size_t n;
-    const rpc_registered *all = rpc_server__methods(svc, &n);
+    size_t n = rpc_server_n_methods(svc);
     out->methods = rpc_call_alloc(call, n * sizeof(Tk__V1__MethodInfo *));
     for (size_t i = 0; i < n; i++) {
-        const rpc_method *m = all[i].method;
+        const rpc_method *m = rpc_server_method(svc, i);
         if (!in_service(m->name, in->service))
             continue;
         Tk__V1__MethodInfo *mi = rpc_call_alloc(call, sizeof *mi);
@@ -103,17 +102,17 @@ static void list_nodes(void *svc, rpc_call *call,
                        const ProtobufCMessage *request, ProtobufCMessage *reply)
 {
     (void)request;
-    rpc_server__list_nodes(svc, call, reply);
+    rpc_server_list_nodes(svc, call, reply);
 }
 
 /* Inline, as Ping is: the metrics are wanted most when every worker is
  * busy. Reads atomics, and takes the pool's and the registry's locks
- * briefly (stats.c). */
+ * briefly (rpc/stats.c). */
 static void stats(void *svc, rpc_call *call, const ProtobufCMessage *request,
                   ProtobufCMessage *reply)
 {
     (void)request;
-    rpc__stats_fill(svc, call, (Tk__V1__StatsReply *)reply);
+    rpc_server_stats(svc, call, reply);
 }
 
 /* Every Control method is inline (tk/v1/control.proto): Ping never blocks,
@@ -122,7 +121,12 @@ static void stats(void *svc, rpc_call *call, const ProtobufCMessage *request,
  * behind busy workers; ListMethods reads a table fixed at start;
  * ListNodes, the membership's last reading; Stats, atomics and brief
  * locks. */
-const rpc_method rpc_control__methods[TK_V1_CONTROL__N_METHODS] = {
+static const rpc_method methods[TK_V1_CONTROL__N_METHODS] = {
     TK_V1_CONTROL__METHODS(RPC_METHOD_ROW, )
 };
-const size_t rpc_control__n_methods = TK_V1_CONTROL__N_METHODS;
+
+int control_register(rpc_server *srv, char *err, size_t errlen)
+{
+    return rpc_server_add_service(srv, srv, methods, TK_V1_CONTROL__N_METHODS,
+                                  err, errlen);
+}
