@@ -30,7 +30,8 @@
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t more; /* a line was queued */
-    pthread_cond_t idle; /* the queue drained and the writer is idle */
+    pthread_cond_t idle; /* the queue drained and the writer is idle;
+                          * CLOCK_MONOTONIC, made by start_writer */
     char lines[LOG_QUEUE][LOG_LINE];
     size_t len[LOG_QUEUE];
     size_t head, count;
@@ -40,7 +41,6 @@ static struct {
 } q = {
     .mu = PTHREAD_MUTEX_INITIALIZER,
     .more = PTHREAD_COND_INITIALIZER,
-    .idle = PTHREAD_COND_INITIALIZER,
 };
 static pthread_once_t writer_once = PTHREAD_ONCE_INIT;
 
@@ -96,20 +96,15 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-/* Waits, at most ms, until every queued line is written. */
+/* Waits, at most ms on the monotonic clock, until every queued line is
+ * written. Only a queued line makes it wait, and a line is queued only
+ * after start_writer made q.idle. */
 static void flush_for(int ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    int64_t until = tkc_mono_ns() + (int64_t)ms * 1000000;
     pthread_mutex_lock(&q.mu);
     while (!q.sync && (q.count > 0 || q.writing || q.dropped > 0))
-        if (pthread_cond_timedwait(&q.idle, &q.mu, &until) == ETIMEDOUT)
+        if (tkc_cond_wait_until(&q.idle, &q.mu, until) == ETIMEDOUT)
             break;
     pthread_mutex_unlock(&q.mu);
 }
@@ -152,7 +147,8 @@ static void find_journal(void)
 static void start_writer(void)
 {
     pthread_t t;
-    if (pthread_create(&t, NULL, writer_main, NULL) != 0) {
+    if (tkc_cond_init(&q.idle) != 0 ||
+        pthread_create(&t, NULL, writer_main, NULL) != 0) {
         q.sync = true; /* pthread_once orders this before every reader */
         return;
     }
