@@ -778,7 +778,8 @@ def share_links(t):
     source = {}  # object -> the tree's file it is compiled from
     for outs, rule, ins in builds:
         if rule.endswith("_COMPILER") and outs and ins:
-            source[outs[0]] = t.rel(os.path.join(t.build, ins[0]))
+            source[outs[0]] = t.rel(os.path.join(os.path.abspath(t.build),
+                                                 ins[0]))
     for outs, rule, ins in builds:
         if not rule.endswith("LINKER") or not outs:
             continue
