@@ -171,27 +171,39 @@ static void test_varint(void **state)
     assert_true(p == eleven);
 }
 
+/* Sets an environment variable (value), or unsets it (NULL). */
+static void put_env(const char *name, const char *value)
+{
+    if (value != NULL) {
+        // NOLINTNEXTLINE(concurrency-mt-unsafe): one thread (the timed-wait tests join theirs)
+        assert_int_equal(setenv(name, value, 1), 0);
+    } else {
+        // NOLINTNEXTLINE(concurrency-mt-unsafe): one thread (the timed-wait tests join theirs)
+        assert_int_equal(unsetenv(name), 0);
+    }
+}
+
 /* The default address: TK_ADDR, else under $XDG_RUNTIME_DIR (when it is
  * absolute), else under /tmp by uid; one that does not fit is refused. */
 static void test_default_address(void **state)
 {
     (void)state;
     char buf[256], want[64];
-    setenv("TK_ADDR", "tcp://127.0.0.1:7000", 1);
+    put_env("TK_ADDR", "tcp://127.0.0.1:7000");
     assert_int_equal(tkc_default_address(buf, sizeof buf), 0);
     assert_string_equal(buf, "tcp://127.0.0.1:7000");
     assert_int_equal(tkc_default_address(buf, 5), -ENAMETOOLONG);
-    setenv("TK_ADDR", "", 1);
-    setenv("XDG_RUNTIME_DIR", "/run/user/1000", 1);
+    put_env("TK_ADDR", "");
+    put_env("XDG_RUNTIME_DIR", "/run/user/1000");
     assert_int_equal(tkc_default_address(buf, sizeof buf), 0);
     assert_string_equal(buf, "ipc:///run/user/1000/tk/tkd.sock");
-    setenv("XDG_RUNTIME_DIR", "relative", 1);
+    put_env("XDG_RUNTIME_DIR", "relative");
     assert_int_equal(tkc_default_address(buf, sizeof buf), 0);
     snprintf(want, sizeof want, "ipc:///tmp/tk-%u/tkd.sock",
              (unsigned)geteuid());
     assert_string_equal(buf, want);
-    unsetenv("TK_ADDR");
-    unsetenv("XDG_RUNTIME_DIR");
+    put_env("TK_ADDR", NULL);
+    put_env("XDG_RUNTIME_DIR", NULL);
     assert_int_equal(tkc_default_address(buf, sizeof buf), 0);
     assert_string_equal(buf, want);
     assert_int_equal(tkc_default_address(buf, strlen(want)), -ENAMETOOLONG);
