@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The default address: the one tkd listens on and every client dials
  * unless told otherwise, so that both sides agree without a flag. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Base64 (RFC 4648, section 4, and with TKC_B64_URL section 5's alphabet
  * too): the JSON codec's bytes both ways, and search's reading of rg's
  * {"bytes": ...}. */

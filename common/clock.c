@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The monotonic clock and condition variables timed on it. */
 #include <errno.h>
 #include <time.h>

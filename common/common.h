@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * common — the base tkd and the C clients share (libtkclient, the JSON
  * codec, tkcall): helpers each side used to carry its own copy of, one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The error buffer every "char *err, size_t errlen" of tk's fills. */
 #include <stdarg.h>
 #include <stdio.h>

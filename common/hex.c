@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hex digits: a JSON \uXXXX escape's four (the JSON codec, search's
  * reader of rg --json). */
 #include "common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading a PEM file (a certificate, its key, a CA): tkd's listeners and
  * the clients' mutual TLS. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error texts with the POSIX strerror_r, the same on every system. With
  * _GNU_SOURCE, glibc declares its own strerror_r (it returns the text);
  * macOS has only the POSIX one (it fills the buffer and returns 0). The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wiping a secret so that the compiler keeps the stores. */
 #include <string.h>
 

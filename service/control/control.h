@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * control — the tk.v1.Control service: Ping, Cancel, CallState,
  * ListMethods, ListNodes, Stats.

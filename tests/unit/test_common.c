@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common/: what tkd and the clients share, each promise of common.h
  * checked directly, in the build's own choice where one differs between
  * systems (with -Dportable, every fallback). */
