@@ -56,7 +56,8 @@ void rpc_config_init(rpc_config *cfg)
     cfg->version = "unknown";
 }
 
-/* The Prometheus listener's bounds (main.c checks its flags the same). */
+/* The Prometheus listener's bounds (tkd_options.c checks its flags the
+ * same). */
 static int check_metrics_config(const rpc_config *cfg, char *err, size_t errlen)
 {
     if (cfg->metrics_max_connections == 0 ||

@@ -19,7 +19,7 @@
 /* Above tkd's shutdown bound, for a loaded machine: the bound adds up
  * tkd's own clocks, not the time it waits to be scheduled. */
 #define STOP_MARGIN_S 5u
-/* tkd's --shutdown-grace-ms, at most (main.c). */
+/* tkd's --shutdown-grace-ms, at most (tkd_options.c). */
 #define MAX_GRACE_MS 3600000ull
 
 static const char usage_text[] =

@@ -14,8 +14,9 @@ Only the boundary comment of a header, which is text, is read as text.
 
 Modules. A module is a folder:
   - service/NAME/ is tkd's module NAME; its public header is
-    service/NAME/NAME.h. service/main.c is tkd's entry point, no module:
-    it may include every module's public header and use no library.
+    service/NAME/NAME.h. service/main.c, with tkd_*.c and tkd_int.h
+    beside it, is tkd's entry point, no module: it may include every
+    module's public header and use no library.
   - client/lib/ is libtkclient; its public header is
     client/include/tk/client.h. client/json/ is the JSON codec; its public
     header is client/include/tk/json.h. Any other client/NAME/ with C files
@@ -495,7 +496,8 @@ def rule_boundary(t):
 
 
 def module_files(t):
-    """The files of tkd's and the client's modules, and service/main.c."""
+    """The files of tkd's and the client's modules, and tkd's entry point
+    (service/main.c and the files beside it)."""
     return [r for r in t.c_files("service") + t.c_files("client")
             if t.module_of(r) is not None or r.startswith("service/")]
 
