@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /* Inside fleet/: the one header that names libpq; nothing outside this
- * folder includes it. fleet.c (the heartbeat thread, the reading and
- * ListNodes' answer) over sql.c (the connection and the statements on
- * tk_nodes, each bounded). */
+ * folder includes it. fleet.c (the options checked, the fleet made,
+ * registered and freed) over heartbeat.c (the join, each heartbeat and the
+ * thread that beats, draining, leaving) and list_nodes.c (ListNodes'
+ * answer from the reading); fleet.c and heartbeat.c over sql.c (the
+ * connection and the statements on tk_nodes, each bounded). */
 #ifndef TK_SERVICE_FLEET_INT_H
 #define TK_SERVICE_FLEET_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <libpq-fe.h>
 
 #include "fleet.h"
+#include "port/port.h"
 #include "pq/pq.h"
 
 #define FLEET_MS ((int64_t)1000000) /* nanoseconds */
@@ -91,5 +96,48 @@ int fleet__pg_read(fleet_pg *pg, uint32_t ttl_ms, fleet_reading *out,
 /* Deletes the row of (node_id, instance). */
 int fleet__pg_delete(fleet_pg *pg, const char *node_id, const char *instance,
                      int64_t until_ns);
+
+struct fleet {
+    char *node_id, *address, *dsn, *version;
+    char *roots_literal; /* text[] */
+    char instance[33];   /* hex: this process's token */
+    uint32_t heartbeat_ms, ttl_ms;
+    fleet_pg pg;      /* the heartbeat thread's (fleet_join's before) */
+    port_event abort; /* set: stop waiting for the database */
+    pthread_t thread;
+    bool joined;         /* fleet_join claimed the row */
+    bool started;        /* the heartbeat thread runs */
+    fleet_reading shown; /* the thread's: the last reading it logged */
+    bool failing;        /* the thread's: the last beat failed */
+    char logged[512];    /* the thread's: the failure it logged last */
+    bool held;           /* the thread's: a claim of the row succeeded */
+    int64_t held_ns;     /* the thread's: when the last one did */
+
+    pthread_mutex_t mu; /* guards what follows */
+    pthread_cond_t cv;
+    bool stop;
+    bool draining;
+    bool drain_pending; /* a beat with draining set is wanted */
+    bool drain_ok;
+    fleet_reading reading;
+    bool have_reading;
+    int64_t read_ns;  /* monotonic, when reading was taken */
+    time_t read_wall; /* the same, by the wall clock */
+    int64_t start_ns; /* fleet_new, monotonic and wall */
+    time_t start_wall;
+    char error[512]; /* why the last beat failed; "" when it did not */
+    /* The row was taken from this running node (beat): it no longer
+     * advertises, and ListNodes answers MEMBERSHIP_STALE saying so. */
+    bool taken;
+    time_t taken_wall;
+};
+
+/* heartbeat.c: deletes the row (fleet_free, when no thread was started
+ * to leave the table). */
+void fleet__leave(fleet *f);
+/* heartbeat.c: rpc's stop hook, the row marked draining. */
+void fleet__drain(void *arg);
+/* list_nodes.c: ListNodes' answer (rpc_nodes_fn). */
+void fleet__list_nodes(void *arg, rpc_call *call, ProtobufCMessage *reply);
 
 #endif /* TK_SERVICE_FLEET_INT_H */
