@@ -270,4 +270,44 @@ int tkgit__parse_status(rpc_call *call, const char *out, size_t len,
 long tkgit__parse_numstat(rpc_call *call, const char *out, size_t len,
                           Tk__V1__GitDiffReply *reply);
 
+/* ---- oids.c: Log's walk's set of ids and its queue by date -------------- */
+
+/* The all-zero id marks a free slot: no object has it. */
+typedef struct tkgit_oidset {
+    git_oid *slots;
+    size_t cap, n;
+} tkgit_oidset;
+
+/* A commit waits as its id and date (40 bytes), not as the parsed commit
+ * (some 600): a wide frontier, an octopus merge's parents, costs little.
+ * It is looked up again when its turn comes, from libgit2's cache. */
+typedef struct tkgit_queued {
+    git_oid id;
+    int64_t time;
+    uint64_t seq;
+} tkgit_queued;
+
+typedef struct tkgit_queue {
+    tkgit_queued *items;
+    size_t n, cap;
+    uint64_t seq;
+} tkgit_queue;
+
+/* 1 when added, 0 when it was there, -1 out of memory. */
+int tkgit__oidset_add(tkgit_oidset *s, const git_oid *id);
+bool tkgit__oidset_has(const tkgit_oidset *s, const git_oid *id);
+void tkgit__oidset_free(tkgit_oidset *s);
+/* Queues c by its date: 0, or -1 out of memory. */
+int tkgit__queue_push(tkgit_queue *q, const git_commit *c);
+/* The id of the commit whose turn it is into *out; false when none waits. */
+bool tkgit__queue_pop(tkgit_queue *q, git_oid *out);
+void tkgit__queue_free(tkgit_queue *q);
+
+/* ---- message.c: a commit's message as git's %s and %b ------------------ */
+
+/* msg (NUL-terminated) into out->subject and out->body, allocated through
+ * call. */
+void tkgit__subject_body(rpc_call *call, const char *msg,
+                         Tk__V1__GitCommit *out);
+
 #endif /* TK_SERVICE_GIT_INT_H */

@@ -10,7 +10,10 @@
  *
  * What one Log may hold (DESIGN.md, "Bounds"): the reply, at most the
  * method's list ceiling of commits and bytes (tk/v1/git.proto), and the
- * walk's bookkeeping, for at most LOG_WALK_MAX commits. */
+ * walk's bookkeeping, for at most LOG_WALK_MAX commits.
+ *
+ * The walk's set of ids and its queue by date are oids.c's; a message's
+ * %s and %b, message.c's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,142 +32,6 @@
  * message, names and emails: its id and each parent's, in hex. */
 #define LOG_OID_BYTES (GIT_OID_HEXSZ + 1)
 
-/* ---- a set of object ids (open addressing) and a queue by date ---------- */
-
-/* The all-zero id marks a free slot: no object has it. */
-typedef struct oidset {
-    git_oid *slots;
-    size_t cap, n;
-} oidset;
-
-static size_t oid_hash(const git_oid *id)
-{
-    size_t h;
-    memcpy(&h, id->id, sizeof h);
-    return h;
-}
-
-static int oidset_grow(oidset *s);
-
-/* 1 when added, 0 when it was there, -1 out of memory. Grows at a load
- * of 3/4: linear probing stays short, and a slot is 20 bytes. */
-static int oidset_add(oidset *s, const git_oid *id)
-{
-    if ((s->n + 1) * 4 > s->cap * 3 && oidset_grow(s) != 0)
-        return -1;
-    size_t i = oid_hash(id) & (s->cap - 1);
-    while (!git_oid_is_zero(&s->slots[i])) {
-        if (git_oid_equal(&s->slots[i], id))
-            return 0;
-        i = (i + 1) & (s->cap - 1);
-    }
-    s->slots[i] = *id;
-    s->n++;
-    return 1;
-}
-
-static bool oidset_has(const oidset *s, const git_oid *id)
-{
-    if (s->cap == 0)
-        return false;
-    size_t i = oid_hash(id) & (s->cap - 1);
-    while (!git_oid_is_zero(&s->slots[i])) {
-        if (git_oid_equal(&s->slots[i], id))
-            return true;
-        i = (i + 1) & (s->cap - 1);
-    }
-    return false;
-}
-
-static int oidset_grow(oidset *s)
-{
-    oidset bigger = { 0 };
-    bigger.cap = s->cap == 0 ? 256 : s->cap * 2;
-    bigger.slots = calloc(bigger.cap, sizeof *bigger.slots);
-    if (bigger.slots == NULL)
-        return -1;
-    for (size_t i = 0; i < s->cap; i++)
-        if (!git_oid_is_zero(&s->slots[i]))
-            oidset_add(&bigger, &s->slots[i]);
-    free(s->slots);
-    *s = bigger;
-    return 0;
-}
-
-static void oidset_free(oidset *s)
-{
-    free(s->slots);
-}
-
-/* A commit waits as its id and date (40 bytes), not as the parsed commit
- * (some 600): a wide frontier, an octopus merge's parents, costs little.
- * It is looked up again when its turn comes, from libgit2's cache. */
-typedef struct queued {
-    git_oid id;
-    int64_t time;
-    uint64_t seq;
-} queued;
-
-typedef struct queue {
-    queued *items;
-    size_t n, cap;
-    uint64_t seq;
-} queue;
-
-/* a before b: newer first; of equal dates, the one queued first. */
-static bool before(const queued *a, const queued *b)
-{
-    return a->time > b->time || (a->time == b->time && a->seq < b->seq);
-}
-
-static void swap(queued *a, queued *b)
-{
-    queued t = *a;
-    *a = *b;
-    *b = t;
-}
-
-static int queue_push(queue *q, const git_commit *c)
-{
-    queued *items = tkc_grow(q->items, &q->cap, q->n + 1, sizeof *items, 64);
-    if (items == NULL)
-        return -1;
-    q->items = items;
-    size_t i = q->n++;
-    q->items[i] = (queued){ *git_commit_id(c), git_commit_time(c), q->seq++ };
-    while (i > 0 && before(&q->items[i], &q->items[(i - 1) / 2])) {
-        swap(&q->items[i], &q->items[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    return 0;
-}
-
-/* The id of the commit whose turn it is into *out; false when none waits. */
-static bool queue_pop(queue *q, git_oid *out)
-{
-    if (q->n == 0)
-        return false;
-    *out = q->items[0].id;
-    q->items[0] = q->items[--q->n];
-    for (size_t i = 0;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < q->n && before(&q->items[l], &q->items[m]))
-            m = l;
-        if (r < q->n && before(&q->items[r], &q->items[m]))
-            m = r;
-        if (m == i)
-            break;
-        swap(&q->items[i], &q->items[m]);
-        i = m;
-    }
-    return true;
-}
-
-static void queue_free(queue *q)
-{
-    free(q->items);
-}
-
 /* ---- the walk ----------------------------------------------------------- */
 
 typedef struct walk {
@@ -182,8 +49,8 @@ typedef struct walk {
     /* A bound stopped the walk before the end of history: the reply is
      * the newest commits, and partial. */
     bool cut;
-    queue q;
-    oidset seen, hidden;
+    tkgit_queue q;
+    tkgit_oidset seen, hidden;
     char **paths; /* NUL-terminated copies of in->paths */
 } walk;
 
@@ -208,20 +75,20 @@ static bool walk_full(const walk *w)
  * may visit no more is cut instead. */
 static int enqueue(walk *w, const git_oid *id)
 {
-    if (oidset_has(&w->seen, id))
+    if (tkgit__oidset_has(&w->seen, id))
         return 0;
     if (walk_full(w)) {
         w->cut = true;
         return 0;
     }
-    int added = oidset_add(&w->seen, id);
+    int added = tkgit__oidset_add(&w->seen, id);
     if (added <= 0)
         return added < 0 ? GIT_ERROR : 0;
     git_commit *c;
     int rv = git_commit_lookup(&c, w->repo, id);
     if (rv < 0)
         return rv;
-    rv = queue_push(&w->q, c) != 0 ? GIT_ERROR : 0;
+    rv = tkgit__queue_push(&w->q, c) != 0 ? GIT_ERROR : 0;
     git_commit_free(c);
     return rv;
 }
@@ -300,69 +167,6 @@ static Tk__V1__GitSignature *signature(rpc_call *call, const git_signature *s)
     return out;
 }
 
-/* Length of the line at p (with its '\n'), and whether it is blank. */
-static size_t one_line(const char *p, bool *blank, size_t *trimmed)
-{
-    size_t n = strcspn(p, "\n");
-    size_t t = n;
-    while (t > 0 && strchr(" \t\r\v\f", p[t - 1]) != NULL)
-        t--;
-    *blank = t == 0;
-    *trimmed = t;
-    return n + (p[n] == '\n');
-}
-
-static const char *skip_blank_lines(const char *p)
-{
-    bool blank;
-    size_t t, n;
-    while (*p != '\0' && (n = one_line(p, &blank, &t), blank))
-        p += n;
-    return p;
-}
-
-/* git's %s (the first paragraph, lines trimmed and joined by spaces) and
- * %b (the rest after the blank lines that follow it), from pretty.c. */
-static void subject_body(rpc_call *call, const char *msg,
-                         Tk__V1__GitCommit *out)
-{
-    const char *p = skip_blank_lines(msg);
-    /* The first paragraph's bytes bound the subject's (the lines' ends
-     * become single spaces), not the whole message's: one copy of a long
-     * body, not two. */
-    size_t cap = 1, len = 0;
-    for (const char *q = p;;) {
-        bool blank;
-        size_t t, n = one_line(q, &blank, &t);
-        if (n == 0 || blank)
-            break;
-        cap += n;
-        q += n;
-    }
-    char *subject = rpc_call_alloc(call, cap);
-    for (;;) {
-        bool blank;
-        size_t t, n = one_line(p, &blank, &t);
-        if (n == 0 || blank)
-            break;
-        if (len > 0)
-            subject[len++] = ' ';
-        memcpy(subject + len, p, t);
-        len += t;
-        p += n;
-    }
-    out->subject.data = (uint8_t *)subject;
-    out->subject.len = len;
-    p = skip_blank_lines(p);
-    out->body = rpc_call_bytes(call, p, strlen(p));
-}
-
-void tkgit__test_message(rpc_call *call, const char *message,
-                         Tk__V1__GitCommit *out)
-{
-    subject_body(call, message, out);
-}
-
 /* What c takes of the list's byte budget: its text, names and ids (the
  * message bounds its subject and body). */
 static size_t commit_bytes(git_commit *c)
@@ -400,7 +204,7 @@ static void add_commit(walk *w, git_commit *c)
     out->author = signature(call, git_commit_author(c));
     out->committer = signature(call, git_commit_committer(c));
     const char *raw = git_commit_message_raw(c);
-    subject_body(call, raw != NULL ? raw : "", out);
+    tkgit__subject_body(call, raw != NULL ? raw : "", out);
     w->out->commits = tkgit__grow(call, w->out->commits, w->out->n_commits,
                                   &w->out_cap, sizeof(Tk__V1__GitCommit *));
     w->out->commits[w->out->n_commits++] = out;
@@ -417,7 +221,7 @@ static int step(walk *w, git_commit *c)
     for (unsigned i = 0; i < n && rv == 0; i++) {
         const git_oid *pid = git_commit_parent_id(c, i);
         if ((follow < 0 || (unsigned)follow == i) &&
-            !oidset_has(&w->hidden, pid))
+            !tkgit__oidset_has(&w->hidden, pid))
             rv = enqueue(w, pid);
     }
     if (rv == 0 && show) {
@@ -439,7 +243,7 @@ static int run_walk(walk *w)
     git_oid id;
     int rv = 0;
     while (rv == 0 && !w->cut && w->out->n_commits < w->limit &&
-           queue_pop(&w->q, &id)) {
+           tkgit__queue_pop(&w->q, &id)) {
         if (rpc_call_cause(w->call) != RPC_CAUSE_NONE) {
             rpc_call_fail_stopped(w->call);
             return 0;
@@ -460,7 +264,7 @@ static int run_walk(walk *w)
 static int hide(walk *w, const git_oid *id, git_oid **stack, size_t *n,
                 size_t *cap)
 {
-    if (oidset_has(&w->hidden, id))
+    if (tkgit__oidset_has(&w->hidden, id))
         return 0;
     if (walk_full(w)) {
         rpc_call_fail(w->call, RPC_RESOURCE_EXHAUSTED, "LOG_WALK_LIMIT",
@@ -470,7 +274,7 @@ static int hide(walk *w, const git_oid *id, git_oid **stack, size_t *n,
         return TKGIT_EREPORTED;
     }
     git_oid *grown = tkc_grow(*stack, cap, *n + 1, sizeof **stack, 256);
-    if (grown == NULL || oidset_add(&w->hidden, id) < 0) {
+    if (grown == NULL || tkgit__oidset_add(&w->hidden, id) < 0) {
         if (grown != NULL)
             *stack = grown;
         return GIT_ERROR;
@@ -545,7 +349,7 @@ static int start(walk *w, const char *rev)
     if (rv == 0)
         rv = hide_ancestry(w, &id);
     if (rv == 0 && (rv = commit_of(&id, w, to)) == 0 &&
-        !oidset_has(&w->hidden, &id))
+        !tkgit__oidset_has(&w->hidden, &id))
         rv = enqueue(w, &id);
     return rv;
 }
@@ -596,8 +400,8 @@ void tkgit__log(void *svc, rpc_call *call, const ProtobufCMessage *request,
         tkgit__fail_libgit2(call, repo.repo, TKGIT_STEP_REV, rv, rev);
     else if (rv == 0 && (rv = run_walk(&w)) < 0)
         tkgit__fail_libgit2(call, repo.repo, TKGIT_STEP_WALK, rv, NULL);
-    queue_free(&w.q);
-    oidset_free(&w.seen);
-    oidset_free(&w.hidden);
+    tkgit__queue_free(&w.q);
+    tkgit__oidset_free(&w.seen);
+    tkgit__oidset_free(&w.hidden);
     tkgit__close(&repo);
 }

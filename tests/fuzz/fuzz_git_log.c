@@ -2,7 +2,7 @@
 /*
  * git_log: a commit message, any bytes up to the first NUL (as libgit2
  * hands it to Log), through Log's reading of it into subject and body
- * (service/git/log.c, tkgit__test_message), against a model of git's
+ * (service/git/message.c, tkgit__test_message), against a model of git's
  * %s and %b written here from git's pretty.c: skip blank lines; the
  * subject is the first paragraph's lines, each without trailing white
  * space, joined by one space; the body is what follows the blank lines
