@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Inside tkd's entry point: what service/main.c (the process's start-up
  * and shutdown), tkd_options.c (the command line) and tkd_usage.c (the
  * text of --help) share. No module: these files may include every

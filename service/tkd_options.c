@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tkd's command line: each option parsed and checked into the options
  * main.c starts tkd with, the fleet's options checked together, and tkd
  * install's check of the options a unit will start tkd with. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tkd --help: its text, apart from the parsing (tkd_options.c).
  * tools/gen-man.py makes tkd's man page from what --help prints. */
 #include "tkd_int.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The membership: one heartbeat thread refreshes this node's row and reads
  * the live table every heartbeat, and keeps that reading, with the
  * monotonic time it was taken, for ListNodes to answer from. What fails

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tk.v1.Control/ListNodes, answered inline from the heartbeat's last
  * reading (heartbeat.c), copied under the fleet's mutex: no call waits
  * for the database. */

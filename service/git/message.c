@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A commit's raw message as git's %s (the subject) and %b (the body),
  * the way git's pretty.c cuts them, into Log's reply (log.c). */
 #include <stdbool.h>

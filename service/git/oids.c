@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bookkeeping of Log's walk (log.c): a set of object ids, by open
  * addressing, and the queue of commits by date that the walk takes the
  * next one from. Out of memory is an answer, never an abort. */
