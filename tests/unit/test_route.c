@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The routing of a fleet's client (client/lib/client.c, through
+/* The routing of a fleet's client (client/lib/route.c, through
  * tk__test_route): which node each call goes to, and what a call that can
  * go nowhere is told. DESIGN.md "Scaling out", the table of calls. */
 #include <setjmp.h>

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Routing a call in a fleet (DESIGN.md "Scaling out"): which node of the
 table a call goes to, decided on the table alone, no sockets. Internal to
-tk.client; libtkclient's twin is route() in client/lib/client.c, and the
+tk.client; libtkclient's twin is tk__route() in client/lib/route.c, and the
 two decide alike.
 
     Git, Search        the node whose root is the longest prefix, by whole
