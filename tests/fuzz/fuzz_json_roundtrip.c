@@ -8,7 +8,7 @@
  *
  * Checked: every message protobuf-c accepts encodes; the encoding is JSON
  * that tk_json_decode accepts (unless the message nests deeper than the
- * decoder's bound, MAX_DEPTH in client/json/json.c); encode(decode(j)) is
+ * decoder's bound, MAX_DEPTH in client/json/json_int.h); encode(decode(j)) is
  * j again; and when the message carries no bytes the mapping cannot keep
  * (unknown fields, strings that are not UTF-8, a repeated map key), the
  * decoded message packs to the bytes the original packs to. (Nor a NaN
@@ -27,7 +27,7 @@
 #include "json_types.h"
 #include "common/common.h"
 
-/* The decoder refuses deeper input (client/json/json.c, MAX_DEPTH). */
+/* The decoder refuses deeper input (client/json/json_int.h, MAX_DEPTH). */
 #define DECODE_DEPTH 64
 
 typedef struct packed {
