@@ -9,6 +9,7 @@
 #include <tk/client.h>
 #include <tk/json.h>
 
+#include "tkcall.h"
 #include "tkcall_int.h"
 
 static const char *const scalar_names[] = {
@@ -243,4 +244,145 @@ void describe_service(FILE *out, const char *service)
                 d->kind == TK_METHOD_WRITE ? "WRITE" : "READ");
     }
     fprintf(out, "}\n");
+}
+
+/* ---- describe --------------------------------------------------------------
+ */
+
+/* "16 MiB": max_bytes as people read it. */
+static void format_bytes(char *buf, size_t len, uint32_t n)
+{
+    if (n % (1u << 20) == 0)
+        snprintf(buf, len, "%u MiB", (unsigned)(n >> 20));
+    else if (n % (1u << 10) == 0)
+        snprintf(buf, len, "%u KiB", (unsigned)(n >> 10));
+    else
+        snprintf(buf, len, "%u bytes", (unsigned)n);
+}
+
+/* The ceiling of the reply's list, as tkd serves it, with the limit's
+ * name as JSON spells it (what a tkcall user types). */
+static void print_list(const Tk__V1__ListSpec *l)
+{
+    printf("list      %s: ", l->field);
+    if (l->limit_field[0] != '\0') {
+        char name[64];
+        tk_json_field_name(name, sizeof name, l->limit_field);
+        printf("%u by default (%s 0), %u at most (a larger %s is served "
+               "as %u)",
+               (unsigned)l->default_items, name, (unsigned)l->max_items, name,
+               (unsigned)l->max_items);
+    } else {
+        printf("%u at most", (unsigned)l->max_items);
+    }
+    if (l->max_bytes != 0) {
+        char bytes[32];
+        format_bytes(bytes, sizeof bytes, l->max_bytes);
+        printf(", and %s of their paths and text", bytes);
+    }
+    printf("; a reply cut there is partial\n");
+}
+
+static void print_method_info(const Tk__V1__MethodInfo *info)
+{
+    char dflt[32], ceiling[32];
+    tkcall__format_ms(dflt, sizeof dflt, info->default_timeout_ms);
+    tkcall__format_ms(ceiling, sizeof ceiling, info->ceiling_ms);
+    const ProtobufCEnumValue *kind = protobuf_c_enum_descriptor_get_value(
+        &tk__v1__method_info__kind__descriptor, (int)info->kind);
+    printf("kind      %s\n", kind != NULL ? kind->name : "?");
+    printf("timeout   %s by default (timeout_ms 0), %s at most%s\n", dflt,
+           ceiling,
+           info->kind == TK__V1__METHOD_INFO__KIND__WRITE
+               ? " (a write's own timeout)"
+               : "");
+    if (info->list != NULL)
+        print_list(info->list);
+}
+
+static void print_schema(const char *type, int json_flags)
+{
+    const ProtobufCMessageDescriptor *d = tk_catalog_find_message(type);
+    printf("\n");
+    if (d != NULL)
+        describe_message(stdout, d, json_flags);
+    else
+        printf("(tkcall's catalog has no schema for %s)\n", type);
+}
+
+/* Prints what is known of a method: its types from the catalog or tkd, its
+ * kind and timeouts when tkd answers, its comment, then the request's and
+ * the reply's schemas. */
+static int describe_method(tkcall *t, const char *name)
+{
+    const tk_method_desc *local = tk_catalog_find_method(name);
+    Tk__V1__ListMethodsReply *list = NULL;
+    const Tk__V1__MethodInfo *info = NULL;
+    tk_status st = { 0 };
+    int code = tkcall__fetch_method_info(t, name, &list, &info, &st);
+    int rv = TKCALL_EXIT_OK;
+    if (local == NULL && code != TK_CODE_OK) {
+        rv = tkcall_report(&st);
+    } else if (local == NULL && info == NULL) {
+        rv = tkcall__unknown_method(t, name);
+    } else {
+        const char *req =
+            local != NULL ? local->request->name : info->request_type;
+        printf("method    %s\n", name);
+        printf("request   %s\n", req);
+        printf("reply     %s\n",
+               local != NULL ? local->reply->name : info->reply_type);
+        if (info != NULL)
+            print_method_info(info);
+        else
+            printf("kind      unknown: %s\n",
+                   code != TK_CODE_OK && st.message != NULL
+                       ? st.message
+                       : "tkd does not serve this method");
+        if (local != NULL) {
+            printf("\n");
+            describe_comment(stdout, name);
+        }
+        print_schema(req, t->out.json_flags);
+        print_schema(local != NULL ? local->reply->name : info->reply_type,
+                     t->out.json_flags);
+    }
+    tk_status_clear(&st);
+    if (list != NULL)
+        protobuf_c_message_free_unpacked(&list->base, NULL);
+    return rv;
+}
+
+int tkcall__cmd_describe(tkcall *t)
+{
+    if (t->n_args != 2)
+        return tkcall__usage_error(
+            "describe takes one name: a service, a method, a "
+            "message or an enum");
+    const char *typed = t->args[1];
+    namelist l = { 0 };
+    names_result r;
+    if (!names_add_catalog(&l, NAMES_METHODS | NAMES_SERVICES | NAMES_MESSAGES |
+                                   NAMES_ENUMS)) {
+        names_free(&l);
+        return tkcall__out_of_memory();
+    }
+    names_resolve(&r, typed, (const char *const *)l.v, l.n);
+    int rv = TKCALL_EXIT_OK;
+    const ProtobufCMessageDescriptor *m = tk_catalog_find_message(r.name);
+    const ProtobufCEnumDescriptor *e = tk_catalog_find_enum(r.name);
+    if (r.verdict == NAMES_NONE && strchr(typed, '/') != NULL)
+        rv = describe_method(t, typed[0] == '.' ? typed + 1 : typed);
+    else if (r.verdict != NAMES_FOUND)
+        rv = tkcall__no_match(t, "name", typed, &r);
+    else if (strchr(r.name, '/') != NULL)
+        rv = describe_method(t, r.name);
+    else if (m != NULL)
+        describe_message(stdout, m, t->out.json_flags);
+    else if (e != NULL)
+        describe_enum(stdout, e);
+    else
+        describe_service(stdout, r.name);
+    names_free(&l);
+    return rv;
 }

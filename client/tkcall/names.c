@@ -10,6 +10,7 @@
 
 #include <tk/client.h>
 
+#include "tkcall.h"
 #include "tkcall_int.h"
 
 /* Longer names are never typos of each other worth suggesting. */
@@ -216,4 +217,78 @@ void names_free(namelist *l)
         free(l->v[i]);
     free(l->v);
     *l = (namelist){ 0 };
+}
+
+/* ---- names as people type them ---------------------------------------------
+ */
+
+/* What matched nothing, or more than one name, said as a usage error. */
+int tkcall__no_match(const tkcall *t, const char *what, const char *typed,
+                     const names_result *r)
+{
+    if (r->verdict == NAMES_AMBIGUOUS)
+        return tkcall__usage_error(
+            "\"%s\" could be %s, %s%s: write more of the "
+            "name",
+            typed, r->name, r->other, r->n_matches > 2 ? " and more" : "");
+    if (r->name != NULL)
+        return tkcall__usage_error(
+            "unknown %s \"%s\"; did you mean %s? (`tkcall "
+            "list` shows the methods tkd serves)",
+            what, typed, r->name);
+    return tkcall__usage_error(
+        "unknown %s \"%s\": neither tkcall's catalog nor tkd "
+        "at %s knows it; `tkcall list` shows the methods tkd "
+        "serves",
+        what, typed, t->addr);
+}
+
+/* The commands of dispatch, for a hint when a word is neither. */
+static const char *const command_names[] = { "list", "describe" };
+
+/* The method typed names, in full in *out (to free): the catalog's, else
+ * one tkd serves. A name with a '/' that tkd cannot be asked about goes
+ * on as typed (the call then says why tkd did not answer). */
+int tkcall__find_method(tkcall *t, const char *typed, char **out)
+{
+    namelist l = { 0 };
+    names_result r;
+    Tk__V1__ListMethodsReply *list = NULL;
+    tk_status st = { 0 };
+    int rv = TKCALL_EXIT_OK;
+    if (!names_add_catalog(&l, NAMES_METHODS)) {
+        rv = tkcall__out_of_memory();
+        goto done;
+    }
+    names_resolve(&r, typed, (const char *const *)l.v, l.n);
+    if (r.verdict == NAMES_NONE) {
+        if (tkcall__list_methods(t, "", &list, &st) != TK_CODE_OK) {
+            if (strchr(typed, '/') != NULL) {
+                r = (names_result){ NAMES_FOUND, typed, NULL, 1 };
+            } else if (r.name == NULL) { /* nothing to say but why */
+                rv = tkcall_report(&st);
+                goto done;
+            }
+        } else if (!names_add_served(&l, list, NAMES_METHODS)) {
+            rv = tkcall__out_of_memory();
+            goto done;
+        } else {
+            names_resolve(&r, typed, (const char *const *)l.v, l.n);
+        }
+    }
+    names_result cmd;
+    names_resolve(&cmd, typed, command_names, 2);
+    if (r.verdict == NAMES_NONE && r.name == NULL && cmd.name != NULL)
+        rv = tkcall__usage_error("unknown command \"%s\"; did you mean %s?",
+                                 typed, cmd.name); /* "lsit" */
+    else if (r.verdict != NAMES_FOUND)
+        rv = tkcall__no_match(t, "method", typed, &r);
+    else if ((*out = strdup(r.name)) == NULL)
+        rv = tkcall__out_of_memory();
+done:
+    tk_status_clear(&st);
+    if (list != NULL)
+        protobuf_c_message_free_unpacked(&list->base, NULL);
+    names_free(&l);
+    return rv;
 }

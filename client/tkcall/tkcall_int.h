@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* tkcall's files among themselves: tkcall.c (the command line, calls,
- * list, describe) over output.c (what a call prints) over text.c (the
- * text forms of replies); describe.c prints schemas, names.c reads the
- * names people type, paths.c the paths. Internal to client/tkcall/. */
+/* tkcall's files among themselves, each above those it calls (tests/arch,
+ * rule circle): tkcall.c (main, the commands call and list) over args.c
+ * (the command line), describe.c (the command describe, and schemas
+ * printed), names.c (the names people type) and interrupt.c (Ctrl-C);
+ * those over calls.c (the client, a call, the methods tkd serves); all
+ * over output.c (what a call prints), text.c (the text forms of replies),
+ * usage.c (--help, usage errors) and paths.c (the paths of a request).
+ * Internal to client/tkcall/. */
 #ifndef TK_TKCALL_INT_H
 #define TK_TKCALL_INT_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <protobuf-c/protobuf-c.h>
@@ -142,5 +149,91 @@ void names_free(namelist *l);
  * inside it too, that holds a relative path, made absolute against cwd.
  * 0, or -1: out of memory, or a relative path and cwd NULL (unknown). */
 int paths_make_absolute(ProtobufCMessage *m, const char *cwd);
+
+/* ---- tkcall.c's state, shared by its files ----------------------------- */
+
+#define ADDR_MAX 1024
+
+/* Ctrl-C. The signal thread owns SIGINT; the first one during a call fires
+ * the call's cancel handle from a thread of its own, so that a second
+ * SIGINT is still taken while the Cancel is on the wire. That thread is
+ * detached (a second Ctrl-C exits without waiting for it) and posts
+ * canceller_done when it no longer touches the handle or the client. */
+typedef struct sigctl {
+    pthread_t thread;
+    bool started;
+    tk_cancel *cancel;
+    _Atomic bool in_call;
+    _Atomic bool quitting;
+    bool canceller_started; /* written by the signal thread alone */
+    /* The canceller's end, for sig_stop to wait on (a mutex and a
+     * condition: macOS has no unnamed semaphores). */
+    pthread_mutex_t done_mu;
+    pthread_cond_t done_cv;
+    bool canceller_done;
+} sigctl;
+
+typedef struct tkcall {
+    char addr[ADDR_MAX];
+    tk_client_opts tls; /* --cacert, --cert, --key over TK_TLS_* */
+    uint32_t timeout_ms;
+    const char *data;  /* -d, or NULL for {} */
+    tkcall_output out; /* -o, --color, -D */
+    bool verbose;      /* -v */
+    const char *node;  /* --node */
+    bool retry_reads;  /* --retry-reads */
+    char **args;       /* the words after the options */
+    int n_args;
+    tk_client *client; /* opened on first use */
+    /* Where call_method's reply is decoded (NULL: malloc): one arena a
+     * process, freed whole instead of message by message (a dense
+     * search's reply is tens of thousands of them). */
+    tk_arena *reply_arena;
+    sigctl sig;
+} tkcall;
+
+/* usage.c: --help's text; a usage error on stderr (returns 64); a note
+ * on stderr; durations as tkcall writes and reads them. */
+extern const char tkcall__usage_text[];
+int tkcall__usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+void tkcall__note(const char *text);
+void tkcall__format_ms(char *buf, size_t len, uint32_t ms);
+int tkcall__parse_duration(uint32_t *out_ms, const char *s);
+int tkcall__out_of_memory(void);
+
+/* interrupt.c: Ctrl-C (see sigctl). */
+void tkcall__block_signals(void);
+int tkcall__sig_start(sigctl *s);
+void tkcall__sig_stop(sigctl *s);
+
+/* calls.c: one call, the methods tkd serves, a method's request and reply
+ * types. */
+int tkcall__run_call(tkcall *t, const char *method,
+                     const ProtobufCMessage *request,
+                     const ProtobufCMessageDescriptor *reply_desc,
+                     ProtobufCMessage **reply, tk_status *st);
+int tkcall__list_methods(tkcall *t, const char *service,
+                         Tk__V1__ListMethodsReply **out, tk_status *st);
+int tkcall__fetch_method_info(tkcall *t, const char *method,
+                              Tk__V1__ListMethodsReply **list,
+                              const Tk__V1__MethodInfo **info, tk_status *st);
+int tkcall__unknown_method(const tkcall *t, const char *method);
+int tkcall__resolve_method(tkcall *t, const char *method,
+                           const ProtobufCMessageDescriptor **req,
+                           const ProtobufCMessageDescriptor **rep);
+
+/* names.c: a name that matched nothing, or more than one, as a usage
+ * error; the method typed names, in full in *out (to free). */
+int tkcall__no_match(const tkcall *t, const char *what, const char *typed,
+                     const names_result *r);
+int tkcall__find_method(tkcall *t, const char *typed, char **out);
+
+/* describe.c: tkcall describe NAME. */
+int tkcall__cmd_describe(tkcall *t);
+
+/* args.c: the command line into t; -1 to go on, else the exit status
+ * (--help, --version, a usage error). */
+int tkcall__parse_args(tkcall *t, int argc, char **argv);
 
 #endif /* TK_TKCALL_INT_H */
