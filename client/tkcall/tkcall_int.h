@@ -4,7 +4,8 @@
  * (the command line), describe.c (the command describe, and schemas
  * printed), names.c (the names people type) and interrupt.c (Ctrl-C);
  * those over calls.c (the client, a call, the methods tkd serves); all
- * over output.c (what a call prints), text.c (the text forms of replies),
+ * over output.c (what a call prints) over forms.c (which method has which
+ * text form) over text.c (the forms of Search and Git, painting), and
  * usage.c (--help, usage errors) and paths.c (the paths of a request).
  * Internal to client/tkcall/. */
 #ifndef TK_TKCALL_INT_H
@@ -95,6 +96,44 @@ bool tkcall_text_print(const tkcall_text *t, const char *method,
 /* The JSON name of the request field that bounds method's results
  * ("maxMatches"), or NULL. */
 const char *tkcall_limit_field(const char *method);
+
+/* ---- text.c's forms and painting, for forms.c ------------------------- */
+
+/* SGR colours, as rg and git use them by default. */
+#define SGR_PATH "35"    /* magenta: rg's paths */
+#define SGR_NUMBER "32"  /* green: rg's line and column numbers */
+#define SGR_MATCH "1;31" /* bold red: rg's matches */
+#define SGR_OID "33"     /* yellow: git log's commit ids */
+#define SGR_META "1"     /* bold: a diff's headers */
+#define SGR_FRAG "36"    /* cyan: a diff's @@ lines */
+#define SGR_NEW "32"     /* green: added lines, staged changes, a branch */
+#define SGR_OLD "31"     /* red: deleted lines, unstaged, an upstream */
+
+typedef void (*render_fn)(const tkcall_text *t, const ProtobufCMessage *req,
+                          const ProtobufCMessage *rep);
+
+void tkcall__puts_raw(const tkcall_text *t, const char *s);
+void tkcall__paint_s(const tkcall_text *t, const char *sgr, const char *s);
+void tkcall__render_search(const tkcall_text *t, const ProtobufCMessage *req,
+                           const ProtobufCMessage *rep);
+void tkcall__render_grep(const tkcall_text *t, const ProtobufCMessage *req,
+                         const ProtobufCMessage *rep);
+void tkcall__render_log(const tkcall_text *t, const ProtobufCMessage *req,
+                        const ProtobufCMessage *rep);
+void tkcall__render_status(const tkcall_text *t, const ProtobufCMessage *req,
+                           const ProtobufCMessage *rep);
+void tkcall__render_diff(const tkcall_text *t, const ProtobufCMessage *req,
+                         const ProtobufCMessage *rep);
+void tkcall__render_revparse(const tkcall_text *t, const ProtobufCMessage *req,
+                             const ProtobufCMessage *rep);
+void tkcall__render_commit(const tkcall_text *t, const ProtobufCMessage *req,
+                           const ProtobufCMessage *rep);
+void tkcall__render_checkout(const tkcall_text *t, const ProtobufCMessage *req,
+                             const ProtobufCMessage *rep);
+void tkcall__render_worktree(const tkcall_text *t, const ProtobufCMessage *req,
+                             const ProtobufCMessage *rep);
+void tkcall__render_nothing(const tkcall_text *t, const ProtobufCMessage *req,
+                            const ProtobufCMessage *rep);
 
 /* describe.c: a message or an enum as a .proto would declare it; a bytes
  * field says how it is typed under json_flags (TK_JSON_BYTES_TEXT). */

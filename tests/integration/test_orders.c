@@ -1565,7 +1565,7 @@ static void test_tkd_connects_on_first_call(void **state)
     PQfinish(watch);
 }
 
-/* tkcall's text form of each Orders method (client/tkcall/text.c): a line
+/* tkcall's text form of each Orders method (client/tkcall/forms.c): a line
  * an order, against a tkd with a real database. Returns tkcall's stdout
  * for method and request (free it); it must exit 0. */
 static char *tkcall_text(const ts_fx_daemon *d, const char *method,
