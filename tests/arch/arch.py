@@ -110,6 +110,9 @@ Rules (the name before the colon is the one the allowlist uses):
   circle: the files of one module do not call each other in a circle
     (a.c calls b.c, which calls a.c, directly or through others): each
     file stands above the files it uses.
+  lines: no C file (.c, .h) under client/ is over 600 lines, none under
+    service/ over 550 (LINE_CAPS): one concern a file, and no room of the
+    client bigger than the service side's. No file is let through.
 
 Known exceptions live in tests/arch/allowlist, one a line,
 `RULE SUBJECT -- REASON`, where SUBJECT is what the rule's message puts in
@@ -182,6 +185,9 @@ COMMON_NOT = re.compile(r"(^|/)(nng/|git2\.h$|git2/|libpq-fe\.h$|libpq/|"
 C_STANDARD = re.compile(r"/(stddef|stdint|stdbool|stdarg|stdio|time|"
                         r"sys/types|bits/[a-z0-9_-]+|"
                         r"bits/types/[a-z0-9_]+)\.h$")
+
+# The most lines a C file of each top folder may have (rule lines).
+LINE_CAPS = (("client", 600), ("service", 550))
 
 REF_KINDS = {ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.TYPE_REF,
              ci.CursorKind.MEMBER_REF_EXPR, ci.CursorKind.MACRO_INSTANTIATION,
@@ -1048,6 +1054,22 @@ def rule_circle(t):
                    "each file calls only files beneath it")
 
 
+def line_count(path):
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
+
+
+def rule_lines(t):
+    for top, cap in LINE_CAPS:
+        for rel in t.c_files(top):
+            n = line_count(os.path.join(t.root, rel))
+            if n > cap:
+                t.fail("lines", f"{rel}:{cap + 1}", rel,
+                       f"{n} lines, over the {cap} a C file of {top}/ may "
+                       "have: split it along its sections, each file "
+                       "above those it calls")
+
+
 def layout_block(path):
     """[(line number, line)] of the first fenced block after "## Layout",
     or None."""
@@ -1204,7 +1226,7 @@ def readme_layout(t, named):
 RULES = (rule_boundary, rule_library_and_process, rule_bridge,
          rule_signature, rule_include, rule_share, rule_gen_table,
          rule_gen_include, rule_public_header, rule_print, rule_seam,
-         rule_circle, rule_layout)
+         rule_circle, rule_lines, rule_layout)
 
 
 def read_allowlist(path):
