@@ -35,9 +35,9 @@
  * tree is mapped onto a message allocated with malloc, in a state that
  * protobuf_c_message_free_unpacked can free at every step.
  *
- * Beyond the mapping of proto/: map<K,V> fields are recognised by the shape
- * protoc gives their entry message (fields key = 1 and value = 2, named
- * <FieldName>Entry, nested in the parent) and mapped to JSON objects.
+ * Beyond the mapping of proto/: map<K,V> fields (tk_json_is_map: tk's
+ * catalog says which, for its messages; protoc's shape of the entry, for
+ * others) are mapped to JSON objects.
  * protobuf-c 1.4.1 descriptors carry no json_name option and no oneof
  * names; well-known types (Timestamp, Duration, wrappers, Any, Struct) are
  * mapped as ordinary messages, not with their special JSON forms.
@@ -61,10 +61,11 @@ JSON__HIDDEN extern const char *const json__type_names[];
 
 JSON__HIDDEN size_t json__to_camel(char *buf, size_t len, const char *name,
                                    bool upper_first);
-JSON__HIDDEN const ProtobufCFieldDescriptor *
-json__find_field(const ProtobufCMessageDescriptor *desc, const char *key);
+/* tk_json_is_map, for a field at hand. */
 JSON__HIDDEN bool json__is_map(const ProtobufCMessageDescriptor *parent,
                                const ProtobufCFieldDescriptor *f);
+JSON__HIDDEN const ProtobufCFieldDescriptor *
+json__find_field(const ProtobufCMessageDescriptor *desc, const char *key);
 JSON__HIDDEN size_t json__elem_size(ProtobufCType t);
 JSON__HIDDEN void json__mark_present(ProtobufCMessage *m,
                                      const ProtobufCFieldDescriptor *f);

@@ -3,8 +3,10 @@
  * C facts of a field (its element's size, whether it is held by pointer,
  * its presence flag, its repeated array).
  *
- * Owns: tk_json_field_name and the descriptor questions of json_int.h.
- * May call: protobuf-c's descriptors, libc.
+ * Owns: tk_json_field_name, tk_json_is_map and the descriptor questions
+ * of json_int.h.
+ * May call: protobuf-c's descriptors, libtkclient's catalog (which fields
+ * of tk's messages are maps), libc.
  * Must never: read or write JSON text (json_text.c). */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -107,19 +109,20 @@ json__find_field(const ProtobufCMessageDescriptor *desc, const char *key)
     return NULL;
 }
 
-/* A map<K,V> field: protoc's synthetic entry message, recognised by shape
- * since protobuf-c keeps no map_entry option. */
-bool json__is_map(const ProtobufCMessageDescriptor *parent,
-                  const ProtobufCFieldDescriptor *f)
+/* Whether entry is what the codec writes a map's entry from: key = 1 and
+ * value = 2, nothing else. */
+static bool entry_shaped(const ProtobufCMessageDescriptor *e)
 {
-    if (f->label != PROTOBUF_C_LABEL_REPEATED ||
-        f->type != PROTOBUF_C_TYPE_MESSAGE)
-        return false;
-    const ProtobufCMessageDescriptor *e = f->descriptor;
-    if (e->n_fields != 2 || e->fields[0].id != 1 || e->fields[1].id != 2 ||
-        strcmp(e->fields[0].name, "key") != 0 ||
-        strcmp(e->fields[1].name, "value") != 0)
-        return false;
+    return e->n_fields == 2 && e->fields[0].id == 1 && e->fields[1].id == 2 &&
+           strcmp(e->fields[0].name, "key") == 0 &&
+           strcmp(e->fields[1].name, "value") == 0;
+}
+
+/* protoc's entry of a map field f of parent: <FieldName>Entry, nested. */
+static bool named_as_entry(const ProtobufCMessageDescriptor *parent,
+                           const ProtobufCFieldDescriptor *f,
+                           const ProtobufCMessageDescriptor *e)
+{
     size_t pl = strlen(parent->name);
     if (strncmp(e->name, parent->name, pl) != 0 || e->name[pl] != '.')
         return false;
@@ -127,6 +130,33 @@ bool json__is_map(const ProtobufCMessageDescriptor *parent,
     size_t sl = strlen(short_name);
     return sl > 5 && strcmp(short_name + sl - 5, "Entry") == 0 &&
            camel_eq(f->name, true, short_name, sl - 5);
+}
+
+/* The catalog is asked only of fields whose entry is map-shaped: the
+ * repeated messages of a large reply (a search's matches) are not, and
+ * cost no lookup. */
+bool json__is_map(const ProtobufCMessageDescriptor *parent,
+                  const ProtobufCFieldDescriptor *f)
+{
+    if (f->label != PROTOBUF_C_LABEL_REPEATED ||
+        f->type != PROTOBUF_C_TYPE_MESSAGE || !entry_shaped(f->descriptor))
+        return false;
+    const tk_field_note *note = tk_catalog_find_field(parent->name, f->name);
+    if (note != NULL)
+        return note->map;
+    if (tk_catalog_find_message(parent->name) != NULL)
+        return false; /* tk's message, and the catalog says no map */
+    return named_as_entry(parent, f, f->descriptor);
+}
+
+bool tk_json_is_map(const ProtobufCMessageDescriptor *message,
+                    const char *field)
+{
+    if (message == NULL || field == NULL)
+        return false;
+    const ProtobufCFieldDescriptor *f =
+        protobuf_c_message_descriptor_get_field_by_name(message, field);
+    return f != NULL && json__is_map(message, f);
 }
 
 size_t json__elem_size(ProtobufCType t)

@@ -69,15 +69,6 @@ static const char *type_name(const ProtobufCFieldDescriptor *f,
     return scalar_names[f->type];
 }
 
-/* A map<K, V>: to protobuf-c a repeated KEntry { K key = 1; V value = 2; }. */
-static bool is_map(const ProtobufCMessageDescriptor *m,
-                   const ProtobufCFieldDescriptor *f)
-{
-    const tk_field_note *note = tk_catalog_find_field(m->name, f->name);
-    return note != NULL && note->map && f->type == PROTOBUF_C_TYPE_MESSAGE &&
-           ((const ProtobufCMessageDescriptor *)f->descriptor)->n_fields == 2;
-}
-
 /* How a bytes field is typed, in the mode of tkcall's codec flags. */
 static const char *bytes_form(int json_flags)
 {
@@ -128,7 +119,7 @@ static void print_field(FILE *out, const ProtobufCMessageDescriptor *m,
                             : "";
     print_member_comment(out, m->name, f->name, indent);
     const ProtobufCMessageDescriptor *entry = f->descriptor;
-    if (is_map(m, f))
+    if (tk_json_is_map(m, f->name))
         fprintf(out, "%smap<%s, %s> %s = %u;", indent,
                 type_name(&entry->fields[0], m->name),
                 type_name(&entry->fields[1], m->name), f->name, f->id);

@@ -933,6 +933,63 @@ static void test_threads(void **state)
         pthread_join(t[i], NULL);
 }
 
+/* Whether a field is a map is tk's catalog's answer for the messages it
+ * knows (tk_json_is_map, which tkcall describe asks too), not a guess from
+ * the entry's shape: a field of such a message that is shaped like a map
+ * but not declared one is a repeated message, an array. LooksLikeMap's
+ * descriptors, renamed into a message of the catalog, stand for one. */
+static void test_map_is_the_catalogs(void **state)
+{
+    (void)state;
+    const ProtobufCMessageDescriptor *own =
+        &tk__jsontest__looks_like_map__descriptor;
+    ProtobufCMessageDescriptor entry =
+        tk__jsontest__looks_like_map__pairs_entry__descriptor;
+    entry.name = "tk.v1.SearchRequest.PairsEntry";
+    ProtobufCFieldDescriptor field = own->fields[0];
+    field.descriptor = &entry;
+    ProtobufCMessageDescriptor renamed = *own;
+    renamed.name = "tk.v1.SearchRequest";
+    renamed.fields = &field;
+    assert_non_null(tk_catalog_find_message(renamed.name));
+    assert_null(tk_catalog_find_field(renamed.name, "pairs"));
+
+    Tk__Jsontest__LooksLikeMap__PairsEntry pair =
+        TK__JSONTEST__LOOKS_LIKE_MAP__PAIRS_ENTRY__INIT;
+    pair.key = "a";
+    pair.value = "b";
+    Tk__Jsontest__LooksLikeMap__PairsEntry *pairs[] = { &pair };
+    Tk__Jsontest__LooksLikeMap m = TK__JSONTEST__LOOKS_LIKE_MAP__INIT;
+    m.n_pairs = 1;
+    m.pairs = pairs;
+    /* Unknown to the catalog: protoc's shape, a map. */
+    char *j = tk_json_encode(&m.base, 0);
+    assert_string_equal(j, "{\"pairs\":{\"a\":\"b\"}}");
+    free(j);
+    /* A message of the catalog, which declares no map there: an array. */
+    m.base.descriptor = &renamed;
+    j = tk_json_encode(&m.base, 0);
+    assert_string_equal(j, "{\"pairs\":[{\"key\":\"a\",\"value\":\"b\"}]}");
+    free(j);
+    assert_false(tk_json_is_map(&renamed, "pairs"));
+    assert_true(tk_json_is_map(own, "pairs"));
+    assert_false(tk_json_is_map(own, "nothing"));
+    /* Over the whole catalog, the codec's maps are the catalog's: one
+     * answer, the one tkcall describe prints (ServiceSpec.env among them). */
+    size_t maps = 0;
+    for (size_t i = 0; i < tk_catalog_message_count(); i++) {
+        const ProtobufCMessageDescriptor *d = tk_catalog_message(i);
+        for (unsigned k = 0; k < d->n_fields; k++) {
+            const tk_field_note *note =
+                tk_catalog_find_field(d->name, d->fields[k].name);
+            bool declared = note != NULL && note->map;
+            assert_int_equal(tk_json_is_map(d, d->fields[k].name), declared);
+            maps += declared;
+        }
+    }
+    assert_true(maps >= 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -958,6 +1015,7 @@ int main(void)
         cmocka_unit_test(test_oneof),
         cmocka_unit_test(test_maps),
         cmocka_unit_test(test_map_key_twice),
+        cmocka_unit_test(test_map_is_the_catalogs),
         cmocka_unit_test(test_proto2),
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_string_literal),

@@ -8,9 +8,10 @@
  * proto name and lowerCamelCase accepted on input; 64-bit integers as
  * strings; bytes as base64, or as text with TK_JSON_BYTES_TEXT; enums by
  * name; default values omitted on output). May call: protobuf-c, json-c
- * (parsing only). Must never: print, accept an unknown field silently,
- * reinterpret what was typed (text as base64 in text mode), or produce a
- * message that protobuf_c_message_free_unpacked cannot free.
+ * (parsing only), libtkclient's catalog (which fields are maps).
+ * Must never: print, accept an unknown field silently, reinterpret what
+ * was typed (text as base64 in text mode), or produce a message that
+ * protobuf_c_message_free_unpacked cannot free.
  *
  * Bytes fields (git's paths, branch names, patches, search lines) have two
  * forms. The proto3 JSON mapping (flags without TK_JSON_BYTES_TEXT) writes
@@ -30,6 +31,7 @@
 #ifndef TK_JSON_H
 #define TK_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <protobuf-c/protobuf-c.h>
@@ -89,6 +91,15 @@ char *tk_json_string(const void *data, size_t len);
  * ("retry_after_ms" -> "retryAfterMs"), NUL-terminated in buf, cut at
  * len - 1. Returns the length of the whole name. */
 size_t tk_json_field_name(char *buf, size_t len, const char *proto_name);
+
+/* Whether the field of message whose proto name is field is a map<K, V>,
+ * a JSON object (protobuf-c keeps no map_entry option: to it a map is a
+ * repeated KEntry of key = 1 and value = 2). For a message of tk's
+ * catalog, the catalog's answer (tk_catalog_find_field's map), the one
+ * tkcall describe prints too; for any other, protoc's shape of the entry
+ * (named <Field>Entry, nested in message). False for no such field. */
+bool tk_json_is_map(const ProtobufCMessageDescriptor *message,
+                    const char *field);
 
 #ifdef __cplusplus
 }
