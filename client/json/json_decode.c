@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The JSON codec's decoder, its third pass: json-c's tree (json_scan.c
  * built it) mapped onto a message allocated with malloc, in a state that
  * protobuf_c_message_free_unpacked can free at every step.

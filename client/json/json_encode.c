@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The JSON codec's encoder: a message to the proto3 JSON mapping
  * (tk_json_encode), and a string quoted as JSON (tk_json_string).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the files of the JSON codec (client/json/) share; none of it is
  * exported (JSON__HIDDEN). The codec's design is below.
  *

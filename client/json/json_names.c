@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The JSON codec's names: protoc's lowerCamelCase of a field's name, a
  * field found by either name, a map field told, a map key's text, and the
  * C facts of a field (its element's size, whether it is held by pointer,

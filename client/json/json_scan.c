@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The JSON codec's first two passes of decoding: the strict RFC 8259
  * scan of the text (which records every number's literal) and json-c's
  * tree with those literals hung on its numbers; with the errors and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The JSON codec's text: base64 decoding, number literals read exactly,
  * the output buffer (jbuf) with its quoting, and the C locale numbers are
  * read and written in.

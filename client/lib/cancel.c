@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libtkclient's cancellation handles (tk_cancel): made, freed, and
  * fired, which sends tk.v1.Control/Cancel for the call the handle is bound
  * to (wait.c binds it).

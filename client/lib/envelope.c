@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libtkclient's envelope: a call's request as tkd reads it
  * (tk.v1.Request), and the reply's envelope (tk.v1.Reply) read back into a
  * status and a payload.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libtkclient's nodes: a tkd the client calls, its REQ socket and its
  * pool of channels (client_int.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libtkclient's routing in a fleet: which node of the table a method
  * goes to (round robin, the node whose roots hold the path, the node the
  * caller names), and the test seam that routes on a table of its own.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libtkclient's statuses: the names of codes and causes, and the
  * statuses the client makes itself or copies from a reply.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libtkclient's table of a fleet's nodes: tk.v1.Control/ListNodes read,
  * installed (its nodes kept where the table keeps them), and read again
  * when its time to live is up or a node is marked down.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libtkclient's wait: one call on one node, sent on a channel and waited
  * for with a bound, tkd asked about a reply late past the deadline
  * (CallState), and the node of a fleet probed while the call waits.

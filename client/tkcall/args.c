@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tkcall's command line: the options (getopt_long), the address they
  * name, -o and --color, into the tkcall of tkcall_int.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tkcall's calls: the client opened on first use, one call run with the
  * cancel handle of Ctrl-C bound to it, and the questions tkcall asks tkd
  * about its methods (ListMethods).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The text forms of replies, continued: Orders' and Control's (a line an
  * order, a node, a metric), and the table of every method's form with the
  * request field that bounds its results (tkcall_text_print,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tkcall's Ctrl-C: the signal thread owns SIGINT; the first one during a
  * call fires the call's cancel handle (tk_cancel_fire) from a thread of
  * its own, a second one, or one outside a call, exits 130.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What tkcall says to people about how it is used: --help's text, usage
  * errors (exit 64), notes on stderr, and durations as people type and read
  * them.
