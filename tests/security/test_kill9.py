@@ -125,8 +125,14 @@ class Kill9(unittest.TestCase):
         os.makedirs(fake)
         with open(os.path.join(fake, "git"), "w") as f:
             # A git that starts a program of its own, says both pids, and
-            # waits for it (the child waits for ever).
-            f.write("#!/bin/sh\nsleep 1000 &\necho \"$$ $!\" > '%s'\n"
+            # waits for it (the child waits for ever). First it writes 1 MiB
+            # to stderr, more than the pipe holds, so that it says the pids
+            # only once tkd reads its pipes, which tkd does after telling
+            # the guard of the group (proc/run.c): a kill -9 before that
+            # falls in the gap proc/guard.c names (spawned, not yet told),
+            # which a loaded machine once hit.
+            f.write("#!/bin/sh\nhead -c 1048576 /dev/zero >&2\n"
+                    "sleep 1000 &\necho \"$$ $!\" > '%s'\n"
                     "wait\n" % self.fifo)
         os.chmod(os.path.join(fake, "git"), 0o755)
         tkd, client = self.start(fake)
