@@ -10,6 +10,7 @@
 
 #include <tk/client.h>
 
+#include "common/common.h"
 #include "tkcall.h"
 #include "tkcall_int.h"
 
@@ -148,14 +149,10 @@ static bool add_copy(namelist *l, const char *name, size_t len)
     for (size_t i = 0; i < l->n; i++)
         if (strncmp(l->v[i], name, len) == 0 && l->v[i][len] == '\0')
             return true;
-    if (l->n == l->cap) {
-        size_t cap = l->cap == 0 ? 64 : l->cap * 2;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (v == NULL)
-            return false;
-        l->v = v;
-        l->cap = cap;
-    }
+    char **v = tkc_grow(l->v, &l->cap, l->n + 1, sizeof *v, 64);
+    if (v == NULL)
+        return false;
+    l->v = v;
     char *copy = strndup(name, len);
     if (copy == NULL)
         return false;

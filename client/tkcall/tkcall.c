@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <tk/client.h>
@@ -35,29 +34,26 @@
 
 static int read_all(FILE *f, char **out, size_t *len)
 {
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (ferror(f) || n > MAX_REQUEST_BYTES) {
-            free(buf);
-            return ferror(f) ? -EIO : -EFBIG;
+    tkc_buf b = { 0 };
+    char chunk[4096];
+    for (;;) {
+        size_t n = fread(chunk, 1, sizeof chunk, f);
+        int rv = ferror(f) ? -EIO : b.len + n > MAX_REQUEST_BYTES ? -EFBIG : 0;
+        if (rv == 0 && tkc_buf_append(&b, chunk, n) != 0)
+            rv = -ENOMEM;
+        if (rv == 0 && feof(f) && tkc_buf_reserve(&b, b.len) != 0)
+            rv = -ENOMEM;
+        if (rv != 0) {
+            tkc_buf_free(&b);
+            return rv;
         }
         if (feof(f)) {
-            buf[n] = '\0';
-            *out = buf;
-            *len = n;
+            b.data[b.len] = '\0';
+            *out = b.data;
+            *len = b.len;
             return 0;
         }
-        if (n + 1 == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (nb == NULL)
-                free(buf);
-            buf = nb;
-            cap *= 2;
-        }
     }
-    return -ENOMEM;
 }
 
 /* -d: literal JSON, @file or @- (stdin); none means {}. */
@@ -113,15 +109,12 @@ static int call_method(tkcall *t, const char *method,
     }
     tk_status st = { 0 };
     int rv;
-    struct timespec t0, t1;
     /* Out of memory: the reply is malloc'd, as without an arena. */
     if (tk_arena_new(&t->reply_arena, 0) != TK_OK)
         t->reply_arena = NULL;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t t0 = tkc_mono_ns();
     if (tkcall__run_call(t, method, req, rep_desc, &reply, &st) == TK_CODE_OK) {
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        long long ms = (t1.tv_sec - t0.tv_sec) * 1000LL +
-                       (t1.tv_nsec - t0.tv_nsec) / 1000000;
+        long long ms = (long long)((tkc_mono_ns() - t0) / 1000000);
         /* The deadline passed while the write ran: say it completed. */
         if (st.write_completed && t->timeout_ms != 0 && ms > t->timeout_ms)
             tkcall_print_status(&st);
