@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """tk.Client: calls to tkd over one NNG REQ socket, at most once each.
 
-Mirrors libtkclient (client/lib/client.c): call ids unique per connection,
+Mirrors libtkclient (client/lib/): call ids unique per connection,
 the deadline sent in the envelope (timeout_ms), NNG's REQ resend disabled,
 a client that, when no reply has come 250 ms past the deadline, asks tkd
 where the call stands (tk.v1.Control/CallState) and waits on while tkd says
