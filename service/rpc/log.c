@@ -24,7 +24,7 @@
 
 #include "rpc_int.h"
 
-#define LOG_LINE 1024
+#define LOG_LINE RPC_LOG_LINE
 #define LOG_QUEUE 256u
 
 static struct {
@@ -230,17 +230,23 @@ bool rpc_log_enabled(rpc_log_level level)
 
 /* Appends to a line of size bytes, at *n; what does not fit is cut (the
  * newline always has its byte: size is the line's size less one). */
-__attribute__((format(printf, 4, 5))) static void
-put(char *line, size_t size, size_t *n, const char *fmt, ...)
+__attribute__((format(printf, 4, 0))) static void
+vput(char *line, size_t size, size_t *n, const char *fmt, va_list ap)
 {
     if (*n >= size)
         return;
-    va_list ap;
-    va_start(ap, fmt);
     int k = vsnprintf(line + *n, size - *n, fmt, ap);
-    va_end(ap);
     if (k > 0)
         *n += (size_t)k < size - *n ? (size_t)k : size - 1 - *n;
+}
+
+__attribute__((format(printf, 4, 5))) static void
+put(char *line, size_t size, size_t *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vput(line, size, n, fmt, ap);
+    va_end(ap);
 }
 
 /* Appends s as a JSON string: quotes, backslashes and control characters
@@ -359,52 +365,33 @@ void rpc_log(rpc_log_level level, const char *fmt, ...)
     va_end(ap);
 }
 
-void rpc_log__call(const rpc_call *call, int64_t elapsed_us)
+/* A line of fields of its own, as rpc_log writes a message: the same
+ * stamp, cut at the same size, queued the same way. */
+void rpc_log__line_begin(rpc_log_line *l, rpc_log_level level)
 {
-    if (!rpc_log_enabled(RPC_LOG_INFO))
-        return;
-    /* never the requested name: it is the peer's bytes */
-    const char *method = call->reg != NULL ? call->reg->method->name : "-";
-    const char *reason =
-        call->reason != NULL && call->reason[0] ? call->reason : "-";
-    if (atomic_load(&log_format) != RPC_LOG_JSON) {
-        rpc_log(RPC_LOG_INFO,
-                "call method=%s code=%s reason=%s elapsed_us=%lld cause=%s "
-                "conn=%u id=%llu",
-                method, rpc_code_name(call->code), reason,
-                (long long)elapsed_us, rpc_cause_name(call->end_cause),
-                (unsigned)call->peer.conn, (unsigned long long)call->id);
-        return;
-    }
-    char line[LOG_LINE];
-    const size_t size = sizeof line - 1;
-    size_t n = stamp(line, size, RPC_LOG_INFO);
-    put(line, size, &n, "\"event\":\"call\",\"method\":");
-    put_json_string(line, size, &n, method);
-    put(line, size, &n,
-        ",\"call_id\":%llu,\"peer\":{\"conn\":%u,\"uid\":%lld,\"pid\":%lld},"
-        "\"code\":\"%s\",\"reason\":",
-        (unsigned long long)call->id, (unsigned)call->peer.conn,
-        (long long)call->peer.uid, (long long)call->peer.pid,
-        rpc_code_name(call->code));
-    put_json_string(line, size, &n, call->reason != NULL ? call->reason : "");
-    put(line, size, &n, ",\"elapsed_us\":%lld,\"cause\":\"%s\"}",
-        (long long)elapsed_us, rpc_cause_name(call->end_cause));
-    line[n++] = '\n';
-    log_line(line, n);
+    l->len = stamp(l->text, sizeof l->text - 1, level);
 }
 
-/* The names are the proto's own: tk.v1.Status.Code, Cancellation.Cause. */
-const char *rpc_code_name(rpc_code code)
+void rpc_log__line_put(rpc_log_line *l, const char *fmt, ...)
 {
-    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-        &tk__v1__status__code__descriptor, (int)code);
-    return v != NULL ? v->name : "UNKNOWN";
+    va_list ap;
+    va_start(ap, fmt);
+    vput(l->text, sizeof l->text - 1, &l->len, fmt, ap);
+    va_end(ap);
 }
 
-const char *rpc_cause_name(rpc_cause cause)
+void rpc_log__line_string(rpc_log_line *l, const char *s)
 {
-    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-        &tk__v1__cancellation__cause__descriptor, (int)cause);
-    return v != NULL ? v->name : "NONE";
+    put_json_string(l->text, sizeof l->text - 1, &l->len, s);
+}
+
+void rpc_log__line_end(rpc_log_line *l)
+{
+    l->text[l->len++] = '\n';
+    log_line(l->text, l->len);
+}
+
+rpc_log_format rpc_log__format(void)
+{
+    return (rpc_log_format)atomic_load(&log_format);
 }

@@ -136,25 +136,3 @@ const rpc_hist *rpc__hist_of(rpc_histogram h)
 {
     return &hists[h];
 }
-
-void rpc__count_call(rpc_server *srv, const rpc_call *call, int64_t now,
-                     size_t reply_bytes)
-{
-    rpc_method_stats *ms = call->reg != NULL && call->reg->stats != NULL
-                               ? call->reg->stats
-                               : &srv->unmatched;
-    unsigned code =
-        (unsigned)call->code < RPC_N_CODES ? (unsigned)call->code : RPC_UNKNOWN;
-    atomic_fetch_add_explicit(&ms->calls[code], 1, memory_order_relaxed);
-    if (call->t_start != 0) {
-        rpc__hist_observe(&ms->queue, (call->t_start - call->t_recv) / 1000);
-        if (call->ran)
-            rpc__hist_observe(&ms->run, (now - call->t_start) / 1000);
-    }
-    unsigned cause = (unsigned)call->end_cause;
-    if (cause != RPC_CAUSE_NONE && cause < RPC_N_CAUSES)
-        atomic_fetch_add_explicit(&srv->ended_by_cause[cause], 1,
-                                  memory_order_relaxed);
-    atomic_fetch_add_explicit(&srv->bytes_out, reply_bytes,
-                              memory_order_relaxed);
-}

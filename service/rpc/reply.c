@@ -125,7 +125,7 @@ void rpc__finish(rpc_slot *s, const ProtobufCMessage *payload)
     nng_msg *msg = encode_reply(call, payload);
     int64_t now = rpc_now_ns();
     rpc__count_call(srv, call, now, msg != NULL ? nng_msg_len(msg) : 0);
-    rpc_log__call(call, (now - call->t_recv) / 1000);
+    rpc__log_call(call, (now - call->t_recv) / 1000);
     pthread_mutex_lock(&srv->reg_mu);
     if (msg != NULL && call->id != 0 &&
         (s->phase == PHASE_QUEUED || s->phase == PHASE_RUNNING)) {

@@ -425,10 +425,6 @@ uint32_t rpc__retry_after(rpc_server *srv);
 /* metrics.c: counting, for every file of rpc/. */
 void rpc__hist_observe(rpc_hist *h, int64_t us);
 uint64_t rpc__hist_count(const rpc_hist *h);
-/* A call's outcome counted: its code, cause, queue wait and run time, and
- * the bytes of its reply (rpc__finish). */
-void rpc__count_call(rpc_server *srv, const rpc_call *call, int64_t now,
-                     size_t reply_bytes);
 /* The process-wide metrics, for stats.c. */
 typedef enum rpc_metric_type {
     RPC_METRIC_COUNTER,
@@ -498,12 +494,36 @@ void rpc__mh_answer(rpc_mh_conn *c, const char *status, const char *extra,
  * peer is gone. */
 bool rpc__mh_send(rpc_mh_conn *c);
 
-/* log.c: the one line per call. */
-void rpc_log__call(const rpc_call *call, int64_t elapsed_us);
+/* log.c */
 /* Waits, at most timeout_ms, until the queued log lines are written (before
  * an abort, which skips the flush at exit). */
 void rpc_log__flush(int timeout_ms);
 /* How long the log is flushed at exit, at most. */
 #define RPC_LOG_EXIT_FLUSH_MS 2000
+/* The format lines are written in now. */
+rpc_log_format rpc_log__format(void);
+/* A line built piece by piece, for one with fields of its own (a call's,
+ * in JSON): begun with the stamp of every line (the journal's priority,
+ * the time, the level), appended to with printf's formats and as JSON
+ * strings, cut where a line of rpc_log would be, and queued by _end. */
+#define RPC_LOG_LINE 1024
+typedef struct rpc_log_line {
+    char text[RPC_LOG_LINE];
+    size_t len;
+} rpc_log_line;
+void rpc_log__line_begin(rpc_log_line *l, rpc_log_level level);
+void rpc_log__line_put(rpc_log_line *l, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* s as a JSON string: quoted, escaped, a byte that is not UTF-8 as \xNN. */
+void rpc_log__line_string(rpc_log_line *l, const char *s);
+void rpc_log__line_end(rpc_log_line *l);
+
+/* outcome.c: a call's outcome, once final (rpc__finish). */
+/* Counted: its code, cause, queue wait and run time, and the bytes of its
+ * reply. */
+void rpc__count_call(rpc_server *srv, const rpc_call *call, int64_t now,
+                     size_t reply_bytes);
+/* Its one line in the log. */
+void rpc__log_call(const rpc_call *call, int64_t elapsed_us);
 
 #endif /* TK_SERVICE_RPC_INT_H */
