@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* UTF-8, as RFC 3629 has it: what tkd checks of the text it takes and
- * sends (rpc/), writes into a JSON log line (rpc/log.c) and a unit file
+ * sends (rpc/), writes into a JSON log line (obs/) and a unit file
  * (services/), and what the JSON codec reads and writes. */
 #include <string.h>
 

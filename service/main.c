@@ -149,18 +149,18 @@ static void daemon_free(tkd_daemon *d)
 static void log_serving(const tkd_daemon *d, const options *o)
 {
     for (size_t i = 0; rpc_server_bound_url(d->srv, i) != NULL; i++)
-        rpc_log(RPC_LOG_INFO,
+        obs_log(OBS_LOG_INFO,
                 "tkd %s listening on %s%s (%u connections at most)", TK_VERSION,
                 rpc_server_bound_url(d->srv, i),
                 i >= o->n_listen ? " (reads only)" : "",
                 rpc_server_listener_limit(d->srv, i));
     if (rpc_server_metrics_url(d->srv) != NULL)
-        rpc_log(RPC_LOG_INFO,
+        obs_log(OBS_LOG_INFO,
                 "metrics for Prometheus at %s (%u connections at most)",
                 rpc_server_metrics_url(d->srv),
                 rpc_server_metrics_limit(d->srv));
     for (size_t i = 0; i < roots_count(o->roots); i++)
-        rpc_log(RPC_LOG_INFO, "root %s", roots_get(o->roots, i));
+        obs_log(OBS_LOG_INFO, "root %s", roots_get(o->roots, i));
     rpc_fd_log_capacity(d->srv);
 }
 

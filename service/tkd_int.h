@@ -14,6 +14,7 @@
 
 #include "fleet/fleet.h"
 #include "orders/orders.h"
+#include "obs/obs.h"
 #include "roots/roots.h"
 #include "rpc/rpc.h"
 

@@ -54,7 +54,7 @@ static int add_root(options *o, const char *dir)
 
 static int set_log_level(const options *o, const char *name)
 {
-    int level = rpc_log_level_from_name(name);
+    int level = obs_log_level_from_name(name);
     if (level < 0) {
         fprintf(stderr,
                 "%s: --log-level is error, warn, info or debug, not \"%s\"\n",
@@ -62,20 +62,20 @@ static int set_log_level(const options *o, const char *name)
         return -1;
     }
     if (!o->install_check) /* tkd install's own level stays */
-        rpc_log_set_level((rpc_log_level)level);
+        obs_log_set_level((obs_log_level)level);
     return 0;
 }
 
 static int set_log_format(const options *o, const char *name)
 {
-    int format = rpc_log_format_from_name(name);
+    int format = obs_log_format_from_name(name);
     if (format < 0) {
         fprintf(stderr, "%s: --log-format is text or json, not \"%s\"\n",
                 o->who, name);
         return -1;
     }
     if (!o->install_check) /* tkd install's own lines stay text */
-        rpc_log_set_format((rpc_log_format)format);
+        obs_log_set_format((obs_log_format)format);
     return 0;
 }
 

@@ -10,7 +10,7 @@
  * table every heartbeat, and tk.v1.Control/ListNodes' answer from that
  * reading.
  * May use: libpq (its own connection, never Orders' pool), roots/, rpc.h
- * (the ListNodes hook, the stop hook, the log), port/, libc.
+ * (the ListNodes hook, the stop hook), obs/ (the log), port/, libc.
  * Must never: block a call (ListNodes copies the last reading under a
  * mutex; the database is touched by the heartbeat thread alone), let
  * libpq be seen outside this folder (this header names no libpq type),

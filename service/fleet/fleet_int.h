@@ -16,6 +16,7 @@
 #include <libpq-fe.h>
 
 #include "fleet.h"
+#include "obs/obs.h"
 #include "port/port.h"
 #include "pq/pq.h"
 

@@ -41,15 +41,15 @@ static void log_changes(fleet *f, const fleet_reading *now)
         const char *self =
             strcmp(n->node_id, f->node_id) == 0 ? " (this node)" : "";
         if (was == NULL || strcmp(was->address, n->address) != 0)
-            rpc_log(RPC_LOG_INFO, "fleet: node %s joined at %s%s", n->node_id,
+            obs_log(OBS_LOG_INFO, "fleet: node %s joined at %s%s", n->node_id,
                     n->address, self);
         if (n->draining && (was == NULL || !was->draining))
-            rpc_log(RPC_LOG_INFO, "fleet: node %s is draining%s", n->node_id,
+            obs_log(OBS_LOG_INFO, "fleet: node %s is draining%s", n->node_id,
                     self);
     }
     for (size_t i = 0; i < f->shown.n; i++)
         if (find(now, f->shown.nodes[i].node_id) == NULL)
-            rpc_log(RPC_LOG_INFO, "fleet: node %s left",
+            obs_log(OBS_LOG_INFO, "fleet: node %s left",
                     f->shown.nodes[i].node_id);
 }
 
@@ -83,7 +83,7 @@ static void beat_failed(fleet *f, const char *why)
     snprintf(f->error, sizeof f->error, "%s", why);
     pthread_mutex_unlock(&f->mu);
     if (!f->failing || strcmp(f->logged, why) != 0)
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "fleet: node %s: %s (membership not refreshed; tried every "
                 "%u ms)",
                 f->node_id, why, f->heartbeat_ms);
@@ -111,7 +111,7 @@ static void beat_ok(fleet *f, fleet_reading *r)
     log_changes(f, &f->reading);
     remember(f, &f->reading);
     if (f->failing)
-        rpc_log(RPC_LOG_INFO,
+        obs_log(OBS_LOG_INFO,
                 "fleet: node %s: membership refreshed again after %" PRId64
                 " ms",
                 f->node_id, (now - since) / FLEET_MS);
@@ -161,7 +161,7 @@ static void taken(fleet *f, const fleet_holder *h)
     f->taken = true;
     f->taken_wall = time(NULL);
     pthread_mutex_unlock(&f->mu);
-    rpc_log(RPC_LOG_ERROR,
+    obs_log(OBS_LOG_ERROR,
             "fleet: node %s: its row in tk_nodes was taken over while it "
             "ran: instance %s, address %s (this process is instance %s; its "
             "last heartbeat was %" PRId64 " ms ago, --node-ttl-ms %u)%s; this "
@@ -234,9 +234,9 @@ void fleet__leave(fleet *f)
     int64_t until = tkc_mono_ns() + (int64_t)FLEET_STOP_MS * FLEET_MS;
     f->pg.abort_fd = -1;
     if (fleet__pg_delete(&f->pg, f->node_id, f->instance, until) == 0)
-        rpc_log(RPC_LOG_INFO, "fleet: node %s left the table", f->node_id);
+        obs_log(OBS_LOG_INFO, "fleet: node %s left the table", f->node_id);
     else
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "fleet: node %s: could not delete its row (%s); it drops "
                 "out when its heartbeat is %u ms old",
                 f->node_id, f->pg.message, f->ttl_ms);
@@ -301,13 +301,13 @@ void fleet__drain(void *arg)
     bool pending = f->drain_pending, ok = f->drain_ok, gone = f->taken;
     pthread_mutex_unlock(&f->mu);
     if (gone)
-        rpc_log(RPC_LOG_INFO,
+        obs_log(OBS_LOG_INFO,
                 "fleet: node %s: not marked draining: its row was taken over",
                 f->node_id);
     else if (!pending && ok)
-        rpc_log(RPC_LOG_INFO, "fleet: node %s marked draining", f->node_id);
+        obs_log(OBS_LOG_INFO, "fleet: node %s marked draining", f->node_id);
     else
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "fleet: node %s: could not mark its row draining within %u "
                 "ms; stopping anyway",
                 f->node_id, FLEET_STOP_MS);

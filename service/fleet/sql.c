@@ -244,7 +244,7 @@ static void log_notice(void *arg, const char *message)
     size_t len = strlen(message);
     while (len > 0 && message[len - 1] == '\n')
         len--;
-    rpc_log(RPC_LOG_DEBUG, "fleet: %.*s", (int)len, message);
+    obs_log(OBS_LOG_DEBUG, "fleet: %.*s", (int)len, message);
 }
 
 /* PQconnectStartParams + PQconnectPoll in poll(2); but for the one step

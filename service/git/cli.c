@@ -143,7 +143,7 @@ int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
         o.proc.record_max = run->record_max; /* lines: proc's default delim */
     if (!write) { /* a write's bound is its own timeout, which tool/ applies */
         o.timeout_ms = run->g->read_ceiling_ms;
-        rpc_metric_add(RPC_M_GIT_READS_CLI, 1);
+        obs_metric_add(OBS_M_GIT_READS_CLI, 1);
     }
     int rv = tool_run(r, run->call, &o);
     if (r->err_len > 0)

@@ -21,7 +21,7 @@
  * and libgit2's errors to reasons and codes.
  * May call: tool/ (the only way to run git), proc/ (to find git; the
  * types of a run), roots/ (every path a caller names), rpc/ (the call
- * handle), libgit2, libc.
+ * handle), obs/ (the log, the metrics), libgit2, libc.
  * Must never: start a process other than through tool/; accept a path that
  * roots_resolve did not (a repository's git dir, common dir and working
  * tree included); let git discover a repository of its own; let a READ

@@ -16,6 +16,7 @@
 
 #include "git.h"
 #include "common/common.h"
+#include "obs/obs.h"
 #include "proc/proc.h"
 #include "roots/roots.h"
 #include "rpc/rpc.h"

@@ -391,7 +391,7 @@ void tkgit__log(void *svc, rpc_call *call, const ProtobufCMessage *request,
     /* The walk's (a revision libgit2 cannot resolve in a way that can be
      * cancelled goes to git rev-parse first, which then says so). */
     rpc_call_set_tool(call, "libgit2");
-    rpc_metric_add(RPC_M_GIT_READS_LIBGIT2, 1);
+    obs_metric_add(OBS_M_GIT_READS_LIBGIT2, 1);
     const char *rev = w.in->rev[0] != '\0' ? w.in->rev : "HEAD";
     int rv = start(&w, rev);
     if (rv == GIT_EUSER)

@@ -107,7 +107,7 @@ void tkgit__rev_parse(void *svc, rpc_call *call,
         rv = tkgit__rev_parse_cli(&id, svc, call, &repo, in->rev);
     } else {
         rpc_call_set_tool(call, "libgit2");
-        rpc_metric_add(RPC_M_GIT_READS_LIBGIT2, 1);
+        obs_metric_add(OBS_M_GIT_READS_LIBGIT2, 1);
         rv = parse_in_process(&id, call, &repo, in->rev);
     }
     if (rv == 0) {

@@ -59,7 +59,7 @@ int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
         /* Not fatal: the methods that need it answer TOOL_NOT_FOUND, and
          * tkd's other services (and RevParse, Log) work without it. */
         g->git[0] = '\0';
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "no git program \"%s\" on PATH: git CLI "
                 "methods will answer TOOL_NOT_FOUND",
                 name);

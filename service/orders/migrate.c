@@ -86,7 +86,7 @@ static int apply(orders_tx *tx, const migration *m)
                         "VALUES ($1, $2)",
                         2, params) != 0)
         return -1;
-    rpc_log(RPC_LOG_INFO, "orders: schema migration %d (%s) applied",
+    obs_log(OBS_LOG_INFO, "orders: schema migration %d (%s) applied",
             m->version, m->name);
     return 0;
 }
@@ -101,7 +101,7 @@ int orders__migrate(orders_tx *tx)
         if (migrations[i].version > have && apply(tx, &migrations[i]) != 0)
             return -1;
     if (have > migrations[n - 1].version)
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "orders: the schema is at version %d, newer than this tkd "
                 "knows (%d)",
                 have, migrations[n - 1].version);

@@ -26,7 +26,7 @@ static void announce(orders *svc, PGconn *pg)
 {
     if (atomic_exchange(&svc->announced, true))
         return;
-    rpc_log(RPC_LOG_INFO,
+    obs_log(OBS_LOG_INFO,
             "orders: connected to database %s on %s, schema current; pool "
             "of %zu",
             PQdb(pg), PQhost(pg), svc->pool.n);
@@ -62,11 +62,11 @@ static int tx_open(orders_tx *tx, orders *svc, rpc_call *call, int64_t deadline)
          * run, so one fresh connection may be tried. */
         if (!reused || tx->err != ORDERS_EDOWN || attempt > 0)
             return -1;
-        rpc_log(RPC_LOG_INFO,
+        obs_log(OBS_LOG_INFO,
                 "orders: a pooled connection was lost (%s); "
                 "reconnecting",
                 tx->message);
-        rpc_metric_add(RPC_M_PG_CONNECTIONS_BROKEN, 1);
+        obs_metric_add(OBS_M_PG_CONNECTIONS_BROKEN, 1);
         orders__conn_discard(tx->conn);
         tx->err = ORDERS_OK;
     }
@@ -401,12 +401,12 @@ int orders_new(orders **out, const orders_config *cfg, char *err, size_t errlen)
 void orders_start(orders *svc)
 {
     if (svc->dsn == NULL) {
-        rpc_log(RPC_LOG_INFO, "orders: no database configured (--pg DSN or "
+        obs_log(OBS_LOG_INFO, "orders: no database configured (--pg DSN or "
                               "TK_PG_DSN); tk.v1.Orders answers UNAVAILABLE");
         return;
     }
     if (svc->connect_on_first_call) {
-        rpc_log(RPC_LOG_INFO,
+        obs_log(OBS_LOG_INFO,
                 "orders: the first Orders call connects to the database "
                 "and migrates its schema; pool of %zu",
                 svc->pool.n);
@@ -418,7 +418,7 @@ void orders_start(orders *svc)
     int rv = tx_open(&tx, svc, NULL, deadline);
     orders__tx_end(&tx);
     if (rv != 0)
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "orders: the database is not usable at start (%s); Orders "
                 "calls answer UNAVAILABLE until it is, and the first "
                 "connection made migrates the schema",

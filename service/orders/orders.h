@@ -8,7 +8,8 @@
  * broken), the schema and its versioned migrations, the mapping of a call's
  * deadline to lock_timeout / statement_timeout, of its cancellation to
  * PQcancel, and of SQLSTATEs to reasons.
- * May call: libpq, rpc.h (the call handle and the method table), libc.
+ * May call: libpq, rpc.h (the call handle and the method table), obs/
+ * (the log, the metrics), libc.
  * Must never: let libpq be seen outside this folder (this header names no
  * libpq type), hand a connection that is not idle to a call, let a cancel
  * meant for one statement land on another, or cancel a COMMIT it has sent.

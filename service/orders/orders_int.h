@@ -17,6 +17,7 @@
 
 #include "orders.h"
 #include "common/common.h"
+#include "obs/obs.h"
 #include "port/port.h"
 #include "pq/pq.h"
 

@@ -87,7 +87,7 @@ int orders__wait_fd(const orders_tx *tx, struct pollfd *pfd, bool follow,
 static void discard_unusable(orders_conn *c)
 {
     if (PQstatus(c->pg) != CONNECTION_OK)
-        rpc_metric_add(RPC_M_PG_CONNECTIONS_BROKEN, 1);
+        obs_metric_add(OBS_M_PG_CONNECTIONS_BROKEN, 1);
     orders__conn_discard(c);
 }
 
@@ -109,7 +109,7 @@ int orders__pool_checkout(orders_tx *tx)
             break;
         }
         if (!waits) {
-            rpc_metric_add(RPC_M_PG_POOL_WAITING, 1);
+            obs_metric_add(OBS_M_PG_POOL_WAITING, 1);
             waits = true;
         }
         struct pollfd pfd = { .fd = p->sem.fd, .events = POLLIN };
@@ -135,10 +135,10 @@ int orders__pool_checkout(orders_tx *tx)
         }
     }
     if (waits)
-        rpc_metric_add(RPC_M_PG_POOL_WAITING, -1);
+        obs_metric_add(OBS_M_PG_POOL_WAITING, -1);
     if (rv != 0)
         return rv;
-    rpc_metric_add(RPC_M_PG_POOL_IN_USE, 1);
+    obs_metric_add(OBS_M_PG_POOL_IN_USE, 1);
     pthread_mutex_lock(&p->mu);
     size_t i = p->free_list[--p->n_free];
     pthread_mutex_unlock(&p->mu);
@@ -159,7 +159,7 @@ void orders__pool_checkin(orders_pool *p, orders_conn *c)
     if (c->pg != NULL && (PQstatus(c->pg) != CONNECTION_OK ||
                           PQtransactionStatus(c->pg) != PQTRANS_IDLE))
         discard_unusable(c);
-    rpc_metric_add(RPC_M_PG_POOL_IN_USE, -1);
+    obs_metric_add(OBS_M_PG_POOL_IN_USE, -1);
     pthread_mutex_lock(&p->mu);
     p->free_list[p->n_free++] = (size_t)(c - p->conns);
     pthread_mutex_unlock(&p->mu);
@@ -220,7 +220,7 @@ static void log_notice(void *arg, const char *message)
     size_t len = strlen(message);
     while (len > 0 && message[len - 1] == '\n')
         len--;
-    rpc_log(RPC_LOG_DEBUG, "orders: %.*s", (int)len, message);
+    obs_log(OBS_LOG_DEBUG, "orders: %.*s", (int)len, message);
 }
 
 /* PQconnectStartParams + PQconnectPoll: the connection is made in poll(2)

@@ -140,7 +140,7 @@ static void stop_statement(orders_tx *tx)
                 PQstatus(tx->conn->pg) == CONNECTION_OK;
         PQclear(r);
     } else {
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "orders: PQcancel failed (%s); discarding the "
                 "connection",
                 errbuf);
@@ -370,7 +370,7 @@ static void fail_sql(const orders_tx *tx, rpc_call *call)
         return;
     }
     if (strcmp(m->state, "55P03") == 0)
-        rpc_metric_add(RPC_M_PG_LOCK_TIMEOUTS, 1);
+        obs_metric_add(OBS_M_PG_LOCK_TIMEOUTS, 1);
     if (strcmp(m->state, "55P03") == 0 && tx->lock_timeout_ms > 0)
         rpc_call_fail(call, m->code, m->reason,
                       "%s (%lld ms); SQLSTATE 55P03: %s", m->what,

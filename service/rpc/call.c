@@ -169,9 +169,9 @@ void *rpc_call_alloc(rpc_call *call, size_t size)
         size_t cap = size > 16384 ? size : 16384;
         rpc_arena_block *nb = malloc(sizeof *nb + cap);
         if (nb == NULL) {
-            rpc_log(RPC_LOG_ERROR, "out of memory for a reply of %zu bytes",
+            obs_log(OBS_LOG_ERROR, "out of memory for a reply of %zu bytes",
                     size);
-            rpc_log__flush(1000);
+            obs_log_flush(1000);
             abort();
         }
         nb->next = b;

@@ -47,12 +47,12 @@ void rpc__heap_look(rpc_server *srv)
     /* The free chunks stay free (reused, they count less): from here. */
     srv->heap_floor = port_heap_idle_bytes();
     if (before >= 0 && after >= 0)
-        rpc_log(RPC_LOG_INFO,
+        obs_log(OBS_LOG_INFO,
                 "memory: a burst freed %.1f MiB; given back to the system "
                 "(malloc_trim): resident %.1f MiB, was %.1f MiB",
                 mib(burst), mib(after), mib(before));
     else
-        rpc_log(RPC_LOG_INFO,
+        obs_log(OBS_LOG_INFO,
                 "memory: a burst freed %.1f MiB; given back to the system "
                 "(malloc_trim)",
                 mib(burst));

@@ -65,7 +65,7 @@ uint64_t rpc_fd_limit_raise(void)
 #endif
     if (setrlimit(RLIMIT_NOFILE, &want) != 0) {
         char ebuf[128];
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "file descriptors: cannot raise the soft limit %llu to the "
                 "hard limit %llu: %s",
                 (unsigned long long)rl.rlim_cur,
@@ -145,13 +145,13 @@ static void warn_over_parts(const rpc_server *srv)
         if (L->limit <= L->part)
             continue;
         if (srv->cfg.max_connections != 0)
-            rpc_log(RPC_LOG_WARN,
+            obs_log(OBS_LOG_WARN,
                     "%s: --max-connections %u is more than its part of the "
                     "file descriptors (%u): a flood there can take those the "
                     "calls' work and the other listeners need",
                     L->bound, L->limit, L->part);
         else
-            rpc_log(RPC_LOG_WARN,
+            obs_log(OBS_LOG_WARN,
                     "%s: no file descriptors to spare for it, so it takes "
                     "one connection at a time: raise the limit (ulimit -n) "
                     "or lower --workers and --queue-depth, which hold some "
@@ -170,11 +170,11 @@ void rpc_fd_log_capacity(const rpc_server *srv)
         snprintf(raised, sizeof raised, " (raised from %llu to the hard limit)",
                  (unsigned long long)from);
     if (srv->fds_used < 0) {
-        rpc_log(RPC_LOG_INFO, "file descriptors: limit %llu%s",
+        obs_log(OBS_LOG_INFO, "file descriptors: limit %llu%s",
                 (unsigned long long)srv->fds_limit, raised);
         return;
     }
-    rpc_log(RPC_LOG_INFO,
+    obs_log(OBS_LOG_INFO,
             "file descriptors: limit %llu%s, %ld in use after start-up: "
             "%llu kept for the calls' work (git, search tools, libgit2, "
             "PostgreSQL; a running tool holds %d), the rest shared by the "
@@ -218,7 +218,7 @@ static void log_exhausted(const rpc_call *call, int err, const char *what)
         snprintf(more, sizeof more,
                  "; %llu more such call(s) since the last line",
                  (unsigned long long)unlogged);
-    rpc_log(RPC_LOG_WARN,
+    obs_log(OBS_LOG_WARN,
             "out of file descriptors (%s, soft limit %llu): method=%s id=%llu "
             "conn=%u: %s%s",
             err == ENFILE ? "ENFILE: the system's table is full"

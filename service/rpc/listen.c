@@ -200,7 +200,7 @@ static int set_limits(rpc_server *srv, rpc_listener *L)
     if (rv != NNG_ENOTSUP)
         return rv;
     if (!srv->nng_lacks_limits)
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "the NNG tkd is linked with cannot limit connections in "
                 "their handshake nor bound a handshake's time (tk's own, "
                 "tools/nng/build, can): a peer that never finishes one "
@@ -243,7 +243,7 @@ static int start_listener(rpc_server *srv, rpc_listener *L, char *err,
     L->started = true;
     set_bound(L);
     if (sc == SCHEME_TCP)
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "%s authenticates no one: anyone who can reach it may call "
                 "tkd (plain tcp was asked for; use tls+tcp:// outside a lab)",
                 L->bound);
@@ -342,17 +342,17 @@ static void say(const rpc_server *srv, const rpc_listener *L, int k,
                 unsigned long long n)
 {
     if (k == RPC_REFUSED_LIMIT)
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "%s: refused %llu connection(s): %u were open, its limit "
                 "(handshakes included)",
                 L->bound, n, L->limit);
     else if (k == RPC_REFUSED_HANDSHAKE)
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "%s: %llu connection(s) did not finish the handshake within "
                 "%u ms (--handshake-timeout-ms), closed",
                 L->bound, n, srv->cfg.handshake_timeout_ms);
     else
-        rpc_log(k == RPC_REFUSED_OTHER ? RPC_LOG_INFO : RPC_LOG_WARN,
+        obs_log(k == RPC_REFUSED_OTHER ? OBS_LOG_INFO : OBS_LOG_WARN,
                 "%s: %llu connection(s) %s", L->bound, n, kinds[k].meaning);
 }
 
@@ -527,8 +527,8 @@ void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
     }
     if (ev == NNG_PIPE_EV_ADD_POST) {
         remember_peer(srv, pipe);
-        if (rpc_log_enabled(RPC_LOG_DEBUG))
-            rpc_log(RPC_LOG_DEBUG, "connection %u opened",
+        if (obs_log_enabled(OBS_LOG_DEBUG))
+            obs_log(OBS_LOG_DEBUG, "connection %u opened",
                     (unsigned)nng_pipe_id(pipe));
         return;
     }
@@ -538,8 +538,8 @@ void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
     rpc_listener *L = listener_of(srv, pipe);
     if (L != NULL)
         atomic_fetch_sub(&L->open, 1);
-    if (rpc_log_enabled(RPC_LOG_DEBUG))
-        rpc_log(RPC_LOG_DEBUG, "connection %u closed", (unsigned)conn);
+    if (obs_log_enabled(OBS_LOG_DEBUG))
+        obs_log(OBS_LOG_DEBUG, "connection %u closed", (unsigned)conn);
     forget_peer(srv, conn);
     rpc__connection_closed(srv, conn);
 }

@@ -178,7 +178,7 @@ static void log_closed(struct rpc_mhttp *m, int64_t now)
         uint64_t v = atomic_load(&m->srv->mh_closed[k]);
         if (v == m->logged[k] || now < m->logged_at[k] + MH_LOG_EVERY_NS)
             continue;
-        rpc_log(RPC_LOG_WARN, "metrics listener %s: %llu connection(s) %s",
+        obs_log(OBS_LOG_WARN, "metrics listener %s: %llu connection(s) %s",
                 m->srv->metrics_bound, (unsigned long long)(v - m->logged[k]),
                 closed_meaning[k]);
         m->logged[k] = v;
@@ -200,7 +200,7 @@ static void accept_some(struct rpc_mhttp *m, int64_t now)
             int64_t *at = &m->logged_at[RPC_MH_CLOSED_KINDS];
             if (now >= *at + MH_LOG_EVERY_NS) {
                 char ebuf[128];
-                rpc_log(RPC_LOG_WARN,
+                obs_log(OBS_LOG_WARN,
                         "metrics listener %s: cannot accept: %s (trying "
                         "again every %d ms)",
                         m->srv->metrics_bound,
@@ -410,7 +410,7 @@ static void name_bound(struct rpc_mhttp *m, const nng_url *u)
              "http://%s%s%s:%u%s", v6 ? "[" : "", u->u_hostname, v6 ? "]" : "",
              port, m->path);
     if (!loopback(&sa))
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "metrics listener %s is not on loopback: it answers anyone "
                 "who can reach the port, without authentication (bind it to "
                 "127.0.0.1 or [::1], or keep the port on a network only the "

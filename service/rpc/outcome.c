@@ -17,9 +17,9 @@ void rpc__count_call(rpc_server *srv, const rpc_call *call, int64_t now,
         (unsigned)call->code < RPC_N_CODES ? (unsigned)call->code : RPC_UNKNOWN;
     atomic_fetch_add_explicit(&ms->calls[code], 1, memory_order_relaxed);
     if (call->t_start != 0) {
-        rpc__hist_observe(&ms->queue, (call->t_start - call->t_recv) / 1000);
+        obs_hist_observe(&ms->queue, (call->t_start - call->t_recv) / 1000);
         if (call->ran)
-            rpc__hist_observe(&ms->run, (now - call->t_start) / 1000);
+            obs_hist_observe(&ms->run, (now - call->t_start) / 1000);
     }
     unsigned cause = (unsigned)call->end_cause;
     if (cause != RPC_CAUSE_NONE && cause < RPC_N_CAUSES)
@@ -29,40 +29,40 @@ void rpc__count_call(rpc_server *srv, const rpc_call *call, int64_t now,
                               memory_order_relaxed);
 }
 
-/* In JSON, a call's line has its fields apart (rpc.h, rpc_log_format). */
+/* In JSON, a call's line has its fields apart (obs.h, obs_log_format). */
 static void log_call_json(const rpc_call *call, const char *method,
                           int64_t elapsed_us)
 {
-    rpc_log_line l;
-    rpc_log__line_begin(&l, RPC_LOG_INFO);
-    rpc_log__line_put(&l, "\"event\":\"call\",\"method\":");
-    rpc_log__line_string(&l, method);
-    rpc_log__line_put(
+    obs_log_line l;
+    obs_log_line_begin(&l, OBS_LOG_INFO);
+    obs_log_line_put(&l, "\"event\":\"call\",\"method\":");
+    obs_log_line_string(&l, method);
+    obs_log_line_put(
         &l,
         ",\"call_id\":%llu,\"peer\":{\"conn\":%u,\"uid\":%lld,\"pid\":%lld},"
         "\"code\":\"%s\",\"reason\":",
         (unsigned long long)call->id, (unsigned)call->peer.conn,
         (long long)call->peer.uid, (long long)call->peer.pid,
         rpc_code_name(call->code));
-    rpc_log__line_string(&l, call->reason != NULL ? call->reason : "");
-    rpc_log__line_put(&l, ",\"elapsed_us\":%lld,\"cause\":\"%s\"}",
-                      (long long)elapsed_us, rpc_cause_name(call->end_cause));
-    rpc_log__line_end(&l);
+    obs_log_line_string(&l, call->reason != NULL ? call->reason : "");
+    obs_log_line_put(&l, ",\"elapsed_us\":%lld,\"cause\":\"%s\"}",
+                     (long long)elapsed_us, rpc_cause_name(call->end_cause));
+    obs_log_line_end(&l);
 }
 
 void rpc__log_call(const rpc_call *call, int64_t elapsed_us)
 {
-    if (!rpc_log_enabled(RPC_LOG_INFO))
+    if (!obs_log_enabled(OBS_LOG_INFO))
         return;
     /* never the requested name: it is the peer's bytes */
     const char *method = call->reg != NULL ? call->reg->method->name : "-";
-    if (rpc_log__format() == RPC_LOG_JSON) {
+    if (obs_log_get_format() == OBS_LOG_JSON) {
         log_call_json(call, method, elapsed_us);
         return;
     }
     const char *reason =
         call->reason != NULL && call->reason[0] ? call->reason : "-";
-    rpc_log(RPC_LOG_INFO,
+    obs_log(OBS_LOG_INFO,
             "call method=%s code=%s reason=%s elapsed_us=%lld cause=%s "
             "conn=%u id=%llu",
             method, rpc_code_name(call->code), reason, (long long)elapsed_us,

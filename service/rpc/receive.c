@@ -86,7 +86,7 @@ static bool enqueue(rpc_server *srv, rpc_slot *s)
         /* Workers start as calls need them, up to --workers: an idle
          * tkd keeps one ("Start-up and idle"). */
         if (rpc__add_worker(srv) != 0)
-            rpc_log(RPC_LOG_WARN,
+            obs_log(OBS_LOG_WARN,
                     "cannot start a worker thread (%zu running): the call "
                     "waits for one of them",
                     srv->n_threads);
@@ -174,7 +174,7 @@ static void dispatch(rpc_slot *s)
     set_deadlines(call);
     bool dup_done = false;
     if (!register_call(s, &dup_done)) {
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "dropped a resent copy of call %llu on connection %u",
                 (unsigned long long)call->id, (unsigned)call->peer.conn);
         pthread_mutex_lock(&srv->reg_mu);

@@ -5,11 +5,13 @@
  * Owns: the NNG REP socket and its listeners, the receive contexts, the
  * Request/Reply envelope, the method table (the only way from the transport
  * to a service), the call registry (deadline, cancellation and its cause,
- * per connection), the bounded worker pool, request limits, shutdown, the
- * process-wide log and metrics (and their Prometheus listener). What
- * tk.v1.Control (service/control/) answers it reads here, through the
- * functions under "what the server tells tk.v1.Control".
- * May call: NNG, protobuf-c, libc.
+ * per connection), the bounded worker pool, request limits, shutdown, what
+ * it counts of the calls, read with every module's metrics (obs/) as
+ * tk.v1.Control/Stats and by its Prometheus listener. What tk.v1.Control
+ * (service/control/) answers it reads here, through the functions under
+ * "what the server tells tk.v1.Control".
+ * May call: NNG, protobuf-c, libc; obs/ (the log and the metrics), as
+ * every module does.
  * Must never: let a service see NNG (handlers get an rpc_call and decoded
  * messages only), block in an NNG callback, run a handler whose caller's
  * deadline passed while it waited in the queue, or cancel a WRITE that has
@@ -492,84 +494,5 @@ int rpc__test_serve_frame(rpc_server *srv, const rpc_peer *peer,
  * rpc_call_commit_point. NULL when out of memory. */
 rpc_call *rpc__test_call_new(void);
 void rpc__test_call_free(rpc_call *call);
-
-/* ---- metrics ------------------------------------------------------------
- * What tkd counts as it works, read by tk.v1.Control/Stats and the
- * Prometheus listener (rpc_config.metrics_listen). rpc/ counts the calls,
- * the queue, the connections and the bytes itself; the other modules count
- * what is theirs through these. Process-wide, like the log: one tkd is one
- * process. Each update is one relaxed atomic operation and takes no lock,
- * so it costs the hot path next to nothing. */
-
-typedef enum rpc_metric {
-    /* counters */
-    RPC_M_PROCESSES_SPAWNED,       /* tool/: a program started */
-    RPC_M_PROCESSES_KILLED_CALLER, /* its group killed: the caller cancelled */
-    RPC_M_PROCESSES_KILLED_DEADLINE,   /* ... the caller's deadline passed */
-    RPC_M_PROCESSES_KILLED_TIMEOUT,    /* ... its own timeout passed */
-    RPC_M_PROCESSES_KILLED_LIMIT,      /* ... the caller's limit was met */
-    RPC_M_PROCESSES_KILLED_OUTPUT_CAP, /* ... its output overflowed the cap */
-    RPC_M_PROCESSES_KILLED_SHUTDOWN,   /* ... tkd shut down */
-    RPC_M_PROCESSES_TIMED_OUT,   /* a time bound ended it: deadline, timeout */
-    RPC_M_GIT_READS_LIBGIT2,     /* git/: a read done in process */
-    RPC_M_GIT_READS_CLI,         /* ... by running git */
-    RPC_M_PG_CONNECTIONS_BROKEN, /* orders/: a connection found broken */
-    RPC_M_PG_LOCK_TIMEOUTS,      /* ... a lock not granted in lock_timeout */
-    /* gauges (rpc_metric_add with +1 and -1) */
-    RPC_M_SEARCH_SLOTS_BUSY, /* search/: searches running */
-    RPC_M_SEARCH_WAITING,    /* ... searches waiting for a slot */
-    RPC_M_PG_POOL_IN_USE,    /* orders/: connections a call holds */
-    RPC_M_PG_POOL_WAITING,   /* ... calls waiting for one */
-    RPC_M_COUNT,
-} rpc_metric;
-
-/* Adds n (a gauge: n may be negative). */
-void rpc_metric_add(rpc_metric m, int64_t n);
-/* Its value now. */
-int64_t rpc_metric_value(rpc_metric m);
-
-typedef enum rpc_histogram {
-    /* tool/: from the decision to stop a program to its group reaped and
-     * its pipes drained (Cancellation.cleanup_ms), for a killed one */
-    RPC_H_PROCESS_CLEANUP,
-    RPC_H_COUNT,
-} rpc_histogram;
-
-/* Counts one observation of us microseconds. */
-void rpc_metric_observe(rpc_histogram h, int64_t us);
-/* How many it has counted. */
-uint64_t rpc_metric_observations(rpc_histogram h);
-
-/* ---- the process-wide log (stderr) -------------------------------------- */
-
-typedef enum rpc_log_level {
-    RPC_LOG_ERROR = 0,
-    RPC_LOG_WARN = 1,
-    RPC_LOG_INFO = 2,
-    RPC_LOG_DEBUG = 3,
-} rpc_log_level;
-
-/* Published atomically: safe while other threads log. */
-void rpc_log_set_level(rpc_log_level level);
-/* "error", "warn", "info", "debug"; returns -1 when unknown. */
-int rpc_log_level_from_name(const char *name);
-bool rpc_log_enabled(rpc_log_level level);
-void rpc_log(rpc_log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* How a line reads. TEXT: "TIME tkd LEVEL: message". JSON: one object a
- * line, {"time","level","msg"}; a call's line has its fields apart
- * ({"time","level","event":"call","method","call_id","peer":{"conn",
- * "uid","pid"},"code","reason","elapsed_us","cause"}). Either way, when
- * stderr is the journal's stream (systemd: JOURNAL_STREAM names it), a
- * line starts with the syslog priority journald reads ("<6>" for info).
- * Published atomically, like the level. */
-typedef enum rpc_log_format {
-    RPC_LOG_TEXT = 0,
-    RPC_LOG_JSON = 1,
-} rpc_log_format;
-void rpc_log_set_format(rpc_log_format format);
-/* "text", "json"; returns -1 when unknown. */
-int rpc_log_format_from_name(const char *name);
 
 #endif /* TK_SERVICE_RPC_H */

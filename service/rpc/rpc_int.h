@@ -14,6 +14,7 @@
 
 #include "rpc.h"
 #include "common/common.h"
+#include "obs/obs.h"
 #include "port/port.h"
 #include "tk/v1/control.pb-c.h"
 #include "tk/v1/rpc.pb-c.h"
@@ -25,18 +26,6 @@ typedef struct rpc_arena_block {
     _Alignas(max_align_t) unsigned char data[];
 } rpc_arena_block;
 
-/* Histogram buckets, by upper bound in microseconds; one more past the
- * last: +Inf. */
-#define RPC_HIST_BOUNDS 19
-extern const int64_t rpc__hist_bounds_us[RPC_HIST_BOUNDS];
-
-/* A histogram of durations: per bucket the observations that fell in it
- * (not cumulative: one increment an observation), and their sum. */
-typedef struct rpc_hist {
-    _Atomic uint64_t bucket[RPC_HIST_BOUNDS + 1];
-    _Atomic uint64_t sum_us;
-} rpc_hist;
-
 #define RPC_N_CODES 17 /* rpc_code: 0 (OK) to 16 (UNAUTHENTICATED) */
 #define RPC_N_CAUSES 5 /* rpc_cause: 0 (NONE) to 4 (LIMIT) */
 
@@ -44,8 +33,8 @@ typedef struct rpc_hist {
  * waited in the queue and ran. */
 typedef struct rpc_method_stats {
     _Atomic uint64_t calls[RPC_N_CODES];
-    rpc_hist queue; /* receipt to start (or to its answer, if it never ran) */
-    rpc_hist run;   /* start to reply encoded: calls that ran */
+    obs_hist queue; /* receipt to start (or to its answer, if it never ran) */
+    obs_hist run;   /* start to reply encoded: calls that ran */
 } rpc_method_stats;
 
 typedef struct rpc_registered {
@@ -422,28 +411,6 @@ void rpc__fail_bad_string(rpc_call *call, const char *message,
 /* retry_after_ms for a call the full queue refuses. */
 uint32_t rpc__retry_after(rpc_server *srv);
 
-/* metrics.c: counting, for every file of rpc/. */
-void rpc__hist_observe(rpc_hist *h, int64_t us);
-uint64_t rpc__hist_count(const rpc_hist *h);
-/* The process-wide metrics, for stats.c. */
-typedef enum rpc_metric_type {
-    RPC_METRIC_COUNTER,
-    RPC_METRIC_GAUGE,
-} rpc_metric_type;
-typedef struct rpc_metric_def {
-    const char *family; /* Prometheus name */
-    const char *help;
-    rpc_metric_type type;
-    const char *label, *value; /* its one label, or NULL */
-} rpc_metric_def;
-extern const rpc_metric_def rpc__metric_defs[RPC_M_COUNT];
-typedef struct rpc_hist_def {
-    const char *family;
-    const char *help;
-} rpc_hist_def;
-extern const rpc_hist_def rpc__hist_defs[RPC_H_COUNT];
-const rpc_hist *rpc__hist_of(rpc_histogram h);
-
 /* stats.c: every metric, as a Stats reply in the memory of call (a call's,
  * or a scrape's: an rpc_call that holds only its arena). */
 void rpc__stats_fill(rpc_server *srv, rpc_call *call, Tk__V1__StatsReply *out);
@@ -493,30 +460,6 @@ void rpc__mh_answer(rpc_mh_conn *c, const char *status, const char *extra,
 /* Sends what the socket takes; false when the answer is all sent, or the
  * peer is gone. */
 bool rpc__mh_send(rpc_mh_conn *c);
-
-/* log.c */
-/* Waits, at most timeout_ms, until the queued log lines are written (before
- * an abort, which skips the flush at exit). */
-void rpc_log__flush(int timeout_ms);
-/* How long the log is flushed at exit, at most. */
-#define RPC_LOG_EXIT_FLUSH_MS 2000
-/* The format lines are written in now. */
-rpc_log_format rpc_log__format(void);
-/* A line built piece by piece, for one with fields of its own (a call's,
- * in JSON): begun with the stamp of every line (the journal's priority,
- * the time, the level), appended to with printf's formats and as JSON
- * strings, cut where a line of rpc_log would be, and queued by _end. */
-#define RPC_LOG_LINE 1024
-typedef struct rpc_log_line {
-    char text[RPC_LOG_LINE];
-    size_t len;
-} rpc_log_line;
-void rpc_log__line_begin(rpc_log_line *l, rpc_log_level level);
-void rpc_log__line_put(rpc_log_line *l, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* s as a JSON string: quoted, escaped, a byte that is not UTF-8 as \xNN. */
-void rpc_log__line_string(rpc_log_line *l, const char *s);
-void rpc_log__line_end(rpc_log_line *l);
 
 /* outcome.c: a call's outcome, once final (rpc__finish). */
 /* Counted: its code, cause, queue wait and run time, and the bytes of its

@@ -95,7 +95,7 @@ static bool close_bounded(rpc_server *srv)
         closer_free(c);
         return true;
     }
-    rpc_log(RPC_LOG_WARN,
+    obs_log(OBS_LOG_WARN,
             "shutdown: closing the socket has not ended after %d ms (a "
             "known hang of NNG before 1.9.0, nanomsg/nng#1813); going on "
             "without it",
@@ -156,7 +156,7 @@ static void log_running(const rpc_slot *s, const char *what)
     int64_t pgid = atomic_load(&call->pgid);
     if (pgid > 0)
         snprintf(pid, sizeof pid, "%lld", (long long)pgid);
-    rpc_log(RPC_LOG_WARN,
+    obs_log(OBS_LOG_WARN,
             "shutdown: %s: method=%s kind=%s id=%llu conn=%u pid=%s "
             "running_ms=%lld",
             what, call->reg->method->name,
@@ -201,7 +201,7 @@ static size_t report_left(rpc_server *srv)
         if (s->phase == PHASE_RUNNING)
             log_running(s, "left running at exit, never answered");
         else if (s->phase == PHASE_SENDING)
-            rpc_log(RPC_LOG_WARN,
+            obs_log(OBS_LOG_WARN,
                     "shutdown: a reply still being sent at exit: id=%llu "
                     "conn=%u",
                     (unsigned long long)s->sending.id,
@@ -216,14 +216,14 @@ static size_t end_outliving(rpc_server *srv)
 {
     uint32_t grace = srv->cfg.shutdown_grace_ms;
     size_t outlived = count_in_flight(srv);
-    rpc_log(RPC_LOG_WARN,
+    obs_log(OBS_LOG_WARN,
             "shutdown: %zu call(s) still running after %u ms (the grace): "
             "the writes among them are stopped, and given %u ms to answer",
             outlived, (unsigned)grace, (unsigned)srv->cfg.shutdown_stop_ms);
     stop_outliving(srv);
     wait_for_calls(srv, srv->cfg.shutdown_stop_ms);
     size_t left = report_left(srv);
-    rpc_log(RPC_LOG_WARN,
+    obs_log(OBS_LOG_WARN,
             "shutdown: %zu call(s) outlived the grace of %u ms: %zu ended and "
             "answered, %zu left running (never answered)",
             outlived, (unsigned)grace, outlived - left, left);
@@ -251,7 +251,7 @@ unsigned rpc_server_shutdown(rpc_server *srv)
             writes++;
     }
     if (writes > 0)
-        rpc_log(RPC_LOG_INFO, "shutdown: waiting for %zu write(s)", writes);
+        obs_log(OBS_LOG_INFO, "shutdown: waiting for %zu write(s)", writes);
     size_t outlived = 0;
     if (!wait_for_calls(srv, srv->cfg.shutdown_grace_ms))
         outlived = end_outliving(srv);
@@ -269,7 +269,7 @@ uint32_t rpc_shutdown_bound_ms(const rpc_config *cfg)
 {
     uint64_t ms = (uint64_t)cfg->shutdown_grace_ms + cfg->shutdown_stop_ms +
                   SHUTDOWN_FLUSH_MS + SOCKET_CLOSE_BOUND_MS +
-                  RPC_LOG_EXIT_FLUSH_MS;
+                  OBS_LOG_EXIT_FLUSH_MS;
     return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
 }
 

@@ -49,16 +49,16 @@ int rpc_serve_until_signal(rpc_server *srv)
     int rv = sigwait(&set, &sig);
     if (rv != 0)
         return -rv;
-    rpc_log(RPC_LOG_INFO, "signal %d: shutting down", sig);
+    obs_log(OBS_LOG_INFO, "signal %d: shutting down", sig);
     pthread_t t;
     if (pthread_create(&t, NULL, second_signal, NULL) == 0)
         pthread_detach(t);
     rpc_server__on_stop(srv);
     unsigned outlived = rpc_server_shutdown(srv);
     if (outlived == 0)
-        rpc_log(RPC_LOG_INFO, "shutdown complete");
+        obs_log(OBS_LOG_INFO, "shutdown complete");
     else
-        rpc_log(RPC_LOG_WARN,
+        obs_log(OBS_LOG_WARN,
                 "shutdown complete, not clean: %u call(s) outlived the "
                 "grace",
                 outlived);

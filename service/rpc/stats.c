@@ -68,20 +68,20 @@ static void value(builder *b, Tk__V1__MetricFamily *f, size_t n,
 
 /* A histogram of µs observations, written in seconds. */
 static void histogram(builder *b, Tk__V1__MetricFamily *f, size_t n,
-                      const char *const *labels, const rpc_hist *h)
+                      const char *const *labels, const obs_hist *h)
 {
     Tk__V1__Histogram *hg = rpc_call_alloc(b->call, sizeof *hg);
     tk__v1__histogram__init(hg);
-    hg->buckets = rpc_call_alloc(b->call, (RPC_HIST_BOUNDS + 1) *
+    hg->buckets = rpc_call_alloc(b->call, (OBS_HIST_BOUNDS + 1) *
                                               sizeof(Tk__V1__Bucket *));
     uint64_t cum = 0;
-    for (size_t i = 0; i <= RPC_HIST_BOUNDS; i++) {
+    for (size_t i = 0; i <= OBS_HIST_BOUNDS; i++) {
         Tk__V1__Bucket *bk = rpc_call_alloc(b->call, sizeof *bk);
         tk__v1__bucket__init(bk);
         cum += atomic_load_explicit(&h->bucket[i], memory_order_relaxed);
         bk->cumulative_count = cum;
-        bk->upper_bound = i < RPC_HIST_BOUNDS
-                              ? (double)rpc__hist_bounds_us[i] / 1e6
+        bk->upper_bound = i < OBS_HIST_BOUNDS
+                              ? (double)obs_hist_bounds_us[i] / 1e6
                               : INFINITY;
         hg->buckets[hg->n_buckets++] = bk;
     }
@@ -131,9 +131,9 @@ static void calls(builder *b, rpc_server *srv)
             value(b, total, 2, labels, (double)v);
         }
         const char *labels[] = { "method", name };
-        if (rpc__hist_count(&ms->queue) > 0)
+        if (obs_hist_count(&ms->queue) > 0)
             histogram(b, queue, 1, labels, &ms->queue);
-        if (rpc__hist_count(&ms->run) > 0)
+        if (obs_hist_count(&ms->run) > 0)
             histogram(b, run, 1, labels, &ms->run);
     }
 }
@@ -313,26 +313,26 @@ static void metrics_listener(builder *b, rpc_server *srv)
           0, NULL, load(&srv->mh_renders));
 }
 
-/* The families other modules count (rpc_metric_add, rpc_metric_observe). */
+/* The families other modules count (obs_metric_add, obs_metric_observe). */
 static void modules(builder *b)
 {
-    for (int m = 0; m < RPC_M_COUNT; m++) {
-        const rpc_metric_def *d = &rpc__metric_defs[m];
+    for (int m = 0; m < OBS_M_COUNT; m++) {
+        const obs_metric_def *d = &obs_metric_defs[m];
         Tk__V1__MetricFamily *f = family(
             b, d->family, d->help,
-            d->type == RPC_METRIC_COUNTER ? TK__V1__METRIC_FAMILY__TYPE__COUNTER
+            d->type == OBS_METRIC_COUNTER ? TK__V1__METRIC_FAMILY__TYPE__COUNTER
                                           : TK__V1__METRIC_FAMILY__TYPE__GAUGE,
-            RPC_M_COUNT);
+            OBS_M_COUNT);
         const char *labels[] = { d->label, d->value };
         value(b, f, d->label != NULL ? 1 : 0, labels,
-              (double)rpc_metric_value((rpc_metric)m));
+              (double)obs_metric_value((obs_metric)m));
     }
-    for (int h = 0; h < RPC_H_COUNT; h++) {
-        const rpc_hist_def *d = &rpc__hist_defs[h];
+    for (int h = 0; h < OBS_H_COUNT; h++) {
+        const obs_hist_def *d = &obs_hist_defs[h];
         histogram(b,
                   family(b, d->family, d->help,
                          TK__V1__METRIC_FAMILY__TYPE__HISTOGRAM, 1),
-                  0, NULL, rpc__hist_of((rpc_histogram)h));
+                  0, NULL, obs_hist_of((obs_histogram)h));
     }
 }
 

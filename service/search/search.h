@@ -15,7 +15,7 @@
  * answer), then the limit, then the tool's exit status.
  * May call: tool/ (every process it starts), proc/ (to find the tools;
  * the types of a run), roots/ (every path a caller names), rpc/ (its
- * calls), libc.
+ * calls), obs/ (the log, the metrics), libc.
  * Must never: start a process but through tool/ (fork, exec,
  * posix_spawn: proc_run does, for tool/); search file contents itself
  * (the tools do; it only locates the query within a line a tool

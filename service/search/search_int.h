@@ -14,6 +14,7 @@
 
 #include "search.h"
 #include "common/common.h"
+#include "obs/obs.h"
 #include "port/port.h"
 #include "tk/v1/search.methods.h"
 

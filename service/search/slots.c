@@ -31,13 +31,13 @@ int search__slot_take(search_slots *s, rpc_call *call)
             break;
         }
         if (port_sem_trytake(&s->sem)) {
-            rpc_metric_add(RPC_M_SEARCH_SLOTS_BUSY, 1);
+            obs_metric_add(OBS_M_SEARCH_SLOTS_BUSY, 1);
             rv = 0;
             break;
         }
         if (!told) {
-            rpc_metric_add(RPC_M_SEARCH_WAITING, 1);
-            rpc_log(RPC_LOG_DEBUG, "search call %llu waits for a slot",
+            obs_metric_add(OBS_M_SEARCH_WAITING, 1);
+            obs_log(OBS_LOG_DEBUG, "search call %llu waits for a slot",
                     (unsigned long long)rpc_call_id(call));
             told = true;
         }
@@ -47,12 +47,12 @@ int search__slot_take(search_slots *s, rpc_call *call)
             break;
     }
     if (told)
-        rpc_metric_add(RPC_M_SEARCH_WAITING, -1);
+        obs_metric_add(OBS_M_SEARCH_WAITING, -1);
     return rv;
 }
 
 void search__slot_give(search_slots *s)
 {
-    rpc_metric_add(RPC_M_SEARCH_SLOTS_BUSY, -1);
+    obs_metric_add(OBS_M_SEARCH_SLOTS_BUSY, -1);
     port_sem_give(&s->sem);
 }

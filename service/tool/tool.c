@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tool.h"
+#include "obs/obs.h"
 
 void tool_opts_init(tool_opts *o, const char *name, const char *path,
                     const char *const *argv)
@@ -200,35 +201,35 @@ static void count_run(const proc_result *r, rpc_cause cause)
 {
     if (!r->started)
         return;
-    rpc_metric_add(RPC_M_PROCESSES_SPAWNED, 1);
+    obs_metric_add(OBS_M_PROCESSES_SPAWNED, 1);
     if (r->end == PROC_END_DEADLINE || r->end == PROC_END_TIMEOUT)
-        rpc_metric_add(RPC_M_PROCESSES_TIMED_OUT, 1);
+        obs_metric_add(OBS_M_PROCESSES_TIMED_OUT, 1);
     if (!r->process_killed)
         return;
-    rpc_metric why;
+    obs_metric why;
     switch (r->end) {
     case PROC_END_CANCELLED:
-        why = cause == RPC_CAUSE_SHUTDOWN ? RPC_M_PROCESSES_KILLED_SHUTDOWN
-                                          : RPC_M_PROCESSES_KILLED_CALLER;
+        why = cause == RPC_CAUSE_SHUTDOWN ? OBS_M_PROCESSES_KILLED_SHUTDOWN
+                                          : OBS_M_PROCESSES_KILLED_CALLER;
         break;
     case PROC_END_DEADLINE:
-        why = RPC_M_PROCESSES_KILLED_DEADLINE;
+        why = OBS_M_PROCESSES_KILLED_DEADLINE;
         break;
     case PROC_END_TIMEOUT:
-        why = RPC_M_PROCESSES_KILLED_TIMEOUT;
+        why = OBS_M_PROCESSES_KILLED_TIMEOUT;
         break;
     case PROC_END_STOPPED:
-        why = RPC_M_PROCESSES_KILLED_LIMIT;
+        why = OBS_M_PROCESSES_KILLED_LIMIT;
         break;
     case PROC_END_OUTPUT_CAP:
-        why = RPC_M_PROCESSES_KILLED_OUTPUT_CAP;
+        why = OBS_M_PROCESSES_KILLED_OUTPUT_CAP;
         break;
     default: /* PROC_END_ABORTED: shutdown stopped a write */
-        why = RPC_M_PROCESSES_KILLED_SHUTDOWN;
+        why = OBS_M_PROCESSES_KILLED_SHUTDOWN;
         break;
     }
-    rpc_metric_add(why, 1);
-    rpc_metric_observe(RPC_H_PROCESS_CLEANUP, (int64_t)r->cleanup_ms * 1000);
+    obs_metric_add(why, 1);
+    obs_metric_observe(OBS_H_PROCESS_CLEANUP, (int64_t)r->cleanup_ms * 1000);
 }
 
 /* A program nobody found on tkd's PATH: never handed to proc. */

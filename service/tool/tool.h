@@ -10,7 +10,7 @@
  * program that could not start, then the run's own bound and its output
  * cap (the table below). The reasons TOOL_NOT_FOUND, TOOL_NOT_STARTED,
  * TOOL_TIMEOUT and OUTPUT_TOO_LARGE are this module's.
- * May call: proc/, and rpc/ (the call handle), libc.
+ * May call: proc/, and rpc/ (the call handle), obs/ (the metrics), libc.
  * Must never: read an exit status or what a program printed (what they
  * mean is the module's that runs it: git's reasons table, search's exit 1
  * and 2, what launchctl and systemctl say); build an argv or an

@@ -50,7 +50,10 @@ Rules (the name before the colon is the one the allowlist uses):
   include: a file reaches another module only through its public header;
     a service module includes another's only where DESIGN.md's table says
     it may use it (every module may use port/, the calls that differ by
-    system, and rpc/, the host that hands it its calls). Included files
+    system, obs/, the process-wide log and metrics, and rpc/, the host
+    that hands it its calls). port/ and obs/ are beneath every module:
+    they use only what their own rows say, not rpc/ nor each other, so
+    that no arrow comes back up to them. Included files
     are resolved as the compiler does, with the build's flags, against
     the directory of the compile command; an include those flags cannot
     resolve fails, and one of a file without a compile command is counted
@@ -168,6 +171,11 @@ GEN_INCLUDES = {
 }
 HOST = "rpc"  # every service module may use it: it hands them their calls
 BASE = "port"  # every service module may use it: what differs by system
+OBS = "obs"  # every service module may use it: the log and the metrics
+# What every service module may use without its row of DESIGN.md's table
+# saying so; the modules beneath them all use only what their rows say.
+EVERYONES = (HOST, BASE, OBS)
+BENEATH = (BASE, OBS)
 CLIENT_PUBLIC = {
     "client/lib": "client/include/tk/client.h",
     "client/json": "client/include/tk/json.h",
@@ -644,13 +652,22 @@ def allowed_include(t, src_mod, dst_mod, rel, target):
         return None
     if src_mod.side != dst_mod.side:
         return None  # from one side to the other: the rule share's
-    if src_mod.side == "service" and dst_mod.name not in (HOST, BASE) and \
-            dst_mod.name not in t.deps.get(src_mod.name, set()):
-        allowed = sorted(t.deps.get(src_mod.name, set()) | {HOST, BASE})
-        return (f"{src_mod.name}/ may use only "
-                f"{', '.join(a + '/' for a in allowed)} (DESIGN.md), "
+    if src_mod.side != "service":
+        return None
+    given = t.deps.get(src_mod.name, set())
+    if src_mod.name in BENEATH:
+        if dst_mod.name in given:
+            return None
+        uses = ", ".join(sorted(a + "/" for a in given))
+        return (f"{src_mod.name}/ is beneath every module and may use "
+                f"{'only ' + uses if uses else 'none of them'} (DESIGN.md), "
                 f"not {dst_mod.name}/")
-    return None
+    if dst_mod.name in EVERYONES or dst_mod.name in given:
+        return None
+    allowed = sorted(given | set(EVERYONES))
+    return (f"{src_mod.name}/ may use only "
+            f"{', '.join(a + '/' for a in allowed)} (DESIGN.md), "
+            f"not {dst_mod.name}/")
 
 
 def resolve_quoted(t, rel, name, resolved):

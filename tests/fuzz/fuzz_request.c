@@ -35,6 +35,7 @@
 #include "fuzz.h"
 #include "common/common.h"
 #include "control/control.h"
+#include "obs/obs.h"
 #include "rpc/rpc.h"
 #include "tk/v1/rpc.pb-c.h"
 
@@ -323,7 +324,7 @@ static void check(const uint8_t *frame, size_t len, const uint8_t *out,
 /* The server and its test service, once. */
 static void setup(void)
 {
-    rpc_log_set_level(RPC_LOG_ERROR);
+    obs_log_set_level(OBS_LOG_ERROR);
     static const char *const listen[] = { "ipc:///nonexistent/tk-fuzz.sock" };
     rpc_config cfg;
     rpc_config_init(&cfg);

@@ -33,6 +33,7 @@
 #include "fuzz.h"
 #include "services/services.h"
 #include "common/common.h"
+#include "obs/obs.h"
 #include "rpc/rpc.h"
 #include "tk/v1/rpc.pb-c.h"
 #include "tk/v1/services.pb-c.h"
@@ -590,7 +591,7 @@ static void make_programs(void)
 /* A home with the programs, tk.v1.Services and a server, once. */
 static void setup(void)
 {
-    rpc_log_set_level(RPC_LOG_ERROR);
+    obs_log_set_level(OBS_LOG_ERROR);
     const char *tmp = getenv("TMPDIR");
     snprintf(home, sizeof home, "%s/tk-fuzz-services-XXXXXX",
              tmp != NULL && tmp[0] == '/' ? tmp : "/tmp");

@@ -47,6 +47,7 @@
 #include <tk/client.h>
 
 #include "fixture.h"
+#include "obs/obs.h"
 #include "orders/orders.h"
 #include "pg.h"
 #include "tsem.h"
@@ -944,11 +945,11 @@ static void test_lock_wait_outlasts_deadline(void **state)
     long long pid = tkd_pid(&fx);
     hold_transition_lock(&fx, id);
     result r;
-    int64_t hits = rpc_metric_value(RPC_M_PG_LOCK_TIMEOUTS);
+    int64_t hits = obs_metric_value(OBS_M_PG_LOCK_TIMEOUTS);
     call_op(&fx, OP_CLOSE, id, DERIVED_MS, NULL, &r);
     expect(&r, TK_CODE_DEADLINE_EXCEEDED, "LOCK_NOT_AVAILABLE");
     assert_int_equal(r.st.cause, TK_CAUSE_NONE); /* the server's timeout */
-    assert_int_equal(rpc_metric_value(RPC_M_PG_LOCK_TIMEOUTS) - hits, 1);
+    assert_int_equal(obs_metric_value(OBS_M_PG_LOCK_TIMEOUTS) - hits, 1);
     /* The message says the lock_timeout that applied: below the deadline
      * by at least the margin (by more when the call waited before BEGIN),
      * and the wait lasted that long: no cut short for another reason. */
@@ -982,13 +983,13 @@ static void test_deadline_cancels_the_statement(void **state)
     long long pid = tkd_pid(&fx);
     hold_transition_lock(&fx, id);
     result r;
-    int64_t hits = rpc_metric_value(RPC_M_PG_LOCK_TIMEOUTS);
+    int64_t hits = obs_metric_value(OBS_M_PG_LOCK_TIMEOUTS);
     call_op(&fx, OP_CLOSE, id, SHORT_MS, NULL, &r);
     expect(&r, TK_CODE_DEADLINE_EXCEEDED, "");
     assert_int_equal(r.st.cause, TK_CAUSE_DEADLINE);
     /* The deadline's cancel is no lock_timeout hit (the negative control
      * of the count in test_lock_wait_outlasts_deadline). */
-    assert_int_equal(rpc_metric_value(RPC_M_PG_LOCK_TIMEOUTS) - hits, 0);
+    assert_int_equal(obs_metric_value(OBS_M_PG_LOCK_TIMEOUTS) - hits, 0);
     result_free(&r);
     assert_tkd_idle(&fx); /* cancelled and rolled back before the reply */
     assert_int_equal(tkd_pid(&fx), pid);
@@ -1295,19 +1296,19 @@ static void test_pool_busy(void **state)
     async_op a; /* holds the only connection */
     async_start(&a, &fx, OP_CLOSE, id, 30000, NULL);
     wait_paused(&fx);
-    assert_int_equal(rpc_metric_value(RPC_M_PG_POOL_IN_USE), 1);
+    assert_int_equal(obs_metric_value(OBS_M_PG_POOL_IN_USE), 1);
     result r;
     call_op(&fx, OP_ADD, id, SHORT_MS, NULL, &r);
     expect(&r, TK_CODE_DEADLINE_EXCEEDED, "DB_POOL_BUSY");
     assert_int_equal(r.st.cause, TK_CAUSE_DEADLINE);
     result_free(&r);
     /* It waited and gave up: no longer among the waiting. */
-    assert_int_equal(rpc_metric_value(RPC_M_PG_POOL_WAITING), 0);
+    assert_int_equal(obs_metric_value(OBS_M_PG_POOL_WAITING), 0);
     release_pause(&fx);
     async_join(&a);
     expect(&a.res, TK_CODE_OK, "");
     result_free(&a.res);
-    assert_int_equal(rpc_metric_value(RPC_M_PG_POOL_IN_USE), 0);
+    assert_int_equal(obs_metric_value(OBS_M_PG_POOL_IN_USE), 0);
     fx_stop(&fx);
 }
 
@@ -1333,11 +1334,11 @@ static void test_database_restart(void **state)
     fixture fx;
     fx_start(&fx, "restart", &(fx_opts){ .pool = 2 });
     int64_t id = create_order(&fx);
-    int64_t broken = rpc_metric_value(RPC_M_PG_CONNECTIONS_BROKEN);
+    int64_t broken = obs_metric_value(OBS_M_PG_CONNECTIONS_BROKEN);
     assert_int_equal(ts_pg_stop(&cluster), 0);
     expect_unavailable(&fx);
     /* The pooled connection the server closed was found so. */
-    assert_true(rpc_metric_value(RPC_M_PG_CONNECTIONS_BROKEN) > broken);
+    assert_true(obs_metric_value(OBS_M_PG_CONNECTIONS_BROKEN) > broken);
     order_view v;
     tk_status st;
     assert_int_equal(get_order(&fx, id, &v, &st), TK_CODE_UNAVAILABLE);

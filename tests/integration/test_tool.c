@@ -34,6 +34,7 @@
 
 #include "rpc/rpc.h"
 #include "fixture.h"
+#include "obs/obs.h"
 #include "support.h"
 #include "tk/v1/control.pb-c.h"
 #include "tool/tool.h"
@@ -362,18 +363,18 @@ static void assert_group_gone(pid_t pgid)
 
 /* The process counters now (tool/ counts each run it hands to proc). */
 typedef struct counts {
-    int64_t spawned, killed[RPC_M_PROCESSES_TIMED_OUT + 1], timed_out;
+    int64_t spawned, killed[OBS_M_PROCESSES_TIMED_OUT + 1], timed_out;
     uint64_t cleanups;
 } counts;
 
 static counts counts_now(void)
 {
-    counts c = { .spawned = rpc_metric_value(RPC_M_PROCESSES_SPAWNED),
-                 .timed_out = rpc_metric_value(RPC_M_PROCESSES_TIMED_OUT),
-                 .cleanups = rpc_metric_observations(RPC_H_PROCESS_CLEANUP) };
-    for (int m = RPC_M_PROCESSES_KILLED_CALLER;
-         m <= RPC_M_PROCESSES_KILLED_SHUTDOWN; m++)
-        c.killed[m] = rpc_metric_value((rpc_metric)m);
+    counts c = { .spawned = obs_metric_value(OBS_M_PROCESSES_SPAWNED),
+                 .timed_out = obs_metric_value(OBS_M_PROCESSES_TIMED_OUT),
+                 .cleanups = obs_metric_observations(OBS_H_PROCESS_CLEANUP) };
+    for (int m = OBS_M_PROCESSES_KILLED_CALLER;
+         m <= OBS_M_PROCESSES_KILLED_SHUTDOWN; m++)
+        c.killed[m] = obs_metric_value((obs_metric)m);
     return c;
 }
 
@@ -384,8 +385,8 @@ static void expect_counted(const counts *before, int why, bool timed_out)
 {
     counts now = counts_now();
     assert_int_equal(now.spawned - before->spawned, 1);
-    for (int m = RPC_M_PROCESSES_KILLED_CALLER;
-         m <= RPC_M_PROCESSES_KILLED_SHUTDOWN; m++)
+    for (int m = OBS_M_PROCESSES_KILLED_CALLER;
+         m <= OBS_M_PROCESSES_KILLED_SHUTDOWN; m++)
         assert_int_equal(now.killed[m] - before->killed[m], m == why ? 1 : 0);
     assert_int_equal(now.timed_out - before->timed_out, timed_out ? 1 : 0);
     assert_int_equal(now.cleanups - before->cleanups, why >= 0 ? 1 : 0);
@@ -440,7 +441,7 @@ static void test_caller_cancels(void **state)
     expect(&a, TK_CODE_CANCELLED, "");
     assert_int_equal(a.st.cause, TK_CAUSE_CALLER);
     assert_true(a.st.process_killed);
-    expect_counted(&before, RPC_M_PROCESSES_KILLED_CALLER, false);
+    expect_counted(&before, OBS_M_PROCESSES_KILLED_CALLER, false);
     assert_true(a.st.cleanup_ms < PROC_DEFAULT_DRAIN_MS);
     assert_group_gone(atomic_load(&fx.svc.pid));
     call_free(&a);
@@ -499,7 +500,7 @@ static unsigned shut_down_running(const char *method, uint32_t grace_ms,
     assert_true(a->st.process_killed);
     /* A READ's cancel fd, a WRITE's abort fd: shutdown's either way, not
      * the caller's. */
-    expect_counted(&before, RPC_M_PROCESSES_KILLED_SHUTDOWN, false);
+    expect_counted(&before, OBS_M_PROCESSES_KILLED_SHUTDOWN, false);
     assert_group_gone(atomic_load(&fx.svc.pid));
     assert_int_equal(pthread_join(sd.t, NULL), 0);
     fx_stop(&fx);
@@ -651,7 +652,7 @@ static void test_own_bound(void **state)
     assert_int_equal(a.st.retry_after_ms, TOOL_TIMEOUT_RETRY_MS);
     assert_int_equal(a.st.cause, TK_CAUSE_NONE);
     assert_true(a.st.process_killed);
-    expect_counted(&before, RPC_M_PROCESSES_KILLED_TIMEOUT, true);
+    expect_counted(&before, OBS_M_PROCESSES_KILLED_TIMEOUT, true);
     if (had_started(&fx))
         assert_group_gone(atomic_load(&fx.svc.pid));
     call_free(&a);
@@ -670,7 +671,7 @@ static void test_output_cap(void **state)
     expect(&a, TK_CODE_RESOURCE_EXHAUSTED, "OUTPUT_TOO_LARGE");
     assert_non_null(strstr(a.st.message, "more than 16 bytes"));
     assert_true(a.st.process_killed);
-    expect_counted(&before, RPC_M_PROCESSES_KILLED_OUTPUT_CAP, false);
+    expect_counted(&before, OBS_M_PROCESSES_KILLED_OUTPUT_CAP, false);
     call_free(&a);
     fx_stop(&fx);
 }
@@ -688,7 +689,7 @@ static void test_limit(void **state)
     assert_true(a.st.partial);
     assert_int_equal(a.st.cause, TK_CAUSE_LIMIT);
     assert_true(a.st.process_killed);
-    expect_counted(&before, RPC_M_PROCESSES_KILLED_LIMIT, false);
+    expect_counted(&before, OBS_M_PROCESSES_KILLED_LIMIT, false);
     call_free(&a);
     fx_stop(&fx);
 }

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "control/control.h"
+#include "obs/obs.h"
 #include "rpc/rpc.h"
 #include "tk/v1/control.pb-c.h"
 #include "tk/v1/rpc.pb-c.h"
@@ -36,7 +37,7 @@ static rpc_server *new_server(void)
 
 static int setup(void **state)
 {
-    rpc_log_set_level(RPC_LOG_ERROR);
+    obs_log_set_level(OBS_LOG_ERROR);
     *state = new_server();
     return 0;
 }

@@ -47,6 +47,7 @@
 #include "common.h"
 #include "measure.h"
 #include "control/control.h"
+#include "obs/obs.h"
 #include "orders/orders.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/orders.tk.h"
@@ -668,7 +669,7 @@ int main(int argc, char **argv)
         return rv == 1 ? 0 : rv;
     if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
         die("", "cannot ignore SIGPIPE");
-    rpc_log_set_level(getenv("BENCH_LOG") ? RPC_LOG_INFO : RPC_LOG_WARN);
+    obs_log_set_level(getenv("BENCH_LOG") ? OBS_LOG_INFO : OBS_LOG_WARN);
     bench b = { .dsn = o.dsn };
     server_start(&b, (unsigned)(o.adders + o.transitioners));
     PGconn *pg = pg_connect(b.dsn);

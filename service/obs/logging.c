@@ -3,7 +3,7 @@
  * object. The level and the format are published atomically, so tests
  * that start several servers never race on them.
  *
- * Lines are written by a thread of their own: rpc_log formats the line and
+ * Lines are written by a thread of their own: obs_log formats the line and
  * queues it under a short mutex, and never waits for stderr, because it
  * runs in NNG's callbacks (the log line of an inline method, or of a frame
  * answered before the queue), which must never block: a full stderr pipe
@@ -22,9 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rpc_int.h"
+#include "obs.h"
+#include "common/common.h"
 
-#define LOG_LINE RPC_LOG_LINE
+#define LOG_LINE OBS_LOG_LINE
 #define LOG_QUEUE 256u
 
 static struct {
@@ -111,7 +112,7 @@ static void flush_for(int ms)
 
 static void flush_at_exit(void)
 {
-    flush_for(RPC_LOG_EXIT_FLUSH_MS);
+    flush_for(OBS_LOG_EXIT_FLUSH_MS);
 }
 
 /* Whether stderr is the stream systemd connected to the journal: its
@@ -157,7 +158,7 @@ static void start_writer(void)
     (void)atexit(flush_at_exit);
 }
 
-void rpc_log__flush(int timeout_ms)
+void obs_log_flush(int timeout_ms)
 {
     flush_for(timeout_ms);
 }
@@ -184,15 +185,15 @@ static void log_line(const char *line, size_t n)
     pthread_mutex_unlock(&q.mu);
 }
 
-static _Atomic int log_level = RPC_LOG_INFO;
-static _Atomic int log_format = RPC_LOG_TEXT;
+static _Atomic int log_level = OBS_LOG_INFO;
+static _Atomic int log_format = OBS_LOG_TEXT;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 /* syslog's priorities, which journald reads from a line's "<N>" */
 static const int level_priority[] = { 3, 4, 6, 7 };
 static const char *const format_names[] = { "text", "json" };
 
-void rpc_log_set_format(rpc_log_format format)
+void obs_log_set_format(obs_log_format format)
 {
     atomic_store(&log_format, (int)format);
 }
@@ -206,24 +207,24 @@ static int name_index(const char *name, const char *const *names, size_t n)
     return -1;
 }
 
-int rpc_log_format_from_name(const char *name)
+int obs_log_format_from_name(const char *name)
 {
     return name_index(name, format_names,
                       sizeof format_names / sizeof format_names[0]);
 }
 
-void rpc_log_set_level(rpc_log_level level)
+void obs_log_set_level(obs_log_level level)
 {
     atomic_store(&log_level, (int)level);
 }
 
-int rpc_log_level_from_name(const char *name)
+int obs_log_level_from_name(const char *name)
 {
     return name_index(name, level_names,
                       sizeof level_names / sizeof level_names[0]);
 }
 
-bool rpc_log_enabled(rpc_log_level level)
+bool obs_log_enabled(obs_log_level level)
 {
     return (int)level <= atomic_load(&log_level);
 }
@@ -251,7 +252,7 @@ put(char *line, size_t size, size_t *n, const char *fmt, ...)
 
 /* Appends s as a JSON string: quotes, backslashes and control characters
  * escaped; a byte that is not UTF-8 written as the four characters \xNN,
- * as tkd's replies write it (text.c): a path a caller named need not be
+ * as tkd's replies write it (rpc/): a path a caller named need not be
  * UTF-8, and a JSON line must be. Cut at a character's end when the line
  * is full, and closed. */
 static void put_json_string(char *line, size_t size, size_t *n, const char *s)
@@ -291,7 +292,7 @@ static void put_json_string(char *line, size_t size, size_t *n, const char *s)
 /* The line's beginning: the journal's priority, when stderr is its
  * stream; then in text the time (UTC, ms) and level, in JSON the object's
  * first members. Returns its length. */
-static size_t stamp(char *line, size_t size, rpc_log_level level)
+static size_t stamp(char *line, size_t size, obs_log_level level)
 {
     struct timespec ts;
     struct tm tm;
@@ -305,7 +306,7 @@ static size_t stamp(char *line, size_t size, rpc_log_level level)
     snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
              tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
              tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
-    if (atomic_load(&log_format) == RPC_LOG_JSON)
+    if (atomic_load(&log_format) == OBS_LOG_JSON)
         put(line, size, &n, "{\"time\":\"%s\",\"level\":\"%s\",", when,
             level_names[level]);
     else
@@ -316,12 +317,12 @@ static size_t stamp(char *line, size_t size, rpc_log_level level)
 /* One line, written whole by the writer thread, so lines of concurrent
  * calls never interleave. */
 __attribute__((format(printf, 2, 0))) static void
-emit(rpc_log_level level, const char *fmt, va_list ap)
+emit(obs_log_level level, const char *fmt, va_list ap)
 {
     char line[LOG_LINE];
     const size_t size = sizeof line - 1; /* the newline's byte kept */
     size_t n = stamp(line, size, level);
-    if (atomic_load(&log_format) == RPC_LOG_JSON) {
+    if (atomic_load(&log_format) == OBS_LOG_JSON) {
         char msg[LOG_LINE];
         if (vsnprintf(msg, sizeof msg, fmt, ap) < 0)
             return;
@@ -340,9 +341,9 @@ emit(rpc_log_level level, const char *fmt, va_list ap)
 
 static size_t dropped_line(char *line, size_t size, uint64_t dropped)
 {
-    size_t n = stamp(line, size - 1, RPC_LOG_WARN);
+    size_t n = stamp(line, size - 1, OBS_LOG_WARN);
 #define DROPPED "log: %llu line(s) dropped: stderr was not keeping up"
-    if (atomic_load(&log_format) == RPC_LOG_JSON) {
+    if (atomic_load(&log_format) == OBS_LOG_JSON) {
         char msg[128];
         snprintf(msg, sizeof msg, DROPPED, (unsigned long long)dropped);
         put(line, size - 1, &n, "\"msg\":");
@@ -355,9 +356,9 @@ static size_t dropped_line(char *line, size_t size, uint64_t dropped)
     return n;
 }
 
-void rpc_log(rpc_log_level level, const char *fmt, ...)
+void obs_log(obs_log_level level, const char *fmt, ...)
 {
-    if (!rpc_log_enabled(level))
+    if (!obs_log_enabled(level))
         return;
     va_list ap;
     va_start(ap, fmt);
@@ -365,14 +366,14 @@ void rpc_log(rpc_log_level level, const char *fmt, ...)
     va_end(ap);
 }
 
-/* A line of fields of its own, as rpc_log writes a message: the same
+/* A line of fields of its own, as obs_log writes a message: the same
  * stamp, cut at the same size, queued the same way. */
-void rpc_log__line_begin(rpc_log_line *l, rpc_log_level level)
+void obs_log_line_begin(obs_log_line *l, obs_log_level level)
 {
     l->len = stamp(l->text, sizeof l->text - 1, level);
 }
 
-void rpc_log__line_put(rpc_log_line *l, const char *fmt, ...)
+void obs_log_line_put(obs_log_line *l, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -380,18 +381,18 @@ void rpc_log__line_put(rpc_log_line *l, const char *fmt, ...)
     va_end(ap);
 }
 
-void rpc_log__line_string(rpc_log_line *l, const char *s)
+void obs_log_line_string(obs_log_line *l, const char *s)
 {
     put_json_string(l->text, sizeof l->text - 1, &l->len, s);
 }
 
-void rpc_log__line_end(rpc_log_line *l)
+void obs_log_line_end(obs_log_line *l)
 {
     l->text[l->len++] = '\n';
     log_line(l->text, l->len);
 }
 
-rpc_log_format rpc_log__format(void)
+obs_log_format obs_log_get_format(void)
 {
-    return (rpc_log_format)atomic_load(&log_format);
+    return (obs_log_format)atomic_load(&log_format);
 }
