@@ -129,7 +129,7 @@ void tkgit__fail_path(rpc_call *call, int rv, const char *message);
 #define TKGIT_R_UNBORN_HEAD "UNBORN_HEAD"
 #define TKGIT_R_BAD_BRANCH_NAME "BAD_BRANCH_NAME"
 
-/* ---- cli.c: git through tool/ ------------------------------------------- */
+/* ---- argv.c: git through tool/ ------------------------------------------ */
 
 /* An argv under construction, in the call's arena. */
 typedef struct tkgit_argv {
@@ -258,7 +258,7 @@ void tkgit__config_set(void *svc, rpc_call *call,
                        const ProtobufCMessage *request,
                        ProtobufCMessage *reply);
 
-/* ---- parse.c: git's -z output ------------------------------------------ */
+/* ---- porcelain.c: git's -z output -------------------------------------- */
 
 /* Fills reply from `git status --porcelain=v2 -z --branch` output. Returns
  * 0, or -1 on output it cannot read. Allocates through call; keeps at most

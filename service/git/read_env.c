@@ -4,7 +4,7 @@
  * git runs programs that configuration names: core.fsmonitor at the start
  * of a status, a filter driver's clean command on every work-tree file it
  * hashes (status and diff of a file whose stat data changed), and more
- * that tk's argv turns off for every run (cli.c). The repository's own
+ * that tk's argv turns off for every run (argv.c). The repository's own
  * configuration (its config file, config.worktree, and what they include,
  * a tracked file of the work tree among them) is the repository's
  * content, not its owner's word: a READ's git gets, over every such

@@ -77,7 +77,7 @@ static bool in_a_repository(const char *dir, const char *ceiling)
  * discovery finds as the directory itself rather than through a ".git"
  * below it, as a bare repository is found: a commit can hold such files
  * (HEAD, config, objects/, refs/), and their config names programs. tk
- * decides the repository itself and hands git its git dir (cli.c), so it
+ * decides the repository itself and hands git its git dir (argv.c), so it
  * keeps such a git dir only where no repository holds it: a bare
  * repository at the top of a root's tree, never one inside another
  * repository's working tree or git dir. gitdir and resolved (the caller's

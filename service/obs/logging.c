@@ -252,7 +252,7 @@ put(char *line, size_t size, size_t *n, const char *fmt, ...)
 
 /* Appends s as a JSON string: quotes, backslashes and control characters
  * escaped; a byte that is not UTF-8 written as the four characters \xNN,
- * as tkd's replies write it (rpc/): a path a caller named need not be
+ * as tkd's replies write it (rpc/escape.c): a path a caller named need not be
  * UTF-8, and a JSON line must be. Cut at a character's end when the line
  * is full, and closed. */
 static void put_json_string(char *line, size_t size, size_t *n, const char *s)

@@ -25,7 +25,7 @@ char **proc__child_env(const proc_opts *opts);
 /* PATH from the snapshot, or NULL. */
 const char *proc__snapshot_path(void);
 
-/* ---- output.c: stdout sink and stderr excerpt --------------------------- */
+/* ---- sink.c: stdout sink and stderr excerpt ----------------------------- */
 
 typedef enum proc_feed {
     PROC_FEED_OK = 0,
@@ -84,7 +84,7 @@ int proc__spawn(proc_child *c, const proc_opts *opts, proc_result *r);
 void proc__guard_add(pid_t pgid);
 void proc__guard_remove(pid_t pgid);
 
-/* ---- run.c -------------------------------------------------------------- */
+/* ---- execute.c ---------------------------------------------------------- */
 
 /* Spawns and supervises one run to its end: opts are valid and r is
  * initialised; test: proc__test_run's switches (proc.h), 0 in tkd.

@@ -195,7 +195,7 @@ struct rpc_server {
     /* The NNG tkd is linked with lacks NNG_OPT_CONN_MAX or
      * NNG_OPT_HANDSHAKE_TIMEOUT (one not built by tools/nng/build). */
     bool nng_lacks_limits;
-    /* heap.c: the least the heap held free since the last trim; watch_mu. */
+    /* trim.c: the least the heap held free since the last trim; watch_mu. */
     int64_t heap_floor;
     /* The watch: wakes every second, logs refusals, gives back the heap a
      * burst left. */
@@ -316,7 +316,7 @@ void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg);
 /* The credentials of the connection a frame came on. */
 void rpc__peer_of(rpc_server *srv, nng_pipe pipe, rpc_peer *peer);
 
-/* heap.c: gives the heap back to the system when a burst has left it
+/* trim.c: gives the heap back to the system when a burst has left it
  * holding free memory (the watch, once a second; watch_mu held), a burst
  * counted from what the heap held free when the watch started. */
 void rpc__heap_start(rpc_server *srv);
@@ -371,7 +371,7 @@ const char *rpc__bad_string(const ProtobufCMessageDescriptor *d,
                             const uint8_t *data, size_t len, bool utf8,
                             rpc_bad_string *why);
 
-/* text.c: text as UTF-8, bad bytes escaped as \xNN (text itself when it is
+/* escape.c: text as UTF-8, bad bytes escaped as \xNN (text itself when it is
  * valid, else a copy in the call's arena); and every string field of msg,
  * nested ones included, made so in place. */
 const char *rpc__text_escaped(rpc_call *call, const char *text);

@@ -7,7 +7,7 @@
  * rest (begin, end, context, and the summary, whose stats count only the
  * files with matches) is not needed here and passed over.
  *
- * The JSON is read by a small reader of its own (json_int.h) rather than a
+ * The JSON is read by a small reader of its own (rgjson_int.h) rather than a
  * library that builds every object of a record: json-c took 5 ms for the 188 KB
  * rg writes for 330 matches in 200 MB, 5% of rg's whole scan, on the same
  * two cores rg searches with. The reader decodes strings fully (every
@@ -18,7 +18,7 @@
  * layout", below). */
 #include <string.h>
 
-#include "json_int.h"
+#include "rgjson_int.h"
 #include "search_int.h"
 
 /* ---- a match record ----------------------------------------------------- */

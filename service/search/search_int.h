@@ -119,7 +119,7 @@ bool search__grep_record(search_parser *p, const char *data, size_t len,
  * on anything else. */
 int search__base64_decode(tkc_buf *out, const char *in, size_t len);
 
-/* ---- tools.c ------------------------------------------------------------ */
+/* ---- command.c ---------------------------------------------------------- */
 
 /* The path of tool (not AUTO) in tkd's PATH, resolved once per process at
  * the first search; NULL for a tool that is missing. */

@@ -146,7 +146,7 @@ void services__file_discard(services_staged *st);
 /* *removed: the file existed. Syncs the directory. */
 int services__file_remove(const char *path, bool *removed, services_error *e);
 
-/* ---- the module and its tools (core.c, tool.c) -------------------------- */
+/* ---- the module and its tools (core.c, ctl.c) --------------------------- */
 
 typedef struct services_lock_entry services_lock_entry;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * git_numstat: `git diff --numstat -z -p` output, any bytes, through the
- * parser tk.v1.Git/Diff runs on it (service/git/parse.c,
+ * parser tk.v1.Git/Diff runs on it (service/git/porcelain.c,
  * tkgit__test_parse_numstat): the numstat block, then the patch.
  *
  * Checked: the parser reads or refuses, within the input's bytes (ASan);

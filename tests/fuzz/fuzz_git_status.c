@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * git_status: `git status --porcelain=v2 -z --branch` output, any bytes,
- * through the parser tk.v1.Git/Status runs on it (service/git/parse.c,
+ * through the parser tk.v1.Git/Status runs on it (service/git/porcelain.c,
  * tkgit__test_parse_status).
  *
  * Checked: the parser reads or refuses, within the input's bytes (ASan);

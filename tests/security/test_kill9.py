@@ -128,7 +128,7 @@ class Kill9(unittest.TestCase):
             # waits for it (the child waits for ever). First it writes 1 MiB
             # to stderr, more than the pipe holds, so that it says the pids
             # only once tkd reads its pipes, which tkd does after telling
-            # the guard of the group (proc/run.c): a kill -9 before that
+            # the guard of the group (proc/execute.c): a kill -9 before that
             # falls in the gap proc/guard.c names (spawned, not yet told),
             # which a loaded machine once hit.
             f.write("#!/bin/sh\nhead -c 1048576 /dev/zero >&2\n"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The parsers of git's output (service/git/parse.c, message.c) on text given
- * here, without a repository (tkgit__test_*, the entry points of
+/* The parsers of git's output (service/git/porcelain.c, message.c) on text
+ * given here, without a repository (tkgit__test_*, the entry points of
  * tests/fuzz's git harnesses), and the inputs the fuzzing turned up (each
  * test names its corpus file). tests/integration/git/ runs them on real
  * git. */

@@ -8,8 +8,8 @@
  * them, and in parse_rg.c's own unit they cost what they did when they
  * were written there (no call across units, which the build does not
  * optimise). */
-#ifndef TK_SERVICE_SEARCH_JSON_INT_H
-#define TK_SERVICE_SEARCH_JSON_INT_H
+#ifndef TK_SERVICE_SEARCH_RGJSON_INT_H
+#define TK_SERVICE_SEARCH_RGJSON_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -283,4 +283,4 @@ static bool integer(jcur *c, int64_t *out)
     return digits(c, out);
 }
 
-#endif /* TK_SERVICE_SEARCH_JSON_INT_H */
+#endif /* TK_SERVICE_SEARCH_RGJSON_INT_H */
