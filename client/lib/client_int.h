@@ -11,7 +11,8 @@
  *   envelope.c  tk.v1.Request and tk.v1.Reply
  *   node.c      a node: its socket, dial, TLS, channels
  *   status.c    tk_status and the names of codes and causes
- *   arena.c, catalog.c, address.c: the arena, the catalog, the address. */
+ *   arena.c, catalog.c, default_address.c: the arena, the catalog, the
+ *               default address. */
 #ifndef TK_CLIENT_LIB_INT_H
 #define TK_CLIENT_LIB_INT_H
 

@@ -5,7 +5,7 @@
  * tkcall_limit_field).
  *
  * Owns: which method has which form, and the reply type it expects.
- * May call: text.c (the Search and Git forms, painting), libc's stdio.
+ * May call: render.c (the Search and Git forms, painting), libc's stdio.
  * Must never: print a reply of a type its form does not expect. */
 #include <math.h>
 #include <stdbool.h>

@@ -5,7 +5,7 @@
  * Owns: the command line (flags, durations, the subcommands list and
  * describe), names as typed (names.c), the request's relative paths made
  * absolute (paths.c), reading the request JSON (-d JSON|@file|@-), printing
- * replies (JSON, or a method's text form: output.c, text.c), non-OK
+ * replies (JSON, or a method's text form: output.c, render.c), non-OK
  * statuses, -v and schemas (describe.c), the exit statuses below, and
  * Ctrl-C: SIGINT is blocked in every thread before any starts and taken by
  * one sigwait

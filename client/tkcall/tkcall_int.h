@@ -5,7 +5,7 @@
  * printed), names.c (the names people type) and interrupt.c (Ctrl-C);
  * those over calls.c (the client, a call, the methods tkd serves); all
  * over output.c (what a call prints) over forms.c (which method has which
- * text form) over text.c (the forms of Search and Git, painting), and
+ * text form) over render.c (the forms of Search and Git, painting), and
  * usage.c (--help, usage errors) and paths.c (the paths of a request).
  * Internal to client/tkcall/. */
 #ifndef TK_TKCALL_INT_H
@@ -78,7 +78,7 @@ typedef struct tkcall_verbose {
  * status's) and the deadline sent, on stderr, for every call, OK or not. */
 void tkcall_print_verbose(const tkcall_verbose *v, const tk_status *st);
 
-/* ---- text.c ------------------------------------------------------------ */
+/* ---- forms.c: which method has which text form ------------------------ */
 
 typedef struct tkcall_text {
     FILE *out;
@@ -97,7 +97,7 @@ bool tkcall_text_print(const tkcall_text *t, const char *method,
  * ("maxMatches"), or NULL. */
 const char *tkcall_limit_field(const char *method);
 
-/* ---- text.c's forms and painting, for forms.c ------------------------- */
+/* ---- render.c's forms and painting, for forms.c ----------------------- */
 
 /* SGR colours, as rg and git use them by default. */
 #define SGR_PATH "35"    /* magenta: rg's paths */
