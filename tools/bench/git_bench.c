@@ -43,7 +43,7 @@
 #include <tk/client.h>
 
 #include "measure.h"
-#include "common.h"
+#include "bench.h"
 #include "proc/proc.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/git.tk.h"

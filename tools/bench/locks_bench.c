@@ -44,7 +44,7 @@
 
 #include <tk/client.h>
 
-#include "common.h"
+#include "bench.h"
 #include "measure.h"
 #include "control/control.h"
 #include "obs/obs.h"

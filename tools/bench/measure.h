@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What every benchmark measures with: the clock, and the ordering and
  * median of what it measured. Header only: not every benchmark links the
- * rest of common.c. */
+ * rest of bench.c. */
 #ifndef TK_BENCH_MEASURE_H
 #define TK_BENCH_MEASURE_H
 

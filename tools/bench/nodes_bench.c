@@ -51,7 +51,7 @@
 
 #include <tk/client.h>
 
-#include "common.h"
+#include "bench.h"
 #include "measure.h"
 #include "tk/v1/control.tk.h"
 #include "tk/v1/git.tk.h"

@@ -52,7 +52,7 @@
 #include <tk/client.h>
 
 #include "measure.h"
-#include "common.h"
+#include "bench.h"
 
 #include "tk/v1/control.tk.h"
 #include "tk/v1/rpc.pb-c.h"

@@ -47,7 +47,7 @@
 #include <tk/client.h>
 
 #include "measure.h"
-#include "common.h"
+#include "bench.h"
 #include "proc/proc.h"
 #include "search/search.h"
 

@@ -8,8 +8,8 @@
  * own children go through proc/, as DESIGN.md requires). Benchmarks only;
  * tests use tests/support.
  */
-#ifndef TK_BENCH_COMMON_H
-#define TK_BENCH_COMMON_H
+#ifndef TK_BENCH_H
+#define TK_BENCH_H
 
 #include <stdbool.h>
 #include <sys/types.h>

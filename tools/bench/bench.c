@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "bench.h"
 
 pid_t bench_spawn(const char *const argv[], const char *cwd, int in_fd,
                   int out_fd, char *const envp[])
