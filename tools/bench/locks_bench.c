@@ -9,7 +9,7 @@
  * Contention: one hot order; N clients call AddItem on it, each at a
  * steady rate (a saturated CPU would queue every call alike and hide what
  * the lock does), while M clients run CloseOrder/ReopenOrder on it back to
- * back, all through tk.v1.Orders (libtkclient → rpc → locks → PostgreSQL).
+ * back, all through tk.v1.Orders (libtkclient → rpc → orders → PostgreSQL).
  * A transition holds its row lock for --hold-ms at least (a sleep in the
  * audit trigger, standing for the work a real transition does in its
  * transaction); child-insert latency counts the AddItem calls that
@@ -103,7 +103,7 @@ typedef struct bench {
     const char *dsn;
     char url[300];
     char dir[256];
-    orders *locks;
+    orders *orders;
     rpc_server *srv;
     int64_t order;
 } bench;
@@ -118,7 +118,7 @@ static void server_start(bench *b, unsigned callers)
     snprintf(b->url, sizeof b->url, "ipc://%s/s.sock", b->dir);
     char err[256] = "";
     orders_config lc = { .dsn = b->dsn, .pool_size = callers + 2 };
-    if (orders_new(&b->locks, &lc, err, sizeof err) != 0)
+    if (orders_new(&b->orders, &lc, err, sizeof err) != 0)
         die("", err);
     rpc_config cfg;
     rpc_config_init(&cfg);
@@ -129,16 +129,16 @@ static void server_start(bench *b, unsigned callers)
     cfg.version = "bench";
     if (rpc_server_new(&b->srv, &cfg, err, sizeof err) != 0 ||
         control_register(b->srv, err, sizeof err) != 0 ||
-        orders_register(b->locks, b->srv, err, sizeof err) != 0 ||
+        orders_register(b->orders, b->srv, err, sizeof err) != 0 ||
         rpc_server_start(b->srv, err, sizeof err) != 0)
         die("", err);
-    orders_start(b->locks);
+    orders_start(b->orders);
 }
 
 static void server_stop(bench *b)
 {
     rpc_server_free(b->srv);
-    orders_free(b->locks);
+    orders_free(b->orders);
     char sock[320];
     snprintf(sock, sizeof sock, "%s/s.sock", b->dir);
     unlink(sock);
@@ -586,8 +586,8 @@ static long long run_contention(bench *b, PGconn *pg, const bench_opts *o)
     long long bad = 0;
     for (int r = 0; r < o->rounds; r++) {
         int m = r % 2;
-        orders__test_set_row_lock(b->locks, m ? ORDERS_ROW_LOCK_UPDATE
-                                              : ORDERS_ROW_LOCK_NO_KEY_UPDATE);
+        orders__test_set_row_lock(b->orders, m ? ORDERS_ROW_LOCK_UPDATE
+                                               : ORDERS_ROW_LOCK_NO_KEY_UPDATE);
         round_result rr = contention_round(b, pg, &ld);
         printf("| %d | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %lld | %lld | "
                "%lld |\n",
@@ -625,7 +625,7 @@ static long long run_contention(bench *b, PGconn *pg, const bench_opts *o)
 /* One client, no contention: tkd against the same SQL through libpq. */
 static void run_overhead(bench *b, PGconn *pg, int calls)
 {
-    orders__test_set_row_lock(b->locks, ORDERS_ROW_LOCK_NO_KEY_UPDATE);
+    orders__test_set_row_lock(b->orders, ORDERS_ROW_LOCK_NO_KEY_UPDATE);
     install_audit(pg, 0); /* no extra work: the bare cost of a call */
     b->order = pg_int(pg, "INSERT INTO orders DEFAULT VALUES RETURNING id");
     tk_client *c = client(b);
