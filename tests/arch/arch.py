@@ -110,6 +110,13 @@ Rules (the name before the colon is the one the allowlist uses):
     is declared in its module's public header, under a comment saying it
     is for tests only, never in an internal one; no code of tkd or of the
     client calls one (tests, fuzzing harnesses and benchmarks do).
+  names: a file's name says its job without its folder: no two C files
+    (.c, .h) under service/, client/ and common/ share a name, and no
+    folder there shares its name with a C file of another place (tool/
+    and services/tool.c were two things). A module's own files are not
+    another place: service/X/X.c and X.h, and the public header of a
+    module of client/ (client/include/tk/json.h, client/json/'s). gen/,
+    generated, is not read.
   circle: the files of one module do not call each other in a circle
     (a.c calls b.c, which calls a.c, directly or through others): each
     file stands above the files it uses.
@@ -1003,6 +1010,53 @@ def rule_seam(t):
                        "call seams)")
 
 
+NAMED_TOPS = ("service", "client", "common")
+
+
+def subfolders(root, top):
+    """Every folder under top (paths from root, with a trailing /) but
+    those git ignores, fixtures/ and symbolic links (client/ts/gen/ is
+    gen/ts/)."""
+    out: list[str] = []
+    stack = [top + "/"]
+    while stack:
+        for d in folders(root, stack.pop()):
+            if (os.path.basename(d.rstrip("/")) != "fixtures" and
+                    not os.path.islink(os.path.join(root, d.rstrip("/")))):
+                out.append(d)
+                stack.append(d)
+    return sorted(out)
+
+
+def rule_names(t):
+    files = [rel for top in NAMED_TOPS for rel in t.c_files(top)]
+    by_name: dict[str, list[str]] = {}
+    for rel in files:
+        by_name.setdefault(os.path.basename(rel), []).append(rel)
+    for name, rels in sorted(by_name.items()):
+        if len(rels) > 1:
+            t.fail("names", rels[0], name,
+                   f"{len(rels)} files are named {name} ({', '.join(rels)}): "
+                   "give each a name that says its job without its folder")
+    for top in NAMED_TOPS:
+        if not os.path.isdir(os.path.join(t.root, top)):
+            continue
+        for folder in subfolders(t.root, top):
+            name = os.path.basename(folder.rstrip("/"))
+            own = t.module_of(folder)
+            own_public = (own.public if own and own.folder + "/" == folder
+                          else None)
+            clash = [rel for rel in files
+                     if os.path.splitext(os.path.basename(rel))[0] == name and
+                     os.path.dirname(rel) + "/" != folder and
+                     rel != own_public]
+            if clash:
+                t.fail("names", folder, folder,
+                       f"the folder {name}/ shares its name with "
+                       f"{', '.join(clash)}: give one of them a name that "
+                       "says which is which")
+
+
 def circles(edges):
     """The strongly connected components of more than one node (Tarjan)."""
     index: dict[str, int] = {}
@@ -1244,7 +1298,7 @@ def readme_layout(t, named):
 RULES = (rule_boundary, rule_library_and_process, rule_bridge,
          rule_signature, rule_include, rule_share, rule_gen_table,
          rule_gen_include, rule_public_header, rule_print, rule_seam,
-         rule_circle, rule_lines, rule_layout)
+         rule_circle, rule_lines, rule_layout, rule_names)
 
 
 def read_allowlist(path):
