@@ -104,7 +104,8 @@ int tkc_buf_reserve(tkc_buf *b, size_t len);
 /* Appends len bytes (and keeps the NUL after them). 0 or -ENOMEM (b is then
  * unchanged). */
 int tkc_buf_append(tkc_buf *b, const void *data, size_t len);
-void tkc_buf_free(tkc_buf *b);
+/* Frees what b holds and leaves it empty; b itself is the caller's. */
+void tkc_buf_fini(tkc_buf *b);
 
 /* ---- text ---------------------------------------------------------------- */
 

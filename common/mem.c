@@ -49,7 +49,7 @@ int tkc_buf_append(tkc_buf *b, const void *data, size_t len)
     return 0;
 }
 
-void tkc_buf_free(tkc_buf *b)
+void tkc_buf_fini(tkc_buf *b)
 {
     free(b->data);
     b->data = NULL;

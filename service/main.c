@@ -94,7 +94,7 @@ typedef struct tkd_daemon {
 } tkd_daemon;
 
 /* Makes the server and each service, registers them, and starts serving:
- * 0, or non-zero with err set (what was made is in d, for daemon_free). */
+ * 0, or non-zero with err set (what was made is in d, for daemon_fini). */
 static int daemon_start(tkd_daemon *d, options *o, char *err, size_t errlen)
 {
     search_config scfg = { .roots = o->roots, .slots = o->search_slots };
@@ -134,7 +134,7 @@ static int daemon_start(tkd_daemon *d, options *o, char *err, size_t errlen)
     return rv;
 }
 
-static void daemon_free(tkd_daemon *d)
+static void daemon_fini(tkd_daemon *d)
 {
     /* The server first: no call runs in a service once it is freed. */
     rpc_server_free(d->srv);
@@ -229,7 +229,7 @@ int main(int argc, char **argv)
     rv = rpc_serve_until_signal(d.srv);
     status = rv == 0 ? 0 : rv > 0 ? EXIT_OUTLIVED : 1;
 done:
-    daemon_free(&d);
+    daemon_fini(&d);
     roots_free(o.roots);
     return status;
 }

@@ -355,7 +355,7 @@ int tkcall__cmd_describe(tkcall *t)
     names_result r;
     if (!names_add_catalog(&l, NAMES_METHODS | NAMES_SERVICES | NAMES_MESSAGES |
                                    NAMES_ENUMS)) {
-        names_free(&l);
+        names_fini(&l);
         return tkcall__out_of_memory();
     }
     names_resolve(&r, typed, (const char *const *)l.v, l.n);
@@ -374,6 +374,6 @@ int tkcall__cmd_describe(tkcall *t)
         describe_enum(stdout, e);
     else
         describe_service(stdout, r.name);
-    names_free(&l);
+    names_fini(&l);
     return rv;
 }

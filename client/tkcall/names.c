@@ -208,7 +208,7 @@ bool names_add_served(namelist *l, const Tk__V1__ListMethodsReply *list,
     return true;
 }
 
-void names_free(namelist *l)
+void names_fini(namelist *l)
 {
     for (size_t i = 0; i < l->n; i++)
         free(l->v[i]);
@@ -286,6 +286,6 @@ done:
     tk_status_clear(&st);
     if (list != NULL)
         protobuf_c_message_free_unpacked(&list->base, NULL);
-    names_free(&l);
+    names_fini(&l);
     return rv;
 }

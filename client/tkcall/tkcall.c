@@ -44,7 +44,7 @@ static int read_all(FILE *f, char **out, size_t *len)
         if (rv == 0 && feof(f) && tkc_buf_reserve(&b, b.len) != 0)
             rv = -ENOMEM;
         if (rv != 0) {
-            tkc_buf_free(&b);
+            tkc_buf_fini(&b);
             return rv;
         }
         if (feof(f)) {
@@ -194,7 +194,7 @@ static int list_service(tkcall *t, const Tk__V1__ListMethodsReply *all,
     names_result r;
     if (!names_add_catalog(&l, NAMES_SERVICES) ||
         !names_add_served(&l, all, NAMES_SERVICES)) {
-        names_free(&l);
+        names_fini(&l);
         return tkcall__out_of_memory();
     }
     names_resolve(&r, typed, (const char *const *)l.v, l.n);
@@ -217,7 +217,7 @@ static int list_service(tkcall *t, const Tk__V1__ListMethodsReply *all,
         if (list != NULL)
             protobuf_c_message_free_unpacked(&list->base, NULL);
     }
-    names_free(&l);
+    names_fini(&l);
     return rv;
 }
 

@@ -182,7 +182,7 @@ enum {
 bool names_add_catalog(namelist *l, unsigned what);
 bool names_add_served(namelist *l, const Tk__V1__ListMethodsReply *list,
                       unsigned what);
-void names_free(namelist *l);
+void names_fini(namelist *l);
 
 /* paths.c: every path field of m (option (tk.v1.path)), in the messages
  * inside it too, that holds a relative path, made absolute against cwd.

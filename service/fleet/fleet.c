@@ -129,7 +129,7 @@ static uint32_t stmt_ms(uint32_t heartbeat_ms)
 
 /* What fleet_new allocates besides the lock and the condition: its
  * copies of the configuration, the abort event, and f. */
-static void release(fleet *f)
+static void allocations_free(fleet *f)
 {
     port_event_close(&f->abort);
     free(f->node_id);
@@ -168,7 +168,7 @@ int fleet_new(fleet **out, const fleet_config *cfg, char *err, size_t errlen)
     if (rv != 0) {
         snprintf(err, errlen, "fleet: cannot start: %s",
                  rv == -ENOMEM ? "out of memory" : "no event");
-        release(f);
+        allocations_free(f);
         return rv;
     }
     pthread_mutex_init(&f->mu, NULL);
@@ -203,9 +203,9 @@ void fleet_free(fleet *f)
         fleet__leave(f);
     }
     fleet__pg_close(&f->pg);
-    fleet__reading_free(&f->reading);
-    fleet__reading_free(&f->shown);
+    fleet__reading_fini(&f->reading);
+    fleet__reading_fini(&f->shown);
     pthread_cond_destroy(&f->cv);
     pthread_mutex_destroy(&f->mu);
-    release(f);
+    allocations_free(f);
 }

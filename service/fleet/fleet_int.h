@@ -38,7 +38,7 @@ typedef struct fleet_reading {
     size_t n;
 } fleet_reading;
 
-void fleet__reading_free(fleet_reading *r);
+void fleet__reading_fini(fleet_reading *r);
 
 /* The connection: the heartbeat thread's alone (or the thread that calls
  * fleet_join, before it starts). */

@@ -56,7 +56,7 @@ static void log_changes(fleet *f, const fleet_reading *now)
 /* A copy of r for the log's comparison: ids, addresses and draining. */
 static void remember(fleet *f, const fleet_reading *r)
 {
-    fleet__reading_free(&f->shown);
+    fleet__reading_fini(&f->shown);
     f->shown.nodes = calloc(r->n > 0 ? r->n : 1, sizeof *f->shown.nodes);
     if (f->shown.nodes == NULL)
         return;
@@ -98,7 +98,7 @@ static void beat_ok(fleet *f, fleet_reading *r)
     f->held_ns = now;
     pthread_mutex_lock(&f->mu);
     int64_t since = f->have_reading ? f->read_ns : f->start_ns;
-    fleet__reading_free(&f->reading);
+    fleet__reading_fini(&f->reading);
     f->reading = *r;
     f->have_reading = true;
     f->read_ns = now;

@@ -410,7 +410,7 @@ int fleet__pg_read(fleet_pg *pg, uint32_t ttl_ms, fleet_reading *out,
         rv = add_row(out, r, i);
     PQclear(r);
     if (rv != 0) {
-        fleet__reading_free(out);
+        fleet__reading_fini(out);
         snprintf(pg->message, sizeof pg->message,
                  "reading tk_nodes: out of memory");
         return -1;
@@ -429,7 +429,7 @@ int fleet__pg_delete(fleet_pg *pg, const char *node_id, const char *instance,
                 params, until_ns);
 }
 
-void fleet__reading_free(fleet_reading *r)
+void fleet__reading_fini(fleet_reading *r)
 {
     for (size_t i = 0; r->nodes != NULL && i < r->n; i++) {
         fleet_node *n = &r->nodes[i];

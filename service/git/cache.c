@@ -128,7 +128,7 @@ static bool still_valid(const entry *e)
 
 /* ---- entries ------------------------------------------------------------- */
 
-static void entry_free(entry *e)
+static void entry_fini(entry *e)
 {
     free(e->key);
     for (int i = 0; i < N_STAMPS; i++)
@@ -201,7 +201,7 @@ static void cache_free(void *arg)
     cache *c = arg;
     for (int i = 0; i < SLOTS; i++)
         if (c->e[i].key != NULL)
-            entry_free(&c->e[i]);
+            entry_fini(&c->e[i]);
     free(c);
 }
 
@@ -227,7 +227,7 @@ git_repository *tkgit__cache_get(const tkgit *g, const char *key)
         if (e->key == NULL || strcmp(e->key, key) != 0)
             continue;
         if (!still_valid(e)) {
-            entry_free(e);
+            entry_fini(e);
             return NULL;
         }
         e->used = ++c->tick;
@@ -245,13 +245,13 @@ static entry *free_slot(cache *c)
     for (int i = 0; i < SLOTS; i++) {
         entry *e = &c->e[i];
         if (e->key != NULL && !still_valid(e))
-            entry_free(e);
+            entry_fini(e);
         if (e->key == NULL)
             return e;
         if (e->used < lru->used)
             lru = e;
     }
-    entry_free(lru);
+    entry_fini(lru);
     return lru;
 }
 
@@ -279,7 +279,7 @@ bool tkgit__cache_put(const tkgit *g, const char *key, git_repository *repo,
                 entry_stamp(&fresh, opened_at - SETTLE_NS);
     if (!keep) {
         fresh.repo = NULL; /* the caller's still */
-        entry_free(&fresh);
+        entry_fini(&fresh);
         return false;
     }
     entry *e = free_slot(c);

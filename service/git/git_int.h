@@ -165,7 +165,7 @@ void tkgit__run_init(tkgit_run *run, const tkgit *g, rpc_call *call,
  * (the reasons table). Returns 0 when git exited 0 (r holds stdout) or
  * on_out stopped it, 1 when it exited 1 and ok_exit1 is set, -1 when the
  * call has failed (its status is set). r must be freed with
- * proc_result_free in every case. */
+ * proc_result_fini in every case. */
 int tkgit__run(proc_result *r, const tkgit_run *run, const tkgit_argv *argv,
                bool ok_exit1);
 
@@ -297,12 +297,12 @@ typedef struct tkgit_queue {
 /* 1 when added, 0 when it was there, -1 out of memory. */
 int tkgit__oidset_add(tkgit_oidset *s, const git_oid *id);
 bool tkgit__oidset_has(const tkgit_oidset *s, const git_oid *id);
-void tkgit__oidset_free(tkgit_oidset *s);
+void tkgit__oidset_fini(tkgit_oidset *s);
 /* Queues c by its date: 0, or -1 out of memory. */
 int tkgit__queue_push(tkgit_queue *q, const git_commit *c);
 /* The id of the commit whose turn it is into *out; false when none waits. */
 bool tkgit__queue_pop(tkgit_queue *q, git_oid *out);
-void tkgit__queue_free(tkgit_queue *q);
+void tkgit__queue_fini(tkgit_queue *q);
 
 /* ---- message.c: a commit's message as git's %s and %b ------------------ */
 

@@ -400,8 +400,8 @@ void tkgit__log(void *svc, rpc_call *call, const ProtobufCMessage *request,
         tkgit__fail_libgit2(call, repo.repo, TKGIT_STEP_REV, rv, rev);
     else if (rv == 0 && (rv = run_walk(&w)) < 0)
         tkgit__fail_libgit2(call, repo.repo, TKGIT_STEP_WALK, rv, NULL);
-    tkgit__queue_free(&w.q);
-    tkgit__oidset_free(&w.seen);
-    tkgit__oidset_free(&w.hidden);
+    tkgit__queue_fini(&w.q);
+    tkgit__oidset_fini(&w.seen);
+    tkgit__oidset_fini(&w.hidden);
     tkgit__close(&repo);
 }

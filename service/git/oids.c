@@ -61,7 +61,7 @@ static int oidset_grow(tkgit_oidset *s)
     return 0;
 }
 
-void tkgit__oidset_free(tkgit_oidset *s)
+void tkgit__oidset_fini(tkgit_oidset *s)
 {
     free(s->slots);
 }
@@ -117,7 +117,7 @@ bool tkgit__queue_pop(tkgit_queue *q, git_oid *out)
     return true;
 }
 
-void tkgit__queue_free(tkgit_queue *q)
+void tkgit__queue_fini(tkgit_queue *q)
 {
     free(q->items);
 }

@@ -45,7 +45,7 @@ void tkgit__status(void *svc, rpc_call *call, const ProtobufCMessage *request,
         tkgit__parse_status(call, r.out, r.out_len,
                             (Tk__V1__GitStatusReply *)reply) != 0)
         unparseable(call, run.what);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     tkgit__close(&repo);
 }
 
@@ -108,7 +108,7 @@ void tkgit__diff(void *svc, rpc_call *call, const ProtobufCMessage *request,
             out->patch =
                 rpc_call_bytes(call, r.out + patch, r.out_len - (size_t)patch);
     }
-    proc_result_free(&r);
+    proc_result_fini(&r);
     tkgit__close(&repo);
 }
 
@@ -243,6 +243,6 @@ void tkgit__grep(void *svc, rpc_call *call, const ProtobufCMessage *request,
     if (rv >= 0 && st.limited)
         rpc_call_set_partial(call, RPC_CAUSE_LIMIT);
     free(st.pending);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     tkgit__close(&repo);
 }

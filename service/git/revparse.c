@@ -63,7 +63,7 @@ int tkgit__rev_parse_cli(git_oid *out, const tkgit *g, rpc_call *call,
                       "git rev-parse printed output tk cannot read");
         rv = -1;
     }
-    proc_result_free(&r);
+    proc_result_fini(&r);
     return rv == 0 ? 0 : -1;
 }
 

@@ -112,7 +112,7 @@ void tkgit__worktree_remove(void *svc, rpc_call *call,
         tkgit__run_init(&run, svc, call, &repo, "git worktree remove");
         proc_result r;
         tkgit__run(&r, &run, &a, false);
-        proc_result_free(&r);
+        proc_result_fini(&r);
     }
     tkgit__close(&repo);
 }

@@ -16,7 +16,7 @@ static int run_git(const tkgit *g, rpc_call *call, const tkgit_repo *repo,
     tkgit__run_init(&run, g, call, repo, what);
     proc_result r;
     int rv = tkgit__run(&r, &run, a, false);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     return rv == 0 ? 0 : -1;
 }
 

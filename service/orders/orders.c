@@ -435,7 +435,7 @@ void orders_free(orders *svc)
 {
     if (svc == NULL)
         return;
-    orders__pool_destroy(&svc->pool);
+    orders__pool_fini(&svc->pool);
     free(svc->dsn);
     free(svc);
 }

@@ -88,7 +88,7 @@ typedef struct orders_tx {
 
 /* ---- pool.c ---- */
 int orders__pool_init(orders_pool *p, size_t n);
-void orders__pool_destroy(orders_pool *p);
+void orders__pool_fini(orders_pool *p);
 /* Waits for a free connection (the call's cancel and deadline end the
  * wait). It is idle or not connected yet, never in a transaction. */
 int orders__pool_checkout(orders_tx *tx);

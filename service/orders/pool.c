@@ -21,12 +21,12 @@ int orders__pool_init(orders_pool *p, size_t n)
     p->conns = calloc(n, sizeof *p->conns);
     p->free_list = calloc(n, sizeof *p->free_list);
     if (p->conns == NULL || p->free_list == NULL) {
-        orders__pool_destroy(p);
+        orders__pool_fini(p);
         return -ENOMEM;
     }
     int rv = n <= PORT_SEM_MAX ? port_sem_open(&p->sem, (unsigned)n) : -EINVAL;
     if (rv != 0) {
-        orders__pool_destroy(p);
+        orders__pool_fini(p);
         return rv;
     }
     pthread_mutex_init(&p->mu, NULL);
@@ -38,7 +38,7 @@ int orders__pool_init(orders_pool *p, size_t n)
     return 0;
 }
 
-void orders__pool_destroy(orders_pool *p)
+void orders__pool_fini(orders_pool *p)
 {
     if (p->conns != NULL) {
         for (size_t i = 0; i < p->n; i++)

@@ -102,7 +102,7 @@ int proc_run(proc_result *out, const proc_opts *opts)
     return run(out, opts, 0);
 }
 
-void proc_result_free(proc_result *r)
+void proc_result_fini(proc_result *r)
 {
     if (r == NULL)
         return;

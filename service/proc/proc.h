@@ -296,9 +296,9 @@ typedef struct proc_result {
  * had already cancelled or passed the deadline), -EINVAL for bad options,
  * or the negative errno of a failed spawn (out->spawn says which part
  * failed; -ENOENT with PROC_SPAWN_NOT_FOUND is "program not found"). out
- * is always initialised: call proc_result_free on it in every case. */
+ * is always initialised: call proc_result_fini on it in every case. */
 int proc_run(proc_result *out, const proc_opts *opts);
-void proc_result_free(proc_result *r);
+void proc_result_fini(proc_result *r);
 
 /* One line for humans: "exited with status 1", "cancelled by the caller
  * (process group killed)", "write timed out after 60000 ms (SIGTERM, then

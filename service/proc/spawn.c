@@ -191,7 +191,7 @@ static int prepare(spawn_setup *s, const proc_opts *opts, proc_result *r)
     return rv;
 }
 
-static void release(spawn_setup *s)
+static void setup_fini(spawn_setup *s)
 {
     if (s->fa_ok)
         posix_spawn_file_actions_destroy(&s->fa);
@@ -249,6 +249,6 @@ int proc__spawn(proc_child *c, const proc_opts *opts, proc_result *r)
         c->err_fd = s.err[0];
         s.out[0] = s.err[0] = -1;
     }
-    release(&s);
+    setup_fini(&s);
     return rv;
 }

@@ -25,7 +25,7 @@ static int index_init(rpc_index *x, size_t entries)
     return x->heads && x->next && x->keys ? 0 : -ENOMEM;
 }
 
-static void index_free(rpc_index *x)
+static void index_fini(rpc_index *x)
 {
     free(x->heads);
     free(x->next);
@@ -79,16 +79,16 @@ int rpc__registry_init(rpc_server *srv, size_t n_slots)
 {
     if (index_init(&srv->live, n_slots) != 0 ||
         index_init(&srv->recent, RPC_RECENT) != 0) {
-        rpc__registry_free(srv);
+        rpc__registry_fini(srv);
         return -ENOMEM;
     }
     return 0;
 }
 
-void rpc__registry_free(rpc_server *srv)
+void rpc__registry_fini(rpc_server *srv)
 {
-    index_free(&srv->live);
-    index_free(&srv->recent);
+    index_fini(&srv->live);
+    index_fini(&srv->recent);
 }
 
 void rpc__register_slot(rpc_slot *s)

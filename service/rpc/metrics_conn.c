@@ -19,7 +19,7 @@
 void rpc__mh_body_drop(rpc_mh_body *b)
 {
     if (b != NULL && --b->refs == 0) {
-        tkc_buf_free(&b->text);
+        tkc_buf_fini(&b->text);
         free(b);
     }
 }

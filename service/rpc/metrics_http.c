@@ -127,7 +127,7 @@ static rpc_mh_body *render(rpc_server *srv)
     int rv = rpc__stats_text(&st, &b->text);
     rpc_arena__free(&scratch.arena);
     if (rv != 0) {
-        tkc_buf_free(&b->text);
+        tkc_buf_fini(&b->text);
         free(b);
         return NULL;
     }

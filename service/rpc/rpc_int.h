@@ -330,7 +330,7 @@ void rpc__share_fds(rpc_server *srv);
 /* index.c: the registry's indexes; reg_mu held unless said. */
 /* For n_slots slots; 0 or -ENOMEM (rpc_server_new, no lock). */
 int rpc__registry_init(rpc_server *srv, size_t n_slots);
-void rpc__registry_free(rpc_server *srv);
+void rpc__registry_fini(rpc_server *srv);
 /* The slot's call is registered: queued from now on (id not 0). */
 void rpc__register_slot(rpc_slot *s);
 /* The slot holds no call any more (idle); a no-op when it held none. */

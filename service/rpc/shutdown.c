@@ -296,7 +296,7 @@ void rpc_server_free(rpc_server *srv)
         rpc_arena__free(&s->call.arena);
     }
     free(srv->slots);
-    rpc__registry_free(srv);
+    rpc__registry_fini(srv);
     free(srv->queue);
     free(srv->threads);
     for (size_t i = 0; i < srv->n_methods; i++)

@@ -29,7 +29,7 @@ int search__pool_init(search_pool *pool)
     return -pthread_mutex_init(&pool->mu, NULL);
 }
 
-void search__pool_destroy(search_pool *pool)
+void search__pool_fini(search_pool *pool)
 {
     while (pool->free != NULL) {
         search_chunk *c = pool->free;
@@ -140,7 +140,7 @@ search_pool *search__test_pool_new(void)
 
 void search__test_pool_free(search_pool *pool)
 {
-    search__pool_destroy(pool);
+    search__pool_fini(pool);
     free(pool);
 }
 

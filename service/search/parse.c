@@ -49,13 +49,13 @@ void search_parser_free(search_parser *p)
     free(p->matches);
     free(p->query);
     free(p->spans);
-    tkc_buf_free(&p->pending);
-    tkc_buf_free(&p->fold);
-    tkc_buf_free(&p->path);
-    tkc_buf_free(&p->text);
-    tkc_buf_free(&p->key);
-    tkc_buf_free(&p->type);
-    tkc_buf_free(&p->raw);
+    tkc_buf_fini(&p->pending);
+    tkc_buf_fini(&p->fold);
+    tkc_buf_fini(&p->path);
+    tkc_buf_fini(&p->text);
+    tkc_buf_fini(&p->key);
+    tkc_buf_fini(&p->type);
+    tkc_buf_fini(&p->raw);
     free(p);
 }
 

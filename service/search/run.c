@@ -71,7 +71,7 @@ static int inside_work_tree(const search_job *j, const char *git)
         inside = end == TOOL_END_EXITED &&
                  r.status.kind == PROC_STATUS_EXITED && r.status.code == 0 &&
                  strncmp(r.out, "true", 4) == 0;
-    proc_result_free(&r);
+    proc_result_fini(&r);
     return inside;
 }
 
@@ -296,7 +296,7 @@ static void run_tool(const search_job *j, search_tool tool, search_parser *p)
         out.unreadable = count_unreadable(tool, r.err, r.err_len);
         judge(j, &out, rv == 1);
     }
-    proc_result_free(&r);
+    proc_result_fini(&r);
 }
 
 void search__run(search_job *j)

@@ -176,7 +176,7 @@ int search_new(search **out, const search_config *cfg, char *err, size_t errlen)
     rv = search__pool_init(&s->pool);
     if (rv != 0) {
         snprintf(err, errlen, "search: out of memory");
-        search__slots_destroy(&s->slots);
+        search__slots_fini(&s->slots);
         free(s);
         return rv;
     }
@@ -194,7 +194,7 @@ void search_free(search *s)
 {
     if (s == NULL)
         return;
-    search__slots_destroy(&s->slots);
-    search__pool_destroy(&s->pool);
+    search__slots_fini(&s->slots);
+    search__pool_fini(&s->pool);
     free(s);
 }

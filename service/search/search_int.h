@@ -47,7 +47,7 @@ typedef struct search_pool {
 
 int search__pool_init(search_pool *pool);
 /* When no search runs any more. */
-void search__pool_destroy(search_pool *pool);
+void search__pool_fini(search_pool *pool);
 
 /* One parser's chunks. */
 typedef struct search_store {
@@ -140,7 +140,7 @@ typedef struct search_slots {
 } search_slots;
 
 int search__slots_init(search_slots *s, unsigned n);
-void search__slots_destroy(search_slots *s);
+void search__slots_fini(search_slots *s);
 /* Takes a slot: 0; 1 when the caller stopped waiting (rpc_call_cause says
  * why; no slot is held); -errno when poll failed. A caller that has
  * already gone gets no slot. */

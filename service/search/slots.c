@@ -16,7 +16,7 @@ int search__slots_init(search_slots *s, unsigned n)
     return port_sem_open(&s->sem, n);
 }
 
-void search__slots_destroy(search_slots *s)
+void search__slots_fini(search_slots *s)
 {
     port_sem_close(&s->sem);
 }

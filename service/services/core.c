@@ -102,7 +102,7 @@ void services_free(services *r)
 {
     if (r == NULL)
         return;
-    services__locks_destroy(r);
+    services__locks_fini(r);
     free(r);
 }
 
@@ -159,7 +159,7 @@ int services__op_register(const services_ctx *c,
         rv = ops->apply(c, s, path, &def, res, e);
         services__label_unlock(c->r, s->label);
     }
-    tkc_buf_free(&def);
+    tkc_buf_fini(&def);
     return rv;
 }
 
@@ -195,10 +195,10 @@ int services__op_status(const services_ctx *c, const services_backend_ops *ops,
         ops->render(&def, spec);
         st->up_to_date =
             st->installed && services__buf_equal(&cur, &def) && ld.in_effect;
-        tkc_buf_free(&def);
+        tkc_buf_fini(&def);
     } else {
         st->up_to_date = st->installed && ld.loaded && ld.file_fresh;
     }
-    tkc_buf_free(&cur);
+    tkc_buf_fini(&cur);
     return 0;
 }

@@ -56,11 +56,11 @@ int services__run(services_out *o, const services_ctx *c, const char *tool,
         o->err = r.err;
         r.out = r.err = NULL;
     }
-    proc_result_free(&r);
+    proc_result_fini(&r);
     return rv;
 }
 
-void services__out_free(services_out *o)
+void services__out_fini(services_out *o)
 {
     free(o->out);
     free(o->err);

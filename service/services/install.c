@@ -223,7 +223,7 @@ static int do_install(services *r, const cli *o,
     if (rv != 0 || services__op_register(&c, ops, &s, &res, &e) != 0 ||
         services__def_path(path, sizeof path, r, ops, label, &e) != 0) {
         fprintf(stderr, "tkd install: %s\n", e.message);
-        services__spec_free(&s);
+        services__spec_fini(&s);
         return 1;
     }
     printf("tkd install: %s %s: %s (%s", ops->name, label,
@@ -233,7 +233,7 @@ static int do_install(services *r, const cli *o,
     printf(")\n");
     for (size_t i = 0; i < res.n_warnings; i++)
         printf("tkd install: warning: %s\n", res.warnings[i]);
-    services__spec_free(&s);
+    services__spec_fini(&s);
     return 0;
 }
 

@@ -24,7 +24,7 @@ void services__locks_init(services *r)
     r->locks = NULL;
 }
 
-void services__locks_destroy(services *r)
+void services__locks_fini(services *r)
 {
     while (r->locks != NULL) {
         services_lock_entry *next = r->locks->next;

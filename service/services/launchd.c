@@ -52,7 +52,7 @@ static int ld_begin(ld_op *op, const services_ctx *c, const char *label,
         return -1;
     if (o.exit != 0)
         snprintf(op->domain, sizeof op->domain, "user/%u", uid);
-    services__out_free(&o);
+    services__out_fini(&o);
     snprintf(op->target, sizeof op->target, "%s/%s", op->domain, label);
     return 0;
 }
@@ -69,7 +69,7 @@ static int ld_print(const ld_op *op, bool *loaded, services_out *desc,
     if (desc != NULL)
         *desc = o;
     else
-        services__out_free(&o);
+        services__out_fini(&o);
     return 0;
 }
 
@@ -89,7 +89,7 @@ static int ld_lint(const ld_op *op, const char *file, services_error *e)
                             services__out_text(&o));
         services__keep_output(e, &o);
     }
-    services__out_free(&o);
+    services__out_fini(&o);
     return rv;
 }
 
@@ -131,7 +131,7 @@ static int ld_bootout_wait(const ld_op *op, services_error *e)
             break;
         }
     }
-    services__out_free(&bo);
+    services__out_fini(&bo);
     return rv;
 }
 
@@ -147,7 +147,7 @@ static int ld_enable(const ld_op *op, services_error *e)
                             op->target, o.exit, services__out_text(&o));
         services__keep_output(e, &o);
     }
-    services__out_free(&o);
+    services__out_fini(&o);
     return rv;
 }
 
@@ -175,7 +175,7 @@ static int ld_bootstrap_once(const ld_op *op, const char *path,
         if (rv < 0)
             services__keep_output(e, &o);
     }
-    services__out_free(&o);
+    services__out_fini(&o);
     return rv;
 }
 
@@ -227,7 +227,7 @@ static int ld_apply(const services_ctx *c, const services_spec *s,
     tkc_buf old = { 0 };
     int rd = services__file_read(&old, path);
     bool same = rd == 0 && services__buf_equal(&old, def);
-    tkc_buf_free(&old);
+    tkc_buf_fini(&old);
     bool loaded = false;
     if (ld_print(&op, &loaded, NULL, e) != 0)
         return -1;
@@ -298,7 +298,7 @@ static int ld_status(const services_ctx *c, const char *label,
         return -1;
     if (loaded && desc.out != NULL)
         parse_print(desc.out, st);
-    services__out_free(&desc);
+    services__out_fini(&desc);
     st->loaded = ld->loaded = ld->in_effect = ld->file_fresh = loaded;
     return 0;
 }

@@ -57,7 +57,7 @@ static void render(void *svc, rpc_call *call, const ProtobufCMessage *request,
         return;
     }
     if (services__def_path(path, sizeof path, r, ops, s.label, &e) != 0) {
-        services__spec_free(&s);
+        services__spec_fini(&s);
         fail_with(call, &e);
         return;
     }
@@ -66,8 +66,8 @@ static void render(void *svc, rpc_call *call, const ProtobufCMessage *request,
     out->backend = (Tk__V1__ServiceManager__Kind)ops->kind;
     out->path = rpc_call_strdup(call, path);
     out->definition = rpc_call_strndup(call, def.data, def.len);
-    tkc_buf_free(&def);
-    services__spec_free(&s);
+    tkc_buf_fini(&def);
+    services__spec_fini(&s);
 }
 
 static void register_(void *svc, rpc_call *call,
@@ -91,7 +91,7 @@ static void register_(void *svc, rpc_call *call,
     char path[PATH_MAX];
     if (services__op_register(&c, ops, &s, &res, &e) != 0 ||
         services__def_path(path, sizeof path, r, ops, s.label, &e) != 0) {
-        services__spec_free(&s);
+        services__spec_fini(&s);
         fail_with(call, &e);
         return;
     }
@@ -103,7 +103,7 @@ static void register_(void *svc, rpc_call *call,
     for (size_t i = 0; i < res.n_warnings; i++)
         out->warnings[out->n_warnings++] =
             rpc_call_strdup(call, res.warnings[i]);
-    services__spec_free(&s);
+    services__spec_fini(&s);
 }
 
 static void unregister(void *svc, rpc_call *call,
@@ -148,7 +148,7 @@ static int status_target(const Tk__V1__ServiceStatusRequest *in,
         return -1;
     *label = s->label;
     if (in->label[0] != '\0' && strcmp(in->label, s->label) != 0) {
-        services__spec_free(s);
+        services__spec_fini(s);
         return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_LABEL",
                               "label \"%.200s\" is not spec.label \"%s\"",
                               in->label, s->label);
@@ -204,7 +204,7 @@ static void status(void *svc, rpc_call *call, const ProtobufCMessage *request,
         fill_status(call, out, &st);
     }
     if (have_spec)
-        services__spec_free(&s);
+        services__spec_fini(&s);
 }
 
 /* As tk/v1/services.proto declares them; the handlers are the functions

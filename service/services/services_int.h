@@ -115,7 +115,7 @@ typedef struct services_spec {
 /* INVALID_ARGUMENT naming the field (reason BAD_<FIELD>) when bad. */
 int services__spec_from_msg(services_spec *out, const Tk__V1__ServiceSpec *msg,
                             services_error *e);
-void services__spec_free(services_spec *s);
+void services__spec_fini(services_spec *s);
 /* The label alone (Unregister, Status). */
 int services__label_check(const char *label, services_error *e);
 
@@ -195,7 +195,7 @@ typedef struct services_out {
 int services__run(services_out *o, const services_ctx *c, const char *tool,
                   const char *const *argv, const char *const *extra_env,
                   services_error *e);
-void services__out_free(services_out *o);
+void services__out_fini(services_out *o);
 /* What the tool said, for an error: stderr, else stdout, trimmed. */
 const char *services__out_text(const services_out *o);
 /* Copies what the tool said into e->output. */
@@ -209,7 +209,7 @@ void services__find_tool(char *out, size_t len, const char *name,
 /* ---- the label locks (labels.c) ---------------------------------------- */
 
 void services__locks_init(services *r);
-void services__locks_destroy(services *r);
+void services__locks_fini(services *r);
 /* Waits until no other operation holds label, up to deadline_ns. */
 int services__label_lock(services *r, const char *label, int64_t deadline_ns,
                          services_error *e);

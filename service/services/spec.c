@@ -251,7 +251,7 @@ int services__spec_from_msg(services_spec *out, const Tk__V1__ServiceSpec *m,
     return take_env(out, m, e);
 }
 
-void services__spec_free(services_spec *s)
+void services__spec_fini(services_spec *s)
 {
     free(s->env);
     s->env = NULL;

@@ -104,7 +104,7 @@ static int sd_do(const sd_op *op, const char *verb, bool with_unit,
                             with_unit ? op->unit : "", o.exit, said);
     if (rv != 0)
         services__keep_output(e, &o);
-    services__out_free(&o);
+    services__out_fini(&o);
     return rv;
 }
 
@@ -160,7 +160,7 @@ static int sd_read_show(const sd_op *op, sd_show *sh, services_error *e)
     } else if (o.out != NULL) {
         parse_show(o.out, sh);
     }
-    services__out_free(&o);
+    services__out_fini(&o);
     return rv;
 }
 
@@ -195,7 +195,7 @@ static void sd_linger_warning(const sd_op *op, services_result *res)
             known = strstr(o.out, "Linger=yes") != NULL  ? 1
                     : strstr(o.out, "Linger=no") != NULL ? -1
                                                          : 0;
-        services__out_free(&o);
+        services__out_fini(&o);
     }
     if (known == 0) {
         char marker[PATH_MAX + sizeof r->user];
@@ -222,7 +222,7 @@ static int sd_apply(const services_ctx *c, const services_spec *s,
     tkc_buf old = { 0 };
     int rd = services__file_read(&old, path);
     bool same = rd == 0 && services__buf_equal(&old, def);
-    tkc_buf_free(&old);
+    tkc_buf_fini(&old);
     bool in_effect = sd_in_effect(&sh);
     if (same && in_effect) {
         res->action = SERVICES_UNCHANGED;

@@ -118,7 +118,8 @@ typedef struct tool_answer {
  * it ended by itself (out holds its status and output: the module's to
  * judge), 1 when on_stdout stopped it (a success with fewer results:
  * setting partial is the module's), -1 when the call has failed (its
- * status is set). out must be freed with proc_result_free in every case. */
+ * status is set). out's buffers are freed with proc_result_fini in every
+ * case. */
 int tool_run(proc_result *out, rpc_call *call, const tool_opts *o);
 
 /* As tool_run, but the answer is left in *a and the call's status is not

@@ -343,7 +343,7 @@ static void test_stdout_stderr_apart(void **state)
     assert_string_equal(r.err, "err1\n");
     assert_false(r.out_truncated || r.err_truncated || r.drain_timed_out);
     assert_described(&r, "exited with status 3");
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -361,7 +361,7 @@ static void test_stdout_cap_kill(void **state)
     assert_int_equal(strlen(r.out), 1000);
     assert_true(r.out_total > 1000);
     assert_described(&r, "stdout exceeded its cap");
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -380,7 +380,7 @@ static void test_stdout_cap_discard(void **state)
     assert_true(r.out_truncated);
     assert_int_equal(r.out_len, 1000);
     assert_int_equal(r.out_total, 100000);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -396,7 +396,7 @@ static void test_stdout_cap_streamed(void **state)
     assert_int_equal(r.end, PROC_END_OUTPUT_CAP);
     assert_true(r.out_truncated && r.out == NULL);
     assert_int_equal(c.w.bytes, 5000);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 
     /* Streamed, the consumer bounds what it keeps: no cap by default. */
@@ -407,7 +407,7 @@ static void test_stdout_cap_streamed(void **state)
     assert_false(r.out_truncated);
     assert_int_equal(c.w.bytes, 100000);
     assert_int_equal(r.out_total, 100000);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -428,7 +428,7 @@ static void test_write_not_cut_by_output(void **state)
     assert_true(r.out_truncated);
     assert_int_equal(r.out_len, 1000);
     assert_int_equal(r.out_total, 100000);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 
     setup_watched(&c, "hundredk", NULL);
@@ -440,7 +440,7 @@ static void test_write_not_cut_by_output(void **state)
     assert_false(r.process_killed);
     assert_int_equal(c.w.n_lines, 1); /* not called after PROC_STOP */
     assert_int_equal(r.out_total, 100000);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -461,7 +461,7 @@ static void test_stderr_head_and_tail(void **state)
     assert_memory_equal(r.err + 4096, marker, (size_t)ml);
     assert_string_equal(r.err + r.err_len - 12, "xxxxTAIL-END");
     assert_int_equal(strlen(r.err), r.err_len);
-    proc_result_free(&r);
+    proc_result_fini(&r);
 
     /* Small enough: all of it, no marker. */
     setup_case(&c, "small_stderr");
@@ -470,7 +470,7 @@ static void test_stderr_head_and_tail(void **state)
     assert_int_equal(proc_run(&r, &c.o), 0);
     assert_string_equal(r.err, "a little");
     assert_false(r.err_truncated);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -489,7 +489,7 @@ static void test_missing_program(void **state)
     assert_false(r.started);
     assert_null(r.out);
     assert_described(&r, "program not found");
-    proc_result_free(&r);
+    proc_result_fini(&r);
 
     /* Present but not executable: told apart from missing. */
     char plain[PATH_MAX];
@@ -500,7 +500,7 @@ static void test_missing_program(void **state)
     c.o.path = plain;
     assert_int_equal(proc_run(&r, &c.o), -EACCES);
     assert_int_equal(r.spawn, PROC_SPAWN_NOT_EXECUTABLE);
-    proc_result_free(&r);
+    proc_result_fini(&r);
 
     /* A working directory that does not exist is not "program not found". */
     c.o.path = script("basic");
@@ -508,13 +508,13 @@ static void test_missing_program(void **state)
     assert_int_equal(proc_run(&r, &c.o), -ENOENT);
     assert_int_equal(r.spawn, PROC_SPAWN_BAD_CWD);
     assert_described(&r, "working directory");
-    proc_result_free(&r);
+    proc_result_fini(&r);
 
     /* No shell and no search: a relative path is refused. */
     c.o.cwd = NULL;
     c.o.path = "basic";
     assert_int_equal(proc_run(&r, &c.o), -EINVAL);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     assert_int_equal(open_fds(), before);
     assert_int_equal(count_children(false), 0);
     teardown_case(&c);
@@ -602,7 +602,7 @@ static void test_env_scrubbed(void **state)
     assert_true(has_line(r.out, "LANG=C.UTF-8"));    /* the last one wins */
     assert_false(has_line(r.out, "LANG=C"));
     assert_true(has_name(r.out, "PATH")); /* allowlisted, inherited */
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -668,7 +668,7 @@ static void test_no_fd_leak(void **state)
     assert_int_equal(r.status.code, 0);
     assert_fds_clean(r.out);
     assert_null(strstr(r.out, "anon_inode")); /* no pidfd, no eventfd */
-    proc_result_free(&r);
+    proc_result_fini(&r);
     assert_int_equal(open_fds(), before); /* and none left with us */
 
     /* Negative control: the same listing from a plain spawn shows the
@@ -713,7 +713,7 @@ static void test_child_state(void **state)
     assert_int_equal(sig_set(r.out, "SigBlk") & STD_SIGNALS, 0);
     assert_int_equal(sig_set(r.out, "SigIgn") & STD_SIGNALS, 0);
     assert_true(has_line(r.out, "stdin /dev/null"));
-    proc_result_free(&r);
+    proc_result_fini(&r);
 
     /* Negative control: a plain spawn hands on the mask and SIG_IGN. */
     const char *argv[] = { script("state"), NULL };
@@ -737,7 +737,7 @@ static void test_cwd(void **state)
     assert_int_equal(proc_run(&r, &c.o), 0);
     snprintf(want, sizeof want, "%s\n", real);
     assert_string_equal(r.out, want);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -775,7 +775,7 @@ static void test_out_of_descriptors(void **state)
         assert_int_equal(r[i].spawn_errno, EMFILE);
         assert_described(&r[i], "could not start the program (Too many open "
                                 "files)");
-        proc_result_free(&r[i]);
+        proc_result_fini(&r[i]);
     }
     assert_int_equal(open_fds(), before);
     /* Negative control: with the limit back, the same run starts. */
@@ -783,7 +783,7 @@ static void test_out_of_descriptors(void **state)
     proc_result ok;
     assert_int_equal(proc_run(&ok, &c.o), 0);
     assert_int_equal(ok.end, PROC_END_EXITED);
-    proc_result_free(&ok);
+    proc_result_fini(&ok);
     assert_int_equal(count_children(false), 0);
     teardown_case(&c);
 }
@@ -824,7 +824,7 @@ static void test_cancel_kills_the_group(void **state)
     assert_false(ts_group_exists(r.pid));
     assert_int_equal(count_children(true), 0);
     assert_int_equal(count_children(false), 0);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
     assert_int_equal(open_fds(), before);
 }
@@ -848,7 +848,7 @@ static void test_cancel_leader_only_negative_control(void **state)
     assert_true(ts_group_exists(r.pid));
     kill_orphan(c.w.grandchild);
     assert_false(ts_group_exists(r.pid));
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -873,7 +873,7 @@ static void test_deadline(void **state)
     assert_true(r.started && r.process_killed);
     assert_int_equal(r.kill_signal, SIGKILL);
     assert_described(&r, "deadline passed (process group killed)");
-    proc_result_free(&r);
+    proc_result_fini(&r);
 
     /* With no deadline, the run's own ceiling. */
     c.o.deadline_ns = INT64_MAX;
@@ -883,7 +883,7 @@ static void test_deadline(void **state)
     assert_true(r.process_killed);
     assert_int_equal(r.kill_signal, SIGKILL);
     assert_described(&r, "ran past its ceiling of 300 ms");
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -898,7 +898,7 @@ static void test_caller_gone_before_start(void **state)
     assert_int_equal(r.end, PROC_END_DEADLINE);
     assert_false(r.started);
     assert_described(&r, "before it started");
-    proc_result_free(&r);
+    proc_result_fini(&r);
 
     port_event_set(&c.w.cancel);
     c.o.deadline_ns = INT64_MAX;
@@ -906,14 +906,14 @@ static void test_caller_gone_before_start(void **state)
     assert_int_equal(r.end, PROC_END_CANCELLED);
     assert_false(r.started);
     assert_int_equal(c.w.n_lines, 0);
-    proc_result_free(&r);
+    proc_result_fini(&r);
 
     /* A WRITE starts whatever its caller did. */
     c.o.kind = PROC_WRITE;
     assert_int_equal(proc_run(&r, &c.o), 0);
     assert_int_equal(r.end, PROC_END_EXITED);
     assert_int_equal(r.status.code, 3);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -932,7 +932,7 @@ static void test_write_runs_to_completion(void **state)
     assert_false(r.process_killed);
     assert_int_equal(c.w.n_lines, 2);
     assert_string_equal(c.w.lines[1], "done"); /* written after the cancel */
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -969,7 +969,7 @@ static void test_write_timeout_term_then_kill(void **state)
     assert_described(&r,
                      "write timed out after 1000 ms (SIGTERM, then SIGKILL)");
     reap_group(r.pid); /* the script's last `sleep 1` */
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 
     /* One that does end on SIGTERM is not killed: SIGKILL would have come
@@ -983,7 +983,7 @@ static void test_write_timeout_term_then_kill(void **state)
     assert_int_equal(r.end, PROC_END_TIMEOUT);
     assert_int_equal(r.kill_signal, SIGTERM);
     assert_described(&r, "write timed out after 300 ms (ended after SIGTERM)");
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -1033,7 +1033,7 @@ static void test_write_abandoned(void **state)
     assert_int_equal(g.told[0], r.pid);
     assert_int_equal(g.told[1], 0);
     reap_group(r.pid); /* the script's last `sleep 1` */
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 
     /* One that ends on SIGTERM is not killed. */
@@ -1047,14 +1047,14 @@ static void test_write_abandoned(void **state)
     assert_int_equal(r.kill_signal, SIGTERM);
     assert_true(r.elapsed_ms < 5000);
     assert_described(&r, "write abandoned by its owner (ended after SIGTERM)");
-    proc_result_free(&r);
+    proc_result_fini(&r);
 
     /* Abandoned already: not started at all. */
     assert_int_equal(proc_run(&r, &c.o), 0);
     assert_int_equal(r.end, PROC_END_ABORTED);
     assert_false(r.started);
     assert_described(&r, "write abandoned by its owner before it started");
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 
     /* Negative control: a READ ignores the abort fd (its cancel_fd is
@@ -1067,7 +1067,7 @@ static void test_write_abandoned(void **state)
     assert_int_equal(proc_run(&r, &c.o), 0);
     assert_int_equal(r.end, PROC_END_EXITED);
     assert_int_equal(r.status.code, 3);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     port_event_close(&fired);
     teardown_case(&c);
 }
@@ -1088,7 +1088,7 @@ static void test_stream_stop(void **state)
     assert_string_equal(c.w.lines[9], "line 10");
     assert_described(&r, "stopped by its reader (process group killed)");
     assert_false(ts_group_exists(r.pid));
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -1108,7 +1108,7 @@ static void test_records(void **state)
     assert_string_equal(c.w.lines[2], "");
     assert_string_equal(c.w.lines[3], "tail"); /* unterminated, at EOF */
     assert_true(c.w.any_truncated && r.records_truncated);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -1131,7 +1131,7 @@ static void test_records_resume(void **state)
     assert_string_equal(c.w.lines[2], "bbbbb-MA-MARK-tail2");
     assert_string_equal(c.w.lines[3], "cccccccc"); /* never resumed */
     assert_true(c.w.any_truncated && r.records_truncated);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -1163,7 +1163,7 @@ static void test_batched_stdout_whole(void **state)
         assert_int_equal(c.w.bytes, want);
         assert_int_equal(r.out_total, want + 3000); /* with the newlines */
         assert_false(c.w.any_truncated || r.drain_timed_out);
-        proc_result_free(&r);
+        proc_result_fini(&r);
         teardown_case(&c);
     }
 }
@@ -1185,7 +1185,7 @@ static void test_batched_stdout_large(void **state)
     for (size_t i = 0; i < r.out_len; i += 10)
         assert_memory_equal(r.out + i, "abcdefghi\n",
                             r.out_len - i < 10 ? r.out_len - i : 10);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -1205,7 +1205,7 @@ static void test_batched_stdout_other_events(void **state)
     assert_int_equal(r.end, PROC_END_CANCELLED);
     assert_true(r.process_killed && r.reaped);
     assert_true(r.elapsed_ms < batch);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 
     setup_watched(&c, "slow", NULL);
@@ -1214,7 +1214,7 @@ static void test_batched_stdout_other_events(void **state)
     assert_int_equal(proc_run(&r, &c.o), 0);
     assert_int_equal(r.end, PROC_END_DEADLINE);
     assert_true(r.elapsed_ms < batch);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 
     setup_watched(&c, "write_slow", NULL); /* ready, 0.3 s, done, exit */
@@ -1225,7 +1225,7 @@ static void test_batched_stdout_other_events(void **state)
     assert_string_equal(c.w.lines[0], "ready");
     assert_string_equal(c.w.lines[1], "done");
     assert_true(r.elapsed_ms < batch);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -1239,7 +1239,7 @@ static void test_pidfd_fallback(void **state)
     assert_int_equal(r.end, PROC_END_EXITED);
     assert_int_equal(r.status.code, 3);
     assert_string_equal(r.out, "out1\nout2\n");
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 
     NEED_SUBREAPER();
@@ -1249,7 +1249,7 @@ static void test_pidfd_fallback(void **state)
     assert_true(r.reaped && !r.drain_timed_out);
     assert_true(ts_reap_orphan(c.w.grandchild, 5000) != -1);
     assert_false(ts_group_exists(r.pid));
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -1282,7 +1282,7 @@ static void test_stuck_leader_goes_to_reaper(void **state)
         nanosleep(&ms, NULL); /* polls a condition; nothing to wait on */
     }
     assert_int_equal(proc_state(r.pid), '\0');
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -1303,7 +1303,7 @@ static void test_leftovers(void **state)
     int st = ts_reap_orphan(c.w.straggler, 5000);
     assert_true(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
     assert_false(ts_group_exists(r.pid));
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 
     /* Negative control: without the group sweep the straggler survives. */
@@ -1313,7 +1313,7 @@ static void test_leftovers(void **state)
     assert_int_equal(kill(c.w.straggler, 0), 0);
     assert_true(proc_state(c.w.straggler) != 'Z');
     kill_orphan(c.w.straggler);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 
     /* A WRITE that completed keeps what it started. */
@@ -1325,7 +1325,7 @@ static void test_leftovers(void **state)
     assert_int_equal(kill(c.w.straggler, 0), 0);
     assert_true(proc_state(c.w.straggler) != 'Z');
     kill_orphan(c.w.straggler);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     teardown_case(&c);
 }
 
@@ -1400,7 +1400,7 @@ static void test_concurrent_runs(void **state)
         assert_int_equal(pthread_join(t[i], NULL), 0);
     for (int i = 0; i < N_THREADS; i++) {
         check_job(&jobs[i]);
-        proc_result_free(&jobs[i].r);
+        proc_result_fini(&jobs[i].r);
     }
     assert_int_equal(open_fds(), before);
     assert_int_equal(count_children(false), 0);

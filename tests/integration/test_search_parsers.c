@@ -98,7 +98,7 @@ static search_parser *run_ok(search_tool tool, const char *dir,
         r.status.code > 1)
         fail_msg("%s: %s, exit %d: %s", search_tool_name(tool),
                  proc_end_name(r.end), r.status.code, r.err);
-    proc_result_free(&r);
+    proc_result_fini(&r);
     return p;
 }
 
@@ -930,7 +930,7 @@ static void rg_output(corpus *c, const char *dir, const char *query,
     proc_result r;
     run_into(SEARCH_TOOL_RG, dir, &q, collect, c, &r);
     assert_int_equal(r.status.code, 0);
-    proc_result_free(&r);
+    proc_result_fini(&r);
 }
 
 /* A tree of what makes rg escape: quotes, backslashes, control bytes,

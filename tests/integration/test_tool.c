@@ -177,7 +177,7 @@ static void run_handler(void *svc, rpc_call *call,
         rpc_call_fail(call, RPC_UNKNOWN, "TEST_EXIT", "exit %d", r.status.code);
     if (rv >= 0 && r.out != NULL)
         out->data = rpc_call_bytes(call, r.out, r.out_len);
-    proc_result_free(&r);
+    proc_result_fini(&r);
 }
 
 static const rpc_method methods[] = {
@@ -716,7 +716,7 @@ static void test_no_call(void **state)
     assert_int_equal(try_sh(&r, &a, "echo hi", later, 0), TOOL_END_EXITED);
     assert_string_equal(r.out, "hi\n");
     assert_int_equal(tool_answer_code(&a), RPC_OK);
-    proc_result_free(&r);
+    proc_result_fini(&r);
 
     /* Its time is up before it starts: not started, as a WRITE whose own
      * timeout passed. */
@@ -726,7 +726,7 @@ static void test_no_call(void **state)
     assert_int_equal(tool_answer_code(&a), RPC_DEADLINE_EXCEEDED);
     assert_string_equal(tool_answer_reason(&a), "WRITE_TIMEOUT");
     assert_non_null(strstr(a.message, "sh not started: the call's time"));
-    proc_result_free(&r);
+    proc_result_fini(&r);
 
     /* Its deadline passes while it runs: stopped, as the call's time. */
     int64_t soon = proc_now_ns() + (int64_t)300 * 1000000;
@@ -734,14 +734,14 @@ static void test_no_call(void **state)
                      TOOL_END_STOPPED);
     assert_true(a.process_killed);
     assert_true(proc_now_ns() >= soon);
-    proc_result_free(&r);
+    proc_result_fini(&r);
 
     /* Its own bound, well before the deadline: TOOL_TIMEOUT. */
     assert_int_equal(try_sh(&r, &a, "exec sleep 30", later, 200),
                      TOOL_END_TIMEOUT);
     assert_int_equal(tool_answer_code(&a), RPC_UNAVAILABLE);
     assert_string_equal(tool_answer_reason(&a), "TOOL_TIMEOUT");
-    proc_result_free(&r);
+    proc_result_fini(&r);
 
     const char *argv[] = { "tk-test-program", NULL };
     tool_opts o;
@@ -751,7 +751,7 @@ static void test_no_call(void **state)
     assert_int_equal(tool_try(&r, &a, NULL, &o), TOOL_END_MISSING);
     assert_int_equal(tool_answer_code(&a), RPC_FAILED_PRECONDITION);
     assert_string_equal(tool_answer_reason(&a), "TOOL_NOT_FOUND");
-    proc_result_free(&r);
+    proc_result_fini(&r);
 }
 
 int main(void)

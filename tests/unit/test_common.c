@@ -261,7 +261,7 @@ static void test_buf(void **state)
     assert_ptr_equal(b.data, before);
     assert_int_equal(b.len, 2 + sizeof big);
     assert_int_equal(tkc_buf_reserve(&b, SIZE_MAX), -ENOMEM);
-    tkc_buf_free(&b);
+    tkc_buf_fini(&b);
     assert_null(b.data);
     assert_int_equal(b.len + b.cap, 0);
 }
