@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Routing a call in a fleet (DESIGN.md "Scaling out"): which node of the
 table a call goes to, decided on the table alone, no sockets. Internal to
-tk.client; libtkclient's twin is tk__route() in client/lib/route.c, and the
-two decide alike.
+the client (tk.client and its parts); libtkclient's twin is tk__route() in
+client/lib/route.c, and the two decide alike.
 
     Git, Search        the node whose root is the longest prefix, by whole
                        path components, of the request's first non-empty
@@ -40,6 +40,7 @@ from google.protobuf import descriptor_pool
 from google.protobuf.message import DecodeError, Message
 
 from tk import catalog
+from tk._messages import request_class
 from tk.status import Code, Status
 
 NO_NODE_FOR_PATH = "NO_NODE_FOR_PATH"
@@ -134,7 +135,6 @@ def path_of(method: str, request: Union[Message, bytes, None]) -> Optional[str]:
     if not names or request is None:
         return None
     if isinstance(request, bytes):
-        from tk.client import request_class
         cls = request_class(method)
         if cls is None:
             return None
@@ -169,7 +169,7 @@ def root_holds(root: str, path: str) -> int:
 
 
 class NodeView(Protocol):
-    """What routing reads of a node: a _Node of tk.client, or a stand-in
+    """What routing reads of a node: a _Node of tk._nodesock, or a stand-in
     in the tests (read only: a property each, which an attribute is)."""
 
     @property

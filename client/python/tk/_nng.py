@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """A ctypes binding to the few calls of the system NNG (libnng.so.1, Debian's
-libnng1 1.5.2) that a REQ client needs. Internal to tk.client.
+libnng1 1.5.2) that a REQ client needs. Internal to the client (tk.client
+and its parts).
 
 nng_socket and nng_ctx are structs of one uint32 passed by value, so they
 are ctypes Structures (libffi passes them as the C ABI does), never bare
