@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: MIT
 // tk's Client: calls to tkd on one connection, at most once each.
 //
-// Mirrors libtkclient (client/lib/client.c) and the Python client
-// (client/python/tk/client.py): call ids unique per connection, the
-// deadline sent in the envelope (timeout_ms), nothing ever resent, a client
-// that, when no reply has come 250 ms past the deadline, asks tkd where the
-// call stands (tk.v1.Control/CallState) on the call's connection and waits
-// on while tkd says it is queued or running; a lost connection reported as
-// UNAVAILABLE ("whether it ran is unknown"); cancellation as
-// tk.v1.Control/Cancel on the call's own connection (Call.cancel(), or an
-// AbortSignal).
+// Mirrors libtkclient (client/lib/) and the Python client (client/python/tk/):
+// call ids unique per connection, the deadline sent in the envelope
+// (timeout_ms), nothing ever resent, a client that, when no reply has come
+// 250 ms past the deadline, asks tkd where the call stands
+// (tk.v1.Control/CallState) on the call's connection and waits on while tkd
+// says it is queued or running; a lost connection reported as UNAVAILABLE
+// ("whether it ran is unknown"); cancellation as tk.v1.Control/Cancel on the
+// call's own connection (Call.cancel(), or an AbortSignal).
+//
+// This file is the Client: its connection dialed, its calls numbered,
+// framed and started, the questions it asks on a call's connection, and
+// what a call that was not sent or lost its connection ends with. A call
+// in flight and its wait are inflight.ts's; the typed stubs' types and the
+// method table stubs.ts's.
 
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -20,45 +25,16 @@ import {
 } from "@bufbuild/protobuf";
 
 import { files, services } from "../gen/tk/services.js";
-import {
-  CallStateReplySchema, CallStateRequestSchema, CancelReplySchema, CancelRequestSchema,
-} from "../gen/tk/v1/control_pb.js";
+import { CallStateReplySchema, CallStateRequestSchema } from "../gen/tk/v1/control_pb.js";
 import { ReplySchema, RequestSchema } from "../gen/tk/v1/rpc_pb.js";
-import { findMethod } from "./catalog.js";
 import { ConnectError, Connection, type Endpoint, type LostReason, type TlsFiles, parseAddress }
   from "./conn.js";
-import { Cause, CancelOutcome, Code, Status, TkError } from "./status.js";
+import { ASK_TIMEOUT_MS, Call, type Decode, NO_ANSWER, UNKNOWN_METHOD } from "./inflight.js";
+import { Cause, Code, Status, TkError } from "./status.js";
+import { type CallOptions, type MethodSpec, type Services, specOf } from "./stubs.js";
 
-/**
- * How long past the deadline the client waits for the reply before it asks
- * tkd where the call stands (TK_DEADLINE_GRACE_MS of libtkclient).
- */
-export const GRACE_MS = 250;
-/**
- * How long a call without a timeout may wait for its reply at most, and how
- * much longer than its deadline a call may wait while tkd says it runs.
- */
-export const MAX_WAIT_MS = 15 * 60 * 1000;
-/** What tkd takes to stop a write at its own timeout (TK_WRITE_STOP_MS). */
-export const WRITE_STOP_MS = 5000;
-/** The bound of a Cancel (tkd answers it inline). */
-export const CANCEL_TIMEOUT_MS = 5000;
-/** The bound of a CallState question, answered inline as a Cancel is. */
-export const ASK_TIMEOUT_MS = 5000;
-/** The longest pause between two questions about a late reply. */
-export const ASK_MAX_PAUSE_MS = 2000;
-/** Answers in a row that end the wait when ANSWERED or NOT_FOUND. */
-export const ASK_SAME_ANSWERS = 3;
 /** The longest reply frame a client accepts by default. */
 export const DEFAULT_MAX_REPLY_BYTES = 256 * 1024 * 1024;
-
-// CallStateReply.State, by number.
-const QUEUED = 1;
-const RUNNING = 2;
-const ANSWERED = 3;
-// The answer to a question that was not answered, and to one tkd does not know.
-const NO_ANSWER = -1;
-const UNKNOWN_METHOD = -2;
 
 /**
  * The address tkd listens on by default: TK_ADDR if set, else
@@ -75,21 +51,6 @@ export function defaultAddress(): string {
 
 /** Every message of proto/, by full name ("tk.v1.PingRequest"). */
 export const registry: Registry = createRegistry(...files);
-
-/** The options of one call. */
-export interface CallOptions {
-  /**
-   * The deadline in milliseconds, sent to tkd as timeout_ms (relative, so
-   * clocks never need to agree); omitted or 0: the method's default.
-   */
-  readonly timeoutMs?: number;
-  /**
-   * Aborting it cancels the call: tk.v1.Control/Cancel on the call's
-   * connection. The call then ends with tkd's answer (CANCELLED, cause
-   * CALLER; a started WRITE runs to completion and ends with its result).
-   */
-  readonly signal?: AbortSignal;
-}
 
 /** The options of a call by name: the reply's type too. */
 export interface GenericCallOptions<D extends DescMessage = DescMessage> extends CallOptions {
@@ -113,36 +74,6 @@ export interface ClientOptions {
   readonly maxReplyBytes?: number;
 }
 
-type MethodSpec = {
-  readonly method: string;
-  readonly input: DescMessage;
-  readonly output: DescMessage;
-};
-
-/** The typed methods of one service: m(request, options) and startM(...). */
-export type Stub<S> = {
-  -readonly [K in keyof S]: S[K] extends MethodSpec
-    ? (request?: MessageInitShape<S[K]["input"]>, options?: CallOptions)
-      => Promise<MessageShape<S[K]["output"]>>
-    : never;
-} & {
-  -readonly [K in keyof S as K extends string ? `start${Capitalize<K>}` : never]:
-    S[K] extends MethodSpec
-      ? (request?: MessageInitShape<S[K]["input"]>, options?: CallOptions)
-        => Call<MessageShape<S[K]["output"]>>
-      : never;
-};
-
-/** Every service of proto/ as a typed stub: client.git.revParse(...). */
-export type Services = { -readonly [S in keyof typeof services]: Stub<(typeof services)[S]> };
-
-type Decode<R> = (payload: Uint8Array) => R;
-
-interface Outcome<R> {
-  readonly status: Status;
-  readonly reply: R | undefined;
-}
-
 function timeoutMs(v: number | undefined): number {
   if (v === undefined || v === 0) return 0;
   // Rounded first: 0.2 s in binary floating point is a hair over 200 ms.
@@ -151,228 +82,6 @@ function timeoutMs(v: number | undefined): number {
     throw new RangeError(`tk: timeoutMs must be > 0 and < 2^32, not ${v}`);
   }
   return ms;
-}
-
-/**
- * A call in flight, from Client.start (or a start<Method> stub). result()
- * resolves to the reply or rejects with TkError; status() resolves to the
- * status of any end (partial, writeCompleted of a success); cancel() sends
- * tk.v1.Control/Cancel for it on its connection.
- */
-export class Call<R> {
-  /** The call's id on its connection (tk.v1.Request.call_id). */
-  readonly callId: bigint;
-  readonly method: string;
-  private readonly outcome: Promise<Outcome<R>>;
-  private settle!: (o: Outcome<R>) => void;
-  private ended: Outcome<R> | null = null;
-  private conn: Connection | null = null;
-  private requestId = 0;
-  private aborted = false;
-  private sentFlag = false;
-  private timer: NodeJS.Timeout | null = null;
-  // Asking about a late reply.
-  private nextAsk = Infinity;
-  private last = Infinity;
-  private pause = GRACE_MS;
-  private same = 0;
-  private lastState: number | null = null;
-  private readonly write: boolean;
-  private readonly ceilingMs: number;
-  private started = false;
-  private cancelled: Promise<CancelOutcome> | null = null;
-
-  /** @internal */
-  constructor(private readonly client: Client, callId: bigint, method: string,
-              private readonly decode: Decode<R>, private readonly ask: boolean) {
-    this.callId = callId;
-    this.method = method;
-    this.outcome = new Promise((resolve) => { this.settle = resolve; });
-    const m = findMethod(method);
-    this.write = m?.kind === "WRITE";
-    this.ceilingMs = m?.ceilingMs ?? 0;
-  }
-
-  /** Whether the call has ended. */
-  get done(): boolean {
-    return this.ended !== null;
-  }
-
-  /** Whether the request was handed to a connection. */
-  get sent(): boolean {
-    return this.sentFlag;
-  }
-
-  /** The status of the call's end, OK or not; never rejects. */
-  status(): Promise<Status> {
-    return this.outcome.then((o) => o.status);
-  }
-
-  /** The reply, or a TkError with the status of any other end. */
-  async result(): Promise<R> {
-    const o = await this.outcome;
-    if (!o.status.ok) throw new TkError(o.status);
-    return o.reply as R;
-  }
-
-  /**
-   * Sends tk.v1.Control/Cancel for this call on its connection and
-   * resolves to tkd's outcome: CANCELLED (the call ends CANCELLED, cause
-   * CALLER), WRITE_CONTINUES (a started WRITE runs to completion),
-   * ALREADY_DONE, NOT_FOUND; NOT_SENT when the call was never sent (it
-   * then ends CANCELLED without being sent). Rejects with TkError when the
-   * Cancel itself fails.
-   */
-  cancel(): Promise<CancelOutcome> {
-    if (this.cancelled !== null) return this.cancelled;
-    if (!this.sentFlag || this.conn === null) {
-      this.aborted = true;
-      if (this.ended === null && this.conn === null) {
-        // Not sent yet: it never will be.
-        this.finish(Status.local(Code.CANCELLED, "the call was cancelled before it was sent",
-                                 Cause.CALLER));
-      }
-      return Promise.resolve(CancelOutcome.NOT_SENT);
-    }
-    const c = this.client.startOn(this.conn, "tk.v1.Control/Cancel",
-                                  toBinary(CancelRequestSchema,
-                                           create(CancelRequestSchema, { callId: this.callId })),
-                                  CANCEL_TIMEOUT_MS,
-                                  (b) => fromBinary(CancelReplySchema, b), false);
-    this.cancelled = c.result().then((r) => r.outcome as number as CancelOutcome);
-    return this.cancelled;
-  }
-
-  /** @internal Sends the envelope on conn (or ends the call saying why not). */
-  async run(envelope: Uint8Array, timeout: number, conn: Connection | null,
-            signal?: AbortSignal): Promise<void> {
-    const waitMs = timeout === 0 ? MAX_WAIT_MS : timeout + GRACE_MS;
-    const t0 = Date.now();
-    if (signal !== undefined) {
-      if (signal.aborted) {
-        this.aborted = true;
-      } else {
-        const onAbort = () => { this.cancel().catch(() => { /* the call's end says */ }); };
-        signal.addEventListener("abort", onAbort, { once: true });
-        void this.outcome.then(() => signal.removeEventListener("abort", onAbort));
-      }
-    }
-    if (conn === null) {
-      try {
-        conn = await this.client.connection(waitMs);
-      } catch (e) {
-        this.finish(this.client.notSent(e));
-        return;
-      }
-    }
-    if (this.aborted || this.ended !== null) {
-      this.finish(Status.local(Code.CANCELLED, "the call was cancelled before it was sent",
-                               Cause.CALLER));
-      return;
-    }
-    this.conn = conn;
-    try {
-      this.requestId = conn.send(envelope, {
-        reply: (payload) => this.finish(...this.client.decodeReply(payload, this.callId,
-                                                                    this.decode)),
-        lost: (why) => this.finish(this.client.failure(why)),
-      });
-    } catch (e) {
-      this.finish(this.client.notSent(e));
-      return;
-    }
-    this.sentFlag = true;
-    // The first question at the deadline plus the grace; however long tkd
-    // says the call runs, MAX_WAIT_MS more at most. With the method's
-    // default deadline, known only to tkd, nothing is asked.
-    this.nextAsk = t0 + waitMs;
-    this.last = timeout === 0 || !this.ask ? this.nextAsk : this.nextAsk + MAX_WAIT_MS;
-    if (this.write) { // at least the write's own timeout, and its stop
-      const own = t0 + this.ceilingMs + WRITE_STOP_MS;
-      if (timeout === 0) this.nextAsk = Math.max(this.nextAsk, own);
-      this.last = Math.max(this.last, own);
-    }
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.ended !== null) return;
-    this.timer = setTimeout(() => { void this.askOnce(); },
-                            Math.max(0, this.nextAsk - Date.now()));
-  }
-
-  private async askOnce(): Promise<void> {
-    this.timer = null;
-    if (this.ended !== null) return;
-    const addr = this.client.address;
-    let why: [Code, string] | null;
-    if (!this.ask || Date.now() >= this.last) {
-      why = [Code.DEADLINE_EXCEEDED,
-        `no reply from tkd at ${addr} within the deadline and ${GRACE_MS} ms of ` +
-        "grace: the server did not answer"];
-    } else {
-      const state = await this.client.callState(this.conn as Connection, this.callId);
-      if (this.ended !== null) return;
-      this.same = state === this.lastState ? this.same + 1 : 1;
-      this.lastState = state;
-      why = this.verdict(state);
-    }
-    if (why === null) {
-      this.nextAsk = Math.min(Date.now() + this.pause, this.last);
-      this.pause = Math.min(this.pause * 2, ASK_MAX_PAUSE_MS);
-      this.schedule();
-      return;
-    }
-    let [code, text] = why;
-    if (this.started) {
-      code = Code.UNKNOWN;
-      text = `the write (call ${this.callId}) had started on tkd at ${addr}, which runs it ` +
-        "to completion whatever its caller's deadline, but its reply did not reach this " +
-        "client; whether it completed is unknown";
-    }
-    if (code !== Code.UNAVAILABLE && code !== Code.UNKNOWN) {
-      text += " (a WRITE may still complete there)";
-    }
-    this.finish(Status.local(code, text,
-                             code === Code.DEADLINE_EXCEEDED ? Cause.DEADLINE : Cause.NONE));
-  }
-
-  // null to wait on after tkd's answer, else why the client stops waiting.
-  private verdict(state: number): [Code, string] | null {
-    const addr = this.client.address;
-    if (state === RUNNING && this.write) this.started = true; // tkd starts it before its deadline
-    if (state === QUEUED || state === RUNNING) return null;
-    if (state === NO_ANSWER) {
-      return [Code.DEADLINE_EXCEEDED,
-        `no reply from tkd at ${addr} within the deadline, and no answer within ` +
-        `${ASK_TIMEOUT_MS} ms when asked where the call stands: the server did not answer`];
-    }
-    if (state === UNKNOWN_METHOD) {
-      return [Code.DEADLINE_EXCEEDED,
-        `no reply from tkd at ${addr} within the deadline and ${GRACE_MS} ms of grace, ` +
-        "and this tkd cannot be asked where a call stands (tk.v1.Control/CallState is " +
-        "unknown to it)"];
-    }
-    if (this.same < ASK_SAME_ANSWERS) return null;
-    if (state === ANSWERED) {
-      return [Code.UNAVAILABLE,
-        `tkd at ${addr} says it answered call ${this.callId}, but its reply did not arrive; ` +
-        "whether it ran is unknown"];
-    }
-    return [Code.DEADLINE_EXCEEDED,
-      `no reply from tkd at ${addr} within the deadline, and tkd has no record of call ` +
-      `${this.callId} on this connection`];
-  }
-
-  /** @internal */
-  finish(status: Status, reply?: R): void {
-    if (this.ended !== null) return;
-    this.ended = { status, reply };
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    if (this.conn !== null && this.sentFlag) this.conn.forget(this.requestId);
-    this.settle(this.ended);
-  }
 }
 
 /**
@@ -621,15 +330,4 @@ export interface Client extends Services {}
 
 function orUndefined(v: string | undefined): string | undefined {
   return v === undefined || v === "" ? undefined : v;
-}
-
-const byMethod = new Map<string, MethodSpec>();
-for (const table of Object.values(services)) {
-  for (const spec of Object.values(table as Record<string, MethodSpec>)) {
-    byMethod.set(spec.method, spec);
-  }
-}
-
-function specOf(method: string): MethodSpec | undefined {
-  return byMethod.get(method);
 }

@@ -10,10 +10,14 @@
 //     client.close();
 
 export {
-  ASK_MAX_PAUSE_MS, ASK_SAME_ANSWERS, ASK_TIMEOUT_MS, CANCEL_TIMEOUT_MS, Call, type CallOptions,
-  Client, type ClientOptions, DEFAULT_MAX_REPLY_BYTES, GRACE_MS, type GenericCallOptions,
-  MAX_WAIT_MS, type Services, type Stub, WRITE_STOP_MS, defaultAddress, registry,
+  Client, type ClientOptions, DEFAULT_MAX_REPLY_BYTES, type GenericCallOptions, defaultAddress,
+  registry,
 } from "./client.js";
+export {
+  ASK_MAX_PAUSE_MS, ASK_SAME_ANSWERS, ASK_TIMEOUT_MS, CANCEL_TIMEOUT_MS, Call, GRACE_MS,
+  MAX_WAIT_MS, WRITE_STOP_MS,
+} from "./inflight.js";
+export { type CallOptions, type Services, type Stub } from "./stubs.js";
 export { type Endpoint, type TlsFiles, parseAddress } from "./conn.js";
 export {
   Cause, CancelOutcome, type Cancellation, Code, Status, TkError, codeName, enumName,
