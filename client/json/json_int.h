@@ -5,6 +5,7 @@
  * The files, each above those it calls (tests/arch, rule circle):
  *   json_encode.c  a message to JSON
  *   json_decode.c  JSON to a message (the third pass)
+ *   json_scalars.c one JSON value to one scalar field (for json_decode.c)
  *   json_scan.c    the strict scan and json-c's tree (the first two), and
  *                  the errors and path of decoding
  *   json_text.c    base64, number literals, the output buffer, the locale
@@ -148,5 +149,25 @@ JSON__HIDDEN size_t json__path_push_key(dec *d, const char *key, size_t n);
 JSON__HIDDEN void json__path_pop(dec *d, size_t saved);
 JSON__HIDDEN int json__sc_run(scan *sc);
 JSON__HIDDEN int json__parse_tree(dec *d, scan *sc, json_object **root);
+
+/* ---- json_scalars.c ---------------------------------------------------- */
+
+/* The JSON type of v, named for a message ("a string", "null"). */
+JSON__HIDDEN const char *json__jtype(json_object *v);
+/* One JSON value into the scalar field f's storage dst: integers of any
+ * width, float and double, an enum, a string, bytes; each fails through
+ * json__dec_fail saying what was wrong. */
+/* An integer literal's text s (n bytes) into an integer field of type t
+ * at dst: range-checked for t (a map's key uses it, as a value does). */
+JSON__HIDDEN int json__store_int(dec *d, ProtobufCType t, const char *s,
+                                 size_t n, void *dst);
+JSON__HIDDEN int json__dec_int(dec *d, const ProtobufCFieldDescriptor *f,
+                               json_object *v, void *dst);
+JSON__HIDDEN int json__dec_real(dec *d, const ProtobufCFieldDescriptor *f,
+                                json_object *v, void *dst);
+JSON__HIDDEN int json__dec_enum(dec *d, const ProtobufCFieldDescriptor *f,
+                                json_object *v, void *dst);
+JSON__HIDDEN int json__dec_string(dec *d, json_object *v, void *dst);
+JSON__HIDDEN int json__dec_bytes(dec *d, json_object *v, void *dst);
 
 #endif
