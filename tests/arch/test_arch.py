@@ -65,6 +65,22 @@ class Architecture(unittest.TestCase):
             with self.subTest(fixture=name):
                 self.check_fixture(os.path.join(FIXTURES, name))
 
+    def test_no_client_file_is_bigger_than_the_service_sides_largest(self):
+        # Issue 32: beside the caps (rule lines), no room of the client,
+        # in any of its languages, bigger than the service side's largest.
+        client, service = (arch.largest(ROOT, top)
+                           for top in ("client", "service"))
+        self.assertGreater(service[0], 0)
+        self.assertLessEqual(client[0], service[0],
+                             f"{client[1]} ({client[0]} lines) is bigger "
+                             f"than {service[1]} ({service[0]}): split it")
+        # Negative control: in the lines fixture the same comparison fails
+        # (a 601-line file of its client, 551 lines at most of its service).
+        lines = os.path.join(FIXTURES, "lines")
+        self.assertEqual(arch.largest(lines, "client")[0], 601)
+        self.assertEqual(arch.largest(lines, "service"),
+                         (551, "service/orders/big_int.h"))
+
     def test_an_allowlist_entry_without_a_reason_cannot_run(self):
         for entry in ("library service/git NNG",
                       "library service/git NNG -- "):
