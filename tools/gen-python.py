@@ -55,7 +55,9 @@ SCALARS = {
     FDP.TYPE_FIXED64: "int", FDP.TYPE_FIXED32: "int", FDP.TYPE_UINT32: "int",
     FDP.TYPE_SFIXED32: "int", FDP.TYPE_SFIXED64: "int",
     FDP.TYPE_SINT32: "int", FDP.TYPE_SINT64: "int",
-    FDP.TYPE_BOOL: "bool", FDP.TYPE_STRING: "str", FDP.TYPE_BYTES: "bytes",
+    FDP.TYPE_BOOL: "bool", FDP.TYPE_STRING: "str",
+    # A str is its UTF-8 (tk._text), as tkcall takes text for bytes.
+    FDP.TYPE_BYTES: "bytes | str",
 }
 
 # Parameters every generated method has; a field of the same name gets a

@@ -326,6 +326,39 @@ class TestTkd(unittest.TestCase):
                  search_pb2.SearchRequest.GREP: "grep"}
         self.assertEqual(st.tool, names[reply.tool])
 
+    def test_text_and_relative_paths(self) -> None:
+        # As tkcall takes them: repo="." from a working directory inside a
+        # root, text for bytes fields (paths), text read back (tk.text), and
+        # a name that is not UTF-8 still the same bytes both ways.
+        for name in (b"u.txt", b"v.txt", b"n\xff.txt"):
+            with open(os.path.join(os.fsencode(self.repo), name), "wb"):
+                pass
+        branch = git(self.repo, "symbolic-ref", "--short", "HEAD").strip()
+        cwd = os.getcwd()
+        os.chdir(self.repo)
+        try:
+            st = self.client.git.status(repo=".", paths=["u.txt"],
+                                        untracked="UNTRACKED_ALL", timeout=30)
+            req = git_pb2.GitRevParseRequest(repo="./", rev="HEAD")
+            oid = self.client.call("tk.v1.Git/RevParse", req,
+                                   reply_type=git_pb2.GitRevParseReply).oid
+        finally:
+            os.chdir(cwd)
+        self.assertEqual([e.path for e in st.entries], [b"u.txt"])
+        self.assertEqual(tk.text(st.branch.head), branch)
+        self.assertEqual(st.branch.head, branch.encode())  # the raw bytes
+        self.assertEqual(oid, self.head)
+        self.assertEqual(req.repo, "./")  # the caller's message untouched
+        st = self.client.git.status(repo=self.repo, untracked="UNTRACKED_ALL",
+                                    timeout=30)
+        odd = [e.path for e in st.entries if e.path.startswith(b"n")]
+        self.assertEqual(odd, [b"n\xff.txt"])
+        self.assertEqual(tk.text(odd[0]), "n\udcff.txt")
+        for given in (odd[0], tk.text(odd[0])):
+            st = self.client.git.status(repo=self.repo, paths=[given],
+                                        untracked="UNTRACKED_ALL", timeout=30)
+            self.assertEqual([e.path for e in st.entries], [b"n\xff.txt"])
+
     def test_error_carries_stderr(self) -> None:
         # A python keyword as a field name: from_ is the field "from".
         with self.assertRaises(tk.TkError) as cm:
@@ -562,6 +595,32 @@ class TestSurface(unittest.TestCase):
         with mock.patch.dict(os.environ, {"TK_ADDR": "", "XDG_RUNTIME_DIR": "rel"}):
             self.assertEqual(tk.default_address(),
                              "ipc:///tmp/tk-%d/tkd.sock" % os.geteuid())
+
+    def test_paths_and_text_as_tkcall_takes_them(self) -> None:
+        # tkcall's paths.c: "." is the directory, "./" dropped, ".." kept
+        # for tkd, absolute and empty left; nested messages too; bytes
+        # fields take str, in lists and in a dict for a message field.
+        from tk._text import absolute_paths
+        from tk.v1 import services_pb2
+        for given, made in ((".", "/w"), ("./a", "/w/a"), (".//a", "/w/a"),
+                            ("../x", "/w/../x"), ("/abs", "/abs"), ("", "")):
+            req = git_pb2.GitStatusRequest(repo=given)
+            self.assertEqual(absolute_paths(req, "/w").repo, made, given)
+        self.assertEqual(absolute_paths(git_pb2.GitStatusRequest(repo="a"),
+                                        "/").repo, "/a")
+        spec = services_pb2.ServiceRenderRequest(
+            spec=services_pb2.ServiceSpec(program="bin/x", working_dir="."))
+        out = absolute_paths(spec, "/w")
+        self.assertEqual((out.spec.program, out.spec.working_dir), ("/w/bin/x", "/w"))
+        self.assertEqual(spec.spec.program, "bin/x")
+        from tk._stub import build_request
+        req = build_request(git_pb2.GitCommitRequest, None, {"paths": ["a", b"b"]})
+        self.assertEqual(list(req.paths), [b"a", b"b"])
+        ping = build_request(control_pb2.PingRequest, None, {"data": "h\u00e9"})
+        self.assertEqual(ping.data, "h\u00e9".encode())
+        with self.assertRaises(ValueError):
+            build_request(control_pb2.PingRequest, None, {"data": "\ud800"})
+        self.assertEqual(tk.text(b"\xff/\xc3\xa9"), "\udcff/\u00e9")
 
     def test_enums_match_the_proto(self) -> None:
         enums: typing.List[typing.Tuple[typing.Any, typing.Any]] = [

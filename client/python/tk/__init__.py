@@ -7,6 +7,8 @@
         call = client.control.start_ping(data=b"hi")   # from another thread:
         call.cancel()                                   #   Control/Cancel
         call.result()                           # the reply, or raises TkError
+    st = client.git.status(repo=".", paths=["README.md"])  # text, relative
+    tk.text(st.branch.head)                     # "main"; st.branch.head: b"main"
     tk.catalog.find_method("tk.v1.Git/Status")  # kind and timeouts (.proto)
     print(tk.jsonform.to_json(reply))       # JSON as tkcall prints it: bytes
                                             # as text, {"base64": ...} if not
@@ -16,6 +18,12 @@ Needs Debian's python3-protobuf and libnng1 (through ctypes), nothing else.
 The messages and the typed methods are generated from proto/ into
 gen/python (tools/regen); in a checkout this package finds them itself, so
 PYTHONPATH=client/python is enough.
+
+As tkcall: a bytes field takes a str, its UTF-8; a reply's bytes stay
+bytes (git's names need not be UTF-8) and tk.text(b) reads them as text
+(bytes that are not UTF-8 as os.fsdecode's escapes, which a bytes field
+takes back as the same bytes); a relative path in a field that names a
+file (option (tk.v1.path)) is made absolute against the working directory.
 """
 
 import os as _os
@@ -31,6 +39,7 @@ if _os.path.isdir(_gen) and _gen not in __path__:
     __path__.append(_gen)
 
 from tk import catalog, jsonform  # noqa: E402
+from tk._text import text  # noqa: E402
 from tk.client import (  # noqa: E402
     Call,
     Client,
@@ -63,4 +72,5 @@ __all__ = [
     "message_class",
     "reply_class",
     "request_class",
+    "text",
 ]

@@ -50,6 +50,7 @@ from tk._nodesock import NODE_CONNECT_MS, NODE_PING_TIMEOUT, NODE_PROBE_MS
 from tk._nodesock import _Node as _Node  # tk.client._Node, as tests/fleet reach it
 from tk._nodetable import MAX_TRIES
 from tk._services import Services
+from tk._text import absolute_paths
 from tk.status import Cause, Code, Status, TkError
 from tk.v1 import control_pb2
 
@@ -270,7 +271,10 @@ class Client(Services):
         """Calls method ("tk.v1.Control/Ping") with request and waits for
         the reply, which it returns; raises TkError for any other end.
 
-        request is a message, or bytes sent as the payload as they are.
+        request is a message, or bytes sent as the payload as they are; a
+        relative path in a message's field marked (tk.v1.path) is made
+        absolute against the working directory, as tkcall does (tkd
+        refuses relative paths).
         timeout (seconds) is the deadline sent to tkd; None means the
         method's default. reply_type is the class to decode the reply as
         (default: from the service descriptors), or bytes for the payload
@@ -315,6 +319,8 @@ class Client(Services):
         returns its Call (result(), status(), cancel())."""
         timeout_ms = _timeout_ms(timeout)
         decode = decoder(method, reply_type)
+        if not isinstance(request, bytes):
+            request = absolute_paths(request)
         payload = request if isinstance(request, bytes) else request.SerializeToString()
         self._check_open()
         if not self._fleet:

@@ -26,7 +26,7 @@ class Control:
         timeout: float | None = None,
         node: str | None = None,
         retry_reads: bool = False,
-        data: bytes | None = None,
+        data: bytes | str | None = None,
     ) -> _tk_v1_control_pb2.PingReply:
         """tk.v1.Control/Ping: READ (timeout 5 s by default, 60 s at most).
         Echoes `data`; says which tkd answered and for how long it has run.
@@ -54,7 +54,7 @@ class Control:
         timeout: float | None = None,
         node: str | None = None,
         retry_reads: bool = False,
-        data: bytes | None = None,
+        data: bytes | str | None = None,
     ) -> Call[_tk_v1_control_pb2.PingReply]:
         """Starts tk.v1.Control/Ping; see ping."""
         return self._client.start(

@@ -28,7 +28,7 @@ class Git:
         retry_reads: bool = False,
         repo: str | None = None,
         untracked: _tk_v1_git_pb2.GitStatusRequest.Untracked | str | None = None,
-        paths: Iterable[bytes] | None = None,
+        paths: Iterable[bytes | str] | None = None,
     ) -> _tk_v1_git_pb2.GitStatusReply:
         """tk.v1.Git/Status: READ (timeout 30 s by default, 30 s at most). The
         working tree's state: `git status --porcelain=v2 -z --branch`,
@@ -59,7 +59,7 @@ class Git:
         retry_reads: bool = False,
         repo: str | None = None,
         untracked: _tk_v1_git_pb2.GitStatusRequest.Untracked | str | None = None,
-        paths: Iterable[bytes] | None = None,
+        paths: Iterable[bytes | str] | None = None,
     ) -> Call[_tk_v1_git_pb2.GitStatusReply]:
         """Starts tk.v1.Git/Status; see status."""
         return self._client.start(
@@ -87,7 +87,7 @@ class Git:
         rev: str | None = None,
         max_count: int | None = None,
         skip: int | None = None,
-        paths: Iterable[bytes] | None = None,
+        paths: Iterable[bytes | str] | None = None,
     ) -> _tk_v1_git_pb2.GitLogReply:
         """tk.v1.Git/Log: READ (timeout 30 s by default, 30 s at most). Commits
         reachable from `rev`, newest first (libgit2, in process). At most
@@ -123,7 +123,7 @@ class Git:
         rev: str | None = None,
         max_count: int | None = None,
         skip: int | None = None,
-        paths: Iterable[bytes] | None = None,
+        paths: Iterable[bytes | str] | None = None,
     ) -> Call[_tk_v1_git_pb2.GitLogReply]:
         """Starts tk.v1.Git/Log; see log."""
         return self._client.start(
@@ -151,7 +151,7 @@ class Git:
         from_: str | None = None,
         to: str | None = None,
         cached: bool | None = None,
-        paths: Iterable[bytes] | None = None,
+        paths: Iterable[bytes | str] | None = None,
         context_lines: int | None = None,
     ) -> _tk_v1_git_pb2.GitDiffReply:
         """tk.v1.Git/Diff: READ (timeout 30 s by default, 30 s at most). A
@@ -185,7 +185,7 @@ class Git:
         from_: str | None = None,
         to: str | None = None,
         cached: bool | None = None,
-        paths: Iterable[bytes] | None = None,
+        paths: Iterable[bytes | str] | None = None,
         context_lines: int | None = None,
     ) -> Call[_tk_v1_git_pb2.GitDiffReply]:
         """Starts tk.v1.Git/Diff; see diff."""
@@ -265,7 +265,7 @@ class Git:
         repo: str | None = None,
         pattern: str | None = None,
         ignore_case: bool | None = None,
-        paths: Iterable[bytes] | None = None,
+        paths: Iterable[bytes | str] | None = None,
         untracked: bool | None = None,
         max_matches: int | None = None,
     ) -> _tk_v1_git_pb2.GitGrepReply:
@@ -298,7 +298,7 @@ class Git:
         repo: str | None = None,
         pattern: str | None = None,
         ignore_case: bool | None = None,
-        paths: Iterable[bytes] | None = None,
+        paths: Iterable[bytes | str] | None = None,
         untracked: bool | None = None,
         max_matches: int | None = None,
     ) -> Call[_tk_v1_git_pb2.GitGrepReply]:
@@ -326,7 +326,7 @@ class Git:
         retry_reads: bool = False,
         repo: str | None = None,
         message: str | None = None,
-        paths: Iterable[bytes] | None = None,
+        paths: Iterable[bytes | str] | None = None,
         all: bool | None = None,
         allow_empty: bool | None = None,
         author_name: str | None = None,
@@ -358,7 +358,7 @@ class Git:
         retry_reads: bool = False,
         repo: str | None = None,
         message: str | None = None,
-        paths: Iterable[bytes] | None = None,
+        paths: Iterable[bytes | str] | None = None,
         all: bool | None = None,
         allow_empty: bool | None = None,
         author_name: str | None = None,
