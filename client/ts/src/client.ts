@@ -32,6 +32,7 @@ import { ConnectError, Connection, type Endpoint, type LostReason, type TlsFiles
 import { ASK_TIMEOUT_MS, Call, type Decode, NO_ANSWER, UNKNOWN_METHOD } from "./inflight.js";
 import { Cause, Code, Status, TkError } from "./status.js";
 import { type CallOptions, type MethodSpec, type Services, specOf } from "./stubs.js";
+import { absolutePaths, textInit } from "./text.js";
 
 /** The longest reply frame a client accepts by default. */
 export const DEFAULT_MAX_REPLY_BYTES = 256 * 1024 * 1024;
@@ -132,7 +133,8 @@ export class Client {
       const stub: Record<string, unknown> = {};
       for (const [name, spec] of Object.entries(table as Record<string, MethodSpec>)) {
         const start = (request?: MessageInitShape<DescMessage>, options?: CallOptions) =>
-          this.start(spec.method, create(spec.input, request ?? {}),
+          this.start(spec.method, create(spec.input, textInit(spec.input, request ?? {}) as
+                                               MessageInitShape<DescMessage>),
                      { ...options, replyType: spec.output });
         stub[name] = (request?: MessageInitShape<DescMessage>, options?: CallOptions) =>
           start(request, options).result();
@@ -303,13 +305,14 @@ export class Client {
       if (schema === undefined) {
         throw new TypeError(`tk: ${request.$typeName} is not a message of gen/ts`);
       }
-      return toBinary(schema, request);
+      return toBinary(schema, absolutePaths(schema, request));
     }
     const spec = specOf(method);
     if (spec === undefined) {
       throw new TypeError(`tk: ${method} is not in gen/ts; give a message or bytes`);
     }
-    return toBinary(spec.input, create(spec.input, request as MessageInitShape<DescMessage>));
+    const made = create(spec.input, textInit(spec.input, request) as MessageInitShape<DescMessage>);
+    return toBinary(spec.input, absolutePaths(spec.input, made));
   }
 
   private decoder(method: string, replyType: DescMessage | "bytes" | undefined)

@@ -7,6 +7,8 @@
 //     const reply = await client.control.ping({ data: new TextEncoder().encode("hi") },
 //                                             { timeoutMs: 2000 });
 //     const call = client.git.startStatus({ repo }, { signal });  // abort: Control/Cancel
+//     const st = await client.git.status({ repo: ".", paths: ["README.md"] });
+//     text(st.branch!.head);                  // "main" (the field: its bytes)
 //     client.close();
 
 export {
@@ -22,6 +24,7 @@ export { type Endpoint, type TlsFiles, parseAddress } from "./conn.js";
 export {
   Cause, CancelOutcome, type Cancellation, Code, Status, TkError, codeName, enumName,
 } from "./status.js";
+export { type TextInit, text } from "./text.js";
 export * as catalog from "./catalog.js";
 export * as jsonform from "./jsonform.js";
 export * as wire from "./wire.js";

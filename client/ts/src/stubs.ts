@@ -9,6 +9,7 @@ import type { DescMessage, MessageInitShape, MessageShape } from "@bufbuild/prot
 
 import { services } from "../gen/tk/services.js";
 import type { Call } from "./inflight.js";
+import type { TextInit } from "./text.js";
 
 /** The options of one call. */
 export interface CallOptions {
@@ -32,16 +33,21 @@ export type MethodSpec = {
   readonly output: DescMessage;
 };
 
-/** The typed methods of one service: m(request, options) and startM(...). */
+/**
+ * The typed methods of one service: m(request, options) and startM(...). A
+ * bytes field takes a string too (its UTF-8), as tkcall takes text; a
+ * relative path in a field marked (tk.v1.path) is made absolute against
+ * the working directory, as tkcall does (tkd refuses relative paths).
+ */
 export type Stub<S> = {
   -readonly [K in keyof S]: S[K] extends MethodSpec
-    ? (request?: MessageInitShape<S[K]["input"]>, options?: CallOptions)
+    ? (request?: TextInit<MessageInitShape<S[K]["input"]>>, options?: CallOptions)
       => Promise<MessageShape<S[K]["output"]>>
     : never;
 } & {
   -readonly [K in keyof S as K extends string ? `start${Capitalize<K>}` : never]:
     S[K] extends MethodSpec
-      ? (request?: MessageInitShape<S[K]["input"]>, options?: CallOptions)
+      ? (request?: TextInit<MessageInitShape<S[K]["input"]>>, options?: CallOptions)
         => Call<MessageShape<S[K]["output"]>>
       : never;
 };

@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,9 +16,15 @@ import { after, test } from "node:test";
 
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 
-import { PingReplySchema } from "../gen/tk/v1/control_pb.js";
+import { PingReplySchema, PingRequestSchema } from "../gen/tk/v1/control_pb.js";
+import {
+  GitRevParseReplySchema, GitRevParseRequestSchema, GitStatusRequest_Untracked,
+} from "../gen/tk/v1/git_pb.js";
+import { ServiceRenderRequestSchema } from "../gen/tk/v1/services_pb.js";
 import { ReplySchema, RequestSchema, StatusSchema } from "../gen/tk/v1/rpc_pb.js";
-import { Cause, CancelOutcome, Client, Code, TkError, defaultAddress } from "../src/index.js";
+import { Cause, CancelOutcome, Client, Code, TkError, defaultAddress, text }
+  from "../src/index.js";
+import { absolutePaths, textInit } from "../src/text.js";
 import {
   FrameDecoder, PROTO_REP, PROTO_REQ, REQUEST_ID_BIT, encodeFrame, handshake,
 } from "../src/wire.js";
@@ -296,5 +302,76 @@ test("testd: the deadline is tkd's, an AbortSignal is CANCELLED by tkd", { skip 
   assert.equal(st.code, Code.CANCELLED);
   assert.equal(st.cancellation.cause, Cause.CALLER);
   assert.ok(st.fromServer);
+  client.close();
+});
+
+test("paths and text as tkcall takes them, without a server", () => {
+  // tkcall's paths.c: "." is the directory, "./" dropped, ".." kept for
+  // tkd, absolute and empty left; nested messages too, the caller's own
+  // message untouched; bytes fields take strings, lists included.
+  for (const [given, made] of [[".", "/w"], ["./a", "/w/a"], [".//a", "/w/a"],
+                               ["../x", "/w/../x"], ["/abs", "/abs"], ["", ""]]) {
+    const req = create(GitRevParseRequestSchema, { repo: given });
+    assert.equal(absolutePaths(GitRevParseRequestSchema, req, "/w").repo, made, given);
+  }
+  const spec = create(ServiceRenderRequestSchema, { spec: { program: "bin/x", workingDir: "." } });
+  const out = absolutePaths(ServiceRenderRequestSchema, spec, "/w");
+  assert.deepEqual([out.spec!.program, out.spec!.workingDir], ["/w/bin/x", "/w"]);
+  assert.equal(spec.spec!.program, "bin/x");
+  const ping = create(PingRequestSchema, textInit(PingRequestSchema, { data: "h\u00e9" }) as never);
+  assert.deepEqual(ping.data, enc("h\u00e9"));
+  assert.throws(() => textInit(PingRequestSchema, { data: "\ud800" }), TypeError);
+  assert.equal(text(enc("h\u00e9")), "h\u00e9");
+  assert.throws(() => text(Uint8Array.of(0x6e, 0xff)), /not UTF-8/);
+});
+
+function git(repo: string, ...args: string[]): string {
+  return execFileSync("git", ["-C", repo, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, HOME: repo, GIT_CONFIG_NOSYSTEM: "1", GIT_AUTHOR_NAME: "tk",
+           GIT_AUTHOR_EMAIL: "tk@example.invalid", GIT_COMMITTER_NAME: "tk",
+           GIT_COMMITTER_EMAIL: "tk@example.invalid" },
+  });
+}
+
+test("tkd: repo \".\", paths as text, a branch as text, a name not UTF-8 as bytes",
+     { skip }, async () => {
+  const root = join(dir, "root");
+  const repo = join(root, "repo");
+  mkdirSync(repo, { recursive: true });
+  git(repo, "init", "-q");
+  git(repo, "commit", "-q", "--allow-empty", "-m", "first");
+  const branch = git(repo, "symbolic-ref", "--short", "HEAD").trim();
+  for (const name of ["u.txt", "v.txt"]) writeFileSync(join(repo, name), "");
+  const odd = Buffer.concat([Buffer.from(repo + "/n"), Buffer.of(0xff), Buffer.from(".txt")]);
+  writeFileSync(odd, "");
+  const url = `ipc://${join(dir, "tkd-text.sock")}`;
+  await daemon([TKD!, "--listen", url, "--root", root, "--log-level", "info"],
+               `listening on ${url}`, "stderr");
+  const client = new TestClient(url);
+  const ALL = GitStatusRequest_Untracked.ALL;
+  const cwd = process.cwd();
+  process.chdir(repo);
+  let st;
+  let oid;
+  try {
+    st = await client.git.status({ repo: ".", paths: ["u.txt"], untracked: ALL },
+                                 { timeoutMs: 30000 });
+    oid = (await client.call("tk.v1.Git/RevParse",
+                             create(GitRevParseRequestSchema, { repo: "./", rev: "HEAD" }),
+                             { replyType: GitRevParseReplySchema })).oid;
+  } finally {
+    process.chdir(cwd);
+  }
+  assert.deepEqual(st.entries.map((e) => text(e.path)), ["u.txt"]);
+  assert.equal(text(st.branch!.head), branch);
+  assert.deepEqual(st.branch!.head, enc(branch)); // the raw bytes
+  assert.equal(oid, git(repo, "rev-parse", "HEAD").trim());
+  const all = await client.git.status({ repo, untracked: ALL }, { timeoutMs: 30000 });
+  const raw = all.entries.map((e) => e.path).filter((p) => p[0] === 0x6e);
+  assert.deepEqual(raw, [Uint8Array.of(0x6e, 0xff, 0x2e, 0x74, 0x78, 0x74)]);
+  const again = await client.git.status({ repo, paths: raw, untracked: ALL },
+                                        { timeoutMs: 30000 });
+  assert.deepEqual(again.entries.map((e) => e.path), raw);
   client.close();
 });
