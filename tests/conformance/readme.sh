@@ -108,7 +108,10 @@ no_uptime() { sed 's/^\(  "uptimeMs": "\)[0-9]*"/\1N"/'; }
 diff <(no_uptime <"$dir/tkcall-shown.txt") <(no_uptime <<<"$out") ||
     fail "the tkcall example's reply is not the one the README shows (diff above: README, then this tkd)"
 
-out=$(cd "$work" && bash -euo pipefail call.sh)
+# TK_ADDR as tools/run's export line sets it, this tkd's socket; and
+# XDG_RUNTIME_DIR as after tools/run, not where tkd is.
+addr="ipc://$XDG_RUNTIME_DIR/tk/tkd.sock"
+out=$(cd "$work" && TK_ADDR=$addr XDG_RUNTIME_DIR="$dir/empty" bash -euo pipefail call.sh) || fail "docs/contract.md's shell block failed: $out"
 echo "$out"
 # What varies between runs: the server's elapsed time, and the PingReply's
 # uptime (field 3, tag \030, left out when 0).
