@@ -5,7 +5,8 @@
 # saying what to do), --help says the options, and --dry-run shows the
 # tkd it would start (each --root absolute, the checkout always one) and
 # the export line it would end with, which makes `tkcall` the checkout's
-# and TK_ADDR tkd's socket.
+# and TK_ADDR tkd's socket; --stop --clean --dry-run says it would remove
+# the PostgreSQL cluster's directory, --stop --dry-run does not.
 set -euo pipefail
 src=$(cd "${1:?source root}" && pwd)
 run="$src/tools/run"
@@ -35,9 +36,10 @@ refused '--root needs a directory' --root=
 refused "--root $tmp/nowhere: no such directory" --root "$tmp/nowhere"
 refused '--stop takes no --root' --stop --root "$tmp"
 refused 'unknown option "--bogus"' --root "$tmp" --bogus
+refused '--clean goes with --stop' --clean
 
 "$run" --help >"$tmp/out"
-for opt in --root --dry-run --stop --help; do
+for opt in --root --dry-run --stop --clean --help; do
     grep -qF -- "$opt" "$tmp/out" || fail "--help does not say $opt"
 done
 
@@ -54,4 +56,9 @@ addr=$(env -i HOME="$tmp" PATH=/usr/bin:/bin bash -c "$line"'; echo "$TK_ADDR"')
 case $addr in ipc:///*/tkd.sock) ;; *) fail "the export sets TK_ADDR=$addr" ;; esac
 tkcall_dir=$(printf '%s' "$line" | sed -E 's/.* PATH=([^:]*):.*/\1/')
 [ "$tkcall_dir" = "$top/build/dev/client" ] || fail "the export puts $tkcall_dir first on PATH, not $top/build/dev/client"
+"$run" --stop --clean --dry-run >"$tmp/out"
+grep -q '^tools/run: and remove /tmp/tk-run-pg-' "$tmp/out" ||
+    fail "--stop --clean --dry-run does not say it removes the cluster: $(cat "$tmp/out")"
+"$run" --stop --dry-run >"$tmp/out"
+! grep -q 'remove' "$tmp/out" || fail "--stop --dry-run says it removes: $(cat "$tmp/out")"
 echo "run.sh: ok"
