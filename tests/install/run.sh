@@ -3,7 +3,8 @@
 # tools/run's command line, without building or starting anything: an
 # unknown option or a bad --root is refused before any step runs (exit 2,
 # saying what to do), --help says the options, and --dry-run shows the
-# tkd it would start (each --root absolute, the checkout always one) and
+# tkd it would start (each --root absolute, the checkout always one, and
+# the main checkout of a linked worktree, where its git dir is) and
 # the export line it would end with, which makes `tkcall` the checkout's
 # and TK_ADDR tkd's socket; --stop --clean --dry-run says it would remove
 # the PostgreSQL cluster's directory, --stop --dry-run does not.
@@ -47,8 +48,13 @@ mkdir "$tmp/a" "$tmp/b"
 abs=$(cd "$tmp" && pwd -P)
 top=$(cd "$src" && pwd -P)
 (cd "$tmp" && "$run" --dry-run --root a --root="$tmp/b" --root a) >"$tmp/out"
-grep -qF -- "--root $top --root $abs/a --root $abs/b"$'\n' <(sed -n 2p "$tmp/out"; echo) ||
-    fail "--dry-run does not start tkd with the roots given: $(cat "$tmp/out")"
+main=$(git -C "$src" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
+case $main in "$top/.git" | "") main= ;; *) main=${main%/.git} ;; esac
+want="--root $top --root $abs/a --root $abs/b${main:+ --root $main}"
+case $(sed -n 2p "$tmp/out") in
+    *" $want") ;;
+    *) fail "--dry-run does not start tkd with the roots given ($want): $(cat "$tmp/out")" ;;
+esac
 line=$(tail -1 "$tmp/out")
 case $line in export\ TK_ADDR=ipc://*) ;; *) fail "the last line is not the export: $line" ;; esac
 # shellcheck disable=SC2016 # $TK_ADDR is the inner shell's, after the export
