@@ -4,10 +4,11 @@
 # unknown option or a bad --root is refused before any step runs (exit 2,
 # saying what to do), --help says the options, and --dry-run shows the
 # tkd it would start (each --root absolute, the checkout always one, and
-# the main checkout of a linked worktree, where its git dir is) and
-# the export line it would end with, which makes `tkcall` the checkout's
-# and TK_ADDR tkd's socket; --stop --clean --dry-run says it would remove
-# the PostgreSQL cluster's directory, --stop --dry-run does not.
+# the main checkout of a linked worktree) and the export line it would end
+# with, which makes `tkcall` the checkout's, TK_ADDR tkd's socket and
+# MANPATH the man pages', and sources the completion; --stop --clean
+# --dry-run says it would remove the PostgreSQL cluster's directory.
+# (tests/conformance/readme.sh runs tools/run itself.)
 set -euo pipefail
 src=$(cd "${1:?source root}" && pwd)
 run="$src/tools/run"
@@ -57,11 +58,17 @@ case $(sed -n 2p "$tmp/out") in
 esac
 line=$(tail -1 "$tmp/out")
 case $line in export\ TK_ADDR=ipc://*) ;; *) fail "the last line is not the export: $line" ;; esac
+# Its last command sources a file tools/run writes after building.
+export_part=${line%%; source *}
+[ "$export_part" != "$line" ] || fail "the export line sources no completion: $line"
 # shellcheck disable=SC2016 # $TK_ADDR is the inner shell's, after the export
-addr=$(env -i HOME="$tmp" PATH=/usr/bin:/bin bash -c "$line"'; echo "$TK_ADDR"')
+addr=$(env -i HOME="$tmp" PATH=/usr/bin:/bin bash -c "$export_part"'; echo "$TK_ADDR"')
 case $addr in ipc:///*/tkd.sock) ;; *) fail "the export sets TK_ADDR=$addr" ;; esac
 tkcall_dir=$(printf '%s' "$line" | sed -E 's/.* PATH=([^:]*):.*/\1/')
 [ "$tkcall_dir" = "$top/build/dev/client" ] || fail "the export puts $tkcall_dir first on PATH, not $top/build/dev/client"
+# shellcheck disable=SC2016 # $MANPATH is the inner shell's
+manpath=$(env -i HOME="$tmp" PATH=/usr/bin:/bin bash -c "$export_part"'; echo "$MANPATH"')
+case $manpath in /*/man:) ;; *) fail "the export sets MANPATH=$manpath" ;; esac
 "$run" --stop --clean --dry-run >"$tmp/out"
 grep -q '^tools/run: and remove /tmp/tk-run-pg-' "$tmp/out" ||
     fail "--stop --clean --dry-run does not say it removes the cluster: $(cat "$tmp/out")"
