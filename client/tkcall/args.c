@@ -3,7 +3,8 @@
  * name, -o and --color, into the tkcall of tkcall_int.h.
  *
  * Owns: tkcall__parse_args, and what each option means.
- * May call: usage.c, libtkclient's tk_default_address, libc.
+ * May call: usage.c, output.c (how statuses print), libtkclient's
+ * tk_default_address, libc.
  * Must never: call tkd, print but --help, --version and usage errors. */
 #include <getopt.h>
 #include <stdbool.h>
@@ -197,6 +198,8 @@ int tkcall__parse_args(tkcall *t, int argc, char **argv)
         return tkcall__usage_error("the address is too long");
     if ((rv = parse_color(t, color)) >= 0)
         return rv;
+    tkcall_status_for_people(t->out.format == TKCALL_OUT_JSON ||
+                             t->out.format == TKCALL_OUT_COMPACT);
     t->args = argv + optind;
     t->n_args = argc - optind;
     return -1;

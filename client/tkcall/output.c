@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* tkcall's output: replies on stdout, and the statuses other than OK on
- * stderr as one line of JSON (see tkcall_int.h). */
+ * stderr: for a person on a terminal, else as one line of JSON (see
+ * tkcall_int.h). */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tk/client.h>
 #include <tk/json.h>
@@ -74,17 +76,93 @@ static void put_cancellation(FILE *f, bool *first, const tk_status *st)
     fputc('}', f);
 }
 
-/* One line of JSON on stderr, written at once. */
-void tkcall_print_status(const tk_status *st)
+/* Statuses as text for a person (tkcall_status_for_people). */
+static bool status_as_text;
+
+void tkcall_status_for_people(bool json_asked)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    const char *msg = st->message != NULL ? st->message : "";
-    if (f == NULL) {
-        fprintf(stderr, "tkcall: %s: %s\n", tk_code_name(st->code), msg);
-        return;
+    status_as_text = !json_asked && isatty(STDERR_FILENO);
+}
+
+/* A value as text: a control byte (an escape sequence from a tool's stderr
+ * or a message) as \xNN, so that it cannot drive the terminal; a newline
+ * goes on at indent. */
+static void put_clean(FILE *f, const char *s, size_t n, const char *indent)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\n' && i + 1 < n)
+            fprintf(f, "\n%s", indent);
+        else if (c == '\n')
+            continue;
+        else if ((c < 0x20 && c != '\t') || c == 0x7f)
+            fprintf(f, "\\x%02x", c);
+        else
+            fputc(c, f);
     }
+}
+
+static void put_line(FILE *f, const char *key, const char *s, size_t n)
+{
+    fprintf(f, "  %-14s", key);
+    put_clean(f, s, n, "                ");
+    fputc('\n', f);
+}
+
+static void put_cancellation_text(FILE *f, const tk_status *st)
+{
+    if (st->cause == TK_CAUSE_NONE && !st->process_killed &&
+        !st->write_completed && st->cleanup_ms == 0)
+        return;
+    fprintf(f, "  %-14s", "Cancellation:");
+    const char *sep = "";
+    if (st->cause != TK_CAUSE_NONE) {
+        fprintf(f, "cause %s", tk_cause_name(st->cause));
+        sep = ", ";
+    }
+    if (st->process_killed) {
+        fprintf(f, "%sprocess killed", sep);
+        sep = ", ";
+    }
+    if (st->write_completed) {
+        fprintf(f, "%swrite completed", sep);
+        sep = ", ";
+    }
+    if (st->cleanup_ms != 0)
+        fprintf(f, "%scleanup %u ms", sep, (unsigned)st->cleanup_ms);
+    fputc('\n', f);
+}
+
+/* A status for a person, one item a line, as grpcurl's "ERROR:\n  Code:":
+ * what the JSON line holds, under the same names. */
+static void put_status_text(FILE *f, const tk_status *st)
+{
+    const char *msg = st->message != NULL ? st->message : "";
+    const char *code = tk_code_name(st->code);
+    fputs(st->code == TK_CODE_OK ? "STATUS:\n" : "ERROR:\n", f);
+    put_line(f, "Code:", code, strlen(code));
+    if (st->reason != NULL && st->reason[0] != '\0')
+        put_line(f, "Reason:", st->reason, strlen(st->reason));
+    put_line(f, "Message:", msg, strlen(msg));
+    put_cancellation_text(f, st);
+    if (st->partial)
+        fprintf(f, "  %-14syes\n", "Partial:");
+    if (st->retry_after_ms != 0)
+        fprintf(f, "  %-14s%u ms\n",
+                "Retry after:", (unsigned)st->retry_after_ms);
+    if (st->stderr_len > 0)
+        put_line(f, "Stderr:", (const char *)st->stderr_excerpt,
+                 st->stderr_len);
+    if (st->node != NULL && st->node[0] != '\0')
+        put_line(f, "Node:", st->node, strlen(st->node));
+    fprintf(f, "  %-14s%s\n",
+            "From:", st->from_server ? "tkd" : "tkcall (not sent by tkd)");
+}
+
+/* The status as one line of JSON (--help says its members). */
+static void put_status_json(FILE *f, const tk_status *st)
+{
+    const char *msg = st->message != NULL ? st->message : "";
     bool first = true;
     fputc('{', f);
     put_text(f, &first, "code", tk_code_name(st->code),
@@ -105,6 +183,24 @@ void tkcall_print_status(const tk_status *st)
         put_text(f, &first, "node", st->node, strlen(st->node));
     put_cancellation(f, &first, st);
     fputs("}\n", f);
+}
+
+/* The status on stderr, written at once: for a person on a terminal, else
+ * one line of JSON. */
+void tkcall_print_status(const tk_status *st)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    const char *msg = st->message != NULL ? st->message : "";
+    if (f == NULL) {
+        fprintf(stderr, "tkcall: %s: %s\n", tk_code_name(st->code), msg);
+        return;
+    }
+    if (status_as_text)
+        put_status_text(f, st);
+    else
+        put_status_json(f, st);
     if (fclose(f) != 0 || buf == NULL) { /* out of memory */
         fprintf(stderr, "tkcall: %s: %s\n", tk_code_name(st->code), msg);
         free(buf);

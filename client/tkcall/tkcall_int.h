@@ -32,11 +32,16 @@ int tkcall_make_status(tk_status *st, int code, const char *fmt, ...)
  * 16. */
 int tkcall_exit_status_of(int code);
 
-/* Prints a non-OK status on stderr as one line of JSON and frees it;
- * returns the exit status. */
+/* How statuses are printed from now on: for a person (one item a line)
+ * when stderr is a terminal and json_asked is false (no -o json or
+ * compact), else as one line of JSON. Before it is called: JSON. */
+void tkcall_status_for_people(bool json_asked);
+
+/* Prints a non-OK status on stderr (as tkcall_status_for_people says) and
+ * frees it; returns the exit status. */
 int tkcall_report(tk_status *st);
 
-/* Prints st's status line on stderr (as tkcall_report), without ending
+/* Prints st's status on stderr (as tkcall_report), without ending
  * the call: for an OK reply that has more to say (a WRITE that completed
  * after its deadline). */
 void tkcall_print_status(const tk_status *st);

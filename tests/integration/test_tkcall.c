@@ -1086,13 +1086,13 @@ static void test_json_forms(void **state)
     ts_proc_free(&p);
 }
 
-/* Runs tkcall args on a terminal (a pty) with env; returns what it
- * wrote there (stdout and stderr both). */
-static char *on_terminal(fixture *f, const char *const env[],
-                         const char *const *args)
+/* Runs tkcall --addr addr args on a terminal (a pty) with env, and
+ * expects it to exit want; returns what it wrote there (stdout and stderr
+ * both, each newline as the terminal's "\r\n"). */
+static char *on_terminal_at(const char *addr, const char *const env[], int want,
+                            const char *const *args)
 {
-    const char *argv[MAX_ARGS + 4] = { ts_program("TKCALL"), "--addr",
-                                       f->tkd_addr };
+    const char *argv[MAX_ARGS + 4] = { ts_program("TKCALL"), "--addr", addr };
     size_t k = 3;
     for (; *args != NULL && k < MAX_ARGS; args++)
         argv[k++] = *args;
@@ -1129,8 +1129,61 @@ static char *on_terminal(fixture *f, const char *const env[],
     close(fd);
     int st = 0;
     assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != want)
+        fail_msg("tkcall on a terminal: status %d, want exit %d:\n%s", st, want,
+                 out);
     return out;
+}
+
+static char *on_terminal(fixture *f, const char *const env[],
+                         const char *const *args)
+{
+    return on_terminal_at(f->tkd_addr, env, 0, args);
+}
+
+/* An error on a terminal reads as text, one item a line; in a pipe, or
+ * with -o json or compact, it is the one line of JSON. */
+static void test_errors_on_terminal(void **state)
+{
+    fixture *f = *state;
+    const char *const none[] = { NULL };
+    const char *outside = "{\"repo\":\"/\"}";
+    char *tty = on_terminal_at(f->tkd_addr, none, 7,
+                               ARGS("-d", outside, "tk.v1.Git/Status"));
+    expect_in(tty, "ERROR:\r\n  Code:         PERMISSION_DENIED\r\n"
+                   "  Reason:       PATH_OUTSIDE_ROOT\r\n  Message:      ");
+    expect_in(tty, "\r\n  From:         tkd\r\n");
+    assert_null(strstr(tty, "{\"code\""));
+    free(tty);
+    static const char *const json_forms[] = { "json", "compact" };
+    for (size_t i = 0; i < 2; i++) {
+        tty = on_terminal_at(
+            f->tkd_addr, none, 7,
+            ARGS("-o", json_forms[i], "-d", outside, "tk.v1.Git/Status"));
+        expect_in(tty, "{\"code\":\"PERMISSION_DENIED\",\"reason\":"
+                       "\"PATH_OUTSIDE_ROOT\"");
+        assert_null(strstr(tty, "ERROR:"));
+        free(tty);
+    }
+    /* A pipe: JSON (the negative control of the first case). */
+    ts_proc p;
+    expect_exit(
+        &p, tkcall(&p, f->tkd_addr, ARGS("-d", outside, "tk.v1.Git/Status")),
+        7);
+    expect_in(p.err, "{\"code\":\"PERMISSION_DENIED\",\"reason\":"
+                     "\"PATH_OUTSIDE_ROOT\"");
+    assert_null(strstr(p.err, "ERROR:"));
+    ts_proc_free(&p);
+    /* A control byte in a message (here the address tkcall was given)
+     * cannot drive the terminal. */
+    char addr[300];
+    snprintf(addr, sizeof addr, "ipc://%s/no\033[31mbody.sock", f->dir);
+    tty = on_terminal_at(addr, none, 14, ARGS("tk.v1.Control/Ping"));
+    expect_in(tty, "  Code:         UNAVAILABLE\r\n");
+    expect_in(tty, "no\\x1b[31mbody.sock");
+    assert_null(strchr(tty, '\033'));
+    expect_in(tty, "  From:         tkcall (not sent by tkd)\r\n");
+    free(tty);
 }
 
 /* Colour on a terminal (auto), never in a pipe, never with NO_COLOR
@@ -1295,6 +1348,7 @@ int main(void)
         cmocka_unit_test(test_text_status_and_diff),
         cmocka_unit_test(test_json_forms),
         cmocka_unit_test(test_colour),
+        cmocka_unit_test(test_errors_on_terminal),
         cmocka_unit_test(test_verbose),
         cmocka_unit_test(test_partial_notice),
         cmocka_unit_test(test_method_names),
