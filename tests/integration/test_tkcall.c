@@ -195,6 +195,7 @@ static void test_help(void **state)
     expect_in(p.out, "65 ");
     expect_in(p.out, "130 ");
     expect_in(p.out, "14 UNAVAILABLE");
+    expect_in(p.out, "Grep that matched nothing");
     ts_proc_free(&p);
 }
 
@@ -996,6 +997,28 @@ static void test_text_grep_and_search(void **state)
            ARGS("-d", req(f, "root", ",\"query\":\"two tk_\",\"tool\":\"RG\""),
                 "tk.v1.Search/Search"));
     expect_eq(p.out, "a.c:2:18:x tk_client_open two tk_client_open\n");
+    ts_proc_free(&p);
+    /* No match is not an error: exit 0 (1 is CANCELLED), nothing printed
+     * in the text form, and a reply without matches in JSON (--help says
+     * so). */
+    run_ok(f, &p,
+           ARGS("-d", req(f, "repo", ",\"pattern\":\"no such words\""),
+                "tk.v1.Git/Grep"));
+    expect_eq(p.out, "");
+    expect_eq(p.err, "");
+    ts_proc_free(&p);
+    run_ok(f, &p,
+           ARGS("-d", req(f, "root", ",\"query\":\"no such words\""),
+                "tk.v1.Search/Search"));
+    expect_eq(p.out, "");
+    expect_eq(p.err, "");
+    ts_proc_free(&p);
+    run_ok(f, &p,
+           ARGS("-o", "compact", "-d",
+                req(f, "root", ",\"query\":\"no such words\""),
+                "tk.v1.Search/Search"));
+    expect_in(p.out, "{\"tool\":");
+    assert_null(strstr(p.out, "\"matches\""));
     ts_proc_free(&p);
 }
 
