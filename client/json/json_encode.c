@@ -2,7 +2,8 @@
 /* The JSON codec's encoder: a message to the proto3 JSON mapping
  * (tk_json_encode), and a string quoted as JSON (tk_json_string).
  *
- * Owns: which fields are emitted and how each value is written (maps as
+ * Owns: which fields are emitted (and the proto3 scalars whose zero is
+ * printed: presences) and how each value is written (maps as
  * objects with their keys in order, 64-bit integers as strings, bytes as
  * base64 or text).
  * May call: json_names.c, json_text.c, protobuf-c's descriptors.
@@ -52,8 +53,41 @@ static bool is_zero(const ProtobufCFieldDescriptor *f, const void *mem)
     }
 }
 
+/* Proto3 scalars whose zero is a value, not an absence: printed when their
+ * message says they hold one, by a flag beside them or by the other side
+ * of an either-or being unset. A branch level with its upstream is
+ * "hasAheadBehind":true,"ahead":0,"behind":0, not a flag alone; a counter
+ * at 0 is "value":0, not a metric with neither value nor histogram. */
+static const struct presence {
+    const char *message, *field;
+    const char *when; /* the field that says whether field holds a value */
+    bool when_set;    /* it does when `when` is set (else: when unset) */
+} presences[] = {
+    { "tk.v1.GitStatusBranch", "ahead", "has_ahead_behind", true },
+    { "tk.v1.GitStatusBranch", "behind", "has_ahead_behind", true },
+    { "tk.v1.Metric", "value", "histogram", false },
+};
+
+static bool holds_a_value(const ProtobufCMessage *m,
+                          const ProtobufCFieldDescriptor *f)
+{
+    for (size_t i = 0; i < sizeof presences / sizeof presences[0]; i++) {
+        const struct presence *p = &presences[i];
+        if (strcmp(f->name, p->field) != 0 ||
+            strcmp(m->descriptor->name, p->message) != 0)
+            continue;
+        const ProtobufCFieldDescriptor *w =
+            protobuf_c_message_descriptor_get_field_by_name(m->descriptor,
+                                                            p->when);
+        return w != NULL &&
+               !is_zero(w, CMEMBER(char, m, w->offset)) == p->when_set;
+    }
+    return false;
+}
+
 /* Whether the field is printed: exactly when protobuf-c would pack it, or
- * always with TK_JSON_EMIT_DEFAULTS (unchosen oneof members excepted). */
+ * when it holds a value whose zero matters (presences), or always with
+ * TK_JSON_EMIT_DEFAULTS (unchosen oneof members excepted). */
 static bool field_emitted(const ProtobufCMessage *m,
                           const ProtobufCFieldDescriptor *f, int flags)
 {
@@ -76,7 +110,7 @@ static bool field_emitted(const ProtobufCMessage *m,
                     ? ptr_set
                     : *CMEMBER(protobuf_c_boolean, m, f->quantifier_offset));
     default:
-        return all || !is_zero(f, mem);
+        return all || !is_zero(f, mem) || holds_a_value(m, f);
     }
 }
 

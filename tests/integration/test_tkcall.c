@@ -1066,6 +1066,11 @@ static void test_text_status_and_diff(void **state)
     char clone[400], d[500];
     snprintf(clone, sizeof clone, "%s/ux-clone", f->dir);
     tree_git(f->dir, ARGS("clone", "-q", repo(f), clone));
+    snprintf(d, sizeof d, "{\"repo\":\"%s\"}", clone);
+    /* Level with its upstream: JSON says 0 and 0, not the flag alone. */
+    run_ok(f, &p, ARGS("-o", "compact", "-d", d, "tk.v1.Git/Status"));
+    expect_in(p.out, "\"hasAheadBehind\":true,\"ahead\":0,\"behind\":0");
+    ts_proc_free(&p);
     tree_puts(clone, "e.txt", "e\n");
     tree_git(clone, ARGS("add", "e.txt"));
     tree_git(clone, ARGS("commit", "-q", "-m", "e"));
@@ -1090,6 +1095,12 @@ static void test_text_status_and_diff(void **state)
 static void test_json_forms(void **state)
 {
     fixture *f = *state;
+    /* A counter at 0 has its "value" (no call was cancelled yet). */
+    ts_proc s;
+    run_ok(f, &s, ARGS("-o", "compact", "tk.v1.Control/Stats"));
+    expect_in(s.out, "\"name\":\"tk_call_cancellations_total\"");
+    expect_in(s.out, "}],\"value\":0}");
+    ts_proc_free(&s);
     const char *grep = req(f, "repo", ",\"pattern\":\"two\"");
     ts_proc p;
     run_ok(f, &p, ARGS("-o", "json", "-d", grep, "tk.v1.Git/Grep"));

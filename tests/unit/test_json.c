@@ -22,6 +22,7 @@
 #include "sample.h"
 #include "json_fixture2.pb-c.h"
 #include "tk/v1/control.pb-c.h"
+#include "tk/v1/git.pb-c.h"
 #include "tk/v1/rpc.pb-c.h"
 
 #define MEM(msg, off) ((void *)((char *)(msg) + (off)))
@@ -256,6 +257,46 @@ static void test_exact_text(void **state)
     assert_string_equal(
         c, "{\"data\":\"\",\"serverVersion\":\"\",\"uptimeMs\":\"0\"}");
     free(c);
+}
+
+/* A zero that is a value is printed: ahead/behind with hasAheadBehind, a
+ * Metric's value without a histogram; not otherwise, the same message. */
+static void test_zero_that_is_a_value(void **state)
+{
+    (void)state;
+    Tk__V1__GitStatusBranch b = TK__V1__GIT_STATUS_BRANCH__INIT;
+    char *c = tk_json_encode(&b.base, 0);
+    assert_string_equal(c, "{}");
+    free(c);
+    b.has_ahead_behind = true;
+    c = tk_json_encode(&b.base, 0);
+    assert_string_equal(c, "{\"hasAheadBehind\":true,\"ahead\":0,"
+                           "\"behind\":0}");
+    free(c);
+    b.ahead = 2;
+    c = tk_json_encode(&b.base, 0);
+    assert_string_equal(c, "{\"hasAheadBehind\":true,\"ahead\":2,"
+                           "\"behind\":0}");
+    free(c);
+
+    Tk__V1__Metric m = TK__V1__METRIC__INIT;
+    c = tk_json_encode(&m.base, 0);
+    assert_string_equal(c, "{\"value\":0}");
+    free(c);
+    Tk__V1__Histogram h = TK__V1__HISTOGRAM__INIT;
+    m.histogram = &h;
+    c = tk_json_encode(&m.base, 0);
+    assert_string_equal(c, "{\"histogram\":{}}");
+    free(c);
+    /* Read back: the same message. */
+    ProtobufCMessage *back = NULL;
+    assert_int_equal(tk_json_decode(&tk__v1__metric__descriptor,
+                                    "{\"value\":0}", 11, &back, NULL, 0),
+                     0);
+    c = tk_json_encode(back, 0);
+    assert_string_equal(c, "{\"value\":0}");
+    free(c);
+    protobuf_c_message_free_unpacked(back, NULL);
 }
 
 static void test_exact_nested(void **state)
@@ -1020,6 +1061,7 @@ int main(void)
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_string_literal),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_zero_that_is_a_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

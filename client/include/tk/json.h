@@ -52,7 +52,10 @@ enum {
 /* Encodes msg: fields in descriptor order, by their lowerCamelCase names;
  * fields that protobuf-c would not put on the wire (proto3 defaults, unset
  * proto2 optionals, unchosen oneof members) left out unless
- * TK_JSON_EMIT_DEFAULTS; enums by name, or by number when the enum has no
+ * TK_JSON_EMIT_DEFAULTS, but for the few proto3 scalars whose zero is a
+ * value when their message says they hold one (GitStatusBranch's ahead
+ * and behind with has_ahead_behind, a Metric's value without a histogram),
+ * printed then; enums by name, or by number when the enum has no
  * name for the value; NaN and the infinities as "NaN", "Infinity",
  * "-Infinity"; strings that are not UTF-8 with U+FFFD; bytes as base64,
  * or with TK_JSON_BYTES_TEXT as text or {"base64":...}. Deterministic.
