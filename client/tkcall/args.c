@@ -112,6 +112,49 @@ static int output_option(tkcall *t, int c, const char *arg, const char **color)
     }
 }
 
+/* Whether arg is an option whose value is the next word (-d JSON,
+ * --addr URL). */
+static bool takes_next(const char *arg, const struct option *longopts)
+{
+    if (arg[0] == '-' && strchr("atdo", arg[1]) != NULL && arg[1] != '\0' &&
+        arg[2] == '\0')
+        return true;
+    if (strncmp(arg, "--", 2) != 0 || strchr(arg, '=') != NULL)
+        return false;
+    for (const struct option *o = longopts; o->name != NULL; o++)
+        if (strcmp(arg + 2, o->name) == 0)
+            return o->has_arg == required_argument;
+    return false;
+}
+
+/* grpcurl's single-dash long options (-cacert, -max-time, -H): "did you
+ * mean --cacert?" for those tkcall has, what to do for the others (usage.c
+ * says), rather than getopt's "invalid option -- 'c'". Returns -1 to go
+ * on, or 64. */
+static int single_dash(int argc, char **argv, const struct option *longopts)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *a = argv[i];
+        if (takes_next(a, longopts)) {
+            i++;
+            continue;
+        }
+        if (a[0] != '-' || a[1] == '-' || a[1] == '\0')
+            continue;
+        size_t n = strcspn(a + 1, "=");
+        for (const struct option *o = longopts; n >= 2 && o->name != NULL; o++)
+            if (strlen(o->name) == n && strncmp(a + 1, o->name, n) == 0)
+                return tkcall__usage_error(
+                    "-%s: did you mean --%s? (tkcall's long options take "
+                    "two dashes: see tkcall --help)",
+                    o->name, o->name);
+        int rv = tkcall__foreign_option(a);
+        if (rv >= 0)
+            return rv;
+    }
+    return -1;
+}
+
 /* Returns -1 to go on, or the status to exit with now. */
 int tkcall__parse_args(tkcall *t, int argc, char **argv)
 {
@@ -138,6 +181,8 @@ int tkcall__parse_args(tkcall *t, int argc, char **argv)
     };
     const char *addr = NULL, *color = "auto";
     int c, rv;
+    if ((rv = single_dash(argc, argv, longopts)) >= 0)
+        return rv;
     // NOLINTNEXTLINE(concurrency-mt-unsafe): argv is parsed in main, before any thread starts
     while ((c = getopt_long(argc, argv, "a:t:d:Do:vhV", longopts, NULL)) !=
            -1) {

@@ -56,7 +56,8 @@ static int read_all(FILE *f, char **out, size_t *len)
     }
 }
 
-/* -d: literal JSON, @file or @- (stdin); none means {}. */
+/* -d: literal JSON, @file or @- (stdin), or grpcurl's bare @ (stdin too);
+ * none means {}. */
 static int read_request(const tkcall *t, char **out, size_t *len)
 {
     const char *d = t->data != NULL ? t->data : "{}";
@@ -66,7 +67,7 @@ static int read_request(const tkcall *t, char **out, size_t *len)
         return *out != NULL ? TKCALL_EXIT_OK
                             : tkcall__usage_error("out of memory");
     }
-    bool is_stdin = strcmp(d, "@-") == 0;
+    bool is_stdin = strcmp(d, "@-") == 0 || strcmp(d, "@") == 0;
     FILE *f = is_stdin ? stdin : fopen(d + 1, "rb");
     char ebuf[128];
     if (f == NULL)

@@ -242,6 +242,10 @@ extern const char tkcall__usage_text[];
 int tkcall__usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 void tkcall__note(const char *text);
+/* arg as grpcurl means it (-H, -plaintext, -max-time, -format ...), when
+ * tkcall has no option of that name: a usage error that says tkcall's
+ * option for it, or why tk has none (returns 64); else -1. */
+int tkcall__foreign_option(const char *arg);
 void tkcall__format_ms(char *buf, size_t len, uint32_t ms);
 int tkcall__parse_duration(uint32_t *out_ms, const char *s);
 int tkcall__out_of_memory(void);

@@ -58,7 +58,7 @@ const char tkcall__usage_text[] =
     "                          own default (see describe)\n"
     "  -d, --data JSON|@FILE|@-\n"
     "                          the request (default {}); @FILE reads a file,\n"
-    "                          @- standard input\n"
+    "                          @- (or grpcurl's @) standard input\n"
     "  -o, --output FORMAT     how the reply is printed (default text):\n"
     "                          text     the method's text form where it has\n"
     "                                   one (below), else JSON as json\n"
@@ -87,7 +87,10 @@ const char tkcall__usage_text[] =
     "                          bytes as base64 strings, as grpcurl, buf curl\n"
     "                          and other proto3 JSON tools read and write "
     "them\n"
-    "  -h, --help              this text\n"
+    "  -h, --help              this text (grpcurl's single-dash options,\n"
+    "                          -cacert, -max-time, -H, -plaintext ..., are\n"
+    "                          refused with tkcall's name for each, or why\n"
+    "                          tk has none)\n"
     "  -V, --version           the version\n"
     "\n"
     "Text forms (bytes such as paths and lines are written as they are):\n"
@@ -157,6 +160,66 @@ int tkcall__usage_error(const char *fmt, ...)
     va_end(ap);
     fputs("\n", stderr);
     return TKCALL_EXIT_USAGE;
+}
+
+/* grpcurl's single-dash options whose name tkcall does not have (args.c
+ * says "did you mean --cacert?" for those it has): tkcall's option for
+ * each, or why tk has none. */
+static const struct habit {
+    const char *name;  /* after the one dash, before any = */
+    const char *ours;  /* tkcall's option, or NULL */
+    const char *words; /* after "did you mean ours?", or the reason */
+} habits[] = {
+    { "max-time", "--timeout",
+      "(the call's deadline, enforced by tkd: 30s, 1.5s, or seconds)" },
+    { "connect-timeout", "--timeout", "(tkcall has one deadline, the call's)" },
+    { "format", "-o/--output",
+      "(requests are JSON always; -o text|long|json|compact is how the "
+      "reply prints)" },
+    { "format-error", "-o json",
+      "(errors are JSON with -o json or compact, or when stderr is not a "
+      "terminal)" },
+    { "unix", "--addr PATH", "(a socket path is ipc:// that path)" },
+    { "H", NULL,
+      "tk has no headers: a call is its method, request (-d) and deadline "
+      "(--timeout) alone; what a header would carry goes in the request" },
+    { "rpc-header", NULL, "tk has no headers: see -H" },
+    { "reflect-header", NULL, "tk has no headers: see -H" },
+    { "expand-headers", NULL, "tk has no headers: see -H" },
+    { "plaintext", NULL,
+      "tkd has no plaintext TCP (but for a lab: tkd --insecure-plain-tcp, "
+      "which authenticates no one); call ipc:// on this machine (the "
+      "default) or tls+tcp:// with --cacert, --cert and --key" },
+    { "insecure", NULL,
+      "tkcall always checks tkd's certificate: give the CA that signed it "
+      "with --cacert FILE" },
+    { "proto", NULL,
+      "tkcall has tk's protos built in and asks tkd what it serves "
+      "(tkcall list, tkcall describe NAME): there is nothing to load" },
+    { "protoset", NULL, "tkcall has tk's protos built in: see -proto" },
+    { "import-path", NULL, "tkcall has tk's protos built in: see -proto" },
+    { "use-reflection", NULL, "tkcall has tk's protos built in: see -proto" },
+    { "allow-unknown-fields", NULL,
+      "tkcall refuses a field the request message does not have, and "
+      "names it: take it out of -d" },
+};
+
+int tkcall__foreign_option(const char *arg)
+{
+    if (arg[0] != '-' || arg[1] == '-' || arg[1] == '\0')
+        return -1;
+    size_t n = strcspn(arg + 1, "=");
+    for (size_t i = 0; i < sizeof habits / sizeof habits[0]; i++) {
+        const struct habit *h = &habits[i];
+        if (strlen(h->name) != n || strncmp(arg + 1, h->name, n) != 0)
+            continue;
+        if (h->ours != NULL)
+            return tkcall__usage_error(
+                "-%.*s: did you mean %s?%s%s", (int)n, arg + 1, h->ours,
+                h->words != NULL ? " " : "", h->words != NULL ? h->words : "");
+        return tkcall__usage_error("-%.*s: %s", (int)n, arg + 1, h->words);
+    }
+    return -1;
 }
 
 void tkcall__note(const char *text)

@@ -424,6 +424,50 @@ static void test_data_file_and_stdin(void **state)
     expect_exit(&p, ts_finish(&p, RUN_MS), 0);
     expect_in(p.out, "\"data\": \"aGk=\"");
     ts_proc_free(&p);
+    /* grpcurl's bare @ is standard input too. */
+    spawn_tkcall(&p, f->tkd_addr, path, NULL,
+                 ARGS("-d", "@", "tk.v1.Control/Ping"));
+    expect_exit(&p, ts_finish(&p, RUN_MS), 0);
+    expect_in(p.out, "\"data\": \"aGk=\"");
+    ts_proc_free(&p);
+}
+
+/* grpcurl's single-dash long options: tkcall's name for those it has, a
+ * sentence for those tk has none of; exit 64, before any call. Short
+ * options run together (-vD) and values that start with a dash are
+ * still options and values. */
+static void test_grpcurl_habits(void **state)
+{
+    fixture *f = *state;
+    static const char *const cases[][2] = {
+        { "-cacert", "-cacert: did you mean --cacert?" },
+        { "-max-time", "-max-time: did you mean --timeout?" },
+        { "-emit-defaults", "-emit-defaults: did you mean --emit-defaults?" },
+        { "-format", "-format: did you mean -o/--output?" },
+        { "-timeout=3", "-timeout: did you mean --timeout?" },
+        { "-H", "-H: tk has no headers" },
+        { "-plaintext", "-plaintext: tkd has no plaintext TCP" },
+        { "-insecure", "--cacert FILE" },
+        { "-protoset", "tk's protos built in" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ts_proc p;
+        expect_exit(&p,
+                    tkcall(&p, f->tkd_addr,
+                           ARGS(cases[i][0], "x", "tk.v1.Control/Ping")),
+                    64);
+        expect_in(p.err, cases[i][1]);
+        assert_null(strstr(p.err, "invalid option"));
+        ts_proc_free(&p);
+    }
+    ts_proc p;
+    expect_exit(&p,
+                tkcall(&p, f->tkd_addr,
+                       ARGS("-vD", "-o", "compact", "tk.v1.Control/Ping")),
+                0);
+    expect_in(p.out, "\"data\":\"\"");
+    expect_in(p.err, "tkcall: method   tk.v1.Control/Ping");
+    ts_proc_free(&p);
 }
 
 static void test_bad_data(void **state)
@@ -1370,6 +1414,7 @@ int main(void)
         cmocka_unit_test(test_ping),
         cmocka_unit_test_teardown(test_durations, end_processes),
         cmocka_unit_test(test_data_file_and_stdin),
+        cmocka_unit_test(test_grpcurl_habits),
         cmocka_unit_test(test_bad_data),
         cmocka_unit_test(test_bytes_as_text),
         cmocka_unit_test_teardown(test_bytes_git_log_paths, remove_repo),
