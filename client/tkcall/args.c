@@ -45,6 +45,37 @@ static int ipc_of_path(char addr[ADDR_MAX])
     return 0;
 }
 
+/* The schemes tkcall dials: those tkd listens on (ipc://, tls+tcp://,
+ * and tcp:// for a lab, tkd --insecure-plain-tcp), with NNG's 4 and 6. */
+static const char *const schemes[] = { "ipc://",      "tls+tcp://",
+                                       "tls+tcp4://", "tls+tcp6://",
+                                       "tcp://",      "tcp4://",
+                                       "tcp6://" };
+
+/* Every address of the list addr (from where) in a scheme tkcall dials;
+ * else a usage error that names them. Returns -1 to go on, or 64. */
+static int check_schemes(const char *addr, const char *where)
+{
+    for (const char *at = addr; at != NULL && *at != '\0';) {
+        const char *comma = strchr(at, ',');
+        size_t len = comma != NULL ? (size_t)(comma - at) : strlen(at);
+        bool known = len == 0; /* libtkclient names an empty one */
+        for (size_t i = 0; !known && i < sizeof schemes / sizeof schemes[0];
+             i++)
+            known = len >= strlen(schemes[i]) &&
+                    strncmp(at, schemes[i], strlen(schemes[i])) == 0;
+        if (!known)
+            return tkcall__usage_error(
+                "%s: tkcall cannot dial \"%.*s\": tkd's addresses are "
+                "ipc://PATH (or a bare socket path) on this machine, "
+                "tls+tcp://HOST:PORT (with --cacert, --cert and --key), "
+                "and tcp://HOST:PORT for a lab (tkd --insecure-plain-tcp)",
+                where, (int)len, at);
+        at = comma != NULL ? comma + 1 : NULL;
+    }
+    return -1;
+}
+
 enum {
     OPT_CACERT = 1000,
     OPT_CERT,
@@ -241,6 +272,12 @@ int tkcall__parse_args(tkcall *t, int argc, char **argv)
                 : (tk_default_address(t->addr, sizeof t->addr) == 0 ? 0 : -1);
     if (n < 0 || (size_t)n >= sizeof t->addr || ipc_of_path(t->addr) != 0)
         return tkcall__usage_error("the address is too long");
+    const char *tk_addr = getenv("TK_ADDR");
+    if ((rv = check_schemes(t->addr, addr != NULL ? "--addr"
+                                     : tk_addr != NULL && tk_addr[0] != '\0'
+                                         ? "TK_ADDR"
+                                         : "the default address")) >= 0)
+        return rv;
     if ((rv = parse_color(t, color)) >= 0)
         return rv;
     tkcall_status_for_people(t->out.format == TKCALL_OUT_JSON ||

@@ -32,9 +32,29 @@ static int open_client(tkcall *t, tk_status *st)
     int rv = tk_client_open_opts(&t->client, t->addr, &t->tls, err, sizeof err);
     if (rv == TK_OK)
         return TK_CODE_OK;
-    /* Nothing listens there: say how to start one. Anything else (a TLS
-     * handshake, a certificate file) is said as it is. */
-    if (rv == TK_ERR_CONNECT && strstr(err, "is tkd running there?") != NULL)
+    /* Nothing listens there: say how to start one, as tkd takes it (plain
+     * tcp:// only for a lab). Anything else (a TLS handshake, a
+     * certificate file) is said as it is. */
+    bool refused =
+        rv == TK_ERR_CONNECT && strstr(err, "is tkd running there?") != NULL;
+    if (refused && strncmp(t->addr, "tcp", 3) == 0)
+        return tkcall_make_status(
+            st, TK_CODE_UNAVAILABLE,
+            "tkd is not running at %s (%s); tkd listens on plain tcp:// "
+            "only for a lab (`tkd --insecure-plain-tcp --listen %s`: it "
+            "authenticates no one); start it with `tkd --listen "
+            "tls+tcp://HOST:PORT --tls-cert F --tls-key F --tls-ca F` and "
+            "call tls+tcp:// with --cacert, --cert and --key, or run `tkd` "
+            "on this machine (ipc://, the default address)",
+            t->addr, err, t->addr);
+    if (refused && strncmp(t->addr, "tls+", 4) == 0)
+        return tkcall_make_status(
+            st, TK_CODE_UNAVAILABLE,
+            "tkd is not running at %s (%s); start it with `tkd --listen "
+            "%s --tls-cert F --tls-key F --tls-ca F`, or point tkcall at a "
+            "running tkd with --addr URL or TK_ADDR",
+            t->addr, err, t->addr);
+    if (refused)
         return tkcall_make_status(
             st, TK_CODE_UNAVAILABLE,
             "tkd is not running at %s (%s); start it with "

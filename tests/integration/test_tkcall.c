@@ -259,6 +259,37 @@ static void test_no_tkd(void **state)
     ts_proc_free(&p);
     expect_exit(&p, tkcall(&p, addr, ARGS("list")), 14);
     ts_proc_free(&p);
+    /* Plain tcp:// is a lab's (tkd --insecure-plain-tcp): the advice is
+     * what tkd accepts, not `tkd --listen tcp://`, which it refuses. Port
+     * 1 of 127.0.0.1: nothing listens there. */
+    expect_exit(&p, tkcall(&p, "tcp://127.0.0.1:1", ARGS("ping")), 14);
+    expect_in(p.err, "tkd is not running at tcp://127.0.0.1:1");
+    expect_in(p.err, "--insecure-plain-tcp");
+    expect_in(p.err, "tkd --listen tls+tcp://HOST:PORT --tls-cert F");
+    assert_null(strstr(p.err, "tkd --listen tcp://"));
+    ts_proc_free(&p);
+}
+
+/* An address in a scheme tkcall does not dial is a usage error that
+ * names those it does, from --addr or TK_ADDR, before any dial. */
+static void test_addr_schemes(void **state)
+{
+    (void)state;
+    ts_proc p;
+    expect_exit(&p, tkcall(&p, "http://localhost:80", ARGS("ping")), 64);
+    expect_in(p.err, "--addr: tkcall cannot dial \"http://localhost:80\"");
+    expect_in(p.err, "ipc://PATH");
+    expect_in(p.err, "tls+tcp://HOST:PORT");
+    ts_proc_free(&p);
+    expect_exit(&p, tkcall(&p, "ipc:///nobody.sock,ws://h:1", ARGS("ping")),
+                64);
+    expect_in(p.err, "cannot dial \"ws://h:1\"");
+    ts_proc_free(&p);
+    const char *const env[] = { "TK_ADDR=http://localhost:80", NULL };
+    spawn_tkcall(&p, NULL, NULL, env, ARGS("ping"));
+    expect_exit(&p, ts_finish(&p, RUN_MS), 64);
+    expect_in(p.err, "TK_ADDR: tkcall cannot dial \"http://localhost:80\"");
+    ts_proc_free(&p);
 }
 
 /* ---- against tkd -----------------------------------------------------------
@@ -1407,6 +1438,7 @@ int main(void)
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_no_tkd),
+        cmocka_unit_test(test_addr_schemes),
         cmocka_unit_test(test_list),
         cmocka_unit_test(test_list_service),
         cmocka_unit_test(test_describe_method),
