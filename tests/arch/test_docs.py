@@ -10,7 +10,9 @@ drift where no test reads them):
 - every method of every service in proto/ is named, in backticks, on its
   service's page (PAGES below): a method added without its docs fails;
 - README.md stays a front door: at most README_MAX_LINES lines, the
-  reference in docs/.
+  reference in docs/;
+- tkcall's synopsis, in README.md and docs/tkcall.md, names every long
+  option of its --help (client/tkcall/usage.c).
 
 The examples the docs show are run elsewhere: tests/install/check.sh (the
 README's C example), tests/conformance/readme.sh (its tkcall, Python and
@@ -172,6 +174,36 @@ def undocumented(root: str, pages: Dict[str, str]) -> List[str]:
     return bad
 
 
+# An option line of tkcall's --help, as usage.c writes it: "  -a, --addr".
+HELP_OPTION = re.compile(r'^\s*"  (?:-\w, |    )--([a-z][a-z-]*)', re.M)
+SYNOPSIS_OF = ("README.md", "docs/tkcall.md")
+
+
+def synopsis(text: str) -> str:
+    """The first fenced block of text that begins "tkcall ", or ""."""
+    for m in re.finditer(r"^```[a-z]*\n(.*?)^```", text, re.M | re.S):
+        if m.group(1).startswith("tkcall "):
+            return m.group(1)
+    return ""
+
+
+def unlisted_options(root: str, files=SYNOPSIS_OF) -> List[str]:
+    """The long options of tkcall's --help that a synopsis leaves out."""
+    with open(os.path.join(root, "client/tkcall/usage.c"),
+              encoding="utf-8") as f:
+        options = HELP_OPTION.findall(f.read())
+    bad = []
+    for rel in files:
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            block = synopsis(f.read())
+        if block == "":
+            bad.append(f"{rel}: no synopsis (a ``` block that begins "
+                       "\"tkcall \")")
+        bad += [f"{rel}: the synopsis lacks --{o}" for o in options
+                if not re.search(rf"--{o}\b(?!-)", block)]
+    return bad
+
+
 class Docs(unittest.TestCase):
     def test_links_lead_somewhere(self) -> None:
         files = markdown_files(ROOT)
@@ -195,7 +227,33 @@ class Docs(unittest.TestCase):
                              "README.md is for what tk is, the two commands, "
                              "a first call and links: reference goes to docs/")
 
+    def test_tkcalls_synopsis_names_every_option(self) -> None:
+        # Not vacuous: --help's options are read, -D's among them.
+        with open(os.path.join(ROOT, "client/tkcall/usage.c"),
+                  encoding="utf-8") as f:
+            self.assertIn("emit-defaults", HELP_OPTION.findall(f.read()))
+        bad = unlisted_options(ROOT)
+        self.assertEqual(bad, [], "\n" + "\n".join(bad))
+
     # ---- negative controls: each check fails where it should ----------
+
+    def test_an_option_left_out_of_the_synopsis_is_seen(self) -> None:
+        d = self.tree({
+            "client/tkcall/usage.c":
+                '"  -a, --addr URL\\n"\n"      --proto-json  x\\n"\n'
+                '"  -D, --emit-defaults   print\\n"\n',
+            "README.md": "```\ntkcall [--addr URL] [--proto-json-x]\n```\n",
+            "docs/tkcall.md": "no block\n",
+        })
+        self.assertEqual(unlisted_options(d), [
+            "README.md: the synopsis lacks --proto-json",
+            "README.md: the synopsis lacks --emit-defaults",
+            "docs/tkcall.md: no synopsis (a ``` block that begins "
+            "\"tkcall \")",
+            "docs/tkcall.md: the synopsis lacks --addr",
+            "docs/tkcall.md: the synopsis lacks --proto-json",
+            "docs/tkcall.md: the synopsis lacks --emit-defaults",
+        ])
 
     def test_a_broken_link_is_seen(self) -> None:
         d = self.tree({
