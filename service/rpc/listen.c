@@ -17,6 +17,7 @@
 
 #include "rpc_int.h"
 
+/* 0, 1, 2: rpc__listener_transport's numbers. */
 typedef enum scheme { SCHEME_IPC, SCHEME_TCP, SCHEME_TLS, SCHEME_OTHER } scheme;
 
 static bool has_prefix(const char *s, const char *prefix)
@@ -39,16 +40,8 @@ static scheme scheme_of(const char *url)
 
 int rpc__listener_transport(const rpc_listener *L)
 {
-    switch (scheme_of(L->url)) {
-    case SCHEME_IPC:
-        return 0;
-    case SCHEME_TCP:
-        return 1;
-    case SCHEME_TLS:
-        return 2;
-    default:
-        return -1;
-    }
+    scheme sc = scheme_of(L->url); /* in the order the function answers */
+    return sc == SCHEME_OTHER ? -1 : (int)sc;
 }
 
 /* Whether url may be listened on as configured; a message in err if not. */
