@@ -291,12 +291,12 @@ static const struct {
                            "sign, or a client that refused tkd's" },
     [RPC_REFUSED_PROTO] = { { "proto", NULL },
                             "did not speak NNG's REQ protocol" },
-    /* NNG 1.5.2 counts a client's own close here too (its read ends
-     * in NNG_ECONNSHUT): not a refusal, and only info. */
+    /* tk's NNG counts a client's close as "discon" (tools/nng/08). */
     [RPC_REFUSED_OTHER] = { { "other", NULL },
-                            "closed by the client or ended in an error (a "
-                            "frame larger than the request limit, a broken "
-                            "handshake, ...)" },
+                            "ended in an error NNG names no further (a "
+                            "peer that hung up during the handshake, or, "
+                            "with an NNG without tk's patches, a close)" },
+    [RPC_REFUSED_FRAME] = { { "msgsize", NULL }, NULL },
     [RPC_REFUSED_ACCEPT] = { { "oom", NULL },
                              "could not be accepted (out of memory)" },
 };
@@ -344,8 +344,15 @@ static void say(const rpc_server *srv, const rpc_listener *L, int k,
                 "%s: %llu connection(s) did not finish the handshake within "
                 "%u ms (--handshake-timeout-ms), closed",
                 L->bound, n, srv->cfg.handshake_timeout_ms);
-    else
-        obs_log(k == RPC_REFUSED_OTHER ? OBS_LOG_INFO : OBS_LOG_WARN,
+    else if (k == RPC_REFUSED_FRAME)
+        obs_log(OBS_LOG_WARN,
+                "%s: %llu connection(s) closed: a request frame larger than "
+                "the limit, %zu bytes (--max-request-bytes)",
+                L->bound, n, srv->cfg.max_request_bytes);
+    else /* an NNG without tools/nng/08 counts every close as "other" */
+        obs_log(k != RPC_REFUSED_OTHER ? OBS_LOG_WARN
+                : L->closes_apart      ? OBS_LOG_INFO
+                                       : OBS_LOG_DEBUG,
                 "%s: %llu connection(s) %s", L->bound, n, kinds[k].meaning);
 }
 
@@ -360,6 +367,8 @@ static void look(rpc_server *srv)
         rpc_listener *L = &srv->listeners[i];
         nng_stat *ls =
             L->started ? listener_stats(all, nng_listener_id(L->l)) : NULL;
+        if (ls != NULL)
+            L->closes_apart = nng_stat_find(ls, "msgsize") != NULL;
         for (int k = 0; ls != NULL && k < RPC_REFUSED_KINDS; k++) {
             uint64_t v = stat_sum(ls, kinds[k].stats);
             if (k == RPC_REFUSED_LIMIT)

@@ -138,11 +138,14 @@ enum {
                               listener's limit; tk's NNG) */
     RPC_REFUSED_AUTH,      /* "auth": the TLS handshake failed */
     RPC_REFUSED_PROTO,     /* "proto": not NNG's SP protocol, or not REQ */
-    RPC_REFUSED_OTHER,     /* "other": a frame over max_request_bytes among
-                              them */
+    RPC_REFUSED_OTHER,     /* "other": an error NNG names no further (a
+                              peer that hung up in its handshake); with an
+                              NNG without tk's 08 patch, every close too */
     RPC_REFUSED_ACCEPT,    /* "oom": the accept itself failed */
     RPC_REFUSED_HANDSHAKE, /* "timeout": the handshake did not finish
                               within cfg.handshake_timeout_ms */
+    RPC_REFUSED_FRAME,     /* "msgsize": a frame over max_request_bytes
+                              (tk's NNG, tools/nng/08) */
     RPC_REFUSED_KINDS,
 };
 
@@ -169,7 +172,10 @@ typedef struct rpc_listener {
     unsigned limit;
     unsigned part; /* its part of the descriptors (UINT_MAX: unknown) */
     uint64_t logged[RPC_REFUSED_KINDS]; /* watch_mu */
-    _Atomic unsigned open;              /* its connections now */
+    /* Its NNG counts a client's close apart from "other" (tools/nng/08:
+     * it has "msgsize"); watch_mu. */
+    bool closes_apart;
+    _Atomic unsigned open; /* its connections now */
     /* Closed at ADD_PRE over the limit: only an NNG without conn-max,
      * which counts connections once their handshake is done. */
     _Atomic uint64_t refused_here;

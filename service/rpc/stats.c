@@ -238,10 +238,10 @@ static void connections(builder *b, rpc_server *srv)
         "listener's limit were open, handshakes included), "
         "handshake_timeout (the handshake did not finish within tkd "
         "--handshake-timeout-ms), tls (the TLS handshake failed), "
-        "protocol (not NNG's REQ), accept (the accept itself failed). Read "
-        "from NNG's counters once a second. A frame over "
-        "--max-request-bytes is not among them: NNG counts it with the "
-        "connections their clients closed (tkd logs both at info).",
+        "protocol (not NNG's REQ), accept (the accept itself failed), "
+        "request_too_large (a frame over --max-request-bytes closed its "
+        "connection). Read from NNG's counters once a second; a client's "
+        "own close is none of them.",
         TK__V1__METRIC_FAMILY__TYPE__COUNTER, RPC_REFUSED_KINDS);
     static const char *const reasons[RPC_REFUSED_KINDS] = {
         [RPC_REFUSED_LIMIT] = "limit",
@@ -250,6 +250,7 @@ static void connections(builder *b, rpc_server *srv)
         [RPC_REFUSED_PROTO] = "protocol",
         [RPC_REFUSED_OTHER] = NULL,
         [RPC_REFUSED_ACCEPT] = "accept",
+        [RPC_REFUSED_FRAME] = "request_too_large",
     };
     for (int k = 0; k < RPC_REFUSED_KINDS; k++) {
         if (reasons[k] == NULL)

@@ -298,25 +298,66 @@ class Listeners(unittest.TestCase):
             self.assertEqual(refused, 0)
         return grown, closed
 
-    def test_oversize_frame_is_logged(self) -> None:
-        # A frame over --max-request-bytes closes its connection, and tkd
-        # says so (it was silent).
-        path = os.path.join(self.dir.name, "big.sock")
-        self.tkd("--listen", "ipc://" + path, "--max-request-bytes", "4096")
+    def send_oversize(self, path: str, size: int) -> None:
+        """One frame of size bytes over a fresh ipc connection, after the
+        SP handshake; returns once tkd has closed the connection."""
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.settimeout(tkproc.START_S)
         s.connect(path)
         s.sendall(b"\x00SP\x00\x00\x30\x00\x00")
         s.recv(8)
-        s.sendall(b"\x01" + struct.pack(">Q", 4097))
+        s.sendall(b"\x01" + struct.pack(">Q", size))
         self.assertEqual(s.recv(1), b"")  # closed by tkd
         s.close()
+
+    def test_oversize_frame_is_logged(self) -> None:
+        # A frame over --max-request-bytes closes its connection, and tkd
+        # says so, as what it is, and counts it.
+        path = os.path.join(self.dir.name, "big.sock")
+        url = self.tkd("--listen", "ipc://" + path, "--max-request-bytes",
+                       "4096")[0]
+        self.send_oversize(path, 4097)
         self.last.wait_output(
-            "1 connection(s) closed by the client or ended in an error",
-            "stderr")
+            url + ": 1 connection(s) closed: a request frame larger than "
+            "the limit, 4096 bytes (--max-request-bytes)", "stderr")
+        self.assertIn(" tkd warn: " + url, self.last.output("stderr"))
         # Negative control: a frame within the limit is served.
         with tk.Client("ipc://" + path) as c:
             self.assertEqual(c.control.ping(data=b"x").data, b"x")
+            st = c.call("tk.v1.Control/Stats", control_pb2.StatsRequest())
+        self.assertEqual(stat(st, "tk_connections_refused_total",
+                              reason="request_too_large"), 1)
+
+    def test_normal_close_is_not_logged(self) -> None:
+        # A client that hangs up after its handshake, with or without a
+        # call, is no event at info (tkd logged each: "N connection(s)
+        # closed by the client or ended in an error"). At debug, each
+        # close is a line: the signal that tkd has seen them all go.
+        path = os.path.join(self.dir.name, "close.sock")
+        url = self.tkd("--listen", "ipc://" + path, "--max-request-bytes",
+                       "4096", "--log-level", "debug")[0]
+        for _ in range(3):
+            with tk.Client("ipc://" + path) as c:
+                self.assertEqual(c.control.ping(data=b"x").data, b"x")
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(tkproc.START_S)
+        s.connect(path)
+        s.sendall(b"\x00SP\x00\x00\x30\x00\x00")
+        self.assertEqual(len(s.recv(8, socket.MSG_WAITALL)), 8)
+        s.close()
+        self.last.wait_until(
+            lambda err: len(re.findall(r"connection \d+ closed", err)) >= 4,
+            "4 connections closed")
+        # An oversize frame after them is logged (the watch looks once a
+        # second, each kind in order): a line of the closes, at info,
+        # would have come before it or with it.
+        self.send_oversize(path, 4097)
+        marker = "a request frame larger than the limit"
+        self.last.wait_output(marker, "stderr")
+        lines = [ln for ln in self.last.output("stderr").splitlines()
+                 if url + ": " in ln and " tkd debug: " not in ln
+                 and marker not in ln]
+        self.assertEqual(lines, [])
 
     def hang_up_in_handshake(self, proc: subprocess.Popen, family: int,
                              addr: Any, n: int) -> None:
@@ -375,8 +416,9 @@ class Listeners(unittest.TestCase):
         for url in ("ipc://" + path, urls[1]):
             self.last.wait_until(
                 lambda err: re.search(
-                    re.escape(url) + r": \d+ connection\(s\) closed by the client or "
-                    r"ended in an error",
+                    re.escape(url) + r": \d+ connection\(s\) ended in an "
+                    r"error NNG names no further \(a peer that hung up "
+                    r"during the handshake",
                     err) is not None,
                 "%s: the hang-ups logged" % url)
         with tk.Client("ipc://" + path) as c:
