@@ -146,21 +146,33 @@ static void daemon_fini(tkd_daemon *d)
     fleet_free(d->fl);
 }
 
+/* In JSON, the values each line names are members of their own too. */
 static void log_serving(const tkd_daemon *d, const options *o)
 {
-    for (size_t i = 0; rpc_server_bound_url(d->srv, i) != NULL; i++)
-        obs_log(OBS_LOG_INFO,
-                "tkd %s listening on %s%s (%u connections at most)", TK_VERSION,
-                rpc_server_bound_url(d->srv, i),
-                i >= o->n_listen ? " (reads only)" : "",
-                rpc_server_listener_limit(d->srv, i));
-    if (rpc_server_metrics_url(d->srv) != NULL)
-        obs_log(OBS_LOG_INFO,
-                "metrics for Prometheus at %s (%u connections at most)",
-                rpc_server_metrics_url(d->srv),
-                rpc_server_metrics_limit(d->srv));
-    for (size_t i = 0; i < roots_count(o->roots); i++)
-        obs_log(OBS_LOG_INFO, "root %s", roots_get(o->roots, i));
+    for (size_t i = 0; rpc_server_bound_url(d->srv, i) != NULL; i++) {
+        const char *url = rpc_server_bound_url(d->srv, i);
+        unsigned limit = rpc_server_listener_limit(d->srv, i);
+        bool ro = i >= o->n_listen;
+        obs_field f[] = { OBS_STR("version", TK_VERSION), OBS_STR("url", url),
+                          OBS_INT("read_only", ro),
+                          OBS_INT("max_connections", limit) };
+        obs_log_fields(OBS_LOG_INFO, f, sizeof f / sizeof f[0],
+                       "tkd %s listening on %s%s (%u connections at most)",
+                       TK_VERSION, url, ro ? " (reads only)" : "", limit);
+    }
+    const char *murl = rpc_server_metrics_url(d->srv);
+    if (murl != NULL) {
+        unsigned limit = rpc_server_metrics_limit(d->srv);
+        obs_field f[] = { OBS_STR("metrics_url", murl),
+                          OBS_INT("max_connections", limit) };
+        obs_log_fields(OBS_LOG_INFO, f, sizeof f / sizeof f[0],
+                       "metrics for Prometheus at %s (%u connections at most)",
+                       murl, limit);
+    }
+    for (size_t i = 0; i < roots_count(o->roots); i++) {
+        obs_field f[] = { OBS_STR("root", roots_get(o->roots, i)) };
+        obs_log_fields(OBS_LOG_INFO, f, 1, "root %s", roots_get(o->roots, i));
+    }
     rpc_fd_log_capacity(d->srv);
 }
 

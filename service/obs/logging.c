@@ -314,10 +314,27 @@ static size_t stamp(char *line, size_t size, obs_log_level level)
     return n;
 }
 
+/* A JSON line's fields after its "msg", each "key":value. */
+static void put_fields(char *line, size_t size, size_t *n,
+                       const obs_field *fields, size_t nf)
+{
+    for (size_t i = 0; i < nf; i++) {
+        /* a field whole or none: the line stays JSON when it is cut */
+        if (*n + strlen(fields[i].key) + 28 >= size)
+            return;
+        put(line, size, n, ",\"%s\":", fields[i].key);
+        if (fields[i].s != NULL)
+            put_json_string(line, size, n, fields[i].s);
+        else
+            put(line, size, n, "%lld", fields[i].n);
+    }
+}
+
 /* One line, written whole by the writer thread, so lines of concurrent
  * calls never interleave. */
-__attribute__((format(printf, 2, 0))) static void
-emit(obs_log_level level, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static void
+emit(obs_log_level level, const obs_field *fields, size_t nf, const char *fmt,
+     va_list ap)
 {
     char line[LOG_LINE];
     const size_t size = sizeof line - 1; /* the newline's byte kept */
@@ -328,6 +345,7 @@ emit(obs_log_level level, const char *fmt, va_list ap)
             return;
         put(line, size, &n, "\"msg\":");
         put_json_string(line, size - 1, &n, msg); /* and the brace's */
+        put_fields(line, size - 1, &n, fields, nf);
         put(line, size, &n, "}");
     } else {
         int k = vsnprintf(line + n, size - n, fmt, ap);
@@ -362,7 +380,18 @@ void obs_log(obs_log_level level, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    emit(level, fmt, ap);
+    emit(level, NULL, 0, fmt, ap);
+    va_end(ap);
+}
+
+void obs_log_fields(obs_log_level level, const obs_field *fields, size_t n,
+                    const char *fmt, ...)
+{
+    if (!obs_log_enabled(level))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    emit(level, fields, n, fmt, ap);
     va_end(ap);
 }
 

@@ -46,14 +46,29 @@ bool obs_log_enabled(obs_log_level level);
 void obs_log(obs_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A value a line names, for a JSON line's member of its own: a string (s
+ * not NULL) or an integer (n). key is the program's, never a peer's. */
+typedef struct obs_field {
+    const char *key;
+    const char *s;
+    long long n;
+} obs_field;
+#define OBS_STR(k, v) ((obs_field){ .key = (k), .s = (v) })
+#define OBS_INT(k, v) ((obs_field){ .key = (k), .n = (long long)(v) })
+/* obs_log, and in JSON the n fields beside "msg" (text: the message only,
+ * which says the values itself). */
+void obs_log_fields(obs_log_level level, const obs_field *fields, size_t n,
+                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* How a line reads. TEXT: "TIME tkd LEVEL: message". JSON: one object a
- * line, {"time","level","msg"}; a call's line has its fields apart
- * ({"time","level","event":"call","method","call_id","peer":{"conn",
- * "uid","pid"},"code","reason","elapsed_us","cause"}: rpc/ writes it with
- * obs_log_line_*). Either way, when stderr is the journal's stream
- * (systemd: JOURNAL_STREAM names it), a line starts with the syslog
- * priority journald reads ("<6>" for info). Published atomically, like the
- * level. */
+ * line, {"time","level","msg"}, and the values the message names as
+ * members of their own where the line was written with obs_log_fields; a
+ * call's line has its fields apart too ({"time","level","msg","event":
+ * "call","method","call_id","peer":{"conn","uid","pid"},"code","reason",
+ * "elapsed_us","cause"}: rpc/ writes it with obs_log_line_*). Either way, when
+ * stderr is the journal's stream (systemd: JOURNAL_STREAM names it), a line
+ * starts with the syslog priority journald reads ("<6>" for info). Published
+ * atomically, like the level. */
 typedef enum obs_log_format {
     OBS_LOG_TEXT = 0,
     OBS_LOG_JSON = 1,

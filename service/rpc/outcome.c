@@ -4,6 +4,7 @@
  * cause, the bytes of its reply) and written as the one log line of the
  * call; and the proto's names of its code and cause, which both use. */
 #include <stdatomic.h>
+#include <stdio.h>
 
 #include "rpc_int.h"
 
@@ -29,13 +30,16 @@ void rpc__count_call(rpc_server *srv, const rpc_call *call, int64_t now,
                               memory_order_relaxed);
 }
 
-/* In JSON, a call's line has its fields apart (obs.h, obs_log_format). */
+/* In JSON, a call's line has its fields apart (obs.h, obs_log_format),
+ * beside the message a text line would read. */
 static void log_call_json(const rpc_call *call, const char *method,
-                          int64_t elapsed_us)
+                          int64_t elapsed_us, const char *msg)
 {
     obs_log_line l;
     obs_log_line_begin(&l, OBS_LOG_INFO);
-    obs_log_line_put(&l, "\"event\":\"call\",\"method\":");
+    obs_log_line_put(&l, "\"msg\":");
+    obs_log_line_string(&l, msg);
+    obs_log_line_put(&l, ",\"event\":\"call\",\"method\":");
     obs_log_line_string(&l, method);
     obs_log_line_put(
         &l,
@@ -56,18 +60,19 @@ void rpc__log_call(const rpc_call *call, int64_t elapsed_us)
         return;
     /* never the requested name: it is the peer's bytes */
     const char *method = call->reg != NULL ? call->reg->method->name : "-";
-    if (obs_log_get_format() == OBS_LOG_JSON) {
-        log_call_json(call, method, elapsed_us);
-        return;
-    }
     const char *reason =
         call->reason != NULL && call->reason[0] ? call->reason : "-";
-    obs_log(OBS_LOG_INFO,
-            "call method=%s code=%s reason=%s elapsed_us=%lld cause=%s "
-            "conn=%u id=%llu",
-            method, rpc_code_name(call->code), reason, (long long)elapsed_us,
-            rpc_cause_name(call->end_cause), (unsigned)call->peer.conn,
-            (unsigned long long)call->id);
+    char msg[512];
+    snprintf(msg, sizeof msg,
+             "call method=%s code=%s reason=%s elapsed_us=%lld cause=%s "
+             "conn=%u id=%llu",
+             method, rpc_code_name(call->code), reason, (long long)elapsed_us,
+             rpc_cause_name(call->end_cause), (unsigned)call->peer.conn,
+             (unsigned long long)call->id);
+    if (obs_log_get_format() == OBS_LOG_JSON)
+        log_call_json(call, method, elapsed_us, msg);
+    else
+        obs_log(OBS_LOG_INFO, "%s", msg);
 }
 
 /* The names are the proto's own: tk.v1.Status.Code, Cancellation.Cause. */

@@ -119,7 +119,8 @@ class LogFormat(unittest.TestCase):
             return ping.call_id, bad.call_id
 
     def test_json_lines(self) -> None:
-        d = self.start(["--log-format", "json"])
+        d = self.start(["--log-format", "json", "--metrics-listen",
+                        "http://127.0.0.1:0"])
         ping_id, bad_id = self.calls(d)
         lines = d.stop()
         self.assertEqual(d.assertion_exit, 0)
@@ -129,8 +130,21 @@ class LogFormat(unittest.TestCase):
             self.assertRegex(str(o["time"]),
                              r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
             self.assertIn(o["level"], ("error", "warn", "info", "debug"))
-            self.assertTrue("msg" in o or o.get("event") == "call", o)
+            self.assertIsInstance(o["msg"], str, o)  # every line, a call's too
+            self.assertNotEqual(o["msg"], "", o)
         self.assertIn("listening on", objs[0]["msg"])
+        # The values a line names are members of their own, too.
+        self.assertEqual(objs[0]["url"], d.addr)
+        self.assertEqual(objs[0]["read_only"], 0)
+        self.assertIsInstance(objs[0]["max_connections"], int)
+        self.assertIsInstance(objs[0]["version"], str)
+        metrics = [o for o in objs if "metrics_url" in o]
+        self.assertEqual(len(metrics), 1, objs)
+        self.assertRegex(metrics[0]["metrics_url"],
+                         r"^http://127\.0\.0\.1:\d+/metrics$")
+        self.assertIn(metrics[0]["metrics_url"], metrics[0]["msg"])
+        roots = [o["root"] for o in objs if "root" in o]
+        self.assertEqual(roots, [self.dir.name])
         calls = {o["call_id"]: o for o in objs if o.get("event") == "call"}
         ping = calls[ping_id]
         self.assertEqual(ping["method"], "tk.v1.Control/Ping")
@@ -141,6 +155,7 @@ class LogFormat(unittest.TestCase):
         self.assertEqual(ping["peer"]["pid"], os.getpid())
         self.assertIsInstance(ping["peer"]["conn"], int)
         self.assertIsInstance(ping["elapsed_us"], int)
+        self.assertIn("call method=tk.v1.Control/Ping code=OK", ping["msg"])
         bad = calls[bad_id]
         self.assertEqual(bad["method"], "tk.v1.Git/RevParse")
         self.assertEqual(bad["code"], "PERMISSION_DENIED")
