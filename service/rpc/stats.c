@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "rpc_int.h"
 
@@ -122,10 +124,10 @@ static void calls(builder *b, rpc_server *srv)
         const char *name =
             i < srv->n_methods ? srv->methods[i].method->name : UNMATCHED;
         for (size_t c = 0; c < RPC_N_CODES; c++) {
+            /* every method and code from the start, at 0: a rate or an
+             * alert on a code not seen yet has its series */
             uint64_t v =
                 atomic_load_explicit(&ms->calls[c], memory_order_relaxed);
-            if (v == 0)
-                continue;
             const char *labels[] = { "code", rpc_code_name((rpc_code)c),
                                      "method", name };
             value(b, total, 2, labels, (double)v);
@@ -207,6 +209,59 @@ static void queue_and_workers(builder *b, rpc_server *srv)
         const char *labels[] = { "cause", rpc_cause_name((rpc_cause)c) };
         value(b, cn, 1, labels, load(&srv->ended_by_cause[c]));
     }
+}
+
+/* When the process started, as the Prometheus client libraries say it:
+ * taken before main, so within its first milliseconds, on every system. */
+static double process_start;
+__attribute__((constructor)) static void note_process_start(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    process_start = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void gauge(builder *b, const char *name, const char *help, double v)
+{
+    value(b, family(b, name, help, TK__V1__METRIC_FAMILY__TYPE__GAUGE, 1), 0,
+          NULL, v);
+}
+
+/* tk_build_info and the process_* every Prometheus client library
+ * exports, so that the dashboards made for them read tkd too. What a
+ * system cannot tell (the resident memory on macOS) is left out. */
+static void process(builder *b, const rpc_server *srv)
+{
+    const char *version[] = { "version", srv->version };
+    value(b,
+          family(b, "tk_build_info",
+                 "tkd's version, in its label; the value is always 1.",
+                 TK__V1__METRIC_FAMILY__TYPE__GAUGE, 1),
+          1, version, 1);
+    gauge(b, "process_start_time_seconds",
+          "Start time of the process since unix epoch in seconds.",
+          process_start);
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        value(b,
+              family(b, "process_cpu_seconds_total",
+                     "Total user and system CPU time spent in seconds.",
+                     TK__V1__METRIC_FAMILY__TYPE__COUNTER, 1),
+              0, NULL,
+              (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                  (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+    int64_t rss = port_rss_bytes();
+    if (rss >= 0)
+        gauge(b, "process_resident_memory_bytes",
+              "Resident memory size in bytes.", (double)rss);
+    long fds = port_fds_open();
+    if (fds >= 0)
+        gauge(b, "process_open_fds", "Number of open file descriptors.",
+              (double)fds);
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        gauge(b, "process_max_fds", "Maximum number of open file descriptors.",
+              (double)rl.rlim_cur);
 }
 
 static void connections(builder *b, rpc_server *srv)
@@ -358,6 +413,7 @@ void rpc__stats_fill(rpc_server *srv, rpc_call *call, Tk__V1__StatsReply *out)
     connections(&b, srv);
     metrics_listener(&b, srv);
     modules(&b);
+    process(&b, srv);
     qsort(out->families, out->n_families, sizeof(Tk__V1__MetricFamily *),
           by_name);
     /* As Ping says them (server.c, which is above this file). */

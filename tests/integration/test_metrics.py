@@ -20,6 +20,7 @@ from __future__ import annotations
 import faulthandler
 import os
 import re
+import resource
 import signal
 import subprocess
 import unittest
@@ -194,6 +195,58 @@ class Metrics(unittest.TestCase):
         self.assertEqual(calls[(("code", "OK"), ("method", ping))],
                          value(after, "tk_calls_total", method=ping,
                                code="OK"))
+
+    def test_build_info_and_process(self) -> None:
+        # What every Prometheus client library exports, and tkd's version.
+        fams = self.scrape()
+        self.assertEqual(fams["tk_build_info"].type, "gauge")
+        version = [dict(labels).get("version")
+                   for (_, labels), v in fams["tk_build_info"].samples.items()
+                   if v == 1]
+        self.assertEqual(len(version), 1, fams["tk_build_info"].samples)
+        self.assertRegex(str(version[0]), r"^\d+\.\d+\.\d+")
+        pid = self.d.proc.pid
+        started = value(fams, "process_start_time_seconds")
+        # /proc's own start time of tkd, in the same clock
+        with open("/proc/%d/stat" % pid) as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat") as f:
+            btime = int(next(ln for ln in f if ln.startswith("btime"))
+                        .split()[1])
+        self.assertLess(abs(started - (btime + ticks / os.sysconf(
+            "SC_CLK_TCK"))), 2.0)
+        self.assertEqual(fams["process_cpu_seconds_total"].type, "counter")
+        self.assertGreater(value(fams, "process_cpu_seconds_total"), 0)
+        with open("/proc/%d/statm" % pid) as f:
+            rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        got = value(fams, "process_resident_memory_bytes")
+        self.assertGreater(got, rss / 2)
+        self.assertLess(got, rss * 2)
+        fds = len(os.listdir("/proc/%d/fd" % pid))
+        self.assertLess(abs(value(fams, "process_open_fds") - fds), 4)
+        soft = resource.prlimit(pid, resource.RLIMIT_NOFILE)[0]
+        self.assertEqual(value(fams, "process_max_fds"), soft)
+
+    def test_series_from_the_start(self) -> None:
+        # Every method and every code has its series before any call, at
+        # 0; the histograms appear with a method's first call.
+        fams = self.scrape()
+        series = {dict(labels)["method"]: set() for (_, labels)
+                  in fams["tk_calls_total"].samples}
+        for (_, labels), v in fams["tk_calls_total"].samples.items():
+            series[dict(labels)["method"]].add(dict(labels)["code"])
+        codes = set(control_pb2.DESCRIPTOR.pool.FindEnumTypeByName(
+            "tk.v1.Status.Code").values_by_name)
+        self.assertEqual(len(codes), 17)
+        for method in ("tk.v1.Git/Status", "tk.v1.Search/Search",
+                       "tk.v1.Control/Ping", "unknown"):
+            self.assertEqual(series[method], codes, method)
+        self.assertEqual(value(fams, "tk_calls_total",
+                               method="tk.v1.Git/Status", code="INTERNAL"), 0)
+        self.assertNotIn("tk.v1.Git/Status", {
+            dict(labels).get("method") for (_, labels)
+            in fams["tk_call_run_seconds"].samples}
+            if "tk_call_run_seconds" in fams else set())
 
     def test_tkcall_shows_them(self) -> None:
         with tk.Client(self.addr) as c:
