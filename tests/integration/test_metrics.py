@@ -26,7 +26,7 @@ import subprocess
 import unittest
 import urllib.error
 import urllib.request
-from typing import Dict, Optional
+from typing import Dict, Optional, Set
 
 import tkproc
 from exposition import Family, hist_count, parse_exposition, value
@@ -231,8 +231,9 @@ class Metrics(unittest.TestCase):
         # Every method and every code has its series before any call, at
         # 0; the histograms appear with a method's first call.
         fams = self.scrape()
-        series = {dict(labels)["method"]: set() for (_, labels)
-                  in fams["tk_calls_total"].samples}
+        series: Dict[str, Set[str]] = {
+            dict(labels)["method"]: set()
+            for (_, labels) in fams["tk_calls_total"].samples}
         for (_, labels), v in fams["tk_calls_total"].samples.items():
             series[dict(labels)["method"]].add(dict(labels)["code"])
         codes = set(control_pb2.DESCRIPTOR.pool.FindEnumTypeByName(
