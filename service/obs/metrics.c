@@ -40,12 +40,12 @@ const obs_metric_def obs_metric_defs[OBS_M_COUNT] = {
                                           "Programs tkd started (git, rg, "
                                           "grep, launchctl, systemctl)."),
                                   NULL, NULL },
-    [OBS_M_PROCESSES_KILLED_CALLER] = KILLED("caller"),
-    [OBS_M_PROCESSES_KILLED_DEADLINE] = KILLED("deadline"),
-    [OBS_M_PROCESSES_KILLED_TIMEOUT] = KILLED("timeout"),
-    [OBS_M_PROCESSES_KILLED_LIMIT] = KILLED("limit"),
-    [OBS_M_PROCESSES_KILLED_OUTPUT_CAP] = KILLED("output_cap"),
-    [OBS_M_PROCESSES_KILLED_SHUTDOWN] = KILLED("shutdown"),
+    [OBS_M_PROCESSES_KILLED_CALLER] = KILLED("CALLER"),
+    [OBS_M_PROCESSES_KILLED_DEADLINE] = KILLED("DEADLINE"),
+    [OBS_M_PROCESSES_KILLED_TIMEOUT] = KILLED("TIMEOUT"),
+    [OBS_M_PROCESSES_KILLED_LIMIT] = KILLED("LIMIT"),
+    [OBS_M_PROCESSES_KILLED_OUTPUT_CAP] = KILLED("OUTPUT_CAP"),
+    [OBS_M_PROCESSES_KILLED_SHUTDOWN] = KILLED("SHUTDOWN"),
     [OBS_M_PROCESSES_TIMED_OUT] = { COUNTER("tk_processes_timed_out_total",
                                             "Programs a time bound ended: the "
                                             "caller's deadline or the "

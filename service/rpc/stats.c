@@ -289,23 +289,23 @@ static void connections(builder *b, rpc_server *srv)
     }
     Tk__V1__MetricFamily *r = family(
         b, "tk_connections_refused_total",
-        "Connections closed as they came or as they began: limit (their "
+        "Connections closed as they came or as they began: LIMIT (their "
         "listener's limit were open, handshakes included), "
-        "handshake_timeout (the handshake did not finish within tkd "
-        "--handshake-timeout-ms), tls (the TLS handshake failed), "
-        "protocol (not NNG's REQ), accept (the accept itself failed), "
-        "request_too_large (a frame over --max-request-bytes closed its "
+        "HANDSHAKE_TIMEOUT (the handshake did not finish within tkd "
+        "--handshake-timeout-ms), TLS (the TLS handshake failed), "
+        "PROTOCOL (not NNG's REQ), ACCEPT (the accept itself failed), "
+        "REQUEST_TOO_LARGE (a frame over --max-request-bytes closed its "
         "connection). Read from NNG's counters once a second; a client's "
         "own close is none of them.",
         TK__V1__METRIC_FAMILY__TYPE__COUNTER, RPC_REFUSED_KINDS);
     static const char *const reasons[RPC_REFUSED_KINDS] = {
-        [RPC_REFUSED_LIMIT] = "limit",
-        [RPC_REFUSED_HANDSHAKE] = "handshake_timeout",
-        [RPC_REFUSED_AUTH] = "tls",
-        [RPC_REFUSED_PROTO] = "protocol",
+        [RPC_REFUSED_LIMIT] = "LIMIT",
+        [RPC_REFUSED_HANDSHAKE] = "HANDSHAKE_TIMEOUT",
+        [RPC_REFUSED_AUTH] = "TLS",
+        [RPC_REFUSED_PROTO] = "PROTOCOL",
         [RPC_REFUSED_OTHER] = NULL,
-        [RPC_REFUSED_ACCEPT] = "accept",
-        [RPC_REFUSED_FRAME] = "request_too_large",
+        [RPC_REFUSED_ACCEPT] = "ACCEPT",
+        [RPC_REFUSED_FRAME] = "REQUEST_TOO_LARGE",
     };
     for (int k = 0; k < RPC_REFUSED_KINDS; k++) {
         if (reasons[k] == NULL)
@@ -338,16 +338,16 @@ static void metrics_listener(builder *b, rpc_server *srv)
     Tk__V1__MetricFamily *f = family(
         b, "tk_metrics_http_closed_total",
         "Connections the metrics listener closed before their answer was "
-        "taken: limit (its limit were open: --metrics-max-connections, or "
+        "taken: LIMIT (its limit were open: --metrics-max-connections, or "
         "its part of tkd's descriptors if smaller; closed as they came), "
-        "header_timeout (no request headers within "
-        "--metrics-header-timeout-ms of the accept), send_timeout (the "
+        "HEADER_TIMEOUT (no request headers within "
+        "--metrics-header-timeout-ms of the accept), SEND_TIMEOUT (the "
         "answer not taken within as long again).",
         TK__V1__METRIC_FAMILY__TYPE__COUNTER, RPC_MH_CLOSED_KINDS);
     static const char *const reasons[RPC_MH_CLOSED_KINDS] = {
-        [RPC_MH_LIMIT] = "limit",
-        [RPC_MH_HEADER_TIMEOUT] = "header_timeout",
-        [RPC_MH_SEND_TIMEOUT] = "send_timeout",
+        [RPC_MH_LIMIT] = "LIMIT",
+        [RPC_MH_HEADER_TIMEOUT] = "HEADER_TIMEOUT",
+        [RPC_MH_SEND_TIMEOUT] = "SEND_TIMEOUT",
     };
     for (int k = 0; k < RPC_MH_CLOSED_KINDS; k++) {
         const char *labels[] = { "reason", reasons[k] };

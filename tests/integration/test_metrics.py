@@ -168,8 +168,8 @@ class Metrics(unittest.TestCase):
         self.assertGreaterEqual(delta("tk_git_reads_total", engine="git"), 1)
         # git status and rg at least; none of them killed
         self.assertGreaterEqual(delta("tk_processes_spawned_total"), 2)
-        for why in ("caller", "deadline", "timeout", "limit", "output_cap",
-                    "shutdown"):
+        for why in ("CALLER", "DEADLINE", "TIMEOUT", "LIMIT", "OUTPUT_CAP",
+                    "SHUTDOWN"):
             self.assertEqual(delta("tk_processes_killed_total", reason=why),
                              0)
         self.assertEqual(value(after, "tk_search_slots_busy"), 0)
@@ -248,6 +248,30 @@ class Metrics(unittest.TestCase):
             dict(labels).get("method") for (_, labels)
             in fams["tk_call_run_seconds"].samples}
             if "tk_call_run_seconds" in fams else set())
+
+    def test_one_case_for_a_why(self) -> None:
+        # A label that says why (code, cause, reason) is spelled as tk.v1
+        # spells its codes, causes and reasons, in every family: one word,
+        # one spelling (reason="caller" stood beside cause="CALLER").
+        fams = self.scrape()
+        seen = set()
+        for fam in fams.values():
+            for (_, labels) in fam.samples:
+                for name, v in labels:
+                    if name in ("code", "cause", "reason"):
+                        seen.add((fam.name, name))
+                        self.assertRegex(v, r"^[A-Z][A-Z0-9_]*$",
+                                         (fam.name, name))
+        for f in ("tk_calls_total", "tk_call_cancellations_total",
+                  "tk_processes_killed_total", "tk_queue_rejected_total",
+                  "tk_connections_refused_total",
+                  "tk_metrics_http_closed_total"):
+            self.assertTrue(any(fn == f for fn, _ in seen), f)
+        self.assertEqual(value(fams, "tk_processes_killed_total",
+                               reason="CALLER"), 0)
+        self.assertIn((("cause", "CALLER"),), {
+            labels for (_, labels)
+            in fams["tk_call_cancellations_total"].samples})
 
     def test_tkcall_shows_them(self) -> None:
         with tk.Client(self.addr) as c:

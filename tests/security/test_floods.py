@@ -9,7 +9,7 @@ quick and ends where it must:
   a TLS handshake left half done, a TLS client that finished its
   handshake but never sends NNG's, and idle ipc and tcp connections are
   each closed after the bound, counted
-  (tk_connections_refused_total{reason="handshake_timeout"}) and logged.
+  (tk_connections_refused_total{reason="HANDSHAKE_TIMEOUT"}) and logged.
   The negative control: a client connected before them, idle for as long,
   had finished its handshake and is served.
 - The descriptors are split: the issue's flood, 222 connections to the
@@ -265,7 +265,7 @@ class Floods(unittest.TestCase):
         self.assertEqual(kept.control.ping(data=b"after").data, b"after")
         st = kept.call("tk.v1.Control/Stats", control_pb2.StatsRequest())
         self.assertEqual(stat(st, "tk_connections_refused_total",
-                              reason="handshake_timeout"), 5)
+                              reason="HANDSHAKE_TIMEOUT"), 5)
         # A client that finishes TLS and NNG's handshakes is served.
         with tk.Client(tls_url, tls_ca=self.ca[0], tls_cert=self.alice[0],
                        tls_key=self.alice[1]) as c:
@@ -354,7 +354,7 @@ class Floods(unittest.TestCase):
             until = time.monotonic() + WAIT_S
             while True:
                 st = c.call("tk.v1.Control/Stats", control_pb2.StatsRequest())
-                n = stat(st, "tk_connections_refused_total", reason="limit")
+                n = stat(st, "tk_connections_refused_total", reason="LIMIT")
                 if n >= refused or time.monotonic() > until:
                     break
                 time.sleep(0.05)

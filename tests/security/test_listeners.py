@@ -192,9 +192,9 @@ class Listeners(unittest.TestCase):
             with self.client(url, self.alice) as c:
                 st = c.call("tk.v1.Control/Stats", control_pb2.StatsRequest())
             self.assertEqual(stat(st, "tk_connections_refused_total",
-                                  reason="tls"), n)
+                                  reason="TLS"), n)
             self.assertEqual(stat(st, "tk_connections_refused_total",
-                                  reason="limit"), 0)
+                                  reason="LIMIT"), 0)
             self.assertEqual(stat(st, "tk_connections", transport="tls+tcp"),
                              1)
         # Negative control of the client's side: a client that does not
@@ -292,7 +292,7 @@ class Listeners(unittest.TestCase):
             st = c.call("tk.v1.Control/Stats", control_pb2.StatsRequest())
         # The connections closed at the limit, and the client refused
         # there, counted as they came.
-        refused = stat(st, "tk_connections_refused_total", reason="limit")
+        refused = stat(st, "tk_connections_refused_total", reason="LIMIT")
         self.assertGreaterEqual(refused, closed + (1 if closed > 0 else 0))
         if closed == 0:
             self.assertEqual(refused, 0)
@@ -326,7 +326,7 @@ class Listeners(unittest.TestCase):
             self.assertEqual(c.control.ping(data=b"x").data, b"x")
             st = c.call("tk.v1.Control/Stats", control_pb2.StatsRequest())
         self.assertEqual(stat(st, "tk_connections_refused_total",
-                              reason="request_too_large"), 1)
+                              reason="REQUEST_TOO_LARGE"), 1)
 
     def test_normal_close_is_not_logged(self) -> None:
         # A client that hangs up after its handshake, with or without a

@@ -225,7 +225,7 @@ class Flood(Listener):
         self.assertEqual(still, [], "%d of %d flood connections still open"
                          % (len(still), FLOOD))
         self.wait_fds(base)
-        limit, timed_out = self.closed("limit"), self.closed("header_timeout")
+        limit, timed_out = self.closed("LIMIT"), self.closed("HEADER_TIMEOUT")
         self.assertEqual(limit + timed_out, FLOOD)
         self.assertGreaterEqual(timed_out, self.limit or 1)  # the first ones
         self.assertEqual(self.open_now(), 0)
@@ -254,13 +254,13 @@ class Part(Listener):
             self.connect(PARTIAL)
         # Until tkd has taken each: kept, or closed as it came.
         until = time.monotonic() + WAIT_S
-        while self.open_now() + self.closed("limit") != n:
+        while self.open_now() + self.closed("LIMIT") != n:
             if time.monotonic() > until:
                 self.fail("tkd took %d of %d connections" % (
-                    self.open_now() + self.closed("limit"), n))
+                    self.open_now() + self.closed("LIMIT"), n))
             time.sleep(0.01)
         self.assertEqual(self.open_now(), limit)
-        self.assertEqual(self.closed("limit"), n - limit)
+        self.assertEqual(self.closed("LIMIT"), n - limit)
         self.assertLessEqual(fd_count(pid), base + limit)
         with tk.Client(self.addr) as fresh:  # ipc's part is its own
             self.ping(fresh)
@@ -289,8 +289,8 @@ class HeaderTimeout(Listener):
         self.assertTrue(closed_by_peer(slow))
         self.assertTrue(closed_by_peer(silent))
         self.assertTrue(closed_by_peer(partial))
-        self.assertEqual(self.closed("header_timeout"), 3)
-        self.assertEqual(self.closed("limit"), 0)
+        self.assertEqual(self.closed("HEADER_TIMEOUT"), 3)
+        self.assertEqual(self.closed("LIMIT"), 0)
         self.wait_logged(HEADERS_LOGGED, 3)
 
     def test_a_request_in_time_is_answered(self) -> None:
@@ -298,9 +298,9 @@ class HeaderTimeout(Listener):
         self.start(["--metrics-header-timeout-ms", "300"])
         fams = scrape(self.port)
         self.assertEqual(value(fams, "tk_metrics_http_closed_total",
-                               reason="header_timeout"), 0)
+                               reason="HEADER_TIMEOUT"), 0)
         self.assertEqual(http_get(self.port, "/other")[0], 404)
-        self.assertEqual(self.closed("header_timeout"), 0)
+        self.assertEqual(self.closed("HEADER_TIMEOUT"), 0)
 
 
 class Requests(Listener):
@@ -354,8 +354,8 @@ class Cap(Listener):
         for s in extra:
             self.assertTrue(closed_by_peer(s), "a connection beyond the cap "
                             "was kept")
-        self.assertEqual(self.closed("limit"), 2)
-        self.assertEqual(self.closed("header_timeout"), 0)
+        self.assertEqual(self.closed("LIMIT"), 2)
+        self.assertEqual(self.closed("HEADER_TIMEOUT"), 0)
         for s in held:  # kept: no EOF
             self.assertFalse(select.select([s], [], [], 0)[0])
         # The RPC listener is not touched: its own two connections (this
@@ -365,7 +365,7 @@ class Cap(Listener):
             self.ping()
             stats = self.stats()
         self.assertEqual(stats["tk_connections_refused_total"][
-            (("reason", "limit"),)], 0)
+            (("reason", "LIMIT"),)], 0)
         self.assertEqual(stats["tk_metrics_http_connections"][()], self.CAP)
         self.wait_logged(LIMIT_LOGGED, 2)
         # Once they go, it serves again.
