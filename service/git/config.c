@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The keys ConfigSet may write. git's config is also a list of programs
- * git runs (core.fsmonitor, core.hooksPath, filters, aliases, credential
- * helpers, ssh commands, the pager...) and of files it reads (include.path,
- * core.worktree): a caller who may set any key may run any program as
- * tkd's user. So the rule is an allowlist, not a denylist that must keep
- * up with every git release: identity, branch tracking and how the working
+/* The keys ConfigSet may write, and ConfigGet read. git's config is also a list
+ * of programs git runs (core.fsmonitor, core.hooksPath, filters, aliases,
+ * credential helpers, ssh commands, the pager...) and of files it reads
+ * (include.path, core.worktree): a caller who may set any key may run any
+ * program as tkd's user. So the rule is an allowlist, not a denylist that must
+ * keep up with every git release: identity, branch tracking and how the working
  * tree's files are written. Anything else is refused before git runs.
  *
  * A key or a value git would write but not read back breaks the
@@ -14,7 +14,11 @@
  * maybe" with "bad boolean config value"). So a key is checked by git's
  * own syntax (config.c, git_config_parse_key) and by what a branch's
  * section names, and a typed key's value by what git will parse, before
- * git runs. */
+ * git runs.
+ *
+ * ConfigGet, the READ that checks a ConfigSet, is here too: the same
+ * allowlist, and libgit2 in process, which runs no program whatever the
+ * config names. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -250,6 +254,23 @@ bool tkgit__config_allowed(const tkgit *g, rpc_call *call, const char *key,
     return value_ok(g, call, key, r, value);
 }
 
+/* The same allowlist for a read: the other keys hold what a caller has no
+ * business reading through tkd (a remote's url with its password,
+ * http.extraHeader's token, a credential helper's arguments), and what
+ * ConfigSet cannot set, ConfigGet has no ConfigSet to check. */
+bool tkgit__config_readable(rpc_call *call, const char *key)
+{
+    if (rule_for(key) != NULL)
+        return true;
+    rpc_call_fail(call, RPC_PERMISSION_DENIED, "CONFIG_KEY_NOT_ALLOWED",
+                  "ConfigGet may not read %.200s: only the keys ConfigSet "
+                  "may set (identity, branch tracking, line endings; "
+                  "docs/git.md lists them), since the others may hold "
+                  "credentials (a remote's url, http.extraHeader)",
+                  key);
+    return false;
+}
+
 bool tkgit__config_branch_ok(rpc_call *call, const char *key)
 {
     const char *first = strchr(key, '.');
@@ -259,4 +280,62 @@ bool tkgit__config_branch_ok(rpc_call *call, const char *key)
     char *branch =
         rpc_call_strndup(call, first + 1, (size_t)(last - first - 1));
     return tkgit__branch_ok(call, branch, "key's branch");
+}
+
+/* ---- ConfigGet ----------------------------------------------------------- */
+
+/* key's last value in the repository's own config (libgit2's LOCAL level:
+ * the file ConfigSet writes, and what it includes), into out. One
+ * libgit2 call that reads a small file: the cancel and deadline are
+ * checked after it. 0, or -1 with the call failed. */
+static int read_local(rpc_call *call, const tkgit_repo *repo, const char *key,
+                      Tk__V1__GitConfigGetReply *out)
+{
+    git_config *all = NULL;
+    git_config *local = NULL;
+    git_config_entry *e = NULL;
+    int rv = git_repository_config(&all, repo->repo);
+    if (rv == 0)
+        rv = git_config_open_level(&local, all, GIT_CONFIG_LEVEL_LOCAL);
+    if (rv == 0)
+        rv = git_config_get_entry(&e, local, key);
+    if (rpc_call_cause(call) != RPC_CAUSE_NONE) {
+        rpc_call_fail_stopped(call);
+        rv = -1;
+    } else if (rv == GIT_ENOTFOUND) {
+        rpc_call_fail(call, RPC_NOT_FOUND, "CONFIG_KEY_NOT_SET",
+                      "%.200s is not set in the repository's config (set it "
+                      "with Git/ConfigSet)",
+                      key);
+    } else if (rv < 0) {
+        tkgit__fail_libgit2(call, repo->repo, TKGIT_STEP_CONFIG, rv, NULL);
+    } else {
+        /* A key with no "=" ("[core] filemode") has no value: git reads
+         * it as true, and prints nothing for it, as here. */
+        const char *v = e->value != NULL ? e->value : "";
+        out->value = rpc_call_bytes(call, v, strlen(v));
+    }
+    git_config_entry_free(e);
+    git_config_free(local);
+    git_config_free(all);
+    return rv < 0 ? -1 : 0;
+}
+
+void tkgit__config_get(void *svc, rpc_call *call,
+                       const ProtobufCMessage *request, ProtobufCMessage *reply)
+{
+    const Tk__V1__GitConfigGetRequest *in =
+        (const Tk__V1__GitConfigGetRequest *)request;
+    if (!tkgit__config_key_ok(call, in->key) ||
+        !tkgit__config_readable(call, in->key))
+        return;
+    tkgit_repo repo;
+    if (tkgit__open(&repo, svc, call, in->repo) != 0)
+        return;
+    if (tkgit__config_branch_ok(call, in->key)) {
+        rpc_call_set_tool(call, "libgit2");
+        obs_metric_add(OBS_M_GIT_READS_LIBGIT2, 1);
+        read_local(call, &repo, in->key, (Tk__V1__GitConfigGetReply *)reply);
+    }
+    tkgit__close(&repo);
 }

@@ -106,6 +106,7 @@ typedef enum tkgit_step {
     TKGIT_STEP_OPEN = 1, /* git_repository_open_ext */
     TKGIT_STEP_REV,      /* resolving a caller's revision */
     TKGIT_STEP_WALK,     /* walking history, reading objects */
+    TKGIT_STEP_CONFIG,   /* reading the repository's config */
 } tkgit_step;
 
 /* A step that has already set the call's status (git run through proc/
@@ -201,7 +202,7 @@ bool tkgit__branch_ok(rpc_call *call, const char *name, const char *field);
 void *tkgit__grow(rpc_call *call, void *array, size_t n, size_t *cap,
                   size_t elem);
 
-/* ---- config.c: the keys ConfigSet may write ----------------------------- */
+/* ---- config.c: the keys ConfigSet may write, ConfigGet read ------------ */
 
 /* Whether key is a config key by git's syntax (and its subsection, if
  * any, not empty). Fails the call (INVALID_ARGUMENT BAD_CONFIG_KEY, the
@@ -214,6 +215,10 @@ bool tkgit__config_key_ok(rpc_call *call, const char *key);
  * reason) otherwise. */
 bool tkgit__config_allowed(const tkgit *g, rpc_call *call, const char *key,
                            const char *value);
+/* Whether a caller may read key (tkgit__config_key_ok's): a key on
+ * ConfigSet's allowlist. Fails the call (PERMISSION_DENIED
+ * CONFIG_KEY_NOT_ALLOWED) otherwise. */
+bool tkgit__config_readable(rpc_call *call, const char *key);
 /* A key of a branch's section names a branch by git's rules
  * (tkgit__branch_ok: after tkgit__open). */
 bool tkgit__config_branch_ok(rpc_call *call, const char *key);
@@ -232,7 +237,8 @@ int tkgit__rev_parse_cli(git_oid *out, const tkgit *g, rpc_call *call,
 /* ---- the handlers ------------------------------------------------------ */
 
 /* reads.c: Status, Diff, Grep; log.c: Log; revparse.c: RevParse; writes.c:
- * Commit, Checkout, WorktreeAdd, ConfigSet; worktree.c: WorktreeRemove. */
+ * Commit, Checkout, WorktreeAdd, ConfigSet; worktree.c: WorktreeRemove;
+ * config.c: ConfigGet. */
 
 void tkgit__status(void *svc, rpc_call *call, const ProtobufCMessage *request,
                    ProtobufCMessage *reply);
@@ -255,6 +261,9 @@ void tkgit__worktree_remove(void *svc, rpc_call *call,
                             const ProtobufCMessage *request,
                             ProtobufCMessage *reply);
 void tkgit__config_set(void *svc, rpc_call *call,
+                       const ProtobufCMessage *request,
+                       ProtobufCMessage *reply);
+void tkgit__config_get(void *svc, rpc_call *call,
                        const ProtobufCMessage *request,
                        ProtobufCMessage *reply);
 

@@ -64,6 +64,9 @@ const tk_method_desc tk_catalog__methods[] = {
     {"tk.v1.Git/ConfigSet", &tk__v1__git_config_set_request__descriptor, &tk__v1__git_config_set_reply__descriptor,
      TK_METHOD_WRITE, 60000, 60000,
      NULL, NULL, 0, 0, 0},
+    {"tk.v1.Git/ConfigGet", &tk__v1__git_config_get_request__descriptor, &tk__v1__git_config_get_reply__descriptor,
+     TK_METHOD_READ, 30000, 30000,
+     NULL, NULL, 0, 0, 0},
     {"tk.v1.Orders/CreateOrder", &tk__v1__create_order_request__descriptor, &tk__v1__create_order_reply__descriptor,
      TK_METHOD_READ, 5000, 60000,
      NULL, NULL, 0, 0, 0},
@@ -95,7 +98,7 @@ const tk_method_desc tk_catalog__methods[] = {
      TK_METHOD_READ, 10000, 60000,
      NULL, NULL, 0, 0, 0},
 };
-const size_t tk_catalog__n_methods = 26;
+const size_t tk_catalog__n_methods = 27;
 
 const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__ping_request__descriptor,
@@ -143,6 +146,8 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__git_worktree_remove_reply__descriptor,
     &tk__v1__git_config_set_request__descriptor,
     &tk__v1__git_config_set_reply__descriptor,
+    &tk__v1__git_config_get_request__descriptor,
+    &tk__v1__git_config_get_reply__descriptor,
     &tk__v1__method_spec__descriptor,
     &tk__v1__list_spec__descriptor,
     &tk__v1__create_order_request__descriptor,
@@ -177,7 +182,7 @@ const ProtobufCMessageDescriptor *const tk_catalog__messages[] = {
     &tk__v1__service_exit__descriptor,
     &tk__v1__service_status_reply__descriptor,
 };
-const size_t tk_catalog__n_messages = 78;
+const size_t tk_catalog__n_messages = 80;
 
 const ProtobufCEnumDescriptor *const tk_catalog__enums[] = {
     &tk__v1__cancel_reply__outcome__descriptor,
@@ -286,6 +291,14 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "Switches the working tree to a branch or a revision."},
     {"tk.v1.Git/Commit",
      "Stages `paths` (or every tracked change) and commits."},
+    {"tk.v1.Git/ConfigGet",
+     "Reads a key of the repository's own config, the file ConfigSet\n"
+     "writes and what it includes (never global or system; libgit2, in\n"
+     "process: no program runs). Only the keys ConfigSet may set, refused\n"
+     "as ConfigSet refuses them (INVALID_ARGUMENT BAD_CONFIG_KEY,\n"
+     "PERMISSION_DENIED CONFIG_KEY_NOT_ALLOWED); a key the config does not\n"
+     "set is NOT_FOUND CONFIG_KEY_NOT_SET. A key set more than once answers\n"
+     "its last value, as `git config --get` does."},
     {"tk.v1.Git/ConfigSet",
      "Sets a key in the repository's own config (never global or\n"
      "system); only keys of an allowlist (identity, branch tracking, line\n"
@@ -343,6 +356,10 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "Stages these paths first (additions, changes and removals); with\n"
      "`all`, every change to tracked files instead. Neither: commits the\n"
      "index as it is."},
+    {"tk.v1.GitConfigGetReply.value",
+     "As the file holds it, git's quoting and escapes undone."},
+    {"tk.v1.GitConfigGetRequest.key",
+     "\"section.name\" or \"section.subsection.name\", as ConfigSet takes it."},
     {"tk.v1.GitConfigSetRequest.key",
      "\"section.name\" or \"section.subsection.name\"."},
     {"tk.v1.GitDiffReply.patch",
@@ -813,7 +830,7 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "request refused before any ran, tk.v1.Control). For people (tkcall\n"
      "-v), not to compare."},
 };
-const size_t tk_catalog__n_docs = 212;
+const size_t tk_catalog__n_docs = 215;
 
 /* Fields with what protobuf-c does not keep: message, field, oneof,
  * map, option (tk.v1.path). */
@@ -830,6 +847,7 @@ const tk_field_note tk_catalog__fields[] = {
     {"tk.v1.GitWorktreeRemoveRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
     {"tk.v1.GitWorktreeRemoveRequest", "path", NULL, false, TK_PATH_IN_ROOTS},
     {"tk.v1.GitConfigSetRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
+    {"tk.v1.GitConfigGetRequest", "repo", NULL, false, TK_PATH_IN_ROOTS},
     {"tk.v1.SearchRequest", "root", NULL, false, TK_PATH_IN_ROOTS},
     {"tk.v1.SearchRequest", "include_hidden", "hidden", false, TK_PATH_NONE},
     {"tk.v1.ServiceSpec", "program", NULL, false, TK_PATH_ABSOLUTE},
@@ -838,4 +856,4 @@ const tk_field_note tk_catalog__fields[] = {
     {"tk.v1.ServiceSpec", "stdout_path", NULL, false, TK_PATH_ABSOLUTE},
     {"tk.v1.ServiceSpec", "stderr_path", NULL, false, TK_PATH_ABSOLUTE},
 };
-const size_t tk_catalog__n_fields = 19;
+const size_t tk_catalog__n_fields = 20;

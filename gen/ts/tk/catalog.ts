@@ -210,6 +210,15 @@ export const METHODS: readonly MethodEntry[] = [
     list: null,
   },
   {
+    name: "tk.v1.Git/ConfigGet",
+    requestType: "tk.v1.GitConfigGetRequest",
+    replyType: "tk.v1.GitConfigGetReply",
+    kind: "READ",
+    defaultTimeoutMs: 30000,
+    ceilingMs: 30000,
+    list: null,
+  },
+  {
     name: "tk.v1.Orders/CreateOrder",
     requestType: "tk.v1.CreateOrderRequest",
     replyType: "tk.v1.CreateOrderReply",

@@ -22,6 +22,8 @@ import {
   GitCheckoutRequestSchema,
   GitCommitReplySchema,
   GitCommitRequestSchema,
+  GitConfigGetReplySchema,
+  GitConfigGetRequestSchema,
   GitConfigSetReplySchema,
   GitConfigSetRequestSchema,
   GitDiffReplySchema,
@@ -264,6 +266,21 @@ export const services = {
       method: "tk.v1.Git/ConfigSet",
       input: GitConfigSetRequestSchema,
       output: GitConfigSetReplySchema,
+    },
+    /**
+     * tk.v1.Git/ConfigGet: READ (timeout 30 s by default, 30 s at most). Reads
+     * a key of the repository's own config, the file ConfigSet writes and what
+     * it includes (never global or system; libgit2, in process: no program
+     * runs). Only the keys ConfigSet may set, refused as ConfigSet refuses
+     * them (INVALID_ARGUMENT BAD_CONFIG_KEY, PERMISSION_DENIED
+     * CONFIG_KEY_NOT_ALLOWED); a key the config does not set is NOT_FOUND
+     * CONFIG_KEY_NOT_SET. A key set more than once answers its last value, as
+     * `git config --get` does.
+     */
+    configGet: {
+      method: "tk.v1.Git/ConfigGet",
+      input: GitConfigGetRequestSchema,
+      output: GitConfigGetReplySchema,
     },
   },
   /**

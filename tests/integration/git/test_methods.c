@@ -333,6 +333,116 @@ static void test_writes(void **state)
     assert_false(exists(at("home/.gitconfig")));
 }
 
+/* ConfigGet on the group's server: 0 and *value (malloc'd), or the
+ * code with st. */
+static int config_get(const char *repo, const char *key, char **value,
+                      tk_status *st)
+{
+    Tk__V1__GitConfigGetRequest req = TK__V1__GIT_CONFIG_GET_REQUEST__INIT;
+    req.repo = (char *)repo;
+    req.key = (char *)key;
+    Tk__V1__GitConfigGetReply *rep = NULL;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    int code = tk_git_config_get(fx.client, &req, &rep, &o, st);
+    *value = NULL;
+    if (rep != NULL) {
+        *value = strndup((const char *)rep->value.data, rep->value.len);
+        protobuf_c_message_free_unpacked(&rep->base, NULL);
+    }
+    return code;
+}
+
+/* ConfigGet reads back what ConfigSet wrote (the key without case, as
+ * git compares it), the last of a key set twice, as git config --get;
+ * a key not set is NOT_FOUND CONFIG_KEY_NOT_SET; the keys ConfigSet
+ * refuses, refused the same, before the repository is read; a repo
+ * outside the roots, PATH_OUTSIDE_ROOT. */
+static void test_config_get(void **state)
+{
+    (void)state;
+    const char *repo = scratch("config-get");
+    tk_status st;
+    char *v;
+    assert_int_equal(config_get(repo, "branch.main.description", &v, &st),
+                     TK_CODE_NOT_FOUND);
+    expect(&st, TK_CODE_NOT_FOUND, "CONFIG_KEY_NOT_SET");
+    assert_non_null(strstr(st.message, "Git/ConfigSet"));
+    tk_status_clear(&st);
+
+    Tk__V1__GitConfigSetRequest cs = TK__V1__GIT_CONFIG_SET_REQUEST__INIT;
+    cs.repo = (char *)repo;
+    cs.key = "branch.main.description";
+    cs.value = "-z \"quoted\"\tand\\ escaped";
+    Tk__V1__GitConfigSetReply *csr = NULL;
+    tk_call_opts o = { .timeout_ms = 20000 };
+    assert_int_equal(tk_git_config_set(fx.client, &cs, &csr, &o, &st),
+                     TK_CODE_OK);
+    protobuf_c_message_free_unpacked(&csr->base, NULL);
+    tk_status_clear(&st);
+    assert_int_equal(config_get(repo, "Branch.main.DESCRIPTION", &v, &st),
+                     TK_CODE_OK);
+    assert_string_equal(v, cs.value);
+    free(v);
+    tk_status_clear(&st);
+
+    GIT(repo, "config", "--local", "--add", "branch.main.description",
+        "second");
+    assert_int_equal(config_get(repo, "branch.main.description", &v, &st),
+                     TK_CODE_OK);
+    assert_string_equal(v, "second");
+    free(v);
+    tk_status_clear(&st);
+
+    /* Set in the repository, but no key of the allowlist. */
+    GIT(repo, "config", "--local", "remote.origin.url",
+        "https://user:secret@example.com/r.git");
+    const struct {
+        const char *key, *reason;
+        int code;
+    } refused[] = {
+        { "remote.origin.url", "CONFIG_KEY_NOT_ALLOWED",
+          TK_CODE_PERMISSION_DENIED },
+        { "core.fsmonitor", "CONFIG_KEY_NOT_ALLOWED",
+          TK_CODE_PERMISSION_DENIED },
+        { "nodot", "BAD_CONFIG_KEY", TK_CODE_INVALID_ARGUMENT },
+        { "", "BAD_CONFIG_KEY", TK_CODE_INVALID_ARGUMENT },
+        { "branch..merge", "BAD_CONFIG_KEY", TK_CODE_INVALID_ARGUMENT },
+        { "branch.-x.merge", "BAD_BRANCH_NAME", TK_CODE_INVALID_ARGUMENT },
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        assert_int_equal(config_get(repo, refused[i].key, &v, &st),
+                         refused[i].code);
+        expect(&st, refused[i].code, refused[i].reason);
+        assert_null(strstr(st.message, "secret"));
+        tk_status_clear(&st);
+    }
+
+    /* The owner's config (global, scoped to repo by an includeIf) is
+     * git's answer, not ConfigGet's: never global or system. */
+    char real[PATH_MAX], inc[PATH_MAX + 16], key[PATH_MAX + 32],
+        global[PATH_MAX + 16];
+    assert_non_null(realpath(repo, real));
+    snprintf(inc, sizeof inc, "%s.owner", real);
+    snprintf(key, sizeof key, "includeIf.gitdir:%s/.git.path", real);
+    snprintf(global, sizeof global, "%s/.gitconfig", getenv("HOME"));
+    GIT(dir, "config", "--file", inc, "author.name", "Owner");
+    GIT(dir, "config", "--file", global, key, inc);
+    const char *args[] = { "config", "--get", "author.name", NULL };
+    int status;
+    char *out = git_cli(repo, &status, NULL, args);
+    assert_string_equal(out, "Owner\n");
+    free(out);
+    assert_int_equal(config_get(repo, "author.name", &v, &st),
+                     TK_CODE_NOT_FOUND);
+    expect(&st, TK_CODE_NOT_FOUND, "CONFIG_KEY_NOT_SET");
+    tk_status_clear(&st);
+
+    assert_int_equal(config_get("/", "user.name", &v, &st),
+                     TK_CODE_PERMISSION_DENIED);
+    expect(&st, TK_CODE_PERMISSION_DENIED, "PATH_OUTSIDE_ROOT");
+    tk_status_clear(&st);
+}
+
 int main(void)
 {
     if (git_fx_init() != 0)
@@ -345,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_grep),
         cmocka_unit_test(test_writes),
+        cmocka_unit_test(test_config_get),
     };
     int rv = cmocka_run_group_tests(tests, git_fx_setup, git_fx_teardown);
     git_fx_fini();

@@ -1177,6 +1177,96 @@ void   tk__v1__git_config_set_reply__free_unpacked
   assert(message->base.descriptor == &tk__v1__git_config_set_reply__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   tk__v1__git_config_get_request__init
+                     (Tk__V1__GitConfigGetRequest         *message)
+{
+  static const Tk__V1__GitConfigGetRequest init_value = TK__V1__GIT_CONFIG_GET_REQUEST__INIT;
+  *message = init_value;
+}
+size_t tk__v1__git_config_get_request__get_packed_size
+                     (const Tk__V1__GitConfigGetRequest *message)
+{
+  assert(message->base.descriptor == &tk__v1__git_config_get_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__git_config_get_request__pack
+                     (const Tk__V1__GitConfigGetRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__git_config_get_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__git_config_get_request__pack_to_buffer
+                     (const Tk__V1__GitConfigGetRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__git_config_get_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__GitConfigGetRequest *
+       tk__v1__git_config_get_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__GitConfigGetRequest *)
+     protobuf_c_message_unpack (&tk__v1__git_config_get_request__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__git_config_get_request__free_unpacked
+                     (Tk__V1__GitConfigGetRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__git_config_get_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   tk__v1__git_config_get_reply__init
+                     (Tk__V1__GitConfigGetReply         *message)
+{
+  static const Tk__V1__GitConfigGetReply init_value = TK__V1__GIT_CONFIG_GET_REPLY__INIT;
+  *message = init_value;
+}
+size_t tk__v1__git_config_get_reply__get_packed_size
+                     (const Tk__V1__GitConfigGetReply *message)
+{
+  assert(message->base.descriptor == &tk__v1__git_config_get_reply__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t tk__v1__git_config_get_reply__pack
+                     (const Tk__V1__GitConfigGetReply *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &tk__v1__git_config_get_reply__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t tk__v1__git_config_get_reply__pack_to_buffer
+                     (const Tk__V1__GitConfigGetReply *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &tk__v1__git_config_get_reply__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Tk__V1__GitConfigGetReply *
+       tk__v1__git_config_get_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Tk__V1__GitConfigGetReply *)
+     protobuf_c_message_unpack (&tk__v1__git_config_get_reply__descriptor,
+                                allocator, len, data);
+}
+void   tk__v1__git_config_get_reply__free_unpacked
+                     (Tk__V1__GitConfigGetReply *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &tk__v1__git_config_get_reply__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCEnumValue tk__v1__git_status_request__untracked__enum_values_by_number[3] =
 {
   { "UNTRACKED_DEFAULT", "TK__V1__GIT_STATUS_REQUEST__UNTRACKED__UNTRACKED_DEFAULT", 0 },
@@ -3036,7 +3126,96 @@ const ProtobufCMessageDescriptor tk__v1__git_config_set_reply__descriptor =
   (ProtobufCMessageInit) tk__v1__git_config_set_reply__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCMethodDescriptor tk__v1__git__method_descriptors[10] =
+static const ProtobufCFieldDescriptor tk__v1__git_config_get_request__field_descriptors[2] =
+{
+  {
+    "repo",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__GitConfigGetRequest, repo),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "key",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__GitConfigGetRequest, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tk__v1__git_config_get_request__field_indices_by_name[] = {
+  1,   /* field[1] = key */
+  0,   /* field[0] = repo */
+};
+static const ProtobufCIntRange tk__v1__git_config_get_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor tk__v1__git_config_get_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.GitConfigGetRequest",
+  "GitConfigGetRequest",
+  "Tk__V1__GitConfigGetRequest",
+  "tk.v1",
+  sizeof(Tk__V1__GitConfigGetRequest),
+  2,
+  tk__v1__git_config_get_request__field_descriptors,
+  tk__v1__git_config_get_request__field_indices_by_name,
+  1,  tk__v1__git_config_get_request__number_ranges,
+  (ProtobufCMessageInit) tk__v1__git_config_get_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor tk__v1__git_config_get_reply__field_descriptors[1] =
+{
+  {
+    "value",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BYTES,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__GitConfigGetReply, value),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned tk__v1__git_config_get_reply__field_indices_by_name[] = {
+  0,   /* field[0] = value */
+};
+static const ProtobufCIntRange tk__v1__git_config_get_reply__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor tk__v1__git_config_get_reply__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "tk.v1.GitConfigGetReply",
+  "GitConfigGetReply",
+  "Tk__V1__GitConfigGetReply",
+  "tk.v1",
+  sizeof(Tk__V1__GitConfigGetReply),
+  1,
+  tk__v1__git_config_get_reply__field_descriptors,
+  tk__v1__git_config_get_reply__field_indices_by_name,
+  1,  tk__v1__git_config_get_reply__number_ranges,
+  (ProtobufCMessageInit) tk__v1__git_config_get_reply__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCMethodDescriptor tk__v1__git__method_descriptors[11] =
 {
   { "Status", &tk__v1__git_status_request__descriptor, &tk__v1__git_status_reply__descriptor },
   { "Log", &tk__v1__git_log_request__descriptor, &tk__v1__git_log_reply__descriptor },
@@ -3048,10 +3227,12 @@ static const ProtobufCMethodDescriptor tk__v1__git__method_descriptors[10] =
   { "WorktreeAdd", &tk__v1__git_worktree_add_request__descriptor, &tk__v1__git_worktree_add_reply__descriptor },
   { "WorktreeRemove", &tk__v1__git_worktree_remove_request__descriptor, &tk__v1__git_worktree_remove_reply__descriptor },
   { "ConfigSet", &tk__v1__git_config_set_request__descriptor, &tk__v1__git_config_set_reply__descriptor },
+  { "ConfigGet", &tk__v1__git_config_get_request__descriptor, &tk__v1__git_config_get_reply__descriptor },
 };
 const unsigned tk__v1__git__method_indices_by_name[] = {
   6,        /* Checkout */
   5,        /* Commit */
+  10,        /* ConfigGet */
   9,        /* ConfigSet */
   2,        /* Diff */
   4,        /* Grep */
@@ -3068,7 +3249,7 @@ const ProtobufCServiceDescriptor tk__v1__git__descriptor =
   "Git",
   "Tk__V1__Git",
   "tk.v1",
-  10,
+  11,
   tk__v1__git__method_descriptors,
   tk__v1__git__method_indices_by_name
 };
@@ -3151,6 +3332,14 @@ void tk__v1__git__config_set(ProtobufCService *service,
 {
   assert(service->descriptor == &tk__v1__git__descriptor);
   service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void tk__v1__git__config_get(ProtobufCService *service,
+                             const Tk__V1__GitConfigGetRequest *input,
+                             Tk__V1__GitConfigGetReply_Closure closure,
+                             void *closure_data)
+{
+  assert(service->descriptor == &tk__v1__git__descriptor);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void tk__v1__git__init (Tk__V1__Git_Service *service,
                         Tk__V1__Git_ServiceDestroy destroy)

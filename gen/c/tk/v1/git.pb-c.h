@@ -42,6 +42,8 @@ typedef struct Tk__V1__GitWorktreeRemoveRequest Tk__V1__GitWorktreeRemoveRequest
 typedef struct Tk__V1__GitWorktreeRemoveReply Tk__V1__GitWorktreeRemoveReply;
 typedef struct Tk__V1__GitConfigSetRequest Tk__V1__GitConfigSetRequest;
 typedef struct Tk__V1__GitConfigSetReply Tk__V1__GitConfigSetReply;
+typedef struct Tk__V1__GitConfigGetRequest Tk__V1__GitConfigGetRequest;
+typedef struct Tk__V1__GitConfigGetReply Tk__V1__GitConfigGetReply;
 
 
 /* --- enums --- */
@@ -570,6 +572,33 @@ struct  Tk__V1__GitConfigSetReply
      }
 
 
+struct  Tk__V1__GitConfigGetRequest
+{
+  ProtobufCMessage base;
+  char *repo;
+  /*
+   * "section.name" or "section.subsection.name", as ConfigSet takes it.
+   */
+  char *key;
+};
+#define TK__V1__GIT_CONFIG_GET_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__git_config_get_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Tk__V1__GitConfigGetReply
+{
+  ProtobufCMessage base;
+  /*
+   * As the file holds it, git's quoting and escapes undone.
+   */
+  ProtobufCBinaryData value;
+};
+#define TK__V1__GIT_CONFIG_GET_REPLY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&tk__v1__git_config_get_reply__descriptor) \
+    , {0,NULL} }
+
+
 /* Tk__V1__GitStatusRequest methods */
 void   tk__v1__git_status_request__init
                      (Tk__V1__GitStatusRequest         *message);
@@ -1064,6 +1093,44 @@ Tk__V1__GitConfigSetReply *
 void   tk__v1__git_config_set_reply__free_unpacked
                      (Tk__V1__GitConfigSetReply *message,
                       ProtobufCAllocator *allocator);
+/* Tk__V1__GitConfigGetRequest methods */
+void   tk__v1__git_config_get_request__init
+                     (Tk__V1__GitConfigGetRequest         *message);
+size_t tk__v1__git_config_get_request__get_packed_size
+                     (const Tk__V1__GitConfigGetRequest   *message);
+size_t tk__v1__git_config_get_request__pack
+                     (const Tk__V1__GitConfigGetRequest   *message,
+                      uint8_t             *out);
+size_t tk__v1__git_config_get_request__pack_to_buffer
+                     (const Tk__V1__GitConfigGetRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__GitConfigGetRequest *
+       tk__v1__git_config_get_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__git_config_get_request__free_unpacked
+                     (Tk__V1__GitConfigGetRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Tk__V1__GitConfigGetReply methods */
+void   tk__v1__git_config_get_reply__init
+                     (Tk__V1__GitConfigGetReply         *message);
+size_t tk__v1__git_config_get_reply__get_packed_size
+                     (const Tk__V1__GitConfigGetReply   *message);
+size_t tk__v1__git_config_get_reply__pack
+                     (const Tk__V1__GitConfigGetReply   *message,
+                      uint8_t             *out);
+size_t tk__v1__git_config_get_reply__pack_to_buffer
+                     (const Tk__V1__GitConfigGetReply   *message,
+                      ProtobufCBuffer     *buffer);
+Tk__V1__GitConfigGetReply *
+       tk__v1__git_config_get_reply__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   tk__v1__git_config_get_reply__free_unpacked
+                     (Tk__V1__GitConfigGetReply *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Tk__V1__GitStatusRequest_Closure)
@@ -1144,6 +1211,12 @@ typedef void (*Tk__V1__GitConfigSetRequest_Closure)
 typedef void (*Tk__V1__GitConfigSetReply_Closure)
                  (const Tk__V1__GitConfigSetReply *message,
                   void *closure_data);
+typedef void (*Tk__V1__GitConfigGetRequest_Closure)
+                 (const Tk__V1__GitConfigGetRequest *message,
+                  void *closure_data);
+typedef void (*Tk__V1__GitConfigGetReply_Closure)
+                 (const Tk__V1__GitConfigGetReply *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1191,6 +1264,10 @@ struct Tk__V1__Git_Service
                      const Tk__V1__GitConfigSetRequest *input,
                      Tk__V1__GitConfigSetReply_Closure closure,
                      void *closure_data);
+  void (*config_get)(Tk__V1__Git_Service *service,
+                     const Tk__V1__GitConfigGetRequest *input,
+                     Tk__V1__GitConfigGetReply_Closure closure,
+                     void *closure_data);
 };
 typedef void (*Tk__V1__Git_ServiceDestroy)(Tk__V1__Git_Service *);
 void tk__v1__git__init (Tk__V1__Git_Service *service,
@@ -1208,7 +1285,8 @@ void tk__v1__git__init (Tk__V1__Git_Service *service,
       function_prefix__ ## checkout,\
       function_prefix__ ## worktree_add,\
       function_prefix__ ## worktree_remove,\
-      function_prefix__ ## config_set  }
+      function_prefix__ ## config_set,\
+      function_prefix__ ## config_get  }
 void tk__v1__git__status(ProtobufCService *service,
                          const Tk__V1__GitStatusRequest *input,
                          Tk__V1__GitStatusReply_Closure closure,
@@ -1249,6 +1327,10 @@ void tk__v1__git__config_set(ProtobufCService *service,
                              const Tk__V1__GitConfigSetRequest *input,
                              Tk__V1__GitConfigSetReply_Closure closure,
                              void *closure_data);
+void tk__v1__git__config_get(ProtobufCService *service,
+                             const Tk__V1__GitConfigGetRequest *input,
+                             Tk__V1__GitConfigGetReply_Closure closure,
+                             void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1280,6 +1362,8 @@ extern const ProtobufCMessageDescriptor tk__v1__git_worktree_remove_request__des
 extern const ProtobufCMessageDescriptor tk__v1__git_worktree_remove_reply__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__git_config_set_request__descriptor;
 extern const ProtobufCMessageDescriptor tk__v1__git_config_set_reply__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__git_config_get_request__descriptor;
+extern const ProtobufCMessageDescriptor tk__v1__git_config_get_reply__descriptor;
 extern const ProtobufCServiceDescriptor tk__v1__git__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -100,3 +100,13 @@ int tk_git_config_set(tk_client *client, const Tk__V1__GitConfigSetRequest *requ
                    &tk__v1__git_config_set_reply__descriptor,
                    (ProtobufCMessage **)reply, opts, status);
 }
+
+int tk_git_config_get(tk_client *client, const Tk__V1__GitConfigGetRequest *request,
+        Tk__V1__GitConfigGetReply **reply, const tk_call_opts *opts,
+        tk_status *status)
+{
+    return tk_call(client, "tk.v1.Git/ConfigGet",
+                   (const ProtobufCMessage *)request,
+                   &tk__v1__git_config_get_reply__descriptor,
+                   (ProtobufCMessage **)reply, opts, status);
+}

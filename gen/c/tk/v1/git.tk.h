@@ -90,6 +90,14 @@ int tk_git_config_set(tk_client *client, const Tk__V1__GitConfigSetRequest *requ
         Tk__V1__GitConfigSetReply **reply, const tk_call_opts *opts,
         tk_status *status);
 
+/* tk.v1.Git/ConfigGet: READ (timeout 30 s by default, 30 s at most).
+ * Returns status->code; on TK_CODE_OK *reply is freed with
+ * protobuf_c_message_free_unpacked, or released through
+ * opts->reply_allocator when it is set (see tk_call). */
+int tk_git_config_get(tk_client *client, const Tk__V1__GitConfigGetRequest *request,
+        Tk__V1__GitConfigGetReply **reply, const tk_call_opts *opts,
+        tk_status *status);
+
 #ifdef __cplusplus
 }
 #endif

@@ -64,6 +64,20 @@ class GitCommitRequest(_message.Message):
     repo: str
     def __init__(self, repo: _Optional[str] = ..., message: _Optional[str] = ..., paths: _Optional[_Iterable[bytes]] = ..., all: bool = ..., allow_empty: bool = ..., author_name: _Optional[str] = ..., author_email: _Optional[str] = ...) -> None: ...
 
+class GitConfigGetReply(_message.Message):
+    __slots__ = ["value"]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    value: bytes
+    def __init__(self, value: _Optional[bytes] = ...) -> None: ...
+
+class GitConfigGetRequest(_message.Message):
+    __slots__ = ["key", "repo"]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    REPO_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    repo: str
+    def __init__(self, repo: _Optional[str] = ..., key: _Optional[str] = ...) -> None: ...
+
 class GitConfigSetReply(_message.Message):
     __slots__ = []
     def __init__(self) -> None: ...

@@ -604,3 +604,61 @@ class Git:
             node=node,
             retry_reads=retry_reads,
         )
+
+    def config_get(
+        self,
+        request: _tk_v1_git_pb2.GitConfigGetRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
+        repo: str | None = None,
+        key: str | None = None,
+    ) -> _tk_v1_git_pb2.GitConfigGetReply:
+        """tk.v1.Git/ConfigGet: READ (timeout 30 s by default, 30 s at most).
+        Reads a key of the repository's own config, the file ConfigSet
+        writes and what it includes (never global or system; libgit2, in
+        process: no program runs). Only the keys ConfigSet may set, refused
+        as ConfigSet refuses them (INVALID_ARGUMENT BAD_CONFIG_KEY,
+        PERMISSION_DENIED CONFIG_KEY_NOT_ALLOWED); a key the config does not
+        set is NOT_FOUND CONFIG_KEY_NOT_SET. A key set more than once
+        answers its last value, as `git config --get` does.
+        """
+        return self._client.call(
+            'tk.v1.Git/ConfigGet',
+            build_request(
+                _tk_v1_git_pb2.GitConfigGetRequest,
+                request,
+                {'repo': repo, 'key': key},
+            ),
+            timeout=timeout,
+            reply_type=_tk_v1_git_pb2.GitConfigGetReply,
+            node=node,
+            retry_reads=retry_reads,
+        )
+
+    def start_config_get(
+        self,
+        request: _tk_v1_git_pb2.GitConfigGetRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        node: str | None = None,
+        retry_reads: bool = False,
+        repo: str | None = None,
+        key: str | None = None,
+    ) -> Call[_tk_v1_git_pb2.GitConfigGetReply]:
+        """Starts tk.v1.Git/ConfigGet; see config_get."""
+        return self._client.start(
+            'tk.v1.Git/ConfigGet',
+            build_request(
+                _tk_v1_git_pb2.GitConfigGetRequest,
+                request,
+                {'repo': repo, 'key': key},
+            ),
+            timeout=timeout,
+            reply_type=_tk_v1_git_pb2.GitConfigGetReply,
+            node=node,
+            retry_reads=retry_reads,
+        )

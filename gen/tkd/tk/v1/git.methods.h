@@ -26,7 +26,7 @@
 
 /* ---- tk.v1.Git ---- */
 
-#define TK_V1_GIT__N_METHODS 10
+#define TK_V1_GIT__N_METHODS 11
 
 /* tk.v1.Git/Status: READ (timeout 30 s by default, 30 s at most) */
 #define TK_V1_GIT__STATUS__DEFAULT_TIMEOUT_MS 30000u
@@ -83,6 +83,10 @@
 /* tk.v1.Git/ConfigSet: WRITE (its own timeout: 60 s) */
 #define TK_V1_GIT__CONFIG_SET__DEFAULT_TIMEOUT_MS 60000u
 #define TK_V1_GIT__CONFIG_SET__CEILING_MS 60000u
+
+/* tk.v1.Git/ConfigGet: READ (timeout 30 s by default, 30 s at most) */
+#define TK_V1_GIT__CONFIG_GET__DEFAULT_TIMEOUT_MS 30000u
+#define TK_V1_GIT__CONFIG_GET__CEILING_MS 30000u
 
 #define TK_V1_GIT__METHODS(ROW, prefix) \
     ROW("tk.v1.Git/Status", \
@@ -186,6 +190,15 @@
         TK_V1_GIT__CONFIG_SET__CEILING_MS, \
         0, 0 /* inline, writes */, \
         NULL, NULL, 0u, 0u, 0u /* no list */, \
-        prefix##config_set),
+        prefix##config_set), \
+    ROW("tk.v1.Git/ConfigGet", \
+        &tk__v1__git_config_get_request__descriptor, \
+        &tk__v1__git_config_get_reply__descriptor, \
+        TK__V1__METHOD_SPEC__KIND__READ, \
+        TK_V1_GIT__CONFIG_GET__DEFAULT_TIMEOUT_MS, \
+        TK_V1_GIT__CONFIG_GET__CEILING_MS, \
+        0, 0 /* inline, writes */, \
+        NULL, NULL, 0u, 0u, 0u /* no list */, \
+        prefix##config_get),
 
 #endif
