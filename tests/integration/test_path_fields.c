@@ -75,7 +75,7 @@ static const char *filler(const world *w, const ProtobufCMessageDescriptor *m,
     } named[] = {
         { "program", "/bin/true" },       /* ServiceSpec */
         { "label", "dev.tk.pathfields" }, /* ServiceSpec */
-        { "key", "user.name" },           /* Git/ConfigSet: allowed */
+        { "key", "user.name" }, /* Git/ConfigSet, ConfigGet: allowed */
     };
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
         if (strcmp(f->name, named[i].field) == 0)
@@ -199,9 +199,9 @@ static void test_declared_fields_are_checked(void **state)
         if (callable(md))
             n += check_declared(w, md, md->request);
     }
-    /* 10 Git repos, WorktreeAdd's and WorktreeRemove's paths, Search's
+    /* 11 Git repos, WorktreeAdd's and WorktreeRemove's paths, Search's
      * root, 4 of ServiceSpec. */
-    assert_int_equal(n, 17);
+    assert_int_equal(n, 18);
 }
 
 static void test_other_fields_are_not_root_checked(void **state)

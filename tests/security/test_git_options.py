@@ -149,6 +149,10 @@ ROWS: Dict[str, Dict[str, Tuple[str, Optional[Base]]]] = {
         "key": ("key", lambda r, w: "user.name"),
         "value": ("data", lambda r, w: "v"),
     },
+    "ConfigGet": {
+        "repo": ("path", lambda r, w: r),
+        "key": ("key", lambda r, w: "user.name"),
+    },
 }
 
 
@@ -313,6 +317,8 @@ class GitOptions(unittest.TestCase):
             if field == "key":
                 bad.append("key %r accepted" % value)
             want_config = after["config"]
+        if err is None and method == "ConfigGet" and field == "key":
+            bad.append("key %r accepted" % value)
         if after["config"] != want_config:
             bad.append("config changed:\n%s" % after["config"])
         writes = {"Commit", "Checkout", "WorktreeAdd", "WorktreeRemove",
