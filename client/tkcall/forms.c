@@ -236,6 +236,8 @@ static const struct {
       NULL },
     { "tk.v1.Git/ConfigSet", &tk__v1__git_config_set_reply__descriptor,
       tkcall__render_nothing, NULL },
+    { "tk.v1.Git/ConfigGet", &tk__v1__git_config_get_reply__descriptor,
+      tkcall__render_config_get, NULL },
     { "tk.v1.Orders/CreateOrder", &tk__v1__create_order_reply__descriptor,
       render_create_order, NULL },
     { "tk.v1.Orders/AddItem", &tk__v1__add_item_reply__descriptor,

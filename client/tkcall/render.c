@@ -396,6 +396,17 @@ void tkcall__render_worktree(const tkcall_text *t, const ProtobufCMessage *req,
             r->oid != NULL ? r->oid : "");
 }
 
+/* The value and a newline, as git config --get prints it. */
+void tkcall__render_config_get(const tkcall_text *t,
+                               const ProtobufCMessage *req,
+                               const ProtobufCMessage *rep)
+{
+    (void)req;
+    const Tk__V1__GitConfigGetReply *r = (const Tk__V1__GitConfigGetReply *)rep;
+    put(t, r->value.data, r->value.len);
+    put(t, "\n", 1);
+}
+
 /* git config prints nothing when it sets a key, nor git worktree remove
  * when it removes one. */
 void tkcall__render_nothing(const tkcall_text *t, const ProtobufCMessage *req,

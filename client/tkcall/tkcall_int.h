@@ -137,6 +137,9 @@ void tkcall__render_checkout(const tkcall_text *t, const ProtobufCMessage *req,
                              const ProtobufCMessage *rep);
 void tkcall__render_worktree(const tkcall_text *t, const ProtobufCMessage *req,
                              const ProtobufCMessage *rep);
+void tkcall__render_config_get(const tkcall_text *t,
+                               const ProtobufCMessage *req,
+                               const ProtobufCMessage *rep);
 void tkcall__render_nothing(const tkcall_text *t, const ProtobufCMessage *req,
                             const ProtobufCMessage *rep);
 

@@ -103,6 +103,7 @@ const char tkcall__usage_text[] =
     "  Git/Diff                 the patch\n"
     "  Git/RevParse, Commit, Checkout  the object id; WorktreeAdd: PATH OID;\n"
     "                           WorktreeRemove, ConfigSet: nothing\n"
+    "  Git/ConfigGet            the value, as git config --get\n"
     "  Orders/*                 a line an order: order ID STATE ...\n"
     "Every other method prints JSON under -o text too. Scripts should say\n"
     "-o json (or compact): the text forms are for people and may change.\n"

@@ -1165,6 +1165,27 @@ static void test_text_status_and_diff(void **state)
     ts_proc_free(&p);
 }
 
+/* ConfigGet reads back what ConfigSet wrote, as git config --get prints
+ * it; ConfigSet prints nothing, as git config. */
+static void test_text_config(void **state)
+{
+    fixture *f = *state;
+    ts_proc p;
+    run_ok(f, &p,
+           ARGS("-d",
+                req(f, "repo",
+                    ",\"key\":\"branch.main.description\","
+                    "\"value\":\"the main line\""),
+                "tk.v1.Git/ConfigSet"));
+    expect_eq(p.out, "");
+    ts_proc_free(&p);
+    run_ok(f, &p,
+           ARGS("-d", req(f, "repo", ",\"key\":\"branch.main.description\""),
+                "tk.v1.Git/ConfigGet"));
+    expect_eq(p.out, "the main line\n");
+    ts_proc_free(&p);
+}
+
 /* -o json is the pretty JSON of before, compact one line of it, and a
  * method without a text form prints JSON under text. */
 static void test_json_forms(void **state)
@@ -1457,6 +1478,7 @@ int main(void)
         cmocka_unit_test(test_text_grep_and_search),
         cmocka_unit_test(test_text_log),
         cmocka_unit_test(test_text_status_and_diff),
+        cmocka_unit_test(test_text_config),
         cmocka_unit_test(test_json_forms),
         cmocka_unit_test(test_colour),
         cmocka_unit_test(test_errors_on_terminal),
