@@ -28,7 +28,7 @@
 /* Without git on PATH the service still starts: what runs git says so,
  * with tool/'s one answer for a missing program (FAILED_PRECONDITION
  * TOOL_NOT_FOUND, as Search and Services say it); libgit2's methods
- * still answer. */
+ * (RevParse, ConfigGet) still answer. */
 static void test_without_git(void **state)
 {
     (void)state;
@@ -51,6 +51,15 @@ static void test_without_git(void **state)
     assert_int_equal(tk_git_rev_parse(f.client, &rreq, &rrep, &o, &st),
                      TK_CODE_OK);
     protobuf_c_message_free_unpacked(&rrep->base, NULL);
+    tk_status_clear(&st);
+    Tk__V1__GitConfigGetRequest creq = TK__V1__GIT_CONFIG_GET_REQUEST__INIT;
+    creq.repo = (char *)at("main");
+    creq.key = "user.name";
+    Tk__V1__GitConfigGetReply *crep = NULL;
+    assert_int_equal(tk_git_config_get(f.client, &creq, &crep, &o, &st),
+                     TK_CODE_OK);
+    assert_true(bin_eq(crep->value, "Tk Tester"));
+    protobuf_c_message_free_unpacked(&crep->base, NULL);
     tk_status_clear(&st);
     ts_fx_stop(&f);
 }
