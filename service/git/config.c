@@ -311,8 +311,9 @@ static int read_local(rpc_call *call, const tkgit_repo *repo, const char *key,
         tkgit__fail_libgit2(call, repo->repo, TKGIT_STEP_CONFIG, rv, NULL);
     } else {
         /* A key with no "=" ("[core] filemode") has no value: git reads
-         * it as true, and prints nothing for it, as here. */
-        const char *v = e->value != NULL ? e->value : "";
+         * it as true, and prints nothing for it, as here. (e is set when
+         * rv is 0; the analyzer cannot know libgit2 returns no more.) */
+        const char *v = e != NULL && e->value != NULL ? e->value : "";
         out->value = rpc_call_bytes(call, v, strlen(v));
     }
     git_config_entry_free(e);
