@@ -47,7 +47,8 @@ def _field_value(f: FieldDescriptor, value: object) -> object:
     repeated = f.label == FieldDescriptor.LABEL_REPEATED
     if f.type == FieldDescriptor.TYPE_BYTES:
         if repeated and not isinstance(value, (str, bytes)):
-            return [_bytes_of(v, f.full_name) for v in value]  # type: ignore[attr-defined]
+            items: Any = value  # a list or tuple of str and bytes
+            return [_bytes_of(v, f.full_name) for v in items]
         return _bytes_of(value, f.full_name)
     if f.type == FieldDescriptor.TYPE_MESSAGE and f.message_type is not None:
         sub = f.message_type
