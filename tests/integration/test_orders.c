@@ -934,6 +934,7 @@ static void hold_transition_lock(fixture *fx, int64_t id)
  * 54 ms in the worst case the audit saw: the margin is 18 times that worst
  * case. */
 #define DERIVED_MS 11000
+#define CLOCKS_MS 250 /* PostgreSQL's clock against tkd's: below */
 
 static void test_lock_wait_outlasts_deadline(void **state)
 {
@@ -952,13 +953,20 @@ static void test_lock_wait_outlasts_deadline(void **state)
     assert_int_equal(obs_metric_value(OBS_M_PG_LOCK_TIMEOUTS) - hits, 1);
     /* The message says the lock_timeout that applied: below the deadline
      * by at least the margin (by more when the call waited before BEGIN),
-     * and the wait lasted that long: no cut short for another reason. */
+     * and the wait lasted about that long: not cut short for another
+     * reason (deadlock_timeout's check, at 1 s, is the nearest). "About":
+     * PostgreSQL times lock_timeout by the wall clock (gettimeofday) and
+     * a kernel timer, tkd the call by CLOCK_MONOTONIC, and the two are not
+     * one clock: once in CI (ASan, the suite in parallel) and once here
+     * under load, tkd counted 9961 ms for a lock_timeout of 9999 ms (in
+     * 25 other runs, 1 to 5 ms more than the lock_timeout). 250 ms allows
+     * six times that gap and is a quarter of the nearest other cause. */
     const char *at = strstr(r.st.message, "lock_timeout, which is set from "
                                           "the call's deadline (");
     assert_non_null(at);
     long long lock_ms = strtoll(strchr(at, '(') + 1, NULL, 10);
     long long elapsed_ms = (long long)(r.st.elapsed_us / 1000);
-    if (lock_ms > DERIVED_MS - 1000 || elapsed_ms < lock_ms)
+    if (lock_ms > DERIVED_MS - 1000 || elapsed_ms < lock_ms - CLOCKS_MS)
         fail_msg("lock_timeout %lld ms for a deadline of %d ms; the call "
                  "took %lld ms on the server",
                  lock_ms, DERIVED_MS, elapsed_ms);
