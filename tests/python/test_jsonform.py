@@ -3,7 +3,7 @@
 tkcall prints and reads them, bytes as text or {"base64": ...}, and the
 proto3 mapping with proto_json. No server: the codec alone, on tk's
 messages and on a message made here with a map of bytes (tk's protos have
-none) and a nested one.
+none) and a nested one. A zero that is a value is printed.
 """
 
 from __future__ import annotations
@@ -146,6 +146,46 @@ class Input(unittest.TestCase):
                     back = jsonform.from_json(text, control_pb2.PingReply(),
                                               proto_json)
                     self.assertEqual(back.data, raw)
+
+
+class ZeroThatIsAValue(unittest.TestCase):
+    """A proto3 zero whose presence matters is printed (tkcall's rule,
+    client/json/json_encode.c's presences); any other zero is not."""
+
+    def test_ahead_and_behind(self) -> None:
+        b = git_pb2.GitStatusBranch()
+        self.assertEqual(jsonform.to_dict(b), {})
+        b.has_ahead_behind = True
+        self.assertEqual(jsonform.to_json(b, indent=None),
+                         '{"hasAheadBehind": true, "ahead": 0, "behind": 0}')
+        b.oid, b.ahead = "x", 2
+        for proto_json in (False, True):
+            self.assertEqual(
+                jsonform.to_json(b, proto_json, indent=None),
+                '{"oid": "x", "hasAheadBehind": true, "ahead": 2, '
+                '"behind": 0}')
+        # In a reply, where Git/Status puts it.
+        r = git_pb2.GitStatusReply()
+        r.branch.has_ahead_behind = True
+        self.assertEqual(jsonform.to_dict(r), {"branch": {
+            "hasAheadBehind": True, "ahead": 0, "behind": 0}})
+
+    def test_metric_value(self) -> None:
+        self.assertEqual(jsonform.to_dict(control_pb2.Metric()), {"value": 0})
+        h = control_pb2.Metric()
+        h.histogram.SetInParent()
+        self.assertEqual(jsonform.to_dict(h), {"histogram": {}})
+        s = control_pb2.StatsReply()
+        s.families.add(name="c", metrics=[control_pb2.Metric(), h])
+        self.assertEqual(jsonform.to_dict(s), {"families": [
+            {"name": "c", "metrics": [{"value": 0}, {"histogram": {}}]}]})
+        # emit_defaults prints every field, these as the others.
+        self.assertEqual(
+            jsonform.to_dict(control_pb2.Metric(), emit_defaults=True),
+            {"labels": [], "value": 0})
+        # Read back: the same message.
+        back = jsonform.from_dict({"value": 0}, control_pb2.Metric())
+        self.assertEqual(jsonform.to_dict(back), {"value": 0})
 
 
 if __name__ == "__main__":

@@ -15,6 +15,11 @@ is four characters) and only {"base64": "..."} is base64. U+0000 is text.
 proto_json=True gives the strict proto3 mapping both ways, as json_format
 (and tkcall --proto-json) read and write it.
 
+A field at its default is left out, as the proto3 mapping leaves it
+(emit_defaults=True prints every one), except a zero that is a value
+(_PRESENCES): Git/Status's "ahead": 0 and "behind": 0 beside
+"hasAheadBehind": true, a Metric's "value": 0 without a histogram.
+
     from tk import jsonform
     print(jsonform.to_json(reply))                      # {"head": "main", ...}
     req = jsonform.from_dict({"paths": ["gen/"]}, GitLogRequest())
@@ -36,6 +41,18 @@ M = TypeVar("M", bound=Message)
 __all__ = ["from_dict", "from_json", "to_dict", "to_json"]
 
 _FORM = 'text (a string) or {"base64": "..."} (bytes that are not UTF-8)'
+
+
+# Proto3 scalars whose zero is a value, not an absence: printed when their
+# message says they hold one, by a flag beside them or by the other side of
+# an either-or being unset: (message, field, the field that says whether it
+# holds a value, whether it does when that one is set). The table
+# `presences` of client/json/json_encode.c.
+_PRESENCES = (
+    ("tk.v1.GitStatusBranch", "ahead", "has_ahead_behind", True),
+    ("tk.v1.GitStatusBranch", "behind", "has_ahead_behind", True),
+    ("tk.v1.Metric", "value", "histogram", False),
+)
 
 
 def _b64decode(text: str, path: str) -> bytes:
@@ -130,12 +147,59 @@ def _walk_field(d: Dict[str, Any], key: str, f: FieldDescriptor, path: str,
         d[key] = value(v, f, path)
 
 
+def _is_set(message: Message, f: FieldDescriptor) -> bool:
+    """Whether f of message is set, as protobuf-c would pack it."""
+    if f.label == FieldDescriptor.LABEL_REPEATED:
+        return len(getattr(message, f.name)) > 0
+    if f.type == FieldDescriptor.TYPE_MESSAGE:
+        return bool(message.HasField(f.name))
+    return bool(getattr(message, f.name) != f.default_value)
+
+
+def _add_zeros(message: Message, d: Dict[str, Any]) -> None:
+    """Adds to d, the dict of message, the zeros that are values
+    (_PRESENCES), in d's order (field numbers), at every depth."""
+    desc = message.DESCRIPTOR
+    added = False
+    for name, field, when, when_set in _PRESENCES:
+        f = desc.fields_by_name.get(field) if name == desc.full_name else None
+        if f is None or f.json_name in d or \
+                _is_set(message, desc.fields_by_name[when]) != when_set:
+            continue
+        d[f.json_name] = json_format.MessageToDict(
+            type(message)(), including_default_value_fields=True)[f.json_name]
+        added = True
+    if added:
+        numbers = {x.json_name: int(x.number) for x in desc.fields}
+        items = sorted(d.items(), key=lambda kv: numbers.get(kv[0], 0))
+        d.clear()
+        d.update(items)
+    for f in desc.fields:
+        v = d.get(f.json_name)
+        if f.type != FieldDescriptor.TYPE_MESSAGE or v is None:
+            continue
+        if _is_map(f):
+            vf = f.message_type.fields_by_name["value"]
+            if vf.type == FieldDescriptor.TYPE_MESSAGE:
+                for k, m in getattr(message, f.name).items():
+                    key = str(k).lower() if isinstance(k, bool) else str(k)
+                    _add_zeros(m, v[key])
+        elif f.label == FieldDescriptor.LABEL_REPEATED:
+            for m, e in zip(getattr(message, f.name), v):
+                _add_zeros(m, e)
+        else:
+            _add_zeros(getattr(message, f.name), v)
+
+
 def to_dict(message: Message, proto_json: bool = False,
             emit_defaults: bool = False) -> Dict[str, Any]:
     """The message as a dict of JSON values (lowerCamelCase names), bytes
-    in the text form, or base64 with proto_json."""
+    in the text form, or base64 with proto_json; a field at its default
+    left out (unless emit_defaults), but for a zero that is a value."""
     d: Dict[str, Any] = json_format.MessageToDict(
         message, including_default_value_fields=emit_defaults)
+    if not emit_defaults:
+        _add_zeros(message, d)
     if not proto_json:
         _walk(d, message.DESCRIPTOR, "", lambda v, p: _shown(v), False)
     return d
