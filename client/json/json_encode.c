@@ -57,7 +57,9 @@ static bool is_zero(const ProtobufCFieldDescriptor *f, const void *mem)
  * message says they hold one, by a flag beside them or by the other side
  * of an either-or being unset. A branch level with its upstream is
  * "hasAheadBehind":true,"ahead":0,"behind":0, not a flag alone; a counter
- * at 0 is "value":0, not a metric with neither value nor histogram. */
+ * at 0 is "value":0, not a metric with neither value nor histogram. The
+ * Python and TypeScript JSON forms (tk.jsonform's _PRESENCES, client/ts's
+ * PRESENCES) hold the same rows: python-jsonform fails when they differ. */
 static const struct presence {
     const char *message, *field;
     const char *when; /* the field that says whether field holds a value */

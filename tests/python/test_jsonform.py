@@ -3,12 +3,17 @@
 tkcall prints and reads them, bytes as text or {"base64": ...}, and the
 proto3 mapping with proto_json. No server: the codec alone, on tk's
 messages and on a message made here with a map of bytes (tk's protos have
-none) and a nested one. A zero that is a value is printed.
+none) and a nested one. A zero that is a value is printed; the table that
+says which is the same in C, Python and TypeScript.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import unittest
+
+from typing import List, Tuple
 
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf import json_format, message_factory
@@ -148,6 +153,22 @@ class Input(unittest.TestCase):
                     self.assertEqual(back.data, raw)
 
 
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def _rows(rel: str, start: str) -> List[Tuple[str, str, str, bool]]:
+    """The rows {"message", "field", "when", true} (C) or [..., true] (TS)
+    of the table that begins at start in the file rel of the checkout."""
+    with open(os.path.join(TOP, rel), encoding="utf-8") as f:
+        text = f.read()
+    at = text.index(start)
+    table = text[at:text.index(";", at)]
+    return [(m, f, w, s == "true") for m, f, w, s in re.findall(
+        r'[{\[]\s*"([\w.]+)",\s*"(\w+)",\s*"(\w+)",\s*(true|false)\s*[}\]]',
+        table)]
+
+
 class ZeroThatIsAValue(unittest.TestCase):
     """A proto3 zero whose presence matters is printed (tkcall's rule,
     client/json/json_encode.c's presences); any other zero is not."""
@@ -186,6 +207,21 @@ class ZeroThatIsAValue(unittest.TestCase):
         # Read back: the same message.
         back = jsonform.from_dict({"value": 0}, control_pb2.Metric())
         self.assertEqual(jsonform.to_dict(back), {"value": 0})
+
+    def test_one_table_in_c_python_and_ts(self) -> None:
+        c = _rows("client/json/json_encode.c", "presences[] = {")
+        ts = _rows("client/ts/src/jsonform.ts", "PRESENCES:")
+        py = list(jsonform._PRESENCES)
+        self.assertTrue(c, "json_encode.c: no rows read from presences")
+        self.assertEqual(py, c, "tk.jsonform's _PRESENCES is not C's")
+        self.assertEqual(ts, c, "client/ts's PRESENCES is not C's")
+        # Each row names a message, a scalar and the field that says so.
+        for message, field, when, _ in py:
+            with self.subTest(message=message, field=field):
+                desc = descriptor_pool.Default().FindMessageTypeByName(
+                    message)
+                self.assertIn(field, desc.fields_by_name)
+                self.assertIn(when, desc.fields_by_name)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,8 @@ _FORM = 'text (a string) or {"base64": "..."} (bytes that are not UTF-8)'
 # message says they hold one, by a flag beside them or by the other side of
 # an either-or being unset: (message, field, the field that says whether it
 # holds a value, whether it does when that one is set). The table
-# `presences` of client/json/json_encode.c.
+# `presences` of client/json/json_encode.c, the one of client/ts/src/
+# jsonform.ts too; tests/python/test_jsonform.py holds the three equal.
 _PRESENCES = (
     ("tk.v1.GitStatusBranch", "ahead", "has_ahead_behind", True),
     ("tk.v1.GitStatusBranch", "behind", "has_ahead_behind", True),

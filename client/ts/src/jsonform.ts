@@ -4,10 +4,14 @@
 // a JSON string of their text, bytes that are not {"base64": "..."}; on
 // input a string is always its own UTF-8 bytes and only the object is
 // base64. { protoJson: true } is the strict proto3 mapping both ways.
+// A field at its default is left out, as the proto3 mapping leaves it
+// ({ emitDefaults: true } prints every one), except a zero that is a value
+// (PRESENCES): Git/Status's "ahead": 0 and "behind": 0 beside
+// "hasAheadBehind": true, a Metric's "value": 0 without a histogram.
 
 import {
-  type DescField, type DescMessage, type JsonObject, type JsonValue, type MessageShape,
-  fromJson as fromProto3, toJson as toProto3,
+  type DescField, type DescMessage, type JsonObject, type JsonValue, type Message,
+  type MessageShape, create, fromJson as fromProto3, isFieldSet, toJson as toProto3,
 } from "@bufbuild/protobuf";
 import { ScalarType } from "@bufbuild/protobuf";
 
@@ -18,14 +22,71 @@ export interface JsonFormOptions {
   readonly emitDefaults?: boolean;
 }
 
+// Proto3 scalars whose zero is a value, not an absence: printed when their
+// message says they hold one, by a flag beside them or by the other side of
+// an either-or being unset: [message, field, the field that says whether it
+// holds a value, whether it does when that one is set]. The table
+// `presences` of client/json/json_encode.c, the one of tk.jsonform (Python)
+// too; tests/python/test_jsonform.py holds the three equal.
+export const PRESENCES: readonly (readonly [string, string, string, boolean])[] = [
+  ["tk.v1.GitStatusBranch", "ahead", "has_ahead_behind", true],
+  ["tk.v1.GitStatusBranch", "behind", "has_ahead_behind", true],
+  ["tk.v1.Metric", "value", "histogram", false],
+];
+
 const FORM = 'text (a string) or {"base64": "..."} (bytes that are not UTF-8)';
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** The message as JSON values (lowerCamelCase names), bytes as text. */
+/** The message as JSON values (lowerCamelCase names), bytes as text; a
+ * field at its default left out (unless emitDefaults), but for a zero
+ * that is a value. */
 export function toJson<D extends DescMessage>(schema: D, msg: MessageShape<D>,
                                               opts: JsonFormOptions = {}): JsonValue {
-  const json = toProto3(schema, msg, { alwaysEmitImplicit: opts.emitDefaults ?? false });
+  let json = toProto3(schema, msg, { alwaysEmitImplicit: opts.emitDefaults ?? false });
+  if (!opts.emitDefaults) json = addZeros(schema, msg, json);
   return opts.protoJson ? json : walk(schema, json, "", shown);
+}
+
+// json, the JSON of msg, with the zeros that are values (PRESENCES) at
+// every depth, its keys in toJson's order (field numbers).
+function addZeros(schema: DescMessage, msg: Message, json: JsonValue): JsonValue {
+  if (json === null || typeof json !== "object" || Array.isArray(json)) return json;
+  const out: JsonObject = { ...json };
+  let added = false;
+  for (const [name, field, when, whenSet] of PRESENCES) {
+    const f = name === schema.typeName ? schema.fields.find((x) => x.name === field) : undefined;
+    const w = schema.fields.find((x) => x.name === when);
+    if (f === undefined || w === undefined || f.jsonName in out ||
+        isFieldSet(msg, w) !== whenSet) continue;
+    const zero = toProto3(schema, create(schema), { alwaysEmitImplicit: true }) as JsonObject;
+    out[f.jsonName] = zero[f.jsonName] ?? null;
+    added = true;
+  }
+  const sorted: JsonObject = {};
+  if (added) {
+    for (const f of [...schema.fields].sort((a, b) => a.number - b.number)) {
+      if (f.jsonName in out) sorted[f.jsonName] = out[f.jsonName] ?? null;
+    }
+  }
+  const res = added ? sorted : out;
+  const fields = msg as unknown as Record<string, unknown>;
+  for (const f of schema.fields) {
+    const v = res[f.jsonName];
+    if (v === undefined || v === null) continue;
+    if (f.fieldKind === "message") {
+      res[f.jsonName] = addZeros(f.message, fields[f.localName] as Message, v);
+    } else if (f.fieldKind === "list" && f.listKind === "message" && Array.isArray(v)) {
+      const ms = fields[f.localName] as Message[];
+      res[f.jsonName] = v.map((x, i) => addZeros(f.message, ms[i] as Message, x));
+    } else if (f.fieldKind === "map" && f.mapKind === "message" && typeof v === "object" &&
+               !Array.isArray(v)) {
+      const ms = fields[f.localName] as Record<string, Message>;
+      const o: JsonObject = {};
+      for (const [k, x] of Object.entries(v)) o[k] = addZeros(f.message, ms[k] as Message, x);
+      res[f.jsonName] = o;
+    }
+  }
+  return res;
 }
 
 /** A message of schema from JSON values (proto or lowerCamelCase names). */
