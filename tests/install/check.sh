@@ -98,6 +98,12 @@ if [ -z "$bash_comp" ] || [ -z "$zsh_comp" ]; then echo "install: no bash or zsh
 head -1 "$zsh_comp" | grep -qx '#compdef tkcall' || { echo "install: $zsh_comp is not a zsh completion of tkcall" >&2; exit 1; }
 command -v zsh >/dev/null || { echo "install: no zsh (tools/install-deps installs it)" >&2; exit 1; }
 zsh -n "$zsh_comp"
+# The two completions share their awk program word for word.
+awk_of() { # file function -> its body, each line without its indentation
+    sed -n "/^$2() {\$/,/^}\$/p" "$1" | sed 's/^ *//'
+}
+diff <(awk_of "$bash_comp" _tkcall_names) <(awk_of "$zsh_comp" _tkcall_names) >&2 ||
+    { echo "install: _tkcall_names differs between the bash and zsh completions (diff above)" >&2; exit 1; }
 complete_words() { # words... -> what bash completes for the last
     TK_ADDR="ipc://$run/tkd.sock" PATH="$root/bin:$PATH" bash -c '
         source "$1"; shift
@@ -123,6 +129,24 @@ fields=$(TK_ADDR="ipc://$run/tkd.sock" PATH="$root/bin:$PATH" bash -c '
     _tkcall
     printf "%s\n" "${COMPREPLY[@]}"' _ "$bash_comp")
 [ "$fields" = '{"data":' ] || { echo "install: the completion of -d for Ping offers: $fields" >&2; exit 1; }
+# Every form of a method's name tkcall takes (client/tkcall/names.c), as
+# far as it is typed, completes in that form: a tail that names one method
+# (Git/S, Pin), the full name, grpcurl's (a dot for the slash, a leading
+# dot); not a tail two methods end with (Status: Git's and Services').
+bash_offers() { # words... -> what bash offers for the last, on one line
+    complete_words "$@" | sed '/^$/d' | sort | tr '\n' ' '
+}
+for pair in "Git/S:Git/Status" "tk.v1.Git/S:tk.v1.Git/Status" "Pin:Ping" \
+    "tk.v1.Git.S:tk.v1.Git.Status" ".tk.v1.Git/S:.tk.v1.Git/Status" "Stat:Stats"; do
+    offered=$(bash_offers tkcall "${pair%%:*}")
+    [ "$offered" = "${pair#*:} " ] ||
+        { echo "install: the completion of 'tkcall ${pair%%:*}' offers: $offered" >&2; exit 1; }
+done
+offered=$(bash_offers tkcall describe Git/Co)
+[ "$offered" = "Git/Commit Git/ConfigGet Git/ConfigSet " ] ||
+    { echo "install: the completion of 'tkcall describe Git/Co' offers: $offered" >&2; exit 1; }
+offered=$(bash_offers tkcall list Gi)
+[ "$offered" = "Git " ] || { echo "install: the completion of 'tkcall list Gi' offers: $offered" >&2; exit 1; }
 
 # zsh's, in a real interactive zsh on a pty with the installed directory in
 # fpath and compinit (tests/install/zsh-complete.zsh): a Tab offers the
@@ -150,4 +174,14 @@ offered=$(zsh_offered 'tkcall -o ' | sort | tr '\n' ' ')
 completed=$(zsh_complete 'tkcall tk.v1.Control/Ping -d ')
 [ "$completed" = $'tkcall tk.v1.Control/Ping -d {"data":\n{"data":' ] ||
     { echo "install: zsh's completion of -d for Ping gives: $completed" >&2; exit 1; }
+# A method's name in the forms tkcall takes, in any case.
+completed=$(zsh_complete 'tkcall Git/S')
+[ "$completed" = $'tkcall Git/Status \nGit/Status' ] ||
+    { echo "install: zsh's completion of 'tkcall Git/S' gives: $completed" >&2; exit 1; }
+completed=$(zsh_complete 'tkcall git/s')
+[ "$completed" = $'tkcall Git/Status \nGit/Status' ] ||
+    { echo "install: zsh's completion of 'tkcall git/s' gives: $completed" >&2; exit 1; }
+completed=$(zsh_complete 'tkcall tk.v1.Git.S')
+[ "$completed" = $'tkcall tk.v1.Git.Status \ntk.v1.Git.Status' ] ||
+    { echo "install: zsh's completion of 'tkcall tk.v1.Git.S' gives: $completed" >&2; exit 1; }
 echo "install: ok ($out)"

@@ -3,7 +3,10 @@
 # It asks tkcall itself, so that it never says other than tkcall does:
 #   flags      from `tkcall --help`
 #   methods    from `tkcall list` (what tkd serves, at the --addr on the
-#              line or TK_ADDR); `list` takes a service, `describe` any name
+#              line or TK_ADDR), in every form tkcall takes: in full
+#              (tk.v1.Git/Status), grpcurl's (tk.v1.Git.Status, .tk.v1...)
+#              and any tail that names one (Git/Status, ping); `list`
+#              takes a service, `describe` any name
 #   --node     a fleet's node ids, from `tkcall Control/ListNodes`
 #   after -d   the request's fields as JSON names ({"repo":), from
 #              `tkcall describe METHOD`, which needs no tkd
@@ -24,6 +27,70 @@ _tkcall_fields() {
             print json
         }
         n == 2 { exit }'
+}
+
+# The names on stdin (one a line, in full) that begin the word CUR, in the
+# forms tkcall takes them (client/tkcall/names.c): the full names for an
+# empty word; else every tail on a '.' or '/' that ends one name only
+# (Git/Status, v1.Git/Status, Ping, not Status, which two methods end
+# with), or grpcurl's '.' for '/' when none fits; a leading '.' kept.
+# Bash matches in the case tkcall list prints; zsh passes TKCALL_ICASE=1
+# and leaves the case to its own matchers.
+_tkcall_names() {
+    TKCALL_CUR=$1 awk '
+    function tails(name, full,    i, c) {
+        add(name, full)
+        for (i = 1; i < length(name); i++) {
+            c = substr(name, i, 1)
+            if (c == "." || c == "/")
+                add(substr(name, i + 1), full)
+        }
+    }
+    function add(form, full,    k) {
+        k = tolower(form)
+        if (!(k in owner)) {
+            owner[k] = full
+            order[++n] = form
+        } else if (owner[k] != full)
+            owner[k] = "" # two names end so: tkcall asks which
+    }
+    function fold(s) { return ENVIRON["TKCALL_ICASE"] ? tolower(s) : s }
+    function begins(form) {
+        return fold(substr(form, 1, length(cur))) == fold(cur)
+    }
+    BEGIN {
+        cur = ENVIRON["TKCALL_CUR"]
+        if (substr(cur, 1, 1) == ".") { # grpcurl writes .tk.v1.Git/Status
+            lead = "."
+            cur = substr(cur, 2)
+        }
+    }
+    NF == 1 { full[++names] = $1 }
+    END {
+        for (i = 1; i <= names; i++) {
+            if (cur == "")
+                print lead full[i]
+            else
+                tails(full[i], full[i])
+        }
+        if (cur == "") exit
+        for (i = 1; i <= n; i++)
+            if (owner[tolower(order[i])] != "" && begins(order[i])) {
+                print lead order[i]
+                found++
+            }
+        if (found) exit
+        # The form of grpcurl, a dot for the slash, only when no other fits.
+        for (i = 1; i <= names; i++) {
+            dotted = full[i]
+            sub(/\//, ".", dotted)
+            tails(dotted, full[i])
+        }
+        for (i = 1; i <= n; i++)
+            if (owner[tolower(order[i])] != "" && begins(order[i]))
+                print lead order[i]
+    }
+'
 }
 
 _tkcall() {
@@ -86,9 +153,12 @@ _tkcall() {
     local methods
     methods=$("$prog" "${addr[@]}" list 2>/dev/null)
     case $cmd in
-        "") mapfile -t COMPREPLY < <(compgen -W "list describe $methods" -- "$cur") ;;
-        list) [ -n "$method" ] || mapfile -t COMPREPLY < <(compgen -W "$(printf '%s\n' "$methods" | sed 's|/.*||' | sort -u)" -- "$cur") ;;
-        describe) [ -n "$method" ] || mapfile -t COMPREPLY < <(compgen -W "$methods" -- "$cur") ;;
+        "")
+            mapfile -t COMPREPLY < <(compgen -W "list describe" -- "$cur")
+            mapfile -t -O ${#COMPREPLY[@]} COMPREPLY < <(_tkcall_names "$cur" <<<"$methods")
+            ;;
+        list) [ -n "$method" ] || mapfile -t COMPREPLY < <(printf '%s\n' "$methods" | sed 's|/.*||' | sort -u | _tkcall_names "$cur") ;;
+        describe) [ -n "$method" ] || mapfile -t COMPREPLY < <(_tkcall_names "$cur" <<<"$methods") ;;
     esac
 }
 complete -F _tkcall tkcall
