@@ -373,6 +373,15 @@ static void make_fixture(run *r)
         git(r, (const char *const[]){ "config", "user.email",
                                       "tk@example.invalid", NULL });
     }
+    json_object *up = get_obj(fx, "upstream");
+    if (up != NULL && json_object_get_boolean(up)) {
+        if (g == NULL || !json_object_get_boolean(g))
+            fail_msg("fixture.upstream needs \"git\": true");
+        /* A branch at HEAD that HEAD's branch tracks: level with it. */
+        git(r, (const char *const[]){ "branch", "-q", "upstream", NULL });
+        git(r, (const char *const[]){ "branch", "-q",
+                                      "--set-upstream-to=upstream", NULL });
+    }
     make_hook(r, fx); /* after the commit, which would run it */
 }
 

@@ -156,6 +156,12 @@ def make_fixture(fixture: Optional[Dict[str, Any]], root: str, home: str
                      ["config", "user.name", "tk"],
                      ["config", "user.email", "tk@example.invalid"]):
             git(root, home, *args)
+    if fixture.get("upstream"):
+        if not fixture.get("git"):
+            raise AssertionError('fixture.upstream needs "git": true')
+        # A branch at HEAD that HEAD's branch tracks: level with it.
+        git(root, home, "branch", "-q", "upstream")
+        git(root, home, "branch", "-q", "--set-upstream-to=upstream")
     return make_hook(fixture, root, home)  # after the commit, which would run it
 
 
