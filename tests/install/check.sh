@@ -98,12 +98,14 @@ if [ -z "$bash_comp" ] || [ -z "$zsh_comp" ]; then echo "install: no bash or zsh
 head -1 "$zsh_comp" | grep -qx '#compdef tkcall' || { echo "install: $zsh_comp is not a zsh completion of tkcall" >&2; exit 1; }
 command -v zsh >/dev/null || { echo "install: no zsh (tools/install-deps installs it)" >&2; exit 1; }
 zsh -n "$zsh_comp"
-# The two completions share their awk program word for word.
+# The two completions share their awk programs word for word.
 awk_of() { # file function -> its body, each line without its indentation
     sed -n "/^$2() {\$/,/^}\$/p" "$1" | sed 's/^ *//'
 }
-diff <(awk_of "$bash_comp" _tkcall_names) <(awk_of "$zsh_comp" _tkcall_names) >&2 ||
-    { echo "install: _tkcall_names differs between the bash and zsh completions (diff above)" >&2; exit 1; }
+for fn in _tkcall_names _tkcall_object; do
+    diff <(awk_of "$bash_comp" $fn) <(awk_of "$zsh_comp" $fn) >&2 ||
+        { echo "install: $fn differs between the bash and zsh completions (diff above)" >&2; exit 1; }
+done
 complete_words() { # words... -> what bash completes for the last
     TK_ADDR="ipc://$run/tkd.sock" PATH="$root/bin:$PATH" bash -c '
         source "$1"; shift
@@ -147,6 +149,23 @@ offered=$(bash_offers tkcall describe Git/Co)
     { echo "install: the completion of 'tkcall describe Git/Co' offers: $offered" >&2; exit 1; }
 offered=$(bash_offers tkcall list Gi)
 [ "$offered" = "Git " ] || { echo "install: the completion of 'tkcall list Gi' offers: $offered" >&2; exit 1; }
+# After -d, the fields the object has not got yet, where a key may begin:
+# Git/Log's, after a quote as people type it, less repo (and maxCount);
+# none inside a nested array.
+log_fields=$(bash_offers tkcall Git/Log -d "'")
+case $log_fields in *"'{\"maxCount\": "*"'{\"repo\": "*) ;;
+    *) echo "install: the completion of -d ' for Git/Log offers: $log_fields" >&2; exit 1 ;; esac
+typed="'{\"repo\":\".\","
+want=$(sed "s/'{/$typed/g; s/$typed\"repo\": //" <<<"$log_fields")
+offered=$(bash_offers tkcall Git/Log -d "$typed")
+[ "$offered" = "$want" ] ||
+    { echo "install: the completion of -d $typed for Git/Log offers: $offered, not $want" >&2; exit 1; }
+offered=$(bash_offers tkcall Git/Log -d "$typed\"maxCount\":3,")
+want=$(sed "s/'{/$typed\"maxCount\":3,/g; s/[^ ]*\"repo\": //; s/[^ ]*\"maxCount\": //" <<<"$log_fields")
+[ "$offered" = "$want" ] ||
+    { echo "install: the completion of -d $typed\"maxCount\":3, for Git/Log offers: $offered, not $want" >&2; exit 1; }
+offered=$(bash_offers tkcall Git/Log -d "$typed\"paths\":[")
+[ -z "$offered" ] || { echo "install: the completion of -d inside an array offers: $offered" >&2; exit 1; }
 
 # zsh's, in a real interactive zsh on a pty with the installed directory in
 # fpath and compinit (tests/install/zsh-complete.zsh): a Tab offers the
@@ -174,7 +193,8 @@ offered=$(zsh_offered 'tkcall -o ' | sort | tr '\n' ' ')
 completed=$(zsh_complete 'tkcall tk.v1.Control/Ping -d ')
 [ "$completed" = $'tkcall tk.v1.Control/Ping -d {"data":\n{"data":' ] ||
     { echo "install: zsh's completion of -d for Ping gives: $completed" >&2; exit 1; }
-# A method's name in the forms tkcall takes, in any case.
+# A method's name in the forms tkcall takes, in any case; after -d the
+# fields the object has not got yet (Git/Log's: those bash offers).
 completed=$(zsh_complete 'tkcall Git/S')
 [ "$completed" = $'tkcall Git/Status \nGit/Status' ] ||
     { echo "install: zsh's completion of 'tkcall Git/S' gives: $completed" >&2; exit 1; }
@@ -184,4 +204,8 @@ completed=$(zsh_complete 'tkcall git/s')
 completed=$(zsh_complete 'tkcall tk.v1.Git.S')
 [ "$completed" = $'tkcall tk.v1.Git.Status \ntk.v1.Git.Status' ] ||
     { echo "install: zsh's completion of 'tkcall tk.v1.Git.S' gives: $completed" >&2; exit 1; }
+offered=$(zsh_offered "tkcall Git/Log -d $typed" | sort | tr '\n' ' ')
+want=$(sed "s/'{/$typed/g; s/$typed\"repo\": //; s/'//g" <<<"$log_fields")
+[ "$offered" = "$want" ] ||
+    { echo "install: zsh's completion of -d $typed for Git/Log offers: $offered, not $want" >&2; exit 1; }
 echo "install: ok ($out)"

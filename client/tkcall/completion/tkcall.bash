@@ -9,7 +9,8 @@
 #              takes a service, `describe` any name
 #   --node     a fleet's node ids, from `tkcall Control/ListNodes`
 #   after -d   the request's fields as JSON names ({"repo":), from
-#              `tkcall describe METHOD`, which needs no tkd
+#              `tkcall describe METHOD`, which needs no tkd, less those the
+#              object already has ({"repo":".", offers no repo)
 # shellcheck shell=bash
 
 # The JSON names of METHOD's request fields, one a line.
@@ -93,6 +94,69 @@ _tkcall_names() {
 '
 }
 
+# Where the word CUR (what follows -d) is in its JSON object: nothing when
+# no key may begin there (inside a string, a value, a nested object or
+# array); else a line with CUR up to where the key begins, then the keys
+# the top-level object already has, one a line.
+_tkcall_object() {
+    TKCALL_CUR=$1 awk '
+    BEGIN {
+        s = ENVIRON["TKCALL_CUR"]
+        if (substr(s, 1, 1) == "\047") { # a quote opens the word
+            quote = "\047"
+            s = substr(s, 2)
+        }
+        if (s ~ /^[ \t\r\n]*$/) { # nothing yet: the opening of the object
+            print quote s "{"
+            exit
+        }
+        # depth of {} and []; expect: a key may begin here, at start; a
+        # string begun there is a key (keying), pending until its colon
+        # follows, when the object has it.
+        len = length(s)
+        for (i = 1; i <= len; i++) {
+            c = substr(s, i, 1)
+            if (instr) {
+                if (esc) esc = 0
+                else if (c == "\\") esc = 1
+                else if (c == "\"") instr = 0
+                if (instr && keying) key = key c
+                else if (!instr && keying) { pending = key; keying = 0 }
+                continue
+            }
+            if (c ~ /[ \t\r\n]/) continue
+            if (c == "\"") {
+                instr = 1
+                keying = depth == 1 && expect
+                if (keying) { start = i; key = "" }
+                expect = 0
+                continue
+            }
+            if (depth == 0 && c != "{") exit # not an object: no fields
+            if (c == ":" && depth == 1 && pending != "") keys[pending] = 1
+            pending = ""
+            expect = 0
+            if (c == "{" || c == "[") {
+                depth++
+                if (depth == 1) { expect = 1; start = i + 1 }
+            } else if (c == "}" || c == "]") {
+                depth--
+            } else if (c == "," && depth == 1) {
+                expect = 1
+                start = i + 1
+            }
+        }
+        # Inside the top-level object, where a key begins or is being typed
+        # (an open string, or a closed one with nothing after it).
+        if (depth != 1 || !(expect || (instr && keying) || (pending != "" && substr(s, len, 1) == "\"")))
+            exit
+        if (expect) start = len + 1
+        print quote substr(s, 1, start - 1)
+        for (k in keys) print k
+    }
+'
+}
+
 _tkcall() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
     local prog=${COMP_WORDS[0]} i word cmd="" method=""
@@ -135,10 +199,16 @@ _tkcall() {
                 [[ ${COMP_WORDS[i]} == -* ]] || { cmd=${COMP_WORDS[i]}; break; }
             done
             [ -n "$cmd" ] || return
-            local f prefix=${cur%[\{,]*}
-            [ "$prefix" = "$cur" ] && prefix="{" || prefix="${cur:0:${#prefix}+1}"
+            local f prefix
+            local -a where
+            mapfile -t where < <(_tkcall_object "$cur")
+            [ ${#where[@]} -gt 0 ] || return
+            prefix=${where[0]}
             COMPREPLY=()
             while IFS= read -r f; do
+                for word in "${where[@]:1}"; do
+                    [ "$word" != "$f" ] || continue 2
+                done
                 [[ $prefix\"$f\": == "$cur"* ]] && COMPREPLY+=("$prefix\"$f\":")
             done < <(_tkcall_fields "$prog" "$cmd")
             compopt -o nospace 2>/dev/null
