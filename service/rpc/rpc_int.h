@@ -322,6 +322,11 @@ void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg);
 /* The credentials of the connection a frame came on. */
 void rpc__peer_of(rpc_server *srv, nng_pipe pipe, rpc_peer *peer);
 
+/* watch.c: the listener watch, the thread rpc__start_listeners starts: once
+ * a second, the refusals NNG counts, counted and logged, and the heap
+ * (trim.c); until rpc__stop_listeners sets watch_stop. */
+void *rpc__watch_main(void *arg);
+
 /* trim.c: gives the heap back to the system when a burst has left it
  * holding free memory (the watch, once a second; watch_mu held), a burst
  * counted from what the heap held free when the watch started. */
