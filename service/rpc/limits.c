@@ -65,12 +65,15 @@ uint64_t rpc_fd_limit_raise(void)
 #endif
     if (setrlimit(RLIMIT_NOFILE, &want) != 0) {
         char ebuf[128];
-        obs_log(OBS_LOG_WARN,
-                "file descriptors: cannot raise the soft limit %llu to the "
-                "hard limit %llu: %s",
-                (unsigned long long)rl.rlim_cur,
-                (unsigned long long)rl.rlim_max,
-                tkc_strerror(errno, ebuf, sizeof ebuf));
+        const char *why = tkc_strerror(errno, ebuf, sizeof ebuf);
+        obs_field f[] = { OBS_INT("soft_limit", rl.rlim_cur),
+                          OBS_INT("hard_limit", rl.rlim_max),
+                          OBS_STR("error", why) };
+        obs_log_fields(OBS_LOG_WARN, f, 3,
+                       "file descriptors: cannot raise the soft limit %llu to "
+                       "the hard limit %llu: %s",
+                       (unsigned long long)rl.rlim_cur,
+                       (unsigned long long)rl.rlim_max, why);
         return (uint64_t)rl.rlim_cur;
     }
     pthread_mutex_lock(&fds.mu);
@@ -144,19 +147,23 @@ static void warn_over_parts(const rpc_server *srv)
         const rpc_listener *L = &srv->listeners[i];
         if (L->limit <= L->part)
             continue;
+        obs_field f[] = { OBS_STR("url", L->bound),
+                          OBS_INT("max_connections", L->limit),
+                          OBS_INT("fds_part", L->part) };
         if (srv->cfg.max_connections != 0)
-            obs_log(OBS_LOG_WARN,
-                    "%s: --max-connections %u is more than its part of the "
-                    "file descriptors (%u): a flood there can take those the "
-                    "calls' work and the other listeners need",
-                    L->bound, L->limit, L->part);
+            obs_log_fields(OBS_LOG_WARN, f, 3,
+                           "%s: --max-connections %u is more than its part of "
+                           "the file descriptors (%u): a flood there can take "
+                           "those the calls' work and the other listeners "
+                           "need",
+                           L->bound, L->limit, L->part);
         else
-            obs_log(OBS_LOG_WARN,
-                    "%s: no file descriptors to spare for it, so it takes "
-                    "one connection at a time: raise the limit (ulimit -n) "
-                    "or lower --workers and --queue-depth, which hold some "
-                    "each",
-                    L->bound);
+            obs_log_fields(OBS_LOG_WARN, f, 3,
+                           "%s: no file descriptors to spare for it, so it "
+                           "takes one connection at a time: raise the limit "
+                           "(ulimit -n) or lower --workers and --queue-depth, "
+                           "which hold some each",
+                           L->bound);
     }
 }
 
@@ -169,18 +176,27 @@ void rpc_fd_log_capacity(const rpc_server *srv)
     if (from != 0)
         snprintf(raised, sizeof raised, " (raised from %llu to the hard limit)",
                  (unsigned long long)from);
+    /* In JSON, the numbers the line says: no count when there was none to
+     * make (an unlimited soft limit), no raised_from when not raised. */
+    obs_field f[4] = { OBS_INT("fds_limit", srv->fds_limit),
+                       OBS_INT("fds_in_use", srv->fds_used),
+                       OBS_INT("fds_for_work", srv->fds_work) };
+    size_t nf = srv->fds_used < 0 ? 1 : 3;
+    if (from != 0)
+        f[nf++] = OBS_INT("raised_from", from);
     if (srv->fds_used < 0) {
-        obs_log(OBS_LOG_INFO, "file descriptors: limit %llu%s",
-                (unsigned long long)srv->fds_limit, raised);
+        obs_log_fields(OBS_LOG_INFO, f, nf, "file descriptors: limit %llu%s",
+                       (unsigned long long)srv->fds_limit, raised);
         return;
     }
-    obs_log(OBS_LOG_INFO,
-            "file descriptors: limit %llu%s, %ld in use after start-up: "
-            "%llu kept for the calls' work (git, search tools, libgit2, "
-            "PostgreSQL; a running tool holds %d), the rest shared by the "
-            "listeners (each listening line says its limit)",
-            (unsigned long long)srv->fds_limit, raised, srv->fds_used,
-            (unsigned long long)srv->fds_work, FDS_PER_TOOL);
+    obs_log_fields(OBS_LOG_INFO, f, nf,
+                   "file descriptors: limit %llu%s, %ld in use after "
+                   "start-up: %llu kept for the calls' work (git, search "
+                   "tools, libgit2, PostgreSQL; a running tool holds %d), the "
+                   "rest shared by the listeners (each listening line says "
+                   "its limit)",
+                   (unsigned long long)srv->fds_limit, raised, srv->fds_used,
+                   (unsigned long long)srv->fds_work, FDS_PER_TOOL);
     warn_over_parts(srv);
 }
 
@@ -218,15 +234,22 @@ static void log_exhausted(const rpc_call *call, int err, const char *what)
         snprintf(more, sizeof more,
                  "; %llu more such call(s) since the last line",
                  (unsigned long long)unlogged);
-    obs_log(OBS_LOG_WARN,
-            "out of file descriptors (%s, soft limit %llu): method=%s id=%llu "
-            "conn=%u: %s%s",
-            err == ENFILE ? "ENFILE: the system's table is full"
-                          : "EMFILE: tkd's own limit",
-            (unsigned long long)soft_limit(),
-            call->reg != NULL ? call->reg->method->name : "-",
-            (unsigned long long)call->id, (unsigned)call->peer.conn, what,
-            more);
+    const char *method = call->reg != NULL ? call->reg->method->name : "-";
+    obs_field f[] = { OBS_STR("error", err == ENFILE ? "ENFILE" : "EMFILE"),
+                      OBS_INT("soft_limit", soft_limit()),
+                      OBS_STR("method", method),
+                      OBS_INT("call_id", call->id),
+                      OBS_INT("conn", call->peer.conn),
+                      OBS_STR("what", what),
+                      OBS_INT("unlogged", unlogged) };
+    obs_log_fields(OBS_LOG_WARN, f, sizeof f / sizeof f[0],
+                   "out of file descriptors (%s, soft limit %llu): method=%s "
+                   "id=%llu conn=%u: %s%s",
+                   err == ENFILE ? "ENFILE: the system's table is full"
+                                 : "EMFILE: tkd's own limit",
+                   (unsigned long long)soft_limit(), method,
+                   (unsigned long long)call->id, (unsigned)call->peer.conn,
+                   what, more);
 }
 
 void rpc_call_fail_fds(rpc_call *call, int err, const char *fmt, ...)

@@ -235,11 +235,14 @@ static int start_listener(rpc_server *srv, rpc_listener *L, char *err,
     }
     L->started = true;
     set_bound(L);
-    if (sc == SCHEME_TCP)
-        obs_log(OBS_LOG_WARN,
-                "%s authenticates no one: anyone who can reach it may call "
-                "tkd (plain tcp was asked for; use tls+tcp:// outside a lab)",
-                L->bound);
+    if (sc == SCHEME_TCP) {
+        obs_field f[] = { OBS_STR("url", L->bound) };
+        obs_log_fields(OBS_LOG_WARN, f, 1,
+                       "%s authenticates no one: anyone who can reach it may "
+                       "call tkd (plain tcp was asked for; use tls+tcp:// "
+                       "outside a lab)",
+                       L->bound);
+    }
     return 0;
 }
 
@@ -377,6 +380,19 @@ void rpc__peer_of(rpc_server *srv, nng_pipe pipe, rpc_peer *peer)
         read_peer(srv, pipe, peer);
 }
 
+/* At debug, a connection's coming or going; in JSON, its conn (as a
+ * call's line's peer names it) and its listener's url are members. */
+static void say_conn(const rpc_server *srv, nng_pipe pipe, const char *what)
+{
+    if (!obs_log_enabled(OBS_LOG_DEBUG))
+        return;
+    const rpc_listener *L = listener_of(srv, pipe);
+    obs_field f[] = { OBS_INT("conn", (unsigned)nng_pipe_id(pipe)),
+                      OBS_STR("url", L != NULL ? L->bound : "-") };
+    obs_log_fields(OBS_LOG_DEBUG, f, 2, "connection %u %s",
+                   (unsigned)nng_pipe_id(pipe), what);
+}
+
 /* A new connection during shutdown is refused (closing the listeners
  * instead would close their established connections too, and with them
  * the replies of the calls that shutdown lets finish). A closed
@@ -401,9 +417,7 @@ void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
     }
     if (ev == NNG_PIPE_EV_ADD_POST) {
         remember_peer(srv, pipe);
-        if (obs_log_enabled(OBS_LOG_DEBUG))
-            obs_log(OBS_LOG_DEBUG, "connection %u opened",
-                    (unsigned)nng_pipe_id(pipe));
+        say_conn(srv, pipe, "opened");
         return;
     }
     if (ev != NNG_PIPE_EV_REM_POST)
@@ -412,8 +426,7 @@ void rpc__pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
     rpc_listener *L = listener_of(srv, pipe);
     if (L != NULL)
         atomic_fetch_sub(&L->open, 1);
-    if (obs_log_enabled(OBS_LOG_DEBUG))
-        obs_log(OBS_LOG_DEBUG, "connection %u closed", (unsigned)conn);
+    say_conn(srv, pipe, "closed");
     forget_peer(srv, conn);
     rpc__connection_closed(srv, conn);
 }

@@ -171,16 +171,27 @@ static const char *const closed_meaning[RPC_MH_CLOSED_KINDS] = {
                             "--metrics-header-timeout-ms",
 };
 
-/* What was closed since the last line, a line a reason at most a second. */
+/* What was closed since the last line, a line a reason at most a second;
+ * in JSON, with its values as members (the limit or the timeout). */
 static void log_closed(struct rpc_mhttp *m, int64_t now)
 {
+    const rpc_server *srv = m->srv;
     for (int k = 0; k < RPC_MH_CLOSED_KINDS; k++) {
-        uint64_t v = atomic_load(&m->srv->mh_closed[k]);
+        uint64_t v = atomic_load(&srv->mh_closed[k]);
         if (v == m->logged[k] || now < m->logged_at[k] + MH_LOG_EVERY_NS)
             continue;
-        obs_log(OBS_LOG_WARN, "metrics listener %s: %llu connection(s) %s",
-                m->srv->metrics_bound, (unsigned long long)(v - m->logged[k]),
-                closed_meaning[k]);
+        obs_field f[] = {
+            OBS_STR("metrics_url", srv->metrics_bound),
+            OBS_INT("connections", v - m->logged[k]),
+            OBS_STR("reason", rpc__mh_closed_reason(k)),
+            k == RPC_MH_LIMIT ? OBS_INT("max_connections", srv->metrics_limit)
+                              : OBS_INT("header_timeout_ms",
+                                        srv->cfg.metrics_header_timeout_ms),
+        };
+        obs_log_fields(
+            OBS_LOG_WARN, f, sizeof f / sizeof f[0],
+            "metrics listener %s: %llu connection(s) %s", srv->metrics_bound,
+            (unsigned long long)(v - m->logged[k]), closed_meaning[k]);
         m->logged[k] = v;
         m->logged_at[k] = now;
     }
@@ -200,12 +211,15 @@ static void accept_some(struct rpc_mhttp *m, int64_t now)
             int64_t *at = &m->logged_at[RPC_MH_CLOSED_KINDS];
             if (now >= *at + MH_LOG_EVERY_NS) {
                 char ebuf[128];
-                obs_log(OBS_LOG_WARN,
-                        "metrics listener %s: cannot accept: %s (trying "
-                        "again every %d ms)",
-                        m->srv->metrics_bound,
-                        tkc_strerror(-fd, ebuf, sizeof ebuf),
-                        MH_ACCEPT_BACKOFF_MS);
+                const char *why = tkc_strerror(-fd, ebuf, sizeof ebuf);
+                obs_field f[] = { OBS_STR("metrics_url", m->srv->metrics_bound),
+                                  OBS_STR("error", why),
+                                  OBS_INT("retry_ms", MH_ACCEPT_BACKOFF_MS) };
+                obs_log_fields(OBS_LOG_WARN, f, sizeof f / sizeof f[0],
+                               "metrics listener %s: cannot accept: %s "
+                               "(trying again every %d ms)",
+                               m->srv->metrics_bound, why,
+                               MH_ACCEPT_BACKOFF_MS);
                 *at = now;
             }
             return;
@@ -409,13 +423,15 @@ static void name_bound(struct rpc_mhttp *m, const nng_url *u)
     snprintf(m->srv->metrics_bound, sizeof m->srv->metrics_bound,
              "http://%s%s%s:%u%s", v6 ? "[" : "", u->u_hostname, v6 ? "]" : "",
              port, m->path);
-    if (!loopback(&sa))
-        obs_log(OBS_LOG_WARN,
-                "metrics listener %s is not on loopback: it answers anyone "
-                "who can reach the port, without authentication (bind it to "
-                "127.0.0.1 or [::1], or keep the port on a network only the "
-                "scraper reaches)",
-                m->srv->metrics_bound);
+    if (!loopback(&sa)) {
+        obs_field f[] = { OBS_STR("metrics_url", m->srv->metrics_bound) };
+        obs_log_fields(OBS_LOG_WARN, f, 1,
+                       "metrics listener %s is not on loopback: it answers "
+                       "anyone who can reach the port, without authentication "
+                       "(bind it to 127.0.0.1 or [::1], or keep the port on a "
+                       "network only the scraper reaches)",
+                       m->srv->metrics_bound);
+    }
 }
 
 static int mh_new(struct rpc_mhttp **out, rpc_server *srv, const nng_url *u,

@@ -174,9 +174,11 @@ static void dispatch(rpc_slot *s)
     set_deadlines(call);
     bool dup_done = false;
     if (!register_call(s, &dup_done)) {
-        obs_log(OBS_LOG_WARN,
-                "dropped a resent copy of call %llu on connection %u",
-                (unsigned long long)call->id, (unsigned)call->peer.conn);
+        obs_field f[] = { OBS_INT("call_id", call->id),
+                          OBS_INT("conn", call->peer.conn) };
+        obs_log_fields(OBS_LOG_WARN, f, 2,
+                       "dropped a resent copy of call %llu on connection %u",
+                       (unsigned long long)call->id, (unsigned)call->peer.conn);
         pthread_mutex_lock(&srv->reg_mu);
         rpc_call__reset(call);
         rpc__arm_recv(s);

@@ -326,6 +326,9 @@ void rpc__peer_of(rpc_server *srv, nng_pipe pipe, rpc_peer *peer);
  * a second, the refusals NNG counts, counted and logged, and the heap
  * (trim.c); until rpc__stop_listeners sets watch_stop. */
 void *rpc__watch_main(void *arg);
+/* The reason a refusal of kind k (rpc_refused) is named by, in
+ * tk_connections_refused_total and in the watch's log line. */
+const char *rpc__refused_reason(int k);
 
 /* trim.c: gives the heap back to the system when a burst has left it
  * holding free memory (the watch, once a second; watch_mu held), a burst
@@ -428,6 +431,9 @@ void rpc__stats_fill(rpc_server *srv, rpc_call *call, Tk__V1__StatsReply *out);
 /* The same in Prometheus' text format (0.0.4), appended to out. 0 or
  * -ENOMEM. */
 int rpc__stats_text(const Tk__V1__StatsReply *st, tkc_buf *out);
+/* The reason tk_metrics_http_closed_total names a kind of close by
+ * (rpc_mh_closed), which the metrics listener's log line names too. */
+const char *rpc__mh_closed_reason(int k);
 
 /* metrics_http.c: the Prometheus listener (cfg.metrics_listen). */
 int rpc__metrics_http_start(rpc_server *srv, char *err, size_t errlen);

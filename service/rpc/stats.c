@@ -298,19 +298,10 @@ static void connections(builder *b, rpc_server *srv)
         "connection). Read from NNG's counters once a second; a client's "
         "own close is none of them.",
         TK__V1__METRIC_FAMILY__TYPE__COUNTER, RPC_REFUSED_KINDS);
-    static const char *const reasons[RPC_REFUSED_KINDS] = {
-        [RPC_REFUSED_LIMIT] = "LIMIT",
-        [RPC_REFUSED_HANDSHAKE] = "HANDSHAKE_TIMEOUT",
-        [RPC_REFUSED_AUTH] = "TLS",
-        [RPC_REFUSED_PROTO] = "PROTOCOL",
-        [RPC_REFUSED_OTHER] = NULL,
-        [RPC_REFUSED_ACCEPT] = "ACCEPT",
-        [RPC_REFUSED_FRAME] = "REQUEST_TOO_LARGE",
-    };
     for (int k = 0; k < RPC_REFUSED_KINDS; k++) {
-        if (reasons[k] == NULL)
+        if (k == RPC_REFUSED_OTHER) /* a close, with an NNG without 08 */
             continue;
-        const char *labels[] = { "reason", reasons[k] };
+        const char *labels[] = { "reason", rpc__refused_reason(k) };
         value(b, r, 1, labels, load(&srv->refused[k]));
     }
     value(b,
@@ -322,6 +313,16 @@ static void connections(builder *b, rpc_server *srv)
           family(b, "tk_sent_bytes_total", "Bytes of reply frames sent.",
                  TK__V1__METRIC_FAMILY__TYPE__COUNTER, 1),
           0, NULL, load(&srv->bytes_out));
+}
+
+const char *rpc__mh_closed_reason(int k)
+{
+    static const char *const reasons[RPC_MH_CLOSED_KINDS] = {
+        [RPC_MH_LIMIT] = "LIMIT",
+        [RPC_MH_HEADER_TIMEOUT] = "HEADER_TIMEOUT",
+        [RPC_MH_SEND_TIMEOUT] = "SEND_TIMEOUT",
+    };
+    return k >= 0 && k < RPC_MH_CLOSED_KINDS ? reasons[k] : NULL;
 }
 
 /* The Prometheus listener's own (metrics_http.c), when there is one. */
@@ -344,13 +345,8 @@ static void metrics_listener(builder *b, rpc_server *srv)
         "--metrics-header-timeout-ms of the accept), SEND_TIMEOUT (the "
         "answer not taken within as long again).",
         TK__V1__METRIC_FAMILY__TYPE__COUNTER, RPC_MH_CLOSED_KINDS);
-    static const char *const reasons[RPC_MH_CLOSED_KINDS] = {
-        [RPC_MH_LIMIT] = "LIMIT",
-        [RPC_MH_HEADER_TIMEOUT] = "HEADER_TIMEOUT",
-        [RPC_MH_SEND_TIMEOUT] = "SEND_TIMEOUT",
-    };
     for (int k = 0; k < RPC_MH_CLOSED_KINDS; k++) {
-        const char *labels[] = { "reason", reasons[k] };
+        const char *labels[] = { "reason", rpc__mh_closed_reason(k) };
         value(b, f, 1, labels, load(&srv->mh_closed[k]));
     }
     value(b,

@@ -11,29 +11,43 @@
 
 #include "rpc_int.h"
 
-/* NNG's names of the counters of each kind, and what a count means (the
- * limit's and the handshake's are said with their numbers: say()). */
+/* NNG's names of the counters of each kind, the reason a JSON line and
+ * tk_connections_refused_total (stats.c) name it by, and what a count
+ * means (the limit's, the handshake's and the frame's are said with
+ * their numbers: say()). */
 static const struct {
     const char *stats[2];
+    const char *reason;
     const char *meaning;
 } kinds[RPC_REFUSED_KINDS] = {
-    [RPC_REFUSED_LIMIT] = { { "conn_refused", NULL }, NULL },
-    [RPC_REFUSED_HANDSHAKE] = { { "timeout", NULL }, NULL },
+    [RPC_REFUSED_LIMIT] = { { "conn_refused", NULL }, "LIMIT", NULL },
+    [RPC_REFUSED_HANDSHAKE] = { { "timeout", NULL },
+                                "HANDSHAKE_TIMEOUT",
+                                NULL },
     [RPC_REFUSED_AUTH] = { { "auth", NULL },
+                           "TLS",
                            "failed the TLS handshake: a client with no "
                            "certificate or one the clients' CA did not "
                            "sign, or a client that refused tkd's" },
     [RPC_REFUSED_PROTO] = { { "proto", NULL },
+                            "PROTOCOL",
                             "did not speak NNG's REQ protocol" },
     /* tk's NNG counts a client's close as "discon" (tools/nng/08). */
     [RPC_REFUSED_OTHER] = { { "other", NULL },
+                            "OTHER",
                             "ended in an error NNG names no further (a "
                             "peer that hung up during the handshake, or, "
                             "with an NNG without tk's patches, a close)" },
-    [RPC_REFUSED_FRAME] = { { "msgsize", NULL }, NULL },
+    [RPC_REFUSED_FRAME] = { { "msgsize", NULL }, "REQUEST_TOO_LARGE", NULL },
     [RPC_REFUSED_ACCEPT] = { { "oom", NULL },
+                             "ACCEPT",
                              "could not be accepted (out of memory)" },
 };
+
+const char *rpc__refused_reason(int k)
+{
+    return k >= 0 && k < RPC_REFUSED_KINDS ? kinds[k].reason : NULL;
+}
 
 /* The statistics of listener id. Not nng_stat_find_listener: in NNG 1.5.2
  * it searches the children by name alone and returns the first listener's,
@@ -64,30 +78,39 @@ static uint64_t stat_sum(nng_stat *listener, const char *const names[2])
     return v;
 }
 
-/* The line for n more connections of kind k on L. */
+/* The line for n more connections of kind k on L; in JSON, its values are
+ * members too: the listener's url, the connections, the reason, and the
+ * limit the line names (named as the options are). */
 static void say(const rpc_server *srv, const rpc_listener *L, int k,
                 unsigned long long n)
 {
-    if (k == RPC_REFUSED_LIMIT)
-        obs_log(OBS_LOG_WARN,
-                "%s: refused %llu connection(s): %u were open, its limit "
-                "(handshakes included)",
-                L->bound, n, L->limit);
-    else if (k == RPC_REFUSED_HANDSHAKE)
-        obs_log(OBS_LOG_WARN,
-                "%s: %llu connection(s) did not finish the handshake within "
-                "%u ms (--handshake-timeout-ms), closed",
-                L->bound, n, srv->cfg.handshake_timeout_ms);
-    else if (k == RPC_REFUSED_FRAME)
-        obs_log(OBS_LOG_WARN,
-                "%s: %llu connection(s) closed: a request frame larger than "
-                "the limit, %zu bytes (--max-request-bytes)",
-                L->bound, n, srv->cfg.max_request_bytes);
-    else /* an NNG without tools/nng/08 counts every close as "other" */
-        obs_log(k != RPC_REFUSED_OTHER ? OBS_LOG_WARN
-                : L->closes_apart      ? OBS_LOG_INFO
-                                       : OBS_LOG_DEBUG,
-                "%s: %llu connection(s) %s", L->bound, n, kinds[k].meaning);
+    obs_field f[4] = { OBS_STR("url", L->bound), OBS_INT("connections", n),
+                       OBS_STR("reason", kinds[k].reason) };
+    if (k == RPC_REFUSED_LIMIT) {
+        f[3] = OBS_INT("max_connections", L->limit);
+        obs_log_fields(OBS_LOG_WARN, f, 4,
+                       "%s: refused %llu connection(s): %u were open, its "
+                       "limit (handshakes included)",
+                       L->bound, n, L->limit);
+    } else if (k == RPC_REFUSED_HANDSHAKE) {
+        f[3] = OBS_INT("handshake_timeout_ms", srv->cfg.handshake_timeout_ms);
+        obs_log_fields(OBS_LOG_WARN, f, 4,
+                       "%s: %llu connection(s) did not finish the handshake "
+                       "within %u ms (--handshake-timeout-ms), closed",
+                       L->bound, n, srv->cfg.handshake_timeout_ms);
+    } else if (k == RPC_REFUSED_FRAME) {
+        f[3] = OBS_INT("max_request_bytes", srv->cfg.max_request_bytes);
+        obs_log_fields(OBS_LOG_WARN, f, 4,
+                       "%s: %llu connection(s) closed: a request frame larger "
+                       "than the limit, %zu bytes (--max-request-bytes)",
+                       L->bound, n, srv->cfg.max_request_bytes);
+    } else { /* an NNG without tools/nng/08 counts every close as "other" */
+        obs_log_fields(k != RPC_REFUSED_OTHER ? OBS_LOG_WARN
+                       : L->closes_apart      ? OBS_LOG_INFO
+                                              : OBS_LOG_DEBUG,
+                       f, 3, "%s: %llu connection(s) %s", L->bound, n,
+                       kinds[k].meaning);
+    }
 }
 
 /* Logs what grew since the last look: at most one line a kind a listener

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 """tkd's log for machines (issue 19's first part): --log-format json writes
 one JSON object a line, every line, and a call's line has the call's
-fields apart (method, call_id, peer, code, reason, elapsed_us, cause);
+fields apart (method, call_id, peer, code, reason, elapsed_us, cause),
+and every other line the values its message names (a listener's url, the
+listener watch's counts, reasons and limits, the descriptors);
 under systemd (stderr is the stream JOURNAL_STREAM names) every line
 starts with the syslog priority journald reads. The negative controls:
 the default text lines are no JSON, a JOURNAL_STREAM that names another
@@ -18,9 +20,11 @@ import faulthandler
 import json
 import os
 import signal
+import socket
+import struct
 import subprocess
 import unittest
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import tkproc
 
@@ -52,6 +56,21 @@ def parse(line: str) -> Dict[str, Any]:
     return obj
 
 
+# NNG's SP header of a REQ peer (tests/support/spwire.h).
+SP_REQ = b"\x00SP\x00\x00\x30\x00\x00"
+
+
+def sp_connect(path: str) -> socket.socket:
+    """A connection to tkd's ipc socket at path, past the SP handshake."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(WAIT_S)
+    s.connect(path)
+    s.sendall(SP_REQ)
+    if len(s.recv(8, socket.MSG_WAITALL)) != 8:
+        raise AssertionError("tkd did not answer the SP handshake")
+    return s
+
+
 class Tkd:
     """A tkd whose stderr is a pipe read here; JOURNAL_STREAM set to the
     pipe's device and inode when journal is True, or to those of another
@@ -80,6 +99,19 @@ class Tkd:
         line = self.err.readline()
         self.lines.append(line)
         return line
+
+    def wait_line(self, want: Callable[[Dict[str, Any]], bool]) -> Dict[str, Any]:
+        """Reads tkd's JSON lines until one that want() takes: the line
+        says tkd has seen what the test did (the watchdog that runs this
+        test bounds the wait)."""
+        while True:
+            line = self.err.readline()
+            if line == "":
+                raise AssertionError("tkd's stderr ended: %r" % self.lines)
+            self.lines.append(line)
+            obj = parse(line)
+            if want(obj):
+                return obj
 
     def stop(self) -> List[str]:
         """SIGTERM, and every line it wrote (newlines removed)."""
@@ -145,6 +177,13 @@ class LogFormat(unittest.TestCase):
         self.assertIn(metrics[0]["metrics_url"], metrics[0]["msg"])
         roots = [o["root"] for o in objs if "root" in o]
         self.assertEqual(roots, [self.dir.name])
+        fds = [o for o in objs if "fds_limit" in o]
+        self.assertEqual(len(fds), 1, objs)
+        self.assertIn("file descriptors: limit %d" % fds[0]["fds_limit"],
+                      fds[0]["msg"])
+        self.assertIn(", %d in use after start-up: %d kept" %
+                      (fds[0]["fds_in_use"], fds[0]["fds_for_work"]),
+                      fds[0]["msg"])
         calls = {o["call_id"]: o for o in objs if o.get("event") == "call"}
         ping = calls[ping_id]
         self.assertEqual(ping["method"], "tk.v1.Control/Ping")
@@ -161,6 +200,50 @@ class LogFormat(unittest.TestCase):
         self.assertEqual(bad["code"], "PERMISSION_DENIED")
         self.assertEqual(bad["reason"], "PATH_OUTSIDE_ROOT")
         self.assertEqual(bad["peer"]["conn"], ping["peer"]["conn"])
+
+    def test_watch_lines(self) -> None:
+        """The listener watch's lines (a connection refused at the limit, a
+        frame over --max-request-bytes) have their values as members: the
+        listener's url, the connections, the reason
+        (tk_connections_refused_total's) and the limit the line names."""
+        d = self.start(["--log-format", "json", "--max-connections", "1",
+                        "--max-request-bytes", "4096"])
+        path = d.addr[len("ipc://"):]
+        kept = sp_connect(path)
+        # The one connection the limit takes is open: the next is closed
+        # as it comes, before its SP header.
+        refused = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        refused.settimeout(WAIT_S)
+        refused.connect(path)
+        try:
+            refused.sendall(SP_REQ)
+            got = refused.recv(8, socket.MSG_WAITALL)
+        except (BrokenPipeError, ConnectionResetError):
+            got = b""
+        refused.close()
+        self.assertLess(len(got), 8, "a connection over the limit was served")
+        # Found by its message, which the text line says too.
+        limit = d.wait_line(lambda o: "refused 1 connection(s): 1 were open"
+                            in o["msg"])
+        self.assertEqual(limit["level"], "warn")
+        self.assertEqual(limit.get("url"), d.addr, limit)
+        self.assertEqual(limit.get("connections"), 1, limit)
+        self.assertEqual(limit.get("reason"), "LIMIT", limit)
+        self.assertEqual(limit.get("max_connections"), 1, limit)
+        # A frame over the limit on the connection kept closes it.
+        kept.sendall(b"\x01" + struct.pack(">Q", 4097))
+        self.assertEqual(kept.recv(1), b"")
+        kept.close()
+        big = d.wait_line(lambda o: "1 connection(s) closed: a request "
+                          "frame larger than the limit, 4096 bytes" in o["msg"])
+        self.assertEqual(big["level"], "warn")
+        self.assertEqual(big.get("url"), d.addr, big)
+        self.assertEqual(big.get("connections"), 1, big)
+        self.assertEqual(big.get("reason"), "REQUEST_TOO_LARGE", big)
+        self.assertEqual(big.get("max_request_bytes"), 4096, big)
+        self.assertNotIn("max_connections", big)
+        for ln in d.stop():
+            parse(ln)
 
     def test_bytes_of_no_text(self) -> None:
         """A root whose name is no UTF-8 and holds a control character:
