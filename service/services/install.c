@@ -213,13 +213,13 @@ static int do_install(services *r, const cli *o,
     msg.restart = TK__V1__SERVICE_SPEC__RESTART__ON_FAILURE;
     msg.stderr_path = log;
     msg.stdout_path = log;
+    msg.stop_timeout_seconds = stop_timeout_s(grace);
     services_error e = { 0 };
     services_spec s;
     services_result res;
     services_ctx c = write_ctx(r);
     char path[PATH_MAX] = "";
     int rv = services__spec_from_msg(&s, &msg, &e);
-    s.stop_timeout = stop_timeout_s(grace);
     if (rv != 0 || services__op_register(&c, ops, &s, &res, &e) != 0 ||
         services__def_path(path, sizeof path, r, ops, label, &e) != 0) {
         fprintf(stderr, "tkd install: %s\n", e.message);

@@ -29,6 +29,9 @@
 #define SERVICES_TOOL_TIMEOUT_MS 30000u /* one launchctl/systemctl run */
 #define SERVICES_DEFAULT_THROTTLE 5u    /* seconds between starts */
 #define SERVICES_MAX_THROTTLE 3600u
+/* Twice the largest tkd install gives (3618 s, for tkd's largest grace of
+ * an hour): room for another program that stops slowly, not for a typo. */
+#define SERVICES_MAX_STOP_TIMEOUT 7200u
 #define SERVICES_LABEL_MAX 200u
 #define SERVICES_MAX_WARNINGS 4
 
@@ -106,9 +109,10 @@ typedef struct services_spec {
     unsigned throttle; /* seconds, never 0 */
     /* Seconds the manager waits, once it has asked the program to stop,
      * before it kills it; 0: the manager's default, and nothing rendered.
-     * Set only for tkd itself (tkd install), which stops its own children
-     * in order: the stop signal goes to it alone (systemd KillMode=mixed),
-     * and the timeout lies above its shutdown bound. Not in the proto. */
+     * Set, the program stops its own children in order, as tkd does: the
+     * stop signal goes to it alone (systemd KillMode=mixed). tkd install
+     * sets it above tkd's shutdown bound, in the spec a Render of tkd's
+     * definition is given too (stop_timeout_seconds). */
     unsigned stop_timeout;
 } services_spec;
 

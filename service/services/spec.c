@@ -227,6 +227,17 @@ static int take_restart(services_spec *s, int restart, unsigned throttle,
     return 0;
 }
 
+static int take_stop_timeout(services_spec *s, unsigned seconds,
+                             services_error *e)
+{
+    if (seconds > SERVICES_MAX_STOP_TIMEOUT)
+        return services__fail(e, RPC_INVALID_ARGUMENT, "BAD_STOP_TIMEOUT",
+                              "spec.stop_timeout_seconds: %u is more than %u",
+                              seconds, SERVICES_MAX_STOP_TIMEOUT);
+    s->stop_timeout = seconds;
+    return 0;
+}
+
 int services__spec_from_msg(services_spec *out, const Tk__V1__ServiceSpec *m,
                             services_error *e)
 {
@@ -239,7 +250,8 @@ int services__spec_from_msg(services_spec *out, const Tk__V1__ServiceSpec *m,
         check_path("working_dir", "BAD_WORKING_DIR", m->working_dir, e) != 0 ||
         check_path("stdout_path", "BAD_LOG_PATH", m->stdout_path, e) != 0 ||
         check_path("stderr_path", "BAD_LOG_PATH", m->stderr_path, e) != 0 ||
-        take_restart(out, (int)m->restart, m->throttle_seconds, e) != 0)
+        take_restart(out, (int)m->restart, m->throttle_seconds, e) != 0 ||
+        take_stop_timeout(out, m->stop_timeout_seconds, e) != 0)
         return -1;
     out->label = m->label;
     out->program = m->program;

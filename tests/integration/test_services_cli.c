@@ -175,6 +175,56 @@ static void test_install_launchd(void **state)
     free(out);
 }
 
+/* What tkd install writes is Services/Render of the same spec, byte for
+ * byte (docs/services.md, docs/macos.md say so): tkd's label, this tkd
+ * and the options after "--", restart on failure, its stop timeout (78 s
+ * with the default grace) and, for launchd, its log file. */
+static void same_as_render(fx *f, int backend, const char *const *opts)
+{
+    const char *args[12] = { "install", "--backend",
+                             backend == LAUNCHD ? "launchd" : "systemd", "--" };
+    size_t n = 4;
+    for (size_t i = 0; opts[i] != NULL; i++)
+        args[n++] = opts[i];
+    char *out = NULL;
+    assert_int_equal(tkd(f, args, &out), 0);
+    free(out);
+    char self[PATH_MAX], log[PATH_MAX], path[PATH_MAX];
+    assert_non_null(realpath(ts_program("TKD"), self));
+    spec s;
+    spec_init(&s, backend == LAUNCHD ? "dev.tk.tkd" : "tkd", opts);
+    s.m.program = self;
+    s.m.restart = TK__V1__SERVICE_SPEC__RESTART__ON_FAILURE;
+    s.m.stop_timeout_seconds = 78;
+    if (backend == LAUNCHD) {
+        join(log, sizeof log, f->home, "Library/Logs/tkd.log");
+        s.m.stdout_path = s.m.stderr_path = log;
+    }
+    Tk__V1__ServiceRenderReply *rep = render_reply(f, &s, backend);
+    if (backend == LAUNCHD)
+        join(path, sizeof path, f->agents, "dev.tk.tkd.plist");
+    else
+        join(path, sizeof path, f->units, "tkd.service");
+    assert_string_equal(rep->path, path);
+    char *text = read_file(path);
+    assert_non_null(text);
+    if (strcmp(text, rep->definition) != 0)
+        fail_msg("tkd install wrote\n%s\nRender gives\n%s", text,
+                 rep->definition);
+    free(text);
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+}
+
+static void test_install_is_render(void **state)
+{
+    fx *f = *state;
+    static const char *const opts[] = { "--listen", "ipc:///tmp/tk.sock",
+                                        NULL };
+    same_as_render(f, SYSTEMD, opts);
+    fx_config(f, "\"teardown_ms\": 100");
+    same_as_render(f, LAUNCHD, opts);
+}
+
 static void test_usage_errors(void **state)
 {
     fx *f = *state;
@@ -335,8 +385,10 @@ int main(void)
 {
     proc_init();
     const struct CMUnitTest tests[] = {
-        T(test_install_systemd), T(test_install_launchd), T(test_usage_errors),
-        T(test_stop_timeout),    T(test_install_fleet),   T(test_help),
+        T(test_install_systemd),   T(test_install_launchd),
+        T(test_usage_errors),      T(test_stop_timeout),
+        T(test_install_fleet),     T(test_help),
+        T(test_install_is_render),
     };
     return cmocka_run_group_tests_name("services-cli", tests, NULL, NULL);
 }

@@ -331,6 +331,10 @@ static void big_throttle(spec *s)
 {
     s->m.throttle_seconds = 86400;
 }
+static void big_stop_timeout(spec *s)
+{
+    s->m.stop_timeout_seconds = 7201;
+}
 static void bad_env_name(spec *s)
 {
     spec_env(s, "1ST", "x");
@@ -367,6 +371,8 @@ static const bad_case bad_cases[] = {
     { "unknown restart", unknown_restart, "BAD_RESTART", "spec.restart" },
     { "throttle too long", big_throttle, "BAD_THROTTLE",
       "spec.throttle_seconds" },
+    { "stop timeout too long", big_stop_timeout, "BAD_STOP_TIMEOUT",
+      "spec.stop_timeout_seconds" },
     { "bad variable name", bad_env_name, "BAD_ENV", "spec.env" },
     { "newline in a value", newline_env, "BAD_ENV", "spec.env[OK]" },
     { "relative working dir", relative_dir, "BAD_WORKING_DIR",

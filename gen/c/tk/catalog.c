@@ -752,6 +752,15 @@ const tk_catalog__doc tk_catalog__docs[] = {
     {"tk.v1.ServiceSpec.stdout_path",
      "Absolute paths the output is appended to; empty: launchd discards it,\n"
      "systemd sends it to the journal."},
+    {"tk.v1.ServiceSpec.stop_timeout_seconds",
+     "For a program that stops its own children in order, as tkd does: how\n"
+     "long, in seconds, the manager waits after its stop signal before it\n"
+     "kills what is left. Set, the stop signal goes to the program alone\n"
+     "(systemd: KillMode=mixed and TimeoutStopSec=; launchd, which signals\n"
+     "the job's process alone anyway: ExitTimeOut). 0: the manager's\n"
+     "defaults (systemd signals every process of the unit at once), and\n"
+     "nothing rendered. At most 7200. `tkd install` sets it above tkd's\n"
+     "shutdown bound (docs/services.md)."},
     {"tk.v1.ServiceSpec.throttle_seconds",
      "The least time between two starts, in seconds (launchd\n"
      "ThrottleInterval, systemd RestartSec); 0: 5 s; at most 3600. systemd\n"
@@ -830,7 +839,7 @@ const tk_catalog__doc tk_catalog__docs[] = {
      "request refused before any ran, tk.v1.Control). For people (tkcall\n"
      "-v), not to compare."},
 };
-const size_t tk_catalog__n_docs = 215;
+const size_t tk_catalog__n_docs = 216;
 
 /* Fields with what protobuf-c does not keep: message, field, oneof,
  * map, option (tk.v1.path). */

@@ -639,7 +639,7 @@ const ProtobufCEnumDescriptor tk__v1__service_spec__restart__descriptor =
   tk__v1__service_spec__restart__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCFieldDescriptor tk__v1__service_spec__field_descriptors[9] =
+static const ProtobufCFieldDescriptor tk__v1__service_spec__field_descriptors[10] =
 {
   {
     "label",
@@ -749,6 +749,18 @@ static const ProtobufCFieldDescriptor tk__v1__service_spec__field_descriptors[9]
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "stop_timeout_seconds",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Tk__V1__ServiceSpec, stop_timeout_seconds),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned tk__v1__service_spec__field_indices_by_name[] = {
   2,   /* field[2] = args */
@@ -758,13 +770,14 @@ static const unsigned tk__v1__service_spec__field_indices_by_name[] = {
   5,   /* field[5] = restart */
   8,   /* field[8] = stderr_path */
   7,   /* field[7] = stdout_path */
+  9,   /* field[9] = stop_timeout_seconds */
   6,   /* field[6] = throttle_seconds */
   4,   /* field[4] = working_dir */
 };
 static const ProtobufCIntRange tk__v1__service_spec__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor tk__v1__service_spec__descriptor =
 {
@@ -774,7 +787,7 @@ const ProtobufCMessageDescriptor tk__v1__service_spec__descriptor =
   "Tk__V1__ServiceSpec",
   "tk.v1",
   sizeof(Tk__V1__ServiceSpec),
-  9,
+  10,
   tk__v1__service_spec__field_descriptors,
   tk__v1__service_spec__field_indices_by_name,
   1,  tk__v1__service_spec__number_ranges,

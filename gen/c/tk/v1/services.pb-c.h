@@ -157,10 +157,21 @@ struct  Tk__V1__ServiceSpec
    */
   char *stdout_path;
   char *stderr_path;
+  /*
+   * For a program that stops its own children in order, as tkd does: how
+   * long, in seconds, the manager waits after its stop signal before it
+   * kills what is left. Set, the stop signal goes to the program alone
+   * (systemd: KillMode=mixed and TimeoutStopSec=; launchd, which signals
+   * the job's process alone anyway: ExitTimeOut). 0: the manager's
+   * defaults (systemd signals every process of the unit at once), and
+   * nothing rendered. At most 7200. `tkd install` sets it above tkd's
+   * shutdown bound (docs/services.md).
+   */
+  uint32_t stop_timeout_seconds;
 };
 #define TK__V1__SERVICE_SPEC__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&tk__v1__service_spec__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string, TK__V1__SERVICE_SPEC__RESTART__RESTART_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string, TK__V1__SERVICE_SPEC__RESTART__RESTART_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Tk__V1__ServiceRenderRequest

@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from tk.v1 import options_pb2 as tk_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14tk/v1/services.proto\x12\x05tk.v1\x1a\x13tk/v1/options.proto\"<\n\x0eServiceManager\"*\n\x04Kind\x12\x08\n\x04\x41UTO\x10\x00\x12\x0b\n\x07LAUNCHD\x10\x01\x12\x0b\n\x07SYSTEMD\x10\x02\"\xfa\x02\n\x0bServiceSpec\x12\r\n\x05label\x18\x01 \x01(\t\x12\x15\n\x07program\x18\x02 \x01(\tB\x04\xa8\x9f\x19\x02\x12\x0c\n\x04\x61rgs\x18\x03 \x03(\t\x12(\n\x03\x65nv\x18\x04 \x03(\x0b\x32\x1b.tk.v1.ServiceSpec.EnvEntry\x12\x19\n\x0bworking_dir\x18\x05 \x01(\tB\x04\xa8\x9f\x19\x02\x12+\n\x07restart\x18\x06 \x01(\x0e\x32\x1a.tk.v1.ServiceSpec.Restart\x12\x18\n\x10throttle_seconds\x18\x07 \x01(\r\x12\x19\n\x0bstdout_path\x18\x08 \x01(\tB\x04\xa8\x9f\x19\x02\x12\x19\n\x0bstderr_path\x18\t \x01(\tB\x04\xa8\x9f\x19\x02\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"I\n\x07Restart\x12\x17\n\x13RESTART_UNSPECIFIED\x10\x00\x12\x0e\n\nON_FAILURE\x10\x01\x12\n\n\x06\x41LWAYS\x10\x02\x12\t\n\x05NEVER\x10\x03\"e\n\x14ServiceRenderRequest\x12 \n\x04spec\x18\x01 \x01(\x0b\x32\x12.tk.v1.ServiceSpec\x12+\n\x07\x62\x61\x63kend\x18\x02 \x01(\x0e\x32\x1a.tk.v1.ServiceManager.Kind\"c\n\x12ServiceRenderReply\x12+\n\x07\x62\x61\x63kend\x18\x01 \x01(\x0e\x32\x1a.tk.v1.ServiceManager.Kind\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x12\n\ndefinition\x18\x03 \x01(\t\"g\n\x16ServiceRegisterRequest\x12 \n\x04spec\x18\x01 \x01(\x0b\x32\x12.tk.v1.ServiceSpec\x12+\n\x07\x62\x61\x63kend\x18\x02 \x01(\x0e\x32\x1a.tk.v1.ServiceManager.Kind\"\xf6\x01\n\x14ServiceRegisterReply\x12\x32\n\x06\x61\x63tion\x18\x01 \x01(\x0e\x32\".tk.v1.ServiceRegisterReply.Action\x12\x10\n\x08\x61ttempts\x18\x02 \x01(\r\x12\x10\n\x08warnings\x18\x03 \x03(\t\x12+\n\x07\x62\x61\x63kend\x18\x04 \x01(\x0e\x32\x1a.tk.v1.ServiceManager.Kind\x12\x0c\n\x04path\x18\x05 \x01(\t\"K\n\x06\x41\x63tion\x12\x16\n\x12\x41\x43TION_UNSPECIFIED\x10\x00\x12\r\n\tUNCHANGED\x10\x01\x12\r\n\tINSTALLED\x10\x02\x12\x0b\n\x07UPDATED\x10\x03\"V\n\x18ServiceUnregisterRequest\x12\r\n\x05label\x18\x01 \x01(\t\x12+\n\x07\x62\x61\x63kend\x18\x02 \x01(\x0e\x32\x1a.tk.v1.ServiceManager.Kind\";\n\x16ServiceUnregisterReply\x12\x0f\n\x07removed\x18\x01 \x01(\x08\x12\x10\n\x08unloaded\x18\x02 \x01(\x08\"t\n\x14ServiceStatusRequest\x12\r\n\x05label\x18\x01 \x01(\t\x12+\n\x07\x62\x61\x63kend\x18\x02 \x01(\x0e\x32\x1a.tk.v1.ServiceManager.Kind\x12 \n\x04spec\x18\x03 \x01(\x0b\x32\x12.tk.v1.ServiceSpec\"+\n\x0bServiceExit\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0e\n\x06signal\x18\x02 \x01(\x05\"\xba\x01\n\x12ServiceStatusReply\x12+\n\x07\x62\x61\x63kend\x18\x01 \x01(\x0e\x32\x1a.tk.v1.ServiceManager.Kind\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x11\n\tinstalled\x18\x03 \x01(\x08\x12\x12\n\nup_to_date\x18\x04 \x01(\x08\x12\x0e\n\x06loaded\x18\x05 \x01(\x08\x12\x0b\n\x03pid\x18\x06 \x01(\x05\x12%\n\tlast_exit\x18\x07 \x01(\x0b\x32\x12.tk.v1.ServiceExit2\xe2\x02\n\x08Services\x12O\n\x06Render\x12\x1b.tk.v1.ServiceRenderRequest\x1a\x19.tk.v1.ServiceRenderReply\"\r\xa2\x9f\x19\t\x08\x01\x10\x88\'\x18\xb0\xea\x01\x12V\n\x08Register\x12\x1d.tk.v1.ServiceRegisterRequest\x1a\x1b.tk.v1.ServiceRegisterReply\"\x0e\xa2\x9f\x19\n\x08\x02\x10\xc0\xa9\x07\x18\xc0\xa9\x07\x12\\\n\nUnregister\x12\x1f.tk.v1.ServiceUnregisterRequest\x1a\x1d.tk.v1.ServiceUnregisterReply\"\x0e\xa2\x9f\x19\n\x08\x02\x10\xc0\xa9\x07\x18\xc0\xa9\x07\x12O\n\x06Status\x12\x1b.tk.v1.ServiceStatusRequest\x1a\x19.tk.v1.ServiceStatusReply\"\r\xa2\x9f\x19\t\x08\x01\x10\x90N\x18\xe0\xd4\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14tk/v1/services.proto\x12\x05tk.v1\x1a\x13tk/v1/options.proto\"<\n\x0eServiceManager\"*\n\x04Kind\x12\x08\n\x04\x41UTO\x10\x00\x12\x0b\n\x07LAUNCHD\x10\x01\x12\x0b\n\x07SYSTEMD\x10\x02\"\x98\x03\n\x0bServiceSpec\x12\r\n\x05label\x18\x01 \x01(\t\x12\x15\n\x07program\x18\x02 \x01(\tB\x04\xa8\x9f\x19\x02\x12\x0c\n\x04\x61rgs\x18\x03 \x03(\t\x12(\n\x03\x65nv\x18\x04 \x03(\x0b\x32\x1b.tk.v1.ServiceSpec.EnvEntry\x12\x19\n\x0bworking_dir\x18\x05 \x01(\tB\x04\xa8\x9f\x19\x02\x12+\n\x07restart\x18\x06 \x01(\x0e\x32\x1a.tk.v1.ServiceSpec.Restart\x12\x18\n\x10throttle_seconds\x18\x07 \x01(\r\x12\x19\n\x0bstdout_path\x18\x08 \x01(\tB\x04\xa8\x9f\x19\x02\x12\x19\n\x0bstderr_path\x18\t \x01(\tB\x04\xa8\x9f\x19\x02\x12\x1c\n\x14stop_timeout_seconds\x18\n \x01(\r\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"I\n\x07Restart\x12\x17\n\x13RESTART_UNSPECIFIED\x10\x00\x12\x0e\n\nON_FAILURE\x10\x01\x12\n\n\x06\x41LWAYS\x10\x02\x12\t\n\x05NEVER\x10\x03\"e\n\x14ServiceRenderRequest\x12 \n\x04spec\x18\x01 \x01(\x0b\x32\x12.tk.v1.ServiceSpec\x12+\n\x07\x62\x61\x63kend\x18\x02 \x01(\x0e\x32\x1a.tk.v1.ServiceManager.Kind\"c\n\x12ServiceRenderReply\x12+\n\x07\x62\x61\x63kend\x18\x01 \x01(\x0e\x32\x1a.tk.v1.ServiceManager.Kind\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x12\n\ndefinition\x18\x03 \x01(\t\"g\n\x16ServiceRegisterRequest\x12 \n\x04spec\x18\x01 \x01(\x0b\x32\x12.tk.v1.ServiceSpec\x12+\n\x07\x62\x61\x63kend\x18\x02 \x01(\x0e\x32\x1a.tk.v1.ServiceManager.Kind\"\xf6\x01\n\x14ServiceRegisterReply\x12\x32\n\x06\x61\x63tion\x18\x01 \x01(\x0e\x32\".tk.v1.ServiceRegisterReply.Action\x12\x10\n\x08\x61ttempts\x18\x02 \x01(\r\x12\x10\n\x08warnings\x18\x03 \x03(\t\x12+\n\x07\x62\x61\x63kend\x18\x04 \x01(\x0e\x32\x1a.tk.v1.ServiceManager.Kind\x12\x0c\n\x04path\x18\x05 \x01(\t\"K\n\x06\x41\x63tion\x12\x16\n\x12\x41\x43TION_UNSPECIFIED\x10\x00\x12\r\n\tUNCHANGED\x10\x01\x12\r\n\tINSTALLED\x10\x02\x12\x0b\n\x07UPDATED\x10\x03\"V\n\x18ServiceUnregisterRequest\x12\r\n\x05label\x18\x01 \x01(\t\x12+\n\x07\x62\x61\x63kend\x18\x02 \x01(\x0e\x32\x1a.tk.v1.ServiceManager.Kind\";\n\x16ServiceUnregisterReply\x12\x0f\n\x07removed\x18\x01 \x01(\x08\x12\x10\n\x08unloaded\x18\x02 \x01(\x08\"t\n\x14ServiceStatusRequest\x12\r\n\x05label\x18\x01 \x01(\t\x12+\n\x07\x62\x61\x63kend\x18\x02 \x01(\x0e\x32\x1a.tk.v1.ServiceManager.Kind\x12 \n\x04spec\x18\x03 \x01(\x0b\x32\x12.tk.v1.ServiceSpec\"+\n\x0bServiceExit\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0e\n\x06signal\x18\x02 \x01(\x05\"\xba\x01\n\x12ServiceStatusReply\x12+\n\x07\x62\x61\x63kend\x18\x01 \x01(\x0e\x32\x1a.tk.v1.ServiceManager.Kind\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x11\n\tinstalled\x18\x03 \x01(\x08\x12\x12\n\nup_to_date\x18\x04 \x01(\x08\x12\x0e\n\x06loaded\x18\x05 \x01(\x08\x12\x0b\n\x03pid\x18\x06 \x01(\x05\x12%\n\tlast_exit\x18\x07 \x01(\x0b\x32\x12.tk.v1.ServiceExit2\xe2\x02\n\x08Services\x12O\n\x06Render\x12\x1b.tk.v1.ServiceRenderRequest\x1a\x19.tk.v1.ServiceRenderReply\"\r\xa2\x9f\x19\t\x08\x01\x10\x88\'\x18\xb0\xea\x01\x12V\n\x08Register\x12\x1d.tk.v1.ServiceRegisterRequest\x1a\x1b.tk.v1.ServiceRegisterReply\"\x0e\xa2\x9f\x19\n\x08\x02\x10\xc0\xa9\x07\x18\xc0\xa9\x07\x12\\\n\nUnregister\x12\x1f.tk.v1.ServiceUnregisterRequest\x1a\x1d.tk.v1.ServiceUnregisterReply\"\x0e\xa2\x9f\x19\n\x08\x02\x10\xc0\xa9\x07\x18\xc0\xa9\x07\x12O\n\x06Status\x12\x1b.tk.v1.ServiceStatusRequest\x1a\x19.tk.v1.ServiceStatusReply\"\r\xa2\x9f\x19\t\x08\x01\x10\x90N\x18\xe0\xd4\x03\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tk.v1.services_pb2', globals())
@@ -44,31 +44,31 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _SERVICEMANAGER_KIND._serialized_start=70
   _SERVICEMANAGER_KIND._serialized_end=112
   _SERVICESPEC._serialized_start=115
-  _SERVICESPEC._serialized_end=493
-  _SERVICESPEC_ENVENTRY._serialized_start=376
-  _SERVICESPEC_ENVENTRY._serialized_end=418
-  _SERVICESPEC_RESTART._serialized_start=420
-  _SERVICESPEC_RESTART._serialized_end=493
-  _SERVICERENDERREQUEST._serialized_start=495
-  _SERVICERENDERREQUEST._serialized_end=596
-  _SERVICERENDERREPLY._serialized_start=598
-  _SERVICERENDERREPLY._serialized_end=697
-  _SERVICEREGISTERREQUEST._serialized_start=699
-  _SERVICEREGISTERREQUEST._serialized_end=802
-  _SERVICEREGISTERREPLY._serialized_start=805
-  _SERVICEREGISTERREPLY._serialized_end=1051
-  _SERVICEREGISTERREPLY_ACTION._serialized_start=976
-  _SERVICEREGISTERREPLY_ACTION._serialized_end=1051
-  _SERVICEUNREGISTERREQUEST._serialized_start=1053
-  _SERVICEUNREGISTERREQUEST._serialized_end=1139
-  _SERVICEUNREGISTERREPLY._serialized_start=1141
-  _SERVICEUNREGISTERREPLY._serialized_end=1200
-  _SERVICESTATUSREQUEST._serialized_start=1202
-  _SERVICESTATUSREQUEST._serialized_end=1318
-  _SERVICEEXIT._serialized_start=1320
-  _SERVICEEXIT._serialized_end=1363
-  _SERVICESTATUSREPLY._serialized_start=1366
-  _SERVICESTATUSREPLY._serialized_end=1552
-  _SERVICES._serialized_start=1555
-  _SERVICES._serialized_end=1909
+  _SERVICESPEC._serialized_end=523
+  _SERVICESPEC_ENVENTRY._serialized_start=406
+  _SERVICESPEC_ENVENTRY._serialized_end=448
+  _SERVICESPEC_RESTART._serialized_start=450
+  _SERVICESPEC_RESTART._serialized_end=523
+  _SERVICERENDERREQUEST._serialized_start=525
+  _SERVICERENDERREQUEST._serialized_end=626
+  _SERVICERENDERREPLY._serialized_start=628
+  _SERVICERENDERREPLY._serialized_end=727
+  _SERVICEREGISTERREQUEST._serialized_start=729
+  _SERVICEREGISTERREQUEST._serialized_end=832
+  _SERVICEREGISTERREPLY._serialized_start=835
+  _SERVICEREGISTERREPLY._serialized_end=1081
+  _SERVICEREGISTERREPLY_ACTION._serialized_start=1006
+  _SERVICEREGISTERREPLY_ACTION._serialized_end=1081
+  _SERVICEUNREGISTERREQUEST._serialized_start=1083
+  _SERVICEUNREGISTERREQUEST._serialized_end=1169
+  _SERVICEUNREGISTERREPLY._serialized_start=1171
+  _SERVICEUNREGISTERREPLY._serialized_end=1230
+  _SERVICESTATUSREQUEST._serialized_start=1232
+  _SERVICESTATUSREQUEST._serialized_end=1348
+  _SERVICEEXIT._serialized_start=1350
+  _SERVICEEXIT._serialized_end=1393
+  _SERVICESTATUSREPLY._serialized_start=1396
+  _SERVICESTATUSREPLY._serialized_end=1582
+  _SERVICES._serialized_start=1585
+  _SERVICES._serialized_end=1939
 # @@protoc_insertion_point(module_scope)

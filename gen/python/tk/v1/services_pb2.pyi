@@ -72,7 +72,7 @@ class ServiceRenderRequest(_message.Message):
     def __init__(self, spec: _Optional[_Union[ServiceSpec, _Mapping]] = ..., backend: _Optional[_Union[ServiceManager.Kind, str]] = ...) -> None: ...
 
 class ServiceSpec(_message.Message):
-    __slots__ = ["args", "env", "label", "program", "restart", "stderr_path", "stdout_path", "throttle_seconds", "working_dir"]
+    __slots__ = ["args", "env", "label", "program", "restart", "stderr_path", "stdout_path", "stop_timeout_seconds", "throttle_seconds", "working_dir"]
     class Restart(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = []
     class EnvEntry(_message.Message):
@@ -93,6 +93,7 @@ class ServiceSpec(_message.Message):
     RESTART_UNSPECIFIED: ServiceSpec.Restart
     STDERR_PATH_FIELD_NUMBER: _ClassVar[int]
     STDOUT_PATH_FIELD_NUMBER: _ClassVar[int]
+    STOP_TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     THROTTLE_SECONDS_FIELD_NUMBER: _ClassVar[int]
     WORKING_DIR_FIELD_NUMBER: _ClassVar[int]
     args: _containers.RepeatedScalarFieldContainer[str]
@@ -102,9 +103,10 @@ class ServiceSpec(_message.Message):
     restart: ServiceSpec.Restart
     stderr_path: str
     stdout_path: str
+    stop_timeout_seconds: int
     throttle_seconds: int
     working_dir: str
-    def __init__(self, label: _Optional[str] = ..., program: _Optional[str] = ..., args: _Optional[_Iterable[str]] = ..., env: _Optional[_Mapping[str, str]] = ..., working_dir: _Optional[str] = ..., restart: _Optional[_Union[ServiceSpec.Restart, str]] = ..., throttle_seconds: _Optional[int] = ..., stdout_path: _Optional[str] = ..., stderr_path: _Optional[str] = ...) -> None: ...
+    def __init__(self, label: _Optional[str] = ..., program: _Optional[str] = ..., args: _Optional[_Iterable[str]] = ..., env: _Optional[_Mapping[str, str]] = ..., working_dir: _Optional[str] = ..., restart: _Optional[_Union[ServiceSpec.Restart, str]] = ..., throttle_seconds: _Optional[int] = ..., stdout_path: _Optional[str] = ..., stderr_path: _Optional[str] = ..., stop_timeout_seconds: _Optional[int] = ...) -> None: ...
 
 class ServiceStatusReply(_message.Message):
     __slots__ = ["backend", "installed", "last_exit", "loaded", "path", "pid", "up_to_date"]
