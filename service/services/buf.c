@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Small helpers of the Services module: a growable string, the error record and
- * the warnings of a result. */
+/* Small helpers of the Services module: a growable string (and the shell
+ * words of a dry run), the error record and the warnings of a result. */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -42,6 +42,47 @@ void services__buf_printf(tkc_buf *b, const char *fmt, ...)
     va_end(ap);
     services__buf_add(b, big, (size_t)n);
     free(big);
+}
+
+void services__buf_shword(tkc_buf *b, const char *s)
+{
+    static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST"
+                                "UVWXYZ0123456789_@%+=:,./-";
+    if (s[0] != '\0' && s[strspn(s, plain)] == '\0') {
+        services__buf_puts(b, s);
+        return;
+    }
+    services__buf_puts(b, "'");
+    for (const char *q; (q = strchr(s, '\'')) != NULL; s = q + 1) {
+        services__buf_add(b, s, (size_t)(q - s));
+        services__buf_puts(b, "'\\''");
+    }
+    services__buf_puts(b, s);
+    services__buf_puts(b, "'");
+}
+
+void services__buf_shline(tkc_buf *b, const char *const *argv)
+{
+    for (size_t i = 0; argv[i] != NULL; i++) {
+        if (i > 0)
+            services__buf_puts(b, " ");
+        services__buf_shword(b, argv[i]);
+    }
+    services__buf_puts(b, "\n");
+}
+
+void services__script_file(tkc_buf *b, const char *dir, const char *path,
+                           const tkc_buf *def)
+{
+    const char *mk[] = { "mkdir", "-p", dir, NULL };
+    services__buf_shline(b, mk);
+    /* The spec has no newline in any field (spec.c), so no line of the
+     * definition is the delimiter. */
+    services__buf_puts(b, "cat > ");
+    services__buf_shword(b, path);
+    services__buf_puts(b, " <<'TKD_DEFINITION'\n");
+    services__buf_add(b, (const char *)def->data, def->len);
+    services__buf_puts(b, "TKD_DEFINITION\n");
 }
 
 bool services__buf_equal(const tkc_buf *a, const tkc_buf *b)

@@ -24,17 +24,24 @@
 
 static const char usage_text[] =
     "usage: tkd install [--backend auto|launchd|systemd] [--label L]\n"
-    "                   [-- TKD-OPTION...]\n"
+    "                   [--dry-run] [-- TKD-OPTION...]\n"
     "       tkd uninstall [--backend auto|launchd|systemd] [--label L]\n"
+    "                     [--dry-run]\n"
     "\n"
     "Registers this tkd executable as a user service (a launchd agent on\n"
     "macOS, a systemd user unit elsewhere), started at login and restarted\n"
     "when it fails, with the options after \"--\". Run it again after an\n"
     "upgrade: it changes nothing when the definition is current and\n"
-    "replaces it when not. Labels: dev.tk.tkd (launchd), tkd (systemd).\n";
+    "replaces it when not. Labels: dev.tk.tkd (launchd), tkd (systemd).\n"
+    "\n"
+    "--dry-run writes nothing and runs nothing: it prints, as a shell\n"
+    "script, the file it would write (with its path) and the systemctl or\n"
+    "launchctl commands it would run, each step the installed state decides\n"
+    "under a comment saying when.\n";
 
 typedef struct cli {
     bool install;
+    bool dry_run;
     int backend;
     const char *label;
     char *args[MAX_TKD_ARGS];
@@ -66,6 +73,8 @@ static int parse(cli *o, int argc, char **argv)
                 }
                 o->args[o->n_args++] = argv[i];
             }
+        } else if (strcmp(a, "--dry-run") == 0) {
+            o->dry_run = true;
         } else if (strcmp(a, "--help") == 0) {
             fputs(usage_text, stdout);
             return 1;
@@ -193,18 +202,107 @@ static const char *const action_names[] = {
     [SERVICES_UPDATED] = "UPDATED",
 };
 
-static int do_install(services *r, const cli *o,
-                      const services_backend_ops *ops, const char *label,
-                      const char *self)
+/* The script of a dry run (the backend's), under a line saying so; 1
+ * with a message when stdout took less. */
+static int print_script(const services *r, const services_backend_ops *ops,
+                        const char *cmd, const char *label, const char *path,
+                        const tkc_buf *def)
+{
+    tkc_buf out = { 0 };
+    services__buf_printf(&out,
+                         "# tkd %s --dry-run (%s): nothing was written and "
+                         "nothing run.\n# tkd %s would do this:\n",
+                         cmd, ops->name, cmd);
+    ops->script(&out, r, label, path, def);
+    bool whole =
+        fwrite(out.data, 1, out.len, stdout) == out.len && fflush(stdout) == 0;
+    tkc_buf_fini(&out);
+    if (!whole)
+        fprintf(stderr, "tkd %s: cannot print the dry run: %s\n", cmd,
+                strerror(errno));
+    return whole ? 0 : 1;
+}
+
+/* This tkd as the unit would run it, or (dry) its tkd install --dry-run
+ * with the options of this one: a line of sh. */
+static void tkd_command(tkc_buf *b, const char *self, const cli *o, bool dry)
+{
+    services__buf_shword(b, self);
+    if (dry) {
+        services__buf_puts(b, " install --dry-run");
+        /* only systemd has no manager to reach */
+        if (o->backend != SERVICES_AUTO)
+            services__buf_puts(b, " --backend systemd");
+        if (o->label != NULL) {
+            services__buf_puts(b, " --label ");
+            services__buf_shword(b, o->label);
+        }
+        services__buf_puts(b, " --");
+    }
+    for (size_t i = 0; i < o->n_args; i++) {
+        services__buf_puts(b, " ");
+        services__buf_shword(b, o->args[i]);
+    }
+}
+
+/* tkd install or uninstall failed for want of a systemd user manager
+ * (the message says why): what to do for this command, not for a tkd
+ * serving calls. */
+static void no_manager_advice(const services *r, const cli *o, const char *self)
+{
+    if (o->install) {
+        tkc_buf run = { 0 };
+        tkc_buf dry = { 0 };
+        tkd_command(&run, self, o, false);
+        tkd_command(&dry, self, o, true);
+        fprintf(stderr,
+                "tkd install needs a systemd user manager, which a login of "
+                "%s starts (a desktop or an ssh session): run it again "
+                "there. Without a login, `loginctl enable-linger %s` starts "
+                "one that stays; then run it again with "
+                "XDG_RUNTIME_DIR=/run/user/%u. Or run tkd without a "
+                "service manager:\n  %s\nor print the unit and the "
+                "commands, to install it by hand:\n  %s\n",
+                r->user, r->user, (unsigned)r->uid, (const char *)run.data,
+                (const char *)dry.data);
+        tkc_buf_fini(&run);
+        tkc_buf_fini(&dry);
+        return;
+    }
+    fprintf(stderr,
+            "tkd uninstall needs the systemd user manager that runs the "
+            "unit: run it again in a login of %s, or with "
+            "XDG_RUNTIME_DIR=/run/user/%u where lingering is on. `tkd "
+            "uninstall --dry-run` prints the commands to do it by hand.\n",
+            r->user, (unsigned)r->uid);
+}
+
+static void report_failure(const services *r, const cli *o, const char *self,
+                           const services_error *e)
+{
+    fprintf(stderr, "tkd %s: %s\n", o->install ? "install" : "uninstall",
+            e->message);
+    if (e->reason != NULL && strcmp(e->reason, "NO_USER_MANAGER") == 0)
+        no_manager_advice(r, o, self);
+}
+
+/* tkd's spec: this tkd with the options after "--", restarted on failure,
+ * a stop timeout above its shutdown bound and, under launchd, a log file.
+ * Services/Render of the same spec gives the same definition
+ * (docs/services.md). */
+static int tkd_spec(services_spec *s, const cli *o,
+                    const services_backend_ops *ops, const char *label,
+                    const char *self, char *log, size_t loglen,
+                    services_error *e)
 {
     long long grace = grace_of(o);
     if (grace < 0)
         return 2;
-    char log[PATH_MAX] = "";
     const char *home = getenv("HOME");
     /* launchd drops a job's output unless told where; systemd journals it */
+    log[0] = '\0';
     if (ops->kind == SERVICES_LAUNCHD && home != NULL && home[0] == '/')
-        snprintf(log, sizeof log, "%s/Library/Logs/tkd.log", home);
+        snprintf(log, loglen, "%s/Library/Logs/tkd.log", home);
     Tk__V1__ServiceSpec msg = TK__V1__SERVICE_SPEC__INIT;
     msg.label = (char *)label;
     msg.program = (char *)self;
@@ -214,15 +312,36 @@ static int do_install(services *r, const cli *o,
     msg.stderr_path = log;
     msg.stdout_path = log;
     msg.stop_timeout_seconds = stop_timeout_s(grace);
+    return services__spec_from_msg(s, &msg, e) != 0 ? 1 : 0;
+}
+
+static int do_install(services *r, const cli *o,
+                      const services_backend_ops *ops, const char *label,
+                      const char *self)
+{
+    char log[PATH_MAX];
     services_error e = { 0 };
     services_spec s;
+    memset(&s, 0, sizeof s);
+    int rv = tkd_spec(&s, o, ops, label, self, log, sizeof log, &e);
+    if (rv == 2)
+        return 2;
+    char path[PATH_MAX];
     services_result res;
     services_ctx c = write_ctx(r);
-    char path[PATH_MAX] = "";
-    int rv = services__spec_from_msg(&s, &msg, &e);
-    if (rv != 0 || services__op_register(&c, ops, &s, &res, &e) != 0 ||
-        services__def_path(path, sizeof path, r, ops, label, &e) != 0) {
-        fprintf(stderr, "tkd install: %s\n", e.message);
+    if (rv == 0 &&
+        services__def_path(path, sizeof path, r, ops, label, &e) != 0)
+        rv = 1;
+    if (rv == 0 && o->dry_run) {
+        tkc_buf def = { 0 };
+        ops->render(&def, &s);
+        rv = print_script(r, ops, "install", label, path, &def);
+        tkc_buf_fini(&def);
+        services__spec_fini(&s);
+        return rv;
+    }
+    if (rv != 0 || services__op_register(&c, ops, &s, &res, &e) != 0) {
+        report_failure(r, o, self, &e);
         services__spec_fini(&s);
         return 1;
     }
@@ -237,15 +356,23 @@ static int do_install(services *r, const cli *o,
     return 0;
 }
 
-static int do_uninstall(services *r, const services_backend_ops *ops,
-                        const char *label)
+static int do_uninstall(services *r, const cli *o,
+                        const services_backend_ops *ops, const char *label)
 {
     services_error e = { 0 };
+    if (o->dry_run) {
+        char path[PATH_MAX];
+        if (services__def_path(path, sizeof path, r, ops, label, &e) != 0) {
+            report_failure(r, o, "", &e);
+            return 1;
+        }
+        return print_script(r, ops, "uninstall", label, path, NULL);
+    }
     services_ctx c = write_ctx(r);
     bool removed;
     bool unloaded;
     if (services__op_unregister(&c, ops, label, &removed, &unloaded, &e) != 0) {
-        fprintf(stderr, "tkd uninstall: %s\n", e.message);
+        report_failure(r, o, "", &e);
         return 1;
     }
     printf("tkd uninstall: %s %s: %s, %s\n", ops->name, label,
@@ -284,7 +411,7 @@ int services_cli(int argc, char **argv)
         rv = 2;
     } else {
         rv = o.install ? do_install(r, &o, ops, label, self)
-                       : do_uninstall(r, ops, label);
+                       : do_uninstall(r, &o, ops, label);
     }
     services_free(r);
     return rv;

@@ -303,6 +303,51 @@ static int ld_status(const services_ctx *c, const char *label,
     return 0;
 }
 
+static void ld_cmd(tkc_buf *out, const char *verb, const char *a1,
+                   const char *a2)
+{
+    const char *argv[] = { "launchctl", verb, a1, a2, NULL };
+    services__buf_shline(out, argv);
+}
+
+static void ld_script(tkc_buf *out, const services *r, const char *label,
+                      const char *path, const tkc_buf *def)
+{
+    char domain[64], target[64 + SERVICES_LABEL_MAX];
+    snprintf(domain, sizeof domain, "gui/%u", (unsigned)r->uid);
+    snprintf(target, sizeof target, "%s/%s", domain, label);
+    services__buf_printf(out,
+                         "# First `launchctl print %s` picks the domain "
+                         "(user/%u when it fails:\n# no GUI session), and "
+                         "`launchctl print %s` says whether it is\n# "
+                         "loaded.\n",
+                         domain, (unsigned)r->uid, target);
+    if (def != NULL) {
+        services__buf_puts(out, "# Unless the file below is installed and "
+                                "loaded:\n");
+        services__script_file(out, r->agents_dir, path, def);
+        if (r->plutil[0] != '\0') {
+            const char *lint[] = { "plutil", "-lint", path, NULL };
+            services__buf_shline(out, lint);
+        }
+    }
+    services__buf_printf(out,
+                         "# When it is loaded; then `launchctl print` every "
+                         "%u ms until it is gone:\n",
+                         SERVICES_POLL_MS);
+    ld_cmd(out, "bootout", target, NULL);
+    if (def == NULL) {
+        services__buf_puts(out, "rm -f ");
+        services__buf_shword(out, path);
+        services__buf_puts(out, "\n");
+        return;
+    }
+    ld_cmd(out, "enable", target, NULL);
+    services__buf_printf(out, "# Again on \"%s\", at most %u times:\n",
+                         EIO_TEXT, SERVICES_BOOTSTRAP_ATTEMPTS);
+    ld_cmd(out, "bootstrap", domain, path);
+}
+
 static const char *ld_dir(const services *r)
 {
     return r->agents_dir;
@@ -317,4 +362,5 @@ const services_backend_ops services__launchd_ops = {
     .apply = ld_apply,
     .unregister = ld_unregister,
     .status = ld_status,
+    .script = ld_script,
 };

@@ -86,6 +86,15 @@ void services__buf_puts(tkc_buf *b, const char *s);
 void services__buf_printf(tkc_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 bool services__buf_equal(const tkc_buf *a, const tkc_buf *b);
+/* s as one word of sh: as it is when sh takes it literally, else in single
+ * quotes. */
+void services__buf_shword(tkc_buf *b, const char *s);
+/* argv (NULL-terminated) as one line of sh. */
+void services__buf_shline(tkc_buf *b, const char *const *argv);
+/* A dry run's writing of def to path: mkdir -p dir, then cat with a
+ * here-document. */
+void services__script_file(tkc_buf *b, const char *dir, const char *path,
+                           const tkc_buf *def);
 
 /* ---- the spec (spec.c) ------------------------------------------------ */
 
@@ -272,6 +281,12 @@ typedef struct services_backend_ops {
                       services_error *e);
     int (*status)(const services_ctx *c, const char *label, services_status *st,
                   services_loaded *ld, services_error *e);
+    /* tkd install --dry-run (def: the definition) and tkd uninstall
+     * --dry-run (def NULL): what apply or unregister would write and run,
+     * as a shell script into out, each step the state decides under a
+     * comment saying when. Runs nothing, reads nothing. */
+    void (*script)(tkc_buf *out, const services *r, const char *label,
+                   const char *path, const tkc_buf *def);
 } services_backend_ops;
 
 extern const services_backend_ops services__launchd_ops;

@@ -31,9 +31,17 @@ typedef struct sd_show {
     int status;          /* ExecMainStatus */
 } sd_show;
 
+/* The advice is for a call's tkd, which needs a manager for its
+ * lifetime; tkd install and uninstall (no call) give their own, for the
+ * command that was run (install.c). */
 static int no_manager(const sd_op *op, const char *why, services_error *e)
 {
     const services *r = op->c->r;
+    if (op->c->call == NULL)
+        return services__fail(e, RPC_FAILED_PRECONDITION, "NO_USER_MANAGER",
+                              "systemctl --user cannot reach the user "
+                              "manager of %s (%.512s)",
+                              r->user, why);
     return services__fail(
         e, RPC_FAILED_PRECONDITION, "NO_USER_MANAGER",
         "systemctl --user cannot reach the user manager of %s "
@@ -289,6 +297,45 @@ static int sd_status(const services_ctx *c, const char *label,
     return 0;
 }
 
+static void sd_cmd(tkc_buf *out, const char *verb, const char *unit)
+{
+    const char *argv[] = { "systemctl", "--user", verb, unit, NULL };
+    services__buf_shline(out, argv);
+}
+
+static void sd_script(tkc_buf *out, const services *r, const char *label,
+                      const char *path, const tkc_buf *def)
+{
+    char unit[SERVICES_LABEL_MAX + 16];
+    snprintf(unit, sizeof unit, "%s.service", label);
+    services__buf_printf(out,
+                         "# First `systemctl --user show %s` reads the "
+                         "unit's state.\n",
+                         unit);
+    if (def == NULL) {
+        services__buf_puts(out, "# When it is active:\n");
+        sd_cmd(out, "stop", unit);
+        services__buf_puts(out, "# When it is enabled:\n");
+        sd_cmd(out, "disable", unit);
+        services__buf_puts(out, "rm -f ");
+        services__buf_shword(out, path);
+        services__buf_puts(out, "\n# When there was a file:\n");
+        sd_cmd(out, "daemon-reload", NULL);
+        return;
+    }
+    services__buf_puts(out, "# Unless the file below is installed and in "
+                            "effect (enabled, no reload\n# pending, not "
+                            "failed):\n");
+    services__script_file(out, r->units_dir, path, def);
+    sd_cmd(out, "daemon-reload", NULL);
+    sd_cmd(out, "enable", unit);
+    sd_cmd(out, "restart", unit);
+    services__buf_printf(out,
+                         "# Then `loginctl show-user %u --property=Linger`: "
+                         "a warning when lingering\n# is off.\n",
+                         (unsigned)r->uid);
+}
+
 static const char *sd_dir(const services *r)
 {
     return r->units_dir;
@@ -303,4 +350,5 @@ const services_backend_ops services__systemd_ops = {
     .apply = sd_apply,
     .unregister = sd_unregister,
     .status = sd_status,
+    .script = sd_script,
 };

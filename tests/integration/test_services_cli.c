@@ -19,8 +19,18 @@
 /* tkd with argv[1..] (NULL-terminated) in the fixture's environment; its
  * exit status, *out its stdout and *err its stderr (either may be NULL;
  * free them). */
+static int tkd_env(const fx *f, bool runtime_dir, const char *const *args,
+                   char **out, char **err_out);
+
 static int tkd_err(const fx *f, const char *const *args, char **out,
                    char **err_out)
+{
+    return tkd_env(f, true, args, out, err_out);
+}
+
+/* tkd_err, with XDG_RUNTIME_DIR or without (no systemd user manager). */
+static int tkd_env(const fx *f, bool runtime_dir, const char *const *args,
+                   char **out, char **err_out)
 {
     const char *argv[16] = { ts_program("TKD") };
     size_t n = 1;
@@ -33,7 +43,7 @@ static int tkd_err(const fx *f, const char *const *args, char **out,
     snprintf(xdg, sizeof xdg, "XDG_CONFIG_HOME=%s", f->config);
     snprintf(rt, sizeof rt, "XDG_RUNTIME_DIR=%s", f->run);
     snprintf(path, sizeof path, "PATH=%s:/usr/bin:/bin", f->bin);
-    const char *env[] = { home, xdg, rt, path, NULL };
+    const char *env[] = { home, xdg, path, runtime_dir ? rt : NULL, NULL };
     char *err = NULL;
     int rc = run(argv, env, out, &err);
     if (rc != 0 && rc != 2)
@@ -175,21 +185,13 @@ static void test_install_launchd(void **state)
     free(out);
 }
 
-/* What tkd install writes is Services/Render of the same spec, byte for
- * byte (docs/services.md, docs/macos.md say so): tkd's label, this tkd
- * and the options after "--", restart on failure, its stop timeout (78 s
- * with the default grace) and, for launchd, its log file. */
-static void same_as_render(fx *f, int backend, const char *const *opts)
+/* Services/Render of tkd's own spec, as tkd install builds it: tkd's
+ * label, this tkd and the options after "--", restart on failure, its stop
+ * timeout (78 s with the default grace) and, for launchd, its log file. */
+static Tk__V1__ServiceRenderReply *render_tkd(fx *f, int backend,
+                                              const char *const *opts)
 {
-    const char *args[12] = { "install", "--backend",
-                             backend == LAUNCHD ? "launchd" : "systemd", "--" };
-    size_t n = 4;
-    for (size_t i = 0; opts[i] != NULL; i++)
-        args[n++] = opts[i];
-    char *out = NULL;
-    assert_int_equal(tkd(f, args, &out), 0);
-    free(out);
-    char self[PATH_MAX], log[PATH_MAX], path[PATH_MAX];
+    char self[PATH_MAX], log[PATH_MAX];
     assert_non_null(realpath(ts_program("TKD"), self));
     spec s;
     spec_init(&s, backend == LAUNCHD ? "dev.tk.tkd" : "tkd", opts);
@@ -200,7 +202,34 @@ static void same_as_render(fx *f, int backend, const char *const *opts)
         join(log, sizeof log, f->home, "Library/Logs/tkd.log");
         s.m.stdout_path = s.m.stderr_path = log;
     }
-    Tk__V1__ServiceRenderReply *rep = render_reply(f, &s, backend);
+    return render_reply(f, &s, backend);
+}
+
+/* tkd install [--dry-run] --backend B -- opts: its exit status and
+ * stdout (free it). */
+static int install_as(fx *f, int backend, bool dry_run, const char *const *opts,
+                      char **out)
+{
+    const char *args[16] = { "install", "--backend",
+                             backend == LAUNCHD ? "launchd" : "systemd" };
+    size_t n = 3;
+    if (dry_run)
+        args[n++] = "--dry-run";
+    args[n++] = "--";
+    for (size_t i = 0; opts[i] != NULL; i++)
+        args[n++] = opts[i];
+    return tkd(f, args, out);
+}
+
+/* What tkd install writes is Services/Render of the same spec, byte for
+ * byte (docs/services.md, docs/macos.md say so). */
+static void same_as_render(fx *f, int backend, const char *const *opts)
+{
+    char *out = NULL;
+    assert_int_equal(install_as(f, backend, false, opts, &out), 0);
+    free(out);
+    Tk__V1__ServiceRenderReply *rep = render_tkd(f, backend, opts);
+    char path[PATH_MAX];
     if (backend == LAUNCHD)
         join(path, sizeof path, f->agents, "dev.tk.tkd.plist");
     else
@@ -223,6 +252,145 @@ static void test_install_is_render(void **state)
     same_as_render(f, SYSTEMD, opts);
     fx_config(f, "\"teardown_ms\": 100");
     same_as_render(f, LAUNCHD, opts);
+}
+
+/* The lines of text that start with prefix, each ending in '\n', in order
+ * (free it). */
+static char *lines_with(const char *text, const char *prefix)
+{
+    char *got = calloc(1, strlen(text) + 1);
+    assert_non_null(got);
+    for (const char *p = text; *p != '\0';) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl != NULL ? (size_t)(nl - p) + 1 : strlen(p);
+        if (strncmp(p, prefix, strlen(prefix)) == 0)
+            strncat(got, p, n);
+        p += n;
+    }
+    return got;
+}
+
+/* --dry-run: exit 0, the file Render gives under its path in a
+ * here-document, nothing written and nothing run; its commands are those
+ * a real install then runs (the models' log), in order. */
+static void dry_run(fx *f, int backend, const char *const *opts)
+{
+    size_t before = log_size(f);
+    char *out = NULL;
+    assert_int_equal(install_as(f, backend, true, opts, &out), 0);
+    assert_int_equal(log_size(f), before);
+    Tk__V1__ServiceRenderReply *rep = render_tkd(f, backend, opts);
+    struct stat sb;
+    assert_int_not_equal(stat(rep->path, &sb), 0);
+    char *want = NULL;
+    assert_true(asprintf(&want,
+                         "cat > %s <<'TKD_DEFINITION'\n%sTKD_DEFINITION\n",
+                         rep->path, rep->definition) > 0);
+    if (strstr(out, want) == NULL)
+        fail_msg("--dry-run printed\n%s\nwithout\n%s", out, want);
+    free(want);
+    protobuf_c_message_free_unpacked(&rep->base, NULL);
+
+    const char *tool = backend == LAUNCHD ? "launchctl" : "systemctl";
+    char *listed = lines_with(out, tool);
+    char *real = NULL;
+    assert_int_equal(install_as(f, backend, false, opts, &real), 0);
+    free(real);
+    call_log l;
+    log_read(f, &l);
+    char ran[4096] = "";
+    for (size_t i = before; i < l.n; i++)
+        if (mutating(&l.v[i])) {
+            char line[PATH_MAX + 32];
+            snprintf(line, sizeof line, "%s %s\n", l.v[i].tool, l.v[i].argv);
+            if (strstr(listed, line) == NULL)
+                fail_msg("the install ran %s--dry-run listed\n%s", line,
+                         listed);
+            strncat(ran, line, sizeof ran - strlen(ran) - 1);
+        }
+    log_free(&l);
+    /* systemd: the same commands; launchd lists bootout too, which a first
+     * install (nothing loaded) does not run */
+    if (backend == SYSTEMD)
+        assert_string_equal(listed, ran);
+    else
+        assert_true(strlen(ran) > 0);
+    free(listed);
+    free(out);
+}
+
+static void test_dry_run(void **state)
+{
+    fx *f = *state;
+    static const char *const opts[] = { "--listen", "ipc:///tmp/tk.sock",
+                                        NULL };
+    dry_run(f, SYSTEMD, opts);
+    fx_config(f, "\"teardown_ms\": 100");
+    dry_run(f, LAUNCHD, opts);
+
+    /* uninstall --dry-run: the commands, nothing removed, nothing run */
+    size_t before = log_size(f);
+    const char *un[] = { "uninstall", "--backend", "systemd", "--dry-run",
+                         NULL };
+    char *out = NULL;
+    assert_int_equal(tkd(f, un, &out), 0);
+    char unit[PATH_MAX], want[PATH_MAX + 16];
+    join(unit, sizeof unit, f->units, "tkd.service");
+    snprintf(want, sizeof want, "rm -f %s\n", unit);
+    assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "systemctl --user stop tkd.service\n"));
+    free(out);
+    struct stat sb;
+    assert_int_equal(stat(unit, &sb), 0);
+    assert_int_equal(log_size(f), before);
+}
+
+/* Without a systemd user manager, tkd install says what to do for an
+ * install (not how to start a tkd that serves calls): where to run it
+ * again, tkd itself as the unit would run it, and the dry run. Nothing
+ * is written. */
+static void test_no_manager_advice(void **state)
+{
+    fx *f = *state;
+    const char *args[] = { "install",   "--backend", "systemd", "--",
+                           "--workers", "2",         NULL };
+    char *out = NULL;
+    char *err = NULL;
+    assert_int_equal(tkd_env(f, false, args, &out, &err), 1);
+    char self[PATH_MAX], want[2 * PATH_MAX + 256];
+    assert_non_null(realpath(ts_program("TKD"), self));
+    const char *says[] = {
+        "tkd install: systemctl --user cannot reach the user manager of ",
+        "(XDG_RUNTIME_DIR is not set)\n",
+        "tkd install needs a systemd user manager, which a login of ",
+        "`loginctl enable-linger ",
+        want,
+        NULL,
+    };
+    snprintf(want, sizeof want,
+             "Or run tkd without a service manager:\n  %s --workers 2\nor "
+             "print the unit and the commands, to install it by hand:\n  %s "
+             "install --dry-run --backend systemd -- --workers 2\n",
+             self, self);
+    for (size_t i = 0; says[i] != NULL; i++)
+        if (strstr(err, says[i]) == NULL)
+            fail_msg("stderr lacks \"%s\":\n%s", says[i], err);
+    /* the advice for a tkd that serves calls is not this command's */
+    assert_null(strstr(err, "start tkd with"));
+    free(err);
+    free(out);
+    const char *un[] = { "uninstall", "--backend", "systemd", NULL };
+    assert_int_equal(tkd_env(f, false, un, &out, &err), 1);
+    assert_non_null(strstr(err, "tkd uninstall needs the systemd user "
+                                "manager that runs the unit"));
+    assert_non_null(strstr(err, "tkd uninstall --dry-run"));
+    free(err);
+    free(out);
+    assert_int_equal(log_size(f), 0);
+    char unit[PATH_MAX];
+    struct stat sb;
+    join(unit, sizeof unit, f->units, "tkd.service");
+    assert_int_not_equal(stat(unit, &sb), 0);
 }
 
 static void test_usage_errors(void **state)
@@ -362,14 +530,15 @@ static void test_help(void **state)
         char *err = NULL;
         assert_int_equal(tkd_err(f, args, &out, &err), 0);
         assert_non_null(out);
-        assert_true(strncmp(out,
-                            "usage: tkd install [--backend "
-                            "auto|launchd|systemd] [--label L]\n",
-                            strlen("usage: tkd install [--backend "
-                                   "auto|launchd|systemd] [--label L]\n")) ==
-                    0);
+        static const char head[] =
+            "usage: tkd install [--backend auto|launchd|systemd] [--label L]\n"
+            "                   [--dry-run] [-- TKD-OPTION...]\n";
+        assert_true(strncmp(out, head, strlen(head)) == 0);
         assert_non_null(strstr(out, "       tkd uninstall [--backend "
-                                    "auto|launchd|systemd] [--label L]\n"));
+                                    "auto|launchd|systemd] [--label L]\n"
+                                    "                     [--dry-run]\n"));
+        assert_non_null(strstr(out, "--dry-run writes nothing and runs "
+                                    "nothing"));
         assert_non_null(strstr(out, "Labels: dev.tk.tkd (launchd), tkd "
                                     "(systemd).\n"));
         assert_string_equal(err != NULL ? err : "", "");
@@ -388,7 +557,8 @@ int main(void)
         T(test_install_systemd),   T(test_install_launchd),
         T(test_usage_errors),      T(test_stop_timeout),
         T(test_install_fleet),     T(test_help),
-        T(test_install_is_render),
+        T(test_install_is_render), T(test_dry_run),
+        T(test_no_manager_advice),
     };
     return cmocka_run_group_tests_name("services-cli", tests, NULL, NULL);
 }
