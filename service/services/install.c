@@ -216,10 +216,12 @@ static int print_script(const services *r, const services_backend_ops *ops,
     ops->script(&out, r, label, path, def);
     bool whole =
         fwrite(out.data, 1, out.len, stdout) == out.len && fflush(stdout) == 0;
+    int err = errno;
     tkc_buf_fini(&out);
+    char ebuf[128];
     if (!whole)
         fprintf(stderr, "tkd %s: cannot print the dry run: %s\n", cmd,
-                strerror(errno));
+                tkc_strerror(err, ebuf, sizeof ebuf));
     return whole ? 0 : 1;
 }
 
