@@ -40,17 +40,24 @@ static void log_changes(fleet *f, const fleet_reading *now)
         const fleet_node *was = find(&f->shown, n->node_id);
         const char *self =
             strcmp(n->node_id, f->node_id) == 0 ? " (this node)" : "";
+        const obs_field fs[] = { OBS_STR("node_id", n->node_id),
+                                 OBS_STR("address", n->address) };
         if (was == NULL || strcmp(was->address, n->address) != 0)
-            obs_log(OBS_LOG_INFO, "fleet: node %s joined at %s%s", n->node_id,
-                    n->address, self);
+            obs_log_fields(OBS_LOG_INFO, fs, 2, "fleet: node %s joined at %s%s",
+                           n->node_id, n->address, self);
         if (n->draining && (was == NULL || !was->draining))
-            obs_log(OBS_LOG_INFO, "fleet: node %s is draining%s", n->node_id,
-                    self);
+            obs_log_fields(OBS_LOG_INFO, fs, 2, "fleet: node %s is draining%s",
+                           n->node_id, self);
     }
     for (size_t i = 0; i < f->shown.n; i++)
-        if (find(now, f->shown.nodes[i].node_id) == NULL)
-            obs_log(OBS_LOG_INFO, "fleet: node %s left",
-                    f->shown.nodes[i].node_id);
+        if (find(now, f->shown.nodes[i].node_id) == NULL) {
+            const obs_field fs[] = {
+                OBS_STR("node_id", f->shown.nodes[i].node_id),
+                OBS_STR("address", f->shown.nodes[i].address),
+            };
+            obs_log_fields(OBS_LOG_INFO, fs, 2, "fleet: node %s left",
+                           f->shown.nodes[i].node_id);
+        }
 }
 
 /* A copy of r for the log's comparison: ids, addresses and draining. */
@@ -82,11 +89,15 @@ static void beat_failed(fleet *f, const char *why)
     pthread_mutex_lock(&f->mu);
     snprintf(f->error, sizeof f->error, "%s", why);
     pthread_mutex_unlock(&f->mu);
-    if (!f->failing || strcmp(f->logged, why) != 0)
-        obs_log(OBS_LOG_WARN,
-                "fleet: node %s: %s (membership not refreshed; tried every "
-                "%u ms)",
-                f->node_id, why, f->heartbeat_ms);
+    if (!f->failing || strcmp(f->logged, why) != 0) {
+        const obs_field fs[] = { OBS_STR("node_id", f->node_id),
+                                 OBS_STR("error", why),
+                                 OBS_INT("heartbeat_ms", f->heartbeat_ms) };
+        obs_log_fields(OBS_LOG_WARN, fs, 3,
+                       "fleet: node %s: %s (membership not refreshed; tried "
+                       "every %u ms)",
+                       f->node_id, why, f->heartbeat_ms);
+    }
     snprintf(f->logged, sizeof f->logged, "%s", why);
     f->failing = true;
 }
@@ -110,11 +121,15 @@ static void beat_ok(fleet *f, fleet_reading *r)
      * writer, so it reads it without the lock. */
     log_changes(f, &f->reading);
     remember(f, &f->reading);
-    if (f->failing)
-        obs_log(OBS_LOG_INFO,
-                "fleet: node %s: membership refreshed again after %" PRId64
-                " ms",
-                f->node_id, (now - since) / FLEET_MS);
+    if (f->failing) {
+        const obs_field fs[] = { OBS_STR("node_id", f->node_id),
+                                 OBS_INT("after_ms",
+                                         (now - since) / FLEET_MS) };
+        obs_log_fields(OBS_LOG_INFO, fs, 2,
+                       "fleet: node %s: membership refreshed again after "
+                       "%" PRId64 " ms",
+                       f->node_id, (now - since) / FLEET_MS);
+    }
     f->failing = false;
 }
 
@@ -161,19 +176,25 @@ static void taken(fleet *f, const fleet_holder *h)
     f->taken = true;
     f->taken_wall = time(NULL);
     pthread_mutex_unlock(&f->mu);
-    obs_log(OBS_LOG_ERROR,
-            "fleet: node %s: its row in tk_nodes was taken over while it "
-            "ran: instance %s, address %s (this process is instance %s; its "
-            "last heartbeat was %" PRId64 " ms ago, --node-ttl-ms %u)%s; this "
-            "node stops advertising and ListNodes answers MEMBERSHIP_STALE "
-            "until tkd restarts",
-            f->node_id, h->instance, h->address, f->instance, quiet_ms,
-            f->ttl_ms,
-            quiet_ms < (int64_t)f->ttl_ms
-                ? ": no tkd claims a live row, so someone who can write the "
-                  "database rewrote it"
-                : ": another tkd with this id may have started while this "
-                  "node could not reach the database");
+    const obs_field fs[] = { OBS_STR("node_id", f->node_id),
+                             OBS_STR("instance", h->instance),
+                             OBS_STR("address", h->address),
+                             OBS_STR("this_instance", f->instance),
+                             OBS_INT("last_heartbeat_ms", quiet_ms),
+                             OBS_INT("node_ttl_ms", f->ttl_ms) };
+    obs_log_fields(
+        OBS_LOG_ERROR, fs, 6,
+        "fleet: node %s: its row in tk_nodes was taken over while it "
+        "ran: instance %s, address %s (this process is instance %s; its "
+        "last heartbeat was %" PRId64 " ms ago, --node-ttl-ms %u)%s; this "
+        "node stops advertising and ListNodes answers MEMBERSHIP_STALE "
+        "until tkd restarts",
+        f->node_id, h->instance, h->address, f->instance, quiet_ms, f->ttl_ms,
+        quiet_ms < (int64_t)f->ttl_ms
+            ? ": no tkd claims a live row, so someone who can write the "
+              "database rewrote it"
+            : ": another tkd with this id may have started while this "
+              "node could not reach the database");
 }
 
 /* One heartbeat: 0 or -1 (logged). */
@@ -233,13 +254,17 @@ void fleet__leave(fleet *f)
     }
     int64_t until = tkc_mono_ns() + (int64_t)FLEET_STOP_MS * FLEET_MS;
     f->pg.abort_fd = -1;
+    const obs_field fs[] = { OBS_STR("node_id", f->node_id),
+                             OBS_STR("error", f->pg.message),
+                             OBS_INT("node_ttl_ms", f->ttl_ms) };
     if (fleet__pg_delete(&f->pg, f->node_id, f->instance, until) == 0)
-        obs_log(OBS_LOG_INFO, "fleet: node %s left the table", f->node_id);
+        obs_log_fields(OBS_LOG_INFO, fs, 1, "fleet: node %s left the table",
+                       f->node_id);
     else
-        obs_log(OBS_LOG_WARN,
-                "fleet: node %s: could not delete its row (%s); it drops "
-                "out when its heartbeat is %u ms old",
-                f->node_id, f->pg.message, f->ttl_ms);
+        obs_log_fields(OBS_LOG_WARN, fs, 3,
+                       "fleet: node %s: could not delete its row (%s); it "
+                       "drops out when its heartbeat is %u ms old",
+                       f->node_id, f->pg.message, f->ttl_ms);
     fleet__pg_close(&f->pg);
 }
 
@@ -300,15 +325,19 @@ void fleet__drain(void *arg)
         tkc_cond_wait_until(&f->cv, &f->mu, until);
     bool pending = f->drain_pending, ok = f->drain_ok, gone = f->taken;
     pthread_mutex_unlock(&f->mu);
+    const obs_field fs[] = { OBS_STR("node_id", f->node_id),
+                             OBS_INT("wait_ms", FLEET_STOP_MS) };
     if (gone)
-        obs_log(OBS_LOG_INFO,
-                "fleet: node %s: not marked draining: its row was taken over",
-                f->node_id);
+        obs_log_fields(OBS_LOG_INFO, fs, 1,
+                       "fleet: node %s: not marked draining: its row was "
+                       "taken over",
+                       f->node_id);
     else if (!pending && ok)
-        obs_log(OBS_LOG_INFO, "fleet: node %s marked draining", f->node_id);
+        obs_log_fields(OBS_LOG_INFO, fs, 1, "fleet: node %s marked draining",
+                       f->node_id);
     else
-        obs_log(OBS_LOG_WARN,
-                "fleet: node %s: could not mark its row draining within %u "
-                "ms; stopping anyway",
-                f->node_id, FLEET_STOP_MS);
+        obs_log_fields(OBS_LOG_WARN, fs, 2,
+                       "fleet: node %s: could not mark its row draining "
+                       "within %u ms; stopping anyway",
+                       f->node_id, FLEET_STOP_MS);
 }

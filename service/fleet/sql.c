@@ -237,14 +237,23 @@ static int exec(fleet_pg *pg, const char *what, PGresult **out, const char *sql,
 }
 
 /* libpq prints notices (CREATE ... IF NOT EXISTS: "already exists,
- * skipping") on stderr by default; here they are debug lines. */
-static void log_notice(void *arg, const char *message)
+ * skipping") on stderr by default; here they are debug lines. A receiver,
+ * not a processor: the result has the severity and the bare message apart
+ * for a JSON line's members (the text line is libpq's whole message). */
+static void log_notice(void *arg, const PGresult *r)
 {
     (void)arg;
+    const char *message = PQresultErrorMessage(r);
+    const char *severity = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+    const char *primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
     size_t len = strlen(message);
     while (len > 0 && message[len - 1] == '\n')
         len--;
-    obs_log(OBS_LOG_DEBUG, "fleet: %.*s", (int)len, message);
+    const obs_field f[] = {
+        OBS_STR("notice", primary != NULL ? primary : ""),
+        OBS_STR("severity", severity != NULL ? severity : ""),
+    };
+    obs_log_fields(OBS_LOG_DEBUG, f, 2, "fleet: %.*s", (int)len, message);
 }
 
 /* PQconnectStartParams + PQconnectPoll in poll(2); but for the one step
@@ -273,7 +282,7 @@ static int connect_pg(fleet_pg *pg, int64_t until_ns)
             return fail(pg, "connecting", wait_failure(pg, n, until_ns));
         st = PQconnectPoll(pg->conn);
     }
-    PQsetNoticeProcessor(pg->conn, log_notice, NULL);
+    PQsetNoticeReceiver(pg->conn, log_notice, NULL);
     if (PQsetnonblocking(pg->conn, 1) != 0)
         return fail(pg, "connecting", NULL);
     return 0;

@@ -59,10 +59,12 @@ int tkgit_new(tkgit **out, const roots *rs, const tkgit_config *cfg, char *err,
         /* Not fatal: the methods that need it answer TOOL_NOT_FOUND, and
          * tkd's other services (and RevParse, Log) work without it. */
         g->git[0] = '\0';
-        obs_log(OBS_LOG_WARN,
-                "no git program \"%s\" on PATH: git CLI "
-                "methods will answer TOOL_NOT_FOUND",
-                name);
+        /* The program's name only: PATH is the environment's. */
+        const obs_field f[] = { OBS_STR("program", name) };
+        obs_log_fields(OBS_LOG_WARN, f, 1,
+                       "no git program \"%s\" on PATH: git CLI methods will "
+                       "answer TOOL_NOT_FOUND",
+                       name);
         rv = 0;
     } else if (rv != 0) {
         snprintf(err, errlen, "no git program \"%s\" (name too long)", name);

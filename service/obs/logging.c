@@ -366,7 +366,8 @@ static size_t dropped_line(char *line, size_t size, uint64_t dropped)
         snprintf(msg, sizeof msg, DROPPED, (unsigned long long)dropped);
         put(line, size - 1, &n, "\"msg\":");
         put_json_string(line, size - 2, &n, msg);
-        put(line, size - 1, &n, "}");
+        put(line, size - 1, &n, ",\"dropped\":%llu}",
+            (unsigned long long)dropped);
     } else {
         put(line, size - 1, &n, DROPPED, (unsigned long long)dropped);
     }

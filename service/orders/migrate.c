@@ -86,8 +86,11 @@ static int apply(orders_tx *tx, const migration *m)
                         "VALUES ($1, $2)",
                         2, params) != 0)
         return -1;
-    obs_log(OBS_LOG_INFO, "orders: schema migration %d (%s) applied",
-            m->version, m->name);
+    const obs_field f[] = { OBS_INT("version", m->version),
+                            OBS_STR("name", m->name) };
+    obs_log_fields(OBS_LOG_INFO, f, 2,
+                   "orders: schema migration %d (%s) applied", m->version,
+                   m->name);
     return 0;
 }
 
@@ -100,11 +103,15 @@ int orders__migrate(orders_tx *tx)
     for (size_t i = 0; i < n; i++)
         if (migrations[i].version > have && apply(tx, &migrations[i]) != 0)
             return -1;
-    if (have > migrations[n - 1].version)
-        obs_log(OBS_LOG_WARN,
-                "orders: the schema is at version %d, newer than this tkd "
-                "knows (%d)",
-                have, migrations[n - 1].version);
+    if (have > migrations[n - 1].version) {
+        const obs_field f[] = { OBS_INT("version", have),
+                                OBS_INT("known_version",
+                                        migrations[n - 1].version) };
+        obs_log_fields(OBS_LOG_WARN, f, 2,
+                       "orders: the schema is at version %d, newer than this "
+                       "tkd knows (%d)",
+                       have, migrations[n - 1].version);
+    }
     if (have >= migrations[n - 1].version) {
         /* Nothing written: end the transaction without a commit. */
         return orders__tx_exec(tx, NULL, "ROLLBACK", -1, NULL);

@@ -26,10 +26,13 @@ static void announce(orders *svc, PGconn *pg)
 {
     if (atomic_exchange(&svc->announced, true))
         return;
-    obs_log(OBS_LOG_INFO,
-            "orders: connected to database %s on %s, schema current; pool "
-            "of %zu",
-            PQdb(pg), PQhost(pg), svc->pool.n);
+    const obs_field f[] = { OBS_STR("database", PQdb(pg)),
+                            OBS_STR("host", PQhost(pg)),
+                            OBS_INT("pool", svc->pool.n) };
+    obs_log_fields(OBS_LOG_INFO, f, 3,
+                   "orders: connected to database %s on %s, schema current; "
+                   "pool of %zu",
+                   PQdb(pg), PQhost(pg), svc->pool.n);
 }
 
 /* Checkout, connect and migrate if needed, BEGIN with the timeouts. On
@@ -62,10 +65,11 @@ static int tx_open(orders_tx *tx, orders *svc, rpc_call *call, int64_t deadline)
          * run, so one fresh connection may be tried. */
         if (!reused || tx->err != ORDERS_EDOWN || attempt > 0)
             return -1;
-        obs_log(OBS_LOG_INFO,
-                "orders: a pooled connection was lost (%s); "
-                "reconnecting",
-                tx->message);
+        const obs_field f[] = { OBS_STR("error", tx->message) };
+        obs_log_fields(OBS_LOG_INFO, f, 1,
+                       "orders: a pooled connection was lost (%s); "
+                       "reconnecting",
+                       tx->message);
         obs_metric_add(OBS_M_PG_CONNECTIONS_BROKEN, 1);
         orders__conn_discard(tx->conn);
         tx->err = ORDERS_OK;
@@ -406,10 +410,11 @@ void orders_start(orders *svc)
         return;
     }
     if (svc->connect_on_first_call) {
-        obs_log(OBS_LOG_INFO,
-                "orders: the first Orders call connects to the database "
-                "and migrates its schema; pool of %zu",
-                svc->pool.n);
+        const obs_field f[] = { OBS_INT("pool", svc->pool.n) };
+        obs_log_fields(OBS_LOG_INFO, f, 1,
+                       "orders: the first Orders call connects to the "
+                       "database and migrates its schema; pool of %zu",
+                       svc->pool.n);
         return;
     }
     orders_tx tx;
@@ -417,12 +422,15 @@ void orders_start(orders *svc)
         rpc_now_ns() + (int64_t)svc->start_timeout_ms * ORDERS_MS;
     int rv = tx_open(&tx, svc, NULL, deadline);
     orders__tx_end(&tx);
-    if (rv != 0)
-        obs_log(OBS_LOG_WARN,
-                "orders: the database is not usable at start (%s); Orders "
-                "calls answer UNAVAILABLE until it is, and the first "
-                "connection made migrates the schema",
-                tx.message[0] != '\0' ? tx.message : "timed out");
+    if (rv != 0) {
+        const char *why = tx.message[0] != '\0' ? tx.message : "timed out";
+        const obs_field f[] = { OBS_STR("error", why) };
+        obs_log_fields(OBS_LOG_WARN, f, 1,
+                       "orders: the database is not usable at start (%s); "
+                       "Orders calls answer UNAVAILABLE until it is, and the "
+                       "first connection made migrates the schema",
+                       why);
+    }
 }
 
 int orders_register(orders *svc, rpc_server *srv, char *err, size_t errlen)

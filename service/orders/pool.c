@@ -213,14 +213,23 @@ static void conn_failed(orders_tx *tx, PGconn *pg, const char *what)
 }
 
 /* libpq prints notices (CREATE ... IF NOT EXISTS: "already exists,
- * skipping") on stderr by default; here they are debug lines. */
-static void log_notice(void *arg, const char *message)
+ * skipping") on stderr by default; here they are debug lines. A receiver,
+ * not a processor: the result has the severity and the bare message apart
+ * for a JSON line's members (the text line is libpq's whole message). */
+static void log_notice(void *arg, const PGresult *r)
 {
     (void)arg;
+    const char *message = PQresultErrorMessage(r);
+    const char *severity = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+    const char *primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
     size_t len = strlen(message);
     while (len > 0 && message[len - 1] == '\n')
         len--;
-    obs_log(OBS_LOG_DEBUG, "orders: %.*s", (int)len, message);
+    const obs_field f[] = {
+        OBS_STR("notice", primary != NULL ? primary : ""),
+        OBS_STR("severity", severity != NULL ? severity : ""),
+    };
+    obs_log_fields(OBS_LOG_DEBUG, f, 2, "orders: %.*s", (int)len, message);
 }
 
 /* PQconnectStartParams + PQconnectPoll: the connection is made in poll(2)
@@ -262,7 +271,7 @@ int orders__conn_open(orders_tx *tx)
         }
         st = PQconnectPoll(pg);
     }
-    PQsetNoticeProcessor(pg, log_notice, NULL);
+    PQsetNoticeReceiver(pg, log_notice, NULL);
     tx->conn->cancel = PQgetCancel(pg);
     if (tx->conn->cancel == NULL || PQsetnonblocking(pg, 1) != 0) {
         if (tx->conn->cancel != NULL)

@@ -140,10 +140,11 @@ static void stop_statement(orders_tx *tx)
                 PQstatus(tx->conn->pg) == CONNECTION_OK;
         PQclear(r);
     } else {
-        obs_log(OBS_LOG_WARN,
-                "orders: PQcancel failed (%s); discarding the "
-                "connection",
-                errbuf);
+        const obs_field f[] = { OBS_STR("error", errbuf) };
+        obs_log_fields(OBS_LOG_WARN, f, 1,
+                       "orders: PQcancel failed (%s); discarding the "
+                       "connection",
+                       errbuf);
     }
     if (!clean)
         orders__conn_discard(tx->conn);

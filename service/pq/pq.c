@@ -43,8 +43,8 @@
       (res, tup_num, field_num))                                               \
     X(char *, PQerrorMessage, (const PGconn *conn), (conn))                    \
     X(int, PQsetnonblocking, (PGconn * conn, int arg), (conn, arg))            \
-    X(PQnoticeProcessor, PQsetNoticeProcessor,                                 \
-      (PGconn * conn, PQnoticeProcessor proc, void *arg), (conn, proc, arg))   \
+    X(PQnoticeReceiver, PQsetNoticeReceiver,                                   \
+      (PGconn * conn, PQnoticeReceiver proc, void *arg), (conn, proc, arg))    \
     X(int, PQsendQueryParams,                                                  \
       (PGconn * conn, const char *command, int nParams, const Oid *paramTypes, \
        const char *const *paramValues, const int *paramLengths,                \

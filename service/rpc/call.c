@@ -169,8 +169,9 @@ void *rpc_call_alloc(rpc_call *call, size_t size)
         size_t cap = size > 16384 ? size : 16384;
         rpc_arena_block *nb = malloc(sizeof *nb + cap);
         if (nb == NULL) {
-            obs_log(OBS_LOG_ERROR, "out of memory for a reply of %zu bytes",
-                    size);
+            const obs_field f[] = { OBS_INT("bytes", size) };
+            obs_log_fields(OBS_LOG_ERROR, f, 1,
+                           "out of memory for a reply of %zu bytes", size);
             obs_log_flush(1000);
             abort();
         }

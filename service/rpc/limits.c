@@ -178,10 +178,11 @@ void rpc_fd_log_capacity(const rpc_server *srv)
                  (unsigned long long)from);
     /* In JSON, the numbers the line says: no count when there was none to
      * make (an unlimited soft limit), no raised_from when not raised. */
-    obs_field f[4] = { OBS_INT("fds_limit", srv->fds_limit),
+    obs_field f[5] = { OBS_INT("fds_limit", srv->fds_limit),
                        OBS_INT("fds_in_use", srv->fds_used),
-                       OBS_INT("fds_for_work", srv->fds_work) };
-    size_t nf = srv->fds_used < 0 ? 1 : 3;
+                       OBS_INT("fds_for_work", srv->fds_work),
+                       OBS_INT("fds_per_tool", FDS_PER_TOOL) };
+    size_t nf = srv->fds_used < 0 ? 1 : 4;
     if (from != 0)
         f[nf++] = OBS_INT("raised_from", from);
     if (srv->fds_used < 0) {

@@ -85,11 +85,13 @@ static bool enqueue(rpc_server *srv, rpc_slot *s)
         pthread_cond_signal(&srv->pool_cv);
         /* Workers start as calls need them, up to --workers: an idle
          * tkd keeps one ("Start-up and idle"). */
-        if (rpc__add_worker(srv) != 0)
-            obs_log(OBS_LOG_WARN,
-                    "cannot start a worker thread (%zu running): the call "
-                    "waits for one of them",
-                    srv->n_threads);
+        if (rpc__add_worker(srv) != 0) {
+            const obs_field f[] = { OBS_INT("workers", srv->n_threads) };
+            obs_log_fields(OBS_LOG_WARN, f, 1,
+                           "cannot start a worker thread (%zu running): the "
+                           "call waits for one of them",
+                           srv->n_threads);
+        }
         /* Only a new earliest deadline needs the reaper before it wakes
          * on its own: waking it for every call is a third thread to
          * schedule per call. And a call cancelled before it got here (a

@@ -95,11 +95,12 @@ static bool close_bounded(rpc_server *srv)
         closer_free(c);
         return true;
     }
-    obs_log(OBS_LOG_WARN,
-            "shutdown: closing the socket has not ended after %d ms (a "
-            "known hang of NNG before 1.9.0, nanomsg/nng#1813); going on "
-            "without it",
-            SOCKET_CLOSE_BOUND_MS);
+    const obs_field f[] = { OBS_INT("close_bound_ms", SOCKET_CLOSE_BOUND_MS) };
+    obs_log_fields(OBS_LOG_WARN, f, 1,
+                   "shutdown: closing the socket has not ended after %d ms (a "
+                   "known hang of NNG before 1.9.0, nanomsg/nng#1813); going "
+                   "on without it",
+                   SOCKET_CLOSE_BOUND_MS);
     return false;
 }
 
@@ -148,7 +149,8 @@ static bool wait_for_calls(rpc_server *srv, uint32_t ms)
 }
 
 /* One line naming a call that is still running: what, which, and its
- * process group (pid=- when it runs none). reg_mu held. */
+ * process group (pid=- when it runs none; no pid member in JSON then).
+ * reg_mu held. */
 static void log_running(const rpc_slot *s, const char *what)
 {
     const rpc_call *call = &s->call;
@@ -156,13 +158,22 @@ static void log_running(const rpc_slot *s, const char *what)
     int64_t pgid = atomic_load(&call->pgid);
     if (pgid > 0)
         snprintf(pid, sizeof pid, "%lld", (long long)pgid);
-    obs_log(OBS_LOG_WARN,
-            "shutdown: %s: method=%s kind=%s id=%llu conn=%u pid=%s "
-            "running_ms=%lld",
-            what, call->reg->method->name,
-            call->reg->method->kind == RPC_WRITE ? "WRITE" : "READ",
-            (unsigned long long)call->id, (unsigned)call->peer.conn, pid,
-            (long long)((rpc_now_ns() - call->t_recv) / 1000000));
+    const char *kind = call->reg->method->kind == RPC_WRITE ? "WRITE" : "READ";
+    long long running_ms = (rpc_now_ns() - call->t_recv) / 1000000;
+    const obs_field f[] = {
+        OBS_STR("method", call->reg->method->name),
+        OBS_STR("kind", kind),
+        OBS_INT("call_id", call->id),
+        OBS_INT("conn", call->peer.conn),
+        OBS_INT("running_ms", running_ms),
+        OBS_INT("pid", pgid),
+    };
+    obs_log_fields(OBS_LOG_WARN, f, pgid > 0 ? 6 : 5,
+                   "shutdown: %s: method=%s kind=%s id=%llu conn=%u pid=%s "
+                   "running_ms=%lld",
+                   what, call->reg->method->name, kind,
+                   (unsigned long long)call->id, (unsigned)call->peer.conn, pid,
+                   running_ms);
 }
 
 /* The grace has run out: each call still running is named, and the WRITEs
@@ -200,12 +211,15 @@ static size_t report_left(rpc_server *srv)
         n++;
         if (s->phase == PHASE_RUNNING)
             log_running(s, "left running at exit, never answered");
-        else if (s->phase == PHASE_SENDING)
-            obs_log(OBS_LOG_WARN,
-                    "shutdown: a reply still being sent at exit: id=%llu "
-                    "conn=%u",
-                    (unsigned long long)s->sending.id,
-                    (unsigned)s->sending.conn);
+        else if (s->phase == PHASE_SENDING) {
+            const obs_field f[] = { OBS_INT("call_id", s->sending.id),
+                                    OBS_INT("conn", s->sending.conn) };
+            obs_log_fields(OBS_LOG_WARN, f, 2,
+                           "shutdown: a reply still being sent at exit: "
+                           "id=%llu conn=%u",
+                           (unsigned long long)s->sending.id,
+                           (unsigned)s->sending.conn);
+        }
     }
     return n;
 }
@@ -215,18 +229,27 @@ static size_t report_left(rpc_server *srv)
 static size_t end_outliving(rpc_server *srv)
 {
     uint32_t grace = srv->cfg.shutdown_grace_ms;
+    uint32_t stop = srv->cfg.shutdown_stop_ms;
     size_t outlived = count_in_flight(srv);
-    obs_log(OBS_LOG_WARN,
-            "shutdown: %zu call(s) still running after %u ms (the grace): "
-            "the writes among them are stopped, and given %u ms to answer",
-            outlived, (unsigned)grace, (unsigned)srv->cfg.shutdown_stop_ms);
+    obs_field f[] = { OBS_INT("running", outlived),
+                      OBS_INT("shutdown_grace_ms", grace),
+                      OBS_INT("shutdown_stop_ms", stop), OBS_INT("ended", 0),
+                      OBS_INT("left", 0) };
+    obs_log_fields(OBS_LOG_WARN, f, 3,
+                   "shutdown: %zu call(s) still running after %u ms (the "
+                   "grace): the writes among them are stopped, and given %u "
+                   "ms to answer",
+                   outlived, (unsigned)grace, (unsigned)stop);
     stop_outliving(srv);
-    wait_for_calls(srv, srv->cfg.shutdown_stop_ms);
+    wait_for_calls(srv, stop);
     size_t left = report_left(srv);
-    obs_log(OBS_LOG_WARN,
-            "shutdown: %zu call(s) outlived the grace of %u ms: %zu ended and "
-            "answered, %zu left running (never answered)",
-            outlived, (unsigned)grace, outlived - left, left);
+    f[0] = OBS_INT("outlived", outlived);
+    f[2] = OBS_INT("ended", outlived - left);
+    f[3] = OBS_INT("left", left);
+    obs_log_fields(OBS_LOG_WARN, f, 4,
+                   "shutdown: %zu call(s) outlived the grace of %u ms: %zu "
+                   "ended and answered, %zu left running (never answered)",
+                   outlived, (unsigned)grace, outlived - left, left);
     return outlived;
 }
 
@@ -250,8 +273,11 @@ unsigned rpc_server_shutdown(rpc_server *srv)
         else if (s->phase == PHASE_RUNNING)
             writes++;
     }
-    if (writes > 0)
-        obs_log(OBS_LOG_INFO, "shutdown: waiting for %zu write(s)", writes);
+    if (writes > 0) {
+        const obs_field f[] = { OBS_INT("writes", writes) };
+        obs_log_fields(OBS_LOG_INFO, f, 1, "shutdown: waiting for %zu write(s)",
+                       writes);
+    }
     size_t outlived = 0;
     if (!wait_for_calls(srv, srv->cfg.shutdown_grace_ms))
         outlived = end_outliving(srv);

@@ -33,6 +33,15 @@ static void *second_signal(void *arg)
     stop_signals(&set);
     int sig;
     if (sigwait(&set, &sig) == 0) {
+        /* In JSON a line of the log like every other, given half a
+         * second to be written; in text the bare line, written now. */
+        if (obs_log_get_format() == OBS_LOG_JSON) {
+            const obs_field f[] = { OBS_INT("signal", sig) };
+            obs_log_fields(OBS_LOG_WARN, f, 1,
+                           "tkd: second signal, exiting now");
+            obs_log_flush(500);
+            _exit(130);
+        }
         static const char msg[] = "tkd: second signal, exiting now\n";
         ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
         (void)n;
@@ -49,18 +58,22 @@ int rpc_serve_until_signal(rpc_server *srv)
     int rv = sigwait(&set, &sig);
     if (rv != 0)
         return -rv;
-    obs_log(OBS_LOG_INFO, "signal %d: shutting down", sig);
+    const obs_field sf[] = { OBS_INT("signal", sig),
+                             OBS_STR("signal_name",
+                                     sig == SIGTERM ? "SIGTERM" : "SIGINT") };
+    obs_log_fields(OBS_LOG_INFO, sf, 2, "signal %d: shutting down", sig);
     pthread_t t;
     if (pthread_create(&t, NULL, second_signal, NULL) == 0)
         pthread_detach(t);
     rpc_server__on_stop(srv);
     unsigned outlived = rpc_server_shutdown(srv);
+    const obs_field f[] = { OBS_INT("outlived", outlived) };
     if (outlived == 0)
-        obs_log(OBS_LOG_INFO, "shutdown complete");
+        obs_log_fields(OBS_LOG_INFO, f, 1, "shutdown complete");
     else
-        obs_log(OBS_LOG_WARN,
-                "shutdown complete, not clean: %u call(s) outlived the "
-                "grace",
-                outlived);
+        obs_log_fields(OBS_LOG_WARN, f, 1,
+                       "shutdown complete, not clean: %u call(s) outlived the "
+                       "grace",
+                       outlived);
     return outlived > INT_MAX ? INT_MAX : (int)outlived;
 }

@@ -46,14 +46,18 @@ void rpc__heap_look(rpc_server *srv)
     int64_t after = port_rss_bytes();
     /* The free chunks stay free (reused, they count less): from here. */
     srv->heap_floor = port_heap_idle_bytes();
+    /* In JSON, bytes: the members are whole numbers. */
+    const obs_field f[] = { OBS_INT("freed_bytes", burst),
+                            OBS_INT("resident_bytes", after),
+                            OBS_INT("resident_before_bytes", before) };
     if (before >= 0 && after >= 0)
-        obs_log(OBS_LOG_INFO,
-                "memory: a burst freed %.1f MiB; given back to the system "
-                "(malloc_trim): resident %.1f MiB, was %.1f MiB",
-                mib(burst), mib(after), mib(before));
+        obs_log_fields(OBS_LOG_INFO, f, 3,
+                       "memory: a burst freed %.1f MiB; given back to the "
+                       "system (malloc_trim): resident %.1f MiB, was %.1f MiB",
+                       mib(burst), mib(after), mib(before));
     else
-        obs_log(OBS_LOG_INFO,
-                "memory: a burst freed %.1f MiB; given back to the system "
-                "(malloc_trim)",
-                mib(burst));
+        obs_log_fields(OBS_LOG_INFO, f, 1,
+                       "memory: a burst freed %.1f MiB; given back to the "
+                       "system (malloc_trim)",
+                       mib(burst));
 }

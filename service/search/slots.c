@@ -37,8 +37,10 @@ int search__slot_take(search_slots *s, rpc_call *call)
         }
         if (!told) {
             obs_metric_add(OBS_M_SEARCH_WAITING, 1);
-            obs_log(OBS_LOG_DEBUG, "search call %llu waits for a slot",
-                    (unsigned long long)rpc_call_id(call));
+            const obs_field f[] = { OBS_INT("call_id", rpc_call_id(call)) };
+            obs_log_fields(OBS_LOG_DEBUG, f, 1,
+                           "search call %llu waits for a slot",
+                           (unsigned long long)rpc_call_id(call));
             told = true;
         }
         struct pollfd p = { .fd = s->sem.fd, .events = POLLIN };

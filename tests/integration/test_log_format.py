@@ -3,7 +3,9 @@
 one JSON object a line, every line, and a call's line has the call's
 fields apart (method, call_id, peer, code, reason, elapsed_us, cause),
 and every other line the values its message names (a listener's url, the
-listener watch's counts, reasons and limits, the descriptors);
+listener watch's counts, reasons and limits, the descriptors, a
+shutdown's calls, counts and times, a schema migration's version), so
+that no number or id is only inside msg (numbers_are_members);
 under systemd (stderr is the stream JOURNAL_STREAM names) every line
 starts with the syslog priority journald reads. The negative controls:
 the default text lines are no JSON, a JOURNAL_STREAM that names another
@@ -19,6 +21,7 @@ from __future__ import annotations
 import faulthandler
 import json
 import os
+import re
 import signal
 import socket
 import struct
@@ -26,10 +29,11 @@ import subprocess
 import unittest
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import fleetfx
 import tkproc
 
 import tk
-from tk.v1 import control_pb2, git_pb2
+from tk.v1 import control_pb2, git_pb2, orders_pb2
 
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 
@@ -54,6 +58,33 @@ def parse(line: str) -> Dict[str, Any]:
     if not isinstance(obj, dict):
         raise ValueError("not an object: %r" % line)
     return obj
+
+
+def member_digits(v: Any, into: set) -> None:
+    """Every run of digits in v's values (an int's decimal, a string's
+    runs), nested objects' too."""
+    if isinstance(v, dict):
+        for x in v.values():
+            member_digits(x, into)
+    elif isinstance(v, bool):
+        pass
+    elif isinstance(v, int):
+        into.add(str(v))
+    elif isinstance(v, str):
+        into.update(re.findall(r"\d+", v))
+
+
+def unmembered_numbers(o: Dict[str, Any]) -> List[str]:
+    """The runs of digits in o's msg that are no member's value, nor in
+    one: a number or id a machine reading the line would have to parse
+    out of the message; not those of a name (libgit2, tk.v1). A float's
+    digits (the memory line's MiB) or a
+    version in prose would be such runs; no line of these tests has one."""
+    have: set = set()
+    member_digits({k: v for k, v in o.items() if k not in ("msg", "time")},
+                  have)
+    return [d for d in re.findall(r"(?<!\w)\d+", o["msg"])
+            if d not in have]
 
 
 # NNG's SP header of a REQ peer (tests/support/spwire.h).
@@ -200,6 +231,14 @@ class LogFormat(unittest.TestCase):
         self.assertEqual(bad["code"], "PERMISSION_DENIED")
         self.assertEqual(bad["reason"], "PATH_OUTSIDE_ROOT")
         self.assertEqual(bad["peer"]["conn"], ping["peer"]["conn"])
+        sig = [o for o in objs if o["msg"].startswith("signal ")]
+        self.assertEqual(len(sig), 1, objs)
+        self.assertEqual(sig[0]["signal"], signal.SIGTERM)
+        self.assertEqual(sig[0]["signal_name"], "SIGTERM")
+        self.assertEqual(objs[-1]["msg"], "shutdown complete")
+        self.assertEqual(objs[-1]["outlived"], 0)
+        for o in objs:
+            self.assertEqual(unmembered_numbers(o), [], o)
 
     def test_watch_lines(self) -> None:
         """The listener watch's lines (a connection refused at the limit, a
@@ -244,6 +283,130 @@ class LogFormat(unittest.TestCase):
         self.assertNotIn("max_connections", big)
         for ln in d.stop():
             parse(ln)
+
+    def blocking_repo(self) -> Tuple[str, str]:
+        """A repository in the root whose pre-commit hook says its process
+        group on a fifo, then blocks; (its path, the fifo)."""
+        base = self.dir.name
+        repo = os.path.join(base, "r")
+        os.mkdir(repo)
+        env = dict(os.environ, HOME=base, GIT_CONFIG_NOSYSTEM="1")
+        for argv in (["init", "-q"], ["config", "user.name", "tk"],
+                     ["config", "user.email", "tk@example.invalid"],
+                     ["commit", "-q", "--allow-empty", "-m", "first"]):
+            subprocess.run(["git", "-C", repo] + argv, check=True, env=env)
+        entered = os.path.join(base, "entered.fifo")
+        os.mkfifo(entered, 0o600)
+        hook = os.path.join(repo, ".git", "hooks", "pre-commit")
+        with open(hook, "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\nps -o pgid= -p $$ > '%s'\nexec sleep 1000\n"
+                    % entered)
+        os.chmod(hook, 0o755)
+        return repo, entered
+
+    def test_second_signal_line(self) -> None:
+        """A second SIGTERM while a write holds the shutdown: in JSON, its
+        line is JSON too (it was the bare text line), and tkd exits 130."""
+        repo, entered = self.blocking_repo()
+        d = self.start(["--log-format", "json", "--shutdown-grace-ms",
+                        "60000"])
+        with tk.Client(d.addr) as c:
+            call = c.git.start_commit(repo=repo, message="second",
+                                      allow_empty=True, timeout=60)
+            tkproc.read_line(entered)
+            d.proc.send_signal(signal.SIGTERM)
+            d.wait_line(lambda o: "waiting for" in o["msg"])
+            lines = d.stop()  # the second SIGTERM
+            call.status(timeout=WAIT_S)
+        self.assertEqual(d.assertion_exit, 130, lines)
+        last = parse(lines[-1])
+        self.assertEqual(last["msg"], "tkd: second signal, exiting now")
+        self.assertEqual(last["signal"], signal.SIGTERM)
+
+    def test_shutdown_lines(self) -> None:
+        """A Commit whose pre-commit hook blocks outlives a grace of 300
+        ms: the shutdown's lines name the call, the counts and the times
+        as members (the hook says its process group on a fifo: no sleep)."""
+        repo, entered = self.blocking_repo()
+        d = self.start(["--log-format", "json", "--shutdown-grace-ms", "300"])
+        with tk.Client(d.addr) as c:
+            call = c.git.start_commit(repo=repo, message="second",
+                                      allow_empty=True, timeout=60)
+            pgid = int(tkproc.read_line(entered))
+            lines = d.stop()
+            call.status(timeout=WAIT_S)
+        self.assertEqual(d.assertion_exit, 3, lines)  # calls outlived
+        objs = [parse(ln) for ln in lines]
+        waiting = [o for o in objs if "waiting for" in o["msg"]]
+        self.assertEqual(waiting[0]["writes"], 1, objs)
+        running = [o for o in objs if "still running after" in o["msg"]]
+        self.assertEqual(running[0]["running"], 1, objs)
+        self.assertEqual(running[0]["shutdown_grace_ms"], 300)
+        self.assertIsInstance(running[0]["shutdown_stop_ms"], int)
+        stopped = [o for o in objs
+                   if "grace over, stopping the write" in o["msg"]]
+        self.assertEqual(len(stopped), 1, objs)
+        w = stopped[0]
+        self.assertEqual(w["method"], "tk.v1.Git/Commit")
+        self.assertEqual(w["kind"], "WRITE")
+        self.assertEqual(w["call_id"], call.call_id)
+        self.assertEqual(w["pid"], pgid)
+        self.assertIsInstance(w["conn"], int)
+        self.assertGreaterEqual(w["running_ms"], 300)
+        out = [o for o in objs if "outlived the grace of" in o["msg"]]
+        self.assertEqual((out[0]["outlived"], out[0]["ended"], out[0]["left"],
+                          out[0]["shutdown_grace_ms"]), (1, 1, 0, 300), objs)
+        self.assertEqual(objs[-1]["outlived"], 1)
+        self.assertIn("not clean", objs[-1]["msg"])
+        for o in objs:
+            self.assertEqual(unmembered_numbers(o), [], o)
+
+    def test_orders_lines(self) -> None:
+        """With --pg, the start-up line names the pool; against a private
+        PostgreSQL, the first Orders call's migration and connection lines
+        name the version, the database and the pool, and (at debug, a
+        second tkd on the migrated schema) libpq's notices are members."""
+        d = self.start(["--log-format", "json", "--pg",
+                        "host=%s/nowhere dbname=x" % self.dir.name])
+        objs = [parse(ln) for ln in d.stop()]
+        first = [o for o in objs if "the first Orders call" in o["msg"]]
+        self.assertIsInstance(first[0]["pool"], int, objs)
+        for o in objs:
+            self.assertEqual(unmembered_numbers(o), [], o)
+        if not os.access(fleetfx.PG_CLUSTER, os.X_OK):
+            self.skipTest("no tools/pg-cluster")
+        try:
+            pg = fleetfx.Cluster()
+        except SystemExit:
+            self.skipTest("no PostgreSQL 15 here")
+        try:
+            for level in ("info", "debug"):
+                d = self.start(["--log-format", "json", "--pg", pg.dsn,
+                                "--log-level", level])
+                with tk.Client(d.addr) as c:
+                    c.start("tk.v1.Orders/GetOrder",
+                            orders_pb2.GetOrderRequest(order_id=1)).status(
+                                timeout=WAIT_S)
+                objs = [parse(ln) for ln in d.stop()]
+                for o in objs:
+                    self.assertEqual(unmembered_numbers(o), [], o)
+                conn = [o for o in objs if "orders: connected" in o["msg"]]
+                self.assertIsInstance(conn[0]["pool"], int, objs)
+                dbname = re.search(r"dbname=(\S+)", pg.dsn)
+                assert dbname is not None, pg.dsn
+                self.assertEqual(conn[0]["database"], dbname[1])
+                self.assertIn("host", conn[0])
+                if level == "info":
+                    mig = [o for o in objs if "schema migration" in o["msg"]]
+                    self.assertEqual(mig[0]["version"], 1, objs)
+                    self.assertIsInstance(mig[0]["name"], str)
+                else:
+                    notes = [o for o in objs if "notice" in o]
+                    self.assertTrue(notes, objs)
+                    self.assertEqual(notes[0]["severity"], "NOTICE")
+                    self.assertIn(notes[0]["notice"], notes[0]["msg"])
+        finally:
+            pg.close()
 
     def test_bytes_of_no_text(self) -> None:
         """A root whose name is no UTF-8 and holds a control character:
