@@ -108,12 +108,15 @@ class Tkd:
     file when it is "other"."""
 
     def __init__(self, base: str, options: List[str],
-                 journal: object = None) -> None:
+                 journal: object = None,
+                 path: Optional[str] = None) -> None:
         self.addr = "ipc://%s/tkd.sock" % base
         r, w = os.pipe()
         env = dict(os.environ, HOME=base, XDG_CONFIG_HOME=base,
                    GIT_CONFIG_NOSYSTEM="1")
         env.pop("JOURNAL_STREAM", None)
+        if path is not None:
+            env["PATH"] = path
         if journal is not None:
             st = os.fstat(w) if journal is True else os.stat(base)
             env["JOURNAL_STREAM"] = "%d:%d" % (st.st_dev, st.st_ino)
@@ -407,6 +410,19 @@ class LogFormat(unittest.TestCase):
                     self.assertIn(notes[0]["notice"], notes[0]["msg"])
         finally:
             pg.close()
+
+    def test_git_not_found(self) -> None:
+        """No git on PATH: the line names the program (not PATH)."""
+        empty = os.path.join(self.dir.name, "bin")
+        os.mkdir(empty)
+        # Logged before "listening on": read up to it.
+        d = self.tkd = Tkd(self.dir.name, ["--log-format", "json"], None,
+                           empty)
+        d.wait_line(lambda o: "listening on" in o["msg"])
+        objs = [parse(ln) for ln in d.stop()]
+        nogit = [o for o in objs if "no git program" in o["msg"]]
+        self.assertEqual(nogit[0]["program"], "git", objs)
+        self.assertNotIn("PATH", nogit[0])
 
     def test_bytes_of_no_text(self) -> None:
         """A root whose name is no UTF-8 and holds a control character:
