@@ -179,6 +179,8 @@ def release_hook(fifo: Optional[str]) -> None:
         return  # no hook is reading
     try:
         os.write(fd, b"go\n")
+    except BrokenPipeError:
+        pass  # the hook read an earlier "go" and closed since the open
     finally:
         os.close(fd)
 
