@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -58,9 +59,11 @@ int rpc_serve_until_signal(rpc_server *srv)
     int rv = sigwait(&set, &sig);
     if (rv != 0)
         return -rv;
+    const char *abbrev = port_signal_name(sig);
+    char name[16];
+    snprintf(name, sizeof name, "SIG%s", abbrev != NULL ? abbrev : "?");
     const obs_field sf[] = { OBS_INT("signal", sig),
-                             OBS_STR("signal_name",
-                                     sig == SIGTERM ? "SIGTERM" : "SIGINT") };
+                             OBS_STR("signal_name", name) };
     obs_log_fields(OBS_LOG_INFO, sf, 2, "signal %d: shutting down", sig);
     pthread_t t;
     if (pthread_create(&t, NULL, second_signal, NULL) == 0)

@@ -11,36 +11,30 @@
 
 #include "rpc_int.h"
 
-/* NNG's names of the counters of each kind, the reason a JSON line and
+/* NNG's name of the counter of each kind, the reason a JSON line and
  * tk_connections_refused_total (stats.c) name it by, and what a count
  * means (the limit's, the handshake's and the frame's are said with
  * their numbers: say()). */
 static const struct {
-    const char *stats[2];
+    const char *stat;
     const char *reason;
     const char *meaning;
 } kinds[RPC_REFUSED_KINDS] = {
-    [RPC_REFUSED_LIMIT] = { { "conn_refused", NULL }, "LIMIT", NULL },
-    [RPC_REFUSED_HANDSHAKE] = { { "timeout", NULL },
-                                "HANDSHAKE_TIMEOUT",
-                                NULL },
-    [RPC_REFUSED_AUTH] = { { "auth", NULL },
-                           "TLS",
+    [RPC_REFUSED_LIMIT] = { "conn_refused", "LIMIT", NULL },
+    [RPC_REFUSED_HANDSHAKE] = { "timeout", "HANDSHAKE_TIMEOUT", NULL },
+    [RPC_REFUSED_AUTH] = { "auth", "TLS",
                            "failed the TLS handshake: a client with no "
                            "certificate or one the clients' CA did not "
                            "sign, or a client that refused tkd's" },
-    [RPC_REFUSED_PROTO] = { { "proto", NULL },
-                            "PROTOCOL",
+    [RPC_REFUSED_PROTO] = { "proto", "PROTOCOL",
                             "did not speak NNG's REQ protocol" },
     /* tk's NNG counts a client's close as "discon" (tools/nng/08). */
-    [RPC_REFUSED_OTHER] = { { "other", NULL },
-                            "OTHER",
+    [RPC_REFUSED_OTHER] = { "other", "OTHER",
                             "ended in an error NNG names no further (a "
                             "peer that hung up during the handshake, or, "
                             "with an NNG without tk's patches, a close)" },
-    [RPC_REFUSED_FRAME] = { { "msgsize", NULL }, "REQUEST_TOO_LARGE", NULL },
-    [RPC_REFUSED_ACCEPT] = { { "oom", NULL },
-                             "ACCEPT",
+    [RPC_REFUSED_FRAME] = { "msgsize", "REQUEST_TOO_LARGE", NULL },
+    [RPC_REFUSED_ACCEPT] = { "oom", "ACCEPT",
                              "could not be accepted (out of memory)" },
 };
 
@@ -65,17 +59,6 @@ static nng_stat *listener_stats(nng_stat *st, int id)
             return found;
     }
     return NULL;
-}
-
-static uint64_t stat_sum(nng_stat *listener, const char *const names[2])
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 2 && names[i] != NULL; i++) {
-        nng_stat *st = nng_stat_find(listener, names[i]);
-        if (st != NULL)
-            v += nng_stat_value(st);
-    }
-    return v;
 }
 
 /* The line for n more connections of kind k on L; in JSON, its values are
@@ -127,7 +110,8 @@ static void look(rpc_server *srv)
         if (ls != NULL)
             L->closes_apart = nng_stat_find(ls, "msgsize") != NULL;
         for (int k = 0; ls != NULL && k < RPC_REFUSED_KINDS; k++) {
-            uint64_t v = stat_sum(ls, kinds[k].stats);
+            nng_stat *st = nng_stat_find(ls, kinds[k].stat);
+            uint64_t v = st != NULL ? nng_stat_value(st) : 0;
             if (k == RPC_REFUSED_LIMIT)
                 v += atomic_load(&L->refused_here);
             if (v <= L->logged[k])
