@@ -50,6 +50,14 @@ if grep -q libtkclient <<<"$libs"; then
     echo "app-static links libtkclient dynamically" >&2
     exit 1
 fi
+# libtkclient.a carries tk's NNG (client/lib/archive.sh): a static link
+# loads no NNG of the system's, unless the build took the system's.
+system_nng=$(meson introspect "$build" --buildoptions |
+    /usr/bin/python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="system_nng"][0])')
+if [ "$system_nng" = False ] && grep -q libnng <<<"$libs"; then
+    echo "app-static loads the system's NNG, not tk's: $(grep libnng <<<"$libs")" >&2
+    exit 1
+fi
 
 run="$dest/run"
 mkdir -m 700 "$run"

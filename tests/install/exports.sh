@@ -7,7 +7,7 @@
 # another NNG would otherwise bind to, nor common/'s tkc_. And every
 # function and descriptor the installed headers declare is exported.
 #
-# exports.sh LIB SOURCE BUILD: LIB passes.
+# exports.sh LIB SOURCE BUILD: LIB (the .so, or the installed .a) passes.
 # exports.sh --control LIB SOURCE BUILD: LIB is the same objects linked
 # without the map; the check must fail on it, naming NNG's and the seams'
 # names: it sees a leak where there is one.
@@ -23,7 +23,12 @@ nodes=$(grep -oE '^[A-Z][A-Z0-9_]* \{' "$src/client/lib/libtkclient.map" | cut -
 [ -n "$nodes" ] || { echo "exports: no version node in libtkclient.map" >&2; exit 1; }
 
 # nm -D prints a versioned name as name@@NODE; the name is before the @.
-exported=$(nm -D --defined-only "$lib" | awk 'NF == 3 {print $3}' | sed 's/@.*//' | sort -u)
+# An archive (the installed libtkclient.a, client/lib/archive.sh) has no
+# dynamic symbols: its global ones are what a static link sees.
+case $lib in
+    *.a) exported=$(nm -g --defined-only "$lib" | awk 'NF == 3 {print $3}' | sort -u) ;;
+    *) exported=$(nm -D --defined-only "$lib" | awk 'NF == 3 {print $3}' | sed 's/@.*//' | sort -u) ;;
+esac
 leaks=$(grep -vE '^(tk_[a-z][a-z0-9]*(_[a-z0-9]+)*|tk__v1__[a-z0-9_]+)$' <<<"$exported" |
     grep -vxF "$nodes" || true)
 

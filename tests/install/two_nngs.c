@@ -5,9 +5,10 @@
  * its own nng_ calls must reach the system's NNG, and tk's calls tk's NNG
  * inside libtkclient. It makes a REQ/REP round trip over inproc:// through
  * the system's NNG, a Ping through libtkclient to the tkd at TK_ADDR, and
- * asks the dynamic linker where the name nng_version resolves: in
- * libnng.so.1, never in libtkclient (which, exporting its NNG, came first
- * in the link and took every nng_ name before client/lib/libtkclient.map).
+ * asks where its nng_version lies: in libnng.so.1, never in libtkclient
+ * (which, exporting its NNG, came first in the link and took every nng_
+ * name before client/lib/libtkclient.map) nor in the program itself (a
+ * libtkclient.a linked with an NNG whose names are public).
  * Exit 0 when all three hold; 1, with the reason on stderr, otherwise.
  */
 #ifndef _GNU_SOURCE
@@ -96,25 +97,35 @@ static int ping(void)
     return bad;
 }
 
-/* Where the program's name nng_version resolves: the object holding it. */
-static int nng_is_systems(void)
+/* Whether sym, an address of nng_version, lies in the system's
+ * libnng.so.1; says where it lies when not. how: whose address it is. */
+static int in_libnng(const char *how, void *sym)
 {
     Dl_info info;
-    void *sym = dlsym(RTLD_DEFAULT, "nng_version");
-    if (sym == NULL || dladdr(sym, &info) == 0 || info.dli_fname == NULL) {
-        fprintf(stderr, "two-nngs: the dynamic linker finds no nng_version\n");
-        return 0;
+    const char *where = "no loaded object";
+    if (sym != NULL && dladdr(sym, &info) != 0 && info.dli_fname != NULL) {
+        where = info.dli_fname;
+        const char *base = strrchr(where, '/');
+        if (strcmp(base ? base + 1 : where, "libnng.so.1") == 0)
+            return 1;
     }
-    const char *base = strrchr(info.dli_fname, '/');
-    base = base ? base + 1 : info.dli_fname;
-    if (strcmp(base, "libnng.so.1") != 0) {
-        fprintf(stderr,
-                "two-nngs: nng_version resolves in %s, not the system's "
-                "libnng.so.1: libtkclient exports its NNG\n",
-                info.dli_fname);
+    fprintf(stderr,
+            "two-nngs: nng_version (%s) resolves in %s, not the system's "
+            "libnng.so.1\n",
+            how, where);
+    return 0;
+}
+
+/* Where the program's nng_ calls go: the function its call reaches (a PIE
+ * takes the address through the GOT, from the object that defines it),
+ * and the dynamic linker's answer for the name. */
+static int nng_is_systems(void)
+{
+    if (!in_libnng("the program's call", (void *)nng_version) ||
+        !in_libnng("the dynamic linker's lookup",
+                   dlsym(RTLD_DEFAULT, "nng_version")))
         return 0;
-    }
-    printf("two-nngs: nng_version %s from %s\n", nng_version(), info.dli_fname);
+    printf("two-nngs: nng_version %s, from libnng.so.1\n", nng_version());
     return 1;
 }
 
