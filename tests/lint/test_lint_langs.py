@@ -159,7 +159,9 @@ class TypeScript(Gate):
                         "npm ci --prefix client/ts (tools/install-deps)")
         ts = os.path.join(self.repo.path, "client", "ts")
         os.makedirs(ts)
-        shutil.copy(os.path.join(SRC, "client", "ts", "tsconfig.json"), ts)
+        # tsconfig.json extends tsconfig.build.json (the package's build)
+        for name in ("tsconfig.json", "tsconfig.build.json"):
+            shutil.copy(os.path.join(SRC, "client", "ts", name), ts)
         os.symlink(modules, os.path.join(ts, "node_modules"))
         with open(os.path.join(self.repo.path, ".gitignore"), "a") as f:
             f.write("node_modules\n")

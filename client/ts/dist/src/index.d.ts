@@ -1,0 +1,10 @@
+export { Client, type ClientOptions, DEFAULT_MAX_REPLY_BYTES, type GenericCallOptions, defaultAddress, registry, } from "./client.js";
+export { ASK_MAX_PAUSE_MS, ASK_SAME_ANSWERS, ASK_TIMEOUT_MS, CANCEL_TIMEOUT_MS, Call, GRACE_MS, MAX_WAIT_MS, WRITE_STOP_MS, } from "./inflight.js";
+export { type CallOptions, type Services, type Stub } from "./stubs.js";
+export { type Endpoint, type TlsFiles, parseAddress } from "./conn.js";
+export { Cause, CancelOutcome, type Cancellation, Code, Status, TkError, codeName, enumName, } from "./status.js";
+export { type TextInit, text } from "./text.js";
+export * as catalog from "./catalog.js";
+export * as jsonform from "./jsonform.js";
+export * as wire from "./wire.js";
+export { services } from "../gen/tk/services.js";
