@@ -18,10 +18,12 @@ src=${1:?source root}
 tkd=${TKD:?TKD: the tkd to test}
 fail() { echo "npm: $*" >&2; exit 1; }
 ts="$src/client/ts"
-command -v node >/dev/null && command -v npm >/dev/null ||
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     fail "node or npm not found: apt-get install -y nodejs npm (tools/install-deps)"
-[ -f "$ts/node_modules/typescript/bin/tsc" ] && [ -f "$ts/node_modules/@bufbuild/protobuf/package.json" ] ||
+fi
+if [ ! -f "$ts/node_modules/typescript/bin/tsc" ] || [ ! -f "$ts/node_modules/@bufbuild/protobuf/package.json" ]; then
     fail "client/ts is not installed: npm ci --prefix client/ts (tools/install-deps)"
+fi
 if [ ! -e "$src/.git" ]; then
     echo "npm: SKIP: $src is not a git checkout (the clone is made of the files git tracks)" >&2
     exit 77
@@ -107,8 +109,9 @@ clone "$dir/c2"
 app "$dir/a2"
 (cd "$dir/a2" && npm install --install-links "$protobuf_tgz" "$dir/c2/client/ts") ||
     fail "npm install --install-links of the clone's client/ts failed"
-[ -d "$dir/a2/node_modules/tk-client" ] && [ ! -L "$dir/a2/node_modules/tk-client" ] ||
+if [ ! -d "$dir/a2/node_modules/tk-client" ] || [ -L "$dir/a2/node_modules/tk-client" ]; then
     fail "npm install --install-links did not copy the folder"
+fi
 example "$dir/a2" "folder, copied"
 
 # (2) The tarball, packed in a clone with its TypeScript (prepack runs
