@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """Generates the typed Python methods of tk.Client from the service
-descriptors of proto/, next to protoc's *_pb2.py (gen/python).
+descriptors of proto/, next to protoc's *_pb2.py; tools/regen writes the
+whole Python output into the client's package, client/python/tk, which
+ships it (pip).
 
 Input: a FileDescriptorSet with source info (protoc --include_imports
 --include_source_info --descriptor_set_out). Output, under OUTDIR:
-  <pkg dirs>/__init__.py        pkgutil-style namespace packages, so that
-                                gen/python/tk (messages) and client/python/tk
-                                (the client) form one package `tk`
+  tk/<path>/__init__.py         the packages of the messages (tk.v1);
+                                tk/__init__.py is the client's own
   tk/<path>/<file>_tk.py        one class per service, two methods per RPC:
                                 rev_parse(...) -> reply, start_rev_parse(...)
                                 -> tk.Call; fields as keyword arguments
@@ -297,10 +298,8 @@ def gen_catalog(files, specs, outdir):
 
 
 INIT = (HEADER.format(src="proto/") +
-        "# A pkgutil-style namespace package: client/python/tk and "
-        "gen/python/tk are\n# one package `tk`, whichever comes first on "
-        "sys.path.\n"
-        "__path__ = __import__(\"pkgutil\").extend_path(__path__, __name__)\n")
+        "# The messages and typed methods of this package of proto/, in the "
+        "client's\n# package tk (client/python/tk).\n")
 
 
 def gen_inits(files, outdir):
@@ -309,7 +308,8 @@ def gen_inits(files, outdir):
         parts = os.path.dirname(f.name).split("/")
         for i in range(1, len(parts) + 1):
             dirs.add("/".join(parts[:i]))
-    for d in sorted(dirs):
+    # tk itself is the client's (client/python/tk/__init__.py).
+    for d in sorted(dirs - {"tk"}):
         write(os.path.join(outdir, d, "__init__.py"), INIT)
 
 

@@ -12,7 +12,7 @@ Input: a FileDescriptorSet with source info (protoc --include_imports
                     and every generated file (the client's registry)
   tk/catalog.ts     every method with its types, kind and timeouts (each
                     method's option (tk.v1.method)): the data of the
-                    client's catalog, as gen/python/tk/_catalog.py
+                    client's catalog, as client/python/tk/_catalog.py
 Output is byte-for-byte deterministic. Run through tools/regen, not by hand.
 """
 

@@ -14,8 +14,10 @@ import subprocess
 from tidy import CANNOT_RUN, CLEAN, FINDINGS, CannotRun, die, repo_root
 
 # What we do not own: protoc's and the generators' output (the generators
-# themselves, tools/gen-*.py, are ours).
-NOT_OURS = ("gen/",)
+# themselves, tools/gen-*.py, are ours): gen/, and the generated files of
+# the Python client's package (tools/regen writes both).
+NOT_OURS = ("gen/", "client/python/tk/v1/", "client/python/tk/_services.py",
+            "client/python/tk/_catalog.py")
 
 EXTENSIONS = {".sh": "sh", ".bash": "bash", ".zsh": "zsh", ".py": "python"}
 # "#!/bin/sh", "#!/usr/bin/env bash", "#!/usr/bin/python3", ...

@@ -10,10 +10,11 @@ so too), and every source file of tk's own says so in its first lines:
 Owned: the files git tracks, by their extension (.c .h .cc .py .sh .bash
 .zsh .ts .mjs .js) or, without one, by a first line that starts #! or
 #compdef (tools/run, tests/fakes/launchctl, tkcall's zsh completion).
-Not owned: gen/ (what protoc and the generators write) and client/ts/dist/
-(tsc's output of client/ts/src and gen/ts, checked in), tools/nng's
-patches (NNG's code), a test's fixtures/ (inputs shaped to the rule they
-test, line numbers included), the fuzzing corpora, and symbolic links.
+Not owned: gen/ and the generated files of client/python/tk (what protoc
+and the generators write), client/ts/dist/ (tsc's output of client/ts/src
+and gen/ts, checked in), tools/nng's patches (NNG's code), a test's
+fixtures/ (inputs shaped to the rule they test, line numbers included),
+the fuzzing corpora, and symbolic links.
 
   test_license.py        (from meson, suite arch; no build needed)
 """
@@ -49,7 +50,8 @@ KIND_OF_EXT = {
     ".py": "hash", ".sh": "hash", ".bash": "hash", ".zsh": "hash",
     ".ts": "slash", ".mjs": "slash", ".js": "slash",
 }
-NOT_OWNED = re.compile(r"^gen/|^client/ts/dist/|(^|/)fixtures/|"
+NOT_OWNED = re.compile(r"^gen/|^client/python/tk/(v1/|_services\.py$|"
+                       r"_catalog\.py$)|^client/ts/dist/|(^|/)fixtures/|"
                        r"^tests/fuzz/corpus/|"
                        r"^tools/nng/.*\.patch$")
 

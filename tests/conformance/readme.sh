@@ -41,7 +41,8 @@ work="$dir/clone"
 mkdir "$work" "$dir/run" "$dir/empty"
 chmod 700 "$dir/run" "$dir/empty"
 for d in proto client gen; do ln -s "$src/$d" "$work/$d"; done
-# No __pycache__ in the checkout (gen/python is compared byte for byte).
+# No __pycache__ in the checkout (the generated Python is compared byte for
+# byte).
 export PYTHONDONTWRITEBYTECODE=1
 unset TK_ADDR
 

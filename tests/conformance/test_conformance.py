@@ -195,7 +195,7 @@ def head_commits(root: str, home: str) -> int:
 
 def method_types(method: str, served: Dict[str, control_pb2.MethodInfo]
                  ) -> Tuple[Type[Message], Type[Message]]:
-    """The request and reply classes: from gen/python's descriptors, else
+    """The request and reply classes: from the generated tk.v1's descriptors, else
     by the names the server gives in ListMethods (test methods have no
     .proto)."""
     req, rep = tk.request_class(method), tk.reply_class(method)

@@ -99,7 +99,7 @@ class TestCalls(TestdCase):
         self.assertIn("tk.v1.Control/Cancel", names)
 
     def test_unknown_method(self) -> None:
-        # Not in gen/python: the client cannot know the reply type.
+        # Not in the generated tk.v1: the client cannot know the reply type.
         with self.assertRaises(ValueError):
             self.client.call("tk.v1.Nope/Nothing", control_pb2.PingRequest())
         with self.assertRaises(tk.TkError) as cm:
@@ -635,8 +635,9 @@ class TestSurface(unittest.TestCase):
                           if m is not tk.CancelOutcome.NOT_SENT}, outcomes)
 
     def test_every_rpc_has_typed_methods(self) -> None:
-        # Whatever gen/python holds, generated from the service descriptors.
-        gen = os.path.join(tkproc.SOURCE_ROOT, "gen", "python")
+        # Whatever the package's generated tk/v1 holds, generated from the
+        # service descriptors.
+        gen = os.path.join(tkproc.SOURCE_ROOT, "client", "python")
         hints = typing.get_type_hints(tk._services.Services)
         n = 0
         for path in glob.glob(gen + "/tk/**/*_pb2.py", recursive=True):

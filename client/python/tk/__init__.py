@@ -15,9 +15,10 @@
                                             # UTF-8 (proto_json=True: base64)
 
 Needs Debian's python3-protobuf and libnng1 (through ctypes), nothing else.
-The messages and the typed methods are generated from proto/ into
-gen/python (tools/regen); in a checkout this package finds them itself, so
-PYTHONPATH=client/python is enough.
+The messages and the typed methods (tk.v1, tk._services, tk._catalog) are
+generated from proto/ into this package by tools/regen and ship with it:
+pip install ./client/python (README.md there), or, in a checkout,
+PYTHONPATH=client/python.
 
 As tkcall: a bytes field takes a str, its UTF-8; a reply's bytes stay
 bytes (git's names need not be UTF-8) and tk.text(b) reads them as text
@@ -26,21 +27,9 @@ takes back as the same bytes); a relative path in a field that names a
 file (option (tk.v1.path)) is made absolute against the working directory.
 """
 
-import os as _os
-import pkgutil as _pkgutil
-
-# `tk` is one package in two directories: this one (the client) and
-# gen/python/tk (generated), found on sys.path or, in a checkout, beside us.
-__path__ = _pkgutil.extend_path(__path__, __name__)
-_gen = _os.path.normpath(_os.path.join(_os.path.dirname(_os.path.abspath(__file__)),
-                                       _os.pardir, _os.pardir, _os.pardir,
-                                       "gen", "python", "tk"))
-if _os.path.isdir(_gen) and _gen not in __path__:
-    __path__.append(_gen)
-
-from tk import catalog, jsonform  # noqa: E402
-from tk._text import text  # noqa: E402
-from tk.client import (  # noqa: E402
+from tk import catalog, jsonform
+from tk._text import text
+from tk.client import (
     Call,
     Client,
     default_address,
@@ -48,7 +37,7 @@ from tk.client import (  # noqa: E402
     reply_class,
     request_class,
 )
-from tk.status import (  # noqa: E402
+from tk.status import (
     CancelOutcome,
     Cancellation,
     Cause,

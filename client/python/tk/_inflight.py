@@ -49,7 +49,7 @@ ASK_MAX_PAUSE = 2.0
 #: take a question before the call it follows, so one can be premature).
 ASK_SAME_ANSWERS = 3
 
-# CallStateReply.State, by number (gen/python's enum values).
+# CallStateReply.State, by number (tk.v1's generated enum values).
 _QUEUED, _RUNNING, _ANSWERED, _NOT_FOUND = 1, 2, 3, 4
 
 R = TypeVar("R")

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The messages of a call: the generated class of a message or of a
-method's request and reply, from gen/python's descriptors, and the reply
+method's request and reply, from the generated tk.v1's descriptors, and the reply
 frame (tk.v1.Reply) decoded into a Status and the reply. Internal to the
 client but for message_class, request_class and reply_class, which tk and
 tk.client export. No sockets: tk.client and tk._inflight hand it bytes.
@@ -22,7 +22,7 @@ R = TypeVar("R")
 
 def message_class(full_name: str) -> Type[Message]:
     """The generated class of a message by its full name
-    ("tk.v1.PingRequest"); KeyError when gen/python has no such message."""
+    ("tk.v1.PingRequest"); KeyError when tk.v1 has no such message."""
     desc = descriptor_pool.Default().FindMessageTypeByName(full_name)
     get = getattr(message_factory, "GetMessageClass", None)
     cls: Type[Message]
@@ -44,7 +44,7 @@ def _method(method: str) -> Optional[MethodDescriptor]:
 
 def request_class(method: str) -> Optional[Type[Message]]:
     """The request class of a method ("tk.v1.Git/RevParse") from the
-    service descriptors, or None when gen/python does not have the method."""
+    service descriptors, or None when tk.v1 does not have the method."""
     rpc = _method(method)
     return None if rpc is None else message_class(rpc.input_type.full_name)
 
@@ -58,14 +58,14 @@ def reply_class(method: str) -> Optional[Type[Message]]:
 def decoder(method: str, reply_type: Optional[type]) -> Callable[[bytes], Any]:
     """How a reply of method is decoded: as reply_type (a message class,
     or bytes for the payload undecoded), by default as the method's reply
-    class; ValueError when gen/python does not know the method."""
+    class; ValueError when tk.v1 does not know the method."""
     if reply_type is bytes:
         return bytes
     cls: Optional[Type[Message]] = (reply_type if reply_type is not None
                                     else reply_class(method))
     if cls is None:
         raise ValueError(
-            "tk: %s is not in gen/python; pass reply_type (a message "
+            "tk: %s is not in the generated tk.v1; pass reply_type (a message "
             "class, or bytes for the payload undecoded)" % method)
     decode: Callable[[bytes], Any] = cls.FromString
     return decode

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""What the generated typed methods (gen/python/tk/*/*_tk.py) share."""
+"""What the generated typed methods (client/python/tk/*/*_tk.py) share."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 """What the client knows of each method of proto/ without asking tkd: its
 request and reply types, its kind, its timeouts and the ceiling of its
 reply's list, as the method's option (tk.v1.method) declares them
-(tools/regen generates the table into gen/python/tk/_catalog.py). The C
+(tools/regen generates the table into client/python/tk/_catalog.py). The C
 client's twin is tk_catalog_find_method.
 
     m = tk.catalog.find_method("tk.v1.Git/Status")

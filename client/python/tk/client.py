@@ -132,7 +132,7 @@ class Client(Services):
     UNAVAILABLE NODE_REFUSED, the call not sent.
 
     Every method of proto/ is a typed method on an attribute per service,
-    generated from the service descriptors (gen/python/tk/*/*_tk.py):
+    generated from the service descriptors (client/python/tk/*/*_tk.py):
     client.control.ping(data=b"x"), client.control.start_ping(...) -> Call.
     call()/start() call any method by name. Use it as a context manager,
     or close() it.
@@ -278,7 +278,7 @@ class Client(Services):
         timeout (seconds) is the deadline sent to tkd; None means the
         method's default. reply_type is the class to decode the reply as
         (default: from the service descriptors), or bytes for the payload
-        undecoded; a method gen/python does not know needs one.
+        undecoded; a method the generated tk.v1 does not know needs one.
 
         In a fleet: node names the node to send it to, whatever the
         routing would pick (NOT_FOUND UNKNOWN_NODE when the table has no
