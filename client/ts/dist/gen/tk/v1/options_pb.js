@@ -12,7 +12,7 @@
 // table of each service (gen/tkd/tk/v1/<file>.methods.h: name, messages,
 // kind, timeouts, flags; the module that serves the service supplies the
 // handlers) and the C client's catalog (gen/c/tk/catalog.c),
-// tools/gen-python.py the Python client's (gen/python/tk/_catalog.py) and
+// tools/gen-python.py the Python client's (client/python/tk/_catalog.py) and
 // tools/gen-ts.py the TypeScript client's (gen/ts/tk/catalog.ts). The test
 // `catalog` compares what tkd's Control/ListMethods says with all three.
 //
