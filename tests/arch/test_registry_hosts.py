@@ -9,7 +9,7 @@ registry; pip with its index), so a mirror, a proxy or an offline copy
 hash, never a place by its name.
 
 Hosts: Debian's and Ubuntu's archives, npm's and Yarn's registries, PyPI
-and its file host, crates.io and the Go module proxy. A project's home
+and its file host, Rust's crate index and the Go module proxy. A project's home
 page (brew.sh, say) is not a registry and may be named.
 
   test_registry_hosts.py     (from meson, suite arch; no build needed)
