@@ -172,7 +172,7 @@ static void set_bound(rpc_listener *L)
              L->url, port);
 }
 
-#ifndef NNG_OPT_CONN_MAX /* tk's NNG has them (tools/nng/06, 07) */
+#ifndef NNG_OPT_CONN_MAX /* tk's NNG has them (nng-patches/06, 07) */
 #define NNG_OPT_CONN_MAX "conn-max"
 #endif
 #ifndef NNG_OPT_HANDSHAKE_TIMEOUT
@@ -183,7 +183,7 @@ static void set_bound(rpc_listener *L)
  * how long a handshake may take. An NNG without them (not tk's own) is
  * said once, at start: its listeners count connections once their
  * handshake is done (rpc__pipe_event), and its handshakes run to NNG's own
- * 10 s, a TLS handshake without end (tools/nng/05). */
+ * 10 s, a TLS handshake without end (nng-patches/05). */
 static int set_limits(rpc_server *srv, rpc_listener *L)
 {
     int rv = nng_listener_set_int(L->l, NNG_OPT_CONN_MAX, (int)L->limit);

@@ -145,7 +145,7 @@ enum {
     RPC_REFUSED_HANDSHAKE, /* "timeout": the handshake did not finish
                               within cfg.handshake_timeout_ms */
     RPC_REFUSED_FRAME,     /* "msgsize": a frame over max_request_bytes
-                              (tk's NNG, tools/nng/08) */
+                              (tk's NNG, nng-patches/08) */
     RPC_REFUSED_KINDS,
 };
 
@@ -172,7 +172,7 @@ typedef struct rpc_listener {
     unsigned limit;
     unsigned part; /* its part of the descriptors (UINT_MAX: unknown) */
     uint64_t logged[RPC_REFUSED_KINDS]; /* watch_mu */
-    /* Its NNG counts a client's close apart from "other" (tools/nng/08:
+    /* Its NNG counts a client's close apart from "other" (nng-patches/08:
      * it has "msgsize"); watch_mu. */
     bool closes_apart;
     _Atomic unsigned open; /* its connections now */

@@ -28,7 +28,7 @@ static const struct {
                            "sign, or a client that refused tkd's" },
     [RPC_REFUSED_PROTO] = { "proto", "PROTOCOL",
                             "did not speak NNG's REQ protocol" },
-    /* tk's NNG counts a client's close as "discon" (tools/nng/08). */
+    /* tk's NNG counts a client's close as "discon" (nng-patches/08). */
     [RPC_REFUSED_OTHER] = { "other", "OTHER",
                             "ended in an error NNG names no further (a "
                             "peer that hung up during the handshake, or, "
@@ -87,7 +87,7 @@ static void say(const rpc_server *srv, const rpc_listener *L, int k,
                        "%s: %llu connection(s) closed: a request frame larger "
                        "than the limit, %zu bytes (--max-request-bytes)",
                        L->bound, n, srv->cfg.max_request_bytes);
-    } else { /* an NNG without tools/nng/08 counts every close as "other" */
+    } else { /* an NNG without nng-patches/08 counts every close as "other" */
         obs_log_fields(k != RPC_REFUSED_OTHER ? OBS_LOG_WARN
                        : L->closes_apart      ? OBS_LOG_INFO
                                               : OBS_LOG_DEBUG,

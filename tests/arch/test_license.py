@@ -12,9 +12,9 @@ Owned: the files git tracks, by their extension (.c .h .cc .py .sh .bash
 #compdef (tools/run, tests/fakes/launchctl, tkcall's zsh completion).
 Not owned: gen/ and the generated files of client/python/tk (what protoc
 and the generators write), client/ts/dist/ (tsc's output of client/ts/src
-and gen/ts, checked in), tools/nng's patches (NNG's code), a test's
-fixtures/ (inputs shaped to the rule they test, line numbers included),
-the fuzzing corpora, and symbolic links.
+and gen/ts, checked in), NNG's patches (subprojects/packagefiles/
+nng-patches: NNG's code), a test's fixtures/ (inputs shaped to the rule
+they test, line numbers included), the fuzzing corpora, and symbolic links.
 
   test_license.py        (from meson, suite arch; no build needed)
 """
@@ -53,7 +53,7 @@ KIND_OF_EXT = {
 NOT_OWNED = re.compile(r"^gen/|^client/python/tk/(v1/|_services\.py$|"
                        r"_catalog\.py$)|^client/ts/dist/|(^|/)fixtures/|"
                        r"^tests/fuzz/corpus/|"
-                       r"^tools/nng/.*\.patch$")
+                       r"^subprojects/packagefiles/nng-patches/.*\.patch$")
 
 
 def kind_of(root: str, rel: str) -> Optional[str]:
@@ -128,7 +128,7 @@ class License(unittest.TestCase):
             "data.json": "{}\n",
             "gen/x.c": "int x;\n",
             "tests/arch/fixtures/f/y.c": "int y;\n",
-            "tools/nng/01-x.patch": "--- a\n",
+            "subprojects/packagefiles/nng-patches/01-x.patch": "--- a\n",
         })
         self.assertEqual([b.split(":")[0] for b in unlicensed(d)],
                          ["b.h", "late", "t.ts"])

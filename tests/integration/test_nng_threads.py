@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The NNG tk links runs its callbacks on one completion thread per CPU, at
-least two (tools/nng/04-tk-taskq-one-thread-per-cpu.patch), where NNG
+least two (nng-patches/04-tk-taskq-one-thread-per-cpu.patch), where NNG
 1.5.2 as released starts two per CPU: with more threads than CPUs, a
 completion went to an idle thread to wake more often than to a running
 one (BENCHMARKS.md, "NNG's completion threads").

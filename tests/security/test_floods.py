@@ -190,7 +190,7 @@ class Floods(unittest.TestCase):
             # tk's own NNG (tools/nng/build) has them: a skip there would
             # hide a broken build.
             self.assertEqual(os.environ.get("TK_SYSTEM_NNG"), "true",
-                             "tkd's NNG lacks tools/nng/06, 07")
+                             "tkd's NNG lacks nng-patches/06, 07")
             self.skipTest("the system's NNG (-Dsystem_nng) neither bounds a "
                           "handshake nor limits a listener's connections")
         return limits(d.output("stderr"))
