@@ -117,7 +117,7 @@ static int load_tls(rpc_server *srv, char *err, size_t errlen)
     if (e == NNG_ENOTSUP) {
         snprintf(err, errlen,
                  "TLS: the NNG this tkd is linked with was built without "
-                 "TLS; link one with it (tools/nng/build makes one) or "
+                 "TLS; link one with it (subprojects/nng.wrap builds one) or "
                  "listen on ipc:// only");
         goto done;
     }
@@ -196,7 +196,7 @@ static int set_limits(rpc_server *srv, rpc_listener *L)
         obs_log(OBS_LOG_WARN,
                 "the NNG tkd is linked with cannot limit connections in "
                 "their handshake nor bound a handshake's time (tk's own, "
-                "tools/nng/build, can): a peer that never finishes one "
+                "subprojects/nng.wrap, can): a peer that never finishes one "
                 "holds a descriptor");
     srv->nng_lacks_limits = true;
     return 0;

@@ -199,7 +199,7 @@ struct rpc_server {
     uint64_t fds_work;
     unsigned metrics_part;
     /* The NNG tkd is linked with lacks NNG_OPT_CONN_MAX or
-     * NNG_OPT_HANDSHAKE_TIMEOUT (one not built by tools/nng/build). */
+     * NNG_OPT_HANDSHAKE_TIMEOUT (one not built from subprojects/nng.wrap). */
     bool nng_lacks_limits;
     /* trim.c: the least the heap held free since the last trim; watch_mu. */
     int64_t heap_floor;

@@ -272,8 +272,12 @@ class Tree:
     # ---- the tree -------------------------------------------------------
 
     def rel(self, path):
+        """path relative to the root if it is tk's: not outside the tree,
+        nor under subprojects/ (a library's, as the system's are: tk's NNG,
+        subprojects/nng.wrap)."""
         path = os.path.normpath(path)
-        if path.startswith(self.root + os.sep):
+        if path.startswith(self.root + os.sep) and not path.startswith(
+                os.path.join(self.root, "subprojects") + os.sep):
             return os.path.relpath(path, self.root)
         return None
 
@@ -835,8 +839,9 @@ def share_links(t):
             if i in source:
                 what = source[i]
             elif os.path.isabs(i) or not i.endswith((".a", ".so")) and \
-                    ".so." not in i:
-                continue  # the system's libraries; what is not code
+                    ".so." not in i or i.startswith("subprojects/"):
+                continue  # the system's libraries, a subproject's (tk's
+                # NNG); what is not code
             else:
                 what = i  # a library of this build: the folder building it
             if what is None or top(what) in SIDES[side]:

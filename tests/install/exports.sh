@@ -9,8 +9,9 @@
 #
 # exports.sh LIB SOURCE BUILD: LIB (the .so, or the installed .a) passes.
 # exports.sh --control LIB SOURCE BUILD: LIB is the same objects linked
-# without the map; the check must fail on it, naming NNG's and the seams'
-# names: it sees a leak where there is one.
+# without the map, with NNG compiled with public names (the subproject's
+# nng-public, as before issue 34); the check must fail on it, naming
+# NNG's and the seams' names: it sees a leak where there is one.
 set -euo pipefail
 control=no
 if [ "${1:-}" = --control ]; then control=yes; shift; fi

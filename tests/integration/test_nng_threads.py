@@ -107,7 +107,7 @@ class CompletionThreads(unittest.TestCase):
     def test_echo_with_tks_nng_has_one_per_cpu(self) -> None:
         pid = self.echo("REP_ECHO")
         self.assertEqual(completion_threads(pid), max(self.cpus, 2),
-                         "tk's NNG is not tools/nng/build's (%d CPUs)"
+                         "tk's NNG is not subprojects/nng.wrap's (%d CPUs)"
                          % self.cpus)
         self.assertFalse(maps_libnng(pid))
 

@@ -2,7 +2,7 @@
 /*
  * A bare NNG REP socket that echoes every request: what the handshake
  * hang-up test (tests/security/test_listeners.py) runs twice, linked with
- * the NNG tk builds (tools/nng/build) and with the system's, to show that
+ * the NNG tk builds (subprojects/nng.wrap) and with the system's, to show that
  * the test tells the two apart.
  *
  * usage: rep_echo URL   (prints "ready" once listening)

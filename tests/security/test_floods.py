@@ -187,7 +187,7 @@ class Floods(unittest.TestCase):
         d.wait_output("orders:", "stderr")  # after every listening line
         if nng_limits and "cannot limit connections in their handshake" in \
                 d.output("stderr"):
-            # tk's own NNG (tools/nng/build) has them: a skip there would
+            # tk's own NNG (subprojects/nng.wrap) has them: a skip there would
             # hide a broken build.
             self.assertEqual(os.environ.get("TK_SYSTEM_NNG"), "true",
                              "tkd's NNG lacks nng-patches/06, 07")

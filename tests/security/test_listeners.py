@@ -15,7 +15,7 @@
   logged.
 - Connections that hang up before tkd has sent its half of the handshake
   leave every listener accepting (NNG 1.5.2 stopped accepting for good
-  after one: tools/nng/build).
+  after one: subprojects/nng.wrap).
 
 The CA and certificates are made with the openssl CLI, as docs/tkd.md shows.
 Run by meson under /usr/bin/python3.
@@ -139,10 +139,10 @@ class Listeners(unittest.TestCase):
 
     def tkd(self, *argv: str) -> List[str]:
         if any(a.startswith("tls+tcp://") for a in argv) and not nng_has_tls():
-            # tk's own NNG (tools/nng/build, every Linux build) has TLS: a
+            # tk's own NNG (subprojects/nng.wrap, every Linux build) has TLS: a
             # skip there would hide a broken build.
             self.assertEqual(sys.platform, "darwin",
-                             "tkd's NNG has no TLS: tools/nng/build makes one")
+                             "tkd's NNG has no TLS: subprojects/nng.wrap makes one")
             self.skipTest("the NNG tkd is linked with has no TLS (Homebrew's "
                           "on a Mac): no tls+tcp:// listener to test")
         d, urls = start(list(argv))
@@ -466,7 +466,7 @@ class Listeners(unittest.TestCase):
                 if not answers:
                     self.fail("the system NNG still answered after %d rounds "
                               "of hang-ups: does it have the fix? "
-                              "(tools/nng/build)" % rounds)
+                              "(subprojects/nng.wrap)" % rounds)
 
     def test_stalled_frames_are_bounded(self) -> None:
         size = 1024 * 1024

@@ -38,7 +38,7 @@ def need_programs(*progs: str) -> None:
 
 def need_tls() -> None:
     """Skips where tkd's NNG has no TLS: Homebrew's on a Mac. Anywhere
-    else that is a failure: tk's own NNG (tools/nng/build, every Linux
+    else that is a failure: tk's own NNG (subprojects/nng.wrap, every Linux
     build) has TLS."""
     r = subprocess.run([tkproc.program("TKD"), "--listen",
                         "tls+tcp://127.0.0.1:0", "--tls-cert", "/nonexistent",
@@ -48,7 +48,7 @@ def need_tls() -> None:
     if "built without TLS" not in r.stderr:
         return
     if sys.platform != "darwin":
-        raise AssertionError("tkd's NNG has no TLS: tools/nng/build makes one")
+        raise AssertionError("tkd's NNG has no TLS: subprojects/nng.wrap makes one")
     skip("the NNG tkd is linked with has no TLS (Homebrew's on a Mac)")
 
 
