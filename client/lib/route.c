@@ -14,6 +14,7 @@
 
 #include "client_int.h"
 #include "common/common.h"
+#include "test_seams.h"
 
 route_kind tk__route_kind_of(const char *method)
 {

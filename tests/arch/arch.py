@@ -109,7 +109,11 @@ Rules (the name before the colon is the one the allowlist uses):
   seam: a test seam (a function named MOD__test_*, a constant MOD__TEST_*)
     is declared in its module's public header, under a comment saying it
     is for tests only, never in an internal one; no code of tkd or of the
-    client calls one (tests, fuzzing harnesses and benchmarks do).
+    client calls one (tests, fuzzing harnesses and benchmarks do). A
+    client module's public header is installed (client/include/tk/) and
+    declares none: its seams are in FOLDER/test_seams.h, which is not
+    installed, is no second public header, and only its own folder, tests/
+    and tools/ include.
   names: a file's name says its job without its folder: no two C files
     (.c, .h) under service/, client/ and common/ share a name, and no
     folder there shares its name with a C file of another place (tool/
@@ -194,6 +198,9 @@ CLIENT_PUBLIC = {
 }
 NOT_CLIENT_MODULES = ("client/include", "client/python")
 PUBLIC_DIR = "client/include/tk"
+# Where a module whose public header is installed (PUBLIC_DIR's) keeps its
+# test seams: FOLDER/SEAMS_HEADER, which meson does not install.
+SEAMS_HEADER = "test_seams.h"
 # The share rule: what each side's programs and libraries may be built of
 # (folders of the tree), and the libraries common/ may not use.
 SIDES = {"service": {"service", "common", "gen"},
@@ -508,7 +515,8 @@ def boundary_header(t, folder, public):
                "module's boundary; it does not say: " + ", ".join(missing))
     for rel in t.c_files(folder):
         if (rel.endswith(".h") and rel != public and
-                not rel.endswith("_int.h")):
+                not rel.endswith("_int.h") and
+                rel != f"{folder}/{SEAMS_HEADER}"):
             t.fail("boundary", f"{rel}:1", rel,
                    f"a second public header in {folder}/: the "
                    f"module's one header is {public}; an internal "
@@ -668,6 +676,9 @@ def allowed_include(t, src_mod, dst_mod, rel, target):
     """None, or why src may not include target (a file of dst_mod)."""
     if src_mod is dst_mod:
         return None
+    if (target == f"{dst_mod.folder}/{SEAMS_HEADER}" and
+            top(rel) in ("tests", "tools")):
+        return None  # the seams, for tests and benchmarks
     if target != dst_mod.public:
         return (f"{target} is internal to {dst_mod.folder}/; include "
                 f"{dst_mod.public}")
@@ -998,14 +1009,31 @@ SEAM_FUNC = re.compile(r"^[a-z][a-z0-9_]*__test_")
 SEAM_CONST = re.compile(r"^[A-Z][A-Z0-9_]*__TEST_")
 
 
+def is_seam(c):
+    return ((c.kind in (ci.CursorKind.FUNCTION_DECL,
+                        ci.CursorKind.TYPEDEF_DECL) and
+             SEAM_FUNC.match(c.spelling)) or
+            (c.kind == ci.CursorKind.ENUM_CONSTANT_DECL and
+             SEAM_CONST.match(c.spelling)))
+
+
 def rule_seam(t):
+    for rel in t.c_files(PUBLIC_DIR):
+        if not rel.endswith(".h"):
+            continue
+        m = t.module_of(rel)
+        home = f"{m.folder}/{SEAMS_HEADER}" if m else SEAMS_HEADER
+        for c in t.own_cursors(rel):
+            if is_seam(c):
+                t.fail("seam", f"{rel}:{c.location.line}",
+                       f"{rel} {c.spelling}",
+                       f"{c.spelling} is a test seam in an installed "
+                       f"header: a program never calls it; declare it in "
+                       f"{home}, which is not installed")
     for rel in module_files(t):
         if rel.endswith("_int.h"):
             for c in t.own_cursors(rel):
-                if ((c.kind == ci.CursorKind.FUNCTION_DECL and
-                     SEAM_FUNC.match(c.spelling)) or
-                        (c.kind == ci.CursorKind.ENUM_CONSTANT_DECL and
-                         SEAM_CONST.match(c.spelling))):
+                if is_seam(c) and c.kind != ci.CursorKind.TYPEDEF_DECL:
                     t.fail("seam", f"{rel}:{c.location.line}",
                            f"{rel} {c.spelling}",
                            f"{c.spelling} is a test seam in an internal "

@@ -14,6 +14,7 @@
 
 #include <tk/client.h>
 
+#include "client/lib/test_seams.h"
 #include "tk/v1/control.pb-c.h"
 #include "tk/v1/git.pb-c.h"
 #include "tk/v1/search.pb-c.h"

@@ -376,22 +376,6 @@ typedef struct tk_field_note {
 const tk_field_note *tk_catalog_find_field(const char *message,
                                            const char *field);
 
-/* For tests only (tests/unit/test_route.c): the node the routing of a
- * fleet picks for method with this request (its payload, as tk_call_raw
- * takes it), over a table of nodes given here, of which none has been
- * tried. roots: the node's roots separated by ':'. Returns the node's
- * index, with st OK; or -1 with st as the call would end. *rr: the round
- * robin's next, advanced. st is to be cleared with tk_status_clear. */
-typedef struct tk__test_node {
-    const char *id;
-    const char *roots;
-    bool draining;
-    bool down;
-} tk__test_node;
-int tk__test_route(const tk__test_node *nodes, size_t n, const char *method,
-                   const void *payload, size_t len, const char *named,
-                   size_t *rr, tk_status *st);
-
 #ifdef __cplusplus
 }
 #endif
