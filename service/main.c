@@ -153,12 +153,12 @@ static void log_serving(const tkd_daemon *d, const options *o)
         const char *url = rpc_server_bound_url(d->srv, i);
         unsigned limit = rpc_server_listener_limit(d->srv, i);
         bool ro = i >= o->n_listen;
-        obs_field f[] = { OBS_STR("version", TK_VERSION), OBS_STR("url", url),
+        obs_field f[] = { OBS_STR("version", TKD_VERSION), OBS_STR("url", url),
                           OBS_INT("read_only", ro),
                           OBS_INT("max_connections", limit) };
         obs_log_fields(OBS_LOG_INFO, f, sizeof f / sizeof f[0],
                        "tkd %s listening on %s%s (%u connections at most)",
-                       TK_VERSION, url, ro ? " (reads only)" : "", limit);
+                       TKD_VERSION, url, ro ? " (reads only)" : "", limit);
     }
     const char *murl = rpc_server_metrics_url(d->srv);
     if (murl != NULL) {
@@ -194,7 +194,7 @@ int main(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.who = "tkd";
     rpc_config_init(&o.rpc);
-    o.rpc.version = TK_VERSION;
+    o.rpc.version = TKD_VERSION;
     int rv = tkd__parse_args(&o, argc, argv);
     if (rv != 0)
         return rv > 0 ? 0 : 2;

@@ -17,10 +17,7 @@
 #include "obs/obs.h"
 #include "roots/roots.h"
 #include "rpc/rpc.h"
-
-#ifndef TK_VERSION
-#define TK_VERSION "0.0.0"
-#endif
+#include "tkd_version.h"
 
 #define MAX_LISTEN 16
 #define MAX_ROOTS 64

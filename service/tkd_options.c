@@ -253,7 +253,7 @@ static int apply_option(options *o, int c, const char *arg)
         fputs(tkd__usage_text, stdout);
         return 1;
     }
-    printf("tkd %s\n", TK_VERSION);
+    printf("tkd %s\n", TKD_VERSION);
     return 1;
 }
 
@@ -367,7 +367,7 @@ int tkd__check_fleet(options *o)
     }
     o->fleet.dsn = o->orders.dsn;
     o->fleet.roots = o->roots;
-    o->fleet.version = TK_VERSION;
+    o->fleet.version = TKD_VERSION;
     return 0;
 }
 

@@ -3,7 +3,7 @@
  * statuses the client makes itself or copies from a reply.
  *
  * Owns: tk_status's making, copying and clearing; the code, cause and
- * outcome names.
+ * outcome names; tk_version.
  * May call: libc and the generated tk.v1.Status only.
  * Must never: call tkd or touch a node; print or log. */
 #include <stdarg.h>
@@ -17,6 +17,13 @@
 #include "common/common.h"
 
 #include "tk/v1/rpc.pb-c.h"
+
+/* The library's, which a program compiled against another tk/version.h
+ * may not know it runs with. */
+const char *tk_version(void)
+{
+    return TK_VERSION;
+}
 
 /* The names are the proto's own: tk.v1.Status.Code, Cancellation.Cause. */
 const char *tk_code_name(int code)

@@ -21,10 +21,6 @@
 #include "tkcall.h"
 #include "tkcall_int.h"
 
-#ifndef TK_VERSION
-#define TK_VERSION "0.0.0"
-#endif
-
 /* A bare socket path ("/run/user/1000/tk/tkd.sock", "build/run/tkd.sock")
  * means ipc:// that path, made absolute. -1: too long. */
 static int ipc_of_path(char addr[ADDR_MAX])

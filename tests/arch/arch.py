@@ -378,6 +378,9 @@ class Tree:
         for d in ("", "service", "client/include", "gen/c", "gen/tkd",
                   os.path.dirname(rel)):
             args += ["-I", os.path.join(self.root, d)]
+        if self.build:  # what meson writes there: tk/version.h
+            args += ["-I", os.path.join(os.path.abspath(self.build),
+                                        "client/include")]
         if rel.endswith(".h"):
             args += ["-x", "c-header"]
         return self.root, args

@@ -3,6 +3,8 @@
 # meson install works for another C project: install into a temporary
 # DESTDIR, build the README's C example with pkg-config against it (shared
 # and static), run it against the installed tkd, and check tkcall runs.
+# Each installed header compiles alone as C11 and as C++, and none declares
+# a test seam.
 # And for a person: the man pages tkcall(1) and tkd(8) are installed and
 # say every option --help does, and tkcall's bash and zsh completions offer
 # the methods the installed tkd serves, the flags, and a request's fields
@@ -22,6 +24,34 @@ pc=$(dirname "$(find "$root" -name tkclient.pc | head -1)")
 [ -n "$pc" ] || { echo "tkclient.pc was not installed" >&2; exit 1; }
 export PKG_CONFIG_PATH="$pc"
 pcflags=(--define-variable=prefix="$root")
+
+# The installed headers: each compiles alone, with -Werror, as C11 and as
+# C++ (a C++ program includes them too); and none declares a test seam or
+# another module-internal name, tk__*, but protobuf-c's names of the
+# package tk.v1 (tk__v1__*).
+incdir=$(pkg-config "${pcflags[@]}" --variable=includedir tkclient)
+[ -f "$incdir/tk/version.h" ] || { echo "install: no tk/version.h in $incdir" >&2; exit 1; }
+headers=$(cd "$incdir" && find tk -name '*.h' | sort)
+[ -n "$headers" ] || { echo "install: no headers in $incdir/tk" >&2; exit 1; }
+for h in $headers; do # (a declaration after it: no empty unit)
+    # shellcheck disable=SC2046 # pkg-config prints several words
+    printf '#include <%s>\nint tk_check_unit;\n' "$h" |
+        cc -std=c11 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -x c - \
+            $(pkg-config "${pcflags[@]}" --cflags tkclient) ||
+        { echo "install: $h does not compile alone as C11" >&2; exit 1; }
+    # shellcheck disable=SC2046
+    printf '#include <%s>\nint tk_check_unit;\n' "$h" |
+        c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -x c++ - \
+            $(pkg-config "${pcflags[@]}" --cflags tkclient) ||
+        { echo "install: $h does not compile alone as C++" >&2; exit 1; }
+done
+internal=$(grep -rEon '\btk__[A-Za-z0-9_]*' "$incdir/tk" | grep -v ':tk__v1__' || true)
+if [ -n "$internal" ]; then
+    echo "install: the installed headers declare tk__ names (test seams go in" \
+        "client/lib/test_seams.h, which is not installed):" >&2
+    echo "$internal" >&2
+    exit 1
+fi
 
 # The README's C block, exactly as a user would copy it.
 awk '/^```c$/{on=1; next} /^```$/{if(on) exit} on' "$src/README.md" >"$dest/app.c"

@@ -27,6 +27,8 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include <tk/version.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -138,6 +140,10 @@ typedef struct tk_status {
      * "" with one tkd, or when the call went to no node. */
     char *node;
 } tk_status;
+
+/* The version of the library the program runs with, "0.1.0"; TK_VERSION
+ * (tk/version.h) is the one it was compiled against. */
+const char *tk_version(void);
 
 void tk_status_clear(tk_status *status);
 /* "DEADLINE_EXCEEDED"; "CODE_<n>" for a number outside the table. */
