@@ -414,7 +414,7 @@ def gen_stubs(fdesc, specs, outdir):
                      "        %s **reply, const tk_call_opts *opts,\n"
                      "        tk_status *status)") % (fn, req_t, rep_t)
             h.append("/* %s: %s.\n"
-                     " * Returns status->code; on TK_CODE_OK *reply is freed with\n"
+                     " * Returns status->code; on TK_OK *reply is freed with\n"
                      " * protobuf_c_message_free_unpacked, or released through\n"
                      " * opts->reply_allocator when it is set (see tk_call). */\n"
                      % (method, specs[method].summary()))

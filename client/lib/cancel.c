@@ -91,7 +91,7 @@ int tk_cancel_fire(tk_cancel *cancel, int *outcome)
                                 &sink, &opts, &st, CALL_ASK, &end);
     tk__node_unref(n);
     int rv = TK_OK;
-    if (code == TK_CODE_OK && rep != NULL) {
+    if (code == TK_OK && rep != NULL) {
         if (outcome != NULL)
             *outcome = (int)((Tk__V1__CancelReply *)rep)->outcome;
         protobuf_c_message_free_unpacked(rep, NULL);

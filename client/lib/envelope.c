@@ -50,7 +50,7 @@ static int sink_payload(const reply_sink *sink, const ProtobufCBinaryData *in,
         *sink->msg = protobuf_c_message_unpack(sink->desc, sink->allocator,
                                                in->len, in->data);
         if (*sink->msg != NULL)
-            return TK_CODE_OK;
+            return TK_OK;
         if (arena != NULL)
             tk__arena_rewind(arena, &pos);
         return tk__local_status(st, TK_CODE_INTERNAL, TK_CAUSE_NONE,
@@ -64,7 +64,7 @@ static int sink_payload(const reply_sink *sink, const ProtobufCBinaryData *in,
     if (in->len > 0)
         memcpy(*sink->raw, in->data, in->len);
     *sink->raw_len = in->len;
-    return TK_CODE_OK;
+    return TK_OK;
 }
 
 /* A varint at *at (bounded by len); advances past it. */
@@ -171,7 +171,7 @@ int tk__decode_reply(nng_msg *msg, uint64_t id, const reply_sink *sink,
                                 (unsigned long long)id);
     } else {
         code = tk__copy_status(st, env->status);
-        if (code == TK_CODE_OK)
+        if (code == TK_OK)
             code = sink_payload(sink, split ? &payload : &env->payload, st);
     }
     tk__v1__reply__free_unpacked(env, NULL);

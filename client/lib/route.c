@@ -269,7 +269,7 @@ int tk__test_route(const tk__test_node *nodes, size_t n, const char *method,
                            : NULL;
     int i = made ? tk__route(v, n, method, path, named, rr, NULL, 0, st) : -1;
     if (i >= 0)
-        tk__local_status(st, TK_CODE_OK, TK_CAUSE_NONE, "routed");
+        tk__local_status(st, TK_OK, TK_CAUSE_NONE, "routed");
     else if (!made)
         tk__local_status(st, TK_CODE_INTERNAL, TK_CAUSE_NONE, "out of memory");
     if (m != NULL)

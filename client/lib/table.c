@@ -45,7 +45,7 @@ bool tk__ask_nodes(tk_client *c, node *n, Tk__V1__ListNodesReply **out)
                                 &sink, &opts, &st, 0, &end);
     tk_status_clear(&st);
     *out = (Tk__V1__ListNodesReply *)rep;
-    if (code == TK_CODE_OK && *out != NULL && (*out)->n_nodes > 0)
+    if (code == TK_OK && *out != NULL && (*out)->n_nodes > 0)
         return true;
     if (rep != NULL)
         protobuf_c_message_free_unpacked(rep, NULL);

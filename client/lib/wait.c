@@ -119,7 +119,7 @@ static int ask_state(tk_client *client, node *n, uint64_t id)
     int code = tk__call_payload(client, n, "tk.v1.Control/CallState", buf, len,
                                 &sink, &opts, &st, 0, &end);
     int state = code == TK_CODE_UNIMPLEMENTED ? -2 : -1;
-    if (code == TK_CODE_OK && rep != NULL)
+    if (code == TK_OK && rep != NULL)
         state = (int)((Tk__V1__CallStateReply *)rep)->state;
     if (rep != NULL)
         protobuf_c_message_free_unpacked(rep, NULL);

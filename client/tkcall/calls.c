@@ -27,11 +27,11 @@
 static int open_client(tkcall *t, tk_status *st)
 {
     if (t->client != NULL)
-        return TK_CODE_OK;
+        return TK_OK;
     char err[512] = "";
     int rv = tk_client_open_opts(&t->client, t->addr, &t->tls, err, sizeof err);
     if (rv == TK_OK)
-        return TK_CODE_OK;
+        return TK_OK;
     /* Nothing listens there: say how to start one, as tkd takes it (plain
      * tcp:// only for a lab). Anything else (a TLS handshake, a
      * certificate file) is said as it is. */
@@ -78,7 +78,7 @@ int tkcall__run_call(tkcall *t, const char *method,
                           .reply_allocator =
                               tk_arena_allocator(t->reply_arena) };
     int code = open_client(t, st);
-    if (code == TK_CODE_OK) {
+    if (code == TK_OK) {
         atomic_store(&t->sig.in_call, true);
         code =
             tk_call(t->client, method, request, reply_desc, reply, &opts, st);
@@ -117,15 +117,15 @@ int tkcall__fetch_method_info(tkcall *t, const char *method,
     char service[256];
     snprintf(service, sizeof service, "%.*s", (int)(slash - method), method);
     int code = tkcall__list_methods(t, service, list, st);
-    if (code != TK_CODE_OK && code != TK_CODE_NOT_FOUND)
+    if (code != TK_OK && code != TK_CODE_NOT_FOUND)
         return code;
     tk_status_clear(st); /* NOT_FOUND: no such service */
     if (code == TK_CODE_NOT_FOUND)
-        return TK_CODE_OK;
+        return TK_OK;
     for (size_t i = 0; i < (*list)->n_methods; i++)
         if (strcmp((*list)->methods[i]->name, method) == 0)
             *info = (*list)->methods[i];
-    return TK_CODE_OK;
+    return TK_OK;
 }
 
 int tkcall__unknown_method(const tkcall *t, const char *method)
@@ -153,7 +153,7 @@ int tkcall__resolve_method(tkcall *t, const char *method,
     const Tk__V1__MethodInfo *info = NULL;
     tk_status st = { 0 };
     int rv = TKCALL_EXIT_OK;
-    if (tkcall__fetch_method_info(t, method, &list, &info, &st) != TK_CODE_OK) {
+    if (tkcall__fetch_method_info(t, method, &list, &info, &st) != TK_OK) {
         rv = tkcall_report(&st);
     } else if (info == NULL) {
         rv = tkcall__unknown_method(t, method);

@@ -312,7 +312,7 @@ static int describe_method(tkcall *t, const char *name)
     tk_status st = { 0 };
     int code = tkcall__fetch_method_info(t, name, &list, &info, &st);
     int rv = TKCALL_EXIT_OK;
-    if (local == NULL && code != TK_CODE_OK) {
+    if (local == NULL && code != TK_OK) {
         rv = tkcall_report(&st);
     } else if (local == NULL && info == NULL) {
         rv = tkcall__unknown_method(t, name);
@@ -327,7 +327,7 @@ static int describe_method(tkcall *t, const char *name)
             print_method_info(info);
         else
             printf("kind      unknown: %s\n",
-                   code != TK_CODE_OK && st.message != NULL
+                   code != TK_OK && st.message != NULL
                        ? st.message
                        : "tkd does not serve this method");
         if (local != NULL) {

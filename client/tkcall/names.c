@@ -259,7 +259,7 @@ int tkcall__find_method(tkcall *t, const char *typed, char **out)
     }
     names_resolve(&r, typed, (const char *const *)l.v, l.n);
     if (r.verdict == NAMES_NONE) {
-        if (tkcall__list_methods(t, "", &list, &st) != TK_CODE_OK) {
+        if (tkcall__list_methods(t, "", &list, &st) != TK_OK) {
             if (strchr(typed, '/') != NULL) {
                 r = (names_result){ NAMES_FOUND, typed, NULL, 1 };
             } else if (r.name == NULL) { /* nothing to say but why */

@@ -139,7 +139,7 @@ static void put_status_text(FILE *f, const tk_status *st)
 {
     const char *msg = st->message != NULL ? st->message : "";
     const char *code = tk_code_name(st->code);
-    fputs(st->code == TK_CODE_OK ? "STATUS:\n" : "ERROR:\n", f);
+    fputs(st->code == TK_OK ? "STATUS:\n" : "ERROR:\n", f);
     put_line(f, "Code:", code, strlen(code));
     if (st->reason != NULL && st->reason[0] != '\0')
         put_line(f, "Reason:", st->reason, strlen(st->reason));

@@ -114,7 +114,7 @@ static int call_method(tkcall *t, const char *method,
     if (tk_arena_new(&t->reply_arena, 0) != TK_OK)
         t->reply_arena = NULL;
     int64_t t0 = tkc_mono_ns();
-    if (tkcall__run_call(t, method, req, rep_desc, &reply, &st) == TK_CODE_OK) {
+    if (tkcall__run_call(t, method, req, rep_desc, &reply, &st) == TK_OK) {
         long long ms = (long long)((tkc_mono_ns() - t0) / 1000000);
         /* The deadline passed while the write ran: say it completed. */
         if (st.write_completed && t->timeout_ms != 0 && ms > t->timeout_ms)
@@ -207,7 +207,7 @@ static int list_service(tkcall *t, const Tk__V1__ListMethodsReply *all,
     } else {
         Tk__V1__ListMethodsReply *list = NULL;
         tk_status st = { 0 };
-        if (tkcall__list_methods(t, typed, &list, &st) == TK_CODE_OK) {
+        if (tkcall__list_methods(t, typed, &list, &st) == TK_OK) {
             rv = print_methods(list, NULL);
         } else {
             if (r.name != NULL)
@@ -228,7 +228,7 @@ static int cmd_list(tkcall *t)
         return tkcall__usage_error("list takes at most one SERVICE");
     Tk__V1__ListMethodsReply *list = NULL;
     tk_status st = { 0 };
-    if (tkcall__list_methods(t, "", &list, &st) != TK_CODE_OK)
+    if (tkcall__list_methods(t, "", &list, &st) != TK_OK)
         return tkcall_report(&st);
     tk_status_clear(&st);
     int rv = t->n_args == 2 ? list_service(t, list, t->args[1])

@@ -12,7 +12,10 @@ drift where no test reads them):
 - README.md stays a front door: at most README_MAX_LINES lines, the
   reference in docs/;
 - tkcall's synopsis, in README.md and docs/tkcall.md, names every long
-  option of its --help (client/tkcall/usage.c).
+  option of its --help (client/tkcall/usage.c);
+- no file of the tree (code, docs, comments, generated code) names a name
+  libtkclient's API no longer has (REMOVED below): the compiler sees the
+  code's uses, not the docs' nor the comments'.
 
 The examples the docs show are run elsewhere: tests/install/check.sh (the
 README's C example), tests/conformance/readme.sh (its tkcall, Python and
@@ -52,6 +55,11 @@ PAGES = {
 # About 200 lines (issue 32): what tk is, the two commands, a first call
 # in each client, links. Reference goes to docs/.
 README_MAX_LINES = 250
+
+# Names libtkclient's API no longer has, and what replaced them.
+REMOVED = {
+    "TK_CODE_OK": "TK_OK, the one name of 0 (client.h says why)",
+}
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
@@ -204,6 +212,37 @@ def unlisted_options(root: str, files=SYNOPSIS_OF) -> List[str]:
     return bad
 
 
+def tree_files(root: str) -> List[str]:
+    """The files of the tree, relative to root: git's, or in a directory
+    git does not know (a negative control's), every file."""
+    if os.path.exists(os.path.join(root, ".git")):  # a worktree's is a file
+        return subprocess.run(["git", "-C", root, "ls-files"], check=True,
+                              capture_output=True, text=True).stdout.splitlines()
+    return sorted(os.path.relpath(os.path.join(d, f), root)
+                  for d, _, fs in os.walk(root) for f in fs)
+
+
+def removed_names(root: str, removed: Dict[str, str]) -> List[str]:
+    """FILE:LINE: NAME for each use of a removed name (not in this file,
+    which lists them)."""
+    here = os.path.relpath(os.path.abspath(__file__), ROOT)
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, removed)) + r")\b")
+    bad = []
+    for rel in tree_files(root):
+        if rel == here:
+            continue
+        try:
+            with open(os.path.join(root, rel), encoding="utf-8") as f:
+                text = f.read()
+        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
+            continue  # binary, or gone from the work tree
+        for n, line in enumerate(text.split("\n"), 1):
+            for m in pattern.finditer(line):
+                bad.append(f"{rel}:{n}: {m.group(1)} is gone; use "
+                           f"{removed[m.group(1)]}")
+    return bad
+
+
 class Docs(unittest.TestCase):
     def test_links_lead_somewhere(self) -> None:
         files = markdown_files(ROOT)
@@ -235,7 +274,23 @@ class Docs(unittest.TestCase):
         bad = unlisted_options(ROOT)
         self.assertEqual(bad, [], "\n" + "\n".join(bad))
 
+    def test_no_file_names_a_removed_name(self) -> None:
+        self.assertIn("README.md", tree_files(ROOT))  # not vacuous
+        bad = removed_names(ROOT, REMOVED)
+        self.assertEqual(bad, [], "\n" + "\n".join(bad))
+
     # ---- negative controls: each check fails where it should ----------
+
+    def test_a_removed_name_is_seen(self) -> None:
+        d = self.tree({
+            "README.md": "if (tk_call(...) == TK_CODE_OK)\n",
+            "client/x.c": "/* TK_CODE_OKAY, MY_TK_CODE_OK */ TK_OK\n"
+                          "return TK_CODE_OK;\n",
+        })
+        self.assertEqual(removed_names(d, {"TK_CODE_OK": "TK_OK"}), [
+            "README.md:1: TK_CODE_OK is gone; use TK_OK",
+            "client/x.c:2: TK_CODE_OK is gone; use TK_OK",
+        ])
 
     def test_an_option_left_out_of_the_synopsis_is_seen(self) -> None:
         d = self.tree({

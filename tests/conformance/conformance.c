@@ -138,7 +138,7 @@ static Tk__V1__ListMethodsReply *list_methods(run *r)
     tk_call_opts opts = { .timeout_ms = 10000 };
     tk_status st;
     int code = tk_control_list_methods(r->srv.client, &req, &rep, &opts, &st);
-    if (code != TK_CODE_OK)
+    if (code != TK_OK)
         fail_msg("ListMethods: %s %s", tk_code_name(code), st.message);
     tk_status_clear(&st);
     return rep;
@@ -546,7 +546,7 @@ static void run_occupied(run *r)
     release_hook(r);
     pthread_join(r->thread, NULL);
     r->thread_up = false;
-    if (r->occ.st.code != TK_CODE_OK)
+    if (r->occ.st.code != TK_OK)
         fail_msg("the occupying call: %s %s", tk_code_name(r->occ.st.code),
                  r->occ.st.message);
 }
@@ -580,7 +580,7 @@ static int cancel_call(run *r, json_object *how, tk_cancel *handle)
     tk_status st;
     tk_call_opts opts = { .timeout_ms = 5000 };
     int code = tk_control_cancel(other, &req, &rep, &opts, &st);
-    if (code != TK_CODE_OK)
+    if (code != TK_OK)
         fail_msg("Cancel: %s %s", tk_code_name(code), st.message);
     result = (int)rep->outcome;
     protobuf_c_message_free_unpacked(&rep->base, NULL);

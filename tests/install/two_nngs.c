@@ -86,7 +86,7 @@ static int ping(void)
     Tk__V1__PingReply *rep;
     tk_call_opts opts = { .timeout_ms = 10000 };
     tk_status st;
-    int bad = tk_control_ping(c, &req, &rep, &opts, &st) != TK_CODE_OK;
+    int bad = tk_control_ping(c, &req, &rep, &opts, &st) != TK_OK;
     if (bad)
         fprintf(stderr, "two-nngs: Ping: %s: %s\n", tk_code_name(st.code),
                 st.message);

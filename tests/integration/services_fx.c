@@ -371,7 +371,7 @@ unsigned register_ok(fx *f, spec *s, int backend, int action)
     Tk__V1__ServiceRegisterReply *rep = NULL;
     tk_status st;
     int code = call_register(f, s, backend, &rep, &st, NULL);
-    if (code != TK_CODE_OK)
+    if (code != TK_OK)
         fail_msg("Register %s: %s %s: %s", s->m.label, tk_code_name(code),
                  st.reason, st.message);
     assert_int_equal(rep->action, action);
@@ -399,7 +399,7 @@ Tk__V1__ServiceRenderReply *render_reply(fx *f, spec *s, int backend)
     Tk__V1__ServiceRenderReply *rep = NULL;
     tk_status st;
     int code = tk_services_render(f->base.client, &req, &rep, NULL, &st);
-    if (code != TK_CODE_OK)
+    if (code != TK_OK)
         fail_msg("Render: %s %s", st.reason, st.message);
     tk_status_clear(&st);
     return rep;
@@ -423,7 +423,7 @@ Tk__V1__ServiceStatusReply *status_of(fx *f, const char *label, spec *s,
     Tk__V1__ServiceStatusReply *rep = NULL;
     tk_status st;
     int code = tk_services_status(f->base.client, &req, &rep, NULL, &st);
-    if (code != TK_CODE_OK)
+    if (code != TK_OK)
         fail_msg("Status: %s %s", st.reason, st.message);
     tk_status_clear(&st);
     return rep;
@@ -439,7 +439,7 @@ Tk__V1__ServiceUnregisterReply *unregister_ok(fx *f, const char *label,
     Tk__V1__ServiceUnregisterReply *rep = NULL;
     tk_status st;
     int code = tk_services_unregister(f->base.client, &req, &rep, NULL, &st);
-    if (code != TK_CODE_OK)
+    if (code != TK_OK)
         fail_msg("Unregister: %s %s", st.reason, st.message);
     tk_status_clear(&st);
     return rep;

@@ -232,8 +232,7 @@ static void call_via(tk_client *c, op which, int64_t id, uint32_t timeout_ms,
         Tk__V1__CloseOrderRequest req = TK__V1__CLOSE_ORDER_REQUEST__INIT;
         Tk__V1__CloseOrderReply *rep = NULL;
         req.order_id = id;
-        if (tk_orders_close_order(c, &req, &rep, &opts, &out->st) ==
-            TK_CODE_OK) {
+        if (tk_orders_close_order(c, &req, &rep, &opts, &out->st) == TK_OK) {
             out->outcome = (int)rep->outcome;
             protobuf_c_message_free_unpacked(&rep->base, NULL);
         }
@@ -241,8 +240,7 @@ static void call_via(tk_client *c, op which, int64_t id, uint32_t timeout_ms,
         Tk__V1__ReopenOrderRequest req = TK__V1__REOPEN_ORDER_REQUEST__INIT;
         Tk__V1__ReopenOrderReply *rep = NULL;
         req.order_id = id;
-        if (tk_orders_reopen_order(c, &req, &rep, &opts, &out->st) ==
-            TK_CODE_OK) {
+        if (tk_orders_reopen_order(c, &req, &rep, &opts, &out->st) == TK_OK) {
             out->outcome = (int)rep->outcome;
             protobuf_c_message_free_unpacked(&rep->base, NULL);
         }
@@ -251,7 +249,7 @@ static void call_via(tk_client *c, op which, int64_t id, uint32_t timeout_ms,
         Tk__V1__AddItemReply *rep = NULL;
         req.order_id = id;
         req.sku = "SKU-1";
-        if (tk_orders_add_item(c, &req, &rep, &opts, &out->st) == TK_CODE_OK) {
+        if (tk_orders_add_item(c, &req, &rep, &opts, &out->st) == TK_OK) {
             out->item_id = rep->item_id;
             protobuf_c_message_free_unpacked(&rep->base, NULL);
         }
@@ -278,7 +276,7 @@ static int64_t create_order(fixture *fx)
     tk_status st;
     tk_call_opts opts = { .timeout_ms = 10000 };
     int code = tk_orders_create_order(fx->client, &req, &rep, &opts, &st);
-    if (code != TK_CODE_OK)
+    if (code != TK_OK)
         fail_msg("CreateOrder: %s %s: %s", tk_code_name(code), st.reason,
                  st.message);
     int64_t id = rep->id;
@@ -301,7 +299,7 @@ static int get_order(fixture *fx, int64_t id, order_view *v, tk_status *st)
     req.order_id = id;
     tk_call_opts opts = { .timeout_ms = 10000 };
     int code = tk_orders_get_order(fx->client, &req, &rep, &opts, st);
-    if (code == TK_CODE_OK) {
+    if (code == TK_OK) {
         v->status = (int)rep->status;
         snprintf(v->closed_at, sizeof v->closed_at, "%s", rep->closed_at);
         v->items = rep->item_count;
@@ -315,7 +313,7 @@ static order_view must_get(fixture *fx, int64_t id)
     order_view v;
     tk_status st;
     int code = get_order(fx, id, &v, &st);
-    if (code != TK_CODE_OK)
+    if (code != TK_OK)
         fail_msg("GetOrder: %s %s: %s", tk_code_name(code), st.reason,
                  st.message);
     tk_status_clear(&st);
@@ -336,7 +334,7 @@ static void close_ok(fixture *fx, int64_t id, uint32_t timeout_ms)
 {
     result r;
     call_op(fx, OP_CLOSE, id, timeout_ms, NULL, &r);
-    expect(&r, TK_CODE_OK, "");
+    expect(&r, TK_OK, "");
     assert_int_equal(r.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
     result_free(&r);
 }
@@ -697,9 +695,9 @@ static void test_transitions_serialize(void **state)
     gate_release(&g, 2);
     async_join(&a);
     async_join(&c);
-    expect(&a.res, TK_CODE_OK, "");
+    expect(&a.res, TK_OK, "");
     assert_int_equal(a.res.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
-    expect(&c.res, TK_CODE_OK, "");
+    expect(&c.res, TK_OK, "");
     assert_int_equal(c.res.outcome,
                      TK__V1__CLOSE_ORDER_REPLY__OUTCOME__ALREADY_CLOSED);
     gate_status(&g, 1, status);
@@ -741,9 +739,9 @@ static void test_transitions_under_for_share_do_not_serialize(void **state)
     gate_release(&g, 2);
     async_join(&a);
     async_join(&b);
-    const result *won = a.res.st.code == TK_CODE_OK ? &a.res : &b.res;
+    const result *won = a.res.st.code == TK_OK ? &a.res : &b.res;
     const result *lost = won == &a.res ? &b.res : &a.res;
-    expect(won, TK_CODE_OK, "");
+    expect(won, TK_OK, "");
     assert_int_equal(won->outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
     expect(lost, TK_CODE_ABORTED, "DEADLOCK");
     assert_non_null(strstr(lost->st.message, "40P01"));
@@ -773,7 +771,7 @@ static void add_item_during_transition(fixture *fx, orders_row_lock lock,
     fx_set_timeouts(fx, 0, 0);
     release_pause(fx);
     async_join(&a);
-    expect(&a.res, TK_CODE_OK, "");
+    expect(&a.res, TK_OK, "");
     assert_int_equal(a.res.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
     result_free(&a.res);
 }
@@ -786,7 +784,7 @@ static void test_transition_does_not_block_add_item(void **state)
     result add;
     add_item_during_transition(&fx, ORDERS_ROW_LOCK_NO_KEY_UPDATE, &add);
     /* It saw the order open (the close had not committed) and went in. */
-    expect(&add, TK_CODE_OK, "");
+    expect(&add, TK_OK, "");
     assert_true(add.item_id > 0);
     result_free(&add);
     fx_stop(&fx);
@@ -829,7 +827,7 @@ static void test_idempotent_transitions(void **state)
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         result r;
         call_op(&fx, steps[i].which, id, 5000, NULL, &r);
-        expect(&r, TK_CODE_OK, "");
+        expect(&r, TK_OK, "");
         assert_int_equal(r.outcome, steps[i].outcome);
         result_free(&r);
         order_view v = must_get(&fx, id);
@@ -884,10 +882,10 @@ static void test_add_item_to_closed_order(void **state)
     int64_t id = create_order(&fx);
     result r;
     call_op(&fx, OP_ADD, id, 5000, NULL, &r);
-    expect(&r, TK_CODE_OK, "");
+    expect(&r, TK_OK, "");
     result_free(&r);
     call_op(&fx, OP_CLOSE, id, 5000, NULL, &r);
-    expect(&r, TK_CODE_OK, "");
+    expect(&r, TK_OK, "");
     result_free(&r);
     call_op(&fx, OP_ADD, id, 5000, NULL, &r);
     expect(&r, TK_CODE_FAILED_PRECONDITION, "ORDER_CLOSED");
@@ -896,7 +894,7 @@ static void test_add_item_to_closed_order(void **state)
     call_op(&fx, OP_REOPEN, id, 5000, NULL, &r);
     result_free(&r);
     call_op(&fx, OP_ADD, id, 5000, NULL, &r);
-    expect(&r, TK_CODE_OK, "");
+    expect(&r, TK_OK, "");
     result_free(&r);
     assert_int_equal(must_get(&fx, id).items, 2);
     fx_stop(&fx);
@@ -1003,7 +1001,7 @@ static void test_deadline_cancels_the_statement(void **state)
     assert_int_equal(tkd_pid(&fx), pid);
     sql_ok(fx.holder, "ROLLBACK");
     call_op(&fx, OP_CLOSE, id, 5000, NULL, &r);
-    expect(&r, TK_CODE_OK, "");
+    expect(&r, TK_OK, "");
     result_free(&r);
     assert_int_equal(tkd_pid(&fx), pid);
     fx_stop(&fx);
@@ -1131,7 +1129,7 @@ static void test_cancel_during_commit(void **state)
     assert_int_equal(outcome, TK_CANCEL_WRITE_CONTINUES);
     release_pause_lock(&fx, 4243);
     async_join(&a);
-    expect(&a.res, TK_CODE_OK, "");
+    expect(&a.res, TK_OK, "");
     assert_int_equal(a.res.outcome, TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED);
     result_free(&a.res);
     tk_cancel_free(cancel);
@@ -1314,7 +1312,7 @@ static void test_pool_busy(void **state)
     assert_int_equal(obs_metric_value(OBS_M_PG_POOL_WAITING), 0);
     release_pause(&fx);
     async_join(&a);
-    expect(&a.res, TK_CODE_OK, "");
+    expect(&a.res, TK_OK, "");
     result_free(&a.res);
     assert_int_equal(obs_metric_value(OBS_M_PG_POOL_IN_USE), 0);
     fx_stop(&fx);
@@ -1372,7 +1370,7 @@ static void test_database_down_at_start(void **state)
     Tk__V1__PingReply *pong = NULL;
     tk_status st;
     assert_int_equal(tk_control_ping(fx.client, &ping, &pong, NULL, &st),
-                     TK_CODE_OK);
+                     TK_OK);
     protobuf_c_message_free_unpacked(&pong->base, NULL);
     tk_status_clear(&st);
     expect_unavailable(&fx);
@@ -1406,7 +1404,7 @@ static void test_no_database_configured(void **state)
     Tk__V1__ListMethodsReply *lm = NULL;
     lr.service = "tk.v1.Orders";
     assert_int_equal(tk_control_list_methods(fx.client, &lr, &lm, NULL, &st),
-                     TK_CODE_OK);
+                     TK_OK);
     assert_int_equal(lm->n_methods, 5);
     for (size_t i = 0; i < lm->n_methods; i++)
         assert_int_equal(lm->methods[i]->kind, TK__V1__METHOD_INFO__KIND__READ);
@@ -1490,7 +1488,7 @@ static void *first_order_main(void *arg)
     tk_status st;
     tk_call_opts opts = { .timeout_ms = 20000 };
     a->code = tk_orders_create_order(c, &req, &rep, &opts, &st);
-    if (a->code == TK_CODE_OK) {
+    if (a->code == TK_OK) {
         a->id = rep->id;
         protobuf_c_message_free_unpacked(&rep->base, NULL);
     }
@@ -1549,7 +1547,7 @@ static void test_tkd_connects_on_first_call(void **state)
         ts_sem_post(&go);
     for (size_t i = 0; i < FIRST_CALLS; i++) {
         assert_int_equal(pthread_join(threads[i], NULL), 0);
-        assert_int_equal(calls[i].code, TK_CODE_OK);
+        assert_int_equal(calls[i].code, TK_OK);
         for (size_t j = 0; j < i; j++)
             assert_true(calls[i].id != calls[j].id);
     }

@@ -239,7 +239,7 @@ static void sres_free(sres *s)
 
 static void expect_ok(const sres *s)
 {
-    if (s->code != TK_CODE_OK)
+    if (s->code != TK_OK)
         fail_msg("%s %s: %s", tk_code_name(s->code), s->st.reason,
                  s->st.message);
     assert_non_null(s->rep);

@@ -310,7 +310,7 @@ static void test_teardown_sweep(void **state)
         job_start(&j[i], f, sweep[i].label, "v1");
     for (size_t i = 0; i < N; i++) {
         job_join(&j[i]);
-        assert_int_equal(j[i].code, TK_CODE_OK);
+        assert_int_equal(j[i].code, TK_OK);
         assert_int_equal(j[i].action, A_INSTALLED);
     }
     size_t before = log_size(f);
@@ -321,7 +321,7 @@ static void test_teardown_sweep(void **state)
     call_log l;
     log_read(f, &l);
     for (size_t i = 0; i < N; i++) {
-        if (j[i].code != TK_CODE_OK)
+        if (j[i].code != TK_OK)
             fail_msg("%s: code %d %s", sweep[i].label, j[i].code, j[i].reason);
         assert_int_equal(j[i].action, A_UPDATED);
         assert_int_equal(j[i].attempts, 1); /* observed, so no retry */
@@ -579,7 +579,7 @@ static void test_cancel_does_not_stop_register(void **state)
     assert_int_equal(outcome, TK_CANCEL_WRITE_CONTINUES);
     end_teardowns(done);
     job_join(&j);
-    assert_int_equal(j.code, TK_CODE_OK);
+    assert_int_equal(j.code, TK_OK);
     assert_int_equal(j.action, A_UPDATED);
     assert_true(j.write_completed);
     assert_int_equal(j.cause, TK_CAUSE_NONE);
@@ -609,7 +609,7 @@ static void test_same_label_never_interleaves(void **state)
         job_start(&j[i], f, "dev.example.one", words[i]);
     for (size_t i = 0; i < 4; i++) {
         job_join(&j[i]);
-        assert_int_equal(j[i].code, TK_CODE_OK);
+        assert_int_equal(j[i].code, TK_OK);
         assert_int_equal(j[i].action, A_UPDATED);
     }
     call_log l;
@@ -662,7 +662,7 @@ static void test_different_labels_in_parallel(void **state)
     end_teardowns(done);
     job_join(&a);
     job_join(&b);
-    if (a.code != TK_CODE_OK || b.code != TK_CODE_OK)
+    if (a.code != TK_OK || b.code != TK_OK)
         fail_msg("a: %d %s, b: %d %s", a.code, a.reason, b.code, b.reason);
     call_log l;
     log_read(f, &l);
@@ -761,8 +761,7 @@ static void test_installed_but_not_loaded_is_loaded(void **state)
     assert_int_equal(fake(f, "launchctl", "bootout", target, NULL, NULL), 0);
     Tk__V1__ServiceRegisterReply *rep = NULL;
     tk_status st;
-    assert_int_equal(call_register(f, &s, LAUNCHD, &rep, &st, NULL),
-                     TK_CODE_OK);
+    assert_int_equal(call_register(f, &s, LAUNCHD, &rep, &st, NULL), TK_OK);
     assert_int_equal(rep->action, A_UPDATED);
     assert_int_equal(rep->n_warnings, 1);
     assert_non_null(strstr(rep->warnings[0], "not loaded"));
@@ -959,7 +958,7 @@ static void test_real_same_label_never_interleaves(void **state)
     for (size_t i = 0; i < 4; i++)
         job_join(&j[i]);
     for (size_t i = 0; i < 4; i++)
-        if (j[i].code != TK_CODE_OK || j[i].action != A_UPDATED)
+        if (j[i].code != TK_OK || j[i].action != A_UPDATED)
             fail_msg("Register %zu: code %d %s, action %d", i, j[i].code,
                      j[i].reason, j[i].action);
     call_log l;
@@ -992,7 +991,7 @@ static void test_real_installed_but_not_loaded_is_loaded(void **state)
     Tk__V1__ServiceRegisterReply *rep = NULL;
     tk_status st;
     int code = call_register(f, &s, LAUNCHD, &rep, &st, NULL);
-    if (code != TK_CODE_OK)
+    if (code != TK_OK)
         fail_msg("Register: %s %s", st.reason, st.message);
     assert_int_equal(rep->action, A_UPDATED);
     assert_int_equal(rep->n_warnings, 1);

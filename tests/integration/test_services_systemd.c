@@ -295,7 +295,7 @@ static size_t linger_warnings(fx *f, spec *s, int action)
 {
     Tk__V1__ServiceRegisterReply *rep = NULL;
     tk_status st;
-    assert_int_equal(call_register(f, s, SYSTEMD, &rep, &st, NULL), TK_CODE_OK);
+    assert_int_equal(call_register(f, s, SYSTEMD, &rep, &st, NULL), TK_OK);
     assert_int_equal(rep->action, action);
     size_t n = 0;
     for (size_t i = 0; i < rep->n_warnings; i++)

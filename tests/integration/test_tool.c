@@ -402,7 +402,7 @@ static void test_exited(void **state)
     async_call a;
     counts before = counts_now();
     call_sync(&a, &fx, READ_METHOD, "sh::echo hi");
-    expect(&a, TK_CODE_OK, "");
+    expect(&a, TK_OK, "");
     assert_string_equal(a.out, "hi\n");
     assert_false(a.st.process_killed);
     assert_int_equal(a.st.cause, TK_CAUSE_NONE);
@@ -416,7 +416,7 @@ static void test_exited(void **state)
     assert_true(a.st.write_completed); /* it ran to its end */
     call_free(&a);
     call_sync(&a, &fx, WRITE_METHOD, "sh::echo written");
-    expect(&a, TK_CODE_OK, "");
+    expect(&a, TK_OK, "");
     assert_true(a.st.write_completed);
     assert_string_equal(a.out, "written\n");
     call_free(&a);
@@ -631,7 +631,7 @@ static void test_out_of_descriptors(void **state)
     assert_non_null(strstr(a.st.message, "Too many open files"));
     call_free(&a);
     call_sync(&a, &fx, READ_METHOD, "sh::echo hi");
-    expect(&a, TK_CODE_OK, "");
+    expect(&a, TK_OK, "");
     call_free(&a);
     fx_stop(&fx);
 }
@@ -685,7 +685,7 @@ static void test_limit(void **state)
     async_call a;
     counts before = counts_now();
     call_sync(&a, &fx, READ_METHOD, "limit::echo one; exec sleep 30");
-    expect(&a, TK_CODE_OK, "");
+    expect(&a, TK_OK, "");
     assert_true(a.st.partial);
     assert_int_equal(a.st.cause, TK_CAUSE_LIMIT);
     assert_true(a.st.process_killed);

@@ -106,7 +106,7 @@ static void log_free(log_result *r)
 
 static void expect_ok(const log_result *r, size_t n, bool partial)
 {
-    assert_int_equal(r->st.code, TK_CODE_OK);
+    assert_int_equal(r->st.code, TK_OK);
     assert_non_null(r->rep);
     assert_int_equal(r->rep->n_commits, n);
     assert_int_equal(r->st.partial, partial);

@@ -348,8 +348,8 @@ static nng_msg *answer(server *s, const Tk__V1__Request *req)
     if (strcmp(req->method, "tk.v1.Search/Search") == 0) {
         atomic_fetch_add(&s->searches, 1);
         st.code = (Tk__V1__Status__Code)s->code;
-        st.message = s->code == TK_CODE_OK ? "" : "not here";
-        if (s->code == TK_CODE_OK)
+        st.message = s->code == TK_OK ? "" : "not here";
+        if (s->code == TK_OK)
             rep.payload =
                 (ProtobufCBinaryData){ s->payload.len, s->payload.data };
     } else if (strcmp(req->method, "tk.v1.Control/ListNodes") == 0 &&
@@ -451,15 +451,14 @@ static int search(tk_client *c, ProtobufCAllocator *al, bool retry,
  * it). */
 static void check_calls(server *s, tk_client *c, bool retry)
 {
-    s->code = TK_CODE_OK;
+    s->code = TK_OK;
     s->payload = dense_reply(3000);
     size_t want_allocs = allocs_of(&s->payload);
     tk_status st;
     Tk__V1__SearchReply *rep = NULL;
 
     tk_arena *a = arena_new(0);
-    assert_int_equal(search(c, tk_arena_allocator(a), retry, &rep, &st),
-                     TK_CODE_OK);
+    assert_int_equal(search(c, tk_arena_allocator(a), retry, &rep, &st), TK_OK);
     assert_non_null(rep);
     assert_packs_to(&rep->base, &s->payload);
     assert_true(tk_arena_used(a) > s->payload.len);
@@ -469,7 +468,7 @@ static void check_calls(server *s, tk_client *c, bool retry)
     counter cnt;
     counter_init(&cnt);
     rep = NULL;
-    assert_int_equal(search(c, &cnt.a, retry, &rep, &st), TK_CODE_OK);
+    assert_int_equal(search(c, &cnt.a, retry, &rep, &st), TK_OK);
     assert_non_null(rep);
     assert_packs_to(&rep->base, &s->payload);
     assert_int_equal(cnt.allocs, want_allocs);
@@ -478,7 +477,7 @@ static void check_calls(server *s, tk_client *c, bool retry)
     tk_status_clear(&st);
 
     rep = NULL;
-    assert_int_equal(search(c, NULL, retry, &rep, &st), TK_CODE_OK);
+    assert_int_equal(search(c, NULL, retry, &rep, &st), TK_OK);
     assert_packs_to(&rep->base, &s->payload);
     protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
@@ -510,9 +509,9 @@ static void test_call_fleet(void **state)
     check_calls(&s, c, false);
     tk_status st;
     Tk__V1__SearchReply *rep = NULL;
-    s.code = TK_CODE_OK;
+    s.code = TK_OK;
     s.payload = dense_reply(1);
-    assert_int_equal(search(c, NULL, false, &rep, &st), TK_CODE_OK);
+    assert_int_equal(search(c, NULL, false, &rep, &st), TK_OK);
     assert_string_equal(st.node, "self"); /* routed, not the opened URL */
     protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
@@ -588,7 +587,7 @@ static void test_bad_payload_handed_back(void **state)
     assert_non_null(bad.data);
     memcpy(bad.data, whole.data, whole.len);
     memcpy(bad.data + whole.len, bad_match, sizeof bad_match);
-    s.code = TK_CODE_OK;
+    s.code = TK_OK;
     s.payload = bad;
     tk_arena *a = arena_new(0);
     ProtobufCAllocator *al = tk_arena_allocator(a);
@@ -610,7 +609,7 @@ static void test_bad_payload_handed_back(void **state)
     /* the arena goes on from there: the good reply decodes in the same
      * chunks */
     s.payload = whole;
-    assert_int_equal(search(c, al, false, &rep, &st), TK_CODE_OK);
+    assert_int_equal(search(c, al, false, &rep, &st), TK_OK);
     assert_packs_to(&rep->base, &whole);
     assert_string_equal(kept, mine);
     assert_int_equal(tk_arena_capacity(a), capacity);

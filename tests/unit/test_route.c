@@ -86,7 +86,7 @@ static void test_path_longest_prefix(void **state)
         assert_string_equal(route(three, 3, "tk.v1.Git/RevParse", &p, NULL, &rr,
                                   &code, NULL, 0),
                             cases[i].want);
-        assert_int_equal(code, TK_CODE_OK);
+        assert_int_equal(code, TK_OK);
     }
     assert_int_equal(rr, 0); /* path routing is no round robin */
 }

@@ -31,8 +31,8 @@ static void test_parts_and_number(void **state)
 {
     (void)state;
     char made[64];
-    snprintf(made, sizeof made, "%d.%d.%d", TK_VERSION_MAJOR,
-             TK_VERSION_MINOR, TK_VERSION_PATCH);
+    snprintf(made, sizeof made, "%d.%d.%d", TK_VERSION_MAJOR, TK_VERSION_MINOR,
+             TK_VERSION_PATCH);
     assert_string_equal(made, TK_VERSION);
     assert_int_equal(TK_VERSION_NUMBER, TK_VERSION_MAJOR * 1000000 +
                                             TK_VERSION_MINOR * 1000 +

@@ -64,7 +64,7 @@ static int tkd_rev_parse(void)
     tk_status st;
     tk_call_opts o = { .timeout_ms = 10000 };
     int code = tk_git_rev_parse(client, &req, &rep, &o, &st);
-    if (code == TK_CODE_OK)
+    if (code == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
     return code;
@@ -79,7 +79,7 @@ static int tkd_log(void)
     tk_status st;
     tk_call_opts o = { .timeout_ms = 10000 };
     int code = tk_git_log(client, &req, &rep, &o, &st);
-    if (code == TK_CODE_OK) {
+    if (code == TK_OK) {
         if (rep->n_commits != 50)
             code = -1;
         protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -96,7 +96,7 @@ static int tkd_status(void)
     tk_status st;
     tk_call_opts o = { .timeout_ms = 10000 };
     int code = tk_git_status(client, &req, &rep, &o, &st);
-    if (code == TK_CODE_OK)
+    if (code == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
     return code;
@@ -113,7 +113,7 @@ static int tkd_pool_floor(void)
     tk_status st;
     tk_call_opts o = { .timeout_ms = 10000 };
     int code = tk_git_rev_parse(client, &req, &rep, &o, &st);
-    if (code == TK_CODE_OK)
+    if (code == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
     return code == TK_CODE_INVALID_ARGUMENT ? 0 : -1;
@@ -126,7 +126,7 @@ static int tkd_ping(void)
     tk_status st;
     tk_call_opts o = { .timeout_ms = 10000 };
     int code = tk_control_ping(client, &req, &rep, &o, &st);
-    if (code == TK_CODE_OK)
+    if (code == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
     return code;

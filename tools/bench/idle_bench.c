@@ -133,7 +133,7 @@ static void sleep_ms(int ms)
 
 static void expect_ok(int code, tk_status *st, const char *what)
 {
-    if (code != TK_CODE_OK) {
+    if (code != TK_OK) {
         fprintf(stderr, "bench-idle: %s: code %d %s: %s\n", what, code,
                 st->reason != NULL ? st->reason : "",
                 st->message != NULL ? st->message : "");

@@ -234,7 +234,7 @@ static int transition(tk_client *c, int64_t order, bool close)
         Tk__V1__CloseOrderRequest req = TK__V1__CLOSE_ORDER_REQUEST__INIT;
         Tk__V1__CloseOrderReply *rep = NULL;
         req.order_id = order;
-        if (tk_orders_close_order(c, &req, &rep, &opts, &st) == TK_CODE_OK) {
+        if (tk_orders_close_order(c, &req, &rep, &opts, &st) == TK_OK) {
             rv = rep->outcome == TK__V1__CLOSE_ORDER_REPLY__OUTCOME__CLOSED;
             protobuf_c_message_free_unpacked(&rep->base, NULL);
         }
@@ -242,7 +242,7 @@ static int transition(tk_client *c, int64_t order, bool close)
         Tk__V1__ReopenOrderRequest req = TK__V1__REOPEN_ORDER_REQUEST__INIT;
         Tk__V1__ReopenOrderReply *rep = NULL;
         req.order_id = order;
-        if (tk_orders_reopen_order(c, &req, &rep, &opts, &st) == TK_CODE_OK) {
+        if (tk_orders_reopen_order(c, &req, &rep, &opts, &st) == TK_OK) {
             rv = rep->outcome == TK__V1__REOPEN_ORDER_REPLY__OUTCOME__REOPENED;
             protobuf_c_message_free_unpacked(&rep->base, NULL);
         }
@@ -295,7 +295,7 @@ static void *worker_main(void *arg)
         }
         int code = add_item(c, w->b->order);
         long long took = bench_now_ns() - t0;
-        if (code == TK_CODE_OK) {
+        if (code == TK_OK) {
             lat_add(&w->adds, took); /* child inserts only */
             w->inserted++;
         } else if (code == TK_CODE_FAILED_PRECONDITION)
@@ -427,7 +427,7 @@ static void ping(tk_client *c)
     Tk__V1__PingRequest req = TK__V1__PING_REQUEST__INIT;
     Tk__V1__PingReply *rep = NULL;
     tk_status st;
-    if (tk_control_ping(c, &req, &rep, NULL, &st) != TK_CODE_OK)
+    if (tk_control_ping(c, &req, &rep, NULL, &st) != TK_OK)
         die("", "Ping failed");
     protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
@@ -443,7 +443,7 @@ static overhead overhead_round(bench *b, PGconn *pg, tk_client *c, int calls)
         ping(c);
         lat_add(&pg_, bench_now_ns() - tp);
         long long t0 = bench_now_ns();
-        if (add_item(c, b->order) != TK_CODE_OK)
+        if (add_item(c, b->order) != TK_OK)
             die("", "AddItem failed");
         long long t1 = bench_now_ns();
         direct_add(pg, id);

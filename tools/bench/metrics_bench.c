@@ -177,7 +177,7 @@ static phase pings(tk_client *c, int calls, long long *lat)
         Tk__V1__PingReply *rep = NULL;
         tk_status st;
         long long s = bench_now_ns();
-        if (tk_control_ping(c, &req, &rep, &opts, &st) != TK_CODE_OK)
+        if (tk_control_ping(c, &req, &rep, &opts, &st) != TK_OK)
             die("a Ping failed");
         lat[i] = bench_now_ns() - s;
         protobuf_c_message_free_unpacked(&rep->base, NULL);

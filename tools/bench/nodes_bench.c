@@ -183,11 +183,11 @@ static void wait_up(const node *n)
             Tk__V1__PingReply *rep = NULL;
             tk_status st;
             int code = tk_control_ping(c, &req, &rep, NULL, &st);
-            if (code == TK_CODE_OK)
+            if (code == TK_OK)
                 protobuf_c_message_free_unpacked(&rep->base, NULL);
             tk_status_clear(&st);
             tk_client_close(c);
-            if (code == TK_CODE_OK)
+            if (code == TK_OK)
                 return;
         }
         struct timespec ms = { 0, 10000000 };
@@ -208,7 +208,7 @@ static void wait_fleet(void)
         Tk__V1__ListNodesRequest req = TK__V1__LIST_NODES_REQUEST__INIT;
         Tk__V1__ListNodesReply *rep = NULL;
         tk_status st;
-        if (tk_control_list_nodes(c, &req, &rep, NULL, &st) == TK_CODE_OK) {
+        if (tk_control_list_nodes(c, &req, &rep, NULL, &st) == TK_OK) {
             seen = rep->n_nodes;
             protobuf_c_message_free_unpacked(&rep->base, NULL);
         }
@@ -266,7 +266,7 @@ static int add_item(caller *c)
     tk_call_opts o = { .timeout_ms = 10000,
                        .node = member ? nodes[c->node].id : NULL };
     int code = tk_orders_add_item(c->client[c->node], &req, &rep, &o, &st);
-    if (code == TK_CODE_OK)
+    if (code == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
     tk_status_clear(&st);
     return code;
@@ -281,7 +281,7 @@ static void *caller_main(void *arg)
         long long t0 = now;
         int code = add_item(c);
         now = bench_now_ns();
-        if (code != TK_CODE_OK) {
+        if (code != TK_OK) {
             c->n_err++;
             continue;
         }
@@ -477,8 +477,7 @@ static void setup_callers(void)
         Tk__V1__CreateOrderReply *rep = NULL;
         tk_status st;
         tk_call_opts o = { .timeout_ms = 10000 };
-        if (tk_orders_create_order(c->client[0], &req, &rep, &o, &st) !=
-            TK_CODE_OK)
+        if (tk_orders_create_order(c->client[0], &req, &rep, &o, &st) != TK_OK)
             die("CreateOrder: %s %s: %s", tk_code_name(st.code), st.reason,
                 st.message);
         c->order_id = rep->id;
@@ -503,7 +502,7 @@ static int rev_parse(tk_client *c, char via[16])
     tk_status st;
     tk_call_opts o = { .timeout_ms = 10000 };
     int code = tk_git_rev_parse(c, &req, &rep, &o, &st);
-    if (code == TK_CODE_OK)
+    if (code == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
     else
         die("RevParse %s: %s %s: %s", repo, tk_code_name(code), st.reason,

@@ -228,7 +228,7 @@ static double time_tkd(tk_client *c, tk_arena *arena, const char *root,
     long long t0 = bench_now_ns();
     int code = tk_search_search(c, &req, &rep, &opts, &st);
     double s = (double)(bench_now_ns() - t0) / 1e9;
-    if (code != TK_CODE_OK)
+    if (code != TK_OK)
         fail(tk_code_name(code), st.message);
     out->matches = rep->n_matches;
     out->partial = rep->partial;

@@ -33,9 +33,27 @@
 extern "C" {
 #endif
 
-/* The canonical gRPC status codes (tk.v1.Status.Code). */
+/* What every function of libtkclient that returns an int status returns:
+ *
+ *   TK_OK (0)       it worked, whatever the function;
+ *   TK_CODE_* > 0   a call (tk_call, tk_call_raw, the typed stubs of
+ *                   tk/v1/NAME.tk.h) that did not end OK: its gRPC status
+ *                   code, status->code, as tk.v1.Status.Code numbers it;
+ *   TK_ERR_* < 0    any other function that failed (tk_client_open,
+ *                   tk_cancel_new, tk_json_decode, ...): a local error.
+ *
+ * The ranges do not overlap: `rc != TK_OK` is the test of failure for
+ * every function, and one switch can tell a gRPC code from a local error.
+ * Why one name for 0: gRPC's C core has two spaces, each with its own
+ * success (GRPC_CALL_OK of grpc_call_error for API calls, GRPC_STATUS_OK
+ * of grpc_status_code for an RPC's outcome), so that a reader must know
+ * which space a function returns to name its success. Here 0 has the one
+ * name, and the sign says which space a failure is from. tk_code_name(0)
+ * is "OK", as the proto, Python's and TypeScript's Code.OK name it. */
+enum { TK_OK = 0 };
+
+/* The canonical gRPC status codes other than OK (tk.v1.Status.Code). */
 enum {
-    TK_CODE_OK = 0,
     TK_CODE_CANCELLED = 1,
     TK_CODE_UNKNOWN = 2,
     TK_CODE_INVALID_ARGUMENT = 3,
@@ -75,7 +93,6 @@ enum {
 
 /* Local errors of functions that are not calls (negative returns). */
 enum {
-    TK_OK = 0,
     TK_ERR_ARG = -1,     /* a NULL or malformed argument */
     TK_ERR_NOMEM = -2,   /* out of memory */
     TK_ERR_CONNECT = -3, /* could not open or dial the address */
@@ -119,7 +136,7 @@ enum {
  * holds. A status the client made itself (no reply came) has
  * from_server false and says so in its message. */
 typedef struct tk_status {
-    int code;      /* TK_CODE_* */
+    int code;      /* TK_OK or a TK_CODE_* */
     char *message; /* never NULL after a call */
     char *reason;  /* "" when none */
     uint8_t *stderr_excerpt;
@@ -158,7 +175,7 @@ typedef struct tk_client tk_client;
 
 /* The address tkd listens on by default, and tkcall dials: TK_ADDR if set,
  * else ipc://$XDG_RUNTIME_DIR/tk/tkd.sock, else ipc:///tmp/tk-<uid>/tkd.sock.
- * Returns 0, or TK_ERR_ARG when buf is too small. */
+ * Returns TK_OK, or TK_ERR_ARG when buf is too small. */
 int tk_default_address(char *buf, size_t len);
 
 /* How a client dials tls+tcp:// (mutual TLS: tkd requires a client
@@ -211,8 +228,8 @@ void tk_cancel_free(tk_cancel *cancel);
  * not be (outcome TK_CANCEL_NOT_SENT, the call returns CANCELLED). If it has,
  * this sends tk.v1.Control/Cancel on the same connection and returns the
  * server's outcome; the call itself returns the server's status (CANCELLED
- * for a READ; a WRITE runs to completion). Returns 0 or a negative TK_ERR_*;
- * outcome may be NULL. */
+ * for a READ; a WRITE runs to completion). Returns TK_OK or a negative
+ * TK_ERR_*; outcome may be NULL. */
 int tk_cancel_fire(tk_cancel *cancel, int *outcome);
 
 /* The id of the call that uses this handle, once it has been sent and
@@ -269,7 +286,7 @@ typedef struct tk_call_opts {
  * asks nothing (the deadline is the method's default, which tkd's
  * configuration may make other than the catalog's);
  * a deadline of more than INT32_MAX ms (about 24.8 days) is waited for
- * INT32_MAX ms, NNG's longest timeout. On TK_CODE_OK *reply holds
+ * INT32_MAX ms, NNG's longest timeout. On TK_OK *reply holds
  * a message of reply_desc, freed with protobuf_c_message_free_unpacked(*reply,
  * NULL), or released through opts->reply_allocator when it is set;
  * otherwise *reply is NULL. opts may be NULL. Returns status->code. */
@@ -280,7 +297,7 @@ int tk_call(tk_client *client, const char *method,
             tk_status *status);
 
 /* As tk_call, with the payloads as bytes: the request's is sent as it is
- * (even when it is no valid message of the method), and on TK_CODE_OK
+ * (even when it is no valid message of the method), and on TK_OK
  * *reply (malloc'd; free it) holds the reply's, *reply_len bytes long;
  * otherwise *reply is NULL. For gateways that pass payloads through, and for
  * tests of what a server does with bytes no encoder would make. */
@@ -301,7 +318,7 @@ typedef struct tk_arena tk_arena;
 
 /* size_hint: the bytes of its first chunk (0: 64 KiB); it grows as it
  * needs, and an allocation larger than 32 KiB gets a chunk of its own.
- * Returns 0, TK_ERR_ARG or TK_ERR_NOMEM. */
+ * Returns TK_OK, TK_ERR_ARG or TK_ERR_NOMEM. */
 int tk_arena_new(tk_arena **out, size_t size_hint);
 /* The allocator to set as tk_call_opts.reply_allocator; its free does
  * nothing. Valid until tk_arena_free. */

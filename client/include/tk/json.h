@@ -68,8 +68,8 @@ char *tk_json_encode(const ProtobufCMessage *msg, int flags);
  * mapping: tk_json_decode_ex with flags 0. The input is strict
  * RFC 8259 JSON (UTF-8; no NaN literals, comments or single quotes) with no
  * duplicate keys, and nothing but whitespace after the object. null for a
- * field means its default. Returns 0, TK_ERR_ARG with err naming the field
- * path and what was wrong ("methods[2].kind: unknown enum value \"REED\"
+ * field means its default. Returns TK_OK, TK_ERR_ARG with err naming the
+ * field path and what was wrong ("methods[2].kind: unknown enum value \"REED\"
  * ...", "unknown field \"rpeo\" in tk.v1.PingRequest"), or TK_ERR_NOMEM
  * (the TK_ERR_* of tk/client.h). err may be NULL; a short one is cut. */
 int tk_json_decode(const ProtobufCMessageDescriptor *desc, const char *json,

@@ -256,7 +256,7 @@ int rev_parse_on(tk_client *c, const char *repo, const char *rev, char *oid,
     Tk__V1__GitRevParseReply *rep = NULL;
     tk_call_opts o = { .timeout_ms = 20000 };
     int code = tk_git_rev_parse(c, &req, &rep, &o, st);
-    if (code == TK_CODE_OK) {
+    if (code == TK_OK) {
         snprintf(oid, 41, "%s", rep->oid);
         protobuf_c_message_free_unpacked(&rep->base, NULL);
     }
@@ -274,7 +274,7 @@ void call_status(const char *repo, tk_status *st)
     req.repo = (char *)repo;
     Tk__V1__GitStatusReply *rep = NULL;
     tk_call_opts o = { .timeout_ms = 20000 };
-    if (tk_git_status(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+    if (tk_git_status(fx.client, &req, &rep, &o, st) == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
 }
 

@@ -80,11 +80,10 @@ static void warm(const ts_fx *f, const char *repo, char *head)
     do {
         tk_status st;
         assert_int_equal(rev_parse_on(f->client, repo, "HEAD", head, &st),
-                         TK_CODE_OK);
+                         TK_OK);
         tk_status_clear(&st);
         assert_string_equal(head, cli);
-        assert_int_equal(rev_parse_on(f->client, repo, "v1", tag, &st),
-                         TK_CODE_OK);
+        assert_int_equal(rev_parse_on(f->client, repo, "v1", tag, &st), TK_OK);
         tk_status_clear(&st);
     } while (open_packs(repo) == 0 && ts_now_ms() < until);
     assert_true(open_packs(repo) > 0);
@@ -98,7 +97,7 @@ static size_t log_head(const ts_fx *f, const char *repo, char *oid)
     Tk__V1__GitLogReply *rep = NULL;
     tk_status st;
     tk_call_opts o = { .timeout_ms = 20000 };
-    assert_int_equal(tk_git_log(f->client, &req, &rep, &o, &st), TK_CODE_OK);
+    assert_int_equal(tk_git_log(f->client, &req, &rep, &o, &st), TK_OK);
     tk_status_clear(&st);
     assert_true(rep->n_commits > 0);
     snprintf(oid, 41, "%s", rep->commits[0]->oid);
@@ -113,7 +112,7 @@ static void expect_rev(const ts_fx *f, const char *repo, const char *rev)
     char cli[41], mine[41] = "";
     cli_rev_parse(repo, rev, cli);
     tk_status st;
-    if (rev_parse_on(f->client, repo, rev, mine, &st) != TK_CODE_OK) {
+    if (rev_parse_on(f->client, repo, rev, mine, &st) != TK_OK) {
         expect(&st, TK_CODE_NOT_FOUND, "BAD_REVISION");
         mine[0] = '\0';
     }
@@ -206,13 +205,12 @@ static void test_cache_sees_writes(void **state)
     Tk__V1__GitCommitReply *rep = NULL;
     tk_status st;
     tk_call_opts o = { .timeout_ms = 20000 };
-    assert_int_equal(tk_git_commit(f.client, &req, &rep, &o, &st), TK_CODE_OK);
+    assert_int_equal(tk_git_commit(f.client, &req, &rep, &o, &st), TK_OK);
     tk_status_clear(&st);
     char committed[41];
     snprintf(committed, sizeof committed, "%s", rep->oid);
     protobuf_c_message_free_unpacked(&rep->base, NULL);
-    assert_int_equal(rev_parse_on(f.client, repo, "HEAD", head, &st),
-                     TK_CODE_OK);
+    assert_int_equal(rev_parse_on(f.client, repo, "HEAD", head, &st), TK_OK);
     tk_status_clear(&st);
     assert_string_equal(head, committed);
     log_head(&f, repo, head);
@@ -225,8 +223,7 @@ static void test_cache_sees_writes(void **state)
         GIT(repo, "update-ref", "refs/heads/moved", targets[i]);
         expect_rev(&f, repo, "moved");
     }
-    assert_int_equal(rev_parse_on(f.client, repo, "moved", head, &st),
-                     TK_CODE_OK);
+    assert_int_equal(rev_parse_on(f.client, repo, "moved", head, &st), TK_OK);
     tk_status_clear(&st);
     assert_string_equal(head, committed);
     assert_true(open_packs(repo) > 0); /* the kept handle answered */
@@ -281,7 +278,7 @@ static void test_libgit2_initialised_once_on_first_use(void **state)
         ts_sem_post(&go);
     for (size_t i = 0; i < FIRST_CALLS; i++) {
         assert_int_equal(pthread_join(threads[i], NULL), 0);
-        assert_int_equal(calls[i].code, TK_CODE_OK);
+        assert_int_equal(calls[i].code, TK_OK);
         assert_string_equal(calls[i].oid, calls[0].oid);
         tk_client_close(calls[i].client);
     }
@@ -291,7 +288,7 @@ static void test_libgit2_initialised_once_on_first_use(void **state)
     char oid[41];
     tk_status st;
     assert_int_equal(rev_parse_on(own.client, at("main"), "HEAD", oid, &st),
-                     TK_CODE_OK);
+                     TK_OK);
     tk_status_clear(&st);
     assert_int_equal(tkgit__test_libgit2_inits(g), 1);
     ts_fx_stop(&own);

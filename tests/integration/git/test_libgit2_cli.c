@@ -95,7 +95,7 @@ static void test_differential_rev_parse(void **state)
             char cli[41], lg[41] = "";
             cli_rev_parse(repo, rev, cli);
             tk_status st;
-            if (rev_parse(repo, rev, lg, &st) != TK_CODE_OK) {
+            if (rev_parse(repo, rev, lg, &st) != TK_OK) {
                 if (strcmp(st.reason, "BAD_REVISION") != 0 &&
                     strcmp(st.reason, "UNBORN_HEAD") != 0)
                     fail_msg("%s %s: %s", rev_cases[i].repo, rev, st.message);
@@ -216,7 +216,7 @@ static void compare_log(const log_case *c)
     tk_status st;
     tk_call_opts o = { .timeout_ms = 20000 };
     int code = tk_git_log(fx.client, &req, &rep, &o, &st);
-    if ((cli == NULL) != (code != TK_CODE_OK))
+    if ((cli == NULL) != (code != TK_OK))
         fail_msg("%s log %s: git %s, libgit2 %s (%s)", c->repo, c->rev,
                  cli ? "answered" : "refused", tk_code_name(code), st.message);
     size_t pos = 0, i = 0;
@@ -232,7 +232,7 @@ static void compare_log(const log_case *c)
             fail_msg("%s log %s #%zu:\n git:     %s\n libgit2: %s", c->repo,
                      c->rev, i, rec, mine);
     }
-    if (code == TK_CODE_OK && i != rep->n_commits)
+    if (code == TK_OK && i != rep->n_commits)
         fail_msg("%s log %s: git %zu commits, libgit2 %zu", c->repo, c->rev, i,
                  rep->n_commits);
     if (rep != NULL)

@@ -167,7 +167,7 @@ static void async_rev(async *a, const tk_call_opts *o)
         req.repo = (char *)a->repo;
         req.rev = (char *)a->rev;
         Tk__V1__GitLogReply *rep = NULL;
-        if (tk_git_log(a->client, &req, &rep, o, &a->st) == TK_CODE_OK)
+        if (tk_git_log(a->client, &req, &rep, o, &a->st) == TK_OK)
             protobuf_c_message_free_unpacked(&rep->base, NULL);
         return;
     }
@@ -175,7 +175,7 @@ static void async_rev(async *a, const tk_call_opts *o)
     req.repo = (char *)a->repo;
     req.rev = (char *)a->rev;
     Tk__V1__GitRevParseReply *rep = NULL;
-    if (tk_git_rev_parse(a->client, &req, &rep, o, &a->st) == TK_CODE_OK)
+    if (tk_git_rev_parse(a->client, &req, &rep, o, &a->st) == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
 }
 
@@ -195,7 +195,7 @@ static void *async_main(void *arg)
         req.paths = &p;
         req.n_paths = 1;
         Tk__V1__GitCommitReply *rep = NULL;
-        if (tk_git_commit(a->client, &req, &rep, &o, &a->st) == TK_CODE_OK) {
+        if (tk_git_commit(a->client, &req, &rep, &o, &a->st) == TK_OK) {
             snprintf(a->oid, sizeof a->oid, "%s", rep->oid);
             protobuf_c_message_free_unpacked(&rep->base, NULL);
         }
@@ -204,7 +204,7 @@ static void *async_main(void *arg)
     Tk__V1__GitStatusRequest req = TK__V1__GIT_STATUS_REQUEST__INIT;
     req.repo = (char *)a->repo;
     Tk__V1__GitStatusReply *rep = NULL;
-    if (tk_git_status(a->client, &req, &rep, &o, &a->st) == TK_CODE_OK)
+    if (tk_git_status(a->client, &req, &rep, &o, &a->st) == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
     return NULL;
 }
@@ -442,7 +442,7 @@ static void test_write_cancel_completes(void **state)
     write_file(at("lt-write/new.txt"), "new\n", 0644);
     char before[41];
     tk_status st;
-    assert_int_equal(rev_parse(repo, "HEAD", before, &st), TK_CODE_OK);
+    assert_int_equal(rev_parse(repo, "HEAD", before, &st), TK_OK);
     tk_status_clear(&st);
 
     async a;
@@ -458,11 +458,11 @@ static void test_write_cancel_completes(void **state)
     assert_int_equal(write(fd, "go\n", 3), 3);
     close(fd);
     async_finish(&a);
-    expect(&a.st, TK_CODE_OK, "");
+    expect(&a.st, TK_OK, "");
     assert_true(a.st.write_completed);
     tk_status_clear(&a.st);
     char after[41];
-    assert_int_equal(rev_parse(repo, "HEAD", after, &st), TK_CODE_OK);
+    assert_int_equal(rev_parse(repo, "HEAD", after, &st), TK_OK);
     tk_status_clear(&st);
     assert_string_equal(after, a.oid);
     assert_string_not_equal(after, before);
@@ -503,7 +503,7 @@ static void test_optional_locks(void **state)
 
     tk_status st;
     call_status(repo, &st);
-    expect(&st, TK_CODE_OK, "");
+    expect(&st, TK_OK, "");
     tk_status_clear(&st);
     assert_false(saw_index_lock(ifd));
 
@@ -537,7 +537,7 @@ static void test_quotepath(void **state)
     Tk__V1__GitDiffReply *rep = NULL;
     tk_status st;
     tk_call_opts o = { .timeout_ms = 20000 };
-    assert_int_equal(tk_git_diff(fx.client, &req, &rep, &o, &st), TK_CODE_OK);
+    assert_int_equal(tk_git_diff(fx.client, &req, &rep, &o, &st), TK_OK);
     assert_int_equal(rep->n_files, 1);
     assert_true(bin_eq(rep->files[0]->path, "h\303\251llo.txt"));
     const char want[] = "diff --git a/h\303\251llo.txt b/h\303\251llo.txt";
@@ -550,7 +550,7 @@ static void test_quotepath(void **state)
     /* A name that is not UTF-8 at all, as its bytes too. */
     req.from = "HEAD~1";
     req.to = "HEAD";
-    assert_int_equal(tk_git_diff(fx.client, &req, &rep, &o, &st), TK_CODE_OK);
+    assert_int_equal(tk_git_diff(fx.client, &req, &rep, &o, &st), TK_OK);
     bool raw = false;
     for (size_t i = 0; i < rep->n_files; i++)
         raw |= bin_eq(rep->files[i]->path, "raw\377name.txt");

@@ -48,16 +48,14 @@ static void test_without_git(void **state)
     rreq.repo = (char *)at("main");
     rreq.rev = "HEAD";
     Tk__V1__GitRevParseReply *rrep = NULL;
-    assert_int_equal(tk_git_rev_parse(f.client, &rreq, &rrep, &o, &st),
-                     TK_CODE_OK);
+    assert_int_equal(tk_git_rev_parse(f.client, &rreq, &rrep, &o, &st), TK_OK);
     protobuf_c_message_free_unpacked(&rrep->base, NULL);
     tk_status_clear(&st);
     Tk__V1__GitConfigGetRequest creq = TK__V1__GIT_CONFIG_GET_REQUEST__INIT;
     creq.repo = (char *)at("main");
     creq.key = "user.name";
     Tk__V1__GitConfigGetReply *crep = NULL;
-    assert_int_equal(tk_git_config_get(f.client, &creq, &crep, &o, &st),
-                     TK_CODE_OK);
+    assert_int_equal(tk_git_config_get(f.client, &creq, &crep, &o, &st), TK_OK);
     assert_true(bin_eq(crep->value, "Tk Tester"));
     protobuf_c_message_free_unpacked(&crep->base, NULL);
     tk_status_clear(&st);
@@ -91,7 +89,7 @@ static void test_git_gone_after_start(void **state)
     ts_fx f;
     fx_start_git(&f, 0, 0, link);
     tk_status st;
-    assert_int_equal(status_of_main(f.client, &st), TK_CODE_OK);
+    assert_int_equal(status_of_main(f.client, &st), TK_OK);
     tk_status_clear(&st);
 
     assert_int_equal(unlink(link), 0);
@@ -127,11 +125,11 @@ static void test_rev_parse(void **state)
     (void)state;
     char oid[41];
     tk_status st;
-    assert_int_equal(rev_parse(at("main"), "HEAD", oid, &st), TK_CODE_OK);
+    assert_int_equal(rev_parse(at("main"), "HEAD", oid, &st), TK_OK);
     assert_int_equal(strlen(oid), 40);
     tk_status_clear(&st);
     /* A subdirectory names its repository; "-n" is a revision. */
-    assert_int_equal(rev_parse(at("main/dir"), "HEAD", oid, &st), TK_CODE_OK);
+    assert_int_equal(rev_parse(at("main/dir"), "HEAD", oid, &st), TK_OK);
     tk_status_clear(&st);
     rev_parse(at("main"), "-n", oid, &st);
     expect(&st, TK_CODE_NOT_FOUND, "BAD_REVISION");
@@ -153,7 +151,7 @@ static void test_status(void **state)
     Tk__V1__GitStatusReply *rep = NULL;
     tk_status st;
     tk_call_opts o = { .timeout_ms = 20000 };
-    assert_int_equal(tk_git_status(fx.client, &req, &rep, &o, &st), TK_CODE_OK);
+    assert_int_equal(tk_git_status(fx.client, &req, &rep, &o, &st), TK_OK);
     assert_true(bin_eq(rep->branch->head, "main"));
     assert_true(bin_eq(rep->branch->upstream, "origin/main"));
     assert_true(rep->branch->has_ahead_behind);
@@ -194,7 +192,7 @@ static void test_diff(void **state)
     Tk__V1__GitDiffReply *rep = NULL;
     tk_status st;
     tk_call_opts o = { .timeout_ms = 20000 };
-    assert_int_equal(tk_git_diff(fx.client, &req, &rep, &o, &st), TK_CODE_OK);
+    assert_int_equal(tk_git_diff(fx.client, &req, &rep, &o, &st), TK_OK);
     assert_int_equal(rep->n_files, 3); /* a b.txt, dir/x, side.txt */
     assert_true(bin_eq(rep->files[0]->path, "a b.txt"));
     assert_int_equal(rep->files[0]->added, 1);
@@ -211,7 +209,7 @@ static void test_diff(void **state)
     ProtobufCBinaryData paths[] = { bin("bin.dat"), bin("-x") };
     req.paths = paths;
     req.n_paths = 2;
-    assert_int_equal(tk_git_diff(fx.client, &req, &rep, &o, &st), TK_CODE_OK);
+    assert_int_equal(tk_git_diff(fx.client, &req, &rep, &o, &st), TK_OK);
     assert_int_equal(rep->n_files, 1);
     assert_true(rep->files[0]->binary);
     protobuf_c_message_free_unpacked(&rep->base, NULL);
@@ -227,7 +225,7 @@ static Tk__V1__GitGrepReply *grep(const char *pattern, uint32_t max,
     req.max_matches = max;
     Tk__V1__GitGrepReply *rep = NULL;
     tk_call_opts o = { .timeout_ms = 20000 };
-    assert_int_equal(tk_git_grep(fx.client, &req, &rep, &o, st), TK_CODE_OK);
+    assert_int_equal(tk_git_grep(fx.client, &req, &rep, &o, st), TK_OK);
     return rep;
 }
 
@@ -286,11 +284,11 @@ static void test_writes(void **state)
     c.author_name = "Other Author";
     c.author_email = "other@example.com";
     Tk__V1__GitCommitReply *cr = NULL;
-    assert_int_equal(tk_git_commit(fx.client, &c, &cr, &o, &st), TK_CODE_OK);
+    assert_int_equal(tk_git_commit(fx.client, &c, &cr, &o, &st), TK_OK);
     assert_true(st.write_completed);
     char head[41];
     tk_status st2;
-    assert_int_equal(rev_parse(repo, "HEAD", head, &st2), TK_CODE_OK);
+    assert_int_equal(rev_parse(repo, "HEAD", head, &st2), TK_OK);
     assert_string_equal(cr->oid, head);
     protobuf_c_message_free_unpacked(&cr->base, NULL);
     tk_status_clear(&st);
@@ -301,9 +299,8 @@ static void test_writes(void **state)
     co.rev = "v1";
     co.create_branch = "from-v1";
     Tk__V1__GitCheckoutReply *cor = NULL;
-    assert_int_equal(tk_git_checkout(fx.client, &co, &cor, &o, &st),
-                     TK_CODE_OK);
-    assert_int_equal(rev_parse(repo, "v1^{commit}", head, &st2), TK_CODE_OK);
+    assert_int_equal(tk_git_checkout(fx.client, &co, &cor, &o, &st), TK_OK);
+    assert_int_equal(rev_parse(repo, "v1^{commit}", head, &st2), TK_OK);
     assert_string_equal(cor->oid, head);
     protobuf_c_message_free_unpacked(&cor->base, NULL);
     tk_status_clear(&st);
@@ -315,9 +312,8 @@ static void test_writes(void **state)
     w.rev = "light";
     w.new_branch = "wt-branch";
     Tk__V1__GitWorktreeAddReply *wr = NULL;
-    assert_int_equal(tk_git_worktree_add(fx.client, &w, &wr, &o, &st),
-                     TK_CODE_OK);
-    assert_int_equal(rev_parse(repo, "light", head, &st2), TK_CODE_OK);
+    assert_int_equal(tk_git_worktree_add(fx.client, &w, &wr, &o, &st), TK_OK);
+    assert_int_equal(rev_parse(repo, "light", head, &st2), TK_OK);
     assert_string_equal(wr->oid, head);
     assert_true(exists(at("writes-wt/h\303\251llo.txt")));
     protobuf_c_message_free_unpacked(&wr->base, NULL);
@@ -330,8 +326,7 @@ static void test_writes(void **state)
     cs.key = "user.name";
     cs.value = "-z";
     Tk__V1__GitConfigSetReply *csr = NULL;
-    assert_int_equal(tk_git_config_set(fx.client, &cs, &csr, &o, &st),
-                     TK_CODE_OK);
+    assert_int_equal(tk_git_config_set(fx.client, &cs, &csr, &o, &st), TK_OK);
     protobuf_c_message_free_unpacked(&csr->base, NULL);
     tk_status_clear(&st);
     const char *args[] = { "config", "--local", "--get", "user.name", NULL };
@@ -384,12 +379,11 @@ static void test_config_get(void **state)
     cs.value = "-z \"quoted\"\tand\\ escaped";
     Tk__V1__GitConfigSetReply *csr = NULL;
     tk_call_opts o = { .timeout_ms = 20000 };
-    assert_int_equal(tk_git_config_set(fx.client, &cs, &csr, &o, &st),
-                     TK_CODE_OK);
+    assert_int_equal(tk_git_config_set(fx.client, &cs, &csr, &o, &st), TK_OK);
     protobuf_c_message_free_unpacked(&csr->base, NULL);
     tk_status_clear(&st);
     assert_int_equal(config_get(repo, "Branch.main.DESCRIPTION", &v, &st),
-                     TK_CODE_OK);
+                     TK_OK);
     assert_string_equal(v, cs.value);
     free(v);
     tk_status_clear(&st);
@@ -397,7 +391,7 @@ static void test_config_get(void **state)
     GIT(repo, "config", "--local", "--add", "branch.main.description",
         "second");
     assert_int_equal(config_get(repo, "branch.main.description", &v, &st),
-                     TK_CODE_OK);
+                     TK_OK);
     assert_string_equal(v, "second");
     free(v);
     tk_status_clear(&st);

@@ -49,7 +49,7 @@ static void call_log(const char *repo, const char *rev, tk_status *st)
     req.rev = (char *)rev;
     Tk__V1__GitLogReply *rep = NULL;
     tk_call_opts o = { .timeout_ms = 20000 };
-    if (tk_git_log(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+    if (tk_git_log(fx.client, &req, &rep, &o, st) == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
 }
 
@@ -64,7 +64,7 @@ static void call_diff(const char *repo, const char *from, const char *path,
     req.n_paths = path != NULL;
     Tk__V1__GitDiffReply *rep = NULL;
     tk_call_opts o = { .timeout_ms = 20000 };
-    if (tk_git_diff(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+    if (tk_git_diff(fx.client, &req, &rep, &o, st) == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
 }
 
@@ -78,7 +78,7 @@ static void call_commit(const char *repo, const char *path, tk_status *st)
     req.n_paths = path != NULL;
     Tk__V1__GitCommitReply *rep = NULL;
     tk_call_opts o = { .timeout_ms = 20000 };
-    if (tk_git_commit(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+    if (tk_git_commit(fx.client, &req, &rep, &o, st) == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
 }
 
@@ -91,7 +91,7 @@ static void call_checkout(const char *repo, const char *rev, const char *create,
     req.create_branch = (char *)create;
     Tk__V1__GitCheckoutReply *rep = NULL;
     tk_call_opts o = { .timeout_ms = 20000 };
-    if (tk_git_checkout(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+    if (tk_git_checkout(fx.client, &req, &rep, &o, st) == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
 }
 
@@ -104,7 +104,7 @@ static void call_worktree(const char *repo, const char *path, const char *rev,
     req.rev = (char *)rev;
     Tk__V1__GitWorktreeAddReply *rep = NULL;
     tk_call_opts o = { .timeout_ms = 20000 };
-    if (tk_git_worktree_add(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+    if (tk_git_worktree_add(fx.client, &req, &rep, &o, st) == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
 }
 
@@ -118,7 +118,7 @@ static void call_worktree_remove(const char *repo, const char *path, bool force,
     req.force = force;
     Tk__V1__GitWorktreeRemoveReply *rep = NULL;
     tk_call_opts o = { .timeout_ms = 20000 };
-    if (tk_git_worktree_remove(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+    if (tk_git_worktree_remove(fx.client, &req, &rep, &o, st) == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
 }
 
@@ -131,7 +131,7 @@ static void call_config_value(const char *repo, const char *key,
     req.value = (char *)value;
     Tk__V1__GitConfigSetReply *rep = NULL;
     tk_call_opts o = { .timeout_ms = 20000 };
-    if (tk_git_config_set(fx.client, &req, &rep, &o, st) == TK_CODE_OK)
+    if (tk_git_config_set(fx.client, &req, &rep, &o, st) == TK_OK)
         protobuf_c_message_free_unpacked(&rep->base, NULL);
 }
 
@@ -177,7 +177,7 @@ static void test_worktree_remove(void **state)
     assert_true(exists(untracked));
     tk_status_clear(&st);
     call_worktree_remove(repo, wt, true, &st);
-    assert_int_equal(st.code, TK_CODE_OK);
+    assert_int_equal(st.code, TK_OK);
     assert_true(st.write_completed);
     tk_status_clear(&st);
     assert_false(exists(wt));
@@ -429,7 +429,7 @@ static void test_libgit2_judges_ownership(void **state)
     tk_status st;
     call_status(repo, &st);
     safe_directory(NULL);
-    if (st.code != TK_CODE_OK)
+    if (st.code != TK_OK)
         fail_msg("%s/%s (%s)", tk_code_name(st.code), st.reason, st.message);
     tk_status_clear(&st);
 }
@@ -621,7 +621,7 @@ static void test_config_allowlist(void **state)
     tk_status st;
     for (size_t i = 0; i < sizeof keys_ok / sizeof keys_ok[0]; i++) {
         call_config_value(repo, keys_ok[i], "v", &st);
-        if (st.code != TK_CODE_OK)
+        if (st.code != TK_OK)
             fail_msg("%s: %s (%s)", keys_ok[i], tk_code_name(st.code),
                      st.message);
         tk_status_clear(&st);
@@ -635,7 +635,7 @@ static void test_config_allowlist(void **state)
         tk_status_clear(&st);
     }
     call_config_value(repo, "core.excludesFile", inside, &st);
-    assert_int_equal(st.code, TK_CODE_OK);
+    assert_int_equal(st.code, TK_OK);
     tk_status_clear(&st);
     call_config_value(repo, "core.excludesFile", outside, &st);
     assert_int_equal(st.code, TK_CODE_PERMISSION_DENIED);
@@ -748,7 +748,7 @@ static void test_write_completed_only_when_begun(void **state)
             Tk__V1__GitCommitReply *rep = NULL;
             tk_call_opts o = { .timeout_ms = 20000 };
             assert_int_not_equal(tk_git_commit(fx.client, &req, &rep, &o, &st),
-                                 TK_CODE_OK);
+                                 TK_OK);
         } else {
             call_checkout(repo, refused[i].rev, "", &st);
         }

@@ -200,7 +200,7 @@ void expect_ping_ok(tk_client *c)
     Tk__V1__PingReply *rep = NULL;
     int code =
         call_ping_like(c, "tk.v1.Control/Ping", "hello", 5000, NULL, &st, &rep);
-    if (code != TK_CODE_OK)
+    if (code != TK_OK)
         fail_msg("ping: %s %s", tk_code_name(code), st.message);
     assert_int_equal(rep->data.len, 5);
     assert_memory_equal(rep->data.data, "hello", 5);

@@ -45,7 +45,7 @@ static void test_bad_frame_then_serves(void **state)
     Tk__V1__PingRequest ping = TK__V1__PING_REQUEST__INIT;
     rep = raw_roundtrip(
         &r, envelope(9, "tk.v1.Control/Ping", 1000, (ProtobufCMessage *)&ping));
-    assert_int_equal(rep->status->code, TK_CODE_OK);
+    assert_int_equal(rep->status->code, TK_OK);
     assert_int_equal(rep->call_id, 9);
     tk__v1__reply__free_unpacked(rep, NULL);
     expect_ping_ok(fx.client);
@@ -143,7 +143,7 @@ static void test_read_only_listener(void **state)
     assert_int_equal(atomic_load(&fx.svc.write_runs), 0);
     assert_int_equal(
         call_ping_like(fx.client, WRITE_METHOD, "0", 5000, NULL, &st, NULL),
-        TK_CODE_OK);
+        TK_OK);
     tk_status_clear(&st);
     assert_int_equal(atomic_load(&fx.svc.write_runs), 1);
     tk_client_close(ro);
@@ -228,7 +228,7 @@ static void test_nul_in_string_field(void **state)
     env.payload.len = sizeof data;
     n = tk__v1__request__pack(&env, buf);
     rep = raw_roundtrip(&r, raw_bytes(buf, n));
-    assert_int_equal(rep->status->code, TK_CODE_OK);
+    assert_int_equal(rep->status->code, TK_OK);
     Tk__V1__PingReply *pr =
         tk__v1__ping_reply__unpack(NULL, rep->payload.len, rep->payload.data);
     assert_non_null(pr);

@@ -28,8 +28,7 @@ static void test_ping(void **state)
     req.data.len = 7;
     Tk__V1__PingReply *rep = NULL;
     tk_status st;
-    assert_int_equal(tk_control_ping(fx.client, &req, &rep, NULL, &st),
-                     TK_CODE_OK);
+    assert_int_equal(tk_control_ping(fx.client, &req, &rep, NULL, &st), TK_OK);
     assert_true(st.from_server);
     assert_int_equal(rep->data.len, 7);
     assert_memory_equal(rep->data.data,
@@ -105,7 +104,7 @@ static void test_list_nodes_without_fleet(void **state)
     Tk__V1__ListNodesReply *rep = NULL;
     tk_status st;
     assert_int_equal(tk_control_list_nodes(fx.client, &req, &rep, NULL, &st),
-                     TK_CODE_OK);
+                     TK_OK);
     assert_int_equal(rep->n_nodes, 0);
     assert_string_equal(rep->self_id, "");
     protobuf_c_message_free_unpacked((ProtobufCMessage *)rep, NULL);

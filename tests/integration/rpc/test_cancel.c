@@ -76,7 +76,7 @@ static Tk__V1__CancelReply__Outcome raw_cancel(raw *r, uint64_t id)
     Tk__V1__Reply *rep = raw_roundtrip(
         r, envelope(atomic_fetch_add(&next_id, 1), "tk.v1.Control/Cancel", 1000,
                     (ProtobufCMessage *)&creq));
-    assert_int_equal(rep->status->code, TK_CODE_OK);
+    assert_int_equal(rep->status->code, TK_OK);
     Tk__V1__CancelReply *cr =
         tk__v1__cancel_reply__unpack(NULL, rep->payload.len, rep->payload.data);
     Tk__V1__CancelReply__Outcome out = cr->outcome;
@@ -104,7 +104,7 @@ static void test_cancel_scoped_to_connection(void **state)
     Tk__V1__CancelReply *crep = NULL;
     tk_status st;
     assert_int_equal(tk_control_cancel(fx.client, &creq, &crep, NULL, &st),
-                     TK_CODE_OK);
+                     TK_OK);
     assert_int_equal(crep->outcome, TK__V1__CANCEL_REPLY__OUTCOME__NOT_FOUND);
     protobuf_c_message_free_unpacked((ProtobufCMessage *)crep, NULL);
     tk_status_clear(&st);
@@ -141,7 +141,7 @@ static Tk__V1__CallStateReply__State raw_call_state(raw *r, uint64_t id)
     Tk__V1__Reply *rep = raw_roundtrip(
         r, envelope(atomic_fetch_add(&next_id, 1), "tk.v1.Control/CallState",
                     1000, (ProtobufCMessage *)&q));
-    assert_int_equal(rep->status->code, TK_CODE_OK);
+    assert_int_equal(rep->status->code, TK_OK);
     Tk__V1__CallStateReply *a = tk__v1__call_state_reply__unpack(
         NULL, rep->payload.len, rep->payload.data);
     assert_non_null(a);
@@ -385,7 +385,7 @@ static void test_cancel_running_write_continues(void **state)
     assert_int_equal(outcome, TK_CANCEL_WRITE_CONTINUES);
     ts_sem_post(&fx.svc.release); /* the write finishes its work */
     async_join(&w);
-    assert_int_equal(w.st.code, TK_CODE_OK);
+    assert_int_equal(w.st.code, TK_OK);
     assert_true(w.st.write_completed);
     assert_int_equal(w.st.cause, TK_CAUSE_NONE);
     assert_int_equal(w.reply->data.len, 7);
@@ -430,7 +430,7 @@ static void test_commit_point(void **state)
     assert_int_equal(outcome, TK_CANCEL_WRITE_CONTINUES);
     ts_sem_post(&fx.svc.release);
     async_join(&c);
-    assert_int_equal(c.st.code, TK_CODE_OK);
+    assert_int_equal(c.st.code, TK_OK);
     assert_true(c.st.write_completed);
     assert_int_equal(c.reply->data.len, 9);
     async_free(&c);

@@ -73,7 +73,7 @@ static void test_deadline_capped_by_ceiling(void **state)
         Tk__V1__PingReply *rep = NULL;
         code = call_ping_like(fx.client, "tk.test.Test/Timeout", NULL,
                               cases[i].asked, NULL, &st, &rep);
-        assert_int_equal(code, TK_CODE_OK);
+        assert_int_equal(code, TK_OK);
         assert_int_equal(rep->data.len, strlen(cases[i].in_force));
         assert_memory_equal(rep->data.data, cases[i].in_force, rep->data.len);
         protobuf_c_message_free_unpacked((ProtobufCMessage *)rep, NULL);
@@ -93,7 +93,7 @@ static void test_reply_prefix(void **state)
     Tk__V1__PingReply *rep = NULL;
     int code = call_ping_like(fx.client, "tk.test.Test/Prefix", NULL, 0, NULL,
                               &st, &rep);
-    assert_int_equal(code, TK_CODE_OK);
+    assert_int_equal(code, TK_OK);
     assert_string_equal(rep->server_version, "from the prefix");
     assert_int_equal(rep->data.len, 5);
     assert_memory_equal(rep->data.data, "after", 5);
@@ -155,9 +155,9 @@ static void test_client_reply_frames(void **state)
         int code;
         const char *version; /* OK: the PingReply's */
     } cases[] = {
-        { first, sizeof first, TK_CODE_OK, "v" },
-        { twice, sizeof twice, TK_CODE_OK, "v" },
-        { fields, sizeof fields, TK_CODE_OK, "v" },
+        { first, sizeof first, TK_OK, "v" },
+        { twice, sizeof twice, TK_OK, "v" },
+        { fields, sizeof fields, TK_OK, "v" },
         { failed, sizeof failed, TK_CODE_NOT_FOUND, NULL },
         { overrun, sizeof overrun, TK_CODE_INTERNAL, NULL },
         { garbage, sizeof garbage, TK_CODE_INTERNAL, NULL },
@@ -319,7 +319,7 @@ static void *asker_main(void *arg)
             q_ctx, aio,
             step == ASK_UNIMPLEMENTED
                 ? fake_reply(q->call_id, TK_CODE_UNIMPLEMENTED, NULL)
-                : fake_reply(q->call_id, TK_CODE_OK, (ProtobufCMessage *)&out));
+                : fake_reply(q->call_id, TK_OK, (ProtobufCMessage *)&out));
         if (step != ASK_UNIMPLEMENTED && (step & ASK_THEN_REPLY))
             fake_send(
                 call_ctx, aio,

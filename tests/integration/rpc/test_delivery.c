@@ -104,7 +104,7 @@ static void test_duplicate_call_id_runs_once(void **state)
             0);
         nng_msg_free(ask);
         rep = sp_reply(fd, req_id + i);
-        assert_int_equal(rep->status->code, TK_CODE_OK);
+        assert_int_equal(rep->status->code, TK_OK);
         Tk__V1__CallStateReply *a = tk__v1__call_state_reply__unpack(
             NULL, rep->payload.len, rep->payload.data);
         bool answered = a->state == TK__V1__CALL_STATE_REPLY__STATE__ANSWERED;
@@ -222,7 +222,7 @@ static void *hammer_main(void *arg)
         Tk__V1__PingReply *rep = NULL;
         int code = call_ping_like(h->c, "tk.v1.Control/Ping", data, 10000, NULL,
                                   &st, &rep);
-        if (code != TK_CODE_OK || rep->data.len != strlen(data) ||
+        if (code != TK_OK || rep->data.len != strlen(data) ||
             memcmp(rep->data.data, data, rep->data.len) != 0)
             h->failures++;
         if (rep != NULL)

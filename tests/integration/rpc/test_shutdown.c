@@ -93,7 +93,7 @@ static void test_shutdown_in_process(void **state)
     assert_false(posted_within(&sd.returned, 300));
     ts_sem_post(&fx.svc.release); /* only now may the write finish */
     async_join(&w);
-    assert_int_equal(w.st.code, TK_CODE_OK);
+    assert_int_equal(w.st.code, TK_OK);
     assert_true(w.st.write_completed);
     assert_int_equal(w.reply->data.len, 7);
     sem_wait_ok(&sd.returned, "shutdown to return");
@@ -147,7 +147,7 @@ static void stop_with_read_and_write(int sig)
     assert_int_equal(r.st.code, TK_CODE_UNAVAILABLE);
     assert_int_equal(r.st.cause, TK_CAUSE_SHUTDOWN);
     assert_true(r.st.from_server);
-    assert_int_equal(w.st.code, TK_CODE_OK);
+    assert_int_equal(w.st.code, TK_OK);
     assert_true(w.st.write_completed);
     assert_int_equal(ts_finish(&d.p, 20000), 0);
     async_free(&r);
@@ -260,7 +260,7 @@ static void test_unread_stderr_does_not_stall(void **state)
         tk_status st;
         int code =
             call_ping_like(c, "tk.v1.Control/Ping", "x", 5000, NULL, &st, NULL);
-        if (code != TK_CODE_OK)
+        if (code != TK_OK)
             snprintf(failed, sizeof failed, "Ping %d: %s %s", i,
                      tk_code_name(code), st.message);
         tk_status_clear(&st);

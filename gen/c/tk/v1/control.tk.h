@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /* tk.v1.Control/Ping: READ (timeout 5 s by default, 60 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_control_ping(tk_client *client, const Tk__V1__PingRequest *request,
@@ -19,7 +19,7 @@ int tk_control_ping(tk_client *client, const Tk__V1__PingRequest *request,
         tk_status *status);
 
 /* tk.v1.Control/Cancel: READ (timeout 5 s by default, 60 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_control_cancel(tk_client *client, const Tk__V1__CancelRequest *request,
@@ -27,7 +27,7 @@ int tk_control_cancel(tk_client *client, const Tk__V1__CancelRequest *request,
         tk_status *status);
 
 /* tk.v1.Control/CallState: READ (timeout 5 s by default, 60 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_control_call_state(tk_client *client, const Tk__V1__CallStateRequest *request,
@@ -35,7 +35,7 @@ int tk_control_call_state(tk_client *client, const Tk__V1__CallStateRequest *req
         tk_status *status);
 
 /* tk.v1.Control/ListMethods: READ (timeout 5 s by default, 60 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_control_list_methods(tk_client *client, const Tk__V1__ListMethodsRequest *request,
@@ -43,7 +43,7 @@ int tk_control_list_methods(tk_client *client, const Tk__V1__ListMethodsRequest 
         tk_status *status);
 
 /* tk.v1.Control/ListNodes: READ (timeout 5 s by default, 60 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_control_list_nodes(tk_client *client, const Tk__V1__ListNodesRequest *request,
@@ -51,7 +51,7 @@ int tk_control_list_nodes(tk_client *client, const Tk__V1__ListNodesRequest *req
         tk_status *status);
 
 /* tk.v1.Control/Stats: READ (timeout 5 s by default, 60 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_control_stats(tk_client *client, const Tk__V1__StatsRequest *request,

@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /* tk.v1.Git/Status: READ (timeout 30 s by default, 30 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_status(tk_client *client, const Tk__V1__GitStatusRequest *request,
@@ -19,7 +19,7 @@ int tk_git_status(tk_client *client, const Tk__V1__GitStatusRequest *request,
         tk_status *status);
 
 /* tk.v1.Git/Log: READ (timeout 30 s by default, 30 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_log(tk_client *client, const Tk__V1__GitLogRequest *request,
@@ -27,7 +27,7 @@ int tk_git_log(tk_client *client, const Tk__V1__GitLogRequest *request,
         tk_status *status);
 
 /* tk.v1.Git/Diff: READ (timeout 30 s by default, 30 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_diff(tk_client *client, const Tk__V1__GitDiffRequest *request,
@@ -35,7 +35,7 @@ int tk_git_diff(tk_client *client, const Tk__V1__GitDiffRequest *request,
         tk_status *status);
 
 /* tk.v1.Git/RevParse: READ (timeout 30 s by default, 30 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_rev_parse(tk_client *client, const Tk__V1__GitRevParseRequest *request,
@@ -43,7 +43,7 @@ int tk_git_rev_parse(tk_client *client, const Tk__V1__GitRevParseRequest *reques
         tk_status *status);
 
 /* tk.v1.Git/Grep: READ (timeout 30 s by default, 30 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_grep(tk_client *client, const Tk__V1__GitGrepRequest *request,
@@ -51,7 +51,7 @@ int tk_git_grep(tk_client *client, const Tk__V1__GitGrepRequest *request,
         tk_status *status);
 
 /* tk.v1.Git/Commit: WRITE (its own timeout: 60 s).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_commit(tk_client *client, const Tk__V1__GitCommitRequest *request,
@@ -59,7 +59,7 @@ int tk_git_commit(tk_client *client, const Tk__V1__GitCommitRequest *request,
         tk_status *status);
 
 /* tk.v1.Git/Checkout: WRITE (its own timeout: 60 s).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_checkout(tk_client *client, const Tk__V1__GitCheckoutRequest *request,
@@ -67,7 +67,7 @@ int tk_git_checkout(tk_client *client, const Tk__V1__GitCheckoutRequest *request
         tk_status *status);
 
 /* tk.v1.Git/WorktreeAdd: WRITE (its own timeout: 60 s).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_worktree_add(tk_client *client, const Tk__V1__GitWorktreeAddRequest *request,
@@ -75,7 +75,7 @@ int tk_git_worktree_add(tk_client *client, const Tk__V1__GitWorktreeAddRequest *
         tk_status *status);
 
 /* tk.v1.Git/WorktreeRemove: WRITE (its own timeout: 60 s).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_worktree_remove(tk_client *client, const Tk__V1__GitWorktreeRemoveRequest *request,
@@ -83,7 +83,7 @@ int tk_git_worktree_remove(tk_client *client, const Tk__V1__GitWorktreeRemoveReq
         tk_status *status);
 
 /* tk.v1.Git/ConfigSet: WRITE (its own timeout: 60 s).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_config_set(tk_client *client, const Tk__V1__GitConfigSetRequest *request,
@@ -91,7 +91,7 @@ int tk_git_config_set(tk_client *client, const Tk__V1__GitConfigSetRequest *requ
         tk_status *status);
 
 /* tk.v1.Git/ConfigGet: READ (timeout 30 s by default, 30 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_git_config_get(tk_client *client, const Tk__V1__GitConfigGetRequest *request,

@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /* tk.v1.Orders/CreateOrder: READ (timeout 5 s by default, 60 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_orders_create_order(tk_client *client, const Tk__V1__CreateOrderRequest *request,
@@ -19,7 +19,7 @@ int tk_orders_create_order(tk_client *client, const Tk__V1__CreateOrderRequest *
         tk_status *status);
 
 /* tk.v1.Orders/AddItem: READ (timeout 5 s by default, 60 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_orders_add_item(tk_client *client, const Tk__V1__AddItemRequest *request,
@@ -27,7 +27,7 @@ int tk_orders_add_item(tk_client *client, const Tk__V1__AddItemRequest *request,
         tk_status *status);
 
 /* tk.v1.Orders/CloseOrder: READ (timeout 5 s by default, 60 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_orders_close_order(tk_client *client, const Tk__V1__CloseOrderRequest *request,
@@ -35,7 +35,7 @@ int tk_orders_close_order(tk_client *client, const Tk__V1__CloseOrderRequest *re
         tk_status *status);
 
 /* tk.v1.Orders/ReopenOrder: READ (timeout 5 s by default, 60 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_orders_reopen_order(tk_client *client, const Tk__V1__ReopenOrderRequest *request,
@@ -43,7 +43,7 @@ int tk_orders_reopen_order(tk_client *client, const Tk__V1__ReopenOrderRequest *
         tk_status *status);
 
 /* tk.v1.Orders/GetOrder: READ (timeout 5 s by default, 60 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_orders_get_order(tk_client *client, const Tk__V1__GetOrderRequest *request,

@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /* tk.v1.Search/Search: READ (timeout 30 s by default, 30 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_search_search(tk_client *client, const Tk__V1__SearchRequest *request,

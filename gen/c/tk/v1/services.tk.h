@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /* tk.v1.Services/Render: READ (timeout 5 s by default, 30 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_services_render(tk_client *client, const Tk__V1__ServiceRenderRequest *request,
@@ -19,7 +19,7 @@ int tk_services_render(tk_client *client, const Tk__V1__ServiceRenderRequest *re
         tk_status *status);
 
 /* tk.v1.Services/Register: WRITE (its own timeout: 120 s).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_services_register(tk_client *client, const Tk__V1__ServiceRegisterRequest *request,
@@ -27,7 +27,7 @@ int tk_services_register(tk_client *client, const Tk__V1__ServiceRegisterRequest
         tk_status *status);
 
 /* tk.v1.Services/Unregister: WRITE (its own timeout: 120 s).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_services_unregister(tk_client *client, const Tk__V1__ServiceUnregisterRequest *request,
@@ -35,7 +35,7 @@ int tk_services_unregister(tk_client *client, const Tk__V1__ServiceUnregisterReq
         tk_status *status);
 
 /* tk.v1.Services/Status: READ (timeout 10 s by default, 60 s at most).
- * Returns status->code; on TK_CODE_OK *reply is freed with
+ * Returns status->code; on TK_OK *reply is freed with
  * protobuf_c_message_free_unpacked, or released through
  * opts->reply_allocator when it is set (see tk_call). */
 int tk_services_status(tk_client *client, const Tk__V1__ServiceStatusRequest *request,
