@@ -62,31 +62,58 @@ cc -Wall -Werror -o "$dest/app" "$dest/app.c" \
     $(pkg-config "${pcflags[@]}" --cflags --libs tkclient) \
     -Wl,-rpath,"$(pkg-config "${pcflags[@]}" --variable=libdir tkclient)"
 libdir=$(pkg-config "${pcflags[@]}" --variable=libdir tkclient)
-# shellcheck disable=SC2046
-cc -Wall -Werror -o "$dest/app-static" "$dest/app.c" \
-    $(pkg-config "${pcflags[@]}" --cflags tkclient) "$libdir/libtkclient.a" \
-    $(pkg-config "${pcflags[@]}" --static --libs-only-l tkclient | sed 's/-ltkclient//')
-# The shared libraries it loads: ldd's list, or otool -L's where there is
-# no ldd (macOS). A list that cannot be made names none.
-if command -v ldd >/dev/null; then
-    libs=$(ldd "$dest/app-static" || true)
-elif command -v otool >/dev/null; then
-    libs=$(otool -L "$dest/app-static" || true)
-else
-    echo "install: neither ldd nor otool to list app-static's libraries" >&2
-    exit 1
-fi
-if grep -q libtkclient <<<"$libs"; then
-    echo "app-static links libtkclient dynamically" >&2
-    exit 1
-fi
-# libtkclient.a carries tk's NNG (client/lib/archive.sh): a static link
-# loads no NNG of the system's, unless the build took the system's.
 system_nng=$(meson introspect "$build" --buildoptions |
     /usr/bin/python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="system_nng"][0])')
-if [ "$system_nng" = False ] && grep -q libnng <<<"$libs"; then
-    echo "app-static loads the system's NNG, not tk's: $(grep libnng <<<"$libs")" >&2
-    exit 1
+if [ "$system_nng" = False ] && [ "$(uname -s)" = Linux ]; then
+    # As a user links statically: -static and exactly what
+    # `pkg-config --static --libs` says, nothing added. libtkclient.a
+    # carries tk's NNG (client/lib/archive.sh) and tkclient.pc names no
+    # NNG, so the program holds tk's NNG and no other: Debian's libnng.a
+    # (libnng-dev) is on the default path, and a -lnng in the .pc would
+    # have linked it. glibc warns about getaddrinfo in a static program.
+    # shellcheck disable=SC2046
+    cc -Wall -Werror -static -o "$dest/app-static" "$dest/app.c" \
+        $(pkg-config "${pcflags[@]}" --static --cflags --libs tkclient) 2>"$dest/static.err" || {
+        cat "$dest/static.err" >&2
+        echo "install: a static link with pkg-config --static --libs tkclient failed" >&2
+        exit 1
+    }
+    # tk's NNG, never Debian's: only tk's has the option patch 06 adds
+    # (subprojects/packagefiles/nng-patches/06-*), and no libnng is loaded.
+    if ! grep -qa handshake-timeout "$dest/app-static"; then
+        echo "install: app-static does not hold tk's NNG (no handshake-timeout option in it)" >&2
+        exit 1
+    fi
+    if ldd "$dest/app-static" >/dev/null 2>&1; then
+        echo "install: app-static, linked -static, loads shared libraries: $(ldd "$dest/app-static")" >&2
+        exit 1
+    fi
+    # The dynamic one loads libtkclient and no libnng either.
+    if ldd "$dest/app" | grep -q libnng; then
+        echo "install: app loads the system's NNG: $(ldd "$dest/app" | grep libnng)" >&2
+        exit 1
+    fi
+else
+    # A system NNG (macOS: Homebrew's) is a shared library no archive
+    # carries: the archive, then the rest of what pkg-config --static says.
+    # shellcheck disable=SC2046
+    cc -Wall -Werror -o "$dest/app-static" "$dest/app.c" \
+        $(pkg-config "${pcflags[@]}" --cflags tkclient) "$libdir/libtkclient.a" \
+        $(pkg-config "${pcflags[@]}" --static --libs-only-l tkclient | sed 's/-ltkclient//')
+    # The shared libraries it loads: ldd's list, or otool -L's where there
+    # is no ldd (macOS). A list that cannot be made names none.
+    if command -v ldd >/dev/null; then
+        libs=$(ldd "$dest/app-static" || true)
+    elif command -v otool >/dev/null; then
+        libs=$(otool -L "$dest/app-static" || true)
+    else
+        echo "install: neither ldd nor otool to list app-static's libraries" >&2
+        exit 1
+    fi
+    if grep -q libtkclient <<<"$libs"; then
+        echo "app-static links libtkclient dynamically" >&2
+        exit 1
+    fi
 fi
 
 run="$dest/run"
