@@ -118,24 +118,10 @@ fi
 
 run="$dest/run"
 mkdir -m 700 "$run"
-# tkd's log on fd 3; its "listening on" line says the socket exists (as
-# tests/conformance/wire.sh waits for it). The read ends at that line, at
-# EOF (tkd exited) or after 20 s of silence; then a copy drains the rest
-# into tkd.log, so tkd never blocks on a full pipe.
-exec 3< <(exec "$root/bin/tkd" --listen "ipc://$run/tkd.sock" 2>&1)
-tkd_pid=$!
-up=no
-while IFS= read -r -t 20 -u 3 line; do
-    printf '%s\n' "$line" >>"$dest/tkd.log"
-    case $line in *"listening on"*) up=yes; break ;; esac
-done
-if [ "$up" != yes ]; then
-    echo "install: the installed tkd did not start; its log:" >&2
-    cat "$dest/tkd.log" >&2
-    exit 1
-fi
-cat <&3 >>"$dest/tkd.log" &
-exec 3<&-
+# shellcheck source=tests/install/tkd.sh
+source "$(dirname "$0")/tkd.sh"
+start_tkd "$dest/tkd.log" "$root/bin/tkd" --listen "ipc://$run/tkd.sock" ||
+    { echo "install: the installed tkd did not start (its log above)" >&2; exit 1; }
 out=$(TK_ADDR="ipc://$run/tkd.sock" "$dest/app")
 case "$out" in "tkd "*", up "*" ms") ;; *) echo "app printed: $out" >&2; exit 1 ;; esac
 out=$(TK_ADDR="ipc://$run/tkd.sock" "$dest/app-static")

@@ -61,19 +61,12 @@ if [ -n "$(find "$dest" -name tkd -o -name tkd.8)" ]; then
     fail "a client-only install holds tkd: $(find "$dest" -name tkd -o -name tkd.8)"
 fi
 
-# The built tkcall against the full build's tkd (check.sh's way of
-# waiting for its "listening on" line).
+# The built tkcall against the full build's tkd.
 run="$work/run"
 mkdir -m 700 "$run"
-exec 3< <(exec "$tkd" --listen "ipc://$run/tkd.sock" 2>&1)
-tkd_pid=$!
-up=no
-while IFS= read -r -t 20 -u 3 line; do
-    case $line in *"listening on"*) up=yes; break ;; esac
-done
-[ "$up" = yes ] || fail "tkd did not start"
-cat <&3 >/dev/null &
-exec 3<&-
+# shellcheck source=tests/install/tkd.sh
+source "$(dirname "$0")/tkd.sh"
+start_tkd "$work/tkd.log" "$tkd" --listen "ipc://$run/tkd.sock" || fail "tkd did not start (its log above)"
 out=$("$work/b/client/tkcall" -o compact -a "ipc://$run/tkd.sock" ping)
 case $out in *'"serverVersion"'*) ;; *) fail "the client-only tkcall's ping printed: $out" ;; esac
 echo "client-only: ok (depends on $deps; $out)"

@@ -83,15 +83,9 @@ example() { # example APPDIR HOW
 mkdir -m 700 "$dir/run"
 export XDG_RUNTIME_DIR="$dir/run"
 unset TK_ADDR
-exec 3< <(exec "$tkd" --log-level info 2>&1)
-tkd_pid=$!
-up=no
-while IFS= read -r -t 20 -u 3 line; do
-    case $line in *"listening on"*) up=yes; break ;; esac
-done
-[ "$up" = yes ] || fail "tkd did not start"
-# Drain the rest of tkd's log, so a full pipe never blocks it.
-cat <&3 >/dev/null 2>&1 &
+# shellcheck source=tests/install/tkd.sh
+source "$(dirname "$0")/tkd.sh"
+start_tkd "$dir/tkd.log" "$tkd" --log-level info || fail "tkd did not start (its log above)"
 
 # (1) A folder, linked: its dependency from the clone's own node_modules.
 clone "$dir/c1"

@@ -19,25 +19,11 @@ dir=$(mktemp -d)
 tkd_pid=
 trap 'kill "$tkd_pid" 2>/dev/null || true; rm -rf "$dir"' EXIT
 
-# tkd's log on fd 3; its "listening on" line says the socket exists (as
-# tests/install/check.sh waits for it). The read ends at that line, at EOF
-# (tkd exited) or after 20 s of silence; then a copy drains the rest into
-# tkd.log, so tkd never blocks on a full pipe.
 mkdir -m 700 "$dir/run"
-exec 3< <(exec "$tkd" --listen "ipc://$dir/run/tkd.sock" 2>&1)
-tkd_pid=$!
-up=no
-while IFS= read -r -t 20 -u 3 line; do
-    printf '%s\n' "$line" >>"$dir/tkd.log"
-    case $line in *"listening on"*) up=yes; break ;; esac
-done
-if [ "$up" != yes ]; then
-    echo "two-nngs: tkd did not start; its log:" >&2
-    cat "$dir/tkd.log" >&2
-    exit 1
-fi
-cat <&3 >>"$dir/tkd.log" &
-exec 3<&-
+# shellcheck source=tests/install/tkd.sh
+source "$(dirname "$0")/tkd.sh"
+start_tkd "$dir/tkd.log" "$tkd" --listen "ipc://$dir/run/tkd.sock" ||
+    { echo "two-nngs: tkd did not start (its log above)" >&2; exit 1; }
 
 status=0
 TK_ADDR="ipc://$dir/run/tkd.sock" "$program" >"$dir/out" 2>"$dir/err" || status=$?
